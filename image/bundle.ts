@@ -1,0 +1,23 @@
+// bundle: esbuild turns an entry (init/main.ts, the CLI) into one CommonJS file,
+// the only form Node 20's single-executable loader runs.
+import { build } from 'esbuild';
+
+export interface BundleOptions { entry: string; outfile: string; version: string; commit: string }
+
+export async function bundle(o: BundleOptions): Promise<void> {
+  await build({
+    entryPoints: [o.entry],
+    outfile: o.outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: {
+      __APPLIANCE_VERSION__: JSON.stringify(o.version),
+      __APPLIANCE_COMMIT__: JSON.stringify(o.commit),
+    },
+  });
+}

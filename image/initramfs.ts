@@ -1,0 +1,57 @@
+// initramfs: the root filesystem the kernel unpacks: our executable as /init, the
+// native addon, the shared libraries they need, a few directories and the two device
+// nodes the kernel and libc expect before devtmpfs is mounted. Nothing else: no
+// shell, no busybox. Deterministic: sorted entries, fixed mtime, uid/gid 0.
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
+import { sharedLibs } from './elf-deps.ts';
+
+export interface InitramfsInputs {
+  /** The single executable; becomes /init. */
+  init: string;
+  /** The native addon; becomes /lib/appliance_native.node (found beside /init's lib/). */
+  addon: string;
+  /** Fixed mtime for every entry (SOURCE_DATE_EPOCH). */
+  mtime: number;
+}
+
+const DIRS = ['dev', 'etc', 'lib', 'proc', 'run', 'sys', 'tmp', 'var'];
+
+export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
+  const t = { mtime: i.mtime, uid: 0, gid: 0 };
+  const entries: CpioEntry[] = [];
+  const dirs = new Set(DIRS);
+  const file = (path: string, source: string) => {
+    const p = normalizePath(path);
+    for (let d = dirname(p); d !== '.'; d = dirname(d)) dirs.add(d);
+    entries.push({ type: 'file', path: p, mode: statSync(source).mode & 0o755, data: readFileSync(source), ...t });
+  };
+  file('init', i.init);
+  file('lib/appliance_native.node', i.addon);
+  for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source);
+  for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });
+  // The kernel opens /dev/console for init's stdio before anything is mounted.
+  entries.push({ type: 'chardev', path: 'dev/console', mode: 0o600, major: 5, minor: 1, ...t });
+  entries.push({ type: 'chardev', path: 'dev/null', mode: 0o666, major: 1, minor: 3, ...t });
+  return sortEntries(entries);
+}
+
+/** Streams the archive into `zstd -<level>`; multi-threaded zstd output does not depend on the thread count. */
+export function writeCompressed(entries: readonly CpioEntry[], output: string, level = 19): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const z = spawn('zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] });
+    let err = '';
+    z.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    z.on('error', (e) => reject(new Error(`cannot run zstd (npm run setup installs it): ${e.message}`)));
+    z.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`zstd exited ${code}: ${err}`))));
+    z.stdin.on('error', reject);
+    (async () => {
+      for (const chunk of encodeCpio(entries)) {
+        if (!z.stdin.write(chunk)) await new Promise((r) => z.stdin.once('drain', r));
+      }
+      z.stdin.end();
+    })().catch(reject);
+  });
+}

@@ -1,0 +1,59 @@
+// sea: makes the single executable with Node's own SEA mechanism, offline: the
+// build machine's node binary, stripped, with the bundle injected by postject.
+// (@yao-pkg/pkg's SEA mode downloads a Node build and shells out to `npx postject`,
+// and swallows injection errors, so we drive the same two steps directly.)
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { sha256File } from '../scripts/lib/hash.ts';
+
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+export interface SeaOptions {
+  /** The CommonJS bundle to run. */
+  main: string;
+  /** Where the executable goes. */
+  output: string;
+  /** Node binary to start from (default: the one running this build). */
+  node?: string;
+  /** Scratch files (sea-config.json, the blob) are written next to `output`. */
+  codeCache?: boolean;
+}
+
+export async function makeSea(o: SeaOptions): Promise<void> {
+  const node = o.node ?? process.execPath;
+  const config = `${o.output}.sea-config.json`;
+  const blob = `${o.output}.sea-blob`;
+  writeFileSync(config, JSON.stringify({
+    main: o.main,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useCodeCache: o.codeCache ?? true,
+  }));
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+
+  copyFileSync(node, o.output);
+  chmodSync(o.output, 0o755);
+  // The distro's node keeps ~10 MB of symbols; nothing at run time needs them.
+  execFileSync('strip', ['--strip-all', o.output]);
+  const stripped = await sha256File(o.output);
+
+  const { inject } = createRequire(import.meta.url)('postject') as {
+    inject(file: string, name: string, data: Buffer, opts: { sentinelFuse: string; overwrite?: boolean }): Promise<void>;
+  };
+  await inject(o.output, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, overwrite: true });
+
+  // postject can fail quietly and leave a plain node behind: prove it did not.
+  if ((await sha256File(o.output)) === stripped) throw new Error(`postject left ${o.output} unchanged: the SEA blob was not injected`);
+  if (!readFileSync(o.output).includes(`${SEA_FUSE}:1`)) throw new Error(`${o.output}: SEA fuse not flipped; the executable would run as plain node`);
+}
+
+/** Runs the executable's `version` command; a plain copy of node would not answer it. */
+export function checkSeaRuns(exe: string, expectedVersion: string): void {
+  const out = execFileSync(exe, ['version'], { encoding: 'utf8', timeout: 30_000 });
+  let parsed: { version?: string };
+  try { parsed = JSON.parse(out) as { version?: string }; } catch (e) {
+    throw new Error(`${exe} version printed ${JSON.stringify(out.slice(0, 200))}, not our JSON: the SEA does not run our entry`, { cause: e });
+  }
+  if (parsed.version !== expectedVersion) throw new Error(`${exe} version says ${parsed.version}, expected ${expectedVersion}`);
+}

@@ -1,0 +1,16 @@
+// meminfo: used memory the way `free` computes it (MemTotal - MemAvailable).
+import { readFileSync } from 'node:fs';
+
+export function parseMeminfo(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^(\w+):\s+(\d+)/.exec(line);
+    if (match) m.set(match[1]!, Number(match[2]));
+  }
+  return m;
+}
+
+export function usedMemoryKiB(path = '/proc/meminfo'): number {
+  const m = parseMeminfo(readFileSync(path, 'utf8'));
+  return (m.get('MemTotal') ?? 0) - (m.get('MemAvailable') ?? 0);
+}

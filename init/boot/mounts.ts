@@ -1,0 +1,64 @@
+// mounts: the pseudo filesystems PID 1 mounts at boot, and unmount-all at shutdown.
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Native } from '../../native/index.ts';
+import type { Logger } from '../log.ts';
+
+export const MS = { RDONLY: 1, NOSUID: 2, NODEV: 4, NOEXEC: 8, REMOUNT: 32, BIND: 4096, REC: 16384 } as const;
+export const MNT_DETACH = 2;
+
+export interface MountEntry { target: string; fstype: string; source: string; flags: number; data?: string; mode?: number }
+
+const { NOSUID, NODEV, NOEXEC } = MS;
+/** Order matters: parents before children (/dev before /dev/pts, /sys before /sys/fs/cgroup). */
+export const EARLY_MOUNTS: readonly MountEntry[] = [
+  { target: '/proc', fstype: 'proc', source: 'proc', flags: NOSUID | NODEV | NOEXEC },
+  { target: '/sys', fstype: 'sysfs', source: 'sysfs', flags: NOSUID | NODEV | NOEXEC },
+  { target: '/dev', fstype: 'devtmpfs', source: 'devtmpfs', flags: NOSUID, data: 'mode=0755' },
+  { target: '/dev/pts', fstype: 'devpts', source: 'devpts', flags: NOSUID | NOEXEC, data: 'gid=5,mode=0620,ptmxmode=0666' },
+  { target: '/dev/shm', fstype: 'tmpfs', source: 'shm', flags: NOSUID | NODEV, data: 'mode=1777' },
+  { target: '/run', fstype: 'tmpfs', source: 'run', flags: NOSUID | NODEV, data: 'mode=0755' },
+  { target: '/tmp', fstype: 'tmpfs', source: 'tmp', flags: NOSUID | NODEV, data: 'mode=1777' },
+  { target: '/sys/fs/cgroup', fstype: 'cgroup2', source: 'cgroup2', flags: NOSUID | NODEV | NOEXEC, data: 'nsdelegate' },
+  { target: '/sys/fs/bpf', fstype: 'bpf', source: 'bpffs', flags: NOSUID | NODEV | NOEXEC, data: 'mode=0700' },
+];
+
+export interface ProcMount { source: string; target: string; fstype: string; options: string }
+
+/** Parses /proc/self/mounts (octal escapes such as \040 for spaces decoded). */
+export function parseMounts(text: string): ProcMount[] {
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  return text.split('\n').filter(Boolean).map((line) => {
+    const [source = '', target = '', fstype = '', options = ''] = line.split(' ');
+    return { source: unescape(source), target: unescape(target), fstype, options };
+  });
+}
+
+function readMounts(): ProcMount[] {
+  try { return parseMounts(readFileSync('/proc/self/mounts', 'utf8')); } catch { return []; } // before /proc exists: nothing mounted yet
+}
+
+export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] = EARLY_MOUNTS): number {
+  let mounted = 0;
+  for (const m of table) {
+    if (readMounts().some((p) => p.target === m.target)) { log.info(`${m.target} already mounted`); continue; }
+    mkdirSync(m.target, { recursive: true });
+    n.mount(m.source, m.target, m.fstype, m.flags, m.data);
+    mounted++;
+  }
+  return mounted;
+}
+
+/** Unmounts everything but the root, deepest first; a busy one is detached. Returns what stayed. */
+export function unmountAll(n: Native, log: Logger): { unmounted: number; failed: string[] } {
+  const targets = readMounts().map((m) => m.target).filter((t) => t !== '/').reverse();
+  let unmounted = 0;
+  const failed: string[] = [];
+  for (const t of targets) {
+    try { n.umount2(t); unmounted++; } catch (e) {
+      try { n.umount2(t, MNT_DETACH); unmounted++; log.warn(`${t} busy (${(e as Error).message}); detached`); } catch (e2) {
+        failed.push(t); log.error(`cannot unmount ${t}: ${(e2 as Error).message}`);
+      }
+    }
+  }
+  return { unmounted, failed };
+}

@@ -1,0 +1,82 @@
+// pid1: the boot sequence when this program is the kernel's init. Phases run in
+// order, each logged with its duration; the ready line ends boot.
+import { native, type Native } from '../../native/index.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { VERSION } from '../version.ts';
+import { monotonicSeconds, processStartSeconds } from './clock.ts';
+import { cmdlineFlag, readCmdline, type Cmdline } from './cmdline.ts';
+import { installGuard } from './guard.ts';
+import { usedMemoryKiB } from './meminfo.ts';
+import { mountEarly } from './mounts.ts';
+import { watchPowerButton } from './power-button.ts';
+import { formatReady } from './ready-line.ts';
+import { createReaper, type Reaper } from './reaper.ts';
+import { createShutdown, type PowerAction } from './shutdown.ts';
+import { runTestSwitches } from './test-switches.ts';
+
+/** What each signal to PID 1 means. SIGINT is what the kernel sends for
+ * ctrl-alt-del once reboot(CAD_OFF) handed that decision to us. */
+export const SIGNAL_ACTIONS: Readonly<Record<string, PowerAction>> = {
+  SIGINT: 'reboot',
+  SIGTERM: 'poweroff',
+  SIGPWR: 'poweroff',
+  SIGUSR1: 'halt',
+  SIGUSR2: 'poweroff',
+};
+
+function phase<T>(log: Logger, name: string, fn: () => T): T {
+  const t0 = performance.now();
+  const r = fn();
+  log.info(`phase ${name} done in ${(performance.now() - t0).toFixed(1)}ms`);
+  return r;
+}
+
+export function runPid1(): void {
+  const initStart = processStartSeconds();
+  const mainStart = monotonicSeconds();
+  const log = createLogger('init');
+  log.info(`appliance ${VERSION} starting as pid ${process.pid} (node ${process.version})`);
+
+  let n: Native;
+  try { n = native(); } catch (e) {
+    // Without the addon there is no mount and no reboot: say so and stay up rather than panic.
+    log.error(`cannot load the native addon, the system cannot boot: ${(e as Error).message}`);
+    setInterval(() => {}, 1 << 30);
+    return;
+  }
+
+  let cmdline: Cmdline = new Map();
+  let reaper: Reaper | undefined;
+  let shutdown: ((a: PowerAction, why: string) => Promise<void>) | undefined;
+  const guard = installGuard({
+    log,
+    countdownSeconds: () => {
+      const v = Number(cmdline.get('appliance.fatal_countdown'));
+      return Number.isInteger(v) && v >= 0 ? v : 10;
+    },
+    restart: async (why) => { if (shutdown) await shutdown('reboot', why); else n.reboot('restart'); },
+  });
+
+  try {
+    phase(log, 'mount', () => mountEarly(n, log.child('mount')));
+    log.attachKmsg();
+    cmdline = phase(log, 'cmdline', () => readCmdline());
+    reaper = phase(log, 'reaper', () => createReaper(n, log.child('reaper')));
+    const r = reaper;
+    shutdown = createShutdown({ native: n, log: log.child('shutdown'), reaper: r, system: true });
+    phase(log, 'signals', () => {
+      n.reboot('cad_off');
+      for (const [sig, action] of Object.entries(SIGNAL_ACTIONS)) {
+        process.on(sig as NodeJS.Signals, () => void shutdown?.(action, `signal ${sig}`));
+      }
+      const buttons = watchPowerButton(log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
+      log.info(buttons.length ? `power button: ${buttons.join(', ')}` : 'no power button device found');
+    });
+  } catch (e) {
+    guard.fatal('boot failed', e);
+    return;
+  }
+
+  log.info(formatReady({ uptime: monotonicSeconds(), initStart, mainStart, memUsedKiB: usedMemoryKiB() }));
+  runTestSwitches({ cmdline, log: log.child('test'), reaper, guard, flag: (k) => cmdlineFlag(cmdline, k) });
+}

@@ -1,0 +1,53 @@
+// power-button: the ACPI power button reaches user space as KEY_POWER on an evdev
+// device ("Power Button"). QMP system_powerdown presses it. Reading evdev needs no
+// netlink; the genetlink acpi_event path comes with the events plugin.
+import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import type { Logger } from '../log.ts';
+
+const EV_KEY = 1;
+const KEY_POWER = 116;
+/** struct input_event on 64-bit: timeval (16) + type u16 + code u16 + value s32. */
+export const INPUT_EVENT_SIZE = 24;
+
+/** Does a sysfs `capabilities/key` bitmap (hex words, most significant first) include `code`? */
+export function hasKey(bitmap: string, code: number): boolean {
+  const words = bitmap.trim().split(/\s+/).reverse(); // now least significant first
+  const bitsPerWord = 64; // unsigned long on x86_64
+  const word = words[Math.floor(code / bitsPerWord)];
+  if (!word) return false;
+  return (BigInt('0x' + word) >> BigInt(code % bitsPerWord) & 1n) === 1n;
+}
+
+/** KEY_POWER presses (value 1) in a chunk of input_event records. */
+export function powerPresses(chunk: Buffer): number {
+  let n = 0;
+  for (let off = 0; off + INPUT_EVENT_SIZE <= chunk.length; off += INPUT_EVENT_SIZE) {
+    if (chunk.readUInt16LE(off + 16) === EV_KEY && chunk.readUInt16LE(off + 18) === KEY_POWER && chunk.readInt32LE(off + 20) === 1) n++;
+  }
+  return n;
+}
+
+export function findPowerButtons(sysInput = '/sys/class/input'): string[] {
+  let names: string[];
+  try { names = readdirSync(sysInput).filter((n) => n.startsWith('event')); } catch { return []; }
+  return names.filter((n) => {
+    try { return hasKey(readFileSync(`${sysInput}/${n}/device/capabilities/key`, 'utf8'), KEY_POWER); } catch { return false; }
+  }).map((n) => `/dev/input/${n}`);
+}
+
+/** Watches every power-button device; each blocks one libuv pool thread on read(2). */
+export function watchPowerButton(log: Logger, onPress: () => void): string[] {
+  const devices = findPowerButtons();
+  for (const dev of devices) {
+    const stream = createReadStream(dev, { highWaterMark: INPUT_EVENT_SIZE * 16 });
+    let rest = Buffer.alloc(0);
+    stream.on('data', (d) => {
+      const buf = Buffer.concat([rest, d as Buffer]);
+      const whole = buf.length - (buf.length % INPUT_EVENT_SIZE);
+      rest = buf.subarray(whole);
+      if (powerPresses(buf.subarray(0, whole)) > 0) { log.info(`power button pressed (${dev})`); onPress(); }
+    });
+    stream.on('error', (e) => log.warn(`${dev}: ${e.message}; power button not watched`));
+  }
+  return devices;
+}

@@ -1,0 +1,38 @@
+// main: the single executable is multi-call. As PID 1 it boots the system;
+// otherwise the first argument names a command.
+import { runPid1 } from './boot/pid1.ts';
+import { testOrphanMaker, testSleep } from './commands/test-orphan-maker.ts';
+import { COMMIT, VERSION } from './version.ts';
+import { commandArgs } from './argv.ts';
+
+const HELP = `usage: init [command] [args]
+
+As PID 1 (the kernel's init) this program boots the appliance: it mounts the
+pseudo filesystems, reaps orphans, handles power events and reports readiness.
+
+commands:
+  version                 print version and build information as JSON
+  help, --help            this text
+  test-orphan-maker [ms]  (tests) start a grandchild that outlives us by ms
+  test-sleep [ms]         (tests) sleep ms milliseconds, then exit 0
+`;
+
+async function main(args: string[]): Promise<number> {
+  if (process.pid === 1) { runPid1(); return -1; }
+  const [cmd = 'help', ...rest] = args;
+  switch (cmd) {
+    case 'version':
+      process.stdout.write(JSON.stringify({ version: VERSION, commit: COMMIT, node: process.version }) + '\n');
+      return 0;
+    case 'help': case '--help': case '-h':
+      process.stdout.write(HELP);
+      return 0;
+    case 'test-orphan-maker': return testOrphanMaker(rest);
+    case 'test-sleep': return testSleep(rest);
+    default:
+      process.stderr.write(`init: unknown command "${cmd}"\n\n${HELP}`);
+      return 2;
+  }
+}
+
+main(commandArgs()).then((code) => { if (code >= 0) process.exitCode = code; });

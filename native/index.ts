@@ -1,0 +1,50 @@
+// native: the typed face of appliance_native.node (see native/src). Loaded with
+// process.dlopen because a single executable's `require` only knows built-ins.
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+export interface ChildExit { pid: number; code: number | null; signal: number | null }
+export type RebootCommand = 'restart' | 'halt' | 'poweroff' | 'cad_on' | 'cad_off';
+
+/** Errors thrown by the addon carry errno's name in `code`, like Node's fs errors. */
+export interface NativeError extends Error { code: string; errno: number; syscall: string }
+
+export interface Native {
+  mount(source: string, target: string, fstype: string, flags: number, data?: string): void;
+  umount2(target: string, flags?: number): void;
+  sync(): void;
+  /** Syncs first for restart/halt/poweroff. Returns only on failure (throws) or for cad_*. */
+  reboot(cmd: RebootCommand): void;
+  sethostname(name: string): void;
+  setdomainname(name: string): void;
+  /** waitpid(pid, WNOHANG): null while the child still runs. Never accepts -1. */
+  waitpid(pid: number): ChildExit | null;
+  setChildSubreaper(): void;
+}
+
+export const ADDON_FILE = 'appliance_native.node';
+
+/** Where the addon may be: an explicit override, beside the executable (the image's
+ * layout: /init and /lib/appliance_native.node), or the cmake-js build in the repo. */
+export function addonCandidates(): string[] {
+  const exeDir = dirname(process.execPath);
+  return [
+    process.env.APPLIANCE_NATIVE,
+    join(exeDir, 'lib', ADDON_FILE),
+    join(exeDir, ADDON_FILE),
+    resolve('native', 'build', 'Release', ADDON_FILE),
+  ].filter((p): p is string => !!p);
+}
+
+let loaded: Native | undefined;
+
+export function native(): Native {
+  if (loaded) return loaded;
+  const candidates = addonCandidates();
+  const path = candidates.find((p) => existsSync(p));
+  if (!path) throw new Error(`native addon ${ADDON_FILE} not found; looked in: ${candidates.join(', ')} (set APPLIANCE_NATIVE or run \`npm run build\`)`);
+  const mod = { exports: {} as Native };
+  process.dlopen(mod, path);
+  loaded = mod.exports;
+  return loaded;
+}

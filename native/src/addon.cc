@@ -1,0 +1,15 @@
+// addon.cc: module entry; each file registers its own group of wrappers.
+#include <napi.h>
+
+namespace appliance {
+void InitSystem(Napi::Env env, Napi::Object exports);
+void InitProcess(Napi::Env env, Napi::Object exports);
+}
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  appliance::InitSystem(env, exports);
+  appliance::InitProcess(env, exports);
+  return exports;
+}
+
+NODE_API_MODULE(appliance_native, Init)

@@ -1,0 +1,85 @@
+// system.cc: mount/umount2, sync, reboot, sethostname/setdomainname.
+#include <napi.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <linux/reboot.h>
+#include <unistd.h>
+#include "errors.h"
+
+namespace appliance {
+
+// mount(source, target, fstype, flags, data)
+static Napi::Value Mount(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string source = info[0].As<Napi::String>();
+  std::string target = info[1].As<Napi::String>();
+  std::string fstype = info[2].As<Napi::String>();
+  unsigned long flags = info[3].As<Napi::Number>().Int64Value();
+  std::string data = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "";
+  if (::mount(source.c_str(), target.c_str(), fstype.empty() ? nullptr : fstype.c_str(), flags,
+              data.empty() ? nullptr : data.c_str()) != 0) {
+    ThrowErrno(env, "mount", fstype + " " + source + " on " + target, errno);
+  }
+  return env.Undefined();
+}
+
+// umount2(target, flags)
+static Napi::Value Umount2(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string target = info[0].As<Napi::String>();
+  int flags = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
+  if (::umount2(target.c_str(), flags) != 0) ThrowErrno(env, "umount2", target, errno);
+  return env.Undefined();
+}
+
+static Napi::Value Sync(const Napi::CallbackInfo& info) {
+  ::sync();
+  return info.Env().Undefined();
+}
+
+// reboot(cmd): "restart" | "halt" | "poweroff" | "cad_on" | "cad_off". Always syncs
+// first for the three that end the system, so no caller can forget it.
+static Napi::Value Reboot(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string what = info[0].As<Napi::String>();
+  int cmd;
+  bool ends = true;
+  if (what == "restart") cmd = LINUX_REBOOT_CMD_RESTART;
+  else if (what == "halt") cmd = LINUX_REBOOT_CMD_HALT;
+  else if (what == "poweroff") cmd = LINUX_REBOOT_CMD_POWER_OFF;
+  else if (what == "cad_on") { cmd = LINUX_REBOOT_CMD_CAD_ON; ends = false; }
+  else if (what == "cad_off") { cmd = LINUX_REBOOT_CMD_CAD_OFF; ends = false; }
+  else {
+    Napi::TypeError::New(env, "reboot: unknown command \"" + what + "\" (restart|halt|poweroff|cad_on|cad_off)")
+        .ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (ends) ::sync();
+  if (::reboot(cmd) != 0) ThrowErrno(env, "reboot", what, errno);
+  return env.Undefined();
+}
+
+static Napi::Value SetHostname(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string name = info[0].As<Napi::String>();
+  if (::sethostname(name.c_str(), name.size()) != 0) ThrowErrno(env, "sethostname", name, errno);
+  return env.Undefined();
+}
+
+static Napi::Value SetDomainname(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string name = info[0].As<Napi::String>();
+  if (::setdomainname(name.c_str(), name.size()) != 0) ThrowErrno(env, "setdomainname", name, errno);
+  return env.Undefined();
+}
+
+void InitSystem(Napi::Env env, Napi::Object exports) {
+  exports.Set("mount", Napi::Function::New(env, Mount));
+  exports.Set("umount2", Napi::Function::New(env, Umount2));
+  exports.Set("sync", Napi::Function::New(env, Sync));
+  exports.Set("reboot", Napi::Function::New(env, Reboot));
+  exports.Set("sethostname", Napi::Function::New(env, SetHostname));
+  exports.Set("setdomainname", Napi::Function::New(env, SetDomainname));
+}
+
+}  // namespace appliance

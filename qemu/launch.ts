@@ -1,0 +1,151 @@
+// launch: boots the appliance's artifacts under QEMU. TCG by default (KVM hangs on
+// the machines we test on); KVM only when asked. The serial console is captured to
+// a file and optionally copied to the terminal; QMP is always on.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectQmp, type QmpClient } from './qmp.ts';
+
+export interface PortForward { proto?: 'tcp' | 'udp'; hostAddr?: string; hostPort: number; guestPort: number }
+/** A guest connection to guestAddr:guestPort is forwarded to a host address (e.g. a metadata server on 127.0.0.1). */
+export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?: string; hostPort: number }
+export interface Disk { file: string; format?: 'raw' | 'qcow2'; id?: string; interface?: 'virtio' | 'cdrom'; readonly?: boolean }
+export interface FwCfg { name: string; file?: string; string?: string }
+
+export interface VmOptions {
+  kernel: string;
+  initrd: string;
+  cmdline: string;
+  /** Appended to cmdline (test switches, debug flags). */
+  append?: string[];
+  memoryMiB?: number;
+  cpus?: number;
+  accel?: 'tcg' | 'kvm';
+  /** Console log file; default: a temp file removed with the VM's temp dir. */
+  consoleFile?: string;
+  consoleToTerminal?: boolean;
+  hostfwd?: PortForward[];
+  guestfwd?: GuestForward[];
+  disks?: Disk[];
+  fwcfg?: FwCfg[];
+  /** Exit QEMU instead of rebooting the guest (default true). */
+  noReboot?: boolean;
+  extraArgs?: string[];
+  qemuBinary?: string;
+}
+
+export interface VmExit { code: number | null; signal: NodeJS.Signals | null }
+
+export interface Vm {
+  readonly process: ChildProcess;
+  readonly qmpSocket: string;
+  readonly exited: Promise<VmExit>;
+  /** Everything the serial console printed so far. */
+  console(): string;
+  /** Resolves with the first match of `re` on the console, rejects on timeout or QEMU exit. */
+  waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  qmp(): Promise<QmpClient>;
+  /** Presses the ACPI power button and waits for QEMU to exit; quits QEMU after `timeoutMs`. */
+  powerdown(timeoutMs?: number): Promise<VmExit & { clean: boolean }>;
+  kill(): void;
+}
+
+export function defaultAccel(): 'tcg' | 'kvm' {
+  return process.env.APPLIANCE_ACCEL === 'kvm' ? 'kvm' : 'tcg';
+}
+
+export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
+  const accel = o.accel ?? defaultAccel();
+  const cmdline = [o.cmdline.trim(), ...(o.append ?? [])].filter(Boolean).join(' ');
+  const args = [
+    '-machine', `q35,accel=${accel}`,
+    '-cpu', accel === 'kvm' ? 'host' : 'max',
+    '-smp', String(o.cpus ?? 1),
+    '-m', `${o.memoryMiB ?? 256}M`,
+    '-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline,
+    '-display', 'none', '-vga', 'none', '-nodefaults',
+    '-serial', 'stdio', '-monitor', 'none',
+    '-qmp', `unix:${qmpSocket},server=on,wait=off`,
+    '-device', 'virtio-rng-pci',
+  ];
+  const fwd = [
+    ...(o.hostfwd ?? []).map((f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`),
+    ...(o.guestfwd ?? []).map((f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-tcp:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`),
+  ];
+  args.push('-netdev', ['user', 'id=n0', ...fwd].join(','), '-device', 'virtio-net-pci,netdev=n0');
+  (o.disks ?? []).forEach((d, i) => {
+    const id = d.id ?? `disk${i}`;
+    if (d.interface === 'cdrom') args.push('-drive', `file=${d.file},media=cdrom,if=ide,index=${i + 1},readonly=on`);
+    else {
+      args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${d.readonly ? ',readonly=on' : ''}`);
+      args.push('-device', `virtio-blk-pci,drive=${id},id=${id}-dev`);
+    }
+  });
+  for (const f of o.fwcfg ?? []) args.push('-fw_cfg', f.file ? `name=${f.name},file=${f.file}` : `name=${f.name},string=${f.string ?? ''}`);
+  if (o.noReboot ?? true) args.push('-no-reboot');
+  args.push(...(o.extraArgs ?? []));
+  return args;
+}
+
+export function launch(o: VmOptions): Vm {
+  const dir = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
+  const qmpSocket = join(dir, 'qmp.sock');
+  const consoleFile = o.consoleFile ?? join(dir, 'console.log');
+  const log = createWriteStream(consoleFile);
+  // Own process group: a terminal's Ctrl-C reaches us, not QEMU, so we can power down cleanly.
+  const child = spawn(o.qemuBinary ?? 'qemu-system-x86_64', qemuArgs(o, qmpSocket), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let text = '';
+  const waiters = new Set<() => void>();
+  const onData = (d: Buffer) => {
+    text += d.toString();
+    log.write(d);
+    if (o.consoleToTerminal) process.stdout.write(d);
+    for (const w of waiters) w();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  let done = false;
+  const exited = new Promise<VmExit>((resolve) => {
+    child.on('exit', (code, signal) => {
+      done = true;
+      log.end();
+      for (const w of waiters) w();
+      if (!o.consoleFile) setTimeout(() => rmSync(dir, { recursive: true, force: true }), 100);
+      resolve({ code, signal });
+    });
+    child.on('error', (e) => { text += `\n[launch] cannot start QEMU: ${e.message}\n`; done = true; resolve({ code: null, signal: null }); });
+  });
+
+  let qmpClient: Promise<QmpClient> | undefined;
+  const vm: Vm = {
+    process: child,
+    qmpSocket,
+    exited,
+    console: () => text,
+    waitFor(re, timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = re.exec(text);
+          if (m) { cleanup(); resolve(m); } else if (done) { cleanup(); reject(new Error(`QEMU exited before ${re} appeared on the console; last output:\n${text.slice(-3000)}`)); }
+        };
+        const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out after ${timeoutMs}ms waiting for ${re}; last output:\n${text.slice(-3000)}`)); }, timeoutMs);
+        const cleanup = () => { clearTimeout(timer); waiters.delete(check); };
+        waiters.add(check);
+        check();
+      });
+    },
+    qmp: () => (qmpClient ??= connectQmp(qmpSocket)),
+    async powerdown(timeoutMs = 30_000) {
+      const q = await vm.qmp();
+      await q.execute('system_powerdown');
+      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs).unref());
+      const r = await Promise.race([exited, timeout]);
+      if (r !== 'timeout') return { ...r, clean: true };
+      await q.execute('quit').catch(() => undefined);
+      return { ...(await exited), clean: false };
+    },
+    kill: () => { if (!done) child.kill('SIGKILL'); },
+  };
+  return vm;
+}

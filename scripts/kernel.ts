@@ -1,0 +1,116 @@
+// kernel: builds the minimal kernel from Debian's linux-source (tinyconfig + our
+// fragment) and caches it outside the repo, keyed by the fragment, the source
+// version and this recipe. A cache hit costs nothing; a miss takes ~5 minutes.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, copyFileSync, writeFileSync, statSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { $ } from 'zx';
+import { CACHE, ROOT } from './lib/paths.ts';
+import { sha256 } from './lib/hash.ts';
+import { step } from './lib/log.ts';
+
+/** Bump when the recipe below changes in a way that changes the output. */
+const RECIPE = '1';
+export const FRAGMENT = join(ROOT, 'kernel-config', 'appliance.config');
+
+export interface KernelArtifact { bzImage: string; config: string; key: string; sourceVersion: string }
+
+function findSourceTarball(): string {
+  const dir = '/usr/src';
+  const tarballs = readdirSync(dir).filter((f) => /^linux-source-[\d.]+\.tar\.(xz|bz2|gz)$/.test(f)).sort();
+  const last = tarballs.at(-1);
+  if (!last) throw new Error(`no linux-source-*.tar.* in ${dir}: run \`npm run setup\` (installs Debian's linux-source)`);
+  return join(dir, last);
+}
+
+function sourceVersion(tarball: string): string {
+  const pkg = tarball.replace(/^.*\/(linux-source-[\d.]+)\.tar\..*$/, '$1');
+  try {
+    return `${pkg}@${execFileSync('dpkg-query', ['-W', '-f=${Version}', pkg], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    const st = statSync(tarball); // not from a Debian package: size and mtime identify it
+    return `${pkg}@${st.size}-${Math.floor(st.mtimeMs)}`;
+  }
+}
+
+export async function kernelKey(): Promise<{ key: string; tarball: string; version: string }> {
+  const tarball = findSourceTarball();
+  const version = sourceVersion(tarball);
+  const key = sha256(RECIPE, version, readFileSync(FRAGMENT)).slice(0, 16);
+  return { key, tarball, version };
+}
+
+/** Runs make, printing a progress line every 200 compiled units instead of the whole log. */
+function make(args: string[], cwd: string, log: (m: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('make', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let units = 0;
+    const tail: string[] = [];
+    const onLine = (line: string) => {
+      tail.push(line); if (tail.length > 40) tail.shift();
+      if (/^\s+(CC|AS|LD|AR)\s/.test(line) && ++units % 200 === 0) log(`${units} units compiled`);
+    };
+    let buf = '';
+    const feed = (d: Buffer) => { buf += d.toString(); const lines = buf.split('\n'); buf = lines.pop() ?? ''; lines.forEach(onLine); };
+    child.stdout.on('data', feed); child.stderr.on('data', feed);
+    child.on('error', reject);
+    child.on('close', (code) => code === 0 ? resolve()
+      : reject(new Error(`make ${args.join(' ')} failed (exit ${code}); last lines:\n${tail.join('\n')}`)));
+  });
+}
+
+/** Lines `CONFIG_X=y` of the fragment that did not end up `=y` (a dependency is missing). */
+export function missingOptions(fragment: string, finalConfig: string): string[] {
+  const have = new Set(finalConfig.split('\n').filter((l) => l.endsWith('=y')).map((l) => l.split('=')[0]));
+  return fragment.split('\n').map((l) => l.trim())
+    .filter((l) => /^CONFIG_\w+=y$/.test(l)).map((l) => l.split('=')[0]!)
+    .filter((name) => !have.has(name));
+}
+
+export async function buildKernel(): Promise<KernelArtifact> {
+  const s = step('kernel');
+  const { key, tarball, version } = await kernelKey();
+  const dir = join(CACHE, 'kernel', key);
+  const bzImage = join(dir, 'bzImage');
+  const config = join(dir, 'config');
+  if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return { bzImage, config, key, sourceVersion: version }; }
+
+  const srcRoot = join(CACHE, 'src', version.replace(/[^\w.@-]/g, '_'));
+  const src = join(srcRoot, 'linux');
+  if (!existsSync(join(src, 'Makefile'))) {
+    s.info(`extracting ${tarball} (about a minute)`);
+    rmSync(srcRoot, { recursive: true, force: true });
+    mkdirSync(srcRoot, { recursive: true });
+    await $`tar -xf ${tarball} -C ${srcRoot}`;
+    const top = readdirSync(srcRoot).find((d) => d.startsWith('linux-source'));
+    if (!top) throw new Error(`${tarball} did not unpack to linux-source-*`);
+    renameSync(join(srcRoot, top), src);
+  }
+
+  const obj = join(dir, 'obj');
+  mkdirSync(obj, { recursive: true });
+  const common = [`O=${obj}`, 'ARCH=x86_64'];
+  const log = (m: string) => s.info(m);
+  s.info(`configuring (tinyconfig + ${FRAGMENT})`);
+  await make([...common, 'tinyconfig'], src, log);
+  const fragment = readFileSync(FRAGMENT, 'utf8');
+  writeFileSync(join(obj, '.config'), readFileSync(join(obj, '.config'), 'utf8') + '\n' + fragment);
+  await make([...common, 'olddefconfig'], src, log);
+  const missing = missingOptions(fragment, readFileSync(join(obj, '.config'), 'utf8'));
+  if (missing.length) throw new Error(`kernel options from ${FRAGMENT} not enabled after olddefconfig (missing dependency or typo): ${missing.join(', ')}`);
+
+  s.info(`compiling bzImage with ${cpus().length} jobs (about 5 minutes on 2 cores)`);
+  await make([...common, `-j${cpus().length}`, 'bzImage'], src, log);
+  copyFileSync(join(obj, 'arch/x86/boot/bzImage'), bzImage + '.tmp');
+  copyFileSync(join(obj, '.config'), config);
+  renameSync(bzImage + '.tmp', bzImage); // last, so a half-built cache entry never counts as a hit
+  rmSync(obj, { recursive: true, force: true });
+  s.done(`built ${key} (${version})`);
+  return { bzImage, config, key, sourceVersion: version };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const k = await buildKernel();
+  console.log(k.bzImage);
+}
