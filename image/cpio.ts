@@ -107,7 +107,8 @@ export function decodeCpio(buf: Buffer): DecodedEntry[] {
       if (buf[off] === 0) { off += 4; continue; } // padding between concatenated archives
       throw new CpioError(`bad magic "${magic}" at offset ${off} (not a newc archive)`, `offset ${off}`);
     }
-    const field = (i: number) => parseInt(buf.toString('ascii', off + 6 + i * 8, off + 14 + i * 8), 16);
+    const at = off; // `off` moves on to the next entry below; fields are read from this header
+    const field = (i: number) => parseInt(buf.toString('ascii', at + 6 + i * 8, at + 14 + i * 8), 16);
     const mode = field(1); const size = field(6); const namesize = field(11);
     const nameStart = off + 110;
     const path = buf.toString('utf8', nameStart, nameStart + namesize - 1);

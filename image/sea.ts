@@ -50,7 +50,10 @@ export async function makeSea(o: SeaOptions): Promise<void> {
 
 /** Runs the executable's `version` command; a plain copy of node would not answer it. */
 export function checkSeaRuns(exe: string, expectedVersion: string): void {
-  const out = execFileSync(exe, ['version'], { encoding: 'utf8', timeout: 30_000 });
+  let out: string;
+  try { out = execFileSync(exe, ['version'], { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) {
+    throw new Error(`${exe} version failed: the SEA does not run our entry (${(e as Error).message.split('\n')[0]})`, { cause: e });
+  }
   let parsed: { version?: string };
   try { parsed = JSON.parse(out) as { version?: string }; } catch (e) {
     throw new Error(`${exe} version printed ${JSON.stringify(out.slice(0, 200))}, not our JSON: the SEA does not run our entry`, { cause: e });

@@ -1,0 +1,43 @@
+// Tests of the built initramfs (npm test builds it first): what it holds, and that
+// the same tree gives the same bytes.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { artifacts } from '../qemu/artifacts.ts';
+import { ADDON_PATH } from '../scripts/native.ts';
+import { sha256 } from '../scripts/lib/hash.ts';
+import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
+import { initramfsEntries } from './initramfs.ts';
+
+const a = artifacts();
+const archive = decodeCpio(execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 }));
+
+t.test('holds the executable, the addon, shared libraries, directories and two device nodes: no shell', async (t) => {
+  const files = archive.filter((e) => e.type === 'file').map((e) => e.path);
+  t.ok(files.includes('init'), '/init');
+  t.ok(files.includes('lib/appliance_native.node'), 'native addon');
+  const others = files.filter((p) => p !== 'init' && p !== 'lib/appliance_native.node');
+  t.same(others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p)), [], 'every other file is a shared library');
+  const names = archive.map((e) => e.path.split('/').pop());
+  for (const shell of ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip']) t.notOk(names.includes(shell), `no ${shell}`);
+  t.same(archive.filter((e) => e.type === 'symlink').map((e) => e.path), [], 'no symlinks');
+  t.same(archive.filter((e) => e.type === 'chardev').map((e) => e.path).sort(), ['dev/console', 'dev/null']);
+  const init = archive.find((e) => e.path === 'init')!;
+  t.equal(init.data.subarray(0, 4).toString('latin1'), '\x7fELF', '/init is an ELF executable');
+  t.equal(init.mode & 0o111, 0o111, '/init is executable');
+  t.ok(archive.every((e) => e.uid === 0 && e.gid === 0), 'owned by root');
+  t.equal(new Set(archive.map((e) => e.mtime)).size, 1, 'one fixed mtime');
+});
+
+t.test('deterministic: the same tree encodes and compresses to the same sha256', async (t) => {
+  t.ok(existsSync(ADDON_PATH));
+  const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime });
+  const cpio1 = encodeCpioBuffer(entries);
+  const cpio2 = encodeCpioBuffer(initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime }));
+  t.equal(sha256(cpio1), sha256(cpio2), 'cpio bytes');
+  const built = execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 });
+  t.equal(sha256(cpio1), sha256(built), 'rebuilt cpio equals the one in out/');
+  // The build compresses with -T0 (all cores); one thread must give the same bytes.
+  const again = execFileSync('zstd', ['-19', '-T1', '-q', '-c'], { input: cpio1, maxBuffer: 1 << 30 });
+  t.equal(sha256(again), sha256(readFileSync(a.initrd)), 'recompressing gives the same sha256 as out/initramfs.cpio.zst');
+});

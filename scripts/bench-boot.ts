@@ -1,0 +1,94 @@
+// bench:boot: boots the image N times under QEMU (TCG) and prints where the time and
+// memory go, next to a trivial static init on the same kernel (the floor).
+//   --runs N     boots of each (default 5)
+//   --memory M   guest memory in MiB (default 256)
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseReady, type ReadyFigures } from '../init/boot/ready-line.ts';
+import { artifacts } from '../qemu/artifacts.ts';
+import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
+import { launch } from '../qemu/launch.ts';
+import { build } from './build.ts';
+import { BUILD, OUT } from './lib/paths.ts';
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number, got "${process.argv[i + 1]}"`);
+  return v;
+}
+
+if (process.argv.includes('--help')) {
+  process.stdout.write('usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\nBoots the appliance N times (and a static init N times as the floor) and prints boot figures.\n');
+  process.exit(0);
+}
+const runs = arg('--runs', 5);
+const memoryMiB = arg('--memory', 256);
+
+interface Stats { median: number; min: number; max: number }
+const stats = (xs: number[]): Stats => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return { median: s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2, min: s[0]!, max: s.at(-1)! };
+};
+const fmt = (s: Stats, unit = 's', digits = 3) => `median ${s.median.toFixed(digits)}${unit}  min ${s.min.toFixed(digits)}${unit}  max ${s.max.toFixed(digits)}${unit}`;
+
+await build();
+const a = artifacts();
+const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
+
+const ours: (ReadyFigures & { wall: number })[] = [];
+const floor: { uptime: number; wall: number }[] = [];
+for (let i = 0; i < runs; i++) {
+  const t0 = performance.now();
+  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
+  const line = await vm.waitFor(/APPLIANCE READY.*/, 180_000);
+  const wall = (performance.now() - t0) / 1000;
+  const f = parseReady(line[0]);
+  if (!f) throw new Error(`unparsable ready line: ${line[0]}`);
+  const exit = await vm.powerdown(60_000);
+  if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
+  ours.push({ ...f, wall });
+  process.stderr.write(`[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, ${wall.toFixed(2)}s wall\n`);
+
+  const f0 = performance.now();
+  const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB });
+  const fl = await fvm.waitFor(/STATIC READY uptime=([\d.]+)s/, 120_000);
+  const fwall = (performance.now() - f0) / 1000;
+  await fvm.exited;
+  floor.push({ uptime: Number(fl[1]), wall: fwall });
+  process.stderr.write(`[bench] static floor run ${i + 1}/${runs}: ready at ${fl[1]}s guest\n`);
+}
+
+const manifest = JSON.parse(readFileSync(join(OUT, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { size: number }> };
+const mb = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
+const readyS = stats(ours.map((o) => o.uptime));
+const floorS = stats(floor.map((o) => o.uptime));
+const result = {
+  runs, memoryMiB, accel: process.env.APPLIANCE_ACCEL ?? 'tcg',
+  initStart: stats(ours.map((o) => o.initStart)),
+  mainStart: stats(ours.map((o) => o.mainStart)),
+  ready: readyS,
+  wallToReady: stats(ours.map((o) => o.wall)),
+  memUsedKiB: stats(ours.map((o) => o.memUsedKiB)),
+  floorReady: floorS,
+  floorWall: stats(floor.map((o) => o.wall)),
+  ratioToFloor: readyS.median / floorS.median,
+  kernelBytes: manifest.artifacts.vmlinuz!.size,
+  initramfsBytes: manifest.artifacts.initramfs!.size,
+};
+writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\n');
+process.stdout.write(`
+boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
+  guest uptime at init exec     ${fmt(result.initStart)}
+  guest uptime at JS main       ${fmt(result.mainStart)}
+  guest uptime at ready         ${fmt(readyS)}
+  wall time QEMU start->ready   ${fmt(result.wallToReady)}
+  guest used memory at ready    ${fmt(stats(ours.map((o) => o.memUsedKiB / 1024)), ' MiB', 1)}
+  static-init floor (ready)     ${fmt(floorS)}
+  static-init floor (wall)      ${fmt(result.floorWall)}
+  ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
+  kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
+  initramfs (zstd)              ${mb(result.initramfsBytes)}   (target <= 30 MiB)
+figures saved to out/bench-boot.json
+`);
