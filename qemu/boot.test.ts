@@ -1,7 +1,7 @@
 // Whole-system tests: the real image in real QEMU (TCG), read through the serial
 // console and driven through QMP.
 import t from 'tap';
-import { parseReady } from '../init/boot/ready-line.ts';
+import { READY_RE, parseReady } from '../init/boot/ready-line.ts';
 import { artifacts } from './artifacts.ts';
 import { launch, type Vm } from './launch.ts';
 
@@ -14,7 +14,7 @@ const boot = (append: string[]): Vm => {
 
 t.test('boots to ready in 256 MiB, reaps an orphan, powers off cleanly on the ACPI button', async (t) => {
   const vm = boot(['appliance.test.orphan']);
-  const ready = await vm.waitFor(/APPLIANCE READY.*/, 180_000);
+  const ready = await vm.waitFor(READY_RE, 180_000);
   const figures = parseReady(ready[0]);
   t.ok(figures, 'ready line parses');
   t.ok(figures!.uptime > figures!.initStart, 'ready comes after init start');

@@ -4,7 +4,7 @@
 //   --memory M   guest memory in MiB (default 256)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseReady, type ReadyFigures } from '../init/boot/ready-line.ts';
+import { READY_RE, parseReady, type ReadyFigures } from '../init/boot/ready-line.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
 import { launch } from '../qemu/launch.ts';
@@ -42,7 +42,7 @@ const floor: { uptime: number; wall: number }[] = [];
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
-  const line = await vm.waitFor(/APPLIANCE READY.*/, 180_000);
+  const line = await vm.waitFor(READY_RE, 180_000);
   const wall = (performance.now() - t0) / 1000;
   const f = parseReady(line[0]);
   if (!f) throw new Error(`unparsable ready line: ${line[0]}`);

@@ -1,7 +1,7 @@
 // power-button: the ACPI power button reaches user space as KEY_POWER on an evdev
 // device ("Power Button"). QMP system_powerdown presses it. Reading evdev needs no
 // netlink; the genetlink acpi_event path comes with the events plugin.
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, openSync, readdirSync, readFileSync } from 'node:fs';
 import type { Logger } from '../log.ts';
 
 const EV_KEY = 1;
@@ -35,11 +35,15 @@ export function findPowerButtons(sysInput = '/sys/class/input'): string[] {
   }).map((n) => `/dev/input/${n}`);
 }
 
-/** Watches every power-button device; each blocks one libuv pool thread on read(2). */
+/** Watches every power-button device; each blocks one libuv pool thread on read(2).
+ * Devices are opened synchronously: once this returns (before the ready line), a
+ * press is queued in the kernel's evdev buffer even if no read is pending yet. */
 export function watchPowerButton(log: Logger, onPress: () => void): string[] {
   const devices = findPowerButtons();
   for (const dev of devices) {
-    const stream = createReadStream(dev, { highWaterMark: INPUT_EVENT_SIZE * 16 });
+    let fd: number;
+    try { fd = openSync(dev, 'r'); } catch (e) { log.warn(`${dev}: ${(e as Error).message}; power button not watched`); continue; }
+    const stream = createReadStream(dev, { fd, highWaterMark: INPUT_EVENT_SIZE * 16 });
     let rest = Buffer.alloc(0);
     stream.on('data', (d) => {
       const buf = Buffer.concat([rest, d as Buffer]);
