@@ -1,0 +1,171 @@
+// memory-state: the in-memory COSI state. One bucket per (namespace, type) holds the
+// resources, their event ring and the wake-ups of its watchers. All writes are
+// synchronous inside one tick, so every reader sees a consistent bucket.
+import type { Pointer, Resource } from '../resource/resource.ts';
+import { pointerString, tombstone } from '../resource/resource.ts';
+import { BookmarkCodec } from './bookmark.ts';
+import { StateError } from './errors.ts';
+import { EventRing, type StoredEvent } from './event-ring.ts';
+import { copyResource, deepFreeze } from './freeze.ts';
+import { compileFilter, type ResourceFilter } from './query.ts';
+import { kindKey, type State, type UpdateOptions, type Watch, type WatchOptions, type WatchSink } from './state.ts';
+import { runWatch } from './watch-runner.ts';
+
+export interface MemoryStateOptions {
+  /** Events kept per (namespace, type) for tails, bookmarks and slow watchers. */
+  historyCapacity?: number;
+  /** Clock (ms); tests pin it. */
+  now?: () => number;
+}
+
+export class Bucket {
+  readonly resources = new Map<string, Resource>();
+  readonly ring: EventRing;
+  readonly wakers = new Set<() => void>();
+  private sorted: Resource[] | null = null;
+
+  constructor(readonly namespace: string, readonly type: string, readonly hash: Buffer, capacity: number) {
+    this.ring = new EventRing(capacity);
+  }
+
+  /** Resources sorted by id; cached until the next create or destroy. */
+  sortedResources(): Resource[] {
+    if (!this.sorted) this.sorted = [...this.resources.values()].sort((a, b) => (a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0));
+    return this.sorted;
+  }
+
+  record(e: Omit<StoredEvent, 'seq'>): void {
+    if (e.type === 'updated') { this.resources.set(e.resource.metadata.id, e.resource); if (this.sorted) this.sorted = null; }
+    else if (e.type === 'created') { this.resources.set(e.resource.metadata.id, e.resource); this.sorted = null; }
+    else { this.resources.delete(e.resource.metadata.id); this.sorted = null; }
+    this.ring.append(e);
+    for (const w of this.wakers) w();
+  }
+}
+
+function checkPointer(p: Pointer, what: string): void {
+  for (const k of ['namespace', 'type', 'id'] as const) {
+    if (typeof p[k] !== 'string' || p[k] === '') throw new StateError('invalid-argument', `${what}: metadata.${k} is empty`, pointerString(p));
+  }
+}
+
+function checkOwner(cur: Resource, owner: string | undefined, op: string): void {
+  const want = owner ?? '';
+  if (cur.metadata.owner !== want) {
+    throw new StateError('owner-conflict', `${op} ${pointerString(cur.metadata)}: owned by "${cur.metadata.owner}", not "${want}"`, pointerString(cur.metadata));
+  }
+}
+
+export class MemoryState implements State {
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly capacity: number;
+  private readonly now: () => number;
+  readonly bookmarks = new BookmarkCodec();
+
+  constructor(o: MemoryStateOptions = {}) {
+    this.capacity = o.historyCapacity ?? 1000;
+    this.now = o.now ?? Date.now;
+  }
+
+  bucket(namespace: string, type: string): Bucket {
+    const key = kindKey(namespace, type);
+    let b = this.buckets.get(key);
+    if (!b) { b = new Bucket(namespace, type, this.bookmarks.kindHash(key), this.capacity); this.buckets.set(key, b); }
+    return b;
+  }
+
+  private current(p: Pointer, op: string): Resource {
+    const r = this.buckets.get(kindKey(p.namespace, p.type))?.resources.get(p.id);
+    if (!r) throw new StateError('not-found', `${op}: resource ${pointerString(p)} doesn't exist`, pointerString(p));
+    return r;
+  }
+
+  /** Synchronous get for in-process readers (the API server's hot path). */
+  getSync(p: Pointer): Resource { return this.current(p, 'get'); }
+
+  async get(p: Pointer): Promise<Resource> { return this.current(p, 'get'); }
+
+  listSync(kind: { namespace: string; type: string }, filter?: ResourceFilter): Resource[] {
+    const match = compileFilter(filter);
+    const all = this.buckets.get(kindKey(kind.namespace, kind.type))?.sortedResources() ?? [];
+    return filter && (filter.idQuery || filter.labelQueries?.length) ? all.filter((r) => match(r.metadata.id, r.metadata.labels)) : all.slice();
+  }
+
+  async list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]> {
+    return this.listSync(kind, filter);
+  }
+
+  async create(r: Resource, opts: { owner?: string } = {}): Promise<Resource> {
+    checkPointer(r.metadata, 'create');
+    const b = this.bucket(r.metadata.namespace, r.metadata.type);
+    if (b.resources.has(r.metadata.id)) throw new StateError('already-exists', `create: resource ${pointerString(r.metadata)} already exists`, pointerString(r.metadata));
+    const now = this.now();
+    const c = copyResource(r);
+    const stored = deepFreeze<Resource>({
+      metadata: { ...c.metadata, version: 1, owner: opts.owner ?? '', phase: 'running', created: now, updated: now },
+      spec: c.spec,
+    });
+    b.record({ type: 'created', resource: stored });
+    return stored;
+  }
+
+  async update(r: Resource, opts: UpdateOptions = {}): Promise<Resource> {
+    checkPointer(r.metadata, 'update');
+    const cur = this.current(r.metadata, 'update');
+    checkOwner(cur, opts.owner, 'update');
+    if (r.metadata.version !== cur.metadata.version) {
+      throw new StateError('version-conflict', `update ${pointerString(cur.metadata)}: version ${r.metadata.version} is not the current ${cur.metadata.version}`, pointerString(cur.metadata));
+    }
+    if (opts.expectedPhase !== undefined && cur.metadata.phase !== opts.expectedPhase) {
+      throw new StateError('phase-conflict', `update ${pointerString(cur.metadata)}: phase is ${cur.metadata.phase}, expected ${opts.expectedPhase}`, pointerString(cur.metadata));
+    }
+    const c = copyResource(r);
+    const stored = deepFreeze<Resource>({
+      metadata: { ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1, updated: this.now(), phase: c.metadata.phase === 'tearingDown' ? 'tearingDown' : 'running' },
+      spec: c.spec,
+    });
+    this.bucket(cur.metadata.namespace, cur.metadata.type).record({ type: 'updated', resource: stored, old: cur });
+    return stored;
+  }
+
+  async destroy(p: Pointer, opts: { owner?: string } = {}): Promise<void> {
+    const cur = this.current(p, 'destroy');
+    checkOwner(cur, opts.owner, 'destroy');
+    if (cur.metadata.finalizers.length) {
+      throw new StateError('pending-finalizers', `destroy ${pointerString(p)}: finalizers pending: ${cur.metadata.finalizers.join(', ')}`, pointerString(p));
+    }
+    this.bucket(p.namespace, p.type).record({ type: 'destroyed', resource: cur });
+  }
+
+  async teardown(p: Pointer, opts: { owner?: string } = {}): Promise<boolean> {
+    const cur = this.current(p, 'teardown');
+    checkOwner(cur, opts.owner, 'teardown');
+    if (cur.metadata.phase === 'running') {
+      const stored = deepFreeze<Resource>({ metadata: { ...cur.metadata, phase: 'tearingDown', version: cur.metadata.version + 1, updated: this.now() }, spec: cur.spec });
+      this.bucket(p.namespace, p.type).record({ type: 'updated', resource: stored, old: cur });
+      return stored.metadata.finalizers.length === 0;
+    }
+    return cur.metadata.finalizers.length === 0;
+  }
+
+  async teardownAndDestroy(p: Pointer, opts: { owner?: string } = {}): Promise<void> {
+    if (await this.teardown(p, opts)) return this.destroy(p, opts);
+    const b = this.bucket(p.namespace, p.type);
+    await new Promise<void>((resolve, reject) => {
+      const check = () => {
+        const cur = b.resources.get(p.id);
+        if (!cur) { b.wakers.delete(check); reject(new StateError('not-found', `teardown and destroy: ${pointerString(p)} was destroyed by someone else`, pointerString(p))); return; }
+        if (cur.metadata.finalizers.length === 0) { b.wakers.delete(check); resolve(); }
+      };
+      b.wakers.add(check);
+    });
+    return this.destroy(p, opts);
+  }
+
+  async watch(req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false): Promise<Watch> {
+    return runWatch(this, this.bucket(req.namespace, req.type), req.id, opts, sink, showAll);
+  }
+
+  /** A tombstone for this kind (bootstrapped/noop events). */
+  kindTombstone(b: Bucket): Resource { return tombstone({ namespace: b.namespace, type: b.type, id: '' }); }
+}
