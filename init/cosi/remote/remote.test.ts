@@ -1,0 +1,78 @@
+// The conformance suite over a real gRPC connection: our server on a loopback port,
+// our client on the other end. Plus the wire rules a foreign client relies on.
+import t from 'tap';
+import { Server, ServerCredentials, credentials, makeGenericClientConstructor, type Client, type ServiceError, status } from '@grpc/grpc-js';
+import { runStateSuite } from '../conformance/state-suite.ts';
+import { MemoryState } from '../state/memory-state.ts';
+import { newResource } from '../resource/resource.ts';
+import { RemoteState } from './client.ts';
+import { createStateService } from './server.ts';
+import { stateServiceDefinition } from './service.ts';
+import { decode, encode } from './proto.ts';
+
+async function serve(state = new MemoryState()) {
+  const server = new Server();
+  server.addService(stateServiceDefinition, createStateService(state));
+  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+  return { server, port, state };
+}
+
+runStateSuite(t, async () => {
+  const { server, port } = await serve();
+  const client = new RemoteState(`127.0.0.1:${port}`);
+  return { state: client, close: async () => { client.close(); server.forceShutdown(); } };
+});
+
+t.test('wire rules: empty first watch response, tombstones with a spec, versions as strings', async (t) => {
+  const { server, port, state } = await serve();
+  t.teardown(() => server.forceShutdown());
+  // A raw client that decodes nothing for us: what any generated client sees.
+  const Raw = makeGenericClientConstructor({
+    Watch: { ...stateServiceDefinition.Watch, responseDeserialize: (b: Buffer) => b },
+    Get: { ...stateServiceDefinition.Get, responseDeserialize: (b: Buffer) => b },
+  }, 'State');
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  t.teardown(() => raw.close());
+  const call = raw.Watch!({ namespace: 'n', type: 'T', id: 'missing' });
+  const frames: Buffer[] = [];
+  call.on('error', (e: ServiceError) => { if (e.code !== status.CANCELLED) t.fail(e.message); }); // we cancel it below
+  await new Promise<void>((res) => { call.on('data', (b: Buffer) => { frames.push(b); if (frames.length === 2) res(); }); });
+  call.cancel();
+  t.equal(frames[0]!.length, 0, 'first response is empty');
+  const ev = decode<{ event: { event_type: number; resource: { metadata: { version: string; id: string }; spec?: object } }[] }>('WatchResponse', frames[1]!);
+  t.equal(ev.event[0]!.event_type, 2, 'DESTROYED for a missing resource');
+  t.equal(ev.event[0]!.resource.metadata.version, 'undefined', 'tombstone version');
+  t.ok(Object.hasOwn(ev.event[0]!.resource, 'spec'), 'tombstone carries a spec');
+
+  await state.create(newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: 1 }));
+  const got = await new Promise<Buffer>((res, rej) => raw.Get!({ namespace: 'n', type: 'T', id: 'x' }, (e: Error | null, b: Buffer) => (e ? rej(e) : res(b))));
+  const r = decode<{ resource: { metadata: { version: string; phase: string }; spec: { yaml_spec: string; proto_spec: Uint8Array } } }>('GetResponse', got);
+  t.equal(r.resource.metadata.version, '1');
+  t.equal(r.resource.metadata.phase, 'running');
+  t.equal(r.resource.spec.yaml_spec, 'a: 1\n');
+  t.notOk(got.includes(Buffer.from([0x0a, 0x00])) && r.resource.spec.proto_spec.length === 0 && Object.hasOwn(r.resource.spec, 'proto_spec'), 'no empty proto_spec on the wire');
+  t.notOk(Object.hasOwn(r.resource.spec, 'proto_spec'), 'proto_spec left unset');
+});
+
+t.test('status codes a foreign client sees', async (t) => {
+  const { server, port } = await serve();
+  t.teardown(() => server.forceShutdown());
+  const Raw = makeGenericClientConstructor(stateServiceDefinition, 'State');
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  t.teardown(() => raw.close());
+  const code = (method: string, req: object) => new Promise<number>((res) => raw[method]!(req, (e: ServiceError | null) => res(e ? e.code : 0)));
+  const wr = (id: string, version = 'undefined') => ({ metadata: { namespace: 'n', type: 'T', id, version, phase: 'running' }, spec: { yaml_spec: 'a: 1' } });
+  t.equal(await code('Get', { namespace: 'n', type: 'T', id: 'nope' }), status.NOT_FOUND);
+  t.equal(await code('Create', { resource: wr('a'), options: { owner: 'o' } }), 0);
+  t.equal(await code('Create', { resource: wr('a') }), status.ALREADY_EXISTS);
+  t.equal(await code('Update', { new_resource: wr('a', '1'), options: { owner: 'x' } }), status.PERMISSION_DENIED);
+  t.equal(await code('Update', { new_resource: wr('a', '7'), options: { owner: 'o' } }), status.FAILED_PRECONDITION);
+  t.equal(await code('Update', { new_resource: wr('a', '1'), options: { owner: 'o', expected_phase: 'tearingDown' } }), status.INVALID_ARGUMENT);
+  t.equal(await code('Create', { resource: { metadata: { namespace: 'n', type: 'T', id: 'bad' }, spec: { yaml_spec: 'a: [1' } } }), status.INVALID_ARGUMENT, 'bad YAML');
+  const watchCode = (req: object) => new Promise<number>((res) => { const c = raw.Watch!(req); c.on('error', (e: ServiceError) => res(e.code)); c.on('data', () => { c.cancel(); res(0); }); });
+  t.equal(await watchCode({ namespace: 'n', type: 'T', id: 'a', options: { bootstrap_contents: true } }), status.UNIMPLEMENTED);
+  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { id_query: { regexp: '(' } } }), status.INVALID_ARGUMENT);
+  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { start_from_bookmark: Buffer.from('nope') } }), status.FAILED_PRECONDITION);
+  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { label_query: [{ terms: [{ key: 'a', op: 42 }] }] } }), status.UNIMPLEMENTED, 'unknown label op');
+  t.same(decode('GetRequest', encode('GetRequest', { namespace: 'a', type: 'b', id: 'c' })), { namespace: 'a', type: 'b', id: 'c' });
+});

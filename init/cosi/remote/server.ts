@@ -1,0 +1,134 @@
+// server: serves any State as cosi.resource.State over grpc-js. A writer guard can
+// restrict which types a connection may write (plugins: their declared outputs), and
+// a validator checks specs against their definitions before anything is stored.
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { Pointer, Resource } from '../resource/resource.ts';
+import { StateError } from '../state/errors.ts';
+import type { State, WatchEvent } from '../state/state.ts';
+import { eventToWire, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
+import { encode, has } from './proto.ts';
+import { toServiceError } from './status.ts';
+
+export interface WriteGuard {
+  /** Who is writing, for messages ("plugin network"). */
+  readonly who: string;
+  /** Throws permission-denied if this connection may not write `type`. */
+  check(type: string): void;
+}
+
+export interface StateServerOptions {
+  guard?: WriteGuard;
+  /** Problems with a resource's spec ("spec.mtu: must be ..."); empty = valid. */
+  validate?: (r: Resource) => string[];
+}
+
+/** Field 1 (resource) of Get/List/Create/UpdateResponse, wrapped around an encoded Resource. */
+function wrapField1(inner: Buffer): Buffer {
+  const len: number[] = [];
+  let n = inner.length;
+  do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; len.push(b); } while (n);
+  return Buffer.concat([Buffer.from([0x0a, ...len]), inner]);
+}
+
+/** Ends a server stream with the error's status (grpc-js takes it from an 'error' event). */
+function failStream(call: ServerWritableStream<unknown, unknown>, e: unknown): void {
+  if (!call.cancelled) call.emit('error', toServiceError(e));
+}
+
+interface PointerRequest { namespace: string; type: string; id: string; options?: { owner?: string } }
+const ptr = (r: PointerRequest): Pointer => ({ namespace: r.namespace, type: r.type, id: r.id });
+
+export function createStateService(state: State, o: StateServerOptions = {}): UntypedServiceImplementation {
+  // Stored resources are immutable, so their encoding can be kept with them.
+  const encoded = new WeakMap<Resource, Buffer>();
+  const resourceBytes = (r: Resource): Buffer => {
+    let b = encoded.get(r);
+    if (!b) { b = encode('Resource', resourceToWire(r)); encoded.set(r, b); }
+    return b;
+  };
+  const response = (r: Resource) => wrapField1(resourceBytes(r));
+
+  const checkWrite = (r: Resource | Pointer) => {
+    const p = 'metadata' in r ? r.metadata : r;
+    o.guard?.check(p.type);
+  };
+  const checkSpec = (r: Resource) => {
+    const problems = o.validate?.(r) ?? [];
+    if (problems.length) throw new StateError('invalid-argument', `${r.metadata.type} "${r.metadata.id}": ${problems.join('; ')}`, r.metadata.id);
+  };
+
+  const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>) => {
+    fn(call.request).then((res) => cb(null, res), (e) => cb(toServiceError(e)));
+  };
+
+  return {
+    Get: unary(async (req: PointerRequest) => response(await state.get(ptr(req)))),
+
+    List: (call: ServerWritableStream<{ namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } } }, Buffer>) => {
+      (async () => {
+        const opts = call.request.options;
+        const list = await state.list({ namespace: call.request.namespace, type: call.request.type }, {
+          labelQueries: labelQueriesFromWire(opts?.label_query),
+          ...(opts?.id_query?.regexp ? { idQuery: opts.id_query.regexp } : {}),
+        });
+        for (const r of list) {
+          if (call.cancelled) return;
+          if (!call.write(response(r))) await new Promise((res) => call.once('drain', res));
+        }
+        call.end();
+      })().catch((e) => failStream(call, e));
+    },
+
+    Create: unary(async (req: { resource?: WireResource; options?: { owner: string } }) => {
+      const r = resourceFromWire(req.resource ?? {}, 'create');
+      checkWrite(r); checkSpec(r);
+      return response(await state.create(r, { owner: req.options?.owner ?? '' }));
+    }),
+
+    Update: unary(async (req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }) => {
+      const r = resourceFromWire(req.new_resource ?? {}, 'update');
+      checkWrite(r); checkSpec(r);
+      const o2 = req.options;
+      let expectedPhase: 'running' | 'tearingDown' | undefined;
+      if (o2 && has(o2, 'expected_phase')) {
+        if (o2.expected_phase !== 'running' && o2.expected_phase !== 'tearingDown') throw new StateError('invalid-argument', `unknown expected phase "${o2.expected_phase}"`, o2.expected_phase);
+        expectedPhase = o2.expected_phase;
+      }
+      return response(await state.update(r, { owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}) }));
+    }),
+
+    Destroy: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); await state.destroy(ptr(req), { owner: req.options?.owner ?? '' }); return {}; }),
+    Teardown: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); return { destroy_ready: await state.teardown(ptr(req), { owner: req.options?.owner ?? '' }) }; }),
+    TeardownAndDestroy: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); await state.teardownAndDestroy(ptr(req), { owner: req.options?.owner ?? '' }); return {}; }),
+
+    Watch: (call: ServerWritableStream<{ namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number }, object>) => {
+      const req = call.request;
+      // The sink waits at this gate until the empty first response is out; the watch
+      // awaits each sink call, so events keep their order without a side buffer.
+      let openGate!: () => void;
+      const gate = new Promise<void>((r) => { openGate = r; });
+      const send = async (events: WatchEvent[]) => {
+        await gate;
+        if (call.cancelled) return;
+        const bytes = encode('WatchResponse', { event: events.map((e) => eventToWire(e)) });
+        if (!call.write(bytes)) await new Promise((res) => call.once('drain', res));
+      };
+      const fail = (e: unknown) => failStream(call, e);
+      (async () => {
+        const watch = await state.watch(
+          { namespace: req.namespace, type: req.type, ...(has(req, 'id') ? { id: req.id! } : {}) },
+          watchOptionsFromWire(req.options),
+          send,
+          req.api_version >= 1,
+        );
+        call.on('cancelled', () => watch.close());
+        // Rule 1: one empty response as soon as the watch is set up, before any event.
+        call.write(encode('WatchResponse', {}));
+        openGate();
+        const err = await watch.done;
+        if (call.cancelled) return;
+        if (err) fail(err); else call.end();
+      })().catch(fail);
+    },
+  };
+}
