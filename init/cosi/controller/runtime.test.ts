@@ -1,0 +1,147 @@
+// Controller runtime tests: a real memory state, real controllers, converge-and-assert.
+import t, { type Test } from 'tap';
+import { until } from '../conformance/converge.ts';
+import { newResource, type Resource } from '../resource/resource.ts';
+import { MemoryState } from '../state/memory-state.ts';
+import { StateError } from '../state/errors.ts';
+import type { Controller, ControllerContext } from './contract.ts';
+import { ControllerRuntime } from './runtime.ts';
+
+const NS = 'default';
+const A = 'Sources.test.appliance.dev';
+const B = 'Targets.test.appliance.dev';
+const quietLog = () => ({ info: () => {}, warn: () => {}, error: () => {} });
+const fast = { initialMs: 20, factor: 1.5, maxMs: 200 };
+const p = (type: string, id: string) => ({ namespace: NS, type, id });
+
+/** For each A, a B with the doubled number; Bs without an A are cleaned up. */
+function doubler(counter = { runs: 0 }): Controller {
+  return {
+    name: 'doubler',
+    inputs: () => [{ namespace: NS, type: A, kind: 'weak' }],
+    outputs: () => [{ type: B, kind: 'exclusive' }],
+    async run(ctx: ControllerContext) {
+      while (await ctx.next()) {
+        counter.runs++;
+        const keep = new Set<string>();
+        for (const a of await ctx.state.list({ namespace: NS, type: A })) {
+          keep.add(a.metadata.id);
+          await ctx.state.modify(p(B, a.metadata.id), { n: 0 }, (r) => { r.spec.n = (a.spec as { n: number }).n * 2; });
+        }
+        await ctx.state.cleanup({ namespace: NS, type: B }, keep);
+      }
+    },
+  };
+}
+
+function setup(t: Test) {
+  const state = new MemoryState();
+  const rt = new ControllerRuntime(state, { log: quietLog, backoff: fast });
+  t.teardown(() => rt.stop());
+  return { state, rt };
+}
+
+t.test('outputs follow inputs: create, update, destroy', async (t) => {
+  const { state, rt } = setup(t);
+  rt.register(doubler());
+  rt.start();
+  await state.create(newResource(p(A, 'x'), { n: 2 }));
+  await state.create(newResource(p(A, 'y'), { n: 5 }));
+  const bs = async () => (await state.list({ namespace: NS, type: B })).map((r) => [r.metadata.id, (r.spec as { n: number }).n, r.metadata.owner]);
+  t.same(await until(bs, [['x', 4, 'doubler'], ['y', 10, 'doubler']]), [['x', 4, 'doubler'], ['y', 10, 'doubler']], 'a B per A, owned by the controller');
+  const x = await state.get(p(A, 'x'));
+  await state.update({ ...x, spec: { n: 21 } });
+  t.same(await until(async () => (await state.get(p(B, 'x'))).spec, { n: 42 }), { n: 42 }, 'update followed');
+  await state.destroy(p(A, 'y'));
+  t.same(await until(async () => (await state.list({ namespace: NS, type: B })).map((r) => r.metadata.id), ['x']), ['x'], 'destroy followed');
+});
+
+t.test('reconcile requests coalesce', async (t) => {
+  const { state, rt } = setup(t);
+  const counter = { runs: 0 };
+  rt.register(doubler(counter));
+  rt.start();
+  let r: Resource = await state.create(newResource(p(A, 'c'), { n: 0 }));
+  for (let i = 1; i <= 200; i++) r = await state.update({ ...r, spec: { n: i } });
+  t.same(await until(async () => (await state.get(p(B, 'c'))).spec, { n: 400 }), { n: 400 }, 'last value wins');
+  t.ok(counter.runs < 100, `200 updates took ${counter.runs} reconciles`);
+});
+
+t.test('writes outside the declared outputs are refused', async (t) => {
+  const { state, rt } = setup(t);
+  const errors: string[] = [];
+  rt.register({
+    name: 'rogue', inputs: () => [], outputs: () => [{ type: B, kind: 'shared' }],
+    async run(ctx) {
+      while (await ctx.next()) {
+        try { await ctx.state.modify(p(A, 'stolen'), {}); } catch (e) { errors.push((e as StateError).code); }
+        try { await ctx.state.list({ namespace: NS, type: 'Undeclared.test.appliance.dev' }); } catch (e) { errors.push((e as StateError).code); }
+        try { await ctx.state.addFinalizer(p(B, 'x')); } catch (e) { errors.push((e as StateError).code); }
+      }
+    },
+  });
+  rt.start();
+  const want = ['permission-denied', 'permission-denied', 'permission-denied'];
+  t.same(await until(() => errors.slice(0, 3), want), want, 'foreign write, undeclared read, finalizer on a non-input');
+  await t.rejects(state.get(p(A, 'stolen')), { code: 'not-found' });
+});
+
+t.test('a crashing controller is restarted with growing backoff, and recovers', async (t) => {
+  const { state, rt } = setup(t);
+  const starts: number[] = [];
+  rt.register({
+    name: 'flaky', inputs: () => [], outputs: () => [{ type: B, kind: 'exclusive' }],
+    async run(ctx) {
+      starts.push(Date.now());
+      if (starts.length <= 4) throw new Error(`crash ${starts.length}`);
+      while (await ctx.next()) await ctx.state.modify(p(B, 'ok'), { n: starts.length });
+    },
+  });
+  rt.start();
+  t.same(await until(async () => (await state.get(p(B, 'ok'))).spec, { n: 5 }), { n: 5 }, 'the fifth start works');
+  const gaps = starts.slice(1).map((s, i) => s - starts[i]!);
+  t.ok(gaps[0]! >= 15, `first retry after ~20ms (${gaps[0]}ms)`);
+  t.ok(gaps[3]! > gaps[0]!, `backoff grows: ${gaps.join(', ')}ms`);
+  const st = rt.statuses().find((s) => s.name === 'flaky')!;
+  t.equal(st.restarts, 4);
+  t.equal(st.lastError, 'crash 4');
+  t.ok(st.running);
+});
+
+t.test('exclusive outputs have one controller', async (t) => {
+  const { rt } = setup(t);
+  rt.register(doubler());
+  t.throws(() => rt.register({ ...doubler(), name: 'second' }), /exclusive to "doubler"/);
+  t.throws(() => rt.register(doubler()), /registered twice/);
+});
+
+t.test('teardown pattern: finalizer on a strong input, outputs torn down first', async (t) => {
+  const { state, rt } = setup(t);
+  rt.register({
+    name: 'holder',
+    inputs: () => [{ namespace: NS, type: A, kind: 'strong' }, { namespace: NS, type: B, kind: 'destroy-ready' }],
+    outputs: () => [{ type: B, kind: 'exclusive' }],
+    async run(ctx) {
+      while (await ctx.next()) {
+        for (const a of await ctx.state.list({ namespace: NS, type: A })) {
+          const id = a.metadata.id;
+          if (a.metadata.phase === 'running') {
+            if (!a.metadata.finalizers.includes('holder')) await ctx.state.addFinalizer(p(A, id));
+            await ctx.state.modify(p(B, id), { from: id });
+            continue;
+          }
+          const b = await ctx.state.find(p(B, id));
+          if (b && !(await ctx.state.teardown(p(B, id)))) continue; // B has finalizers of its own: wait
+          if (b) await ctx.state.destroy(p(B, id));
+          await ctx.state.removeFinalizer(p(A, id));
+        }
+      }
+    },
+  });
+  rt.start();
+  await state.create(newResource(p(A, 'td'), {}));
+  t.same(await until(async () => { await state.get(p(B, 'td')); return (await state.get(p(A, 'td'))).metadata.finalizers; }, ['holder']), ['holder'], 'output exists, input held');
+  await state.teardownAndDestroy(p(A, 'td'));
+  await t.rejects(state.get(p(B, 'td')), { code: 'not-found' }, 'output destroyed before the input went');
+  await t.rejects(state.get(p(A, 'td')), { code: 'not-found' });
+});

@@ -1,0 +1,115 @@
+// runtime: runs controllers against a State. For each controller it watches the
+// inputs and turns their events into reconcile requests (a one-slot queue: requests
+// coalesce), asks for one reconcile at every start, and restarts run() with
+// exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns.
+import { StateError } from '../state/errors.ts';
+import type { State, Watch } from '../state/state.ts';
+import type { Controller, ControllerLog } from './contract.ts';
+import { guardedState } from './guarded-state.ts';
+
+export interface RuntimeOptions {
+  log: (controller: string) => ControllerLog;
+  backoff?: { initialMs: number; factor: number; maxMs: number };
+}
+
+export interface ControllerStatus { name: string; running: boolean; restarts: number; lastError?: string; nextBackoffMs: number }
+
+interface Entry { controller: Controller; status: ControllerStatus; stop: () => void; done: Promise<void> }
+
+export const DEFAULT_BACKOFF = { initialMs: 500, factor: 1.5, maxMs: 60_000 };
+
+export class ControllerRuntime {
+  private readonly entries = new Map<string, Entry>();
+  private readonly exclusive = new Map<string, string>();
+  private started = false;
+  private readonly pending: Controller[] = [];
+
+  constructor(private readonly state: State, private readonly o: RuntimeOptions) {}
+
+  /** Registers a controller; exclusive outputs may have only one controller. */
+  register(c: Controller): void {
+    if (this.entries.has(c.name) || this.pending.some((p) => p.name === c.name)) throw new StateError('invalid-argument', `controller "${c.name}" registered twice`, c.name);
+    for (const out of c.outputs()) {
+      const holder = this.exclusive.get(out.type);
+      if (holder) throw new StateError('invalid-argument', `controller "${c.name}": output ${out.type} is exclusive to "${holder}"`, out.type);
+      if (out.kind === 'exclusive') this.exclusive.set(out.type, c.name);
+    }
+    if (this.started) this.launch(c); else this.pending.push(c);
+  }
+
+  start(): void {
+    this.started = true;
+    for (const c of this.pending.splice(0)) this.launch(c);
+  }
+
+  statuses(): ControllerStatus[] { return [...this.entries.values()].map((e) => ({ ...e.status })); }
+
+  async stop(): Promise<void> {
+    for (const e of this.entries.values()) e.stop();
+    await Promise.all([...this.entries.values()].map((e) => e.done));
+  }
+
+  private launch(c: Controller): void {
+    const log = this.o.log(c.name);
+    const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
+    const abort = new AbortController();
+    const status: ControllerStatus = { name: c.name, running: false, restarts: 0, nextBackoffMs: backoff.initialMs };
+    let requested = true; // one reconcile at start
+    let wake: (() => void) | null = null;
+    const request = () => { requested = true; const w = wake; wake = null; w?.(); };
+    abort.signal.addEventListener('abort', () => { const w = wake; wake = null; w?.(); });
+
+    const ctx = {
+      state: guardedState(this.state, c),
+      log,
+      signal: abort.signal,
+      async next(): Promise<boolean> {
+        while (!requested && !abort.signal.aborted) await new Promise<void>((r) => { wake = r; });
+        if (abort.signal.aborted) return false;
+        requested = false;
+        return true;
+      },
+    };
+
+    const watches: Watch[] = [];
+    const done = (async () => {
+      for (const input of c.inputs()) {
+        watches.push(await this.state.watch(
+          { namespace: input.namespace, type: input.type, ...(input.id !== undefined ? { id: input.id } : {}) },
+          {},
+          (events) => {
+            const relevant = input.kind !== 'destroy-ready' || events.some((e) => e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
+            if (relevant) request();
+          },
+        ));
+      }
+      let delay = backoff.initialMs;
+      while (!abort.signal.aborted) {
+        status.running = true;
+        const t0 = Date.now();
+        try {
+          await c.run(ctx);
+          if (abort.signal.aborted) break;
+          status.lastError = 'run returned';
+          log.warn('run returned while the runtime is up; restarting');
+        } catch (e) {
+          if (abort.signal.aborted) break;
+          status.lastError = (e as Error).message;
+          log.error(`crashed: ${(e as Error).stack ?? e}`);
+        }
+        status.running = false;
+        // A run that lasted longer than the longest wait was healthy: start the backoff over.
+        if (Date.now() - t0 > backoff.maxMs) delay = backoff.initialMs;
+        status.nextBackoffMs = delay;
+        await new Promise<void>((r) => { const timer = setTimeout(r, delay); abort.signal.addEventListener('abort', () => { clearTimeout(timer); r(); }, { once: true }); });
+        delay = Math.min(delay * backoff.factor, backoff.maxMs);
+        status.restarts++;
+        requested = true;
+      }
+      status.running = false;
+      for (const w of watches) w.close();
+    })().catch((e) => log.error(`cannot start: ${(e as Error).message}`));
+
+    this.entries.set(c.name, { controller: c, status, stop: () => abort.abort(), done });
+  }
+}
