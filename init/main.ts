@@ -4,6 +4,8 @@ import { runPid1 } from './boot/pid1.ts';
 import { testOrphanMaker, testSleep } from './commands/test-orphan-maker.ts';
 import { COMMIT, VERSION } from './version.ts';
 import { commandArgs } from './argv.ts';
+import { serve } from './commands/serve.ts';
+import { plugin } from './commands/plugin.ts';
 
 const HELP = `usage: init [command] [args]
 
@@ -12,6 +14,8 @@ pseudo filesystems, reaps orphans, handles power events and reports readiness.
 
 commands:
   version                 print version and build information as JSON
+  serve [--help]          run the engine (state, COSI API, plugins) on a host
+  plugin NAME             run a built-in plugin (the engine starts these)
   help, --help            this text
   test-orphan-maker [ms]  (tests) start a grandchild that outlives us by ms
   test-sleep [ms]         (tests) sleep ms milliseconds, then exit 0
@@ -27,6 +31,8 @@ async function main(args: string[]): Promise<number> {
     case 'help': case '--help': case '-h':
       process.stdout.write(HELP);
       return 0;
+    case 'serve': return serve(rest);
+    case 'plugin': return plugin(rest);
     case 'test-orphan-maker': return testOrphanMaker(rest);
     case 'test-sleep': return testSleep(rest);
     default:
@@ -35,4 +41,7 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
-main(commandArgs()).then((code) => { if (code >= 0) process.exitCode = code; });
+main(commandArgs()).then(
+  (code) => { if (code >= 0) process.exitCode = code; },
+  (e: Error) => { process.stderr.write(`init: ${e.message}\n`); process.exitCode = 1; },
+);

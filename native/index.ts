@@ -20,6 +20,8 @@ export interface Native {
   /** waitpid(pid, WNOHANG): null while the child still runs. Never accepts -1. */
   waitpid(pid: number): ChildExit | null;
   setChildSubreaper(): void;
+  /** SO_PEERCRED of a connected unix socket. */
+  peerCred(fd: number): { pid: number; uid: number; gid: number };
 }
 
 export const ADDON_FILE = 'appliance_native.node';

@@ -4,11 +4,13 @@
 namespace appliance {
 void InitSystem(Napi::Env env, Napi::Object exports);
 void InitProcess(Napi::Env env, Napi::Object exports);
+void InitSocket(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitSystem(env, exports);
   appliance::InitProcess(env, exports);
+  appliance::InitSocket(env, exports);
   return exports;
 }
 

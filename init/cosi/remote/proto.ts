@@ -1,7 +1,13 @@
 // proto: the protobufjs message types of the COSI wire API, built from the generated
 // descriptors (scripts/gen-proto.ts). Field names keep the .proto's snake_case.
+import Long from 'long';
 import protobuf from 'protobufjs';
 import { descriptors } from './proto-descriptors.generated.ts';
+
+// protobufjs finds `long` through a dynamic require that a bundle cannot follow;
+// hand it over so int64 fields (timestamps) decode the same bundled or not.
+protobuf.util.Long = Long as unknown as typeof protobuf.util.Long;
+protobuf.configure();
 
 const root = protobuf.Root.fromJSON(descriptors as unknown as protobuf.INamespace);
 const t = (name: string) => root.lookupType(name);

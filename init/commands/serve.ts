@@ -1,0 +1,53 @@
+// serve: the engine on a host, without PID 1's duties (no mounts, no reboot). For
+// development, the tests and the benchmarks.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { native } from '../../native/index.ts';
+import { parseCmdline } from '../boot/cmdline.ts';
+import { startEngine } from '../engine/engine.ts';
+import { createLogger } from '../log.ts';
+import { selfCommand } from '../self-command.ts';
+
+export const SERVE_HELP = `usage: init serve [options]
+
+Runs the engine (state, COSI API, plugins) on this host without PID 1 duties.
+
+options:
+  --listen HOST:PORT     COSI API address (default 127.0.0.1:50000; port 0 picks one)
+  --plugin-socket PATH   unix socket for plugins (default $TMPDIR/cosi-<pid>/plugins.sock)
+  --test-plugins         also run the test-only plugins
+  --fast-backoff         restart plugins after 100ms x1.5 (tests)
+`;
+
+export async function serve(args: string[]): Promise<number> {
+  let listen = '127.0.0.1:50000';
+  let pluginSocket = join(tmpdir(), `cosi-${process.pid}`, 'plugins.sock');
+  let testPlugins = false;
+  let fast = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
+    if (a === '--listen') listen = value();
+    else if (a === '--plugin-socket') pluginSocket = value();
+    else if (a === '--test-plugins') testPlugins = true;
+    else if (a === '--fast-backoff') fast = true;
+    else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
+    else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
+  }
+  const log = createLogger('engine');
+  const raw = readFileSync('/proc/cmdline', 'utf8').trim();
+  const engine = await startEngine({
+    log, native: native(), listen, pluginSocket, testPlugins,
+    cmdline: { raw, params: parseCmdline(raw) },
+    spawn: (a, env) => { const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] }); },
+    ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
+  });
+  await engine.setBootStatus({ phase: 'running', ready: true });
+  // Machine-readable for whoever started us (tests read the port from it).
+  process.stdout.write(`listening port=${engine.api.port}\n`);
+  await new Promise<void>((r) => { process.once('SIGTERM', r); process.once('SIGINT', r); });
+  await engine.stop();
+  return 0;
+}

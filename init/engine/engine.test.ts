@@ -1,0 +1,87 @@
+// Engine tests against the built single executable (`appliance serve`): plugins as
+// real processes on a real unix socket, the API over real gRPC.
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { artifacts } from '../../qemu/artifacts.ts';
+import { until } from '../cosi/conformance/converge.ts';
+import { RemoteState } from '../cosi/remote/client.ts';
+import { newResource } from '../cosi/resource/resource.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import { DEFINITION_TYPE } from '../cosi/meta/definition.ts';
+import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from './resource-types.ts';
+import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
+import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
+
+const { exe } = artifacts();
+const socket = join(mkdtempSync(join(tmpdir(), 'engine-test-')), 'plugins.sock');
+const engine: ChildProcess = spawn(exe, ['serve', '--listen', '127.0.0.1:0', '--plugin-socket', socket, '--test-plugins', '--fast-backoff'], { stdio: ['ignore', 'pipe', 'pipe'] });
+let log = '';
+engine.stderr!.on('data', (d: Buffer) => { log += d; });
+t.teardown(() => { engine.kill('SIGTERM'); });
+const port = await new Promise<number>((resolve, reject) => {
+  let out = '';
+  engine.stdout!.on('data', (d: Buffer) => { out += d; log += d; const m = /listening port=(\d+)/.exec(out); if (m) resolve(Number(m[1])); });
+  engine.on('exit', (c) => reject(new Error(`engine exited ${c}: ${log}`)));
+});
+const api = new RemoteState(`127.0.0.1:${port}`);
+t.teardown(() => api.close());
+
+const status = async (name: string) => (await api.get({ namespace: 'runtime', type: PLUGIN_STATUS_TYPE, id: name })).spec as PluginStatusSpec;
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+t.test('every type served has a resource definition', async (t) => {
+  const defs = (await api.list({ namespace: 'meta', type: DEFINITION_TYPE })).map((r) => r.metadata.id);
+  for (const type of [VERSION_TYPE, PLUGIN_STATUS_TYPE, MOTD_TYPE, ISSUE_TYPE, TEST_REPORT_TYPE, DEFINITION_TYPE]) t.ok(defs.includes(type.toLowerCase()), type);
+});
+
+t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t) => {
+  const before = await until(async () => (await status('issue')).state, 'running');
+  t.equal(before, 'running');
+  const issue = await status('issue');
+  const writer = await status('test-writer');
+  t.ok(alive(issue.pid), `issue plugin runs as pid ${issue.pid}`);
+  process.kill(issue.pid, 'SIGKILL');
+  const after = await until(async () => { const s = await status('issue'); return s.state === 'running' && s.pid !== issue.pid && s.restarts === issue.restarts + 1; }, true);
+  t.ok(after, 'restarted with a new pid, restarts + 1');
+  const s = await status('issue');
+  t.equal(s.lastExit?.signal, 'SIGKILL', 'last exit says SIGKILL');
+  t.equal((await status('test-writer')).pid, writer.pid, 'test-writer kept its process');
+});
+
+t.test('a plugin writing a type it does not own is refused', async (t) => {
+  const report = await until(async () => (await api.get({ namespace: 'runtime', type: TEST_REPORT_TYPE, id: 'forbidden-write' })).spec, { code: 'permission-denied' });
+  t.same(report, { code: 'permission-denied' });
+  await t.rejects(api.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'forged' }), { code: 'not-found' }, 'nothing was written');
+});
+
+t.test('a crash loop backs off', async (t) => {
+  const first = await until(async () => (await status('test-crasher')).restarts >= 2, true);
+  t.ok(first);
+  const a = await status('test-crasher');
+  await new Promise((r) => setTimeout(r, 1500));
+  const b = await status('test-crasher');
+  t.equal(b.lastExit?.code, 3);
+  t.ok(b.restarts > a.restarts, 'still restarted');
+  t.ok((b.backoffMs ?? 0) > (a.backoffMs ?? 0), `backoff grows: ${a.backoffMs}ms -> ${b.backoffMs}ms`);
+  t.ok(b.restarts - a.restarts <= 4, `at most a few restarts in 1.5s (${a.restarts} -> ${b.restarts})`);
+});
+
+t.test('a process the engine did not start cannot use the plugin socket', async (t) => {
+  const intruder = new RemoteState(`unix://${socket}`, { timeoutMs: 3000 });
+  t.teardown(() => intruder.close());
+  await t.rejects(intruder.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }), StateError);
+  t.match(log, /plugin socket: refused pid \d+/);
+});
+
+t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) => {
+  await api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'hello' }, { text: 'Hello from the test' }));
+  const text = await until(async () => ((await api.get({ namespace: 'runtime', type: ISSUE_TYPE, id: 'banner' })).spec as { text: string }).text.includes('Hello from the test'), true);
+  t.ok(text, 'banner includes the motd');
+  await t.rejects(api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'bad' }, { text: 42 })), { code: 'invalid-argument', message: /spec.text: must be a string/ });
+  await t.rejects(api.create(newResource({ namespace: 'config', type: 'Nopes.x.dev', id: 'n' }, {})), { code: 'invalid-argument', message: /unknown resource type/ });
+  await t.rejects(api.create(newResource({ namespace: 'nowhere', type: MOTD_TYPE, id: 'n' }, { text: 'x' })), { code: 'invalid-argument', message: /unknown namespace "nowhere"/ });
+  await t.rejects(api.create(newResource({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }, {})), { code: 'already-exists' });
+});

@@ -1,0 +1,73 @@
+// engine: PID 1's heart, also runnable on a host (`serve`). It owns the resource
+// state, registers every type the system serves, publishes what it knows itself
+// (version, kernel command line, boot status, plugin statuses), serves the COSI
+// API, and supervises the plugins.
+import { release, arch } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import type { Native } from '../../native/index.ts';
+import { PLUGINS } from '../../plugins/index.ts';
+import { registerMeta, registerNamespace, registerType } from '../cosi/meta/registry.ts';
+import { newResource } from '../cosi/resource/resource.ts';
+import { copyResource } from '../cosi/state/freeze.ts';
+import { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Logger } from '../log.ts';
+import { COMMIT, VERSION } from '../version.ts';
+import type { Cmdline } from '../boot/cmdline.ts';
+import { startApiServer, type ApiServer } from './api-server.ts';
+import {
+  BOOT_STATUS_TYPE, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, RUNTIME_NS, VERSION_TYPE,
+  type BootStatusSpec, type KernelCmdlineSpec, type VersionSpec,
+} from './resource-types.ts';
+import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
+import { createValidator } from './validation.ts';
+
+export interface EngineOptions {
+  log: Logger;
+  native: Native;
+  listen: string;
+  pluginSocket: string;
+  cmdline: { raw: string; params: Cmdline };
+  spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
+  testPlugins?: boolean;
+  /** Plugin restart backoff (tests shorten it). */
+  backoff?: { initialMs: number; factor: number; maxMs: number };
+}
+
+export interface Engine {
+  readonly state: MemoryState;
+  readonly api: ApiServer;
+  setBootStatus(s: BootStatusSpec): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startEngine(o: EngineOptions): Promise<Engine> {
+  const state = new MemoryState();
+  await registerMeta(state);
+  for (const [ns, description] of Object.entries(NAMESPACES)) await registerNamespace(state, ns, description);
+  const plugins = PLUGINS.filter((p) => o.testPlugins || !p.testOnly);
+  for (const d of [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]) await registerType(state, d);
+
+  const own = (type: string, id: string, spec: unknown) => state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
+  await own(VERSION_TYPE, 'appliance', { version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch() } satisfies VersionSpec);
+  await own(KERNEL_CMDLINE_TYPE, 'current', { raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params) } satisfies KernelCmdlineSpec);
+  await own(BOOT_STATUS_TYPE, 'boot', { phase: 'booting', ready: false } satisfies BootStatusSpec);
+
+  const supervisor = new PluginSupervisor({ state, log: o.log, spawn: o.spawn, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}) });
+  const api = await startApiServer({
+    state, log: o.log, native: o.native, validate: createValidator(state),
+    listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
+  });
+  supervisor.start(plugins);
+
+  return {
+    state, api,
+    async setBootStatus(s) {
+      const cur = await state.get({ namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' });
+      await state.update({ ...copyResource(cur), spec: s }, { owner: ENGINE_OWNER });
+    },
+    async stop() {
+      await supervisor.stop();
+      await api.stop();
+    },
+  };
+}

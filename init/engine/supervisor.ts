@@ -1,0 +1,99 @@
+// supervisor: runs each plugin as a child process of this same executable, restarts
+// it with backoff when it dies (without touching the others), and publishes its
+// status as a PluginStatus resource. Plugins are known by pid: the plugin socket
+// admits a connection only from a pid the supervisor started.
+import type { ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { newResource } from '../cosi/resource/resource.ts';
+import { isNotFound } from '../cosi/state/errors.ts';
+import { copyResource } from '../cosi/state/freeze.ts';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Logger } from '../log.ts';
+import { pluginOutputs, type Plugin } from '../../plugins/sdk/plugin.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from './resource-types.ts';
+import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
+
+export const ENGINE_OWNER = 'engine';
+
+export interface SupervisorOptions {
+  state: MemoryState;
+  log: Logger;
+  /** Starts `<exe> plugin <name>` with the given environment. */
+  spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
+  socketPath: string;
+  backoff?: { initialMs: number; factor: number; maxMs: number };
+}
+
+interface Running { plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout }
+
+export class PluginSupervisor {
+  private readonly plugins = new Map<string, Running>();
+  private stopping = false;
+
+  constructor(private readonly o: SupervisorOptions) {}
+
+  /** The plugin a process id belongs to, if the supervisor started it and it still runs. */
+  byPid(pid: number): Plugin | undefined {
+    for (const r of this.plugins.values()) if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
+    return undefined;
+  }
+
+  start(plugins: readonly Plugin[]): void {
+    for (const p of plugins) {
+      const r: Running = { plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: pluginOutputs(p) }, delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs };
+      this.plugins.set(p.name, r);
+      this.launch(r);
+    }
+  }
+
+  async stop(timeoutMs = 5000): Promise<void> {
+    this.stopping = true;
+    const waits: Promise<unknown>[] = [];
+    for (const r of this.plugins.values()) {
+      clearTimeout(r.timer);
+      const c = r.child;
+      if (c && c.exitCode === null && c.signalCode === null) {
+        waits.push(new Promise((res) => { c.once('exit', res); setTimeout(() => { c.kill('SIGKILL'); res(undefined); }, timeoutMs).unref(); }));
+        c.kill('SIGTERM');
+      }
+    }
+    await Promise.all(waits);
+  }
+
+  private async publish(r: Running): Promise<void> {
+    const p = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name };
+    const spec = structuredClone(r.status);
+    try {
+      const cur = await this.o.state.get(p);
+      await this.o.state.update({ ...copyResource(cur), spec }, { owner: ENGINE_OWNER });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      await this.o.state.create(newResource(p, spec), { owner: ENGINE_OWNER });
+    }
+  }
+
+  private launch(r: Running): void {
+    const log = this.o.log.child(`plugin/${r.plugin.name}`);
+    const started = Date.now();
+    const child = this.o.spawn(['plugin', r.plugin.name], { ...process.env, COSI_PLUGIN_SOCKET: this.o.socketPath });
+    r.child = child;
+    r.status = { ...r.status, state: 'running', pid: child.pid ?? 0 }; // backoffMs stays: the wait before this start
+    void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', (l) => log.info(l));
+    }
+    child.on('error', (e) => log.error(`cannot start: ${e.message}`));
+    child.on('exit', (code, signal) => {
+      r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit: { code, signal, at: new Date().toISOString() } };
+      if (this.stopping) { void this.publish(r).catch(() => {}); return; }
+      const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
+      // A plugin that ran longer than the longest wait was healthy: start the backoff over.
+      if (Date.now() - started > backoff.maxMs) r.delay = backoff.initialMs;
+      r.status.backoffMs = Math.round(r.delay);
+      log.warn(`exited (${signal ? `signal ${signal}` : `code ${code}`}); restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
+      void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+      r.timer = setTimeout(() => { r.status.restarts++; this.launch(r); }, r.delay);
+      r.delay = Math.min(r.delay * backoff.factor, backoff.maxMs);
+    });
+  }
+}

@@ -1,0 +1,12 @@
+// issue: renders the login banner (Issue) from the version and the users' Motds.
+// Small on purpose: it proves the path API -> state -> plugin process -> state -> API.
+import type { Plugin } from '../sdk/plugin.ts';
+import { issueRenderController } from './issue-render.ts';
+import { ISSUE_TYPES } from './types.ts';
+
+export const issuePlugin: Plugin = {
+  name: 'issue',
+  description: 'Renders the login banner from the version and the Motd resources.',
+  types: () => ISSUE_TYPES,
+  controllers: () => [issueRenderController()],
+};

@@ -1,0 +1,19 @@
+// plugin: what a plugin is. A name, the types it defines, and its controllers. The
+// engine derives the types a plugin may write from its controllers' outputs.
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+
+export interface Plugin {
+  readonly name: string;
+  readonly description: string;
+  /** Resource types this plugin introduces (registered by the engine before it starts). */
+  types(): DefinitionInput[];
+  controllers(): Controller[];
+  /** Off unless the engine runs with test plugins enabled. */
+  readonly testOnly?: boolean;
+}
+
+/** The types a plugin's connection may write. */
+export function pluginOutputs(p: Plugin): string[] {
+  return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
+}

@@ -1,0 +1,31 @@
+// run-plugin: the process side of a plugin. Connects to the engine's plugin socket
+// (COSI_PLUGIN_SOCKET) with the ordinary COSI State client, runs the controllers,
+// and stops cleanly on SIGTERM.
+import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
+import { RemoteState } from '../../init/cosi/remote/client.ts';
+import type { Plugin } from './plugin.ts';
+
+export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
+
+const line = (level: string, who: string, msg: string) => process.stderr.write(`${level}${who}: ${msg}\n`);
+
+export async function runPlugin(p: Plugin): Promise<number> {
+  const socket = process.env[PLUGIN_SOCKET_ENV];
+  if (!socket) { line('', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`); return 2; }
+  const state = new RemoteState(`unix://${socket}`);
+  await state.waitReady(10_000);
+  const runtime = new ControllerRuntime(state, {
+    log: (c) => ({ info: (m) => line('', c, m), warn: (m) => line('WARN ', c, m), error: (m) => line('ERROR ', c, m) }),
+  });
+  for (const c of p.controllers()) runtime.register(c);
+  runtime.start();
+  line('', p.name, `running ${p.controllers().length} controller(s)`);
+  // Signal listeners do not keep Node alive; a plugin without input watches would
+  // otherwise exit as soon as its first reconcile is done.
+  const alive = setInterval(() => {}, 1 << 30);
+  await new Promise<void>((resolve) => { process.once('SIGTERM', resolve); process.once('SIGINT', resolve); });
+  clearInterval(alive);
+  await runtime.stop();
+  state.close();
+  return 0;
+}

@@ -1,0 +1,47 @@
+// testing: plugins that exist only for the engine's tests (enabled by
+// `serve --test-plugins` or the kernel switch appliance.test.plugins).
+//   test-writer   writes its own output, then tries a type it does not own and
+//                 records the error code it got in its output
+//   test-crasher  exits with status 3 as soon as it starts (a crash loop)
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import { StateError } from '../../init/cosi/state/errors.ts';
+import { RUNTIME_NS, VERSION_TYPE } from '../../init/engine/resource-types.ts';
+import { RemoteState } from '../../init/cosi/remote/client.ts';
+import type { Plugin } from '../sdk/plugin.ts';
+import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
+
+export const TEST_REPORT_TYPE = 'TestReports.test.appliance.dev';
+
+const writer: Controller = {
+  name: 'test-writer',
+  inputs: () => [],
+  outputs: () => [{ type: TEST_REPORT_TYPE, kind: 'exclusive' }],
+  async run(ctx) {
+    while (await ctx.next()) {
+      let code = 'none';
+      // A plain client on the same socket (same pid, so the same identity) skips the
+      // controller's own guard: the engine must refuse the write on its side.
+      const raw = new RemoteState(`unix://${process.env[PLUGIN_SOCKET_ENV]}`);
+      try {
+        await raw.create({ metadata: { namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'forged', version: 0, owner: '', phase: 'running', created: 0, updated: 0, finalizers: [], labels: {}, annotations: {} }, spec: { version: 'forged' } }, { owner: 'test-writer' });
+        code = 'accepted';
+      } catch (e) { code = e instanceof StateError ? e.code : `error: ${(e as Error).message}`; } finally { raw.close(); }
+      await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, { code }, (r) => { r.spec = { code }; });
+    }
+  },
+};
+
+export const testWriterPlugin: Plugin = {
+  name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true,
+  types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS }],
+  controllers: () => [writer],
+};
+
+export const testCrasherPlugin: Plugin = {
+  name: 'test-crasher', description: 'test: exits at once, every time', testOnly: true,
+  types: () => [],
+  controllers: () => [{
+    name: 'test-crasher', inputs: () => [], outputs: () => [],
+    async run() { process.stderr.write('test-crasher: exiting with status 3\n'); process.exit(3); },
+  }],
+};
