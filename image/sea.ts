@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
 import { sha256File } from '../scripts/lib/hash.ts';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -16,14 +17,16 @@ export interface SeaOptions {
   output: string;
   /** Node binary to start from (default: the one running this build). */
   node?: string;
-  /** Scratch files (sea-config.json, the blob) are written next to `output`. */
+  /** Where the scratch files (sea config, blob) go; default: next to `output`. */
+  scratchDir?: string;
   codeCache?: boolean;
 }
 
 export async function makeSea(o: SeaOptions): Promise<void> {
   const node = o.node ?? process.execPath;
-  const config = `${o.output}.sea-config.json`;
-  const blob = `${o.output}.sea-blob`;
+  const scratch = join(o.scratchDir ?? dirname(o.output), basename(o.output));
+  const config = `${scratch}.sea-config.json`;
+  const blob = `${scratch}.sea-blob`;
   writeFileSync(config, JSON.stringify({
     main: o.main,
     output: blob,
@@ -48,15 +51,11 @@ export async function makeSea(o: SeaOptions): Promise<void> {
   if (!readFileSync(o.output).includes(`${SEA_FUSE}:1`)) throw new Error(`${o.output}: SEA fuse not flipped; the executable would run as plain node`);
 }
 
-/** Runs the executable's `version` command; a plain copy of node would not answer it. */
-export function checkSeaRuns(exe: string, expectedVersion: string): void {
+/** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */
+export function checkSeaRuns(exe: string, args: string[], expect: RegExp): void {
   let out: string;
-  try { out = execFileSync(exe, ['version'], { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) {
-    throw new Error(`${exe} version failed: the SEA does not run our entry (${(e as Error).message.split('\n')[0]})`, { cause: e });
+  try { out = execFileSync(exe, args, { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) {
+    throw new Error(`${exe} ${args.join(' ')} failed: the SEA does not run our entry (${(e as Error).message.split('\n')[0]})`, { cause: e });
   }
-  let parsed: { version?: string };
-  try { parsed = JSON.parse(out) as { version?: string }; } catch (e) {
-    throw new Error(`${exe} version printed ${JSON.stringify(out.slice(0, 200))}, not our JSON: the SEA does not run our entry`, { cause: e });
-  }
-  if (parsed.version !== expectedVersion) throw new Error(`${exe} version says ${parsed.version}, expected ${expectedVersion}`);
+  if (!expect.test(out)) throw new Error(`${exe} ${args.join(' ')} printed ${JSON.stringify(out.slice(0, 200))}, not ${expect}: the SEA does not run our entry`);
 }

@@ -22,7 +22,7 @@ commands:
 `;
 
 async function main(args: string[]): Promise<number> {
-  if (process.pid === 1) { runPid1(); return -1; }
+  if (process.pid === 1) { await runPid1(); return -1; }
   const [cmd = 'help', ...rest] = args;
   switch (cmd) {
     case 'version':

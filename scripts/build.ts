@@ -17,7 +17,7 @@ import { step } from './lib/log.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
 
-export interface BuildResult { kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string }
+export interface BuildResult { kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string }
 
 /** Runs `make` only when `key` differs from the one recorded by the last successful run. */
 async function keyed(name: string, key: string, outputs: string[], make: () => Promise<void>): Promise<boolean> {
@@ -33,13 +33,13 @@ async function gitCommit(): Promise<string> {
   return r.exitCode === 0 ? r.stdout.trim() : 'unknown';
 }
 
-export async function build(): Promise<BuildResult> {
+/** hostOnly: just the executables (no initramfs, no kernel), for host tests in a hurry. */
+export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult> {
   mkdirSync(BUILD, { recursive: true });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   const commit = await gitCommit();
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
-  const kernel = await buildKernel();
   const addon = await buildNative();
 
   let s = step('bundle');
@@ -54,9 +54,22 @@ export async function build(): Promise<BuildResult> {
   const seaKey = sha256(readFileSync(bundleFile), nodeId);
   const seaBuilt = await keyed('sea', seaKey, [exe], async () => {
     await makeSea({ main: bundleFile, output: exe, node });
-    checkSeaRuns(exe, pkg.version);
+    checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
   });
   s.done(seaBuilt ? `${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB)` : 'up to date');
+
+  s = step('cosictl');
+  const cliBundle = join(OUT, 'cosictl.cjs');
+  const cliExe = join(OUT, 'cosictl');
+  await bundle({ entry: join(ROOT, 'cli', 'cosictl.ts'), outfile: cliBundle, version: pkg.version, commit });
+  const cliBuilt = await keyed('cosictl', sha256(readFileSync(cliBundle), nodeId), [cliExe], async () => {
+    await makeSea({ main: cliBundle, output: cliExe, node, scratchDir: BUILD });
+    checkSeaRuns(cliExe, ['--help'], /usage: cosictl/);
+  });
+  s.done(cliBuilt ? `${cliExe} and ${cliBundle}` : 'up to date');
+
+  const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '' };
+  if (o.hostOnly) return partial;
 
   s = step('initramfs');
   const initramfs = join(OUT, 'initramfs.cpio.zst');
@@ -68,6 +81,7 @@ export async function build(): Promise<BuildResult> {
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
+  const kernel = await buildKernel();
   const vmlinuz = join(OUT, 'vmlinuz');
   if (!existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage))) copyFileSync(kernel.bzImage, vmlinuz);
   copyFileSync(kernel.config, join(OUT, 'kernel.config'));
@@ -82,16 +96,17 @@ export async function build(): Promise<BuildResult> {
       vmlinuz: await describeArtifact(vmlinuz),
       initramfs: await describeArtifact(initramfs),
       cmdline: await describeArtifact(cmdline),
+      cosictl: await describeArtifact(cliExe),
     },
   });
-  process.stderr.write(`[build] artifacts in ${OUT}: vmlinuz, initramfs.cpio.zst, cmdline, manifest.json\n`);
-  return { kernel: vmlinuz, initramfs, cmdline, exe, addon, manifest };
+  process.stderr.write(`[build] artifacts in ${OUT}: vmlinuz, initramfs.cpio.zst, cmdline, manifest.json, cosictl\n`);
+  return { kernel: vmlinuz, initramfs, cmdline, exe, addon, manifest, cosictl: cliExe };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--help')) {
-    process.stdout.write(`usage: npm run build\n\nBuilds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline and out/manifest.json.\nSteps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.\n`);
+    process.stdout.write(`usage: npm run build [-- --host-only]\n\nBuilds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline, out/manifest.json and out/cosictl.\nSteps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.\n  --host-only   only the executables (out/build/appliance, out/cosictl), no image\n`);
   } else {
-    await build();
+    await build({ hostOnly: process.argv.includes('--host-only') });
   }
 }

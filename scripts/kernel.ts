@@ -9,6 +9,7 @@ import { $ } from 'zx';
 import { CACHE, ROOT } from './lib/paths.ts';
 import { sha256 } from './lib/hash.ts';
 import { step } from './lib/log.ts';
+import { withLock } from './lib/lock.ts';
 
 /** Bump when the recipe below changes in a way that changes the output. */
 const RECIPE = '1';
@@ -75,6 +76,18 @@ export async function buildKernel(): Promise<KernelArtifact> {
   const bzImage = join(dir, 'bzImage');
   const config = join(dir, 'config');
   if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return { bzImage, config, key, sourceVersion: version }; }
+  mkdirSync(join(CACHE, 'kernel'), { recursive: true });
+  return withLock(join(CACHE, 'kernel', `${key}.lock`), (pid) => s.info(`another build (pid ${pid}) is compiling this kernel; waiting for it`), async () => {
+    if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return { bzImage, config, key, sourceVersion: version }; }
+    await compile(s, tarball, version, dir);
+    s.done(`built ${key} (${version})`);
+    return { bzImage, config, key, sourceVersion: version };
+  });
+}
+
+async function compile(s: ReturnType<typeof step>, tarball: string, version: string, dir: string): Promise<void> {
+  const bzImage = join(dir, 'bzImage');
+  const config = join(dir, 'config');
 
   const srcRoot = join(CACHE, 'src', version.replace(/[^\w.@-]/g, '_'));
   const src = join(srcRoot, 'linux');
@@ -89,6 +102,7 @@ export async function buildKernel(): Promise<KernelArtifact> {
   }
 
   const obj = join(dir, 'obj');
+  rmSync(obj, { recursive: true, force: true }); // whatever an interrupted run left
   mkdirSync(obj, { recursive: true });
   const common = [`O=${obj}`, 'ARCH=x86_64'];
   const log = (m: string) => s.info(m);
@@ -106,8 +120,6 @@ export async function buildKernel(): Promise<KernelArtifact> {
   copyFileSync(join(obj, '.config'), config);
   renameSync(bzImage + '.tmp', bzImage); // last, so a half-built cache entry never counts as a hit
   rmSync(obj, { recursive: true, force: true });
-  s.done(`built ${key} (${version})`);
-  return { bzImage, config, key, sourceVersion: version };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,5 +1,6 @@
 // pid1: the boot sequence when this program is the kernel's init. Phases run in
 // order, each logged with its duration; the ready line ends boot.
+import { readFileSync } from 'node:fs';
 import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
@@ -13,6 +14,11 @@ import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
+import { startEngine, type Engine } from '../engine/engine.ts';
+
+/** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
+export const DEFAULT_API_LISTEN = '0.0.0.0:50000';
+export const PLUGIN_SOCKET = '/run/cosi/plugins.sock';
 
 /** What each signal to PID 1 means. SIGINT is what the kernel sends for
  * ctrl-alt-del once reboot(CAD_OFF) handed that decision to us. */
@@ -31,7 +37,14 @@ function phase<T>(log: Logger, name: string, fn: () => T): T {
   return r;
 }
 
-export function runPid1(): void {
+async function phaseAsync<T>(log: Logger, name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const r = await fn();
+  log.info(`phase ${name} done in ${(performance.now() - t0).toFixed(1)}ms`);
+  return r;
+}
+
+export async function runPid1(): Promise<void> {
   const initStart = processStartSeconds();
   const mainStart = monotonicSeconds();
   const log = createLogger('init');
@@ -47,6 +60,7 @@ export function runPid1(): void {
 
   let cmdline: Cmdline = new Map();
   let reaper: Reaper | undefined;
+  let engine: Engine | undefined;
   let shutdown: ((a: PowerAction, why: string) => Promise<void>) | undefined;
   const guard = installGuard({
     log,
@@ -63,7 +77,14 @@ export function runPid1(): void {
     cmdline = phase(log, 'cmdline', () => readCmdline());
     reaper = phase(log, 'reaper', () => createReaper(n, log.child('reaper')));
     const r = reaper;
-    shutdown = createShutdown({ native: n, log: log.child('shutdown'), reaper: r, system: true });
+    shutdown = createShutdown({
+      native: n, log: log.child('shutdown'), reaper: r, system: true,
+      // Plugins first, gently, while the API still reports what is happening.
+      beforeStop: async () => {
+        await engine?.setBootStatus({ phase: 'stopping', ready: false }).catch(() => {});
+        await engine?.stop();
+      },
+    });
     phase(log, 'signals', () => {
       n.reboot('cad_off');
       for (const [sig, action] of Object.entries(SIGNAL_ACTIONS)) {
@@ -72,11 +93,22 @@ export function runPid1(): void {
       const buttons = watchPowerButton(log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
       log.info(buttons.length ? `power button: ${buttons.join(', ')}` : 'no power button device found');
     });
+    const rawCmdline = (() => { try { return readFileSync('/proc/cmdline', 'utf8').trim(); } catch { return ''; } })();
+    engine = await phaseAsync(log, 'api', () => startEngine({
+      log: log.child('engine'), native: n,
+      listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
+      pluginSocket: PLUGIN_SOCKET,
+      cmdline: { raw: rawCmdline, params: cmdline },
+      spawn: (args, env) => r.spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      testPlugins: cmdlineFlag(cmdline, 'appliance.test.plugins'),
+    }));
   } catch (e) {
     guard.fatal('boot failed', e);
     return;
   }
 
-  log.info(formatReady({ uptime: monotonicSeconds(), initStart, mainStart, memUsedKiB: usedMemoryKiB() }));
+  const readyAt = monotonicSeconds();
+  log.info(formatReady({ uptime: readyAt, initStart, mainStart, memUsedKiB: usedMemoryKiB() }));
+  void engine.setBootStatus({ phase: 'running', ready: true, readyUptimeSeconds: Number(readyAt.toFixed(3)) });
   runTestSwitches({ cmdline, log: log.child('test'), reaper, guard, flag: (k) => cmdlineFlag(cmdline, k) });
 }

@@ -17,6 +17,8 @@ export interface ShutdownOptions {
   system: boolean;
   /** How long processes get between SIGTERM and SIGKILL. */
   graceMs?: number;
+  /** Runs first: stops services gracefully (plugins get SIGTERM from their supervisor). */
+  beforeStop?: () => Promise<void>;
   /** Called right before reboot(2) (and instead of it when !system). */
   beforeReboot?: (action: PowerAction) => void;
 }
@@ -53,6 +55,7 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
     running = action;
     const t0 = performance.now();
     log.info(`${action} requested: ${reason}`);
+    try { await o.beforeStop?.(); } catch (e) { log.error(`stopping services: ${(e as Error).message}`); }
     try { await stopAll(); } catch (e) { log.error(`stopping processes: ${(e as Error).message}`); }
     o.native.sync();
     if (o.system) {

@@ -75,7 +75,11 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     port,
     async stop() {
       unixServer.close();
-      await Promise.all([publicServer, ...[...perPlugin.values()].map((e) => e.server)].map((s) => new Promise<void>((r) => s.tryShutdown(() => r()))));
+      // Open watches never finish by themselves: give calls a moment, then cut them.
+      await Promise.all([publicServer, ...[...perPlugin.values()].map((e) => e.server)].map((s) => new Promise<void>((r) => {
+        const force = setTimeout(() => { s.forceShutdown(); r(); }, 1000);
+        s.tryShutdown(() => { clearTimeout(force); r(); });
+      })));
     },
   };
 }

@@ -1,11 +1,8 @@
 // Engine tests against the built single executable (`appliance serve`): plugins as
 // real processes on a real unix socket, the API over real gRPC.
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
+import { startServe } from './serve-harness.ts';
 import { until } from '../cosi/conformance/converge.ts';
 import { RemoteState } from '../cosi/remote/client.ts';
 import { newResource } from '../cosi/resource/resource.ts';
@@ -16,16 +13,9 @@ import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
 
 const { exe } = artifacts();
-const socket = join(mkdtempSync(join(tmpdir(), 'engine-test-')), 'plugins.sock');
-const engine: ChildProcess = spawn(exe, ['serve', '--listen', '127.0.0.1:0', '--plugin-socket', socket, '--test-plugins', '--fast-backoff'], { stdio: ['ignore', 'pipe', 'pipe'] });
-let log = '';
-engine.stderr!.on('data', (d: Buffer) => { log += d; });
-t.teardown(() => { engine.kill('SIGTERM'); });
-const port = await new Promise<number>((resolve, reject) => {
-  let out = '';
-  engine.stdout!.on('data', (d: Buffer) => { out += d; log += d; const m = /listening port=(\d+)/.exec(out); if (m) resolve(Number(m[1])); });
-  engine.on('exit', (c) => reject(new Error(`engine exited ${c}: ${log}`)));
-});
+const served = await startServe(exe, ['--test-plugins', '--fast-backoff']);
+t.teardown(() => served.stop());
+const { port, socket } = served;
 const api = new RemoteState(`127.0.0.1:${port}`);
 t.teardown(() => api.close());
 
@@ -73,7 +63,7 @@ t.test('a process the engine did not start cannot use the plugin socket', async 
   const intruder = new RemoteState(`unix://${socket}`, { timeoutMs: 3000 });
   t.teardown(() => intruder.close());
   await t.rejects(intruder.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }), StateError);
-  t.match(log, /plugin socket: refused pid \d+/);
+  t.match(served.log(), /plugin socket: refused pid \d+/);
 });
 
 t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) => {

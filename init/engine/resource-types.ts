@@ -31,7 +31,7 @@ export interface KernelCmdlineSpec { raw: string; params: Record<string, string>
 export const ENGINE_TYPES: DefinitionInput[] = [
   {
     type: VERSION_TYPE, defaultNamespace: RUNTIME_NS,
-    printColumns: [{ name: 'Version', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' }, { name: 'Kernel', jsonPath: '{.kernel}' }],
+    printColumns: [{ name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' }, { name: 'Kernel', jsonPath: '{.kernel}' }],
   },
   {
     type: BOOT_STATUS_TYPE, defaultNamespace: RUNTIME_NS,

@@ -1,0 +1,31 @@
+// errors: cosictl's exit codes, the contract scripts rely on (see `cosictl --help`).
+import { StateError } from '../init/cosi/state/errors.ts';
+
+export const EXIT = {
+  ok: 0,
+  /** The API refused or failed the request. */
+  failed: 1,
+  /** Bad command line. */
+  usage: 2,
+  /** Input documents are invalid: nothing was written. */
+  invalid: 3,
+  /** The resource (or type) does not exist. */
+  notFound: 4,
+  /** The API could not be reached. */
+  unreachable: 5,
+} as const;
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode: number) { super(message); this.name = 'CliError'; }
+}
+
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof CliError) return e.exitCode;
+  if (e instanceof StateError) {
+    if (e.code === 'not-found') return EXIT.notFound;
+    if (/UNAVAILABLE|No connection established|cannot reach/i.test(e.message)) return EXIT.unreachable;
+    return EXIT.failed;
+  }
+  if (/cannot reach the COSI API/.test((e as Error)?.message ?? '')) return EXIT.unreachable;
+  return EXIT.failed;
+}

@@ -1,0 +1,81 @@
+// cosictl: the client of the appliance's COSI API. Runs on the user's machine.
+import { VERSION, COMMIT } from '../init/version.ts';
+import { flag, has, parseArgs, type FlagSpec } from './args.ts';
+import { loadContext } from './config.ts';
+import { CliError, EXIT, exitCodeOf } from './errors.ts';
+import { apiResources } from './commands/api-resources.ts';
+import { apply, APPLY_HELP } from './commands/apply.ts';
+import { del, DELETE_HELP } from './commands/delete.ts';
+import { get, GET_HELP } from './commands/get.ts';
+import { Session } from './session.ts';
+
+const HELP = `usage: cosictl [global flags] COMMAND [args]
+
+Reads, watches and declares the appliance's resources over the COSI API.
+
+commands:
+  get TYPE [ID...]       show resources (table, -o yaml|json, --watch, -l selectors)
+  apply -f FILE          create or update resources from multi-document YAML
+  delete TYPE ID...      tear down and destroy resources
+  api-resources          the resource types the machine serves
+  version                client and machine versions
+
+global flags:
+  -e, --endpoint ADDR    HOST[:PORT] or a unix socket path (default: config, then 127.0.0.1:50000)
+      --config FILE      config file (default ~/.config/cosictl/config.yaml; $COSICTL_CONFIG)
+      --context NAME     context in the config file
+  -n, --namespace NS     namespace (default: the type's default namespace)
+  -h, --help             help (also after a command: cosictl get --help)
+
+exit codes: 0 ok, 1 the API refused or failed, 2 bad usage, 3 invalid input (nothing
+written), 4 not found, 5 API unreachable.
+`;
+
+const FLAGS: FlagSpec[] = [
+  { name: 'endpoint', short: 'e', value: true }, { name: 'config', value: true }, { name: 'context', value: true },
+  { name: 'namespace', short: 'n', value: true }, { name: 'output', short: 'o', value: true },
+  { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
+  { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
+  { name: 'help', short: 'h' },
+];
+
+const out = (s: string) => { process.stdout.write(s); };
+const err = (s: string) => { process.stderr.write(s); };
+
+export async function cosictl(argv: string[]): Promise<number> {
+  const p = parseArgs(argv, FLAGS);
+  const [command, ...rest] = p.positional;
+  const helpFor: Record<string, string> = { get: GET_HELP, apply: APPLY_HELP, delete: DELETE_HELP };
+  if (has(p, 'help') || !command || command === 'help') {
+    out((command && helpFor[command]) || HELP);
+    return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
+  }
+  const known = ['get', 'apply', 'delete', 'api-resources', 'version'];
+  if (!known.includes(command)) throw new CliError(`unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage);
+  const ctx = loadContext({ endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context') });
+  const session = new Session(ctx, flag(p, 'namespace'));
+  try {
+    await session.connect();
+    const sub = { ...p, positional: rest };
+    switch (command) {
+      case 'get': return await get(session, sub, out);
+      case 'apply': return await apply(session, sub, out, err);
+      case 'delete': return await del(session, sub, out);
+      case 'api-resources': return await apiResources(session, out);
+      default: {
+        const v = await session.state.get({ namespace: 'runtime', type: 'Versions.runtime.appliance.dev', id: 'appliance' });
+        out(`client: cosictl ${VERSION} (${COMMIT})\nmachine: ${JSON.stringify(v.spec)}\n`);
+        return EXIT.ok;
+      }
+    }
+  } finally {
+    session.close();
+  }
+}
+
+export function main(): void {
+  cosictl(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code; },
+    (e: unknown) => { err(`cosictl: ${(e as Error).message}\n`); process.exitCode = exitCodeOf(e); },
+  );
+}

@@ -1,0 +1,36 @@
+// session: one connection to the API plus the resource definitions, which turn
+// what the user typed ("links", "ns", "Motd") into a type and a default namespace.
+import { DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec } from '../init/cosi/meta/definition.ts';
+import { RemoteState } from '../init/cosi/remote/client.ts';
+import type { Context } from './config.ts';
+import { CliError, EXIT } from './errors.ts';
+
+export class Session {
+  readonly state: RemoteState;
+  private defs: ResourceDefinitionSpec[] | undefined;
+
+  constructor(readonly ctx: Context, readonly namespaceFlag?: string) {
+    this.state = new RemoteState(ctx.endpoint);
+  }
+
+  async connect(timeoutMs = 5000): Promise<void> {
+    try { await this.state.waitReady(timeoutMs); } catch (e) { throw new CliError((e as Error).message, EXIT.unreachable); }
+  }
+
+  async definitions(): Promise<ResourceDefinitionSpec[]> {
+    this.defs ??= (await this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })).map((r) => r.spec as ResourceDefinitionSpec);
+    return this.defs;
+  }
+
+  async resolve(name: string): Promise<ResourceDefinitionSpec> {
+    const def = resolveDefinition(await this.definitions(), name);
+    if (!def) throw new CliError(`unknown resource type "${name}" (see \`cosictl api-resources\`)`, EXIT.notFound);
+    return def;
+  }
+
+  namespaceFor(def: ResourceDefinitionSpec): string {
+    return this.namespaceFlag ?? def.defaultNamespace ?? this.ctx.namespace ?? 'default';
+  }
+
+  close(): void { this.state.close(); }
+}

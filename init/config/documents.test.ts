@@ -1,0 +1,38 @@
+import t from 'tap';
+import { fillDefinition } from '../cosi/meta/definition.ts';
+import { formatProblem, parseDocuments } from './documents.ts';
+
+const defs = [fillDefinition({
+  type: 'Motds.config.appliance.dev', defaultNamespace: 'config',
+  schema: { type: 'object', required: ['text'], properties: { text: { type: 'string' }, priority: { type: 'integer', minimum: 0, maximum: 100 } } },
+})];
+const ns = new Set(['config', 'runtime']);
+
+t.test('valid documents resolve aliases and default namespaces', async (t) => {
+  const { docs, problems } = parseDocuments('metadata: {type: motd, id: a}\nspec: {text: hi}\n---\nmetadata: {type: Motds.config.appliance.dev, id: b, labels: {x: 1}}\nspec: {text: yo, priority: 3}\n---\n', defs, ns);
+  t.same(problems, []);
+  t.same(docs.map((d) => [d.index, d.namespace, d.type, d.id]), [[1, 'config', 'Motds.config.appliance.dev', 'a'], [2, 'config', 'Motds.config.appliance.dev', 'b']]);
+  t.same(docs[1]!.labels, { x: '1' });
+});
+
+t.test('every problem names document, field and reason', async (t) => {
+  const text = [
+    'metadata: {type: motd, id: ok}\nspec: {text: fine}',
+    'metadata: {type: motd, id: bad}\nspec: {text: 42, priority: 101, colour: red}',
+    'metadata: {type: Nope, id: x}\nspec: {}',
+    'metadata: {type: motd, id: ok}\nspec: {text: dup}',
+    'metadata: {type: motd, id: "has space", namespace: elsewhere}\nspec: {text: x}',
+    'spec: [1, 2',
+  ].join('\n---\n');
+  const { docs, problems } = parseDocuments(text, defs, ns);
+  const lines = problems.map((p) => formatProblem(p, 'f.yaml'));
+  t.equal(docs.length, 1, 'only the valid one parses');
+  t.match(lines.join('\n'), /document 2 \(Motd bad\): spec.text: must be a string, got 42/);
+  t.match(lines.join('\n'), /document 2 \(Motd bad\): spec.priority: must be <= 100, got 101/);
+  t.match(lines.join('\n'), /document 2 \(Motd bad\): spec.colour: unknown field/);
+  t.match(lines.join('\n'), /document 3 \(Nope x\): metadata.type: unknown resource type "Nope"/);
+  t.match(lines.join('\n'), /document 4 \(Motd ok\): duplicate of document 1/);
+  t.match(lines.join('\n'), /document 5 .*metadata.id: required/);
+  t.match(lines.join('\n'), /document 5 .*unknown namespace "elsewhere"/);
+  t.match(lines.join('\n'), /document 6: not valid YAML/);
+});
