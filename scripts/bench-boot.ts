@@ -37,11 +37,15 @@ await build();
 const a = artifacts();
 const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
 
+// Whatever happens, no VM outlives the benchmark.
+const vms: { kill(): void }[] = [];
+process.on('exit', () => { for (const v of vms) v.kill(); });
 const ours: (ReadyFigures & { wall: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
+  vms.push(vm);
   const line = await vm.waitFor(READY_RE, 180_000);
   const wall = (performance.now() - t0) / 1000;
   const f = parseReady(line[0]);
@@ -53,6 +57,7 @@ for (let i = 0; i < runs; i++) {
 
   const f0 = performance.now();
   const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB });
+  vms.push(fvm);
   const fl = await fvm.waitFor(/STATIC READY uptime=([\d.]+)s/, 120_000);
   const fwall = (performance.now() - f0) / 1000;
   await fvm.exited;

@@ -19,6 +19,7 @@ options:
   --plugin-socket PATH   unix socket for plugins (default $TMPDIR/cosi-<pid>/plugins.sock)
   --test-plugins         also run the test-only plugins
   --fast-backoff         restart plugins after 100ms x1.5 (tests)
+  --no-plugins           register every type but start no plugin (benchmarks)
 `;
 
 export async function serve(args: string[]): Promise<number> {
@@ -26,6 +27,7 @@ export async function serve(args: string[]): Promise<number> {
   let pluginSocket = join(tmpdir(), `cosi-${process.pid}`, 'plugins.sock');
   let testPlugins = false;
   let fast = false;
+  let noPlugins = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
@@ -33,13 +35,14 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--plugin-socket') pluginSocket = value();
     else if (a === '--test-plugins') testPlugins = true;
     else if (a === '--fast-backoff') fast = true;
+    else if (a === '--no-plugins') noPlugins = true;
     else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
     else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
   }
   const log = createLogger('engine');
   const raw = readFileSync('/proc/cmdline', 'utf8').trim();
   const engine = await startEngine({
-    log, native: native(), listen, pluginSocket, testPlugins,
+    log, native: native(), listen, pluginSocket, testPlugins, startPlugins: !noPlugins,
     cmdline: { raw, params: parseCmdline(raw) },
     spawn: (a, env) => { const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] }); },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),

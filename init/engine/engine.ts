@@ -29,6 +29,8 @@ export interface EngineOptions {
   cmdline: { raw: string; params: Cmdline };
   spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
   testPlugins?: boolean;
+  /** false: register the plugins' types but start none (benchmarks). Default true. */
+  startPlugins?: boolean;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -57,7 +59,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     state, log: o.log, native: o.native, validate: createValidator(state),
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
   });
-  supervisor.start(plugins);
+  if (o.startPlugins !== false) supervisor.start(plugins);
 
   return {
     state, api,

@@ -47,7 +47,7 @@ export class RemoteState implements State {
 
   async get(p: Pointer): Promise<Resource> {
     const res = await this.call('Get', { namespace: p.namespace, type: p.type, id: p.id });
-    return resourceFromWire(res.resource as WireResource, 'get');
+    return resourceFromWire(res.resource as WireResource, 'get', true);
   }
 
   list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]> {
@@ -57,7 +57,7 @@ export class RemoteState implements State {
         options: { label_query: labelQueriesToWire(filter?.labelQueries), ...(filter?.idQuery ? { id_query: { regexp: filter.idQuery } } : {}) },
       });
       const out: Resource[] = [];
-      stream.on('data', (m) => out.push(resourceFromWire(m.resource as WireResource, 'list')));
+      stream.on('data', (m) => out.push(resourceFromWire(m.resource as WireResource, 'list', true)));
       stream.on('error', (e) => reject(fromServiceError(e)));
       stream.on('end', () => resolve(out));
     });
@@ -105,7 +105,7 @@ export class RemoteState implements State {
       const watch: Watch = { close: () => { closed = true; call.cancel(); }, done };
       call.on('data', (msg: { event?: WireEvent[] }) => {
         if (!started) { started = true; resolve(watch); if (!msg.event?.length) return; }
-        const events = (msg.event ?? []).map(eventFromWire);
+        const events = (msg.event ?? []).map((e) => eventFromWire(e, true));
         call.pause();
         chain = chain.then(async () => { if (!closed) await sink(events); call.resume(); }).catch((e: Error) => { closed = true; call.cancel(); finish(e); });
       });

@@ -50,9 +50,8 @@ function parseVersion(v: string, where: string): number {
   return Number(v);
 }
 
-export function resourceFromWire(w: WireResource, where = 'resource'): Resource {
-  if (!w.metadata) throw new StateError('invalid-argument', `${where}: metadata is missing`);
-  const m = w.metadata;
+function decodeSpec(w: WireResource, where: string): unknown {
+  const m = w.metadata!;
   const yamlText = w.spec?.yaml_spec ?? '';
   const proto = w.spec?.proto_spec;
   let yamlValue: unknown = null;
@@ -61,18 +60,36 @@ export function resourceFromWire(w: WireResource, where = 'resource'): Resource 
       throw new StateError('invalid-argument', `${where} ${m.type}/${m.id}: yaml_spec is not valid YAML: ${(e as Error).message}`, yamlText.slice(0, 200));
     }
   }
-  let spec: unknown = yamlValue;
   if (proto && proto.length) {
     const codec = PROTO_SPEC_CODECS.get(m.type);
-    spec = codec ? codec.fromProto(proto, yamlValue) : new OpaqueSpec(new Uint8Array(proto), yamlText);
+    return codec ? codec.fromProto(proto, yamlValue) : new OpaqueSpec(new Uint8Array(proto), yamlText);
   }
+  return yamlValue;
+}
+
+/**
+ * lazySpec: parse the spec on first read (clients: a List of 10,000 need not parse
+ * 10,000 YAML documents up front). Servers decode eagerly so bad input is refused.
+ */
+export function resourceFromWire(w: WireResource, where = 'resource', lazySpec = false): Resource {
+  if (!w.metadata) throw new StateError('invalid-argument', `${where}: metadata is missing`);
+  const m = w.metadata;
   const phase = m.phase === 'tearingDown' ? 'tearingDown' : 'running';
   const metadata: Metadata = {
     namespace: m.namespace, type: m.type, id: m.id, version: parseVersion(m.version ?? '', where),
     owner: m.owner ?? '', phase, created: fromTs(m.created), updated: fromTs(m.updated),
     finalizers: [...(m.finalizers ?? [])], labels: { ...(m.labels ?? {}) }, annotations: { ...(m.annotations ?? {}) },
   };
-  return { metadata, spec };
+  if (!lazySpec) return { metadata, spec: decodeSpec(w, where) };
+  const r = { metadata } as Resource;
+  let value: unknown;
+  let parsed = false;
+  Object.defineProperty(r, 'spec', {
+    enumerable: true, configurable: true,
+    get: () => { if (!parsed) { value = decodeSpec(w, where); parsed = true; } return value; },
+    set: (v: unknown) => { value = v; parsed = true; },
+  });
+  return r;
 }
 
 // --- label queries: the wire enum numbers
@@ -111,13 +128,13 @@ export function eventToWire(e: WatchEvent, encodeResource: (r: Resource) => Wire
   };
 }
 
-export function eventFromWire(w: WireEvent): WatchEvent {
+export function eventFromWire(w: WireEvent, lazySpec = false): WatchEvent {
   const type = EVENT_TYPES[w.event_type];
   if (!type) throw new StateError('internal', `unknown event type ${w.event_type}`);
   return {
     type,
-    resource: resourceFromWire(w.resource ?? {}, 'event'),
-    ...(w.old && has(w, 'old') ? { old: resourceFromWire(w.old, 'event old') } : {}),
+    resource: resourceFromWire(w.resource ?? {}, 'event', lazySpec),
+    ...(w.old && has(w, 'old') ? { old: resourceFromWire(w.old, 'event old', lazySpec) } : {}),
     ...(has(w, 'error') ? { error: w.error } : {}),
     ...(has(w, 'bookmark') && w.bookmark ? { bookmark: new Uint8Array(w.bookmark) } : {}),
   };

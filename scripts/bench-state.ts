@@ -1,0 +1,97 @@
+// bench:state: the COSI API's speed on this host, against the built engine
+// (`appliance serve`) over gRPC on loopback, with the ordinary client.
+//   --resources N   resources for List and RSS (default 10000)
+//   --watchers N    concurrent kind watchers (default 100)
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RemoteState } from '../init/cosi/remote/client.ts';
+import { newResource, type Resource } from '../init/cosi/resource/resource.ts';
+import { startServe } from '../init/engine/serve-harness.ts';
+import { MOTD_TYPE } from '../plugins/issue/types.ts';
+import { build } from './build.ts';
+import { OUT } from './lib/paths.ts';
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} needs a positive integer, got "${process.argv[i + 1]}"`);
+  return v;
+}
+if (process.argv.includes('--help')) {
+  process.stdout.write('usage: npm run bench:state -- [--resources N] [--watchers N]\n\nMeasures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n');
+  process.exit(0);
+}
+const N = arg('--resources', 10_000);
+const WATCHERS = arg('--watchers', 100);
+
+const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+const { exe } = await build({ hostOnly: true });
+const served = await startServe(exe, ['--no-plugins']); // the engine alone: no plugin reacting to the writes
+const address = `127.0.0.1:${served.port}`;
+const client = new RemoteState(address);
+await client.waitReady();
+const ptr = (id: string) => ({ namespace: 'config', type: MOTD_TYPE, id });
+const rssStart = rssMiB(served.process.pid!);
+
+// Get and Update latency, sequential, after a warm-up.
+let r: Resource = await client.create(newResource(ptr('bench'), { text: 'bench 0' }));
+for (let i = 0; i < 300; i++) await client.get(ptr('bench'));
+const gets: number[] = [];
+for (let i = 0; i < 3000; i++) { const t0 = performance.now(); await client.get(ptr('bench')); gets.push(performance.now() - t0); }
+const updates: number[] = [];
+for (let i = 0; i < 2000; i++) { const t0 = performance.now(); r = await client.update({ ...r, spec: { text: `bench ${i + 1}` } }); updates.push(performance.now() - t0); }
+
+// N resources, then List them.
+process.stderr.write(`[bench] creating ${N} resources\n`);
+const tc = performance.now();
+const batch = 64;
+for (let i = 0; i < N; i += batch) {
+  await Promise.all(Array.from({ length: Math.min(batch, N - i) }, (_, j) => client.create(newResource(ptr(`r${String(i + j).padStart(6, '0')}`), { text: `resource ${i + j}` }))));
+}
+const createRate = N / ((performance.now() - tc) / 1000);
+const lists: number[] = [];
+for (let i = 0; i < 5; i++) { const t0 = performance.now(); const all = await client.list({ namespace: 'config', type: MOTD_TYPE }); lists.push(performance.now() - t0); if (all.length !== N + 1) throw new Error(`listed ${all.length}, expected ${N + 1}`); }
+const rssFull = rssMiB(served.process.pid!);
+
+// Watch delivery: WATCHERS kind watchers spread over 10 connections; 300 updates.
+const conns = Array.from({ length: 10 }, () => new RemoteState(address));
+const sent = new Map<number, number>();
+const latencies: number[] = [];
+const watches = await Promise.all(Array.from({ length: WATCHERS }, (_, i) => conns[i % conns.length]!.watch(
+  { namespace: 'config', type: MOTD_TYPE }, {},
+  (events) => { const now = performance.now(); for (const e of events) { const seq = Number(/^watch (\d+)$/.exec((e.resource.spec as { text: string }).text)?.[1]); const t0 = sent.get(seq); if (t0 !== undefined) latencies.push(now - t0); } },
+)));
+let w: Resource = await client.create(newResource(ptr('watched'), { text: 'start' }));
+for (let i = 0; i < 300; i++) {
+  sent.set(i, performance.now());
+  w = await client.update({ ...w, spec: { text: `watch ${i}` } });
+  await new Promise((res) => setTimeout(res, 5));
+}
+const expected = 300 * WATCHERS;
+for (let i = 0; i < 200 && latencies.length < expected; i++) await new Promise((res) => setTimeout(res, 25));
+for (const x of watches) x.close();
+for (const c of conns) c.close();
+client.close();
+await served.stop();
+
+const result = {
+  getP50: pct(gets, 50), getP99: pct(gets, 99), updateP50: pct(updates, 50), updateP99: pct(updates, 99),
+  listMs: pct(lists, 50), resources: N, createPerSecond: Math.round(createRate),
+  watchers: WATCHERS, watchEvents: latencies.length, watchExpected: expected, watchP50: pct(latencies, 50), watchP99: pct(latencies, 99),
+  rssStartMiB: rssStart, rssMiB: rssFull,
+};
+writeFileSync(join(OUT, 'bench-state.json'), JSON.stringify(result, null, 2) + '\n');
+process.stdout.write(`
+state benchmark (engine over gRPC on loopback, ordinary client)
+  Get latency                  p50 ${ms(result.getP50)}   p99 ${ms(result.getP99)}   (target p50 <= 0.5 ms)
+  Update latency               p50 ${ms(result.updateP50)}   p99 ${ms(result.updateP99)}
+  List of ${N} resources     ${ms(result.listMs)} (median of 5)   (target <= 150 ms)
+  create throughput            ${result.createPerSecond}/s (64 in flight)
+  watch delivery, ${WATCHERS} watchers  p50 ${ms(result.watchP50)}   p99 ${ms(result.watchP99)}   (${result.watchEvents}/${expected} events)   (target p99 <= 5 ms)
+  engine RSS                   ${rssStart.toFixed(1)} MiB empty, ${rssFull.toFixed(1)} MiB with ${N} resources
+figures saved to out/bench-state.json
+`);
+process.exit(0);
