@@ -19,6 +19,8 @@ PACKAGES=(
   cmake             # cmake-js builds the native addon
   iproute2          # network namespaces in host tests
   dnsmasq-base      # DHCP server for host network tests
+  protobuf-compiler libprotobuf-dev python3-protobuf python3-grpcio # an independent gRPC client (C-core) in the interop test
+  lz4               # compression comparisons in the boot notes
 )
 
 missing=()

@@ -76,3 +76,18 @@ t.test('status codes a foreign client sees', async (t) => {
   t.equal(await watchCode({ namespace: 'n', type: 'T', options: { label_query: [{ terms: [{ key: 'a', op: 42 }] }] } }), status.UNIMPLEMENTED, 'unknown label op');
   t.same(decode('GetRequest', encode('GetRequest', { namespace: 'a', type: 'b', id: 'c' })), { namespace: 'a', type: 'b', id: 'c' });
 });
+
+t.test('the hand-framed WatchResponse decodes like the generated encoder', async (t) => {
+  const { encodeWatchResponse } = await import('./server.ts');
+  const { eventToWire, resourceToWire } = await import('./codec.ts');
+  const r = newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: [1, 2] });
+  const stored = { ...r, metadata: { ...r.metadata, version: 3, created: 1700000000123, updated: 1700000001456 } };
+  const events = [
+    { type: 'updated' as const, resource: stored, old: { ...stored, metadata: { ...stored.metadata, version: 2 } }, bookmark: new Uint8Array([1, 2, 3]) },
+    { type: 'errored' as const, resource: stored, error: 'buffer overrun' },
+    { type: 'created' as const, resource: stored },
+  ];
+  const mine = encodeWatchResponse(events, (x) => encode('Resource', resourceToWire(x)));
+  const theirs = encode('WatchResponse', { event: events.map((e) => eventToWire(e)) });
+  t.same(decode('WatchResponse', mine), decode('WatchResponse', theirs));
+});

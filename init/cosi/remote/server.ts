@@ -5,7 +5,8 @@ import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServi
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
-import { eventToWire, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
+import protobuf from 'protobufjs';
+import { labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
 import { encode, has } from './proto.ts';
 import { toServiceError } from './status.ts';
 
@@ -24,10 +25,29 @@ export interface StateServerOptions {
 
 /** Field 1 (resource) of Get/List/Create/UpdateResponse, wrapped around an encoded Resource. */
 function wrapField1(inner: Buffer): Buffer {
-  const len: number[] = [];
-  let n = inner.length;
-  do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; len.push(b); } while (n);
-  return Buffer.concat([Buffer.from([0x0a, ...len]), inner]);
+  return Buffer.from(protobuf.Writer.create().uint32(0x0a).bytes(inner).finish());
+}
+
+const EVENT_NUMBER: Record<WatchEvent['type'], number> = { created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5 };
+
+/**
+ * A WatchResponse framed by hand around already-encoded resources: every watcher of
+ * a change shares one encoding of the resource instead of encoding it again.
+ *   WatchResponse { repeated Event event = 1 }
+ *   Event { Resource resource = 1; EventType event_type = 2; Resource old = 3; optional string error = 4; optional bytes bookmark = 5 }
+ */
+export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes: (r: Resource) => Buffer): Buffer {
+  const w = protobuf.Writer.create();
+  for (const e of events) {
+    const ev = protobuf.Writer.create();
+    ev.uint32(0x0a).bytes(resourceBytes(e.resource));
+    ev.uint32(0x10).uint32(EVENT_NUMBER[e.type]);
+    if (e.old) ev.uint32(0x1a).bytes(resourceBytes(e.old));
+    if (e.error !== undefined) ev.uint32(0x22).string(e.error);
+    if (e.bookmark) ev.uint32(0x2a).bytes(e.bookmark);
+    w.uint32(0x0a).bytes(ev.finish());
+  }
+  return Buffer.from(w.finish());
 }
 
 /** Ends a server stream with the error's status (grpc-js takes it from an 'error' event). */
@@ -110,7 +130,7 @@ export function createStateService(state: State, o: StateServerOptions = {}): Un
       const send = async (events: WatchEvent[]) => {
         await gate;
         if (call.cancelled) return;
-        const bytes = encode('WatchResponse', { event: events.map((e) => eventToWire(e)) });
+        const bytes = encodeWatchResponse(events, resourceBytes);
         if (!call.write(bytes)) await new Promise((res) => call.once('drain', res));
       };
       const fail = (e: unknown) => failStream(call, e);

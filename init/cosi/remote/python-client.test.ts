@@ -1,0 +1,30 @@
+// Interop: an independent client (Python grpcio, C-core) with message classes that
+// protoc generated from proto/, against the built engine.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { artifacts } from '../../../qemu/artifacts.ts';
+import { startServe } from '../../engine/serve-harness.ts';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const gen = mkdtempSync(join(tmpdir(), 'cosi-py-'));
+execFileSync('protoc', ['-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, 'v1alpha1/resource.proto', 'v1alpha1/state.proto', 'v1alpha1/meta.proto']);
+const served = await startServe(artifacts().exe, ['--no-plugins']);
+t.teardown(() => served.stop());
+
+let out = '';
+let code = 0;
+try {
+  // Debian's python3 has the grpcio and protobuf packages that install-host-deps.sh installs.
+  out = execFileSync('/usr/bin/python3', [fileURLToPath(new URL('python_client_check.py', import.meta.url)), gen, `127.0.0.1:${served.port}`], { encoding: 'utf8', timeout: 60_000 });
+} catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
+
+for (const line of out.trim().split('\n')) {
+  const m = /^(ok|FAIL) ([^:]+)(?::\s*(.*))?$/.exec(line);
+  if (m) t.ok(m[1] === 'ok', m[2]!, m[3] ? { why: m[3] } : {});
+}
+t.equal(code, 0, 'the Python client exited 0');
+t.ok(out.split('\n').filter((l) => l.startsWith('ok ')).length >= 20, 'all checks ran');
