@@ -4,8 +4,7 @@ import { runPid1 } from './boot/pid1.ts';
 import { testOrphanMaker, testSleep } from './commands/test-orphan-maker.ts';
 import { COMMIT, VERSION } from './version.ts';
 import { commandArgs } from './argv.ts';
-import { serve } from './commands/serve.ts';
-import { plugin } from './commands/plugin.ts';
+
 
 const HELP = `usage: init [command] [args]
 
@@ -31,8 +30,9 @@ async function main(args: string[]): Promise<number> {
     case 'help': case '--help': case '-h':
       process.stdout.write(HELP);
       return 0;
-    case 'serve': return serve(rest);
-    case 'plugin': return plugin(rest);
+    // Loaded on demand: they pull in the API stack, which PID 1 loads only in its api phase.
+    case 'serve': return (await import('./commands/serve.ts')).serve(rest);
+    case 'plugin': return (await import('./commands/plugin.ts')).plugin(rest);
     case 'test-orphan-maker': return testOrphanMaker(rest);
     case 'test-sleep': return testSleep(rest);
     default:

@@ -14,7 +14,7 @@ import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
-import { startEngine, type Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
 export const DEFAULT_API_LISTEN = '0.0.0.0:50000';
@@ -94,7 +94,9 @@ export async function runPid1(): Promise<void> {
       log.info(buttons.length ? `power button: ${buttons.join(', ')}` : 'no power button device found');
     });
     const rawCmdline = (() => { try { return readFileSync('/proc/cmdline', 'utf8').trim(); } catch { return ''; } })();
-    engine = await phaseAsync(log, 'api', () => startEngine({
+    // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
+    // the bundle, and evaluating it is what the api phase then shows.
+    engine = await phaseAsync(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
       log: log.child('engine'), native: n,
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
