@@ -10,20 +10,11 @@ import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
 import { launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
+import { benchArgs } from './lib/bench-args.ts';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} needs a positive number, got "${process.argv[i + 1]}"`);
-  return v;
-}
-
-if (process.argv.includes('--help')) {
-  process.stdout.write('usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\nBoots the appliance N times (and a static init N times as the floor) and prints boot figures.\n');
-  process.exit(0);
-}
-const runs = arg('--runs', 5);
-const memoryMiB = arg('--memory', 256);
+const args = benchArgs('usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\nBoots the appliance N times (and a static init N times as the floor) and prints boot figures.\n');
+const runs = args.int('--runs', 5);
+const memoryMiB = args.int('--memory', 256);
 
 interface Stats { median: number; min: number; max: number }
 const stats = (xs: number[]): Stats => {

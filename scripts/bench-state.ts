@@ -10,19 +10,11 @@ import { startServe } from '../init/engine/serve-harness.ts';
 import { MOTD_TYPE } from '../plugins/issue/types.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
+import { benchArgs } from './lib/bench-args.ts';
 
-function arg(name: string, dflt: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} needs a positive integer, got "${process.argv[i + 1]}"`);
-  return v;
-}
-if (process.argv.includes('--help')) {
-  process.stdout.write('usage: npm run bench:state -- [--resources N] [--watchers N]\n\nMeasures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n');
-  process.exit(0);
-}
-const N = arg('--resources', 10_000);
-const WATCHERS = arg('--watchers', 100);
+const args = benchArgs('usage: npm run bench:state -- [--resources N] [--watchers N]\n\nMeasures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n');
+const N = args.int('--resources', 10_000);
+const WATCHERS = args.int('--watchers', 100);
 
 const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
 const ms = (x: number) => `${x.toFixed(3)} ms`;
