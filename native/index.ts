@@ -22,6 +22,15 @@ export interface Native {
   setChildSubreaper(): void;
   /** SO_PEERCRED of a connected unix socket. */
   peerCred(fd: number): { pid: number; uid: number; gid: number };
+  /** A netlink socket of `protocol` (0 = NETLINK_ROUTE), joined to multicast `groups`. */
+  netlinkOpen(protocol: number, groups?: number[]): number;
+  /** Sends one request; returns every datagram of the answer (dump until DONE, else the ack). */
+  netlinkRequest(fd: number, request: Buffer, timeoutMs: number): Buffer[];
+  /** Delivers each datagram received on `fd` (a thread reads it); returns stop(). */
+  netlinkSubscribe(fd: number, onMessage: (datagram: Buffer) => void): () => void;
+  closeFd(fd: number): void;
+  /** The calling (main) thread enters a new network namespace. */
+  unshareNet(): void;
 }
 
 export const ADDON_FILE = 'appliance_native.node';

@@ -5,12 +5,14 @@ namespace appliance {
 void InitSystem(Napi::Env env, Napi::Object exports);
 void InitProcess(Napi::Env env, Napi::Object exports);
 void InitSocket(Napi::Env env, Napi::Object exports);
+void InitNetlink(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitSystem(env, exports);
   appliance::InitProcess(env, exports);
   appliance::InitSocket(env, exports);
+  appliance::InitNetlink(env, exports);
   return exports;
 }
 
