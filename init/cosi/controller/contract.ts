@@ -36,6 +36,8 @@ export interface ControllerContext {
   readonly signal: AbortSignal;
   /** Resolves true when a reconcile is due (requests coalesce), false when the controller must stop. */
   next(): Promise<boolean>;
+  /** Asks for a reconcile from outside the state (a kernel event, a timer). */
+  requestReconcile(): void;
 }
 
 export interface Controller {

@@ -63,6 +63,7 @@ export class ControllerRuntime {
       state: guardedState(this.state, c),
       log,
       signal: abort.signal,
+      requestReconcile: request,
       async next(): Promise<boolean> {
         while (!requested && !abort.signal.aborted) await new Promise<void>((r) => { wake = r; });
         if (abort.signal.aborted) return false;

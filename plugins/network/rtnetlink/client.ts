@@ -2,6 +2,8 @@
 // and get their answer synchronously; kernel notifications arrive on another.
 import type { Native } from '../../../native/index.ts';
 import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, setLinkRequest, type LinkMessage } from './link.ts';
+import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
+import { decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant } from './route.ts';
 import { decodeMessages, errnoName, errorOf, NetlinkError, NLMSG_DONE, NLMSG_ERROR, type NetlinkMessage } from './netlink.ts';
 
 const NETLINK_ROUTE = 0;
@@ -50,6 +52,24 @@ export class Rtnl {
 
   deleteLink(index: number): void {
     this.request((seq) => deleteLinkRequest(seq, index), `delete link ${index}`);
+  }
+
+  addresses(): AddressMessage[] {
+    return this.request(getAddressesRequest, 'list addresses').filter((m) => m.type === RTM.NEWADDR).map((m) => decodeAddress(m.payload));
+  }
+
+  address(op: 'add' | 'del', index: number, address: string, prefix: number): void {
+    this.request((seq) => addressRequest(seq, op, index, address, prefix), `${op} address ${address}/${prefix} on link ${index}`);
+  }
+
+  /** Routes of the main table. */
+  routes(family: 4 | 6): RouteMessage[] {
+    return this.request((seq) => getRoutesRequest(seq, family), `list IPv${family} routes`)
+      .filter((m) => m.type === RTM.NEWROUTE).map((m) => decodeRoute(m.payload)).filter((r) => r.table === RT_TABLE_MAIN);
+  }
+
+  route(op: 'add' | 'del', r: RouteWant): void {
+    this.request((seq) => routeRequest(seq, op, r), `${op} route ${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} dev ${r.oif}`);
   }
 
   /** Kernel link notifications (RTNLGRP_LINK) until stop() is called. */

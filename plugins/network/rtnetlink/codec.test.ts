@@ -42,3 +42,10 @@ t.test('errors and truncation', async (t) => {
   t.throws(() => decodeMessages(captured.subarray(0, 100)), /claims 1468 bytes/);
   t.equal(encodeMessage(1, 0, 0, Buffer.alloc(3)).length, 20, 'padded to 4 bytes');
 });
+
+t.test('IP text <-> bytes, IPv6 compressed as RFC 5952 says', async (t) => {
+  const { ipBytes, ipString } = await import('./addr.ts');
+  for (const ip of ['10.0.2.15', '2001:db8::10', '::1', 'fe80::5054:ff:fe12:3456', '2001:db8:0:1:1:1:1:1', '::']) t.equal(ipString(ipBytes(ip)), ip);
+  t.equal(ipString(ipBytes('2001:0db8:0000:0000:0000:0000:0000:0001')), '2001:db8::1');
+  t.throws(() => ipBytes('10.0.0'), /not an IP address/);
+});
