@@ -1,9 +1,10 @@
 // index: every built-in plugin, in one list, so the whole system is one read.
 import type { Plugin } from './sdk/plugin.ts';
 import { issuePlugin } from './issue/plugin.ts';
+import { networkPlugin } from './network/plugin.ts';
 import { testCrasherPlugin, testWriterPlugin } from './testing/plugins.ts';
 
-export const PLUGINS: readonly Plugin[] = [issuePlugin, testWriterPlugin, testCrasherPlugin];
+export const PLUGINS: readonly Plugin[] = [networkPlugin, issuePlugin, testWriterPlugin, testCrasherPlugin];
 
 export function findPlugin(name: string): Plugin | undefined {
   return PLUGINS.find((p) => p.name === name);

@@ -13,7 +13,8 @@ const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
 const freePort = () => new Promise<number>((r) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => r(p)); }); });
 const port = await freePort();
-// Until the network plugin exists, the kernel's own static ip= gives the guest its address.
+// ip= on the command line is applied by our network plugin (rtnetlink), which is
+// what makes the forwarded API port reachable at all.
 const vm = launch({
   kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB: 256,
   append: ['ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off'],
@@ -29,7 +30,9 @@ const run = (args: string[], input?: string) => new Promise<{ code: number; out:
 t.test('boots and serves the API on the forwarded port', async (t) => {
   await vm.waitFor(READY_RE, 180_000);
   t.match(vm.console(), /phase api done in/);
-  const v = await run(['get', 'versions']);
+  // The address comes from the network plugin shortly after ready: retry until reachable.
+  let v = await run(['get', 'versions']);
+  for (let i = 0; i < 60 && v.code === 5; i++) { await new Promise((r) => setTimeout(r, 500)); v = await run(['get', 'versions']); }
   t.equal(v.code, 0, v.err);
   t.match(v.out, /runtime\s+Version\s+appliance\s+1\s+0\.1\.0/);
   const boot = await run(['get', 'bootstatus', 'boot', '-o', 'json']);
@@ -38,6 +41,24 @@ t.test('boots and serves the API on the forwarded port', async (t) => {
   t.match(cmd.out, /ip: 10\.0\.2\.15::10\.0\.2\.2:255\.255\.255\.0::eth0:off/, 'kernel command line parsed');
   const plugins = await run(['get', 'plugins']);
   t.match(plugins.out, /issue\s+\d+\s+running/);
+});
+
+t.test('the network plugin applied ip= and takes addresses through the API', async (t) => {
+  const link = JSON.parse((await run(['get', 'links', 'eth0', '-o', 'json'])).out) as { spec: { up: boolean; type: string; mac: string } };
+  t.same([link.spec.up, link.spec.type], [true, 'ether'], 'eth0 up, observed through netlink');
+  t.match((await run(['get', 'addressstatus', 'cmdline-eth0'])).out, /cmdline-eth0\s+eth0\s+applied/);
+  t.match((await run(['get', 'routestatus', 'cmdline-default-eth0'])).out, /applied/);
+  const added = await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n');
+  t.equal(added.code, 0, added.err);
+  let st = '';
+  for (let i = 0; i < 100 && !/applied/.test(st); i++) { st = (await run(['get', 'addressstatus', 'extra'])).out; await new Promise((r) => setTimeout(r, 100)); }
+  t.match(st, /extra\s+eth0\s+applied/, 'static address applied');
+  t.equal((await run(['delete', 'addressspec', 'extra'])).code, 0, 'removed (the plugin releases its finalizer after deleting the address)');
+  t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
+  await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n');
+  let ghost = '';
+  for (let i = 0; i < 100 && !/pending/.test(ghost); i++) { ghost = (await run(['get', 'addressstatus', 'ghost', '-o', 'yaml'])).out; await new Promise((r) => setTimeout(r, 100)); }
+  t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
 });
 
 t.test('apply a resource and watch the plugin react', async (t) => {

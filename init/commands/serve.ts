@@ -1,7 +1,6 @@
 // serve: the engine on a host, without PID 1's duties (no mounts, no reboot). For
 // development, the tests and the benchmarks.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
@@ -20,6 +19,8 @@ options:
   --test-plugins         also run the test-only plugins
   --fast-backoff         restart plugins after 100ms x1.5 (tests)
   --no-plugins           register every type but start no plugin (benchmarks)
+  --cmdline STRING       the kernel command line to publish (default: empty; the
+                         host's own is never used, so ip= cannot touch host links)
 `;
 
 export async function serve(args: string[]): Promise<number> {
@@ -28,6 +29,7 @@ export async function serve(args: string[]): Promise<number> {
   let testPlugins = false;
   let fast = false;
   let noPlugins = false;
+  let raw = '';
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
@@ -36,11 +38,11 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--test-plugins') testPlugins = true;
     else if (a === '--fast-backoff') fast = true;
     else if (a === '--no-plugins') noPlugins = true;
+    else if (a === '--cmdline') raw = value();
     else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
     else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
   }
   const log = createLogger('engine');
-  const raw = readFileSync('/proc/cmdline', 'utf8').trim();
   const engine = await startEngine({
     log, native: native(), listen, pluginSocket, testPlugins, startPlugins: !noPlugins,
     cmdline: { raw, params: parseCmdline(raw) },

@@ -47,6 +47,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   await registerMeta(state);
   for (const [ns, description] of Object.entries(NAMESPACES)) await registerNamespace(state, ns, description);
   const plugins = PLUGINS.filter((p) => o.testPlugins || !p.testOnly);
+  for (const p of plugins) for (const [ns, description] of Object.entries(p.namespaces?.() ?? {})) await registerNamespace(state, ns, description);
   for (const d of [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]) await registerType(state, d);
 
   const own = (type: string, id: string, spec: unknown) => state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });

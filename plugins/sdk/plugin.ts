@@ -6,6 +6,8 @@ import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
 export interface Plugin {
   readonly name: string;
   readonly description: string;
+  /** Namespaces this plugin introduces, with descriptions (registered by the engine). */
+  namespaces?(): Record<string, string>;
   /** Resource types this plugin introduces (registered by the engine before it starts). */
   types(): DefinitionInput[];
   controllers(): Controller[];

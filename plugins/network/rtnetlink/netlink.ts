@@ -15,7 +15,7 @@ export class NetlinkError extends Error {
 }
 
 /** errno numbers the network plugin meets, by name (errno(3)); others show as E<number>. */
-const ERRNO: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 12: 'ENOMEM', 13: 'EACCES', 16: 'EBUSY', 17: 'EEXIST', 19: 'ENODEV', 22: 'EINVAL', 34: 'ERANGE', 95: 'EOPNOTSUPP', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 113: 'EHOSTUNREACH' };
+const ERRNO: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 12: 'ENOMEM', 13: 'EACCES', 16: 'EBUSY', 17: 'EEXIST', 19: 'ENODEV', 22: 'EINVAL', 34: 'ERANGE', 95: 'EOPNOTSUPP', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 113: 'EHOSTUNREACH' };
 export const errnoName = (n: number) => ERRNO[n] ?? `E${n}`;
 
 export function encodeMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {

@@ -1,0 +1,50 @@
+// ip-cmdline: the kernel command line's `ip=` -> AddressSpec and RouteSpec at the
+// cmdline layer. (DHCP forms are recognised; the DHCP client comes later.)
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/engine/resource-types.ts';
+import { parseIpCmdline } from './ip-cmdline-parse.ts';
+import { ADDRESS_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, type AddressSpecSpec, type LinkStatusSpec, type RouteSpecSpec } from './types.ts';
+
+export function ipCmdlineController(): Controller {
+  return {
+    name: 'ip-cmdline',
+    inputs: () => [
+      { namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
+    ],
+    outputs: () => [{ type: ADDRESS_SPEC_TYPE, kind: 'shared' }, { type: ROUTE_SPEC_TYPE, kind: 'shared' }],
+    async run(ctx) {
+      let reported = '';
+      while (await ctx.next()) {
+        const cmdline = (await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }))?.spec as KernelCmdlineSpec | undefined;
+        const value = cmdline?.params.ip;
+        const addresses = new Set<string>();
+        const routes = new Set<string>();
+        if (value) {
+          try {
+            const ip = parseIpCmdline(value);
+            // No device named: the first non-loopback link, as the kernel does.
+            const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE });
+            const device = ip.device ?? links.find((l) => (l.spec as LinkStatusSpec).type !== 'loopback')?.metadata.id;
+            if (ip.dhcp && reported !== value) { ctx.log.warn(`ip=${value}: DHCP is not implemented yet; nothing configured`); reported = value; }
+            if (device && ip.address) {
+              const id = `cmdline-${device}`;
+              addresses.add(id);
+              await ctx.state.modify<AddressSpecSpec>({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id }, { address: ip.address, link: device, layer: 'cmdline' }, (r) => { r.spec = { address: ip.address!, link: device, layer: 'cmdline' }; });
+              if (ip.gateway) {
+                const rid = `cmdline-default-${device}`;
+                routes.add(rid);
+                const spec: RouteSpecSpec = { gateway: ip.gateway, link: device, layer: 'cmdline' };
+                await ctx.state.modify<RouteSpecSpec>({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE, id: rid }, spec, (r) => { r.spec = spec; });
+              }
+            }
+          } catch (e) {
+            if (reported !== value) { ctx.log.error((e as Error).message); reported = value; }
+          }
+        }
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE }, addresses);
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE }, routes);
+      }
+    },
+  };
+}

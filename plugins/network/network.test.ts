@@ -1,0 +1,76 @@
+// The network plugin's controllers against the real kernel, in a private network
+// namespace (needs root): real state, real runtime, converge-and-assert.
+import t from 'tap';
+import { native } from '../../native/index.ts';
+import { until } from '../../init/cosi/conformance/converge.ts';
+import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
+import { newResource } from '../../init/cosi/resource/resource.ts';
+import { MemoryState } from '../../init/cosi/state/memory-state.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../init/engine/resource-types.ts';
+import { networkPlugin } from './plugin.ts';
+import { Rtnl } from './rtnetlink/client.ts';
+import { ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE } from './types.ts';
+
+if (process.getuid?.() !== 0) {
+  t.plan(0, 'needs root (network namespaces)');
+} else {
+  const n = native();
+  n.unshareNet();
+  const rtnl = new Rtnl(n);
+  rtnl.createLink('eth0', 'bridge'); // a stand-in for the machine's NIC
+  const state = new MemoryState();
+  await state.create(newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, { raw: 'ip=192.0.2.15::192.0.2.1:24::eth0:off', params: { ip: '192.0.2.15::192.0.2.1:24::eth0:off' } }));
+  const errors: string[] = [];
+  const rt = new ControllerRuntime(state, { log: () => ({ info: () => {}, warn: () => {}, error: (m) => errors.push(m) }) });
+  for (const c of networkPlugin.controllers()) rt.register(c);
+  rt.start();
+  t.teardown(async () => { await rt.stop(); rtnl.close(); });
+
+  const spec = (type: string, id: string) => state.get({ namespace: NETWORK_NS, type, id }).then((r) => r.spec as Record<string, unknown>, () => undefined);
+  const kernelAddrs = () => rtnl.addresses().filter((a) => a.scope === 0).map((a) => `${a.address}/${a.prefix}`).sort();
+  const eth0 = () => rtnl.links().find((l) => l.name === 'eth0')!;
+
+  t.test('links are observed, and a change in the kernel shows within a second', async (t) => {
+    t.same(await until(async () => (await state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })).map((r) => r.metadata.id), ['eth0', 'lo']), ['eth0', 'lo']);
+    await until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.up, true); // the ip= address brings it up
+    const t0 = performance.now();
+    rtnl.setLink(eth0().index, { mtu: 1280 });
+    t.equal(await until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.mtu, 1280, 1000), 1280, 'MTU change reflected');
+    t.ok(performance.now() - t0 < 1000, `in ${(performance.now() - t0).toFixed(0)} ms, by notification`);
+  });
+
+  t.test('ip= on the kernel command line becomes an address and a default route', async (t) => {
+    t.same(await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'cmdline-eth0'))?.state, 'applied'), 'applied');
+    t.ok(kernelAddrs().includes('192.0.2.15/24'));
+    t.same(await until(async () => (await spec(ROUTE_STATUS_TYPE, 'cmdline-default-eth0'))?.state, 'applied'), 'applied');
+    t.ok(rtnl.routes(4).some((r) => r.dstLen === 0 && r.gateway === '192.0.2.1'), 'default route via 192.0.2.1 in the kernel');
+  });
+
+  t.test('a user address is applied, changed, and removed on destroy', async (t) => {
+    const p = { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'extra' };
+    await state.create(newResource(p, { address: '198.51.100.7/24', link: 'eth0' }));
+    t.equal(await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'extra'))?.state, 'applied'), 'applied');
+    t.ok(kernelAddrs().includes('198.51.100.7/24'));
+    const cur = await state.get(p);
+    await state.update({ ...cur, metadata: { ...cur.metadata, finalizers: [...cur.metadata.finalizers] }, spec: { address: '198.51.100.8/24', link: 'eth0' } });
+    t.ok(await until(async () => kernelAddrs().includes('198.51.100.8/24') && !kernelAddrs().includes('198.51.100.7/24'), true), 'old address replaced');
+    await state.teardownAndDestroy(p);
+    t.notOk(kernelAddrs().includes('198.51.100.8/24'), 'removed from the kernel before the spec went');
+    t.equal(await until(async () => spec(ADDRESS_STATUS_TYPE, 'extra'), undefined), undefined, 'status gone');
+  });
+
+  t.test('bad input shows in the status; others keep working', async (t) => {
+    await state.create(newResource({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'ghost' }, { address: '203.0.113.1/24', link: 'eth9' }));
+    await state.create(newResource({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'garbage' }, { address: '300.1.1.1/24', link: 'eth0' }));
+    await state.create(newResource({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE, id: 'far' }, { destination: '203.0.113.0/24', gateway: '10.99.0.1', link: 'eth0' }));
+    const ghost = await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'ghost'))?.state, 'pending');
+    t.equal(ghost, 'pending');
+    t.match((await spec(ADDRESS_STATUS_TYPE, 'ghost'))?.error, /link "eth9" does not exist/);
+    t.equal(await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'garbage'))?.state, 'error'), 'error');
+    t.match((await spec(ADDRESS_STATUS_TYPE, 'garbage'))?.error, /invalid address "300.1.1.1\/24"/);
+    t.equal(await until(async () => (await spec(ROUTE_STATUS_TYPE, 'far'))?.state, 'error'), 'error');
+    t.match((await spec(ROUTE_STATUS_TYPE, 'far'))?.error, /gateway 10.99.0.1 is not reachable from eth0/);
+    t.equal((await spec(ADDRESS_STATUS_TYPE, 'cmdline-eth0'))?.state, 'applied', 'the good one stays applied');
+    t.same(errors, [], 'no controller crashed');
+  });
+}

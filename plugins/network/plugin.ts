@@ -1,0 +1,21 @@
+// network: links, addresses and routes through rtnetlink; the `ip=` layer.
+import { native } from '../../native/index.ts';
+import type { Plugin } from '../sdk/plugin.ts';
+import { addressSpecController } from './address-spec.ts';
+import { ipCmdlineController } from './ip-cmdline.ts';
+import { linkStatusController } from './link-status.ts';
+import { Rtnl } from './rtnetlink/client.ts';
+import { routeSpecController } from './route-spec.ts';
+import { NETWORK_NS, NETWORK_TYPES } from './types.ts';
+
+/** One rtnetlink socket per plugin process, opened on first use (declaring the plugin opens nothing). */
+let shared: Rtnl | undefined;
+const rtnl = () => (shared ??= new Rtnl(native()));
+
+export const networkPlugin: Plugin = {
+  name: 'network',
+  description: 'Links, addresses and routes through rtnetlink; the kernel command line ip= layer.',
+  namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs) and what the kernel reports (statuses).' }),
+  types: () => NETWORK_TYPES,
+  controllers: () => [linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController()],
+};

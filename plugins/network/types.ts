@@ -1,0 +1,52 @@
+// types: the network plugin's resources, in the `network` namespace.
+//   LinkStatus     observed links (kernel dump + notifications), id = link name
+//   AddressSpec    desired addresses (users, `ip=`, later DHCP); AddressStatus per spec
+//   RouteSpec      desired routes; RouteStatus per spec
+// A spec's status says applied, pending (its link is not there yet) or error (why).
+import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+
+export const NETWORK_NS = 'network';
+export const LINK_STATUS_TYPE = 'LinkStatuses.net.appliance.dev';
+export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
+export const ADDRESS_STATUS_TYPE = 'AddressStatuses.net.appliance.dev';
+export const ROUTE_SPEC_TYPE = 'RouteSpecs.net.appliance.dev';
+export const ROUTE_STATUS_TYPE = 'RouteStatuses.net.appliance.dev';
+
+/** Where a spec came from; a higher layer wins where two describe the same thing. */
+export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
+
+export interface LinkStatusSpec { index: number; type: string; kind?: string; up: boolean; operState: string; mtu?: number; mac?: string; carrier?: boolean }
+export interface AddressSpecSpec { address: string; link: string; layer?: Layer }
+export interface RouteSpecSpec { destination?: string; gateway?: string; link: string; metric?: number; layer?: Layer }
+export type ApplyState = 'applied' | 'pending' | 'error';
+export interface SpecStatus { state: ApplyState; error?: string; link: string }
+
+const layer = { type: 'string' as const, enum: ['default', 'cmdline', 'platform', 'dhcp', 'user'] };
+
+export const NETWORK_TYPES: DefinitionInput[] = [
+  {
+    type: LINK_STATUS_TYPE, defaultNamespace: NETWORK_NS, aliases: ['links'],
+    printColumns: [{ name: 'Type', jsonPath: '{.type}' }, { name: 'Up', jsonPath: '{.up}' }, { name: 'Oper', jsonPath: '{.operState}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'MAC', jsonPath: '{.mac}' }],
+  },
+  {
+    type: ADDRESS_SPEC_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Address', jsonPath: '{.address}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Layer', jsonPath: '{.layer}' }],
+    schema: { type: 'object', required: ['address', 'link'], properties: { address: { type: 'string', format: 'cidr' }, link: { type: 'string', pattern: '^[^/\\s]{1,15}$' }, layer } },
+  },
+  {
+    type: ADDRESS_STATUS_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Error', jsonPath: '{.error}' }],
+  },
+  {
+    type: ROUTE_SPEC_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }],
+    schema: {
+      type: 'object', required: ['link'],
+      properties: { destination: { type: 'string', format: 'cidr' }, gateway: { type: 'string', format: 'ip' }, link: { type: 'string', pattern: '^[^/\\s]{1,15}$' }, metric: { type: 'integer', minimum: 0, maximum: 4294967295 }, layer },
+    },
+  },
+  {
+    type: ROUTE_STATUS_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Error', jsonPath: '{.error}' }],
+  },
+];
