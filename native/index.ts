@@ -31,7 +31,13 @@ export interface Native {
   closeFd(fd: number): void;
   /** The calling (main) thread enters a new network namespace. */
   unshareNet(): void;
+  /** no_new_privs, then keep only these capabilities (numbers, see capabilities(7)). */
+  dropCapabilities(keep: number[]): void;
 }
+
+/** Capability numbers (linux/capability.h) the plugins declare by name. */
+export const CAPABILITY = { CAP_CHOWN: 0, CAP_DAC_OVERRIDE: 1, CAP_KILL: 5, CAP_NET_BIND_SERVICE: 10, CAP_NET_BROADCAST: 11, CAP_NET_ADMIN: 12, CAP_NET_RAW: 13, CAP_SYS_MODULE: 16, CAP_SYS_CHROOT: 18, CAP_SYS_ADMIN: 21, CAP_SYS_BOOT: 22, CAP_SYS_TIME: 25 } as const;
+export type CapabilityName = keyof typeof CAPABILITY;
 
 export const ADDON_FILE = 'appliance_native.node';
 

@@ -1,6 +1,7 @@
 // Engine tests against the built single executable (`appliance serve`): plugins as
 // real processes on a real unix socket, the API over real gRPC.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { until } from '../cosi/conformance/converge.ts';
@@ -74,4 +75,17 @@ t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) =>
   await t.rejects(api.create(newResource({ namespace: 'config', type: 'Nopes.x.dev', id: 'n' }, {})), { code: 'invalid-argument', message: /unknown resource type/ });
   await t.rejects(api.create(newResource({ namespace: 'nowhere', type: MOTD_TYPE, id: 'n' }, { text: 'x' })), { code: 'invalid-argument', message: /unknown namespace "nowhere"/ });
   await t.rejects(api.create(newResource({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }, {})), { code: 'already-exists' });
+});
+
+t.test('plugins keep only their declared capabilities, with no_new_privs', async (t) => {
+  const bits = (...n: number[]) => n.reduce((m, b) => m | (1n << BigInt(b)), 0n);
+  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13)]] as const) {
+    t.equal(await until(async () => (await status(name)).state, 'running'), 'running', `${name} runs`);
+    const text = readFileSync(`/proc/${(await status(name)).pid}/status`, 'utf8');
+    const field = (k: string) => BigInt(`0x${new RegExp(`^${k}:\\s+([0-9a-f]+)`, 'm').exec(text)![1]}`);
+    t.equal(field('CapEff'), want, `${name}: effective capabilities`);
+    t.equal(field('CapPrm'), want, `${name}: permitted`);
+    t.equal(field('CapBnd'), want, `${name}: bounding set (nothing to regain by exec)`);
+    t.match(text, /^NoNewPrivs:\s+1$/m, `${name}: no_new_privs`);
+  }
 });

@@ -6,6 +6,7 @@ void InitSystem(Napi::Env env, Napi::Object exports);
 void InitProcess(Napi::Env env, Napi::Object exports);
 void InitSocket(Napi::Env env, Napi::Object exports);
 void InitNetlink(Napi::Env env, Napi::Object exports);
+void InitCaps(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -13,6 +14,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitProcess(env, exports);
   appliance::InitSocket(env, exports);
   appliance::InitNetlink(env, exports);
+  appliance::InitCaps(env, exports);
   return exports;
 }
 

@@ -8,5 +8,6 @@ export const issuePlugin: Plugin = {
   name: 'issue',
   description: 'Renders the login banner from the version and the Motd resources.',
   types: () => ISSUE_TYPES,
+  capabilities: [],
   controllers: () => [issueRenderController()],
 };

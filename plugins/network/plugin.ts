@@ -17,5 +17,6 @@ export const networkPlugin: Plugin = {
   description: 'Links, addresses and routes through rtnetlink; the kernel command line ip= layer.',
   namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs) and what the kernel reports (statuses).' }),
   types: () => NETWORK_TYPES,
+  capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE'],
   controllers: () => [linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController()],
 };

@@ -2,6 +2,7 @@
 // engine derives the types a plugin may write from its controllers' outputs.
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { CapabilityName } from '../../native/index.ts';
 
 export interface Plugin {
   readonly name: string;
@@ -11,6 +12,8 @@ export interface Plugin {
   /** Resource types this plugin introduces (registered by the engine before it starts). */
   types(): DefinitionInput[];
   controllers(): Controller[];
+  /** The only capabilities the plugin process keeps (no_new_privs is always set). */
+  readonly capabilities: readonly CapabilityName[];
   /** Off unless the engine runs with test plugins enabled. */
   readonly testOnly?: boolean;
 }

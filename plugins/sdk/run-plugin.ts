@@ -3,6 +3,7 @@
 // and stops cleanly on SIGTERM.
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
+import { CAPABILITY, native } from '../../native/index.ts';
 import type { Plugin } from './plugin.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
@@ -12,6 +13,11 @@ const line = (level: string, who: string, msg: string) => process.stderr.write(`
 export async function runPlugin(p: Plugin): Promise<number> {
   const socket = process.env[PLUGIN_SOCKET_ENV];
   if (!socket) { line('', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`); return 2; }
+  // Privileges go first, before the plugin talks to anyone.
+  try { native().dropCapabilities(p.capabilities.map((c) => CAPABILITY[c])); } catch (e) {
+    line('ERROR ', p.name, `cannot drop capabilities: ${(e as Error).message}`);
+    return 1;
+  }
   const state = new RemoteState(`unix://${socket}`);
   await state.waitReady(10_000);
   const runtime = new ControllerRuntime(state, {

@@ -32,13 +32,13 @@ const writer: Controller = {
 };
 
 export const testWriterPlugin: Plugin = {
-  name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true,
+  name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true, capabilities: [],
   types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS }],
   controllers: () => [writer],
 };
 
 export const testCrasherPlugin: Plugin = {
-  name: 'test-crasher', description: 'test: exits at once, every time', testOnly: true,
+  name: 'test-crasher', description: 'test: exits at once, every time', testOnly: true, capabilities: [],
   types: () => [],
   controllers: () => [{
     name: 'test-crasher', inputs: () => [], outputs: () => [],
