@@ -123,7 +123,15 @@ static Napi::Value UnshareNet(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// unshareUts(): a private hostname for this thread (tests of sethostname).
+static Napi::Value UnshareUts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (::unshare(CLONE_NEWUTS) != 0) ThrowErrno(env, "unshare", "CLONE_NEWUTS", errno);
+  return env.Undefined();
+}
+
 void InitNetlink(Napi::Env env, Napi::Object exports) {
+  exports.Set("unshareUts", Napi::Function::New(env, UnshareUts));
   exports.Set("netlinkOpen", Napi::Function::New(env, Open));
   exports.Set("netlinkRequest", Napi::Function::New(env, Request));
   exports.Set("netlinkSubscribe", Napi::Function::New(env, Subscribe));

@@ -1,9 +1,13 @@
 // ip-cmdline: the kernel command line's `ip=` -> AddressSpec and RouteSpec at the
-// cmdline layer. (DHCP forms are recognised; the DHCP client comes later.)
+// cmdline layer, and its hostname and DNS servers as HostnameSpec and ResolverSpec.
+// (DHCP forms are recognised; the DHCP client comes later.)
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/engine/resource-types.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
-import { ADDRESS_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, type AddressSpecSpec, type LinkStatusSpec, type RouteSpecSpec } from './types.ts';
+import {
+  ADDRESS_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE,
+  type AddressSpecSpec, type HostnameSpecSpec, type LinkStatusSpec, type ResolverSpecSpec, type RouteSpecSpec,
+} from './types.ts';
 
 export function ipCmdlineController(): Controller {
   return {
@@ -12,7 +16,10 @@ export function ipCmdlineController(): Controller {
       { namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, kind: 'weak' },
       { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
     ],
-    outputs: () => [{ type: ADDRESS_SPEC_TYPE, kind: 'shared' }, { type: ROUTE_SPEC_TYPE, kind: 'shared' }],
+    outputs: () => [
+      { type: ADDRESS_SPEC_TYPE, kind: 'shared' }, { type: ROUTE_SPEC_TYPE, kind: 'shared' },
+      { type: HOSTNAME_SPEC_TYPE, kind: 'shared' }, { type: RESOLVER_SPEC_TYPE, kind: 'shared' },
+    ],
     async run(ctx) {
       let reported = '';
       while (await ctx.next()) {
@@ -20,6 +27,8 @@ export function ipCmdlineController(): Controller {
         const value = cmdline?.params.ip;
         const addresses = new Set<string>();
         const routes = new Set<string>();
+        const hostnames = new Set<string>();
+        const resolvers = new Set<string>();
         if (value) {
           try {
             const ip = parseIpCmdline(value);
@@ -27,6 +36,14 @@ export function ipCmdlineController(): Controller {
             const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE });
             const device = ip.device ?? links.find((l) => (l.spec as LinkStatusSpec).type !== 'loopback')?.metadata.id;
             if (ip.dhcp && reported !== value) { ctx.log.warn(`ip=${value}: DHCP is not implemented yet; nothing configured`); reported = value; }
+            if (ip.hostname) {
+              hostnames.add('cmdline');
+              await ctx.state.modify<HostnameSpecSpec>({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE, id: 'cmdline' }, { hostname: ip.hostname, layer: 'cmdline' }, (r) => { r.spec = { hostname: ip.hostname!, layer: 'cmdline' }; });
+            }
+            if (ip.dns.length) {
+              resolvers.add('cmdline');
+              await ctx.state.modify<ResolverSpecSpec>({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'cmdline' }, { servers: ip.dns, layer: 'cmdline' }, (r) => { r.spec = { servers: ip.dns, layer: 'cmdline' }; });
+            }
             if (device && ip.address) {
               const id = `cmdline-${device}`;
               addresses.add(id);
@@ -44,6 +61,8 @@ export function ipCmdlineController(): Controller {
         }
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE }, addresses);
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE }, routes);
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE }, hostnames);
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }, resolvers);
       }
     },
   };

@@ -1,9 +1,12 @@
-// network: links, addresses and routes through rtnetlink; the `ip=` layer.
+// network: links, addresses and routes through rtnetlink; hostname and resolvers;
+// the `ip=` layer.
 import { native } from '../../native/index.ts';
 import type { Plugin } from '../sdk/plugin.ts';
 import { addressSpecController } from './address-spec.ts';
 import { ipCmdlineController } from './ip-cmdline.ts';
 import { linkStatusController } from './link-status.ts';
+import { hostnameController } from './hostname.ts';
+import { resolversController } from './resolvers.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import { routeSpecController } from './route-spec.ts';
 import { NETWORK_NS, NETWORK_TYPES } from './types.ts';
@@ -17,6 +20,10 @@ export const networkPlugin: Plugin = {
   description: 'Links, addresses and routes through rtnetlink; the kernel command line ip= layer.',
   namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs) and what the kernel reports (statuses).' }),
   types: () => NETWORK_TYPES,
-  capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE'],
-  controllers: () => [linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController()],
+  // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's hostname).
+  capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
+  controllers: () => [
+    linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController(),
+    hostnameController(native), resolversController(),
+  ],
 };

@@ -11,6 +11,10 @@ export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
 export const ADDRESS_STATUS_TYPE = 'AddressStatuses.net.appliance.dev';
 export const ROUTE_SPEC_TYPE = 'RouteSpecs.net.appliance.dev';
 export const ROUTE_STATUS_TYPE = 'RouteStatuses.net.appliance.dev';
+export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
+export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
+export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
+export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';
 
 /** Where a spec came from; a higher layer wins where two describe the same thing. */
 export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
@@ -18,12 +22,28 @@ export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
 export interface LinkStatusSpec { index: number; type: string; kind?: string; up: boolean; operState: string; mtu?: number; mac?: string; carrier?: boolean }
 export interface AddressSpecSpec { address: string; link: string; layer?: Layer }
 export interface RouteSpecSpec { destination?: string; gateway?: string; link: string; metric?: number; layer?: Layer }
+export interface HostnameSpecSpec { hostname: string; domainname?: string; layer?: Layer }
+export interface HostnameStatusSpec { hostname: string; domainname: string; fqdn: string; source: string; error?: string }
+export interface ResolverSpecSpec { servers: string[]; searchDomains?: string[]; layer?: Layer }
+export interface ResolverStatusSpec { servers: string[]; searchDomains: string[]; source: string; error?: string }
 export type ApplyState = 'applied' | 'pending' | 'error';
 export interface SpecStatus { state: ApplyState; error?: string; link: string }
 
 const layer = { type: 'string' as const, enum: ['default', 'cmdline', 'platform', 'dhcp', 'user'] };
 
 export const NETWORK_TYPES: DefinitionInput[] = [
+  {
+    type: HOSTNAME_SPEC_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Hostname', jsonPath: '{.hostname}' }, { name: 'Layer', jsonPath: '{.layer}' }],
+    schema: { type: 'object', required: ['hostname'], properties: { hostname: { type: 'string', format: 'hostname' }, domainname: { type: 'string', format: 'hostname' }, layer } },
+  },
+  { type: HOSTNAME_STATUS_TYPE, defaultNamespace: NETWORK_NS, printColumns: [{ name: 'FQDN', jsonPath: '{.fqdn}' }, { name: 'Source', jsonPath: '{.source}' }, { name: 'Error', jsonPath: '{.error}' }] },
+  {
+    type: RESOLVER_SPEC_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Layer', jsonPath: '{.layer}' }],
+    schema: { type: 'object', required: ['servers'], properties: { servers: { type: 'array', maxItems: 3, items: { type: 'string', format: 'ip' } }, searchDomains: { type: 'array', maxItems: 6, items: { type: 'string', format: 'hostname' } }, layer } },
+  },
+  { type: RESOLVER_STATUS_TYPE, defaultNamespace: NETWORK_NS, printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Source', jsonPath: '{.source}' }] },
   {
     type: LINK_STATUS_TYPE, defaultNamespace: NETWORK_NS, aliases: ['links'],
     printColumns: [{ name: 'Type', jsonPath: '{.type}' }, { name: 'Up', jsonPath: '{.up}' }, { name: 'Oper', jsonPath: '{.operState}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'MAC', jsonPath: '{.mac}' }],
