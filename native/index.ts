@@ -31,6 +31,8 @@ export interface Native {
   closeFd(fd: number): void;
   /** The calling (main) thread enters a new network namespace. */
   unshareNet(): void;
+  /** The calling (main) thread gets a private mount namespace (propagation private). */
+  unshareMounts(): void;
   /** The calling (main) thread gets a private hostname (UTS namespace). */
   unshareUts(): void;
   /** no_new_privs, then keep only these capabilities (numbers, see capabilities(7)). */

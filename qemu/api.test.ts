@@ -77,10 +77,14 @@ t.test('apply a resource and watch the plugin react', async (t) => {
   t.equal(bad.code, 3, 'invalid input refused');
 });
 
-t.test('powers off cleanly with plugins running', async (t) => {
-  const exit = await vm.powerdown(60_000);
-  t.ok(exit.clean);
-  t.equal(exit.code, 0);
+t.test('a PowerRequest through the API powers off cleanly with plugins running', async (t) => {
+  const r = await run(['apply', '-f', '-'], 'metadata: {type: powerrequest, id: now}\nspec: {action: poweroff}\n');
+  t.equal(r.code, 0, r.err);
+  const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), 60_000).unref());
+  const exit = await Promise.race([vm.exited, timeout]);
+  t.not(exit, 'timeout', 'QEMU exited by itself');
+  t.equal(exit === 'timeout' ? -1 : exit.code, 0);
+  t.match(vm.console(), /poweroff requested: API power request "now"/);
   t.match(vm.console(), /unmounted \d+ filesystem/);
   t.notMatch(vm.console(), /Kernel panic|uncaught exception/);
 });

@@ -103,6 +103,7 @@ export async function runPid1(): Promise<void> {
       cmdline: { raw: rawCmdline, params: cmdline },
       spawn: (args, env) => r.spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
       testPlugins: cmdlineFlag(cmdline, 'appliance.test.plugins'),
+      onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
     }));
   } catch (e) {
     guard.fatal('boot failed', e);

@@ -79,7 +79,7 @@ t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) =>
 
 t.test('plugins keep only their declared capabilities, with no_new_privs', async (t) => {
   const bits = (...n: number[]) => n.reduce((m, b) => m | (1n << BigInt(b)), 0n);
-  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 21)]] as const) {
+  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 21)], ['storage', bits(21)]] as const) {
     t.equal(await until(async () => (await status(name)).state, 'running'), 'running', `${name} runs`);
     const text = readFileSync(`/proc/${(await status(name)).pid}/status`, 'utf8');
     const field = (k: string) => BigInt(`0x${new RegExp(`^${k}:\\s+([0-9a-f]+)`, 'm').exec(text)![1]}`);

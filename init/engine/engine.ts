@@ -15,8 +15,8 @@ import { COMMIT, VERSION } from '../version.ts';
 import type { Cmdline } from '../boot/cmdline.ts';
 import { startApiServer, type ApiServer } from './api-server.ts';
 import {
-  BOOT_STATUS_TYPE, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, RUNTIME_NS, VERSION_TYPE,
-  type BootStatusSpec, type KernelCmdlineSpec, type VersionSpec,
+  BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS, VERSION_TYPE,
+  type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec, type VersionSpec,
 } from './resource-types.ts';
 import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
 import { createValidator } from './validation.ts';
@@ -31,6 +31,8 @@ export interface EngineOptions {
   testPlugins?: boolean;
   /** false: register the plugins' types but start none (benchmarks). Default true. */
   startPlugins?: boolean;
+  /** Called for each PowerRequest created through the API (PID 1: the graceful shutdown). */
+  onPowerRequest?: (action: PowerRequestSpec['action'], id: string) => void;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -61,6 +63,14 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
   });
   if (o.startPlugins !== false) supervisor.start(plugins);
+  const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
+    for (const e of events) {
+      if (e.type !== 'created') continue;
+      const action = (e.resource.spec as PowerRequestSpec).action;
+      o.log.info(`power request "${e.resource.metadata.id}": ${action}`);
+      o.onPowerRequest?.(action, e.resource.metadata.id);
+    }
+  });
 
   return {
     state, api,
@@ -69,6 +79,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
       await state.update({ ...copyResource(cur), spec: s }, { owner: ENGINE_OWNER });
     },
     async stop() {
+      power.close();
       await supervisor.stop();
       await api.stop();
     },

@@ -14,6 +14,7 @@ export const VERSION_TYPE = 'Versions.runtime.appliance.dev';
 export const BOOT_STATUS_TYPE = 'BootStatuses.runtime.appliance.dev';
 export const PLUGIN_STATUS_TYPE = 'PluginStatuses.runtime.appliance.dev';
 export const KERNEL_CMDLINE_TYPE = 'KernelCmdlines.runtime.appliance.dev';
+export const POWER_REQUEST_TYPE = 'PowerRequests.runtime.appliance.dev';
 
 export interface VersionSpec { version: string; commit: string; node: string; kernel: string; arch: string }
 export interface BootStatusSpec { phase: 'booting' | 'running' | 'stopping'; ready: boolean; readyUptimeSeconds?: number }
@@ -27,6 +28,8 @@ export interface PluginStatusSpec {
   backoffMs?: number;
 }
 export interface KernelCmdlineSpec { raw: string; params: Record<string, string> }
+/** Declared by a user (cosictl apply): the engine powers the machine off or reboots it, gracefully. */
+export interface PowerRequestSpec { action: 'poweroff' | 'reboot' | 'halt' }
 
 export const ENGINE_TYPES: DefinitionInput[] = [
   {
@@ -44,5 +47,10 @@ export const ENGINE_TYPES: DefinitionInput[] = [
   {
     type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'],
     printColumns: [{ name: 'Cmdline', jsonPath: '{.raw}' }],
+  },
+  {
+    type: POWER_REQUEST_TYPE, defaultNamespace: CONFIG_NS,
+    printColumns: [{ name: 'Action', jsonPath: '{.action}' }],
+    schema: { type: 'object', required: ['action'], properties: { action: { type: 'string', enum: ['poweroff', 'reboot', 'halt'] } } },
   },
 ];

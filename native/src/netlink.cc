@@ -6,6 +6,7 @@
 #include <linux/netlink.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <atomic>
@@ -130,7 +131,17 @@ static Napi::Value UnshareUts(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// unshareMounts(): a private mount namespace for this thread, propagation private,
+// so mounts made by tests stay theirs.
+static Napi::Value UnshareMounts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (::unshare(CLONE_NEWNS) != 0) { ThrowErrno(env, "unshare", "CLONE_NEWNS", errno); return env.Undefined(); }
+  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ThrowErrno(env, "mount", "make / rprivate", errno);
+  return env.Undefined();
+}
+
 void InitNetlink(Napi::Env env, Napi::Object exports) {
+  exports.Set("unshareMounts", Napi::Function::New(env, UnshareMounts));
   exports.Set("unshareUts", Napi::Function::New(env, UnshareUts));
   exports.Set("netlinkOpen", Napi::Function::New(env, Open));
   exports.Set("netlinkRequest", Napi::Function::New(env, Request));

@@ -1,0 +1,30 @@
+// block-device: /sys/class/block + superblocks -> BlockDevice resources. Woken by
+// kernel uevents (NETLINK_KOBJECT_UEVENT) for the block subsystem: hotplug and
+// unplug show within a second, without polling.
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import type { Native } from '../../native/index.ts';
+import { listBlockDevices, parseUevent } from './sysfs-block.ts';
+import { BLOCK_DEVICE_TYPE, STORAGE_NS } from './types.ts';
+
+const NETLINK_KOBJECT_UEVENT = 15;
+
+export function blockDeviceController(n: () => Native, sys = '/sys/class/block', dev = '/dev'): Controller {
+  return {
+    name: 'block-device',
+    inputs: () => [],
+    outputs: () => [{ type: BLOCK_DEVICE_TYPE, kind: 'exclusive' }],
+    async run(ctx) {
+      const fd = n().netlinkOpen(NETLINK_KOBJECT_UEVENT, [1]);
+      const stop = n().netlinkSubscribe(fd, (d) => { if (parseUevent(d)?.SUBSYSTEM === 'block') ctx.requestReconcile(); });
+      try {
+        while (await ctx.next()) {
+          const devices = listBlockDevices(sys, dev);
+          for (const [name, spec] of devices) {
+            await ctx.state.modify({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name }, spec, (r) => { r.spec = spec; });
+          }
+          await ctx.state.cleanup({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }, new Set(devices.keys()));
+        }
+      } finally { stop(); n().closeFd(fd); }
+    },
+  };
+}

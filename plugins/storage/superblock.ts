@@ -1,0 +1,47 @@
+// superblock: which filesystem a block device holds, its label and UUID, read from
+// the first 64 KiB (no blkid, no libblkid). Formats: ext2/3/4, vfat (FAT12/16/32),
+// iso9660, squashfs, swap.
+export interface Probe { fstype: string; label?: string; uuid?: string }
+
+/** How much of the device probe() needs. */
+export const PROBE_BYTES = 64 * 1024;
+
+const str = (b: Buffer, start: number, len: number) => b.toString('latin1', start, start + len).replace(/[\0 ]+$/, '');
+const hex = (b: Buffer) => b.toString('hex');
+
+function uuid16(b: Buffer): string {
+  const h = hex(b);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export function probe(b: Buffer): Probe | null {
+  // ext2/3/4: superblock at 1024, magic 0xEF53 at +56
+  if (b.length >= 2048 && b.readUInt16LE(1024 + 56) === 0xef53) {
+    const compatFeatures = b.readUInt32LE(1024 + 92);
+    const incompat = b.readUInt32LE(1024 + 96);
+    const fstype = incompat & 0x40 /* extents */ || incompat & 0x80 /* 64bit */ ? 'ext4' : compatFeatures & 0x4 /* has_journal */ ? 'ext3' : 'ext2';
+    const label = str(b, 1024 + 120, 16);
+    return { fstype, uuid: uuid16(b.subarray(1024 + 104, 1024 + 120)), ...(label ? { label } : {}) };
+  }
+  // squashfs: "hsqs" at 0
+  if (b.length >= 4 && b.toString('latin1', 0, 4) === 'hsqs') return { fstype: 'squashfs' };
+  // iso9660: primary volume descriptor at 32 KiB: type 1, "CD001"
+  if (b.length >= 0x8000 + 72 && b[0x8000] === 1 && b.toString('latin1', 0x8001, 0x8006) === 'CD001') {
+    const label = str(b, 0x8028, 32);
+    return { fstype: 'iso9660', ...(label ? { label } : {}) };
+  }
+  // vfat: boot sector signature 0x55AA; FAT32 keeps its label at 0x47, FAT12/16 at 0x2B
+  if (b.length >= 512 && b[510] === 0x55 && b[511] === 0xaa) {
+    const fat32 = b.toString('latin1', 0x52, 0x57) === 'FAT32';
+    const fat16 = b.toString('latin1', 0x36, 0x39) === 'FAT';
+    if (fat32 || fat16) {
+      const off = fat32 ? 0x43 : 0x27; // volume id, then the 11-byte label
+      const id = b.readUInt32LE(off);
+      const label = str(b, off + 4, 11);
+      return { fstype: 'vfat', uuid: `${(id >>> 16).toString(16).toUpperCase().padStart(4, '0')}-${(id & 0xffff).toString(16).toUpperCase().padStart(4, '0')}`, ...(label && label !== 'NO NAME' ? { label } : {}) };
+    }
+  }
+  // swap: "SWAPSPACE2" at the end of the first page
+  if (b.length >= 4096 && b.toString('latin1', 4086, 4096) === 'SWAPSPACE2') return { fstype: 'swap' };
+  return null;
+}

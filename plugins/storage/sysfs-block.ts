@@ -1,0 +1,50 @@
+// sysfs-block: block devices as /sys/class/block describes them, plus their
+// superblock (read from /dev). Size is in 512-byte sectors whatever the device.
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { probe, PROBE_BYTES } from './superblock.ts';
+import type { BlockDeviceSpec } from './types.ts';
+
+const read = (p: string) => { try { return readFileSync(p, 'utf8').trim(); } catch { return undefined; } };
+
+function readHead(dev: string): Buffer | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dev, 'r');
+    const b = Buffer.alloc(PROBE_BYTES);
+    return b.subarray(0, readSync(fd, b, 0, b.length, 0));
+  } catch { return null; } finally { if (fd !== undefined) closeSync(fd); } // no medium (empty CD-ROM), gone, ...
+}
+
+/** Devices worth reporting: not RAM disks, not unattached loop devices. */
+export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<string, BlockDeviceSpec> {
+  const out = new Map<string, BlockDeviceSpec>();
+  let names: string[];
+  try { names = readdirSync(sys); } catch { return out; }
+  for (const name of names.sort()) {
+    if (/^ram\d+$/.test(name)) continue;
+    const base = join(sys, name);
+    const sizeBytes = Number(read(join(base, 'size')) ?? 0) * 512;
+    if (sizeBytes === 0 && /^(loop|nbd)\d+$/.test(name)) continue;
+    const [major = 0, minor = 0] = (read(join(base, 'dev')) ?? '0:0').split(':').map(Number);
+    const partition = existsSync(join(base, 'partition'));
+    const parent = partition ? basename(dirname(realpathSync(base))) : undefined;
+    const devPath = join(dev, name);
+    const p = sizeBytes > 0 ? probe(readHead(devPath) ?? Buffer.alloc(0)) : null;
+    out.set(name, {
+      devPath, major, minor, sizeBytes, partition, partitions: [],
+      readOnly: read(join(base, 'ro')) === '1',
+      removable: read(join(parent ? join(sys, parent) : base, 'removable')) === '1',
+      ...(parent ? { parent } : {}), ...(p ?? {}),
+    });
+  }
+  for (const [name, d] of out) if (d.parent) out.get(d.parent)?.partitions.push(name);
+  return out;
+}
+
+/** A kernel uevent datagram ("ACTION@DEVPATH\0KEY=VALUE\0..."), or null for udev's own format. */
+export function parseUevent(b: Buffer): Record<string, string> | null {
+  const parts = b.toString('utf8').split('\0').filter(Boolean);
+  if (!parts[0]?.includes('@') || parts[0].startsWith('libudev')) return null;
+  return Object.fromEntries(parts.slice(1).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
