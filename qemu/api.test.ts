@@ -2,37 +2,15 @@
 // the built cosictl against it: read the engine's resources, apply one, watch it
 // change as the issue plugin (a separate process in the guest) renders it.
 import t from 'tap';
-import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { READY_RE } from '../init/boot/ready-line.ts';
-import { artifacts } from './artifacts.ts';
-import { launch } from './launch.ts';
+import { spawn } from 'node:child_process';
+import { bootWithApi } from './api-vm.ts';
 
-const a = artifacts();
-const cosictl = join(a.dir, 'cosictl');
-const freePort = () => new Promise<number>((r) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => r(p)); }); });
-const port = await freePort();
-// ip= on the command line is applied by our network plugin (rtnetlink), which is
-// what makes the forwarded API port reachable at all.
-const vm = launch({
-  kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB: 256,
-  append: ['ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off'],
-  hostfwd: [{ hostPort: port, guestPort: 50000 }],
-});
+const { vm, endpoint, cosictl, run } = await bootWithApi();
 t.teardown(() => vm.kill());
-const endpoint = `127.0.0.1:${port}`;
-const run = (args: string[], input?: string) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
-  const c = execFile(cosictl, ['-e', endpoint, ...args], { timeout: 60_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-  if (input !== undefined) c.stdin!.end(input);
-});
 
 t.test('boots and serves the API on the forwarded port', async (t) => {
-  await vm.waitFor(READY_RE, 180_000);
   t.match(vm.console(), /phase api done in/);
-  // The address comes from the network plugin shortly after ready: retry until reachable.
-  let v = await run(['get', 'versions']);
-  for (let i = 0; i < 60 && v.code === 5; i++) { await new Promise((r) => setTimeout(r, 500)); v = await run(['get', 'versions']); }
+  const v = await run(['get', 'versions']);
   t.equal(v.code, 0, v.err);
   t.match(v.out, /runtime\s+Version\s+appliance\s+1\s+0\.1\.0/);
   const boot = await run(['get', 'bootstatus', 'boot', '-o', 'json']);

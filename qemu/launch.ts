@@ -46,6 +46,10 @@ export interface Vm {
   /** Resolves with the first match of `re` on the console, rejects on timeout or QEMU exit. */
   waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   qmp(): Promise<QmpClient>;
+  /** Hot-plugs a raw disk image as a virtio-blk device into a spare root port (hp1, hp2). */
+  hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2'): Promise<void>;
+  /** Unplugs it (the guest acknowledges through PCIe hotplug) and drops the backend. */
+  unplugDisk(id: string): Promise<void>;
   /** Presses the ACPI power button and waits for QEMU to exit; quits QEMU after `timeoutMs`. */
   powerdown(timeoutMs?: number): Promise<VmExit & { clean: boolean }>;
   kill(): void;
@@ -68,6 +72,9 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     '-serial', 'stdio', '-monitor', 'none',
     '-qmp', `unix:${qmpSocket},server=on,wait=off`,
     '-device', 'virtio-rng-pci',
+    // Spare PCIe root ports: q35's root bus takes no hot-plugged devices.
+    '-device', 'pcie-root-port,id=hp1,chassis=1,slot=1',
+    '-device', 'pcie-root-port,id=hp2,chassis=2,slot=2',
   ];
   const fwd = [
     ...(o.hostfwd ?? []).map((f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`),
@@ -136,6 +143,21 @@ export function launch(o: VmOptions): Vm {
       });
     },
     qmp: () => (qmpClient ??= connectQmp(qmpSocket)),
+    async hotplugDisk(id, file, port = 'hp1') {
+      const q = await vm.qmp();
+      await q.execute('blockdev-add', { driver: 'raw', 'node-name': `${id}-node`, file: { driver: 'file', filename: file } });
+      await q.execute('device_add', { driver: 'virtio-blk-pci', drive: `${id}-node`, id, bus: port });
+    },
+    async unplugDisk(id) {
+      const q = await vm.qmp();
+      await q.execute('device_del', { id });
+      // The backend can go only after the guest let go of the device.
+      for (let i = 0; i < 100; i++) {
+        if (q.events.some((e) => e.event === 'DEVICE_DELETED' && (e.data as { device?: string })?.device === id)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await q.execute('blockdev-del', { 'node-name': `${id}-node` });
+    },
     async powerdown(timeoutMs = 30_000) {
       const q = await vm.qmp();
       await q.execute('system_powerdown');

@@ -2,10 +2,12 @@
 // `serve --test-plugins` or the kernel switch appliance.test.plugins).
 //   test-writer   writes its own output, then tries a type it does not own and
 //                 records the error code it got in its output
+//   test-reader   reads a file named by a TestFileRead into a TestFileContent
 //   test-crasher  exits with status 3 as soon as it starts (a crash loop)
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
 import { RUNTIME_NS, VERSION_TYPE } from '../../init/engine/resource-types.ts';
+import { readFileSync } from 'node:fs';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import type { Plugin } from '../sdk/plugin.ts';
 import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
@@ -35,6 +37,39 @@ export const testWriterPlugin: Plugin = {
   name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true, capabilities: [],
   types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS }],
   controllers: () => [writer],
+};
+
+// test-reader: TestFileReads (runtime) name a path; TestFileContents carry its first
+// 4 KiB. The system has no shell, and a test still has to read a mounted file back.
+export const TEST_FILE_READ_TYPE = 'TestFileReads.test.appliance.dev';
+export const TEST_FILE_CONTENT_TYPE = 'TestFileContents.test.appliance.dev';
+
+const reader: Controller = {
+  name: 'test-reader',
+  inputs: () => [{ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE, kind: 'weak' }],
+  outputs: () => [{ type: TEST_FILE_CONTENT_TYPE, kind: 'exclusive' }],
+  async run(ctx) {
+    while (await ctx.next()) {
+      const keep = new Set<string>();
+      for (const r of await ctx.state.list({ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE })) {
+        keep.add(r.metadata.id);
+        const path = (r.spec as { path: string }).path;
+        let spec: { path: string; content?: string; error?: string };
+        try { spec = { path, content: readFileSync(path, 'utf8').slice(0, 4096) }; } catch (e) { spec = { path, error: (e as Error).message }; }
+        await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec, (x) => { x.spec = spec; });
+      }
+      await ctx.state.cleanup({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE }, keep);
+    }
+  },
+};
+
+export const testReaderPlugin: Plugin = {
+  name: 'test-reader', description: 'test: reads a file named by a TestFileRead', testOnly: true, capabilities: [],
+  types: () => [
+    { type: TEST_FILE_READ_TYPE, defaultNamespace: RUNTIME_NS, schema: { type: 'object', required: ['path'], properties: { path: { type: 'string', pattern: '^/' } } } },
+    { type: TEST_FILE_CONTENT_TYPE, defaultNamespace: RUNTIME_NS },
+  ],
+  controllers: () => [reader],
 };
 
 export const testCrasherPlugin: Plugin = {
