@@ -7,6 +7,7 @@ void InitProcess(Napi::Env env, Napi::Object exports);
 void InitSocket(Napi::Env env, Napi::Object exports);
 void InitNetlink(Napi::Env env, Napi::Object exports);
 void InitCaps(Napi::Env env, Napi::Object exports);
+void InitNamespaces(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -15,6 +16,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitSocket(env, exports);
   appliance::InitNetlink(env, exports);
   appliance::InitCaps(env, exports);
+  appliance::InitNamespaces(env, exports);
   return exports;
 }
 

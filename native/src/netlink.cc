@@ -5,8 +5,6 @@
 #include <napi.h>
 #include <linux/netlink.h>
 #include <poll.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <atomic>
@@ -116,38 +114,11 @@ static Napi::Value Close(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// unshareNet(): this thread (Node's main thread) enters a new network namespace.
-// Tests use it to get a private set of links; sockets opened afterwards live there.
-static Napi::Value UnshareNet(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (::unshare(CLONE_NEWNET) != 0) ThrowErrno(env, "unshare", "CLONE_NEWNET", errno);
-  return env.Undefined();
-}
-
-// unshareUts(): a private hostname for this thread (tests of sethostname).
-static Napi::Value UnshareUts(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (::unshare(CLONE_NEWUTS) != 0) ThrowErrno(env, "unshare", "CLONE_NEWUTS", errno);
-  return env.Undefined();
-}
-
-// unshareMounts(): a private mount namespace for this thread, propagation private,
-// so mounts made by tests stay theirs.
-static Napi::Value UnshareMounts(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (::unshare(CLONE_NEWNS) != 0) { ThrowErrno(env, "unshare", "CLONE_NEWNS", errno); return env.Undefined(); }
-  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ThrowErrno(env, "mount", "make / rprivate", errno);
-  return env.Undefined();
-}
-
 void InitNetlink(Napi::Env env, Napi::Object exports) {
-  exports.Set("unshareMounts", Napi::Function::New(env, UnshareMounts));
-  exports.Set("unshareUts", Napi::Function::New(env, UnshareUts));
   exports.Set("netlinkOpen", Napi::Function::New(env, Open));
   exports.Set("netlinkRequest", Napi::Function::New(env, Request));
   exports.Set("netlinkSubscribe", Napi::Function::New(env, Subscribe));
   exports.Set("closeFd", Napi::Function::New(env, Close));
-  exports.Set("unshareNet", Napi::Function::New(env, UnshareNet));
 }
 
 }  // namespace appliance
