@@ -26,9 +26,13 @@ export interface Native {
   netlinkOpen(protocol: number, groups?: number[]): number;
   /** Sends one request; returns every datagram of the answer (dump until DONE, else the ack). */
   netlinkRequest(fd: number, request: Buffer, timeoutMs: number): Buffer[];
-  /** Delivers each datagram received on `fd` (a thread reads it); returns stop(). */
-  netlinkSubscribe(fd: number, onMessage: (datagram: Buffer) => void): () => void;
+  /** Delivers each datagram received on `fd` (netlink, AF_PACKET; a thread reads it); returns stop(). */
+  subscribeDatagrams(fd: number, onMessage: (datagram: Buffer) => void): () => void;
   closeFd(fd: number): void;
+  /** An AF_PACKET datagram socket for IPv4 on one link (DHCP before an address exists). */
+  packetOpen(ifindex: number): number;
+  /** Sends an IPv4 packet to the link's broadcast address. */
+  packetSend(fd: number, ifindex: number, ipPacket: Buffer): void;
   /** The calling (main) thread enters a new network namespace. */
   unshareNet(): void;
   /** The calling (main) thread gets a private mount namespace (propagation private). */

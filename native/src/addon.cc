@@ -8,6 +8,7 @@ void InitSocket(Napi::Env env, Napi::Object exports);
 void InitNetlink(Napi::Env env, Napi::Object exports);
 void InitCaps(Napi::Env env, Napi::Object exports);
 void InitNamespaces(Napi::Env env, Napi::Object exports);
+void InitPacket(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -17,6 +18,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitNetlink(env, exports);
   appliance::InitCaps(env, exports);
   appliance::InitNamespaces(env, exports);
+  appliance::InitPacket(env, exports);
   return exports;
 }
 

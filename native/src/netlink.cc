@@ -81,7 +81,8 @@ struct Subscription {
   Napi::ThreadSafeFunction tsfn;
 };
 
-// netlinkSubscribe(fd, onMessage(Buffer)) -> stop(): reads multicast datagrams on a thread.
+// subscribeDatagrams(fd, onMessage(Buffer)) -> stop(): reads a datagram socket (netlink
+// multicast, AF_PACKET) on a thread of its own.
 static Napi::Value Subscribe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto* sub = new Subscription();
@@ -117,7 +118,7 @@ static Napi::Value Close(const Napi::CallbackInfo& info) {
 void InitNetlink(Napi::Env env, Napi::Object exports) {
   exports.Set("netlinkOpen", Napi::Function::New(env, Open));
   exports.Set("netlinkRequest", Napi::Function::New(env, Request));
-  exports.Set("netlinkSubscribe", Napi::Function::New(env, Subscribe));
+  exports.Set("subscribeDatagrams", Napi::Function::New(env, Subscribe));
   exports.Set("closeFd", Napi::Function::New(env, Close));
 }
 

@@ -1,11 +1,12 @@
 // network: links, addresses and routes through rtnetlink; hostname and resolvers;
-// the `ip=` layer.
+// the `ip=` layer; a DHCP client on every physical link without explicit configuration.
 import { native } from '../../native/index.ts';
 import type { Plugin } from '../sdk/plugin.ts';
 import { addressSpecController } from './address-spec.ts';
 import { ipCmdlineController } from './ip-cmdline.ts';
 import { linkStatusController } from './link-status.ts';
 import { hostnameController } from './hostname.ts';
+import { dhcpClientController } from './dhcp-client.ts';
 import { resolversController } from './resolvers.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import { routeSpecController } from './route-spec.ts';
@@ -24,6 +25,6 @@ export const networkPlugin: Plugin = {
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
   controllers: () => [
     linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController(),
-    hostnameController(native), resolversController(),
+    hostnameController(native), resolversController(), dhcpClientController(native, rtnl),
   ],
 };

@@ -15,6 +15,7 @@ export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
 export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';
+export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
 
 /** Where a spec came from; a higher layer wins where two describe the same thing. */
 export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
@@ -26,6 +27,7 @@ export interface HostnameSpecSpec { hostname: string; domainname?: string; layer
 export interface HostnameStatusSpec { hostname: string; domainname: string; fqdn: string; source: string; error?: string }
 export interface ResolverSpecSpec { servers: string[]; searchDomains?: string[]; layer?: Layer }
 export interface ResolverStatusSpec { servers: string[]; searchDomains: string[]; source: string; error?: string }
+export interface DhcpLeaseSpec { state: string; address?: string; gateway?: string; dns?: string[]; server?: string; leaseSeconds?: number; acquired?: string }
 export type ApplyState = 'applied' | 'pending' | 'error';
 export interface SpecStatus { state: ApplyState; error?: string; link: string }
 
@@ -44,6 +46,10 @@ export const NETWORK_TYPES: DefinitionInput[] = [
     schema: { type: 'object', required: ['servers'], properties: { servers: { type: 'array', maxItems: 3, items: { type: 'string', format: 'ip' } }, searchDomains: { type: 'array', maxItems: 6, items: { type: 'string', format: 'hostname' } }, layer } },
   },
   { type: RESOLVER_STATUS_TYPE, defaultNamespace: NETWORK_NS, printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Source', jsonPath: '{.source}' }] },
+  {
+    type: DHCP_LEASE_TYPE, defaultNamespace: NETWORK_NS, aliases: ['leases'],
+    printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Address', jsonPath: '{.address}' }, { name: 'Server', jsonPath: '{.server}' }],
+  },
   {
     type: LINK_STATUS_TYPE, defaultNamespace: NETWORK_NS, aliases: ['links'],
     printColumns: [{ name: 'Type', jsonPath: '{.type}' }, { name: 'Up', jsonPath: '{.up}' }, { name: 'Oper', jsonPath: '{.operState}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'MAC', jsonPath: '{.mac}' }],

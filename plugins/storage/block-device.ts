@@ -15,7 +15,7 @@ export function blockDeviceController(n: () => Native, sys = '/sys/class/block',
     outputs: () => [{ type: BLOCK_DEVICE_TYPE, kind: 'exclusive' }],
     async run(ctx) {
       const fd = n().netlinkOpen(NETLINK_KOBJECT_UEVENT, [1]);
-      const stop = n().netlinkSubscribe(fd, (d) => { if (parseUevent(d)?.SUBSYSTEM === 'block') ctx.requestReconcile(); });
+      const stop = n().subscribeDatagrams(fd, (d) => { if (parseUevent(d)?.SUBSYSTEM === 'block') ctx.requestReconcile(); });
       try {
         while (await ctx.next()) {
           const devices = listBlockDevices(sys, dev);

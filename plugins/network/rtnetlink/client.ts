@@ -75,7 +75,7 @@ export class Rtnl {
   /** Kernel link notifications (RTNLGRP_LINK) until stop() is called. */
   watchLinks(onEvent: (e: LinkEvent) => void): () => void {
     const fd = this.n.netlinkOpen(NETLINK_ROUTE, [1 /* RTNLGRP_LINK */]);
-    const stop = this.n.netlinkSubscribe(fd, (datagram) => {
+    const stop = this.n.subscribeDatagrams(fd, (datagram) => {
       for (const m of decodeMessages(datagram)) {
         if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
       }

@@ -1,0 +1,72 @@
+// The DHCP client against a real DHCP server (dnsmasq) over a veth pair in a private
+// network namespace (needs root): lease, address/route/resolver specs, release.
+import t from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { native } from '../../../native/index.ts';
+import { until } from '../../../init/cosi/conformance/converge.ts';
+import { ControllerRuntime } from '../../../init/cosi/controller/runtime.ts';
+import { MemoryState } from '../../../init/cosi/state/memory-state.ts';
+import { addressSpecController } from '../address-spec.ts';
+import { dhcpClientController } from '../dhcp-client.ts';
+import { linkStatusController } from '../link-status.ts';
+import { Rtnl } from '../rtnetlink/client.ts';
+import { routeSpecController } from '../route-spec.ts';
+import { ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_STATUS_TYPE } from '../types.ts';
+
+const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
+if (process.getuid?.() !== 0 || !dnsmasq) {
+  t.plan(0, 'needs root and dnsmasq (npm run setup installs dnsmasq-base)');
+} else {
+  const n = native();
+  n.unshareNet();
+  // dh0 (the client's side) stays in this process's private namespace; dh1 goes to a
+  // namespace of its own where dnsmasq runs, so the two sides are two hosts (with
+  // both in one namespace, the client's unicast RELEASE would arrive as a martian).
+  const serverNs = `cosi-dhcp-${process.pid}`;
+  execFileSync('ip', ['netns', 'add', serverNs]);
+  execFileSync('ip', ['link', 'add', 'dh0', 'type', 'veth', 'peer', 'name', 'dh1']);
+  execFileSync('ip', ['link', 'set', 'dh1', 'netns', serverNs]);
+  execFileSync('ip', ['-n', serverNs, 'addr', 'add', '192.0.2.1/24', 'dev', 'dh1']);
+  execFileSync('ip', ['-n', serverNs, 'link', 'set', 'dh1', 'up']);
+  execFileSync('ip', ['link', 'set', 'lo', 'up']);
+  const server = spawn('ip', ['netns', 'exec', serverNs, dnsmasq, 
+    '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=dh1', '--bind-interfaces', '--leasefile-ro',
+    '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m', '--dhcp-option=option:router,192.0.2.1',
+    '--dhcp-option=option:dns-server,192.0.2.53', '--dhcp-option=option:domain-name,lab.test', '--dhcp-authoritative', '--log-dhcp',
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const removeServerNs = () => { try { execFileSync('ip', ['netns', 'del', serverNs]); } catch { /* already gone */ } };
+  process.on('exit', removeServerNs);
+  let serverLog = '';
+  server.stdout!.on('data', (d: Buffer) => { serverLog += d; });
+  server.stderr!.on('data', (d: Buffer) => { serverLog += d; });
+
+  const rtnl = new Rtnl(n);
+  const state = new MemoryState();
+  const rt = new ControllerRuntime(state, { log: () => ({ info: () => {}, warn: () => {}, error: () => {} }) });
+  const r = () => rtnl;
+  for (const c of [linkStatusController(r), addressSpecController(r), routeSpecController(r), dhcpClientController(() => n, r, { eligible: (name) => name === 'dh0', retryMs: 500 })]) rt.register(c);
+  const t0 = performance.now();
+  rt.start();
+  t.teardown(async () => { await rt.stop(); server.kill(); rtnl.close(); removeServerNs(); });
+  const status = (type: string, id: string) => state.get({ namespace: NETWORK_NS, type, id }).then((x) => x.spec as Record<string, unknown>, () => undefined);
+
+  t.test('a lease from dnsmasq becomes the link\'s address, default route and resolver', async (t) => {
+    t.equal(await until(async () => (await status(ADDRESS_STATUS_TYPE, 'dhcp-dh0'))?.state, 'applied', 15_000), 'applied', `address applied ${(performance.now() - t0).toFixed(0)} ms after start`);
+    const lease = await status(DHCP_LEASE_TYPE, 'dh0');
+    t.match(lease, { state: 'bound', server: '192.0.2.1', gateway: '192.0.2.1', dns: ['192.0.2.53'], leaseSeconds: 120 });
+    const addr = String(lease!.address);
+    t.match(addr, /^192\.0\.2\.(5\d|[6-9]\d)\/24$/, 'from the pool');
+    const idx = rtnl.links().find((l) => l.name === 'dh0')!.index;
+    t.ok(rtnl.addresses().some((a) => a.index === idx && `${a.address}/${a.prefix}` === addr), 'in the kernel');
+    t.equal(await until(async () => (await status(ROUTE_STATUS_TYPE, 'dhcp-default-dh0'))?.state, 'applied'), 'applied');
+    t.ok(rtnl.routes(4).some((x) => x.dstLen === 0 && x.gateway === '192.0.2.1' && x.oif === idx), 'default route via the server');
+    t.match(await status(RESOLVER_SPEC_TYPE, 'dhcp-dh0'), { servers: ['192.0.2.53'], searchDomains: ['lab.test'], layer: 'dhcp' });
+    t.match(serverLog, /DHCPDISCOVER\(dh1\)[\s\S]*DHCPOFFER[\s\S]*DHCPREQUEST[\s\S]*DHCPACK/, 'the full exchange, seen by the server');
+  });
+
+  t.test('stopping releases the lease', async (t) => {
+    await rt.stop();
+    t.ok(await until(() => /DHCPRELEASE\(dh1\)/.test(serverLog), true, 5000), 'the server saw DHCPRELEASE');
+  });
+}
