@@ -20,13 +20,17 @@ export interface ApiVm {
 
 const freePort = () => new Promise<number>((r) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => r(p)); }); });
 
-/** Boots with `ip=` for QEMU's user network (applied by the network plugin) and waits until the API answers. */
-export async function bootWithApi(extra: Partial<VmOptions> = {}): Promise<ApiVm> {
+/**
+ * Boots and waits until the API answers through the forwarded port. The guest's
+ * address comes from `ip=` on the command line (static, default) or from QEMU's DHCP
+ * server (dhcp); either way it is the network plugin that configures it.
+ */
+export async function bootWithApi(extra: Partial<VmOptions> = {}, addressing: 'static' | 'dhcp' = 'static'): Promise<ApiVm> {
   const a = artifacts();
   const port = await freePort();
   const vm = launch({
     kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB: 256, ...extra,
-    append: ['ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off', ...(extra.append ?? [])],
+    append: [...(addressing === 'static' ? ['ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off'] : []), ...(extra.append ?? [])],
     hostfwd: [{ hostPort: port, guestPort: 50000 }, ...(extra.hostfwd ?? [])],
   });
   const endpoint = `127.0.0.1:${port}`;
