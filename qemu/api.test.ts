@@ -5,7 +5,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { bootWithApi } from './api-vm.ts';
 
-const { vm, endpoint, cosictl, run } = await bootWithApi();
+const { vm, endpoint, cosictl, run, poll } = await bootWithApi();
 t.teardown(() => vm.kill());
 
 t.test('boots and serves the API on the forwarded port', async (t) => {
@@ -24,13 +24,13 @@ t.test('boots and serves the API on the forwarded port', async (t) => {
 t.test('the network plugin applied ip= and takes addresses through the API', async (t) => {
   const link = JSON.parse((await run(['get', 'links', 'eth0', '-o', 'json'])).out) as { spec: { up: boolean; type: string; mac: string } };
   t.same([link.spec.up, link.spec.type], [true, 'ether'], 'eth0 up, observed through netlink');
-  t.match((await run(['get', 'addressstatus', 'cmdline-eth0'])).out, /cmdline-eth0\s+eth0\s+applied/);
+  t.match((await poll(['get', 'addressstatus', 'cmdline-eth0'], /applied/)).out, /cmdline-eth0\s+\d+\s+eth0\s+applied/);
   t.match((await run(['get', 'routestatus', 'cmdline-default-eth0'])).out, /applied/);
   const added = await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n');
   t.equal(added.code, 0, added.err);
   let st = '';
   for (let i = 0; i < 100 && !/applied/.test(st); i++) { st = (await run(['get', 'addressstatus', 'extra'])).out; await new Promise((r) => setTimeout(r, 100)); }
-  t.match(st, /extra\s+eth0\s+applied/, 'static address applied');
+  t.match(st, /extra\s+\d+\s+eth0\s+applied/, 'static address applied');
   t.equal((await run(['delete', 'addressspec', 'extra'])).code, 0, 'removed (the plugin releases its finalizer after deleting the address)');
   t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
   await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n');

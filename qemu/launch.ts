@@ -72,7 +72,9 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     '-serial', 'stdio', '-monitor', 'none',
     '-qmp', `unix:${qmpSocket},server=on,wait=off`,
     '-device', 'virtio-rng-pci',
-    // Spare PCIe root ports: q35's root bus takes no hot-plugged devices.
+    // Spare PCIe root ports: q35's root bus takes no hot-plugged devices. Native PCIe
+    // hotplug (not QEMU's ACPI default), which the kernel's pciehp handles.
+    '-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
     '-device', 'pcie-root-port,id=hp1,chassis=1,slot=1',
     '-device', 'pcie-root-port,id=hp2,chassis=2,slot=2',
   ];

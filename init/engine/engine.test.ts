@@ -43,8 +43,9 @@ t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t
 });
 
 t.test('a plugin writing a type it does not own is refused', async (t) => {
-  const report = await until(async () => (await api.get({ namespace: 'runtime', type: TEST_REPORT_TYPE, id: 'forbidden-write' })).spec, { code: 'permission-denied' });
-  t.same(report, { code: 'permission-denied' });
+  const want = { code: 'permission-denied', finalizer: 'accepted', specChange: 'permission-denied' };
+  const report = await until(async () => (await api.get({ namespace: 'runtime', type: TEST_REPORT_TYPE, id: 'forbidden-write' })).spec, want);
+  t.same(report, want, 'create refused; a finalizer on a foreign type accepted (strong inputs); a spec change refused');
   await t.rejects(api.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'forged' }), { code: 'not-found' }, 'nothing was written');
 });
 

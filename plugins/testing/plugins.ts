@@ -9,6 +9,7 @@ import { StateError } from '../../init/cosi/state/errors.ts';
 import { RUNTIME_NS, VERSION_TYPE } from '../../init/engine/resource-types.ts';
 import { readFileSync } from 'node:fs';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
+import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
 import type { Plugin } from '../sdk/plugin.ts';
 import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
 
@@ -27,8 +28,17 @@ const writer: Controller = {
       try {
         await raw.create({ metadata: { namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'forged', version: 0, owner: '', phase: 'running', created: 0, updated: 0, finalizers: [], labels: {}, annotations: {} }, spec: { version: 'forged' } }, { owner: 'test-writer' });
         code = 'accepted';
-      } catch (e) { code = e instanceof StateError ? e.code : `error: ${(e as Error).message}`; } finally { raw.close(); }
-      await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, { code }, (r) => { r.spec = { code }; });
+      } catch (e) { code = e instanceof StateError ? e.code : `error: ${(e as Error).message}`; }
+      // A finalizer on a type it does not write is allowed (that is how strong inputs are held);
+      // changing that resource's spec is not.
+      const version = { namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'appliance' };
+      let finalizer = 'none';
+      let specChange = 'none';
+      try { await addFinalizer(raw, version, 'test-writer'); await removeFinalizer(raw, version, 'test-writer'); finalizer = 'accepted'; } catch (e) { finalizer = e instanceof StateError ? e.code : (e as Error).message; }
+      try { const cur = await raw.get(version); await raw.update({ ...cur, spec: { version: 'forged' } }, { owner: cur.metadata.owner }); specChange = 'accepted'; } catch (e) { specChange = e instanceof StateError ? e.code : (e as Error).message; }
+      raw.close();
+      const report = { code, finalizer, specChange };
+      await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, report, (r) => { r.spec = report; });
     }
   },
 };
