@@ -55,6 +55,19 @@ export interface Vm {
   kill(): void;
 }
 
+// QEMU runs in its own process group (so a terminal's Ctrl-C reaches us first), which
+// also means it would outlive us: every VM still running dies with this process,
+// whether it exits or is told to stop (a test runner's timeout sends SIGTERM).
+const running = new Set<ChildProcess>();
+const killAll = () => { for (const c of running) { try { c.kill('SIGKILL'); } catch { /* gone */ } } };
+process.on('exit', killAll);
+for (const sig of ['SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => {
+    killAll();
+    if (process.listenerCount(sig) === 1) { process.removeAllListeners(sig); process.kill(process.pid, sig); }
+  });
+}
+
 export function defaultAccel(): 'tcg' | 'kvm' {
   return process.env.APPLIANCE_ACCEL === 'kvm' ? 'kvm' : 'tcg';
 }
@@ -104,6 +117,8 @@ export function launch(o: VmOptions): Vm {
   const log = createWriteStream(consoleFile);
   // Own process group: a terminal's Ctrl-C reaches us, not QEMU, so we can power down cleanly.
   const child = spawn(o.qemuBinary ?? 'qemu-system-x86_64', qemuArgs(o, qmpSocket), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let text = '';
   const waiters = new Set<() => void>();
   const onData = (d: Buffer) => {
