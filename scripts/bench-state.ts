@@ -11,6 +11,7 @@ import { MOTD_TYPE } from '../plugins/issue/types.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
+import { grpcEchoFloor } from './lib/grpc-floor.ts';
 
 const args = benchArgs('usage: npm run bench:state -- [--resources N] [--watchers N]\n\nMeasures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n');
 const N = args.int('--resources', 10_000);
@@ -20,6 +21,7 @@ const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - 
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
+const floor = await grpcEchoFloor();
 const { exe } = await build({ hostOnly: true });
 const served = await startServe(exe, ['--no-plugins']); // the engine alone: no plugin reacting to the writes
 const address = `127.0.0.1:${served.port}`;
@@ -74,11 +76,12 @@ const result = {
   getP50: pct(gets, 50), getP99: pct(gets, 99), updateP50: pct(updates, 50), updateP99: pct(updates, 99),
   listMs: pct(lists, 50), resources: N, createPerSecond: Math.round(createRate),
   watchers: WATCHERS, watchEvents: latencies.length, watchExpected: expected, watchP50: pct(latencies, 50), watchP99: pct(latencies, 99),
-  rssStartMiB: rssStart, rssMiB: rssFull,
+  rssStartMiB: rssStart, rssMiB: rssFull, grpcEchoFloorP50: floor.p50, grpcEchoFloorP99: floor.p99,
 };
 writeFileSync(join(OUT, 'bench-state.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
 state benchmark (engine over gRPC on loopback, ordinary client)
+  transport floor (bare grpc-js echo, one process, now)  p50 ${ms(floor.p50)}   p99 ${ms(floor.p99)}
   Get latency                  p50 ${ms(result.getP50)}   p99 ${ms(result.getP99)}   (target p50 <= 0.5 ms)
   Update latency               p50 ${ms(result.updateP50)}   p99 ${ms(result.updateP99)}
   List of ${N} resources     ${ms(result.listMs)} (median of 5)   (target <= 150 ms)
