@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Native } from '../../native/index.ts';
-import { pickByLayer } from './layers.ts';
+import { winningSpec } from './layers.ts';
 import { HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, NETWORK_NS, type HostnameSpecSpec, type HostnameStatusSpec } from './types.ts';
 
 export function hostsFile(fqdn: string, short: string): string {
@@ -18,8 +18,7 @@ export function hostnameController(n: () => Native, etc = '/etc'): Controller {
     outputs: () => [{ type: HOSTNAME_STATUS_TYPE, kind: 'exclusive' }],
     async run(ctx) {
       while (await ctx.next()) {
-        const specs = (await ctx.state.list({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE })).filter((r) => r.metadata.phase === 'running');
-        const win = pickByLayer(specs.map((r) => ({ id: r.metadata.id, spec: r.spec as HostnameSpecSpec })));
+        const win = await winningSpec<HostnameSpecSpec>(ctx.state, HOSTNAME_SPEC_TYPE);
         if (!win) continue; // keep whatever the machine has
         const [short = '', ...rest] = win.spec.hostname.split('.');
         const domain = win.spec.domainname ?? rest.join('.');

@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { pickByLayer } from './layers.ts';
+import { winningSpec } from './layers.ts';
 import { NETWORK_NS, RESOLVER_SPEC_TYPE, RESOLVER_STATUS_TYPE, type ResolverSpecSpec, type ResolverStatusSpec } from './types.ts';
 
 export function resolvConf(s: ResolverSpecSpec): string {
@@ -21,8 +21,7 @@ export function resolversController(etc = '/etc'): Controller {
     outputs: () => [{ type: RESOLVER_STATUS_TYPE, kind: 'exclusive' }],
     async run(ctx) {
       while (await ctx.next()) {
-        const specs = (await ctx.state.list({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE })).filter((r) => r.metadata.phase === 'running');
-        const win = pickByLayer(specs.map((r) => ({ id: r.metadata.id, spec: r.spec as ResolverSpecSpec })));
+        const win = await winningSpec<ResolverSpecSpec>(ctx.state, RESOLVER_SPEC_TYPE);
         if (!win) continue;
         let status: ResolverStatusSpec = { servers: win.spec.servers.slice(0, 3), searchDomains: win.spec.searchDomains ?? [], source: win.id };
         try { mkdirSync(etc, { recursive: true }); writeFileSync(join(etc, 'resolv.conf'), resolvConf(win.spec)); } catch (e) { status = { ...status, error: (e as Error).message }; }

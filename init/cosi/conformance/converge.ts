@@ -1,15 +1,5 @@
-// converge: retry an async check until it passes or time runs out (the controller
-// tests' harness: write inputs, then wait for outputs to converge).
-export async function converge<T>(check: () => Promise<T> | T, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try { return await check(); } catch (e) { last = e; }
-    if (Date.now() > deadline) throw new Error(`${what} did not converge in ${timeoutMs}ms: ${(last as Error)?.message ?? last}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
+// converge: wait for controllers to converge (the controller tests' harness: write
+// inputs, then wait for outputs).
 /**
  * Polls `get` until its value deep-equals `expected`; returns the last value either
  * way, so the caller's own assertion shows the difference on a timeout:

@@ -118,11 +118,13 @@ const EVENT_TYPES: EventType[] = ['created', 'updated', 'destroyed', 'bootstrapp
 
 export interface WireEvent { resource?: WireResource; event_type: number; old?: WireResource; error?: string; bookmark?: Uint8Array }
 
-export function eventToWire(e: WatchEvent, encodeResource: (r: Resource) => WireResource = resourceToWire): WireEvent {
+/** The reference encoding of an event. The server frames events by hand around cached
+ * resource bytes (server.ts encodeWatchResponse); the tests check both agree. */
+export function eventToWire(e: WatchEvent): WireEvent {
   return {
-    resource: encodeResource(e.resource),
+    resource: resourceToWire(e.resource),
     event_type: EVENT_NUMBER[e.type],
-    ...(e.old ? { old: encodeResource(e.old) } : {}),
+    ...(e.old ? { old: resourceToWire(e.old) } : {}),
     ...(e.error !== undefined ? { error: e.error } : {}),
     ...(e.bookmark ? { bookmark: e.bookmark } : {}),
   };
