@@ -12,6 +12,8 @@ import { selfCommand } from '../self-command.ts';
 export const SERVE_HELP = `usage: init serve [options]
 
 Runs the engine (state, COSI API, plugins) on this host without PID 1 duties.
+Plugins run in host mode: nothing acts on the host by itself (no DHCP client);
+only resources you declare are applied.
 
 options:
   --listen HOST:PORT     COSI API address (default 127.0.0.1:50000; port 0 picks one)
@@ -44,7 +46,7 @@ export async function serve(args: string[]): Promise<number> {
   }
   const log = createLogger('engine');
   const engine = await startEngine({
-    log, native: native(), listen, pluginSocket, testPlugins, startPlugins: !noPlugins,
+    log, native: native(), listen, pluginSocket, testPlugins, startPlugins: !noPlugins, hostMode: true,
     cmdline: { raw, params: parseCmdline(raw) },
     spawn: (a, env) => { const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] }); },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),

@@ -12,6 +12,7 @@ import { DEFINITION_TYPE } from '../cosi/meta/definition.ts';
 import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from './resource-types.ts';
 import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
+import { DHCP_LEASE_TYPE } from '../../plugins/network/types.ts';
 
 const { exe } = artifacts();
 const served = await startServe(exe, ['--test-plugins', '--fast-backoff']);
@@ -89,4 +90,13 @@ t.test('plugins keep only their declared capabilities, with no_new_privs', async
     t.equal(field('CapBnd'), want, `${name}: bounding set (nothing to regain by exec)`);
     t.match(text, /^NoNewPrivs:\s+1$/m, `${name}: no_new_privs`);
   }
+});
+
+t.test('on a host the network plugin starts no DHCP client', async (t) => {
+  t.equal(await until(async () => (await status('network')).state, 'running'), 'running');
+  await new Promise((r) => setTimeout(r, 1500));
+  t.same(await api.list({ namespace: 'network', type: DHCP_LEASE_TYPE }), [], 'no DhcpLease: no client ran');
+  t.ok((await api.list({ namespace: 'network', type: 'LinkStatuses.net.appliance.dev' })).length > 0, 'the plugin does run (links observed)');
+  const env = readFileSync(`/proc/${(await status('network')).pid}/environ`, 'utf8').split('\0');
+  t.ok(env.includes('COSI_HOST_MODE=1'), 'started in host mode');
 });

@@ -6,6 +6,7 @@ import { release, arch } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import type { Native } from '../../native/index.ts';
 import { PLUGINS } from '../../plugins/index.ts';
+import { HOST_MODE_ENV } from '../../plugins/sdk/plugin.ts';
 import { registerMeta, registerNamespace, registerType } from '../cosi/meta/registry.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { copyResource } from '../cosi/state/freeze.ts';
@@ -31,6 +32,8 @@ export interface EngineOptions {
   testPlugins?: boolean;
   /** false: register the plugins' types but start none (benchmarks). Default true. */
   startPlugins?: boolean;
+  /** Running on a host (`serve`), not as the machine's PID 1: plugins act on nothing by themselves. */
+  hostMode?: boolean;
   /** Called for each PowerRequest created through the API (PID 1: the graceful shutdown). */
   onPowerRequest?: (action: PowerRequestSpec['action'], id: string) => void;
   /** Plugin restart backoff (tests shorten it). */
@@ -57,7 +60,8 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   await own(KERNEL_CMDLINE_TYPE, 'current', { raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params) } satisfies KernelCmdlineSpec);
   await own(BOOT_STATUS_TYPE, 'boot', { phase: 'booting', ready: false } satisfies BootStatusSpec);
 
-  const supervisor = new PluginSupervisor({ state, log: o.log, spawn: o.spawn, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}) });
+  const spawnPlugin = o.hostMode ? (args: string[], env: NodeJS.ProcessEnv) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }) : o.spawn;
+  const supervisor = new PluginSupervisor({ state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}) });
   const api = await startApiServer({
     state, log: o.log, native: o.native, validate: createValidator(state),
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),

@@ -1,7 +1,7 @@
 // network: links, addresses and routes through rtnetlink; hostname and resolvers;
 // the `ip=` layer; a DHCP client on every physical link without explicit configuration.
 import { native } from '../../native/index.ts';
-import type { Plugin } from '../sdk/plugin.ts';
+import { inHostMode, type Plugin } from '../sdk/plugin.ts';
 import { addressSpecController } from './address-spec.ts';
 import { ipCmdlineController } from './ip-cmdline.ts';
 import { linkStatusController } from './link-status.ts';
@@ -25,6 +25,8 @@ export const networkPlugin: Plugin = {
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
   controllers: () => [
     linkStatusController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController(),
-    hostnameController(native), resolversController(), dhcpClientController(native, rtnl),
+    hostnameController(native), resolversController(),
+    // On a host (`serve`), no DHCP client: it would broadcast on the host's own network.
+    ...(inHostMode() ? [] : [dhcpClientController(native, rtnl)]),
   ],
 };

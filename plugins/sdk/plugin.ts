@@ -18,6 +18,11 @@ export interface Plugin {
   readonly testOnly?: boolean;
 }
 
+/** Set (to "1") in a plugin's environment when the engine runs on a host (`serve`)
+ * rather than as PID 1: plugins must then never act on the host by themselves. */
+export const HOST_MODE_ENV = 'COSI_HOST_MODE';
+export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
+
 /** The types a plugin's connection may write. */
 export function pluginOutputs(p: Plugin): string[] {
   return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
