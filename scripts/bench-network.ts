@@ -29,7 +29,7 @@ n.unshareNet();
 const serverNs = `cosi-bench-${process.pid}`;
 const ip = (...a: string[]) => execFileSync('ip', a);
 ip('netns', 'add', serverNs);
-process.on('exit', () => { try { ip('netns', 'del', serverNs); } catch { /* gone */ } });
+process.on('exit', () => { try { execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); } catch { /* gone */ } });
 ip('link', 'add', 'bn0', 'type', 'veth', 'peer', 'name', 'bn1');
 ip('link', 'set', 'bn1', 'netns', serverNs);
 ip('-n', serverNs, 'addr', 'add', '192.0.2.1/24', 'dev', 'bn1');

@@ -35,7 +35,7 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m', '--dhcp-option=option:router,192.0.2.1',
     '--dhcp-option=option:dns-server,192.0.2.53', '--dhcp-option=option:domain-name,lab.test', '--dhcp-authoritative', '--log-dhcp',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const removeServerNs = () => { try { execFileSync('ip', ['netns', 'del', serverNs]); } catch { /* already gone */ } };
+  const removeServerNs = () => { try { execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); } catch { /* already gone */ } };
   process.on('exit', removeServerNs);
   let serverLog = '';
   server.stdout!.on('data', (d: Buffer) => { serverLog += d; });
