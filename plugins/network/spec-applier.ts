@@ -38,9 +38,11 @@ export function specApplier<S>(a: Applier<S>): Controller {
       while (await ctx.next()) {
         const links = new Map((await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })).map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
         const keep = new Set<string>();
+        // One List of the statuses per reconcile, not a Get per spec.
+        const statuses = new Map((await ctx.state.list({ namespace: NETWORK_NS, type: a.statusType })).map((r) => [r.metadata.id, r.spec as SpecStatusBase]));
         for (const r of await ctx.state.list({ namespace: NETWORK_NS, type: a.specType }) as Resource<S>[]) {
           const id = r.metadata.id;
-          const previous = (await ctx.state.find(st(id)))?.spec as SpecStatusBase | undefined;
+          const previous = statuses.get(id);
           if (r.metadata.phase === 'tearingDown') {
             if (!r.metadata.finalizers.includes(a.name)) continue;
             if (previous?.applied) {

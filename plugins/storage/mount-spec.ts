@@ -42,17 +42,19 @@ export function mountController(n: () => Native): Controller {
       while (await ctx.next()) {
         const devices = new Map((await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE })).map((r) => [r.metadata.id, r.spec as BlockDeviceSpec]));
         const keep = new Set<string>();
+        const statuses = new Set((await ctx.state.list({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE })).map((r) => r.metadata.id));
+        const mounted = mountedTargets(); // kept up to date below as this reconcile mounts and unmounts
         for (const r of await ctx.state.list({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE })) {
           const id = r.metadata.id;
           const spec = r.spec as MountSpecSpec;
           keep.add(id);
           if (r.metadata.phase === 'tearingDown') {
             if (!r.metadata.finalizers.includes('mount')) continue;
-            if ((await ctx.state.find(st(id))) && !(await ctx.state.teardown(st(id)))) continue; // still held by a dependant
-            if (mountedTargets().has(spec.target)) {
-              try { n().umount2(spec.target); } catch (e) { ctx.log.warn(`unmounting ${spec.target}: ${(e as Error).message}; will retry`); continue; }
+            if (statuses.has(id) && !(await ctx.state.teardown(st(id)))) continue; // still held by a dependant
+            if (mounted.has(spec.target)) {
+              try { n().umount2(spec.target); mounted.delete(spec.target); } catch (e) { ctx.log.warn(`unmounting ${spec.target}: ${(e as Error).message}; will retry`); continue; }
             }
-            if (await ctx.state.find(st(id))) await ctx.state.destroy(st(id));
+            if (statuses.has(id)) await ctx.state.destroy(st(id));
             await ctx.state.removeFinalizer(sp(id));
             continue;
           }
@@ -61,7 +63,7 @@ export function mountController(n: () => Native): Controller {
           let status: MountStatusSpec;
           if (!device) {
             status = { state: 'pending', target: spec.target, error: `no block device matches ${spec.source} (yet)` };
-          } else if (mountedTargets().has(spec.target)) {
+          } else if (mounted.has(spec.target)) {
             status = { state: 'mounted', target: spec.target, device: device.devPath, ...(device.fstype ? { fstype: spec.fstype ?? device.fstype } : {}) };
           } else {
             const fstype = spec.fstype ?? device.fstype;
@@ -71,6 +73,7 @@ export function mountController(n: () => Native): Controller {
                 mkdirSync(spec.target, { recursive: true });
                 const { flags, data } = mountOptions(spec.options);
                 n().mount(device.devPath, spec.target, fstype, flags, data);
+                mounted.add(spec.target);
                 status = { state: 'mounted', target: spec.target, device: device.devPath, fstype };
               } catch (e) {
                 status = { state: 'error', target: spec.target, device: device.devPath, fstype, error: (e as Error).message };

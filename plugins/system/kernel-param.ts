@@ -31,9 +31,10 @@ export function kernelParamController(root = '/proc/sys'): Controller {
       const st = (id: string) => ({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id });
       while (await ctx.next()) {
         const keep = new Set<string>();
+        const statuses = new Map((await ctx.state.list({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE })).map((r) => [r.metadata.id, r.spec as KernelParamStatusSpec]));
         for (const r of await ctx.state.list({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE })) {
           const key = r.metadata.id;
-          const prev = (await ctx.state.find(st(key)))?.spec as KernelParamStatusSpec | undefined;
+          const prev = statuses.get(key);
           if (r.metadata.phase === 'tearingDown') {
             if (!r.metadata.finalizers.includes('kernel-param')) continue;
             if (prev?.original !== undefined) {
