@@ -5,7 +5,6 @@ import { testOrphanMaker, testSleep } from './commands/test-orphan-maker.ts';
 import { COMMIT, VERSION } from './version.ts';
 import { commandArgs } from './argv.ts';
 
-
 const HELP = `usage: init [command] [args]
 
 As PID 1 (the kernel's init) this program boots the appliance: it mounts the

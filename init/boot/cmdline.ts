@@ -1,7 +1,5 @@
 // cmdline: parses the kernel command line (/proc/cmdline) the way the kernel does:
 // space-separated, double quotes group, `key=value` or a bare flag (value "").
-import { readFileSync } from 'node:fs';
-
 export type Cmdline = Map<string, string>;
 
 export function parseCmdline(text: string): Cmdline {
@@ -24,10 +22,6 @@ export function parseCmdline(text: string): Cmdline {
     else out.set(token.slice(0, eq), token.slice(eq + 1)); // last one wins, as for the kernel's own params
   }
   return out;
-}
-
-export function readCmdline(path = '/proc/cmdline'): Cmdline {
-  return parseCmdline(readFileSync(path, 'utf8'));
 }
 
 /** A boolean switch: present as a bare flag, or =1/=true/=yes/=on. */

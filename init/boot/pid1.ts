@@ -5,7 +5,7 @@ import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { monotonicSeconds, processStartSeconds } from './clock.ts';
-import { cmdlineFlag, readCmdline, type Cmdline } from './cmdline.ts';
+import { cmdlineFlag, parseCmdline, type Cmdline } from './cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
@@ -30,14 +30,7 @@ export const SIGNAL_ACTIONS: Readonly<Record<string, PowerAction>> = {
   SIGUSR2: 'poweroff',
 };
 
-function phase<T>(log: Logger, name: string, fn: () => T): T {
-  const t0 = performance.now();
-  const r = fn();
-  log.info(`phase ${name} done in ${(performance.now() - t0).toFixed(1)}ms`);
-  return r;
-}
-
-async function phaseAsync<T>(log: Logger, name: string, fn: () => Promise<T>): Promise<T> {
+async function phase<T>(log: Logger, name: string, fn: () => T | Promise<T>): Promise<T> {
   const t0 = performance.now();
   const r = await fn();
   log.info(`phase ${name} done in ${(performance.now() - t0).toFixed(1)}ms`);
@@ -72,10 +65,11 @@ export async function runPid1(): Promise<void> {
   });
 
   try {
-    phase(log, 'mount', () => mountEarly(n, log.child('mount')));
+    await phase(log, 'mount', () => mountEarly(n, log.child('mount')));
     log.attachKmsg();
-    cmdline = phase(log, 'cmdline', () => readCmdline());
-    reaper = phase(log, 'reaper', () => createReaper(n, log.child('reaper')));
+    const rawCmdline = await phase(log, 'cmdline', () => readFileSync('/proc/cmdline', 'utf8').trim());
+    cmdline = parseCmdline(rawCmdline);
+    reaper = await phase(log, 'reaper', () => createReaper(n, log.child('reaper')));
     const r = reaper;
     shutdown = createShutdown({
       native: n, log: log.child('shutdown'), reaper: r, system: true,
@@ -85,7 +79,7 @@ export async function runPid1(): Promise<void> {
         await engine?.stop();
       },
     });
-    phase(log, 'signals', () => {
+    await phase(log, 'signals', () => {
       n.reboot('cad_off');
       for (const [sig, action] of Object.entries(SIGNAL_ACTIONS)) {
         process.on(sig as NodeJS.Signals, () => void shutdown?.(action, `signal ${sig}`));
@@ -93,10 +87,9 @@ export async function runPid1(): Promise<void> {
       const buttons = watchPowerButton(log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
       log.info(buttons.length ? `power button: ${buttons.join(', ')}` : 'no power button device found');
     });
-    const rawCmdline = (() => { try { return readFileSync('/proc/cmdline', 'utf8').trim(); } catch { return ''; } })();
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
-    engine = await phaseAsync(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
+    engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
       log: log.child('engine'), native: n,
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
