@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { formatProblem, parseDocuments, type DocumentProblem } from '../../init/config/documents.ts';
 import { NAMESPACE_TYPE, META_NAMESPACE } from '../../init/cosi/meta/definition.ts';
 import { newResource, type Resource } from '../../init/cosi/resource/resource.ts';
-import { isNotFound, isVersionConflict } from '../../init/cosi/state/errors.ts';
+import { isVersionConflict } from '../../init/cosi/state/errors.ts';
+import { findResource } from '../../init/cosi/state/find.ts';
 import { copyResource } from '../../init/cosi/state/freeze.ts';
 import { flagAll, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -48,8 +49,7 @@ export async function apply(s: Session, p: Parsed, out: (text: string) => void, 
     const { docs, problems: ps } = parseDocuments(readInput(f), defs, namespaces);
     problems.push(...ps.map((x: DocumentProblem) => formatProblem(x, f === '-' ? 'stdin' : f)));
     for (const doc of docs) {
-      let current: Resource | undefined;
-      try { current = await s.state.get(doc); } catch (e) { if (!isNotFound(e)) throw e; }
+      const current = await findResource(s.state, doc);
       if (current && current.metadata.owner !== '') {
         problems.push(formatProblem({ index: doc.index, what: `${doc.definition.displayType} ${doc.id}`, message: `is managed by "${current.metadata.owner}"; declare the matching spec resource instead` }, f));
       }
@@ -62,11 +62,12 @@ export async function apply(s: Session, p: Parsed, out: (text: string) => void, 
     return EXIT.invalid;
   }
 
-  for (const { doc } of plan) {
+  for (const { doc, current } of plan) {
     const name = `${doc.definition.displayType.toLowerCase()}/${doc.id}`;
+    // The first attempt uses what validation read; a conflict means it changed since: read again.
+    let cur = current;
     for (let attempt = 0; ; attempt++) {
-      let cur: Resource | undefined;
-      try { cur = await s.state.get(doc); } catch (e) { if (!isNotFound(e)) throw e; }
+      if (attempt > 0) cur = await findResource(s.state, doc);
       try {
         if (!cur) {
           await s.state.create(newResource(doc, doc.spec, { labels: doc.labels, annotations: doc.annotations }));

@@ -9,7 +9,7 @@ import { PLUGINS } from '../../plugins/index.ts';
 import { HOST_MODE_ENV } from '../../plugins/sdk/plugin.ts';
 import { registerMeta, registerNamespace, registerType } from '../cosi/meta/registry.ts';
 import { newResource } from '../cosi/resource/resource.ts';
-import { copyResource } from '../cosi/state/freeze.ts';
+import { upsert } from '../cosi/state/upsert.ts';
 import { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
 import { COMMIT, VERSION } from '../version.ts';
@@ -79,8 +79,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   return {
     state, api,
     async setBootStatus(s) {
-      const cur = await state.get({ namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' });
-      await state.update({ ...copyResource(cur), spec: s }, { owner: ENGINE_OWNER });
+      await upsert(state, { namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }, s, ENGINE_OWNER);
     },
     async stop() {
       power.close();

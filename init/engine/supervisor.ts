@@ -4,9 +4,7 @@
 // admits a connection only from a pid the supervisor started.
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { newResource } from '../cosi/resource/resource.ts';
-import { isNotFound } from '../cosi/state/errors.ts';
-import { copyResource } from '../cosi/state/freeze.ts';
+import { upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
 import { pluginOutputs, type Plugin } from '../../plugins/sdk/plugin.ts';
@@ -61,15 +59,7 @@ export class PluginSupervisor {
   }
 
   private async publish(r: Running): Promise<void> {
-    const p = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name };
-    const spec = structuredClone(r.status);
-    try {
-      const cur = await this.o.state.get(p);
-      await this.o.state.update({ ...copyResource(cur), spec }, { owner: ENGINE_OWNER });
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      await this.o.state.create(newResource(p, spec), { owner: ENGINE_OWNER });
-    }
+    await upsert(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name }, structuredClone(r.status), ENGINE_OWNER);
   }
 
   private launch(r: Running): void {

@@ -5,6 +5,7 @@ import type { Pointer, Resource } from '../resource/resource.ts';
 import { newResource, pointerString } from '../resource/resource.ts';
 import { isNotFound, StateError } from '../state/errors.ts';
 import { addFinalizer, removeFinalizer } from '../state/finalizers.ts';
+import { findResource } from '../state/find.ts';
 import { copyResource } from '../state/freeze.ts';
 import type { State } from '../state/state.ts';
 import type { Controller, ControllerState } from './contract.ts';
@@ -23,10 +24,7 @@ export function guardedState(state: State, c: Controller): ControllerState {
 
   const g: ControllerState = {
     get: (p) => { canRead(p); return state.get(p); },
-    async find(p) {
-      canRead(p);
-      try { return await state.get(p); } catch (e) { if (isNotFound(e)) return undefined; throw e; }
-    },
+    find: (p) => { canRead(p); return findResource(state, p); },
     list: (k, f) => { canRead(k); return state.list(k, f); },
     async modify<S>(p: Pointer, init: S, mutate?: (r: Resource<S>) => void): Promise<Resource<S>> {
       canWrite(p);

@@ -1,33 +1,19 @@
 // registry: puts namespaces and resource definitions into a state's meta namespace,
 // owned by "meta". Every type the system serves is registered here first.
-import { newResource } from '../resource/resource.ts';
-import { isNotFound } from '../state/errors.ts';
 import type { State } from '../state/state.ts';
-import { copyResource } from '../state/freeze.ts';
+import { upsert } from '../state/upsert.ts';
 import {
   DEFINITION_TYPE, fillDefinition, META_NAMESPACE, META_OWNER, NAMESPACE_TYPE,
   type DefinitionInput, type NamespaceSpec, type ResourceDefinitionSpec,
 } from './definition.ts';
 
-async function upsert(state: State, type: string, id: string, spec: unknown): Promise<void> {
-  const p = { namespace: META_NAMESPACE, type, id };
-  try {
-    const cur = await state.get(p);
-    if (JSON.stringify(cur.spec) === JSON.stringify(spec)) return;
-    await state.update({ ...copyResource(cur), spec }, { owner: META_OWNER });
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-    await state.create(newResource(p, spec), { owner: META_OWNER });
-  }
-}
-
 export async function registerNamespace(state: State, name: string, description: string): Promise<void> {
-  await upsert(state, NAMESPACE_TYPE, name, { description } satisfies NamespaceSpec);
+  await upsert(state, { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }, { description } satisfies NamespaceSpec, META_OWNER);
 }
 
 export async function registerType(state: State, d: DefinitionInput): Promise<ResourceDefinitionSpec> {
   const spec = fillDefinition(d);
-  await upsert(state, DEFINITION_TYPE, d.type.toLowerCase(), spec);
+  await upsert(state, { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() }, spec, META_OWNER);
   return spec;
 }
 
