@@ -27,7 +27,7 @@ export function issueRenderController(): Controller {
           .filter((r) => r.metadata.phase === 'running')
           .map((r) => ({ id: r.metadata.id, spec: r.spec as MotdSpec }));
         const issue = renderIssue(version, motds);
-        await ctx.state.modify<IssueSpec>({ namespace: RUNTIME_NS, type: ISSUE_TYPE, id: ISSUE_ID }, issue, (r) => { r.spec = issue; });
+        await ctx.state.put({ namespace: RUNTIME_NS, type: ISSUE_TYPE, id: ISSUE_ID }, issue);
       }
     },
   };

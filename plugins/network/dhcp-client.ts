@@ -33,7 +33,7 @@ export function dhcpClientController(n: () => Native, rtnl: () => Rtnl, o: DhcpC
       const clients = new Map<string, { client: DhcpClient; acquired?: string }>();
       const put = async <S>(type: string, id: string, spec: S, keep: Set<string>) => {
         keep.add(id);
-        await ctx.state.modify<S>({ namespace: NETWORK_NS, type, id }, spec, (r) => { r.spec = spec; });
+        await ctx.state.put({ namespace: NETWORK_NS, type, id }, spec);
       };
       try {
         while (await ctx.next()) {

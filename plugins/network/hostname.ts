@@ -34,7 +34,7 @@ export function hostnameController(n: () => Native, etc = '/etc'): Controller {
         } catch (e) {
           status = { hostname: short, domainname: domain, fqdn, source: win.id, error: (e as Error).message };
         }
-        await ctx.state.modify({ namespace: NETWORK_NS, type: HOSTNAME_STATUS_TYPE, id: 'hostname' }, status, (r) => { r.spec = status; });
+        await ctx.state.put({ namespace: NETWORK_NS, type: HOSTNAME_STATUS_TYPE, id: 'hostname' }, status);
       }
     },
   };

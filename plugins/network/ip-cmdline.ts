@@ -38,21 +38,21 @@ export function ipCmdlineController(): Controller {
             if (ip.dhcp && reported !== value) { ctx.log.warn(`ip=${value}: DHCP is not implemented yet; nothing configured`); reported = value; }
             if (ip.hostname) {
               hostnames.add('cmdline');
-              await ctx.state.modify<HostnameSpecSpec>({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE, id: 'cmdline' }, { hostname: ip.hostname, layer: 'cmdline' }, (r) => { r.spec = { hostname: ip.hostname!, layer: 'cmdline' }; });
+              await ctx.state.put({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE, id: 'cmdline' }, { hostname: ip.hostname!, layer: 'cmdline' });
             }
             if (ip.dns.length) {
               resolvers.add('cmdline');
-              await ctx.state.modify<ResolverSpecSpec>({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'cmdline' }, { servers: ip.dns, layer: 'cmdline' }, (r) => { r.spec = { servers: ip.dns, layer: 'cmdline' }; });
+              await ctx.state.put({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'cmdline' }, { servers: ip.dns, layer: 'cmdline' });
             }
             if (device && ip.address) {
               const id = `cmdline-${device}`;
               addresses.add(id);
-              await ctx.state.modify<AddressSpecSpec>({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id }, { address: ip.address, link: device, layer: 'cmdline' }, (r) => { r.spec = { address: ip.address!, link: device, layer: 'cmdline' }; });
+              await ctx.state.put({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id }, { address: ip.address!, link: device, layer: 'cmdline' });
               if (ip.gateway) {
                 const rid = `cmdline-default-${device}`;
                 routes.add(rid);
                 const spec: RouteSpecSpec = { gateway: ip.gateway, link: device, layer: 'cmdline' };
-                await ctx.state.modify<RouteSpecSpec>({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE, id: rid }, spec, (r) => { r.spec = spec; });
+                await ctx.state.put({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE, id: rid }, spec);
               }
             }
           } catch (e) {

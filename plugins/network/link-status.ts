@@ -22,7 +22,7 @@ export function linkStatusController(rtnl: () => Rtnl): Controller {
               ...(l.kind ? { kind: l.kind } : {}), ...(l.mtu !== undefined ? { mtu: l.mtu } : {}),
               ...(l.mac ? { mac: l.mac } : {}), ...(l.carrier !== undefined ? { carrier: l.carrier } : {}),
             };
-            await ctx.state.modify({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: l.name }, spec, (r) => { r.spec = spec; });
+            await ctx.state.put({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: l.name }, spec);
           }
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, keep);
         }

@@ -25,7 +25,7 @@ export function resolversController(etc = '/etc'): Controller {
         if (!win) continue;
         let status: ResolverStatusSpec = { servers: win.spec.servers.slice(0, 3), searchDomains: win.spec.searchDomains ?? [], source: win.id };
         try { mkdirSync(etc, { recursive: true }); writeFileSync(join(etc, 'resolv.conf'), resolvConf(win.spec)); } catch (e) { status = { ...status, error: (e as Error).message }; }
-        await ctx.state.modify({ namespace: NETWORK_NS, type: RESOLVER_STATUS_TYPE, id: 'resolvers' }, status, (r) => { r.spec = status; });
+        await ctx.state.put({ namespace: NETWORK_NS, type: RESOLVER_STATUS_TYPE, id: 'resolvers' }, status);
       }
     },
   };

@@ -67,7 +67,7 @@ export function specApplier<S>(a: Applier<S>): Controller {
               status = { state: 'error', link: linkName, error: (e as Error).message };
             }
           }
-          await ctx.state.modify(st(id), status, (s) => { s.spec = status; });
+          await ctx.state.put(st(id), status);
         }
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: a.statusType }, keep);
       }

@@ -20,7 +20,7 @@ export function blockDeviceController(n: () => Native, sys = '/sys/class/block',
         while (await ctx.next()) {
           const devices = listBlockDevices(sys, dev);
           for (const [name, spec] of devices) {
-            await ctx.state.modify({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name }, spec, (r) => { r.spec = spec; });
+            await ctx.state.put({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name }, spec);
           }
           await ctx.state.cleanup({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }, new Set(devices.keys()));
         }

@@ -80,7 +80,7 @@ export function mountController(n: () => Native): Controller {
               }
             }
           }
-          await ctx.state.modify(st(id), status, (s) => { s.spec = status; });
+          await ctx.state.put(st(id), status);
         }
         await ctx.state.cleanup({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE }, keep);
       }

@@ -56,7 +56,7 @@ export function kernelParamController(root = '/proc/sys'): Controller {
           } catch (e) {
             status = { state: 'error', error: e instanceof Error && 'code' in e ? explain(key, e as NodeJS.ErrnoException) : (e as Error).message, ...(prev?.original !== undefined ? { original: prev.original } : {}) };
           }
-          await ctx.state.modify(st(key), status, (s) => { s.spec = status; });
+          await ctx.state.put(st(key), status);
         }
         await ctx.state.cleanup({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE }, keep);
       }

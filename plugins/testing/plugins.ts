@@ -38,7 +38,7 @@ const writer: Controller = {
       try { const cur = await raw.get(version); await raw.update({ ...cur, spec: { version: 'forged' } }, { owner: cur.metadata.owner }); specChange = 'accepted'; } catch (e) { specChange = e instanceof StateError ? e.code : (e as Error).message; }
       raw.close();
       const report = { code, finalizer, specChange };
-      await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, report, (r) => { r.spec = report; });
+      await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, report);
     }
   },
 };
@@ -66,7 +66,7 @@ const reader: Controller = {
         const path = (r.spec as { path: string }).path;
         let spec: { path: string; content?: string; error?: string };
         try { spec = { path, content: readFileSync(path, 'utf8').slice(0, 4096) }; } catch (e) { spec = { path, error: (e as Error).message }; }
-        await ctx.state.modify({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec, (x) => { x.spec = spec; });
+        await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec);
       }
       await ctx.state.cleanup({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE }, keep);
     }

@@ -22,6 +22,8 @@ export interface ControllerState {
   list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]>;
   /** Creates the output, or updates it when it exists: `mutate` sets spec/labels on a fresh copy. */
   modify<S>(p: Pointer, init: S, mutate?: (r: Resource<S>) => void): Promise<Resource<S>>;
+  /** Creates or updates the output with exactly this spec (a no-op when it already has it). */
+  put<S>(p: Pointer, spec: S): Promise<Resource<S>>;
   teardown(p: Pointer): Promise<boolean>;
   destroy(p: Pointer): Promise<void>;
   addFinalizer(p: Pointer): Promise<void>;

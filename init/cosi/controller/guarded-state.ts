@@ -49,6 +49,7 @@ export function guardedState(state: State, c: Controller): ControllerState {
         }
       }
     },
+    put: (p, spec) => g.modify(p, spec, (r) => { r.spec = spec; }),
     teardown: (p) => { canWrite(p); return state.teardown(p, { owner }); },
     destroy: (p) => { canWrite(p); return state.destroy(p, { owner }); },
     addFinalizer: async (p) => { canFinalize(p); await addFinalizer(state, p, owner); },
