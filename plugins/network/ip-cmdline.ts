@@ -1,6 +1,7 @@
 // ip-cmdline: the kernel command line's `ip=` -> AddressSpec and RouteSpec at the
 // cmdline layer, and its hostname and DNS servers as HostnameSpec and ResolverSpec.
-// (DHCP forms are recognised; the DHCP client comes later.)
+// The DHCP forms (ip=dhcp, ip=eth0:dhcp) add no address: a link without one is left to
+// the dhcp-client controller, which is what they ask for.
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/engine/resource-types.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
@@ -21,7 +22,7 @@ export function ipCmdlineController(): Controller {
       { type: HOSTNAME_SPEC_TYPE, kind: 'shared' }, { type: RESOLVER_SPEC_TYPE, kind: 'shared' },
     ],
     async run(ctx) {
-      let reported = '';
+      let reported = ''; // the last bad ip= logged, so a broken value is reported once
       while (await ctx.next()) {
         const cmdline = (await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }))?.spec as KernelCmdlineSpec | undefined;
         const value = cmdline?.params.ip;
@@ -35,7 +36,6 @@ export function ipCmdlineController(): Controller {
             // No device named: the first non-loopback link, as the kernel does.
             const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE });
             const device = ip.device ?? links.find((l) => (l.spec as LinkStatusSpec).type !== 'loopback')?.metadata.id;
-            if (ip.dhcp && reported !== value) { ctx.log.warn(`ip=${value}: DHCP is not implemented yet; nothing configured`); reported = value; }
             if (ip.hostname) {
               hostnames.add('cmdline');
               await ctx.state.put({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE, id: 'cmdline' }, { hostname: ip.hostname!, layer: 'cmdline' });
