@@ -28,14 +28,12 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
   t.match((await run(['get', 'routestatus', 'cmdline-default-eth0'])).out, /applied/);
   const added = await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n');
   t.equal(added.code, 0, added.err);
-  let st = '';
-  for (let i = 0; i < 100 && !/applied/.test(st); i++) { st = (await run(['get', 'addressstatus', 'extra'])).out; await new Promise((r) => setTimeout(r, 100)); }
+  const st = (await poll(['get', 'addressstatus', 'extra'], /applied/)).out;
   t.match(st, /extra\s+\d+\s+eth0\s+applied/, 'static address applied');
   t.equal((await run(['delete', 'addressspec', 'extra'])).code, 0, 'removed (the plugin releases its finalizer after deleting the address)');
   t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
   await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n');
-  let ghost = '';
-  for (let i = 0; i < 100 && !/pending/.test(ghost); i++) { ghost = (await run(['get', 'addressstatus', 'ghost', '-o', 'yaml'])).out; await new Promise((r) => setTimeout(r, 100)); }
+  const ghost = (await poll(['get', 'addressstatus', 'ghost', '-o', 'yaml'], /pending/)).out;
   t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
 });
 
