@@ -30,7 +30,6 @@ export interface ApiServer { port: number; stop(): Promise<void> }
 function pluginGuard(p: Plugin): WriteGuard {
   const allowed = new Set(pluginOutputs(p));
   return {
-    who: `plugin ${p.name}`,
     check(type) {
       if (!allowed.has(type)) throw new StateError('permission-denied', `plugin ${p.name} may not write ${type} (its outputs: ${[...allowed].join(', ') || 'none'})`, type);
     },

@@ -11,9 +11,7 @@ import { encode, has } from './proto.ts';
 import { toServiceError } from './status.ts';
 
 export interface WriteGuard {
-  /** Who is writing, for messages ("plugin network"). */
-  readonly who: string;
-  /** Throws permission-denied if this connection may not write `type`. */
+  /** Throws permission-denied (naming the writer) if this connection may not write `type`. */
   check(type: string): void;
 }
 
