@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { artifacts } from '../qemu/artifacts.ts';
 import { ADDON_PATH } from '../scripts/native.ts';
+import { buildKernel } from '../scripts/kernel.ts';
 import { sha256 } from '../scripts/lib/hash.ts';
 import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
 import { initramfsEntries } from './initramfs.ts';
@@ -12,12 +13,21 @@ import { initramfsEntries } from './initramfs.ts';
 const a = artifacts();
 const archive = decodeCpio(execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 }));
 
-t.test('holds the executable, the addon, shared libraries, directories and two device nodes: no shell', async (t) => {
+const kernel = await buildKernel(); // a cache hit: the build made it
+const modules = { dir: kernel.modules, release: kernel.release };
+
+t.test('holds the executable, the addon, shared libraries, kernel modules, directories and two device nodes: no shell', async (t) => {
   const files = archive.filter((e) => e.type === 'file').map((e) => e.path);
   t.ok(files.includes('init'), '/init');
   t.ok(files.includes('lib/appliance_native.node'), 'native addon');
   const others = files.filter((p) => p !== 'init' && p !== 'lib/appliance_native.node');
-  t.same(others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p)), [], 'every other file is a shared library');
+  const modDir = `lib/modules/${kernel.release}/`;
+  t.same(others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p) && !p.startsWith(modDir)), [], 'every other file is a shared library or a module');
+  const mods = others.filter((p) => p.startsWith(modDir)).map((p) => p.slice(modDir.length));
+  t.same(mods.filter((p) => !p.endsWith('.ko')).sort(), ['modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'], 'module index files');
+  const dep = archive.find((e) => e.path === `${modDir}modules.dep`)!.data.toString();
+  t.match(dep, /^kernel\/drivers\/net\/vxlan\/vxlan\.ko: kernel\/net\/ipv6\/ip6_udp_tunnel\.ko kernel\/net\/ipv4\/udp_tunnel\.ko$/m, 'vxlan after what it needs');
+  t.match(dep, /^kernel\/drivers\/net\/dummy\.ko:$/m, 'dummy needs nothing');
   const names = archive.map((e) => e.path.split('/').pop());
   for (const shell of ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip']) t.notOk(names.includes(shell), `no ${shell}`);
   t.same(archive.filter((e) => e.type === 'symlink').map((e) => e.path), [], 'no symlinks');
@@ -31,9 +41,9 @@ t.test('holds the executable, the addon, shared libraries, directories and two d
 
 t.test('deterministic: the same tree encodes and compresses to the same sha256', async (t) => {
   t.ok(existsSync(ADDON_PATH));
-  const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime });
+  const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules });
   const cpio1 = encodeCpioBuffer(entries);
-  const cpio2 = encodeCpioBuffer(initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime }));
+  const cpio2 = encodeCpioBuffer(initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules }));
   t.equal(sha256(cpio1), sha256(cpio2), 'cpio bytes');
   const built = execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 });
   t.equal(sha256(cpio1), sha256(built), 'rebuilt cpio equals the one in out/');

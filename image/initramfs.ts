@@ -3,10 +3,11 @@
 // nodes the kernel and libc expect before devtmpfs is mounted. Nothing else: no
 // shell, no busybox. Deterministic: sorted entries, fixed mtime, uid/gid 0.
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
+import { modulesDep, scanModules } from './modules-dep.ts';
 
 export interface InitramfsInputs {
   /** The single executable; becomes /init. */
@@ -15,6 +16,13 @@ export interface InitramfsInputs {
   addon: string;
   /** Fixed mtime for every entry (SOURCE_DATE_EPOCH). */
   mtime: number;
+  /** The kernel's modules, `<dir>/<release>/kernel/...`; shipped as /lib/modules/<release> with a modules.dep. */
+  modules?: { dir: string; release: string };
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
 const DIRS = ['dev', 'etc', 'lib', 'proc', 'run', 'sys', 'tmp', 'var'];
@@ -23,14 +31,20 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
   const t = { mtime: i.mtime, uid: 0, gid: 0 };
   const entries: CpioEntry[] = [];
   const dirs = new Set(DIRS);
-  const file = (path: string, source: string) => {
+  const add = (path: string, data: Buffer, mode: number) => {
     const p = normalizePath(path);
     for (let d = dirname(p); d !== '.'; d = dirname(d)) dirs.add(d);
-    entries.push({ type: 'file', path: p, mode: statSync(source).mode & 0o755, data: readFileSync(source), ...t });
+    entries.push({ type: 'file', path: p, mode, data, ...t });
   };
+  const file = (path: string, source: string) => add(path, readFileSync(source), statSync(source).mode & 0o755);
   file('init', i.init);
   file('lib/appliance_native.node', i.addon);
   for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source);
+  if (i.modules) {
+    const root = join(i.modules.dir, i.modules.release);
+    for (const f of filesUnder(root)) add(join('lib/modules', i.modules.release, relative(root, f)), readFileSync(f), 0o644);
+    add(join('lib/modules', i.modules.release, 'modules.dep'), Buffer.from(modulesDep(scanModules(root))), 0o644);
+  }
   for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });
   // The kernel opens /dev/console for init's stdio before anything is mounted.
   entries.push({ type: 'chardev', path: 'dev/console', mode: 0o600, major: 5, minor: 1, ...t });

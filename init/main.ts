@@ -1,7 +1,7 @@
 // main: the single executable is multi-call. As PID 1 it boots the system;
 // otherwise the first argument names a command.
 import { runPid1 } from './boot/pid1.ts';
-import { testOrphanMaker, testSleep } from './commands/test-orphan-maker.ts';
+import { testOrphanMaker, testSignalInit, testSleep } from './commands/test-orphan-maker.ts';
 import { COMMIT, VERSION } from './version.ts';
 import { commandArgs } from './argv.ts';
 
@@ -17,6 +17,7 @@ commands:
   help, --help            this text
   test-orphan-maker [ms]  (tests) start a grandchild that outlives us by ms
   test-sleep [ms]         (tests) sleep ms milliseconds, then exit 0
+  test-signal-init [SIG]  (tests) send SIG (default SIGTERM) to PID 1
 `;
 
 async function main(args: string[]): Promise<number> {
@@ -34,6 +35,7 @@ async function main(args: string[]): Promise<number> {
     case 'plugin': return (await import('./commands/plugin.ts')).plugin(rest);
     case 'test-orphan-maker': return testOrphanMaker(rest);
     case 'test-sleep': return testSleep(rest);
+    case 'test-signal-init': return testSignalInit(rest);
     default:
       process.stderr.write(`init: unknown command "${cmd}"\n\n${HELP}`);
       return 2;

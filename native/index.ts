@@ -41,6 +41,18 @@ export interface Native {
   unshareUts(): void;
   /** no_new_privs, then keep only these capabilities (numbers, see capabilities(7)). */
   dropCapabilities(keep: number[]): void;
+  /** finit_module(2) of an uncompressed .ko; params like "numdummies=2". */
+  finitModule(path: string, params?: string): void;
+  /** delete_module(2) with O_NONBLOCK: EWOULDBLOCK/EBUSY while the module is in use. */
+  deleteModule(name: string): void;
+  /** clock_settime(CLOCK_REALTIME). */
+  clockStep(epochMs: number): void;
+  /** adjtime(2): slews the clock by deltaMs without a jump. */
+  clockSlew(deltaMs: number): void;
+  /** RTC_RD_TIME on an RTC device (e.g. /dev/rtc0): epoch seconds, UTC. */
+  rtcRead(device: string): number;
+  /** RTC_SET_TIME: writes epoch seconds (UTC) to the RTC. */
+  rtcWrite(device: string, epochSeconds: number): void;
 }
 
 /** Capability numbers (linux/capability.h) the plugins declare by name. */

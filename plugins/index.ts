@@ -4,9 +4,10 @@ import { issuePlugin } from './issue/plugin.ts';
 import { networkPlugin } from './network/plugin.ts';
 import { systemPlugin } from './system/plugin.ts';
 import { storagePlugin } from './storage/plugin.ts';
+import { timePlugin } from './time/plugin.ts';
 import { testCrasherPlugin, testReaderPlugin, testWriterPlugin } from './testing/plugins.ts';
 
-export const PLUGINS: readonly Plugin[] = [networkPlugin, storagePlugin, systemPlugin, issuePlugin, testWriterPlugin, testReaderPlugin, testCrasherPlugin];
+export const PLUGINS: readonly Plugin[] = [networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin, testWriterPlugin, testReaderPlugin, testCrasherPlugin];
 
 export function findPlugin(name: string): Plugin | undefined {
   return PLUGINS.find((p) => p.name === name);

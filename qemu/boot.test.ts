@@ -27,10 +27,23 @@ t.test('boots to ready in 256 MiB, reaps an orphan, powers off cleanly on the AC
   const exit = await vm.powerdown(60_000);
   t.ok(exit.clean, 'QEMU exited by itself after the power button');
   t.equal(exit.code, 0, 'QEMU exit code 0');
+  t.match(vm.console(), /power button: acpi_event \(generic netlink\)/, 'watched through genetlink');
+  t.match(vm.console(), /power button pressed \(acpi_event LNXPWRBN:00\)/);
   t.match(vm.console(), /poweroff requested: ACPI power button/);
   t.match(vm.console(), /unmounted 9 filesystem\(s\)/);
   t.match(vm.console(), /reboot: Power down/);
   t.notMatch(vm.console(), /Kernel panic|Attempted to kill init|uncaught exception/);
+});
+
+t.test('SIGTERM from another process powers off cleanly; unmounts first', async (t) => {
+  // appliance.test.signal: after ready, a child of PID 1 (our own binary) sends the signal.
+  const vm = boot(['appliance.test.signal=SIGTERM']);
+  const exit = await vm.exited;
+  t.equal(exit.code, 0, 'QEMU exited by itself');
+  t.match(vm.console(), /test switch: a child sends SIGTERM to PID 1/);
+  t.match(vm.console(), /poweroff requested: signal SIGTERM/);
+  t.match(vm.console(), /unmounted \d+ filesystem\(s\)/);
+  t.match(vm.console(), /reboot: Power down/);
 });
 
 t.test('a fatal error counts down and reboots instead of letting the kernel panic', async (t) => {

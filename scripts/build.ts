@@ -71,9 +71,10 @@ export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult
   const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '' };
   if (o.hostOnly) return partial;
 
+  const kernel = await buildKernel(); // first: the initramfs carries its modules
   s = step('initramfs');
   const initramfs = join(OUT, 'initramfs.cpio.zst');
-  const entries = initramfsEntries({ init: exe, addon, mtime });
+  const entries = initramfsEntries({ init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release } });
   const treeKey = sha256(...entries.map((e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined })));
   const rdBuilt = await keyed('initramfs', treeKey, [initramfs], async () => {
     s.info(`compressing ${entries.length} entries with zstd -19 (about a minute)`);
@@ -81,7 +82,6 @@ export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
-  const kernel = await buildKernel();
   const vmlinuz = join(OUT, 'vmlinuz');
   if (!existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage))) copyFileSync(kernel.bzImage, vmlinuz);
   copyFileSync(kernel.config, join(OUT, 'kernel.config'));

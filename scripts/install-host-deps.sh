@@ -21,20 +21,37 @@ PACKAGES=(
   dnsmasq-base      # DHCP server for host network tests
   protobuf-compiler libprotobuf-dev python3-protobuf python3-grpcio # an independent gRPC client (C-core) in the interop test
   lz4               # compression comparisons in the boot notes
+  libedit2 libgnutls30 libnettle8 libseccomp2 libcap2 # what the unpacked chronyd links against
 )
+
+# chronyd is the independent NTP server the time tests query. It is unpacked into the
+# cache, never installed: the package would start a service that syncs the host's
+# clock with servers on the internet.
+install_chronyd() {
+  local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/chrony"
+  if [ -x "$dir/usr/sbin/chronyd" ]; then echo "host deps: chronyd present in $dir"; return; fi
+  local tmp; tmp=$(mktemp -d); chmod 0755 "$tmp" # apt-get download writes as _apt
+  (cd "$tmp" && apt-get download chrony >/dev/null) || { $SUDO apt-get update -q && (cd "$tmp" && apt-get download chrony >/dev/null); }
+  mkdir -p "$dir" && dpkg-deb -x "$tmp"/chrony_*.deb "$dir"
+  rm -rf "$tmp"
+  echo "host deps: chronyd unpacked into $dir"
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "host deps: all ${#PACKAGES[@]} packages present"
+  install_chronyd
   exit 0
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "host deps: installing ${missing[*]}"
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_chronyd

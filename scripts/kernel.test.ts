@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { FRAGMENT, missingOptions } from './kernel.ts';
 
 t.test('missingOptions names what olddefconfig dropped', async (t) => {
-  t.same(missingOptions('CONFIG_A=y\n# comment\nCONFIG_B=y\nCONFIG_C=m\n', 'CONFIG_A=y\n# CONFIG_B is not set\n'), ['CONFIG_B']);
+  t.same(missingOptions('CONFIG_A=y\n# comment\nCONFIG_B=y\nCONFIG_C=m\nCONFIG_D=m\nCONFIG_E=m\n', 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=m\nCONFIG_D=y\n'),
+    ['CONFIG_B=y (got not set)', 'CONFIG_D=m (got y)', 'CONFIG_E=m (got not set)']);
 });
 
 t.test('the fragment holds each option once, with the features the issue names', async (t) => {

@@ -12,10 +12,11 @@ import { step } from './lib/log.ts';
 import { withLock } from './lib/lock.ts';
 
 /** Bump when the recipe below changes in a way that changes the output. */
-const RECIPE = '1';
+const RECIPE = '2';
 export const FRAGMENT = join(ROOT, 'kernel-config', 'appliance.config');
 
-export interface KernelArtifact { bzImage: string; config: string; key: string; sourceVersion: string }
+/** modules: the installed tree `<release>/kernel/...` (no modules.dep: image/modules.ts writes it). */
+export interface KernelArtifact { bzImage: string; config: string; key: string; sourceVersion: string; modules: string; release: string }
 
 function findSourceTarball(): string {
   const dir = '/usr/src';
@@ -61,12 +62,16 @@ function make(args: string[], cwd: string, log: (m: string) => void): Promise<vo
   });
 }
 
-/** Lines `CONFIG_X=y` of the fragment that did not end up `=y` (a dependency is missing). */
+/**
+ * Lines `CONFIG_X=y` or `=m` of the fragment that did not end up so (a dependency is
+ * missing, or a typo). A `=m` that became `=y` counts as missing too: the tests rely on
+ * those being loadable modules.
+ */
 export function missingOptions(fragment: string, finalConfig: string): string[] {
-  const have = new Set(finalConfig.split('\n').filter((l) => l.endsWith('=y')).map((l) => l.split('=')[0]));
-  return fragment.split('\n').map((l) => l.trim())
-    .filter((l) => /^CONFIG_\w+=y$/.test(l)).map((l) => l.split('=')[0]!)
-    .filter((name) => !have.has(name));
+  const have = new Map(finalConfig.split('\n').map((l) => /^(CONFIG_\w+)=([ym])$/.exec(l)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
+  return fragment.split('\n').map((l) => /^(CONFIG_\w+)=([ym])$/.exec(l.trim()))
+    .filter((m) => m !== null)
+    .filter((m) => have.get(m[1]!) !== m[2]).map((m) => `${m[1]}=${m[2]} (got ${have.get(m[1]!) ?? 'not set'})`);
 }
 
 export async function buildKernel(): Promise<KernelArtifact> {
@@ -74,14 +79,17 @@ export async function buildKernel(): Promise<KernelArtifact> {
   const { key, tarball, version } = await kernelKey();
   const dir = join(CACHE, 'kernel', key);
   const bzImage = join(dir, 'bzImage');
-  const config = join(dir, 'config');
-  if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return { bzImage, config, key, sourceVersion: version }; }
+  const artifact = (): KernelArtifact => ({
+    bzImage, config: join(dir, 'config'), key, sourceVersion: version,
+    modules: join(dir, 'modules'), release: readFileSync(join(dir, 'release'), 'utf8').trim(),
+  });
+  if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return artifact(); }
   mkdirSync(join(CACHE, 'kernel'), { recursive: true });
   return withLock(join(CACHE, 'kernel', `${key}.lock`), (pid) => s.info(`another build (pid ${pid}) is compiling this kernel; waiting for it`), async () => {
-    if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return { bzImage, config, key, sourceVersion: version }; }
+    if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return artifact(); }
     await compile(s, tarball, version, dir);
     s.done(`built ${key} (${version})`);
-    return { bzImage, config, key, sourceVersion: version };
+    return artifact();
   });
 }
 
@@ -114,8 +122,24 @@ async function compile(s: ReturnType<typeof step>, tarball: string, version: str
   const missing = missingOptions(fragment, readFileSync(join(obj, '.config'), 'utf8'));
   if (missing.length) throw new Error(`kernel options from ${FRAGMENT} not enabled after olddefconfig (missing dependency or typo): ${missing.join(', ')}`);
 
-  s.info(`compiling bzImage with ${cpus().length} jobs (about 5 minutes on 2 cores)`);
-  await make([...common, `-j${cpus().length}`, 'bzImage'], src, log);
+  s.info(`compiling bzImage and modules with ${cpus().length} jobs (about 5 minutes on 2 cores)`);
+  await make([...common, `-j${cpus().length}`, 'bzImage', 'modules'], src, log);
+  // Stripped modules into <dir>/modules/<release>/kernel/...; depmod is not needed (and
+  // not installed): image/modules.ts writes modules.dep from each module's .modinfo.
+  const release = readFileSync(join(obj, 'include/config/kernel.release'), 'utf8').trim();
+  const stage = join(dir, 'modroot');
+  rmSync(stage, { recursive: true, force: true });
+  await make([...common, `INSTALL_MOD_PATH=${stage}`, 'INSTALL_MOD_STRIP=1', 'DEPMOD=/bin/true', 'modules_install'], src, log);
+  const modules = join(dir, 'modules');
+  rmSync(modules, { recursive: true, force: true });
+  mkdirSync(join(modules, release), { recursive: true });
+  await $`cp -r ${join(stage, 'lib/modules', release, 'kernel')} ${join(modules, release)}/`;
+  for (const f of ['modules.order', 'modules.builtin', 'modules.builtin.modinfo']) {
+    const from = join(stage, 'lib/modules', release, f);
+    if (existsSync(from)) copyFileSync(from, join(modules, release, f));
+  }
+  rmSync(stage, { recursive: true, force: true });
+  writeFileSync(join(dir, 'release'), release + '\n');
   copyFileSync(join(obj, 'arch/x86/boot/bzImage'), bzImage + '.tmp');
   copyFileSync(join(obj, '.config'), config);
   renameSync(bzImage + '.tmp', bzImage); // last, so a half-built cache entry never counts as a hit

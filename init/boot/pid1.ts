@@ -9,7 +9,7 @@ import { cmdlineFlag, parseCmdline, type Cmdline } from './cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
-import { watchPowerButton } from './power-button.ts';
+import { watchPower } from './power-button.ts';
 import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
@@ -84,8 +84,7 @@ export async function runPid1(): Promise<void> {
       for (const [sig, action] of Object.entries(SIGNAL_ACTIONS)) {
         process.on(sig as NodeJS.Signals, () => void shutdown?.(action, `signal ${sig}`));
       }
-      const buttons = watchPowerButton(log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
-      log.info(buttons.length ? `power button: ${buttons.join(', ')}` : 'no power button device found');
+      log.info(`power button: ${watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'))}`);
     });
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.

@@ -1,8 +1,10 @@
-// power-button: the ACPI power button reaches user space as KEY_POWER on an evdev
-// device ("Power Button"). QMP system_powerdown presses it. Reading evdev needs no
-// netlink; the genetlink acpi_event path comes with the events plugin.
+// power-button: the ACPI power button (QMP system_powerdown presses it) reaches user
+// space twice: as an acpi_event over generic netlink (acpi-events.ts), which we use,
+// and as KEY_POWER on an evdev device, the fallback for a kernel without the former.
 import { createReadStream, openSync, readdirSync, readFileSync } from 'node:fs';
+import type { Native } from '../../native/index.ts';
 import type { Logger } from '../log.ts';
+import { isPowerButton, watchAcpiEvents } from './acpi-events.ts';
 
 const EV_KEY = 1;
 const KEY_POWER = 116;
@@ -54,4 +56,19 @@ export function watchPowerButton(log: Logger, onPress: () => void): string[] {
     stream.on('error', (e) => log.warn(`${dev}: ${e.message}; power button not watched`));
   }
   return devices;
+}
+
+/** Watches the power button through ACPI genetlink events, else evdev; returns what it watches. */
+export function watchPower(n: Native, log: Logger, onPress: () => void): string {
+  try {
+    const stop = watchAcpiEvents(n, (e) => {
+      log.info(`acpi_event ${e.deviceClass} ${e.busId} type=0x${e.type.toString(16)} data=${e.data}`);
+      if (isPowerButton(e)) { log.info(`power button pressed (acpi_event ${e.busId})`); onPress(); }
+    });
+    if (stop) return 'acpi_event (generic netlink)';
+  } catch (e) {
+    log.warn(`ACPI events over generic netlink unavailable: ${(e as Error).message}; trying evdev`);
+  }
+  const devices = watchPowerButton(log, onPress);
+  return devices.length ? `evdev ${devices.join(', ')}` : 'nothing (no ACPI events, no power button device)';
 }

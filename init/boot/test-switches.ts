@@ -3,6 +3,7 @@
 //   appliance.test.orphan  start a child of our own binary that leaves an orphan
 //                          behind; report whether PID 1 reaped it and the zombie count
 //   appliance.test.fatal   raise a fatal error (the countdown-then-reboot path)
+//   appliance.test.signal=SIG  another process sends SIG to PID 1 (the signal handlers)
 import type { Cmdline } from './cmdline.ts';
 import type { Guard } from './guard.ts';
 import type { Logger } from '../log.ts';
@@ -20,6 +21,11 @@ export interface TestSwitchContext {
 export function runTestSwitches(c: TestSwitchContext): void {
   if (c.flag('appliance.test.orphan') && c.reaper) orphanCheck(c.reaper, c.log);
   if (c.flag('appliance.test.fatal')) c.guard.fatal('test switch appliance.test.fatal');
+  const sig = c.cmdline.get('appliance.test.signal');
+  if (sig && c.reaper) {
+    c.log.info(`test switch: a child sends ${sig} to PID 1`);
+    c.reaper.spawn(process.execPath, ['test-signal-init', sig], { stdio: ['ignore', 'inherit', 'inherit'] });
+  }
 }
 
 function orphanCheck(reaper: Reaper, log: Logger): void {

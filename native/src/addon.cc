@@ -9,6 +9,8 @@ void InitNetlink(Napi::Env env, Napi::Object exports);
 void InitCaps(Napi::Env env, Napi::Object exports);
 void InitNamespaces(Napi::Env env, Napi::Object exports);
 void InitPacket(Napi::Env env, Napi::Object exports);
+void InitModules(Napi::Env env, Napi::Object exports);
+void InitClock(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -19,6 +21,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitCaps(env, exports);
   appliance::InitNamespaces(env, exports);
   appliance::InitPacket(env, exports);
+  appliance::InitModules(env, exports);
+  appliance::InitClock(env, exports);
   return exports;
 }
 

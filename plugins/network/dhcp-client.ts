@@ -8,7 +8,7 @@ import { DhcpClient } from './dhcp/client.ts';
 import type { Rtnl } from './rtnetlink/client.ts';
 import type { Lease } from './dhcp/message.ts';
 import {
-  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE,
+  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, TIME_SERVER_SPEC_TYPE,
   type AddressSpecSpec, type DhcpLeaseSpec, type LinkStatusSpec,
 } from './types.ts';
 
@@ -27,7 +27,7 @@ export function dhcpClientController(n: () => Native, rtnl: () => Rtnl, o: DhcpC
     inputs: () => [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, kind: 'weak' }],
     outputs: () => [
       { type: ADDRESS_SPEC_TYPE, kind: 'shared' }, { type: ROUTE_SPEC_TYPE, kind: 'shared' }, { type: RESOLVER_SPEC_TYPE, kind: 'shared' },
-      { type: HOSTNAME_SPEC_TYPE, kind: 'shared' }, { type: DHCP_LEASE_TYPE, kind: 'exclusive' },
+      { type: HOSTNAME_SPEC_TYPE, kind: 'shared' }, { type: TIME_SERVER_SPEC_TYPE, kind: 'shared' }, { type: DHCP_LEASE_TYPE, kind: 'exclusive' },
     ],
     async run(ctx) {
       const clients = new Map<string, { client: DhcpClient; acquired?: string }>();
@@ -57,7 +57,7 @@ export function dhcpClientController(n: () => Native, rtnl: () => Rtnl, o: DhcpC
             if (!link.up) rtnl().setLink(link.index, { up: true });
             entry.client.start();
           }
-          const keep = { addr: new Set<string>(), route: new Set<string>(), dns: new Set<string>(), host: new Set<string>(), lease: new Set<string>() };
+          const keep = { addr: new Set<string>(), route: new Set<string>(), dns: new Set<string>(), host: new Set<string>(), ntp: new Set<string>(), lease: new Set<string>() };
           for (const [name, { client, acquired }] of clients) {
             const l = client.lease;
             const status: DhcpLeaseSpec = { state: client.state, ...(l ? { address: `${l.address}/${l.prefix}`, server: l.server, dns: l.dns, leaseSeconds: l.leaseSeconds, ...(l.router ? { gateway: l.router } : {}), ...(acquired ? { acquired } : {}) } : {}) };
@@ -66,6 +66,7 @@ export function dhcpClientController(n: () => Native, rtnl: () => Rtnl, o: DhcpC
             await put(ADDRESS_SPEC_TYPE, `dhcp-${name}`, { address: `${l.address}/${l.prefix}`, link: name, layer: 'dhcp' }, keep.addr);
             if (l.router) await put(ROUTE_SPEC_TYPE, `dhcp-default-${name}`, { gateway: l.router, link: name, layer: 'dhcp' }, keep.route);
             if (l.dns.length) await put(RESOLVER_SPEC_TYPE, `dhcp-${name}`, { servers: l.dns.slice(0, 3), ...(l.domain ? { searchDomains: [l.domain] } : {}), layer: 'dhcp' }, keep.dns);
+            if (l.ntp.length) await put(TIME_SERVER_SPEC_TYPE, `dhcp-${name}`, { servers: l.ntp, layer: 'dhcp' }, keep.ntp);
             if (l.hostname) await put(HOSTNAME_SPEC_TYPE, `dhcp-${name}`, { hostname: l.hostname, ...(l.domain ? { domainname: l.domain } : {}), layer: 'dhcp' }, keep.host);
           }
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: DHCP_LEASE_TYPE }, keep.lease);
@@ -73,6 +74,7 @@ export function dhcpClientController(n: () => Native, rtnl: () => Rtnl, o: DhcpC
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE }, keep.route);
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }, keep.dns);
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE }, keep.host);
+          await ctx.state.cleanup({ namespace: NETWORK_NS, type: TIME_SERVER_SPEC_TYPE }, keep.ntp);
         }
       } finally {
         for (const c of clients.values()) c.client.stop(true);

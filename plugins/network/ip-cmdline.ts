@@ -1,12 +1,13 @@
 // ip-cmdline: the kernel command line's `ip=` -> AddressSpec and RouteSpec at the
-// cmdline layer, and its hostname and DNS servers as HostnameSpec and ResolverSpec.
+// cmdline layer, its hostname, DNS and NTP servers as HostnameSpec, ResolverSpec and
+// TimeServerSpec.
 // The DHCP forms (ip=dhcp, ip=eth0:dhcp) add no address: a link without one is left to
 // the dhcp-client controller, which is what they ask for.
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/engine/resource-types.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
 import {
-  ADDRESS_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE,
+  ADDRESS_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, TIME_SERVER_SPEC_TYPE,
   type AddressSpecSpec, type HostnameSpecSpec, type LinkStatusSpec, type ResolverSpecSpec, type RouteSpecSpec,
 } from './types.ts';
 
@@ -20,6 +21,7 @@ export function ipCmdlineController(): Controller {
     outputs: () => [
       { type: ADDRESS_SPEC_TYPE, kind: 'shared' }, { type: ROUTE_SPEC_TYPE, kind: 'shared' },
       { type: HOSTNAME_SPEC_TYPE, kind: 'shared' }, { type: RESOLVER_SPEC_TYPE, kind: 'shared' },
+      { type: TIME_SERVER_SPEC_TYPE, kind: 'shared' },
     ],
     async run(ctx) {
       let reported = ''; // the last bad ip= logged, so a broken value is reported once
@@ -30,6 +32,7 @@ export function ipCmdlineController(): Controller {
         const routes = new Set<string>();
         const hostnames = new Set<string>();
         const resolvers = new Set<string>();
+        const timeServers = new Set<string>();
         if (value) {
           try {
             const ip = parseIpCmdline(value);
@@ -43,6 +46,10 @@ export function ipCmdlineController(): Controller {
             if (ip.dns.length) {
               resolvers.add('cmdline');
               await ctx.state.put({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'cmdline' }, { servers: ip.dns, layer: 'cmdline' });
+            }
+            if (ip.ntp.length) {
+              timeServers.add('cmdline');
+              await ctx.state.put({ namespace: NETWORK_NS, type: TIME_SERVER_SPEC_TYPE, id: 'cmdline' }, { servers: ip.ntp, layer: 'cmdline' });
             }
             if (device && ip.address) {
               const id = `cmdline-${device}`;
@@ -63,6 +70,7 @@ export function ipCmdlineController(): Controller {
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE }, routes);
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE }, hostnames);
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }, resolvers);
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: TIME_SERVER_SPEC_TYPE }, timeServers);
       }
     },
   };

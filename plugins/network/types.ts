@@ -2,6 +2,7 @@
 //   LinkStatus     observed links (kernel dump + notifications), id = link name
 //   AddressSpec    desired addresses (users, `ip=`, later DHCP); AddressStatus per spec
 //   RouteSpec      desired routes; RouteStatus per spec
+//   TimeServerSpec NTP servers by layer (user, DHCP option 42, ip=); the time plugin uses the winner
 // A spec's status says applied, pending (its link is not there yet) or error (why).
 import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
 
@@ -16,6 +17,7 @@ export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
 export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';
 export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
+export const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.net.appliance.dev';
 
 /** Where a spec came from; a higher layer wins where two describe the same thing. */
 export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
@@ -27,6 +29,8 @@ export interface HostnameSpecSpec { hostname: string; domainname?: string; layer
 export interface HostnameStatusSpec { hostname: string; domainname: string; fqdn: string; source: string; error?: string }
 export interface ResolverSpecSpec { servers: string[]; searchDomains?: string[]; layer?: Layer }
 export interface ResolverStatusSpec { servers: string[]; searchDomains: string[]; source: string; error?: string }
+/** servers: "host", "host:port" or "[v6]:port". */
+export interface TimeServerSpecSpec { servers: string[]; layer?: Layer }
 export interface DhcpLeaseSpec { state: string; address?: string; gateway?: string; dns?: string[]; server?: string; leaseSeconds?: number; acquired?: string }
 export type ApplyState = 'applied' | 'pending' | 'error';
 export interface SpecStatus { state: ApplyState; error?: string; link: string }
@@ -44,6 +48,11 @@ export const NETWORK_TYPES: DefinitionInput[] = [
     type: RESOLVER_SPEC_TYPE, defaultNamespace: NETWORK_NS,
     printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Layer', jsonPath: '{.layer}' }],
     schema: { type: 'object', required: ['servers'], properties: { servers: { type: 'array', maxItems: 3, items: { type: 'string', format: 'ip' } }, searchDomains: { type: 'array', maxItems: 6, items: { type: 'string', format: 'hostname' } }, layer } },
+  },
+  {
+    type: TIME_SERVER_SPEC_TYPE, defaultNamespace: NETWORK_NS, aliases: ['timeservers', 'ntp'],
+    printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Layer', jsonPath: '{.layer}' }],
+    schema: { type: 'object', required: ['servers'], properties: { servers: { type: 'array', maxItems: 8, items: { type: 'string', pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[0-9A-Fa-f:]+:[0-9A-Fa-f:]*|[A-Za-z0-9.-]{1,253})(:[0-9]{1,5})?$' } }, layer } },
   },
   { type: RESOLVER_STATUS_TYPE, defaultNamespace: NETWORK_NS, printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Source', jsonPath: '{.source}' }] },
   {

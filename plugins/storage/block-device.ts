@@ -3,10 +3,9 @@
 // unplug show within a second, without polling.
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Native } from '../../native/index.ts';
-import { listBlockDevices, parseUevent } from './sysfs-block.ts';
+import { subscribeUevents } from '../sdk/uevent.ts';
+import { listBlockDevices } from './sysfs-block.ts';
 import { BLOCK_DEVICE_TYPE, STORAGE_NS } from './types.ts';
-
-const NETLINK_KOBJECT_UEVENT = 15;
 
 export function blockDeviceController(n: () => Native, sys = '/sys/class/block', dev = '/dev'): Controller {
   return {
@@ -14,8 +13,7 @@ export function blockDeviceController(n: () => Native, sys = '/sys/class/block',
     inputs: () => [],
     outputs: () => [{ type: BLOCK_DEVICE_TYPE, kind: 'exclusive' }],
     async run(ctx) {
-      const fd = n().netlinkOpen(NETLINK_KOBJECT_UEVENT, [1]);
-      const stop = n().subscribeDatagrams(fd, (d) => { if (parseUevent(d)?.SUBSYSTEM === 'block') ctx.requestReconcile(); });
+      const stop = subscribeUevents(n(), 'block', () => ctx.requestReconcile());
       try {
         while (await ctx.next()) {
           const devices = listBlockDevices(sys, dev);
@@ -24,7 +22,7 @@ export function blockDeviceController(n: () => Native, sys = '/sys/class/block',
           }
           await ctx.state.cleanup({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }, new Set(devices.keys()));
         }
-      } finally { stop(); n().closeFd(fd); }
+      } finally { stop(); }
     },
   };
 }

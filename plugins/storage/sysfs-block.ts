@@ -41,10 +41,3 @@ export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<st
   for (const [name, d] of out) if (d.parent) out.get(d.parent)?.partitions.push(name);
   return out;
 }
-
-/** A kernel uevent datagram ("ACTION@DEVPATH\0KEY=VALUE\0..."), or null for udev's own format. */
-export function parseUevent(b: Buffer): Record<string, string> | null {
-  const parts = b.toString('utf8').split('\0').filter(Boolean);
-  if (!parts[0]?.includes('@') || parts[0].startsWith('libudev')) return null;
-  return Object.fromEntries(parts.slice(1).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-}

@@ -4,7 +4,7 @@ import type { Native } from '../../../native/index.ts';
 import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, setLinkRequest, type LinkMessage } from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
 import { decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant } from './route.ts';
-import { decodeMessages, errnoName, errorOf, NetlinkError, NLMSG_DONE, NLMSG_ERROR, type NetlinkMessage } from './netlink.ts';
+import { decodeMessages, errnoName, errorOf, NetlinkError, NLMSG_DONE, NLMSG_ERROR, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
 
 const NETLINK_ROUTE = 0;
 

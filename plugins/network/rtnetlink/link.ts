@@ -1,6 +1,6 @@
 // link: RTM_*LINK messages (rtnetlink(7)): struct ifinfomsg and the IFLA_* attributes
 // the network plugin reads and writes.
-import { attr, attrMap, NLM_F, encodeMessage, readStr, readU32, readU8 } from './netlink.ts';
+import { attr, attrMap, NLM_F, encodeMessage, readStr, readU32, readU8 } from '../../../init/netlink/netlink.ts';
 
 export const RTM = { NEWLINK: 16, DELLINK: 17, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR: 22, NEWROUTE: 24, DELROUTE: 25, GETROUTE: 26 } as const;
 export const RTNLGRP = { LINK: 1, IPV4_IFADDR: 5, IPV4_ROUTE: 7, IPV6_IFADDR: 9, IPV6_ROUTE: 11 } as const;
