@@ -12,6 +12,9 @@ t.test('eth0 gets 10.0.2.15/24, a default route via 10.0.2.2 and resolver 10.0.2
   t.match((await poll(['get', 'addressstatus', 'dhcp-eth0'], /applied/)).out, /dhcp-eth0\s+\d+\s+eth0\s+applied/);
   t.match((await poll(['get', 'routestatus', 'dhcp-default-eth0'], /applied/)).out, /applied/);
   t.match((await poll(['get', 'resolverstatus', 'resolvers', '-o', 'yaml'], /10\.0\.2\.3/)).out, /servers:\n\s+- 10\.0\.2\.3[\s\S]*source: dhcp-eth0/);
+  const link = JSON.parse((await poll(['get', 'links', 'eth0', '-o', 'json'], /fe80::/)).out) as { spec: { addresses: string[] } };
+  t.ok(link.spec.addresses.includes('10.0.2.15/24'), 'LinkStatus lists the DHCP address');
+  t.ok(link.spec.addresses.some((a) => /^fe80::[0-9a-f:]+\/64$/.test(a)), `IPv6 link-local came up with the link: ${link.spec.addresses.join(', ')}`);
   const bound = /\[init ([\d.]+)\] engine\/plugin\/network: .*eth0: bound 10\.0\.2\.15/.exec(vm.console());
   t.ok(bound, 'the plugin logged the lease');
 });

@@ -1,6 +1,7 @@
 // The network plugin's controllers against the real kernel, in a private network
 // namespace (needs root): real state, real runtime, converge-and-assert.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { native } from '../../native/index.ts';
 import { until } from '../../init/cosi/conformance/converge.ts';
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
@@ -9,7 +10,7 @@ import { MemoryState } from '../../init/cosi/state/memory-state.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../init/engine/resource-types.ts';
 import { networkPlugin } from './plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';
-import { ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE } from './types.ts';
+import { ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE } from './types.ts';
 
 if (process.getuid?.() !== 0) {
   t.plan(0, 'needs root (network namespaces)');
@@ -38,6 +39,44 @@ if (process.getuid?.() !== 0) {
     rtnl.setLink(eth0().index, { mtu: 1280 });
     t.equal(await until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.mtu, 1280, 1000), 1280, 'MTU change reflected');
     t.ok(performance.now() - t0 < 1000, `in ${(performance.now() - t0).toFixed(0)} ms, by notification`);
+  });
+
+  t.test('LinkStatus lists the addresses the kernel has; IPv6 link-local comes up with the link', async (t) => {
+    t.match(await until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.addresses, ['192.0.2.15/24']), ['192.0.2.15/24'], 'the ip= address, by notification');
+    // A veth pair has a carrier once both ends are up: the kernel then adds fe80::/64.
+    execFileSync('ip', ['link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1']);
+    for (const name of ['v0', 'v1']) rtnl.setLink(rtnl.links().find((l) => l.name === name)!.index, { up: true });
+    const ll = await until(async () => ((await spec(LINK_STATUS_TYPE, 'v0'))?.addresses as string[] | undefined)?.some((a) => a.startsWith('fe80::') && a.endsWith('/64')), true, 5000);
+    t.ok(ll, `v0 has ${JSON.stringify((await spec(LINK_STATUS_TYPE, 'v0'))?.addresses)}`);
+  });
+
+  t.test('a LinkSpec sets MTU and up, puts back a change made behind its back, restores the MTU on delete', async (t) => {
+    rtnl.createLink('br1', 'bridge');
+    const br1 = () => rtnl.links().find((l) => l.name === 'br1')!;
+    const before = br1().mtu;
+    const p = { namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'br1' };
+    await state.create(newResource(p, { mtu: 1400 }));
+    t.equal(await until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'br1'))?.state, 'applied'), 'applied');
+    t.match(br1(), { mtu: 1400, up: true }, 'in the kernel: MTU 1400, up (the default)');
+    t.match(await until(async () => (await spec(LINK_STATUS_TYPE, 'br1'))?.mtu, 1400), 1400, 'and in LinkStatus');
+    rtnl.setLink(br1().index, { mtu: 1300 }); // someone else changes it
+    t.equal(await until(() => br1().mtu, 1400), 1400, 'put back to the spec');
+    const cur = await state.get(p);
+    await state.update({ ...cur, spec: { mtu: 1280, up: false } });
+    t.match(await until(() => ({ mtu: br1().mtu, up: br1().up }), { mtu: 1280, up: false }), { mtu: 1280, up: false }, 'changed spec: MTU 1280, down');
+    await state.teardownAndDestroy(p);
+    t.equal(br1().mtu, before, `MTU back to ${before} before the spec went`);
+    t.equal(await until(async () => spec(LINK_SPEC_STATUS_TYPE, 'br1'), undefined), undefined, 'status gone');
+  });
+
+  t.test('a LinkSpec the kernel refuses, or for a missing link, says so', async (t) => {
+    // The API's schema stops MTUs over 65535; the kernel's own refusal is what shows here.
+    await state.create(newResource({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'eth0' }, { mtu: 70000 }));
+    await state.create(newResource({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'eth7' }, { mtu: 1400 }));
+    t.match(await until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth0'))?.error, 'the kernel refused MTU 70000 (EINVAL: outside what the link allows)'), /refused MTU 70000/);
+    t.match(await until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.state, 'pending') && (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.error, /link "eth7" does not exist/);
+    await state.teardownAndDestroy({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'eth0' });
+    await state.teardownAndDestroy({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'eth7' });
   });
 
   t.test('ip= on the kernel command line becomes an address and a default route', async (t) => {

@@ -1,5 +1,6 @@
 // types: the network plugin's resources, in the `network` namespace.
 //   LinkStatus     observed links (kernel dump + notifications), id = link name
+//   LinkSpec       desired up/down and MTU of a link (id = link name); LinkSpecStatus per spec
 //   AddressSpec    desired addresses (users, `ip=`, later DHCP); AddressStatus per spec
 //   RouteSpec      desired routes; RouteStatus per spec
 //   TimeServerSpec NTP servers by layer (user, DHCP option 42, ip=); the time plugin uses the winner
@@ -17,12 +18,17 @@ export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
 export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';
 export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
+export const LINK_SPEC_TYPE = 'LinkSpecs.net.appliance.dev';
+export const LINK_SPEC_STATUS_TYPE = 'LinkSpecStatuses.net.appliance.dev';
 export const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.net.appliance.dev';
 
 /** Where a spec came from; a higher layer wins where two describe the same thing. */
 export type Layer = 'default' | 'cmdline' | 'platform' | 'dhcp' | 'user';
 
-export interface LinkStatusSpec { index: number; type: string; kind?: string; up: boolean; operState: string; mtu?: number; mac?: string; carrier?: boolean }
+/** addresses: what the kernel has on the link (any source, IPv6 link-local included), as ip/prefix. */
+export interface LinkStatusSpec { index: number; type: string; kind?: string; up: boolean; operState: string; mtu?: number; mac?: string; carrier?: boolean; addresses?: string[] }
+/** up defaults to true; mtu unset = leave the kernel's. */
+export interface LinkSpecSpec { up?: boolean; mtu?: number; layer?: Layer }
 export interface AddressSpecSpec { address: string; link: string; layer?: Layer }
 export interface RouteSpecSpec { destination?: string; gateway?: string; link: string; metric?: number; layer?: Layer }
 export interface HostnameSpecSpec { hostname: string; domainname?: string; layer?: Layer }
@@ -62,6 +68,15 @@ export const NETWORK_TYPES: DefinitionInput[] = [
   {
     type: LINK_STATUS_TYPE, defaultNamespace: NETWORK_NS, aliases: ['links'],
     printColumns: [{ name: 'Type', jsonPath: '{.type}' }, { name: 'Up', jsonPath: '{.up}' }, { name: 'Oper', jsonPath: '{.operState}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'MAC', jsonPath: '{.mac}' }],
+  },
+  {
+    type: LINK_SPEC_TYPE, defaultNamespace: NETWORK_NS, aliases: ['linkspec'],
+    printColumns: [{ name: 'Up', jsonPath: '{.up}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'Layer', jsonPath: '{.layer}' }],
+    schema: { type: 'object', properties: { up: { type: 'boolean' }, mtu: { type: 'integer', minimum: 68, maximum: 65535 }, layer } },
+  },
+  {
+    type: LINK_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS,
+    printColumns: [{ name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Error', jsonPath: '{.error}' }],
   },
   {
     type: ADDRESS_SPEC_TYPE, defaultNamespace: NETWORK_NS,

@@ -12,7 +12,7 @@ import { dhcpClientController } from '../dhcp-client.ts';
 import { linkStatusController } from '../link-status.ts';
 import { Rtnl } from '../rtnetlink/client.ts';
 import { routeSpecController } from '../route-spec.ts';
-import { ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_STATUS_TYPE } from '../types.ts';
+import { ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, TIME_SERVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_STATUS_TYPE } from '../types.ts';
 
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
 if (process.getuid?.() !== 0 || !dnsmasq) {
@@ -33,7 +33,9 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
   const server = spawn('ip', ['netns', 'exec', serverNs, dnsmasq, 
     '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=dh1', '--bind-interfaces', '--leasefile-ro',
     '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m', '--dhcp-option=option:router,192.0.2.1',
-    '--dhcp-option=option:dns-server,192.0.2.53', '--dhcp-option=option:domain-name,lab.test', '--dhcp-authoritative', '--log-dhcp',
+    '--dhcp-option=option:dns-server,192.0.2.53', '--dhcp-option=option:domain-name,lab.test', '--dhcp-option=option:ntp-server,192.0.2.123',
+    // dnsmasq's shortest lease is 2 minutes; T1 = 3 s makes the client renew during the test.
+    '--dhcp-option=option:T1,3', '--dhcp-authoritative', '--log-dhcp',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   const removeServerNs = () => { try { execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); } catch { /* already gone */ } };
   process.on('exit', removeServerNs);
@@ -62,9 +64,22 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     t.equal(await until(async () => (await status(ROUTE_STATUS_TYPE, 'dhcp-default-dh0'))?.state, 'applied'), 'applied');
     t.ok(rtnl.routes(4).some((x) => x.dstLen === 0 && x.gateway === '192.0.2.1' && x.oif === idx), 'default route via the server');
     t.match(await status(RESOLVER_SPEC_TYPE, 'dhcp-dh0'), { servers: ['192.0.2.53'], searchDomains: ['lab.test'], layer: 'dhcp' });
+    t.match(await status(TIME_SERVER_SPEC_TYPE, 'dhcp-dh0'), { servers: ['192.0.2.123'], layer: 'dhcp' }, 'option 42 becomes a TimeServerSpec');
     // dnsmasq's log reaches us through a pipe, possibly after the lease took effect here.
     const exchange = /DHCPDISCOVER\(dh1\)[\s\S]*DHCPOFFER[\s\S]*DHCPREQUEST[\s\S]*DHCPACK/;
     t.ok(await until(() => exchange.test(serverLog), true, 5000), 'the full exchange, seen by the server');
+  });
+
+  t.test('the lease is renewed at T1 with the same server and address', async (t) => {
+    const first = await status(DHCP_LEASE_TYPE, 'dh0');
+    const acks = () => serverLog.match(/DHCPACK\(dh1\)/g)?.length ?? 0;
+    const before = acks();
+    t.ok(await until(() => acks() > before, true, 10_000), `the server acked a renewal (${acks() - before} more ACK)`);
+    t.match(serverLog, /DHCPREQUEST\(dh1\)[^\n]*\n[\s\S]*DHCPREQUEST\(dh1\)/, 'a second REQUEST');
+    const renewed = await until(async () => (await status(DHCP_LEASE_TYPE, 'dh0'))?.acquired !== first?.acquired, true, 5000);
+    t.ok(renewed, 'the lease resource shows the new acquisition time');
+    t.match(await status(DHCP_LEASE_TYPE, 'dh0'), { state: 'bound', address: first?.address }, 'same address, still bound');
+    t.equal((await status(ADDRESS_STATUS_TYPE, 'dhcp-dh0'))?.state, 'applied', 'the address stayed applied throughout');
   });
 
   t.test('stopping releases the lease', async (t) => {

@@ -1,7 +1,7 @@
 // client: rtnetlink over the native socket wrappers. Requests go out on one socket
 // and get their answer synchronously; kernel notifications arrive on another.
 import type { Native } from '../../../native/index.ts';
-import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, setLinkRequest, type LinkMessage } from './link.ts';
+import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkMessage } from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
 import { decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant } from './route.ts';
 import { decodeMessages, errnoName, errorOf, NetlinkError, NLMSG_DONE, NLMSG_ERROR, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
@@ -72,12 +72,15 @@ export class Rtnl {
     this.request((seq) => routeRequest(seq, op, r), `${op} route ${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} dev ${r.oif}`);
   }
 
-  /** Kernel link notifications (RTNLGRP_LINK) until stop() is called. */
-  watchLinks(onEvent: (e: LinkEvent) => void): () => void {
-    const fd = this.n.netlinkOpen(NETLINK_ROUTE, [1 /* RTNLGRP_LINK */]);
+  /** Kernel link notifications (RTNLGRP_LINK) until stop() is called; with
+   * `addresses`, address changes (IPv4 and IPv6) call onAddress too. */
+  watchLinks(onEvent: (e: LinkEvent) => void, onAddress?: (index: number) => void): () => void {
+    const groups = [RTNLGRP.LINK, ...(onAddress ? [RTNLGRP.IPV4_IFADDR, RTNLGRP.IPV6_IFADDR] : [])];
+    const fd = this.n.netlinkOpen(NETLINK_ROUTE, groups);
     const stop = this.n.subscribeDatagrams(fd, (datagram) => {
       for (const m of decodeMessages(datagram)) {
         if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
+        else if (onAddress && (m.type === RTM.NEWADDR || m.type === RTM.DELADDR)) onAddress(decodeAddress(m.payload).index);
       }
     });
     return () => { stop(); this.n.closeFd(fd); };
