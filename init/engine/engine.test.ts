@@ -12,7 +12,9 @@ import { DEFINITION_TYPE } from '../cosi/meta/definition.ts';
 import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from './resource-types.ts';
 import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
-import { DHCP_LEASE_TYPE } from '../../plugins/network/types.ts';
+import { DHCP_LEASE_TYPE, NETWORK_NS, TIME_SERVER_SPEC_TYPE } from '../../plugins/network/types.ts';
+import { TIME_NS, TIME_STATUS_TYPE } from '../../plugins/time/types.ts';
+import { startChronyd } from '../../scripts/lib/chronyd.ts';
 
 const { exe } = artifacts();
 const served = await startServe(exe, ['--test-plugins', '--fast-backoff']);
@@ -81,7 +83,7 @@ t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) =>
 
 t.test('plugins keep only their declared capabilities, with no_new_privs', async (t) => {
   const bits = (...n: number[]) => n.reduce((m, b) => m | (1n << BigInt(b)), 0n);
-  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 21)], ['storage', bits(21)]] as const) {
+  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 16, 21)], ['storage', bits(21)], ['time', bits(25)]] as const) {
     t.equal(await until(async () => (await status(name)).state, 'running'), 'running', `${name} runs`);
     const text = readFileSync(`/proc/${(await status(name)).pid}/status`, 'utf8');
     const field = (k: string) => BigInt(`0x${new RegExp(`^${k}:\\s+([0-9a-f]+)`, 'm').exec(text)![1]}`);
@@ -90,6 +92,20 @@ t.test('plugins keep only their declared capabilities, with no_new_privs', async
     t.equal(field('CapBnd'), want, `${name}: bounding set (nothing to regain by exec)`);
     t.match(text, /^NoNewPrivs:\s+1$/m, `${name}: no_new_privs`);
   }
+});
+
+t.test('on a host the time plugin measures but never sets the clock', async (t) => {
+  t.equal(await until(async () => (await status('time')).state, 'running'), 'running');
+  const clock = () => api.get({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' }).then((r) => r.spec as Record<string, unknown>);
+  const idle = { synced: false, source: 'none', servers: [], error: 'no time servers configured (TimeServerSpec)' };
+  t.same(await until(clock, idle), idle, 'no RTC read on a host, no servers by default');
+  const chrony = await startChronyd();
+  t.teardown(() => chrony.stop());
+  const server = `127.0.0.1:${chrony.port}`;
+  await api.create(newResource({ namespace: NETWORK_NS, type: TIME_SERVER_SPEC_TYPE, id: 'user' }, { servers: [server], layer: 'user' }));
+  const measured = await until(async () => typeof (await clock()).offsetMs === 'number', true);
+  t.ok(measured, 'the offset was measured');
+  t.match(await clock(), { synced: false, server, error: 'setting the clock: host mode: the host clock is left alone' });
 });
 
 t.test('on a host the network plugin starts no DHCP client', async (t) => {

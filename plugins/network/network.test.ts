@@ -99,6 +99,23 @@ if (process.getuid?.() !== 0) {
     t.equal(await until(async () => spec(ADDRESS_STATUS_TYPE, 'extra'), undefined), undefined, 'status gone');
   });
 
+  t.test('IPv6: an address and a default route with a metric, through specs', async (t) => {
+    // v0 (a veth with carrier, from the link-local test) so the kernel accepts the gateway.
+    const a = { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'v6' };
+    const r = { namespace: NETWORK_NS, type: ROUTE_SPEC_TYPE, id: 'v6-default' };
+    await state.create(newResource(a, { address: '2001:db8:7::10/64', link: 'v0' }));
+    await state.create(newResource(r, { destination: '::/0', gateway: '2001:db8:7::1', link: 'v0', metric: 512 }));
+    t.equal(await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'v6'))?.state, 'applied'), 'applied');
+    t.equal(await until(async () => (await spec(ROUTE_STATUS_TYPE, 'v6-default'))?.state, 'applied'), 'applied', JSON.stringify(await spec(ROUTE_STATUS_TYPE, 'v6-default')));
+    const v0 = rtnl.links().find((l) => l.name === 'v0')!.index;
+    t.ok(rtnl.addresses().some((x) => x.index === v0 && x.address === '2001:db8:7::10' && x.prefix === 64), 'address in the kernel');
+    t.ok(rtnl.routes(6).some((x) => x.dstLen === 0 && x.gateway === '2001:db8:7::1' && x.metric === 512 && x.oif === v0), 'default route, metric 512, in the kernel');
+    await state.teardownAndDestroy(r);
+    await state.teardownAndDestroy(a);
+    t.notOk(rtnl.routes(6).some((x) => x.dstLen === 0 && x.gateway === '2001:db8:7::1'), 'route removed');
+    t.notOk(rtnl.addresses().some((x) => x.address === '2001:db8:7::10'), 'address removed');
+  });
+
   t.test('bad input shows in the status; others keep working', async (t) => {
     await state.create(newResource({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'ghost' }, { address: '203.0.113.1/24', link: 'eth9' }));
     await state.create(newResource({ namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'garbage' }, { address: '300.1.1.1/24', link: 'eth0' }));

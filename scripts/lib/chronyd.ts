@@ -10,7 +10,7 @@ import { CACHE } from './paths.ts';
 
 export const CHRONYD = join(CACHE, 'tools', 'chrony', 'usr', 'sbin', 'chronyd');
 
-export interface Chronyd { port: number; stop(): void; log(): string }
+export interface Chronyd { port: number; stop(): Promise<void>; log(): string }
 
 async function freeUdpPort(): Promise<number> {
   const s = createSocket('udp4');
@@ -32,14 +32,20 @@ export async function startChronyd(): Promise<Chronyd> {
   const child: ChildProcess = spawn(CHRONYD, ['-x', '-d', '-u', 'root', '-f', join(dir, 'chrony.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d: Buffer) => { output += d; });
   child.stderr!.on('data', (d: Buffer) => { output += d; });
-  const stop = () => { child.kill('SIGTERM'); rmSync(dir, { recursive: true, force: true }); };
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // chronyd writes its drift file on the way out: remove the directory after it exited.
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
   process.once('exit', () => child.kill('SIGKILL'));
   // Ready when it answers a client request.
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`chronyd exited ${child.exitCode}: ${output}`);
     if (await answers(port)) return { port, stop, log: () => output };
-    if (Date.now() > deadline) { stop(); throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`); }
+    if (Date.now() > deadline) { await stop(); throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`); }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
