@@ -45,6 +45,8 @@ export interface Native {
   finitModule(path: string, params?: string): void;
   /** delete_module(2) with O_NONBLOCK: EWOULDBLOCK/EBUSY while the module is in use. */
   deleteModule(name: string): void;
+  /** clock_gettime(CLOCK_REALTIME) in ms, sub-millisecond fraction kept. */
+  clockNow(): number;
   /** clock_settime(CLOCK_REALTIME). */
   clockStep(epochMs: number): void;
   /** adjtime(2): slews the clock by deltaMs without a jump. */

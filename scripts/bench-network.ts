@@ -16,16 +16,19 @@ import { linkStatusController } from '../plugins/network/link-status.ts';
 import { Rtnl } from '../plugins/network/rtnetlink/client.ts';
 import { routeSpecController } from '../plugins/network/route-spec.ts';
 import { ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../plugins/network/types.ts';
+import { querySntp } from '../plugins/time/sntp/client.ts';
 import { benchArgs } from './lib/bench-args.ts';
+import { startChronyd } from './lib/chronyd.ts';
 import { OUT } from './lib/paths.ts';
 
-const args = benchArgs('usage: npm run bench:network -- [--runs N]\n\nDHCP lease-to-address time and kernel-event-to-status latency, in private network namespaces (root, dnsmasq).\n');
+const args = benchArgs('usage: npm run bench:network -- [--runs N]\n\nDHCP lease-to-address time, kernel-event-to-status latency (links, addresses) in private network namespaces (root, dnsmasq),\nand SNTP exchanges with chronyd on loopback.\n');
 const runs = args.int('--runs', 5);
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
 if (process.getuid?.() !== 0 || !dnsmasq) { process.stderr.write('bench:network needs root and dnsmasq (npm run setup)\n'); process.exit(2); }
 
 const n = native();
 n.unshareNet();
+execFileSync('ip', ['link', 'set', 'lo', 'up']); // chronyd serves on 127.0.0.1 in here
 const serverNs = `cosi-bench-${process.pid}`;
 const ip = (...a: string[]) => execFileSync('ip', a);
 ip('netns', 'add', serverNs);
@@ -81,15 +84,44 @@ for (let i = 0; i < 100; i++) {
   if (!seen.has(mtu)) throw new Error(`MTU ${mtu} never reached LinkStatus`);
   event.push(seen.get(mtu)! - t0);
 }
+// Kernel address added -> LinkStatus lists it (address notifications).
+const addrSeen = new Map<string, number>();
+await state.watch({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: 'bnbr' }, {}, (events) => {
+  for (const ev of events) for (const a of (ev.resource.spec as { addresses?: string[] } | null)?.addresses ?? []) if (!addrSeen.has(a)) addrSeen.set(a, performance.now());
+});
+const addrEvent: number[] = [];
+for (let i = 1; i <= 50; i++) {
+  const a = `198.18.0.${i}`;
+  const t0 = performance.now();
+  rtnl.address('add', idx, a, 32);
+  for (let w = 0; w < 200 && !addrSeen.has(`${a}/32`); w++) await new Promise((r) => setTimeout(r, 1));
+  if (!addrSeen.has(`${a}/32`)) throw new Error(`${a}/32 never reached LinkStatus`);
+  addrEvent.push(addrSeen.get(`${a}/32`)! - t0);
+}
 await rt.stop();
+
+// SNTP: our client against chronyd on loopback (the network part of a clock sync).
+const chrony = await startChronyd();
+const sntpDelay: number[] = [];
+const sntpOffset: number[] = [];
+for (let i = 0; i < 50; i++) {
+  const s = await querySntp(`127.0.0.1:${chrony.port}`, () => n.clockNow());
+  sntpDelay.push(s.delayMs); sntpOffset.push(Math.abs(s.offsetMs));
+}
+await chrony.stop();
 
 const d = stats(dhcp);
 const e = stats(event);
-writeFileSync(join(OUT, 'bench-network.json'), JSON.stringify({ dhcpMs: d, linkEventMs: e, runs }, null, 2) + '\n');
+const ae = stats(addrEvent);
+const sd = stats(sntpDelay);
+const so = stats(sntpOffset);
+writeFileSync(join(OUT, 'bench-network.json'), JSON.stringify({ dhcpMs: d, linkEventMs: e, addressEventMs: ae, sntpDelayMs: sd, sntpAbsOffsetMs: so, runs }, null, 2) + '\n');
 process.stdout.write(`
 network benchmark (real kernel, private namespaces, dnsmasq over veth)
   start on an unconfigured link -> DHCP address applied   median ${d.p50.toFixed(0)} ms  min ${d.min.toFixed(0)}  max ${d.max.toFixed(0)}  (${runs} runs; includes veth carrier-up)
   kernel link change -> LinkStatus updated               p50 ${e.p50.toFixed(2)} ms  p99 ${e.p99.toFixed(2)} ms  max ${e.max.toFixed(2)} ms  (100 MTU changes, by RTNLGRP_LINK)
+  kernel address added -> LinkStatus lists it            p50 ${ae.p50.toFixed(2)} ms  p99 ${ae.p99.toFixed(2)} ms  max ${ae.max.toFixed(2)} ms  (50 addresses, by RTNLGRP_IPV4_IFADDR)
+  SNTP exchange with chronyd on loopback                 delay p50 ${sd.p50.toFixed(3)} ms  p99 ${sd.p99.toFixed(3)} ms; |offset| p50 ${so.p50.toFixed(3)} ms (same clock: the error)
 figures saved to out/bench-network.json
 `);
 process.exit(0);

@@ -12,6 +12,15 @@
 
 namespace appliance {
 
+// clockNow() -> CLOCK_REALTIME in ms with the fraction (Date.now() truncates to whole
+// ms, which alone puts up to 1 ms of error into an SNTP offset).
+static Napi::Value ClockNow(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return Napi::Number::New(env, static_cast<double>(ts.tv_sec) * 1000 + static_cast<double>(ts.tv_nsec) / 1e6);
+}
+
 // clockStep(epochMs): sets CLOCK_REALTIME.
 static Napi::Value ClockStep(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -74,6 +83,7 @@ static Napi::Value RtcWrite(const Napi::CallbackInfo& info) {
 }
 
 void InitClock(Napi::Env env, Napi::Object exports) {
+  exports.Set("clockNow", Napi::Function::New(env, ClockNow));
   exports.Set("clockStep", Napi::Function::New(env, ClockStep));
   exports.Set("clockSlew", Napi::Function::New(env, ClockSlew));
   exports.Set("rtcRead", Napi::Function::New(env, RtcRead));

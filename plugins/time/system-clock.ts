@@ -16,7 +16,7 @@ export interface SystemClock {
 
 export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys/class/rtc/rtc0'): SystemClock {
   return {
-    now: () => Date.now(),
+    now: () => n().clockNow(),
     step: (toMs) => n().clockStep(toMs),
     slew: (deltaMs) => n().clockSlew(deltaMs),
     readRtc: () => {
