@@ -1,5 +1,5 @@
-// address-spec: AddressSpec -> the address on its link (the link is brought up too:
-// an address on a down link serves nobody) -> AddressStatus.
+// address-spec: AddressSpec -> the address on its link (the link is brought up too,
+// an address on a down link serves nobody, unless a LinkSpec holds it down) -> AddressStatus.
 import { isIP } from 'node:net';
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Rtnl } from './rtnetlink/client.ts';
@@ -22,9 +22,9 @@ export function addressSpecController(rtnl: () => Rtnl): Controller {
     statusType: ADDRESS_STATUS_TYPE,
     key: (s) => `${s.address} dev ${s.link}`,
     link: (s) => s.link,
-    apply(s, link) {
+    apply(s, link, heldDown) {
       const { ip, prefix } = parseCidr(s.address);
-      if (!link.up) rtnl().setLink(link.index, { up: true });
+      if (!link.up && !heldDown) rtnl().setLink(link.index, { up: true });
       rtnl().address('add', link.index, ip, prefix);
     },
     remove(key, links) {

@@ -69,6 +69,24 @@ if (process.getuid?.() !== 0) {
     t.equal(await until(async () => spec(LINK_SPEC_STATUS_TYPE, 'br1'), undefined), undefined, 'status gone');
   });
 
+  t.test('a link a LinkSpec holds down is not brought up by an address on it', async (t) => {
+    rtnl.createLink('br2', 'bridge');
+    const br2 = () => rtnl.links().find((l) => l.name === 'br2')!;
+    let ups = 0; // every notification that shows br2 up, from before the specs exist
+    const stop = rtnl.watchLinks((e) => { if (e.link.name === 'br2' && e.link.up) ups++; });
+    const ls = { namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'br2' };
+    const as = { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE, id: 'on-br2' };
+    await state.create(newResource(ls, { up: false }));
+    await state.create(newResource(as, { address: '198.51.100.77/24', link: 'br2' }));
+    t.equal(await until(async () => (await spec(ADDRESS_STATUS_TYPE, 'on-br2'))?.state, 'applied'), 'applied', 'the address is applied');
+    await new Promise((r) => setTimeout(r, 500));
+    stop();
+    t.equal(br2().up, false, 'the link stays down');
+    t.equal(ups, 0, 'never brought up: no fight between address-spec and link-spec');
+    await state.teardownAndDestroy(as);
+    await state.teardownAndDestroy(ls);
+  });
+
   t.test('a LinkSpec the kernel refuses, or for a missing link, says so', async (t) => {
     // The API's schema stops MTUs over 65535; the kernel's own refusal is what shows here.
     await state.create(newResource({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'eth0' }, { mtu: 70000 }));

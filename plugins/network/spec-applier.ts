@@ -5,7 +5,7 @@
 // removed from the kernel before its finalizer is released.
 import type { Controller, Input } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { LINK_STATUS_TYPE, NETWORK_NS, type ApplyState, type LinkStatusSpec } from './types.ts';
+import { LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, type ApplyState, type LinkSpecSpec, type LinkStatusSpec } from './types.ts';
 
 export interface SpecStatusBase { state: ApplyState; link: string; applied?: string; error?: string }
 
@@ -17,8 +17,9 @@ export interface Applier<S> {
   /** A stable text of what the spec puts in the kernel (stored as status.applied). */
   key(spec: S): string;
   link(spec: S): string;
-  /** Applies; throws with a message for the status on failure. */
-  apply(spec: S, link: LinkStatusSpec): void;
+  /** Applies; throws with a message for the status on failure. heldDown: a LinkSpec
+   * says the link is to be down, so the applier must not bring it up. */
+  apply(spec: S, link: LinkStatusSpec, heldDown: boolean): void;
   /** Removes what `key` names; gone already is fine. */
   remove(key: string, links: ReadonlyMap<string, LinkStatusSpec>): void;
 }
@@ -29,6 +30,7 @@ export function specApplier<S>(a: Applier<S>): Controller {
     inputs: () => [
       { namespace: NETWORK_NS, type: a.specType, kind: 'strong' },
       { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: LINK_SPEC_TYPE, kind: 'weak' },
       ...(a.extraInputs ?? []),
     ],
     outputs: () => [{ type: a.statusType, kind: 'exclusive' }],
@@ -37,6 +39,8 @@ export function specApplier<S>(a: Applier<S>): Controller {
       const st = (id: string) => ({ namespace: NETWORK_NS, type: a.statusType, id });
       while (await ctx.next()) {
         const links = new Map((await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })).map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
+        const heldDown = new Set((await ctx.state.list({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE }))
+          .filter((r) => r.metadata.phase === 'running' && (r.spec as LinkSpecSpec).up === false).map((r) => r.metadata.id));
         const keep = new Set<string>();
         // One List of the statuses per reconcile, not a Get per spec.
         const statuses = new Map((await ctx.state.list({ namespace: NETWORK_NS, type: a.statusType })).map((r) => [r.metadata.id, r.spec as SpecStatusBase]));
@@ -63,7 +67,7 @@ export function specApplier<S>(a: Applier<S>): Controller {
           if (!link) {
             status = { state: 'pending', link: linkName, error: `link "${linkName}" does not exist (yet)` };
           } else {
-            try { a.apply(r.spec, link); status = { state: 'applied', link: linkName, applied: key }; } catch (e) {
+            try { a.apply(r.spec, link, heldDown.has(linkName)); status = { state: 'applied', link: linkName, applied: key }; } catch (e) {
               status = { state: 'error', link: linkName, error: (e as Error).message };
             }
           }

@@ -47,7 +47,8 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
       let rtcWrittenAt: number | undefined;
       let dueAt = 0;
       let timer: NodeJS.Timeout | undefined;
-      const wakeIn = (ms: number) => { clearTimeout(timer); dueAt = Date.now() + ms; timer = setTimeout(() => ctx.requestReconcile(), ms); };
+      // Monotonic: the clock this controller steps must not move its own schedule.
+      const wakeIn = (ms: number) => { clearTimeout(timer); dueAt = performance.now() + ms; timer = setTimeout(() => ctx.requestReconcile(), ms); };
       const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) =>
         ctx.state.put<TimeStatusSpec>({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' }, { ...s, ...boot, ...(rtcWrittenAt ? { rtcWritten: iso(rtcWrittenAt) } : {}) });
       try {
@@ -62,7 +63,7 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
             await put({ synced: false, source: boot.rtcAtBoot ? 'rtc' : 'none', servers: [], error: rtcError ?? 'no time servers configured (TimeServerSpec)' });
             continue;
           }
-          if (!changed && Date.now() < dueAt) continue; // a spec event that changed nothing for us
+          if (!changed && performance.now() < dueAt) continue; // a spec event that changed nothing for us
           const errors: string[] = [];
           let sample: QueryResult | undefined;
           for (const server of list) {
