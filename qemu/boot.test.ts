@@ -46,6 +46,15 @@ t.test('SIGTERM from another process powers off cleanly; unmounts first', async 
   t.match(vm.console(), /reboot: Power down/);
 });
 
+t.test('SIGINT (what ctrl-alt-del becomes) reboots gracefully', async (t) => {
+  const vm = boot(['appliance.test.signal=SIGINT']);
+  const exit = await vm.exited; // -no-reboot: the guest's reboot ends QEMU
+  t.equal(exit.code, 0);
+  t.match(vm.console(), /reboot requested: signal SIGINT/);
+  t.match(vm.console(), /unmounted \d+ filesystem\(s\)/);
+  t.match(vm.console(), /reboot: Restarting system/);
+});
+
 t.test('a fatal error counts down and reboots instead of letting the kernel panic', async (t) => {
   const vm = boot(['appliance.test.fatal', 'appliance.fatal_countdown=2']);
   await vm.waitFor(/FATAL: test switch appliance.test.fatal/, 180_000);
