@@ -50,6 +50,7 @@ static Napi::Value Request(const Napi::CallbackInfo& info) {
   const nlmsghdr* rh = reinterpret_cast<const nlmsghdr*>(req.Data());
   uint32_t seq = rh->nlmsg_seq;
   bool dump = (rh->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+  bool ack = (rh->nlmsg_flags & NLM_F_ACK) != 0;
   sockaddr_nl kernel{}; kernel.nl_family = AF_NETLINK;
   if (::sendto(fd, req.Data(), req.Length(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)) < 0) {
     ThrowErrno(env, "sendto", "netlink", errno); return env.Undefined();
@@ -67,7 +68,9 @@ static Napi::Value Request(const Napi::CallbackInfo& info) {
     bool done = false;
     for (const nlmsghdr* h = reinterpret_cast<const nlmsghdr*>(buf.data()); NLMSG_OK(h, static_cast<size_t>(n)); h = NLMSG_NEXT(h, n)) {
       if (h->nlmsg_seq != seq) continue;
-      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR || !dump) done = true;
+      // A dump ends with DONE; a request with NLM_F_ACK ends with its ack (which comes
+      // after any reply, e.g. genetlink's GETFAMILY); without either, the first message.
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR || (!dump && !ack)) done = true;
     }
     if (done) break;
   }
