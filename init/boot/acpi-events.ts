@@ -4,7 +4,7 @@
 // char bus_id[15]; u32 type; u32 data; } (natural alignment: 44 bytes).
 import type { Native } from '../../native/index.ts';
 import { decodeFamily, decodeGenl, getFamilyRequest, NETLINK_GENERIC } from '../netlink/genetlink.ts';
-import { attrMap, decodeMessages, errorOf, NLMSG_ERROR } from '../netlink/netlink.ts';
+import { answerOf, attrMap, decodeMessages, type NetlinkError } from '../netlink/netlink.ts';
 
 export const ACPI_FAMILY = 'acpi_event';
 export const ACPI_GROUP = 'acpi_mc_group';
@@ -36,23 +36,22 @@ export const isPowerButton = (e: AcpiEvent) => e.deviceClass.startsWith('button/
 export function resolveAcpiFamily(n: Native): { id: number; group: number } | undefined {
   const fd = n.netlinkOpen(NETLINK_GENERIC);
   try {
-    for (const d of n.netlinkRequest(fd, getFamilyRequest(1, ACPI_FAMILY), 2000)) {
-      for (const m of decodeMessages(d)) {
-        if (m.type === NLMSG_ERROR) { if (errorOf(m) !== 0) return undefined; continue; }
-        const f = decodeFamily(m);
-        const group = f.groups.get(ACPI_GROUP);
-        return group === undefined ? undefined : { id: f.id, group };
-      }
-    }
-    return undefined;
+    const [m] = answerOf(n.netlinkRequest(fd, getFamilyRequest(1, ACPI_FAMILY), 2000), 1, `resolve genetlink family ${ACPI_FAMILY}`);
+    if (!m) return undefined;
+    const f = decodeFamily(m);
+    const group = f.groups.get(ACPI_GROUP);
+    return group === undefined ? undefined : { id: f.id, group };
+  } catch (e) {
+    if ((e as NetlinkError).code === 'ENOENT') return undefined; // no such family in this kernel
+    throw e;
   } finally { n.closeFd(fd); }
 }
 
-/** Calls onEvent for each ACPI event, with the raw datagram; returns stop(), or undefined without the family. */
-export function watchAcpiEvents(n: Native, onEvent: (e: AcpiEvent, raw: Buffer) => void): (() => void) | undefined {
+/** Calls onEvent for each ACPI event; returns stop(), or undefined without the family. */
+export function watchAcpiEvents(n: Native, onEvent: (e: AcpiEvent) => void): (() => void) | undefined {
   const family = resolveAcpiFamily(n);
   if (!family) return undefined;
   const fd = n.netlinkOpen(NETLINK_GENERIC, [family.group]);
-  const stop = n.subscribeDatagrams(fd, (d) => { for (const e of decodeAcpiEvents(d, family.id)) onEvent(e, d); });
+  const stop = n.subscribeDatagrams(fd, (d) => { for (const e of decodeAcpiEvents(d, family.id)) onEvent(e); });
   return () => { stop(); n.closeFd(fd); };
 }

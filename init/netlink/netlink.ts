@@ -44,6 +44,26 @@ export function errorOf(m: NetlinkMessage): number {
   return -m.payload.readInt32LE(0);
 }
 
+/**
+ * The answer to request `seq` in the datagrams that came back: its messages without
+ * the ack and NLMSG_DONE. A kernel error is thrown as a NetlinkError naming `what`.
+ */
+export function answerOf(datagrams: readonly Buffer[], seq: number, what: string): NetlinkMessage[] {
+  const out: NetlinkMessage[] = [];
+  for (const d of datagrams) {
+    for (const m of decodeMessages(d)) {
+      if (m.seq !== seq || m.type === NLMSG_DONE) continue;
+      if (m.type === NLMSG_ERROR) {
+        const errno = errorOf(m);
+        if (errno !== 0) throw new NetlinkError(errno, errnoName(errno), `${what}: ${errnoName(errno)}`, what);
+        continue; // the ack
+      }
+      out.push(m);
+    }
+  }
+  return out;
+}
+
 export type Attr = { type: number; nested: boolean; value: Buffer };
 
 export function decodeAttrs(b: Buffer): Attr[] {

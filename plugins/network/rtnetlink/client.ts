@@ -4,7 +4,7 @@ import type { Native } from '../../../native/index.ts';
 import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkMessage } from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
 import { decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant } from './route.ts';
-import { decodeMessages, errnoName, errorOf, NetlinkError, NLMSG_DONE, NLMSG_ERROR, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
+import { answerOf, decodeMessages, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
 
 const NETLINK_ROUTE = 0;
 
@@ -23,19 +23,7 @@ export class Rtnl {
   /** Sends a request built for a fresh sequence number; returns the answer's messages, or throws the kernel's errno. */
   request(build: (seq: number) => Buffer, what: string): NetlinkMessage[] {
     const seq = ++this.seq;
-    const out: NetlinkMessage[] = [];
-    for (const d of this.n.netlinkRequest(this.fd, build(seq), this.timeoutMs)) {
-      for (const m of decodeMessages(d)) {
-        if (m.seq !== seq || m.type === NLMSG_DONE) continue;
-        if (m.type === NLMSG_ERROR) {
-          const errno = errorOf(m);
-          if (errno !== 0) throw new NetlinkError(errno, errnoName(errno), `${what}: ${errnoName(errno)}`, what);
-          continue; // the ack
-        }
-        out.push(m);
-      }
-    }
-    return out;
+    return answerOf(this.n.netlinkRequest(this.fd, build(seq), this.timeoutMs), seq, what);
   }
 
   links(): LinkMessage[] {
