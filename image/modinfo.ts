@@ -1,6 +1,7 @@
 // modinfo: reads the `.modinfo` section of a kernel module (ELF64, little-endian), the
 // NUL-separated key=value strings depmod reads: name, depends, alias, license, ...
 // Enough ELF to find one section by name; nothing is relocated or executed.
+import { moduleNameOf } from '../plugins/system/modules/modules-dep.ts';
 
 export type Modinfo = Map<string, string[]>;
 
@@ -46,9 +47,9 @@ export function readModinfo(ko: Buffer, file = '<buffer>'): Modinfo {
   return info;
 }
 
-/** The module's name as the kernel knows it: from .modinfo, else the file name with - as _. */
+/** The module's name as the kernel knows it: from .modinfo, else from the file name (moduleNameOf). */
 export function moduleName(info: Modinfo, path: string): string {
-  return info.get('name')?.[0] ?? path.replace(/^.*\//, '').replace(/\.ko$/, '').replace(/-/g, '_');
+  return info.get('name')?.[0] ?? moduleNameOf(path);
 }
 
 /** The direct dependencies named in .modinfo (`depends=a,b`). */

@@ -15,7 +15,7 @@ import { withLock } from './lib/lock.ts';
 const RECIPE = '2';
 export const FRAGMENT = join(ROOT, 'kernel-config', 'appliance.config');
 
-/** modules: the installed tree `<release>/kernel/...` (no modules.dep: image/modules.ts writes it). */
+/** modules: the installed tree `<release>/kernel/...` (no modules.dep: image/modules-dep.ts writes it). */
 export interface KernelArtifact { bzImage: string; config: string; key: string; sourceVersion: string; modules: string; release: string }
 
 function findSourceTarball(): string {
@@ -125,7 +125,7 @@ async function compile(s: ReturnType<typeof step>, tarball: string, version: str
   s.info(`compiling bzImage and modules with ${cpus().length} jobs (about 5 minutes on 2 cores)`);
   await make([...common, `-j${cpus().length}`, 'bzImage', 'modules'], src, log);
   // Stripped modules into <dir>/modules/<release>/kernel/...; depmod is not needed (and
-  // not installed): image/modules.ts writes modules.dep from each module's .modinfo.
+  // not installed): image/modules-dep.ts writes modules.dep from each module's .modinfo.
   const release = readFileSync(join(obj, 'include/config/kernel.release'), 'utf8').trim();
   const stage = join(dir, 'modroot');
   rmSync(stage, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // kernel-module on the host: modules.dep resolution, load order, EEXIST, errors in
 // the status and unload on destroy. The host's kernel must not get our modules, so
 // the two syscalls go to a loader that keeps its own /proc/modules; the real
-// finit_module runs in the QEMU test (qemu/modules.test.ts).
+// finit_module runs in the QEMU test (qemu/system.test.ts).
 import t from 'tap';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

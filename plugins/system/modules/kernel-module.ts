@@ -82,9 +82,9 @@ export function kernelModuleController(loader: ModuleLoader, sources: ModuleSour
           const readLoaded = () => parseProcModules(readFileSync(sources.procModules, 'utf8'));
           const loaded = new Set(readLoaded().map((m) => m.name));
           const failed = new Map<string, string>();
-          const requested = new Map<string, KernelModuleSpecSpec>();
+          const requested = new Set<string>();
           for (const r of await ctx.state.list({ namespace: SYSTEM_NS, type: KERNEL_MODULE_SPEC_TYPE })) {
-            const name = r.metadata.id.replace(/-/g, '_');
+            const name = moduleNameOf(r.metadata.id);
             if (r.metadata.phase === 'tearingDown') {
               if (!r.metadata.finalizers.includes(FINALIZER)) continue;
               if (loaded.has(name)) {
@@ -94,15 +94,14 @@ export function kernelModuleController(loader: ModuleLoader, sources: ModuleSour
               continue;
             }
             if (!r.metadata.finalizers.includes(FINALIZER)) await ctx.state.addFinalizer(sp(r.metadata.id));
-            const spec = r.spec as KernelModuleSpecSpec;
-            requested.set(name, spec);
+            requested.add(name);
             if (loaded.has(name) || index.builtin.has(name)) continue;
             const entry = index.modules.get(name);
             if (!entry) {
               failed.set(name, index.error ?? `module "${name}" is not shipped in this image (${index.modules.size} modules are: ${[...index.modules.keys()].sort().join(', ')})`);
               continue;
             }
-            try { loadWithDependencies(entry, spec.parameters ?? '', sources.dir, loader, loaded); } catch (e) { failed.set(name, (e as Error).message); }
+            try { loadWithDependencies(entry, (r.spec as KernelModuleSpecSpec).parameters ?? '', sources.dir, loader, loaded); } catch (e) { failed.set(name, (e as Error).message); }
           }
 
           const keep = new Set<string>();
@@ -111,7 +110,7 @@ export function kernelModuleController(loader: ModuleLoader, sources: ModuleSour
             const status: KernelModuleStatusSpec = { state: 'loaded', size: m.size, refCount: m.refCount, usedBy: m.usedBy, requested: requested.has(m.name) };
             await ctx.state.put({ namespace: SYSTEM_NS, type: KERNEL_MODULE_STATUS_TYPE, id: m.name }, status);
           }
-          for (const [name] of requested) {
+          for (const name of requested) {
             if (keep.has(name)) continue;
             keep.add(name);
             const status: KernelModuleStatusSpec = index.builtin.has(name) ? { state: 'builtin', requested: true }

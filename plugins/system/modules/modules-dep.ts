@@ -2,7 +2,7 @@
 // or by depmod) and answers "which files, in which order, to load module X".
 // Each line is `path: dep dep ...`, every dependency listed, deepest last.
 
-export interface ModuleEntry { name: string; path: string; deps: string[] }
+export interface ModuleEntry { path: string; deps: string[] }
 
 /** kernel/net/ipv4/udp_tunnel.ko -> udp_tunnel; names use _ where files may use -. */
 export function moduleNameOf(path: string): string {
@@ -15,12 +15,12 @@ export function parseModulesDep(text: string): Map<string, ModuleEntry> {
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const path = line.slice(0, colon).trim();
-    out.set(moduleNameOf(path), { name: moduleNameOf(path), path, deps: line.slice(colon + 1).trim().split(/\s+/).filter(Boolean) });
+    out.set(moduleNameOf(path), { path, deps: line.slice(colon + 1).trim().split(/\s+/).filter(Boolean) });
   }
   return out;
 }
 
-/** Files to load for `name`, in order: deepest dependency first, the module itself last. */
+/** Files to load for a module, in order: deepest dependency first, the module itself last. */
 export function loadOrder(entry: ModuleEntry): string[] {
   return [...entry.deps].reverse().concat(entry.path);
 }
