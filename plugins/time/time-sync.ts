@@ -41,9 +41,11 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
           else { clock.step(rtc); boot.rtcSetClock = 'plugin'; ctx.log.info(`clock set from the RTC: ${iso(rtc)}`); }
         }
       } catch (e) { rtcError = `RTC: ${(e as Error).message}`; }
+      // Where the time comes from while no server has answered.
+      const unsynced: TimeStatusSpec['source'] = boot.rtcAtBoot ? 'rtc' : 'none';
 
       let servers = '';
-      let last: (QueryResult & { at: number; correction: 'step' | 'slew' }) | undefined;
+      let last: (QueryResult & { at: number }) | undefined;
       let rtcWrittenAt: number | undefined;
       let dueAt = 0;
       let timer: NodeJS.Timeout | undefined;
@@ -60,7 +62,7 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
           if (!list.length) {
             clearTimeout(timer);
             last = undefined;
-            await put({ synced: false, source: boot.rtcAtBoot ? 'rtc' : 'none', servers: [], error: rtcError ?? 'no time servers configured (TimeServerSpec)' });
+            await put({ synced: false, source: unsynced, servers: [], error: rtcError ?? 'no time servers configured (TimeServerSpec)' });
             continue;
           }
           if (!changed && performance.now() < dueAt) continue; // a spec event that changed nothing for us
@@ -72,7 +74,7 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
           if (!sample) {
             wakeIn(retryMs);
             await put({
-              synced: false, source: last ? 'sntp' : boot.rtcAtBoot ? 'rtc' : 'none', servers: list, error: errors.join('; '),
+              synced: false, source: last ? 'sntp' : unsynced, servers: list, error: errors.join('; '),
               ...(last ? { server: last.server, lastSync: iso(last.at), offsetMs: last.offsetMs } : {}),
             });
             continue;
@@ -83,12 +85,12 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
             else { clock.slew(sample.offsetMs); correction = 'slew'; }
           } catch (e) {
             wakeIn(retryMs);
-            await put({ synced: false, source: boot.rtcAtBoot ? 'rtc' : 'none', servers: list, server: sample.server, offsetMs: sample.offsetMs, error: `setting the clock: ${(e as Error).message}` });
+            await put({ synced: false, source: unsynced, servers: list, server: sample.server, offsetMs: sample.offsetMs, error: `setting the clock: ${(e as Error).message}` });
             continue;
           }
           if (correction === 'step') ctx.log.info(`clock stepped by ${(sample.offsetMs / 1000).toFixed(3)} s from ${sample.server} (stratum ${sample.stratum})`);
           const now = clock.now();
-          last = { ...sample, at: now, correction };
+          last = { ...sample, at: now };
           let rtcWriteError: string | undefined;
           if (boot.rtcAtBoot && (correction === 'step' || !rtcWrittenAt || now - rtcWrittenAt >= rtcWriteMs)) {
             try { clock.writeRtc(now); rtcWrittenAt = now; } catch (e) { rtcWriteError = `writing the RTC: ${(e as Error).message}`; }
