@@ -47,10 +47,12 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
       let servers = '';
       let last: (QueryResult & { at: number }) | undefined;
       let rtcWrittenAt: number | undefined;
-      let dueAt = 0;
+      // The timer marks a poll as due; other wake-ups (a spec event) poll only when the
+      // servers changed. No clock comparison: the clock this controller steps must not
+      // move its own schedule, and a timer may fire a fraction of a ms "early".
+      let pollDue = true;
       let timer: NodeJS.Timeout | undefined;
-      // Monotonic: the clock this controller steps must not move its own schedule.
-      const wakeIn = (ms: number) => { clearTimeout(timer); dueAt = performance.now() + ms; timer = setTimeout(() => ctx.requestReconcile(), ms); };
+      const wakeIn = (ms: number) => { clearTimeout(timer); timer = setTimeout(() => { pollDue = true; ctx.requestReconcile(); }, ms); };
       const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) =>
         ctx.state.put<TimeStatusSpec>({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' }, { ...s, ...boot, ...(rtcWrittenAt ? { rtcWritten: iso(rtcWrittenAt) } : {}) });
       try {
@@ -65,7 +67,8 @@ export function timeSyncController(clock: SystemClock, o: TimeSyncOptions = {}):
             await put({ synced: false, source: unsynced, servers: [], error: rtcError ?? 'no time servers configured (TimeServerSpec)' });
             continue;
           }
-          if (!changed && performance.now() < dueAt) continue; // a spec event that changed nothing for us
+          if (!changed && !pollDue) continue; // a spec event that changed nothing for us
+          pollDue = false;
           const errors: string[] = [];
           let sample: QueryResult | undefined;
           for (const server of list) {
