@@ -63,7 +63,7 @@ t.test('apply: a bad document refuses the whole input, naming document, field an
   t.equal((await run(['get', 'motd', 'fine'])).code, 4, 'the valid document was not applied either');
   const owned = await run(['apply', '-f', '-'], 'metadata: {type: issue, id: banner}\nspec: {text: mine}\n');
   t.equal(owned.code, 3);
-  t.match(owned.err, /managed by "issue-render"/);
+  t.match(owned.err, /managed by "issue-status"/);
 });
 
 t.test('get --watch prints +, blank and - marks', async (t) => {

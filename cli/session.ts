@@ -2,6 +2,9 @@
 // what the user typed ("links", "ns", "Motd") into a type and a default namespace.
 import { DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec } from '../init/cosi/meta/definition.ts';
 import { RemoteState } from '../init/cosi/remote/client.ts';
+import { META_CODECS } from '../init/cosi/remote/meta-codecs.ts';
+import { chainCodecs } from '../init/cosi/spec/spec-codec.ts';
+import { codecsFromDefinitions } from '../init/model/spec-codecs.ts';
 import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
 
@@ -10,7 +13,9 @@ export class Session {
   private defs: ResourceDefinitionSpec[] | undefined;
 
   constructor(readonly ctx: Context, readonly namespaceFlag?: string) {
-    this.state = new RemoteState(ctx.endpoint);
+    // Specs of the types the machine defines travel as protobuf where this build knows the message.
+    const codecs = codecsFromDefinitions(() => this.defs ?? [], (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`));
+    this.state = new RemoteState(ctx.endpoint, { codecs: chainCodecs(codecs, META_CODECS) });
   }
 
   async connect(timeoutMs = 5000): Promise<void> {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { artifacts } from '../qemu/artifacts.ts';
 import { ADDON_PATH } from '../scripts/native.ts';
 import { buildKernel } from '../scripts/kernel.ts';
-import { sha256 } from '../scripts/lib/hash.ts';
+import { sha256 } from './hash.ts';
 import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
 import { initramfsEntries } from './initramfs.ts';
 

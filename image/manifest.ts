@@ -1,7 +1,7 @@
 // manifest: what a build produced (out/manifest.json): each artifact's size and sha256.
 import { statSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { sha256File } from '../scripts/lib/hash.ts';
+import { sha256File } from './hash.ts';
 
 export interface ArtifactInfo { file: string; size: number; sha256: string }
 export interface Manifest { version: string; commit: string; kernel: { key: string; source: string }; artifacts: Record<string, ArtifactInfo> }

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
-import { sha256File } from '../scripts/lib/hash.ts';
+import { sha256File } from './hash.ts';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 

@@ -1,8 +1,9 @@
 // log: PID 1's logger. Every line goes to the console (fd 1, /dev/console) and,
 // once /dev is mounted, to /dev/kmsg, so it survives in the kernel ring buffer.
 // Writes are synchronous: a line logged just before reboot(2) must not be lost.
+import { isErrno } from '../native/errno.ts';
 import { openSync, writeSync } from 'node:fs';
-import { monotonicSeconds } from './boot/clock.ts';
+import { monotonicSeconds } from './sys/clock.ts';
 
 export interface Logger {
   info(msg: string): void;
@@ -22,7 +23,7 @@ function writeAll(fd: number, text: string): boolean {
   let off = 0;
   for (let tries = 0; off < buf.length && tries < 1000; tries++) {
     try { off += writeSync(fd, buf, off); } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+      if (isErrno(e, 'EAGAIN')) continue;
       return false;
     }
   }

@@ -1,5 +1,8 @@
-// index: every built-in plugin, in one list, so the whole system is one read.
-import type { Plugin } from './sdk/plugin.ts';
+// index: every built-in plugin, in one list, so the whole system is one read. The
+// composition roots (init/boot/pid1.ts, init/commands/) hand it to the engine.
+import type { DefinitionInput } from '../init/cosi/meta/definition.ts';
+import type { Plugin } from '../init/model/plugin.ts';
+import { ENGINE_TYPES } from '../init/model/runtime-types.ts';
 import { issuePlugin } from './issue/plugin.ts';
 import { networkPlugin } from './network/plugin.ts';
 import { systemPlugin } from './system/plugin.ts';
@@ -7,8 +10,15 @@ import { storagePlugin } from './storage/plugin.ts';
 import { timePlugin } from './time/plugin.ts';
 import { testCrasherPlugin, testReaderPlugin, testWriterPlugin } from './testing/plugins.ts';
 
-export const PLUGINS: readonly Plugin[] = [networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin, testWriterPlugin, testReaderPlugin, testCrasherPlugin];
+export const PLUGINS: readonly Plugin[] = [
+  networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin, testWriterPlugin, testReaderPlugin, testCrasherPlugin,
+];
 
 export function findPlugin(name: string): Plugin | undefined {
   return PLUGINS.find((p) => p.name === name);
+}
+
+/** Every built-in type: the engine's and every plugin's (test plugins included). */
+export function builtinTypes(): DefinitionInput[] {
+  return [...ENGINE_TYPES, ...PLUGINS.flatMap((p) => p.types())];
 }

@@ -24,16 +24,16 @@ t.test('boots and serves the API on the forwarded port', async (t) => {
 t.test('the network plugin applied ip= and takes addresses through the API', async (t) => {
   const link = JSON.parse((await run(['get', 'links', 'eth0', '-o', 'json'])).out) as { spec: { up: boolean; type: string; mac: string } };
   t.same([link.spec.up, link.spec.type], [true, 'ether'], 'eth0 up, observed through netlink');
-  t.match((await poll(['get', 'addressstatus', 'cmdline-eth0'], /applied/)).out, /cmdline-eth0\s+\d+\s+eth0\s+applied/);
-  t.match((await run(['get', 'routestatus', 'cmdline-default-eth0'])).out, /applied/);
+  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out, /10\.0\.2\.15\/24\s+eth0\s+applied\s+cmdline/);
+  t.match((await poll(['get', 'routestatus', '0.0.0.0/0/1024'], /applied/)).out, /10\.0\.2\.2\s+eth0\s+applied\s+cmdline/);
   const added = await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n');
   t.equal(added.code, 0, added.err);
-  const st = (await poll(['get', 'addressstatus', 'extra'], /applied/)).out;
-  t.match(st, /extra\s+\d+\s+eth0\s+applied/, 'static address applied');
+  const st = (await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out;
+  t.match(st, /10\.0\.2\.99\/24\s+eth0\s+applied\s+config/, 'static address applied');
   t.equal((await run(['delete', 'addressspec', 'extra'])).code, 0, 'removed (the plugin releases its finalizer after deleting the address)');
   t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
   await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n');
-  const ghost = (await poll(['get', 'addressstatus', 'ghost', '-o', 'yaml'], /pending/)).out;
+  const ghost = (await poll(['get', 'addressstatus', 'eth9/10.9.9.9/24', '-o', 'yaml'], /pending/)).out;
   t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
 });
 

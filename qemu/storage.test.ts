@@ -30,12 +30,12 @@ t.test('the second disk is a BlockDevice with its filesystem', async (t) => {
 t.test('a MountSpec mounts it by label and the file reads back', async (t) => {
   const a = await run(['apply', '-f', '-'], 'metadata: {type: mountspec, id: data}\nspec: {source: LABEL=appdata, target: /var/mnt/data, options: [nodev, noexec]}\n');
   t.equal(a.code, 0, a.err);
-  t.match((await poll(['get', 'mountstatus', 'data'], /mounted/)).out, /data\s+\d+\s+mounted\s+\/dev\/vda\s+\/var\/mnt\/data/);
+  t.match((await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out, /\/var\/mnt\/data\s+\d+\s+\/var\/mnt\/data\s+applied\s+\/dev\/vda\s+ext4/);
   await run(['apply', '-f', '-'], 'metadata: {type: testfileread, id: hello}\nspec: {path: /var/mnt/data/hello.txt}\n');
   t.match((await poll(['get', 'testfilecontent', 'hello', '-o', 'yaml'], /hello from/)).out, /content: \|?\s*hello from the second disk/);
   const bad = await run(['apply', '-f', '-'], 'metadata: {type: mountspec, id: missing}\nspec: {source: LABEL=nothing, target: /var/mnt/missing}\n');
   t.equal(bad.code, 0);
-  t.match((await poll(['get', 'mountstatus', 'missing'], /pending/)).out, /no block device matches LABEL=nothing/);
+  t.match((await poll(['get', 'mountstatus', '/var/mnt/missing'], /pending/)).out, /no block device matches LABEL=nothing/);
 });
 
 t.test('a disk hot-plugged through QMP appears, and goes on unplug', async (t) => {

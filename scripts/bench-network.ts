@@ -9,13 +9,19 @@ import { join } from 'node:path';
 import { native } from '../native/index.ts';
 import { until } from '../init/cosi/conformance/converge.ts';
 import { ControllerRuntime } from '../init/cosi/controller/runtime.ts';
+import { newResource } from '../init/cosi/resource/resource.ts';
 import { MemoryState } from '../init/cosi/state/memory-state.ts';
+import { addressMergeController } from '../plugins/network/address-merge.ts';
 import { addressSpecController } from '../plugins/network/address-spec.ts';
-import { dhcpClientController } from '../plugins/network/dhcp-client.ts';
+import { dhcpMergeController } from '../plugins/network/dhcp-merge.ts';
+import { dhcpSpecController } from '../plugins/network/dhcp-spec.ts';
+import { linkMergeController } from '../plugins/network/link-merge.ts';
+import { linkSpecController } from '../plugins/network/link-spec.ts';
 import { linkStatusController } from '../plugins/network/link-status.ts';
 import { Rtnl } from '../plugins/network/rtnetlink/client.ts';
+import { routeMergeController } from '../plugins/network/route-merge.ts';
 import { routeSpecController } from '../plugins/network/route-spec.ts';
-import { ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../plugins/network/types.ts';
+import { ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../plugins/network/types.ts';
 import { querySntp } from '../plugins/time/sntp/client.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { startChronyd } from './lib/chronyd.ts';
@@ -32,7 +38,7 @@ execFileSync('ip', ['link', 'set', 'lo', 'up']); // chronyd serves on 127.0.0.1 
 const serverNs = `cosi-bench-${process.pid}`;
 const ip = (...a: string[]) => execFileSync('ip', a);
 ip('netns', 'add', serverNs);
-process.on('exit', () => { try { execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); } catch { /* gone */ } });
+process.on('exit', () => { if (existsSync(`/run/netns/${serverNs}`)) execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); });
 ip('link', 'add', 'bn0', 'type', 'veth', 'peer', 'name', 'bn1');
 ip('link', 'set', 'bn1', 'netns', serverNs);
 ip('-n', serverNs, 'addr', 'add', '192.0.2.1/24', 'dev', 'bn1');
@@ -51,12 +57,20 @@ for (let i = 0; i < runs; i++) {
   ip('addr', 'flush', 'dev', 'bn0');
   ip('link', 'set', 'bn0', 'down');
   const state = new MemoryState();
+  // What a config would say for a veth: up, with DHCP (physical links get both from the default layer).
+  await state.create(newResource({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'bn0' }, { up: true }));
+  await state.create(newResource({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id: 'bn0' }, { enabled: true }));
   const rt = new ControllerRuntime(state, { log: quiet });
   const r = () => rtnl;
-  for (const c of [linkStatusController(r), addressSpecController(r), routeSpecController(r), dhcpClientController(() => n, r, { eligible: (name) => name === 'bn0', retryMs: 1000 })]) rt.register(c);
+  for (const c of [
+    linkStatusController(r), linkMergeController(), linkSpecController(r), dhcpMergeController(), dhcpSpecController(() => n, { retryMs: 1000 }),
+    addressMergeController(), addressSpecController(r), routeMergeController(), routeSpecController(r),
+  ]) rt.register(c);
   const t0 = performance.now();
   rt.start();
-  const st = await until(async () => ((await state.get({ namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, id: 'dhcp-bn0' })).spec as { state: string }).state, 'applied', 30_000);
+  const applied = async () => (await state.list({ namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE }))
+    .some((x) => x.metadata.id.startsWith('bn0/') && (x.spec as { state: string }).state === 'applied');
+  const st = (await until(applied, true, 30_000)) ? 'applied' : 'none';
   if (st !== 'applied') throw new Error(`run ${i + 1}: no DHCP address in 30 s`);
   dhcp.push(performance.now() - t0);
   await rt.stop();

@@ -12,7 +12,7 @@ import { describeArtifact, writeManifest } from '../image/manifest.ts';
 import { buildKernel } from './kernel.ts';
 import { buildNative } from './native.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
-import { sha256, sha256File } from './lib/hash.ts';
+import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';

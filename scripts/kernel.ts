@@ -7,7 +7,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { $ } from 'zx';
 import { CACHE, ROOT } from './lib/paths.ts';
-import { sha256 } from './lib/hash.ts';
+import { sha256 } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 import { withLock } from './lib/lock.ts';
 
@@ -29,8 +29,10 @@ function findSourceTarball(): string {
 function sourceVersion(tarball: string): string {
   const pkg = tarball.replace(/^.*\/(linux-source-[\d.]+)\.tar\..*$/, '$1');
   try {
-    return `${pkg}@${execFileSync('dpkg-query', ['-W', '-f=${Version}', pkg], { encoding: 'utf8' }).trim()}`;
-  } catch {
+    return `${pkg}@${execFileSync('dpkg-query', ['-W', '-f=${Version}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()}`;
+  } catch (e) {
+    // dpkg-query exits 1 for a package it does not know; anything else is a real failure.
+    if ((e as { status?: number }).status !== 1) throw e;
     const st = statSync(tarball); // not from a Debian package: size and mtime identify it
     return `${pkg}@${st.size}-${Math.floor(st.mtimeMs)}`;
   }

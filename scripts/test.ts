@@ -1,6 +1,7 @@
 // test: runs the test files with tap and ends with `N passed, N failed` (the line CI
 // reads). A "test" is one t.test() block (or a bare assertion at a file's top level).
 //   --unit   host tests only (no QEMU boots)
+import { isErrno } from '../native/errno.ts';
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -11,7 +12,7 @@ const DIRS = ['image', 'init', 'native', 'plugins', 'scripts', 'qemu', 'cli', 't
 
 function findTests(dir: string): string[] {
   let names: string[];
-  try { names = readdirSync(dir); } catch { return []; }
+  try { names = readdirSync(dir); } catch (e) { if (isErrno(e, 'ENOENT')) return []; throw e; }
   return names.flatMap((n) => {
     const p = join(dir, n);
     if (n === 'node_modules' || n === 'build') return [];

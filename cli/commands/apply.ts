@@ -9,6 +9,7 @@ import { newResource, type Resource } from '../../init/cosi/resource/resource.ts
 import { isVersionConflict } from '../../init/cosi/state/errors.ts';
 import { findResource } from '../../init/cosi/state/find.ts';
 import { copyResource } from '../../init/cosi/state/freeze.ts';
+import { sameSpec } from '../../init/cosi/spec/spec-equal.ts';
 import { flagAll, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import type { Session } from '../session.ts';
@@ -35,7 +36,6 @@ function readInput(path: string): string {
   }
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 export async function apply(s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void): Promise<number> {
   const files = flagAll(p, 'filename');
@@ -72,7 +72,7 @@ export async function apply(s: Session, p: Parsed, out: (text: string) => void, 
         if (!cur) {
           await s.state.create(newResource(doc, doc.spec, { labels: doc.labels, annotations: doc.annotations }));
           out(`${name} created\n`);
-        } else if (same(cur.spec, doc.spec) && same(cur.metadata.labels, doc.labels) && same(cur.metadata.annotations, doc.annotations)) {
+        } else if (sameSpec(cur.spec, s.state.codecs.get(doc.type)?.normalize(doc.spec) ?? doc.spec) && sameSpec(cur.metadata.labels, doc.labels) && sameSpec(cur.metadata.annotations, doc.annotations)) {
           out(`${name} unchanged\n`);
         } else {
           const next = copyResource(cur);

@@ -2,9 +2,10 @@
 // "acpi_event", group "acpi_mc_group"; drivers/acpi/event.c): the power button, lid,
 // AC adapter. Each carries struct acpi_genl_event { char device_class[20];
 // char bus_id[15]; u32 type; u32 data; } (natural alignment: 44 bytes).
+import { isErrno } from '../../native/errno.ts';
 import type { Native } from '../../native/index.ts';
 import { decodeFamily, decodeGenl, getFamilyRequest, NETLINK_GENERIC } from '../netlink/genetlink.ts';
-import { answerOf, attrMap, decodeMessages, type NetlinkError } from '../netlink/netlink.ts';
+import { answerOf, attrMap, decodeMessages } from '../netlink/netlink.ts';
 
 export const ACPI_FAMILY = 'acpi_event';
 export const ACPI_GROUP = 'acpi_mc_group';
@@ -42,7 +43,7 @@ export function resolveAcpiFamily(n: Native): { id: number; group: number } | un
     const group = f.groups.get(ACPI_GROUP);
     return group === undefined ? undefined : { id: f.id, group };
   } catch (e) {
-    if ((e as NetlinkError).code === 'ENOENT') return undefined; // no such family in this kernel
+    if (isErrno(e, 'ENOENT')) return undefined; // no such family in this kernel
     throw e;
   } finally { n.closeFd(fd); }
 }

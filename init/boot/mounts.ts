@@ -3,8 +3,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 import type { Logger } from '../log.ts';
 
-export const MS = { RDONLY: 1, NOSUID: 2, NODEV: 4, NOEXEC: 8, REMOUNT: 32, BIND: 4096, REC: 16384 } as const;
-export const MNT_DETACH = 2;
+import { isErrno } from '../../native/errno.ts';
+import { MNT_DETACH, MS, parseMounts, type ProcMount } from '../sys/mount-table.ts';
 
 export interface MountEntry { target: string; fstype: string; source: string; flags: number; data?: string; mode?: number }
 
@@ -22,19 +22,11 @@ export const EARLY_MOUNTS: readonly MountEntry[] = [
   { target: '/sys/fs/bpf', fstype: 'bpf', source: 'bpffs', flags: NOSUID | NODEV | NOEXEC, data: 'mode=0700' },
 ];
 
-export interface ProcMount { source: string; target: string; fstype: string; options: string }
-
-/** Parses /proc/self/mounts (octal escapes such as \040 for spaces decoded). */
-export function parseMounts(text: string): ProcMount[] {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  return text.split('\n').filter(Boolean).map((line) => {
-    const [source = '', target = '', fstype = '', options = ''] = line.split(' ');
-    return { source: unescape(source), target: unescape(target), fstype, options };
-  });
-}
-
 function readMounts(): ProcMount[] {
-  try { return parseMounts(readFileSync('/proc/self/mounts', 'utf8')); } catch { return []; } // before /proc exists: nothing mounted yet
+  try { return parseMounts(readFileSync('/proc/self/mounts', 'utf8')); } catch (e) {
+    if (isErrno(e, 'ENOENT')) return []; // before /proc exists: nothing mounted yet
+    throw e;
+  }
 }
 
 export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] = EARLY_MOUNTS): number {

@@ -1,7 +1,7 @@
 // Unit tests for the small /proc and /sys parsers PID 1 uses.
 import t from 'tap';
 import { parseMeminfo } from './meminfo.ts';
-import { parseMounts } from './mounts.ts';
+import { parseMounts } from '../sys/mount-table.ts';
 import { hasKey, INPUT_EVENT_SIZE, powerPresses } from './power-button.ts';
 import { parseStat } from './proc-table.ts';
 import { formatReady, parseReady } from './ready-line.ts';

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
-import { monotonicSeconds, processStartSeconds } from './clock.ts';
-import { cmdlineFlag, parseCmdline, type Cmdline } from './cmdline.ts';
+import { monotonicSeconds, processStartSeconds } from '../sys/clock.ts';
+import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
@@ -75,7 +75,7 @@ export async function runPid1(): Promise<void> {
       native: n, log: log.child('shutdown'), reaper: r, system: true,
       // Plugins first, gently, while the API still reports what is happening.
       beforeStop: async () => {
-        await engine?.setBootStatus({ phase: 'stopping', ready: false }).catch(() => {});
+        await engine?.setBootStatus({ phase: 'stopping', ready: false }).catch((e: Error) => log.warn(`boot status: ${e.message}`));
         await engine?.stop();
       },
     });
@@ -90,11 +90,11 @@ export async function runPid1(): Promise<void> {
     // the bundle, and evaluating it is what the api phase then shows.
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
       log: log.child('engine'), native: n,
+      plugins: (await import('../../plugins/index.ts')).PLUGINS.filter((p) => !p.testOnly || cmdlineFlag(cmdline, 'appliance.test.plugins')),
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
       cmdline: { raw: rawCmdline, params: cmdline },
       spawn: (args, env) => r.spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
-      testPlugins: cmdlineFlag(cmdline, 'appliance.test.plugins'),
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
     }));
   } catch (e) {

@@ -1,4 +1,5 @@
 // proc-table: what PID 1 needs to know about other processes, read from /proc.
+import { isErrno } from '../../native/errno.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface ProcInfo { pid: number; ppid: number; state: string; comm: string; kernelThread: boolean }
@@ -20,7 +21,10 @@ export function listProcesses(procRoot = '/proc'): ProcInfo[] {
   for (const name of readdirSync(procRoot)) {
     if (!/^\d+$/.test(name)) continue;
     let text: string;
-    try { text = readFileSync(`${procRoot}/${name}/stat`, 'utf8'); } catch { continue; } // exited while we looked
+    try { text = readFileSync(`${procRoot}/${name}/stat`, 'utf8'); } catch (e) {
+      if (isErrno(e, 'ENOENT', 'ESRCH')) continue; // exited while we looked
+      throw e;
+    }
     const s = parseStat(text);
     out.push({ pid: s.pid, ppid: s.ppid, state: s.state, comm: s.comm, kernelThread: (s.flags & PF_KTHREAD) !== 0 });
   }

@@ -3,6 +3,7 @@
 // So we never wait on -1: on SIGCHLD we list our zombie children in /proc and reap
 // only those Node did not spawn. Every spawn goes through `spawn` below so its pid is
 // known before any SIGCHLD can report it (spawn returns the pid synchronously).
+import { isErrno } from '../../native/errno.ts';
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import type { ChildExit, Native } from '../../native/index.ts';
 import type { Logger } from '../log.ts';
@@ -32,7 +33,7 @@ export function createReaper(n: Native, log: Logger, procRoot = '/proc'): Reaper
         const exit = n.waitpid(z.pid);
         if (exit) { reaped.push(exit); log.info(`reaped orphan ${z.comm}[${exit.pid}] ${exit.signal !== null ? `signal ${exit.signal}` : `exit ${exit.code}`}`); }
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ECHILD') log.warn(`waitpid ${z.pid}: ${(e as Error).message}`); // ECHILD: someone else got it first
+        if (!isErrno(e, 'ECHILD')) log.warn(`waitpid ${z.pid}: ${(e as Error).message}`); // ECHILD: someone else got it first
       }
     }
     for (const exit of reaped) for (const l of listeners) l(exit);

@@ -1,6 +1,7 @@
 // shutdown: the one way the machine ends. Stop every process, sync, unmount, then
 // reboot(2) with the command asked for. Idempotent: a second request while one runs
 // is logged and ignored.
+import { isErrno } from '../../native/errno.ts';
 import type { Native, RebootCommand } from '../../native/index.ts';
 import type { Logger } from '../log.ts';
 import { unmountAll } from './mounts.ts';
@@ -46,7 +47,9 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
       if (left.length) { log.warn(`SIGKILL to ${left.map((p) => `${p.comm}[${p.pid}]`).join(', ')} after ${grace}ms`); process.kill(-1, 'SIGKILL'); await sleep(100); }
       o.reaper.reapNow();
     } else {
-      for (const pid of o.reaper.managed) { try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ } }
+      for (const pid of o.reaper.managed) {
+        try { process.kill(pid, 'SIGTERM'); } catch (e) { if (!isErrno(e, 'ESRCH')) throw e; } // already gone
+      }
     }
   };
 

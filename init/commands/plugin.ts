@@ -1,5 +1,6 @@
 // plugin: runs one built-in plugin (started by the engine, never by hand).
-import { findPlugin, PLUGINS } from '../../plugins/index.ts';
+import { builtinCodecs } from '../model/spec-codecs.ts';
+import { builtinTypes, findPlugin, PLUGINS } from '../../plugins/index.ts';
 import { runPlugin } from '../../plugins/sdk/run-plugin.ts';
 
 export async function plugin(args: string[]): Promise<number> {
@@ -9,5 +10,6 @@ export async function plugin(args: string[]): Promise<number> {
     process.stderr.write(`plugin: ${name ? `unknown plugin "${name}"` : 'name a plugin'}; built in: ${PLUGINS.map((x) => x.name).join(', ')}\n`);
     return 2;
   }
-  return runPlugin(p);
+  // A plugin meets only built-in types: their specs travel as protobuf both ways.
+  return runPlugin(p, builtinCodecs(builtinTypes()));
 }

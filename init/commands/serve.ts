@@ -4,8 +4,9 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { parseCmdline } from '../boot/cmdline.ts';
+import { parseCmdline } from '../sys/cmdline.ts';
 import { startEngine } from '../engine/engine.ts';
+import { PLUGINS } from '../../plugins/index.ts';
 import { createLogger } from '../log.ts';
 import { selfCommand } from '../self-command.ts';
 
@@ -46,7 +47,8 @@ export async function serve(args: string[]): Promise<number> {
   }
   const log = createLogger('engine');
   const engine = await startEngine({
-    log, native: native(), listen, pluginSocket, testPlugins, startPlugins: !noPlugins, hostMode: true,
+    log, native: native(), listen, pluginSocket, startPlugins: !noPlugins, hostMode: true,
+    plugins: PLUGINS.filter((p) => testPlugins || !p.testOnly),
     cmdline: { raw, params: parseCmdline(raw) },
     spawn: (a, env) => { const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] }); },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),

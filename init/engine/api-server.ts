@@ -6,19 +6,19 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Native } from '../../native/index.ts';
-import { createStateService, type WriteGuard } from '../cosi/remote/server.ts';
+import { createStateService, type StateServerOptions, type WriteGuard } from '../cosi/remote/server.ts';
 import { stateServiceDefinition } from '../cosi/remote/service.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Resource } from '../cosi/resource/resource.ts';
 import type { Logger } from '../log.ts';
-import { pluginOutputs, type Plugin } from '../../plugins/sdk/plugin.ts';
+import { pluginOutputs, type Plugin } from '../model/plugin.ts';
 
 export interface ApiServerOptions {
   state: MemoryState;
   log: Logger;
   native: Native;
-  validate: (r: Resource) => string[];
+  /** Codecs and admission, the same for users and plugins; plugins also get a write guard. */
+  service: Omit<StateServerOptions, 'guard'>;
   /** "host:port" for users; port 0 picks one. */
   listen: string;
   pluginSocket: string;
@@ -38,7 +38,7 @@ function pluginGuard(p: Plugin): WriteGuard {
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const publicServer = new Server();
-  publicServer.addService(stateServiceDefinition, createStateService(o.state, { validate: o.validate }));
+  publicServer.addService(stateServiceDefinition, createStateService(o.state, o.service));
   const port = await new Promise<number>((resolve, reject) => publicServer.bindAsync(o.listen, ServerCredentials.createInsecure(), (e, p) => (e ? reject(new Error(`cannot listen on ${o.listen}: ${e.message}`)) : resolve(p))));
 
   // One gRPC server per plugin, fed only the connections of that plugin's process.
@@ -47,7 +47,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     let entry = perPlugin.get(p.name);
     if (!entry) {
       const server = new Server();
-      server.addService(stateServiceDefinition, createStateService(o.state, { validate: o.validate, guard: pluginGuard(p) }));
+      server.addService(stateServiceDefinition, createStateService(o.state, { ...o.service, guard: pluginGuard(p) }));
       const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
       entry = { server, inject: (s) => injector.injectConnection(s) };
       perPlugin.set(p.name, entry);

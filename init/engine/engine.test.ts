@@ -9,11 +9,11 @@ import { RemoteState } from '../cosi/remote/client.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import { DEFINITION_TYPE } from '../cosi/meta/definition.ts';
-import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from './resource-types.ts';
+import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
-import { DHCP_LEASE_TYPE, NETWORK_NS, TIME_SERVER_SPEC_TYPE } from '../../plugins/network/types.ts';
-import { TIME_NS, TIME_STATUS_TYPE } from '../../plugins/time/types.ts';
+import { DHCP_LEASE_TYPE } from '../../plugins/network/types.ts';
+import { TIME_NS, TIME_SERVER_SPEC_TYPE, TIME_STATUS_TYPE } from '../../plugins/time/types.ts';
 import { startChronyd } from '../../scripts/lib/chronyd.ts';
 
 const { exe } = artifacts();
@@ -97,12 +97,12 @@ t.test('plugins keep only their declared capabilities, with no_new_privs', async
 t.test('on a host the time plugin measures but never sets the clock', async (t) => {
   t.equal(await until(async () => (await status('time')).state, 'running'), 'running');
   const clock = () => api.get({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' }).then((r) => r.spec as Record<string, unknown>);
-  const idle = { synced: false, source: 'none', servers: [], error: 'no time servers configured (TimeServerSpec)' };
+  const idle = { synced: false, source: 'none', error: 'no time servers configured (TimeServerSpec)' };
   t.same(await until(clock, idle), idle, 'no RTC read on a host, no servers by default');
   const chrony = await startChronyd();
   t.teardown(() => chrony.stop());
   const server = `127.0.0.1:${chrony.port}`;
-  await api.create(newResource({ namespace: NETWORK_NS, type: TIME_SERVER_SPEC_TYPE, id: 'user' }, { servers: [server], layer: 'user' }));
+  await api.create(newResource({ namespace: TIME_NS, type: TIME_SERVER_SPEC_TYPE, id: 'user' }, { servers: [server] }));
   const measured = await until(async () => typeof (await clock()).offsetMs === 'number', true);
   t.ok(measured, 'the offset was measured');
   t.match(await clock(), { synced: false, server, error: 'setting the clock: host mode: the host clock is left alone' });

@@ -1,26 +1,28 @@
 // engine: PID 1's heart, also runnable on a host (`serve`). It owns the resource
 // state, registers every type the system serves, publishes what it knows itself
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
-// API, and supervises the plugins.
+// API, and supervises the plugins it is handed.
 import { release, arch } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import type { Native } from '../../native/index.ts';
-import { PLUGINS } from '../../plugins/index.ts';
-import { HOST_MODE_ENV } from '../../plugins/sdk/plugin.ts';
-import { registerMeta, registerNamespace, registerType } from '../cosi/meta/registry.ts';
+import { DEFINITION_TYPE, META_NAMESPACE, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
+import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
+import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { upsert } from '../cosi/state/upsert.ts';
 import { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { COMMIT, VERSION } from '../version.ts';
-import type { Cmdline } from '../boot/cmdline.ts';
-import { startApiServer, type ApiServer } from './api-server.ts';
+import { HOST_MODE_ENV, type Plugin } from '../model/plugin.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS, VERSION_TYPE,
   type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec, type VersionSpec,
-} from './resource-types.ts';
+} from '../model/runtime-types.ts';
+import { specRoot, withSchemas } from '../model/spec-codecs.ts';
+import { COMMIT, VERSION } from '../version.ts';
+import type { Cmdline } from '../sys/cmdline.ts';
+import { createAdmission } from './admission.ts';
+import { startApiServer, type ApiServer } from './api-server.ts';
 import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
-import { createValidator } from './validation.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -29,7 +31,8 @@ export interface EngineOptions {
   pluginSocket: string;
   cmdline: { raw: string; params: Cmdline };
   spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
-  testPlugins?: boolean;
+  /** The plugins to register and run (the caller picks them: plugins/index.ts). */
+  plugins: readonly Plugin[];
   /** false: register the plugins' types but start none (benchmarks). Default true. */
   startPlugins?: boolean;
   /** Running on a host (`serve`), not as the machine's PID 1: plugins act on nothing by themselves. */
@@ -48,25 +51,29 @@ export interface Engine {
 }
 
 export async function startEngine(o: EngineOptions): Promise<Engine> {
-  const state = new MemoryState();
-  await registerMeta(state);
+  const definitionOf = (type: string) =>
+    state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })?.spec as ResourceDefinitionSpec | undefined;
+  // Definitions are admitted only when their message is usable: one that is not here is a bug worth a line.
+  const codecs = definitionCodecs(specRoot(), definitionOf, (d, e) => o.log.error(`type ${d.type}: its spec travels as YAML only: ${e.message}`));
+  const state: MemoryState = new MemoryState({
+    normalize: (type, spec) => (codecs.get(type)?.normalize(spec) ?? spec),
+  });
   for (const [ns, description] of Object.entries(NAMESPACES)) await registerNamespace(state, ns, description);
-  const plugins = PLUGINS.filter((p) => o.testPlugins || !p.testOnly);
-  for (const p of plugins) for (const [ns, description] of Object.entries(p.namespaces?.() ?? {})) await registerNamespace(state, ns, description);
-  for (const d of [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]) await registerType(state, d);
-
+  for (const p of o.plugins) for (const [ns, description] of Object.entries(p.namespaces?.() ?? {})) await registerNamespace(state, ns, description);
+  await registerTypes(state, withSchemas([...ENGINE_TYPES, ...o.plugins.flatMap((p) => p.types())]));
   const own = (type: string, id: string, spec: unknown) => state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
   await own(VERSION_TYPE, 'appliance', { version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch() } satisfies VersionSpec);
   await own(KERNEL_CMDLINE_TYPE, 'current', { raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params) } satisfies KernelCmdlineSpec);
   await own(BOOT_STATUS_TYPE, 'boot', { phase: 'booting', ready: false } satisfies BootStatusSpec);
-
   const spawnPlugin = o.hostMode ? (args: string[], env: NodeJS.ProcessEnv) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }) : o.spawn;
   const supervisor = new PluginSupervisor({ state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}) });
+  const admission = createAdmission(state);
   const api = await startApiServer({
-    state, log: o.log, native: o.native, validate: createValidator(state),
+    state, log: o.log, native: o.native,
+    service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
   });
-  if (o.startPlugins !== false) supervisor.start(plugins);
+  if (o.startPlugins !== false) supervisor.start(o.plugins);
   const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
     for (const e of events) {
       if (e.type !== 'created') continue;
@@ -75,7 +82,6 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
       o.onPowerRequest?.(action, e.resource.metadata.id);
     }
   });
-
   return {
     state, api,
     async setBootStatus(s) {

@@ -7,8 +7,8 @@ import { createInterface } from 'node:readline';
 import { upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { pluginOutputs, type Plugin } from '../../plugins/sdk/plugin.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from './resource-types.ts';
+import { pluginOutputs, type Plugin } from '../model/plugin.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
 
 export const ENGINE_OWNER = 'engine';
@@ -74,8 +74,9 @@ export class PluginSupervisor {
     }
     child.on('error', (e) => log.error(`cannot start: ${e.message}`));
     child.on('exit', (code, signal) => {
-      r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit: { code, signal, at: new Date().toISOString() } };
-      if (this.stopping) { void this.publish(r).catch(() => {}); return; }
+      const lastExit = { ...(code !== null ? { code } : {}), ...(signal !== null ? { signal } : {}), at: new Date().toISOString() };
+      r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit };
+      if (this.stopping) { void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`)); return; }
       const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
       // A plugin that ran longer than the longest wait was healthy: start the backoff over.
       if (Date.now() - started > backoff.maxMs) r.delay = backoff.initialMs;

@@ -1,7 +1,7 @@
 // issue: renders the login banner (Issue) from the version and the users' Motds.
 // Small on purpose: it proves the path API -> state -> plugin process -> state -> API.
-import type { Plugin } from '../sdk/plugin.ts';
-import { issueRenderController } from './issue-render.ts';
+import type { Plugin } from '../../init/model/plugin.ts';
+import { issueStatusController } from './issue-status.ts';
 import { ISSUE_TYPES } from './types.ts';
 
 export const issuePlugin: Plugin = {
@@ -9,5 +9,5 @@ export const issuePlugin: Plugin = {
   description: 'Renders the login banner from the version and the Motd resources.',
   types: () => ISSUE_TYPES,
   capabilities: [],
-  controllers: () => [issueRenderController()],
+  controllers: () => [issueStatusController()],
 };

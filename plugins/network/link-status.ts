@@ -1,11 +1,16 @@
 // link-status: the kernel's links, with their addresses (IPv6 link-local included)
 // -> LinkStatus resources. Woken by link and address notifications (no polling);
 // every reconcile lists all links, so a missed notification costs nothing but latency.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Rtnl } from './rtnetlink/client.ts';
+import type { Controller, ControllerState } from '../../init/cosi/controller/contract.ts';
+import type { RtnlApi } from './rtnetlink/client.ts';
 import { LINK_STATUS_TYPE, NETWORK_NS, type LinkStatusSpec } from './types.ts';
 
-export function linkStatusController(rtnl: () => Rtnl): Controller {
+/** The LinkStatuses by link name (what the spec controllers observe). */
+export async function linksByName(state: ControllerState): Promise<Map<string, LinkStatusSpec>> {
+  return new Map((await state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })).map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
+}
+
+export function linkStatusController(rtnl: () => RtnlApi): Controller {
   return {
     name: 'link-status',
     inputs: () => [],

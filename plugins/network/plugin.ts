@@ -1,17 +1,27 @@
-// network: links, addresses and routes through rtnetlink; hostname and resolvers;
-// the `ip=` layer; a DHCP client on every physical link without explicit configuration.
+// network: links, addresses and routes through rtnetlink; DHCP; hostname and resolvers.
+// Each kind goes config (a layer's specs) -> merge (one spec per id) -> spec (applied,
+// with a status) -> status (what the kernel reports).
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../sdk/plugin.ts';
+import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { addressMergeController } from './address-merge.ts';
 import { addressSpecController } from './address-spec.ts';
-import { ipCmdlineController } from './ip-cmdline.ts';
+import { cmdlineConfigController } from './cmdline-config.ts';
+import { dhcpConfigController } from './dhcp-config.ts';
+import { dhcpMergeController } from './dhcp-merge.ts';
+import { dhcpSpecController } from './dhcp-spec.ts';
+import { hostnameMergeController } from './hostname-merge.ts';
+import { hostnameSpecController, nativeHostnameKernel } from './hostname-spec.ts';
+import { linkConfigController } from './link-config.ts';
+import { linkMergeController } from './link-merge.ts';
 import { linkSpecController } from './link-spec.ts';
 import { linkStatusController } from './link-status.ts';
-import { hostnameController } from './hostname.ts';
-import { dhcpClientController } from './dhcp-client.ts';
-import { resolversController } from './resolvers.ts';
-import { Rtnl } from './rtnetlink/client.ts';
+import { resolverMergeController } from './resolver-merge.ts';
+import { resolverSpecController } from './resolver-spec.ts';
+import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
+import { Rtnl } from './rtnetlink/client.ts';
 import { NETWORK_NS, NETWORK_TYPES } from './types.ts';
+import { readFileSync } from 'node:fs';
 
 /** One rtnetlink socket per plugin process, opened on first use (declaring the plugin opens nothing). */
 let shared: Rtnl | undefined;
@@ -19,15 +29,20 @@ const rtnl = () => (shared ??= new Rtnl(native()));
 
 export const networkPlugin: Plugin = {
   name: 'network',
-  description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname, resolvers and time servers by layer; the kernel command line ip= layer.',
-  namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs) and what the kernel reports (statuses).' }),
+  description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname and resolvers by layer; the ip= layer.',
+  namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).' }),
   types: () => NETWORK_TYPES,
-  // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's hostname).
+  // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's names).
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
   controllers: () => [
-    linkStatusController(rtnl), linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ipCmdlineController(),
-    hostnameController(native), resolversController(),
-    // On a host (`serve`), no DHCP client: it would broadcast on the host's own network.
-    ...(inHostMode() ? [] : [dhcpClientController(native, rtnl)]),
+    linkStatusController(rtnl),
+    // On a host (`serve`) nothing by itself: no links brought up, no DHCP on the host's network.
+    linkConfigController({ machineLinks: !inHostMode() }), ...(inHostMode() ? [] : [dhcpConfigController()]),
+    cmdlineConfigController(),
+    linkMergeController(), addressMergeController(), routeMergeController(), dhcpMergeController(),
+    hostnameMergeController(), resolverMergeController(),
+    linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), dhcpSpecController(native),
+    hostnameSpecController(nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim())),
+    resolverSpecController(),
   ],
 };

@@ -1,41 +1,55 @@
-// route-spec: RouteSpec -> a route in the main table -> RouteStatus. Re-tried when
-// addresses change (a gateway becomes reachable once its subnet's address is up).
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Rtnl } from './rtnetlink/client.ts';
+// route-spec: MergedRouteSpec (id destination/metric) -> the route in the main table
+// -> RouteStatus. Re-tried when links or addresses change (a gateway becomes
+// reachable once an address in its subnet is up). A merged spec whose gateway or link
+// changed (a higher layer took over) replaces the old route.
+import { isErrno } from '../../native/errno.ts';
+import { layerOf } from '../../init/model/layers.ts';
+import { specController } from '../sdk/spec-controller.ts';
 import { parseCidr } from './address-spec.ts';
-import { specApplier } from './spec-applier.ts';
-import { ADDRESS_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE, type RouteSpecSpec } from './types.ts';
-import { isIP } from 'node:net';
+import { linksByName } from './link-status.ts';
+import { DEFAULT_METRIC, routeDestination } from './route-merge.ts';
+import type { RtnlApi } from './rtnetlink/client.ts';
+import {
+  ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
+  type RouteSpecSpec, type RouteStatusSpec,
+} from './types.ts';
 
-function destination(s: RouteSpecSpec): string {
-  return s.destination ?? (s.gateway && isIP(s.gateway) === 6 ? '::/0' : '0.0.0.0/0');
-}
+type Applied = NonNullable<RouteStatusSpec['applied']>;
 
-export function routeSpecController(rtnl: () => Rtnl): Controller {
-  return specApplier<RouteSpecSpec>({
-    name: 'route-spec',
-    specType: ROUTE_SPEC_TYPE,
-    statusType: ROUTE_STATUS_TYPE,
-    extraInputs: [{ namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, kind: 'weak' }],
-    key: (s) => `${destination(s)} via ${s.gateway ?? '-'} dev ${s.link} metric ${s.metric ?? 1024}`,
-    link: (s) => s.link,
-    apply(s, link) {
-      const { ip, prefix } = parseCidr(destination(s));
-      try {
-        rtnl().route('add', { dst: ip, dstLen: prefix, oif: link.index, metric: s.metric ?? 1024, ...(s.gateway ? { gateway: s.gateway } : {}) });
-      } catch (e) {
-        if ((e as { code?: string }).code === 'ENETUNREACH') throw new Error(`gateway ${s.gateway} is not reachable from ${s.link} (no address in its subnet yet?)`);
-        throw e;
+const same = (a: Applied, b: Applied) => a.destination === b.destination && a.gateway === b.gateway && a.link === b.link && a.metric === b.metric;
+
+export function routeSpecController(rtnl: () => RtnlApi) {
+  const want = (s: RouteSpecSpec): Applied => ({
+    destination: routeDestination(s), ...(s.gateway ? { gateway: s.gateway } : {}), link: s.link, metric: s.metric ?? DEFAULT_METRIC,
+  });
+  const describe = (s: RouteSpecSpec): RouteStatusSpec => ({ ...want(s), layer: layerOf(s) });
+  const kernel = (op: 'add' | 'del', r: Applied, index: number) => {
+    const { ip, prefix } = parseCidr(r.destination);
+    rtnl().route(op, { dst: ip, dstLen: prefix, oif: index, metric: r.metric, ...(r.gateway ? { gateway: r.gateway } : {}) });
+  };
+  const remove = (r: Applied, links: Map<string, { index: number }>) => {
+    const link = links.get(r.link);
+    if (!link) return; // gone with its link
+    try { kernel('del', r, link.index); } catch (e) { if (!isErrno(e, 'ESRCH')) throw e; }
+  };
+  return specController<RouteSpecSpec, RouteStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
+    name: 'route-spec', namespace: NETWORK_NS, specType: MERGED_ROUTE_SPEC_TYPE, statusType: ROUTE_STATUS_TYPE,
+    inputs: [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }, { namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, kind: 'weak' }],
+    observe: (ctx) => linksByName(ctx.state),
+    apply(_id, s, prev, links) {
+      const w = want(s);
+      if (prev?.applied && !same(prev.applied, w)) remove(prev.applied, links);
+      const link = links.get(s.link);
+      if (!link) return { ...describe(s), state: 'pending', error: `link "${s.link}" does not exist (yet)` };
+      try { kernel('add', w, link.index); } catch (e) {
+        if (isErrno(e, 'ENETUNREACH')) {
+          return { ...describe(s), state: 'pending', error: `gateway ${s.gateway} is not reachable from ${s.link} (no address in its subnet yet)` };
+        }
+        if (!isErrno(e, 'EEXIST')) throw e;
       }
+      return { ...describe(s), state: 'applied', applied: w };
     },
-    remove(key, links) {
-      const [dst = '', , gw = '-', , name = '', , metric = '1024'] = key.split(' ');
-      const link = links.get(name);
-      if (!link) return;
-      const { ip, prefix } = parseCidr(dst);
-      try { rtnl().route('del', { dst: ip, dstLen: prefix, oif: link.index, metric: Number(metric), ...(gw !== '-' ? { gateway: gw } : {}) }); } catch (e) {
-        if ((e as { code?: string }).code !== 'ESRCH') throw e;
-      }
-    },
+    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}) }),
+    undo(_id, prev, links) { if (prev.applied) remove(prev.applied, links); },
   });
 }

@@ -4,13 +4,14 @@
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { CAPABILITY, native } from '../../native/index.ts';
-import type { Plugin } from './plugin.ts';
+import type { Plugin } from '../../init/model/plugin.ts';
+import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
 
 const line = (level: string, who: string, msg: string) => process.stderr.write(`${level}${who}: ${msg}\n`);
 
-export async function runPlugin(p: Plugin): Promise<number> {
+export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> {
   const socket = process.env[PLUGIN_SOCKET_ENV];
   if (!socket) { line('', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`); return 2; }
   // Privileges go first, before the plugin talks to anyone.
@@ -18,9 +19,10 @@ export async function runPlugin(p: Plugin): Promise<number> {
     line('ERROR ', p.name, `cannot drop capabilities: ${(e as Error).message}`);
     return 1;
   }
-  const state = new RemoteState(`unix://${socket}`);
+  const state = new RemoteState(`unix://${socket}`, { codecs });
   await state.waitReady(10_000);
   const runtime = new ControllerRuntime(state, {
+    normalize: (type, spec) => codecs.get(type)?.normalize(spec) ?? spec,
     log: (c) => ({ info: (m) => line('', c, m), warn: (m) => line('WARN ', c, m), error: (m) => line('ERROR ', c, m) }),
   });
   for (const c of p.controllers()) runtime.register(c);

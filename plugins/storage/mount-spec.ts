@@ -1,14 +1,19 @@
-// mount-spec: MountSpec -> find its device (path, LABEL= or UUID= among the
-// BlockDevices) -> mount(2) on the target (created as needed) -> MountStatus.
-// The fstab of this system. On destroy the status is torn down first: whoever
-// depends on the mount holds the status with a finalizer, and the unmount waits.
+// mount-spec: MergedMountSpec (id = target) -> its device (path, LABEL= or UUID= among
+// the BlockDevices) -> mount(2) on the target (created as needed) -> MountStatus. The
+// fstab of this system. On delete the status is torn down before the unmount, so a
+// dependant holding it with a finalizer delays the unmount (spec-controller.ts).
 import { mkdirSync, readFileSync } from 'node:fs';
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { MS, parseMounts } from '../../init/boot/mounts.ts';
 import type { Native } from '../../native/index.ts';
-import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec, type MountStatusSpec } from './types.ts';
+import { layerOf } from '../../init/model/layers.ts';
+import { MS, parseMounts } from '../../init/sys/mount-table.ts';
+import { specController } from '../sdk/spec-controller.ts';
+import {
+  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec, type MountStatusSpec,
+} from './types.ts';
 
-const FLAG_OPTIONS: Record<string, number> = { ro: MS.RDONLY, nosuid: MS.NOSUID, nodev: MS.NODEV, noexec: MS.NOEXEC, noatime: 1024, relatime: 1 << 21, sync: 16 };
+const FLAG_OPTIONS: Record<string, number> = {
+  ro: MS.RDONLY, nosuid: MS.NOSUID, nodev: MS.NODEV, noexec: MS.NOEXEC, noatime: MS.NOATIME, relatime: MS.RELATIME, sync: MS.SYNCHRONOUS,
+};
 
 /** Mount options -> mount(2) flags and the filesystem's own data string. */
 export function mountOptions(options: readonly string[] = []): { flags: number; data: string } {
@@ -18,72 +23,58 @@ export function mountOptions(options: readonly string[] = []): { flags: number; 
   return { flags, data: data.join(',') };
 }
 
-export function findDevice(source: string, devices: ReadonlyMap<string, BlockDeviceSpec>): BlockDeviceSpec | undefined {
-  const all = [...devices.values()];
+export function findDevice(source: string, devices: Iterable<BlockDeviceSpec>): BlockDeviceSpec | undefined {
+  const all = [...devices];
   if (source.startsWith('LABEL=')) return all.find((d) => d.label === source.slice(6));
   if (source.startsWith('UUID=')) return all.find((d) => d.uuid?.toLowerCase() === source.slice(5).toLowerCase());
   return all.find((d) => d.devPath === source);
 }
 
-const mountedTargets = () => new Set(parseMounts(readFileSync('/proc/self/mounts', 'utf8')).map((m) => m.target));
+/** What the mount controller does to the system: mount, unmount, and what is mounted where. */
+export interface MountKernel {
+  mounted(): Set<string>;
+  mount(device: string, target: string, fstype: string, flags: number, data: string): void;
+  unmount(target: string): void;
+}
 
-export function mountController(n: () => Native): Controller {
+export function nativeMountKernel(n: () => Native, mounts = '/proc/self/mounts'): MountKernel {
   return {
-    name: 'mount',
-    inputs: () => [
-      { namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, kind: 'strong' },
-      { namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, kind: 'weak' },
-      { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, kind: 'weak' }, // a dependant letting go
-    ],
-    outputs: () => [{ type: MOUNT_STATUS_TYPE, kind: 'exclusive' }],
-    async run(ctx) {
-      const sp = (id: string) => ({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id });
-      const st = (id: string) => ({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });
-      while (await ctx.next()) {
-        const devices = new Map((await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE })).map((r) => [r.metadata.id, r.spec as BlockDeviceSpec]));
-        const keep = new Set<string>();
-        const statuses = new Set((await ctx.state.list({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE })).map((r) => r.metadata.id));
-        const mounted = mountedTargets(); // kept up to date below as this reconcile mounts and unmounts
-        for (const r of await ctx.state.list({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE })) {
-          const id = r.metadata.id;
-          const spec = r.spec as MountSpecSpec;
-          keep.add(id);
-          if (r.metadata.phase === 'tearingDown') {
-            if (!r.metadata.finalizers.includes('mount')) continue;
-            if (statuses.has(id) && !(await ctx.state.teardown(st(id)))) continue; // still held by a dependant
-            if (mounted.has(spec.target)) {
-              try { n().umount2(spec.target); mounted.delete(spec.target); } catch (e) { ctx.log.warn(`unmounting ${spec.target}: ${(e as Error).message}; will retry`); continue; }
-            }
-            if (statuses.has(id)) await ctx.state.destroy(st(id));
-            await ctx.state.removeFinalizer(sp(id));
-            continue;
-          }
-          if (!r.metadata.finalizers.includes('mount')) await ctx.state.addFinalizer(sp(id));
-          const device = findDevice(spec.source, devices);
-          let status: MountStatusSpec;
-          if (!device) {
-            status = { state: 'pending', target: spec.target, error: `no block device matches ${spec.source} (yet)` };
-          } else if (mounted.has(spec.target)) {
-            status = { state: 'mounted', target: spec.target, device: device.devPath, ...(device.fstype ? { fstype: spec.fstype ?? device.fstype } : {}) };
-          } else {
-            const fstype = spec.fstype ?? device.fstype;
-            if (!fstype) status = { state: 'error', target: spec.target, device: device.devPath, error: `cannot tell the filesystem on ${device.devPath}; set fstype` };
-            else {
-              try {
-                mkdirSync(spec.target, { recursive: true });
-                const { flags, data } = mountOptions(spec.options);
-                n().mount(device.devPath, spec.target, fstype, flags, data);
-                mounted.add(spec.target);
-                status = { state: 'mounted', target: spec.target, device: device.devPath, fstype };
-              } catch (e) {
-                status = { state: 'error', target: spec.target, device: device.devPath, fstype, error: (e as Error).message };
-              }
-            }
-          }
-          await ctx.state.put(st(id), status);
-        }
-        await ctx.state.cleanup({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE }, keep);
-      }
-    },
+    mounted: () => new Set(parseMounts(readFileSync(mounts, 'utf8')).map((m) => m.target)),
+    mount: (device, target, fstype, flags, data) => { mkdirSync(target, { recursive: true }); n().mount(device, target, fstype, flags, data); },
+    unmount: (target) => n().umount2(target),
   };
+}
+
+interface World { devices: BlockDeviceSpec[]; mounted: Set<string> }
+
+export function mountSpecController(kernel: MountKernel) {
+  const describe = (s: MountSpecSpec): MountStatusSpec => ({ target: s.target, source: s.source, layer: layerOf(s) });
+  return specController<MountSpecSpec, MountStatusSpec, World>({
+    name: 'mount-spec', namespace: STORAGE_NS, specType: MERGED_MOUNT_SPEC_TYPE, statusType: MOUNT_STATUS_TYPE,
+    inputs: [{ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, kind: 'weak' }],
+    // /proc/self/mounts once per reconcile, kept current below as this reconcile mounts and unmounts.
+    observe: async (ctx) => ({
+      devices: (await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE })).map((r) => r.spec as BlockDeviceSpec),
+      mounted: kernel.mounted(),
+    }),
+    apply(_id, s, prev, world) {
+      const device = findDevice(s.source, world.devices);
+      const kept = prev?.applied ? { applied: prev.applied } : {};
+      if (!device) return { ...describe(s), state: 'pending', error: `no block device matches ${s.source} (yet)`, ...kept };
+      const fstype = s.fstype ?? device.fstype;
+      const base = { ...describe(s), device: device.devPath, ...(fstype ? { fstype } : {}) };
+      if (world.mounted.has(s.target)) return { ...base, state: 'applied', applied: prev?.applied ?? { device: device.devPath, target: s.target } };
+      if (!fstype) return { ...base, state: 'error', error: `cannot tell the filesystem on ${device.devPath}; set fstype`, ...kept };
+      const { flags, data } = mountOptions(s.options);
+      kernel.mount(device.devPath, s.target, fstype, flags, data);
+      world.mounted.add(s.target);
+      return { ...base, state: 'applied', applied: { device: device.devPath, target: s.target } };
+    },
+    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}) }),
+    undo(_id, prev, world) {
+      if (!prev.applied || !world.mounted.has(prev.applied.target)) return;
+      kernel.unmount(prev.applied.target);
+      world.mounted.delete(prev.applied.target);
+    },
+  });
 }

@@ -7,13 +7,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { until } from '../../init/cosi/conformance/converge.ts';
-import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
-import { newResource } from '../../init/cosi/resource/resource.ts';
+import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
 import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
-import { MemoryState } from '../../init/cosi/state/memory-state.ts';
-import { blockDeviceController } from './block-device.ts';
-import { mountController, mountOptions } from './mount-spec.ts';
+import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { builtinTypes } from '../index.ts';
+import { blockDeviceStatusController } from './block-device-status.ts';
+import { mountMergeController } from './mount-merge.ts';
+import { mountOptions, mountSpecController, nativeMountKernel } from './mount-spec.ts';
 import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from './types.ts';
 
 t.test('mount options split into flags and data', async (t) => {
@@ -32,15 +32,14 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   execFileSync('truncate', ['-s', '16M', img]);
   execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', label, '-d', content, img]);
 
-  const state = new MemoryState();
-  const rt = new ControllerRuntime(state, { log: () => ({ info: () => {}, warn: () => {}, error: () => {} }) });
-  rt.register(blockDeviceController(() => n));
-  rt.register(mountController(() => n));
-  rt.start();
+  const h = await controllerHarness(t, [blockDeviceStatusController(() => n), mountMergeController(), mountSpecController(nativeMountKernel(() => n))], {
+    codecs: builtinCodecs(builtinTypes()),
+  });
+  const { state, until } = h;
   let loop = '';
-  t.teardown(async () => { await rt.stop(); if (loop) execFileSync('losetup', ['-d', loop]); });
-  const dev = (name: string) => state.get({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name }).then((r) => r.spec as Record<string, unknown>, () => undefined);
-  const mstatus = (id: string) => state.get({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id }).then((r) => r.spec as Record<string, string>, () => undefined);
+  t.teardown(() => { if (loop) execFileSync('losetup', ['-d', loop]); });
+  const dev = (name: string) => h.spec({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name });
+  const mstatus = (id: string) => h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });
   const target = join(dir, 'mnt', 'data');
 
   t.test('an attached disk appears within a second, with its filesystem', async (t) => {
@@ -54,20 +53,22 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   });
 
   t.test('a MountSpec by LABEL mounts it; the file reads back', async (t) => {
-    await state.create(newResource({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }, { source: `LABEL=${label}`, target, options: ['nodev', 'noexec'] }));
-    t.equal(await until(async () => (await mstatus('data'))?.state, 'mounted'), 'mounted');
+    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }, { source: `LABEL=${label}`, target, options: ['nodev', 'noexec'] });
+    t.equal(await until(async () => (await mstatus(target))?.state, 'applied'), 'applied');
+    t.match(await mstatus(target), { device: loop, fstype: 'ext4', layer: 'config', applied: { device: loop, target } }, 'what is mounted, as data');
     t.equal(readFileSync(join(target, 'hello.txt'), 'utf8'), 'hello from the disk\n');
     t.match(readFileSync('/proc/self/mounts', 'utf8'), new RegExp(`${loop} ${target} ext4 [^ ]*nodev,noexec`));
   });
 
   t.test('a missing device shows in the status', async (t) => {
-    await state.create(newResource({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'ghost' }, { source: 'LABEL=no-such-disk', target: join(dir, 'mnt', 'ghost') }));
-    t.equal(await until(async () => (await mstatus('ghost'))?.state, 'pending'), 'pending');
-    t.match((await mstatus('ghost'))?.error, /no block device matches LABEL=no-such-disk/);
+    const ghost = join(dir, 'mnt', 'ghost');
+    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'ghost' }, { source: 'LABEL=no-such-disk', target: ghost });
+    t.equal(await until(async () => (await mstatus(ghost))?.state, 'pending'), 'pending');
+    t.match((await mstatus(ghost))?.error, /no block device matches LABEL=no-such-disk/);
   });
 
   t.test('a dependant holding the status delays the unmount', async (t) => {
-    const status = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: 'data' };
+    const status = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: target };
     await addFinalizer(state, status, 'dependant');
     let gone = false;
     const destroying = state.teardownAndDestroy({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }).then(() => { gone = true; });
@@ -77,7 +78,7 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
     await removeFinalizer(state, status, 'dependant');
     await destroying;
     t.notOk(readFileSync('/proc/self/mounts', 'utf8').includes(` ${target} `), 'unmounted');
-    t.equal(await mstatus('data'), undefined, 'status gone');
+    t.equal(await mstatus(target), undefined, 'status gone');
   });
 
   t.test('a detached disk disappears', async (t) => {

@@ -1,11 +1,14 @@
 // sysfs-block: block devices as /sys/class/block describes them, plus their
 // superblock (read from /dev). Size is in 512-byte sectors whatever the device.
+import { isErrno } from '../../native/errno.ts';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { probe, PROBE_BYTES } from './superblock.ts';
 import type { BlockDeviceSpec } from './types.ts';
 
-const read = (p: string) => { try { return readFileSync(p, 'utf8').trim(); } catch { return undefined; } };
+const read = (p: string) => {
+  try { return readFileSync(p, 'utf8').trim(); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
+};
 
 function readHead(dev: string): Buffer | null {
   let fd: number | undefined;
@@ -13,14 +16,17 @@ function readHead(dev: string): Buffer | null {
     fd = openSync(dev, 'r');
     const b = Buffer.alloc(PROBE_BYTES);
     return b.subarray(0, readSync(fd, b, 0, b.length, 0));
-  } catch { return null; } finally { if (fd !== undefined) closeSync(fd); } // no medium (empty CD-ROM), gone, ...
+  } catch (e) {
+    if (isErrno(e, 'ENOMEDIUM', 'ENXIO', 'ENOENT', 'ENODEV', 'EIO')) return null; // no medium (empty CD-ROM), gone, ...
+    throw e;
+  } finally { if (fd !== undefined) closeSync(fd); }
 }
 
 /** Devices worth reporting: not RAM disks, not unattached loop devices. */
 export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<string, BlockDeviceSpec> {
   const out = new Map<string, BlockDeviceSpec>();
   let names: string[];
-  try { names = readdirSync(sys); } catch { return out; }
+  try { names = readdirSync(sys); } catch (e) { if (isErrno(e, 'ENOENT')) return out; throw e; }
   for (const name of names.sort()) {
     if (/^ram\d+$/.test(name)) continue;
     const base = join(sys, name);
@@ -38,6 +44,6 @@ export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<st
       ...(parent ? { parent } : {}), ...(p ?? {}),
     });
   }
-  for (const [name, d] of out) if (d.parent) out.get(d.parent)?.partitions.push(name);
+  for (const [name, d] of out) if (d.parent) out.get(d.parent)?.partitions?.push(name);
   return out;
 }

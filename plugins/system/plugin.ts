@@ -1,9 +1,13 @@
 // system: kernel parameters (sysctls) through /proc/sys; kernel modules through
 // finit_module with modules.dep.
 import { native } from '../../native/index.ts';
-import type { Plugin } from '../sdk/plugin.ts';
-import { kernelParamController } from './kernel-param.ts';
-import { defaultModuleSources, kernelModuleController, nativeLoader } from './modules/kernel-module.ts';
+import type { Plugin } from '../../init/model/plugin.ts';
+import { kernelParamMergeController } from './kernel-param-merge.ts';
+import { kernelParamSpecController } from './kernel-param-spec.ts';
+import { kernelModuleMergeController } from './modules/kernel-module-merge.ts';
+import { kernelModuleSpecController } from './modules/kernel-module-spec.ts';
+import { kernelModuleStatusController } from './modules/kernel-module-status.ts';
+import { defaultModuleSources, nativeLoader } from './modules/module-index.ts';
 import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
 
 export const systemPlugin: Plugin = {
@@ -13,5 +17,9 @@ export const systemPlugin: Plugin = {
   types: () => SYSTEM_TYPES,
   // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE.
   capabilities: ['CAP_SYS_ADMIN', 'CAP_NET_ADMIN', 'CAP_SYS_MODULE'],
-  controllers: () => [kernelParamController(), kernelModuleController(nativeLoader(native), defaultModuleSources(), native)],
+  controllers: () => [
+    kernelParamMergeController(), kernelParamSpecController(),
+    kernelModuleMergeController(), kernelModuleSpecController(nativeLoader(native), defaultModuleSources()),
+    kernelModuleStatusController(defaultModuleSources(), native),
+  ],
 };

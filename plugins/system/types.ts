@@ -1,46 +1,43 @@
-// types: the system plugin's resources, in the `system` namespace.
-//   KernelParamSpec   a sysctl to set (id = the key, e.g. net.ipv4.ip_forward)
-//   KernelParamStatus what the kernel reports back for it, or why it failed
-//   KernelModuleSpec   a module to load (id = module name), with its dependencies
-//   KernelModuleStatus every module in /proc/modules, and each spec that failed, with why
+// types: the system plugin's resources, in the `system` namespace (proto/appliance/system).
+//   KernelParamSpec     a sysctl to set, per layer -> MergedKernelParamSpec (id = key) -> KernelParamStatus
+//   KernelModuleSpec    a module to load, per layer -> MergedKernelModuleSpec (id = module) -> KernelModuleSpecStatus
+//   KernelModuleStatus  every module in /proc/modules (lsmod), and whether a spec asks for it
 import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import { MESSAGES } from '../../proto/gen/spec-types.ts';
+import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN, STATE_COLUMN } from '../sdk/definitions.ts';
+
+export type {
+  KernelModuleSpecSpec, KernelModuleSpecStatusSpec, KernelModuleStatusSpec, KernelParamSpecSpec, KernelParamStatusSpec,
+} from '../../proto/gen/spec-types.ts';
 
 export const SYSTEM_NS = 'system';
 export const KERNEL_PARAM_SPEC_TYPE = 'KernelParamSpecs.system.appliance.dev';
+export const MERGED_KERNEL_PARAM_SPEC_TYPE = 'MergedKernelParamSpecs.system.appliance.dev';
 export const KERNEL_PARAM_STATUS_TYPE = 'KernelParamStatuses.system.appliance.dev';
-
 export const KERNEL_MODULE_SPEC_TYPE = 'KernelModuleSpecs.system.appliance.dev';
+export const MERGED_KERNEL_MODULE_SPEC_TYPE = 'MergedKernelModuleSpecs.system.appliance.dev';
+export const KERNEL_MODULE_SPEC_STATUS_TYPE = 'KernelModuleSpecStatuses.system.appliance.dev';
 export const KERNEL_MODULE_STATUS_TYPE = 'KernelModuleStatuses.system.appliance.dev';
 
-export interface KernelParamSpecSpec { value: string }
-export interface KernelParamStatusSpec { state: 'applied' | 'error'; value?: string; original?: string; error?: string }
-
-export interface KernelModuleSpecSpec { parameters?: string }
-export interface KernelModuleStatusSpec {
-  state: 'loaded' | 'builtin' | 'error';
-  size?: number; refCount?: number; usedBy?: string[];
-  /** A KernelModuleSpec asks for it (else the kernel or another module loaded it). */
-  requested: boolean;
-  error?: string;
-}
-
 export const SYSTEM_TYPES: DefinitionInput[] = [
+  ...declaredAndMerged({
+    type: KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['sysctl', 'sysctls'], protoMessage: MESSAGES.KernelParamSpecSpec,
+    printColumns: [col('Value', 'value'), LAYER_COLUMN],
+  }, MERGED_KERNEL_PARAM_SPEC_TYPE),
   {
-    type: KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['sysctl', 'sysctls'],
-    printColumns: [{ name: 'Value', jsonPath: '{.value}' }],
-    schema: { type: 'object', required: ['value'], properties: { value: { type: 'string', pattern: '^[^\\n]{0,4096}$' } } },
+    type: KERNEL_PARAM_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: MESSAGES.KernelParamStatusSpec,
+    printColumns: [STATE_COLUMN, col('Value', 'value'), col('Original', 'original'), LAYER_COLUMN, ERROR_COLUMN],
+  },
+  ...declaredAndMerged({
+    type: KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['modules', 'kmod'], protoMessage: MESSAGES.KernelModuleSpecSpec,
+    printColumns: [col('Parameters', 'parameters'), LAYER_COLUMN],
+  }, MERGED_KERNEL_MODULE_SPEC_TYPE),
+  {
+    type: KERNEL_MODULE_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: MESSAGES.KernelModuleSpecStatusSpec,
+    printColumns: [STATE_COLUMN, col('Loaded', 'loaded'), col('Builtin', 'builtin'), LAYER_COLUMN, ERROR_COLUMN],
   },
   {
-    type: KERNEL_PARAM_STATUS_TYPE, defaultNamespace: SYSTEM_NS,
-    printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Value', jsonPath: '{.value}' }, { name: 'Error', jsonPath: '{.error}' }],
-  },
-  {
-    type: KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['modules', 'kmod'],
-    printColumns: [{ name: 'Parameters', jsonPath: '{.parameters}' }],
-    schema: { type: 'object', properties: { parameters: { type: 'string', pattern: '^[^\\n]{0,1024}$' } } },
-  },
-  {
-    type: KERNEL_MODULE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['lsmod'],
-    printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Size', jsonPath: '{.size}' }, { name: 'Used', jsonPath: '{.refCount}' }, { name: 'By', jsonPath: '{.usedBy}' }, { name: 'Error', jsonPath: '{.error}' }],
+    type: KERNEL_MODULE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['lsmod'], protoMessage: MESSAGES.KernelModuleStatusSpec,
+    printColumns: [col('Size', 'size'), col('Used', 'refCount'), col('By', 'usedBy'), col('Requested', 'requested')],
   },
 ];

@@ -6,11 +6,12 @@
 //   test-crasher  exits with status 3 as soon as it starts (a crash loop)
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
-import { RUNTIME_NS, VERSION_TYPE } from '../../init/engine/resource-types.ts';
+import { RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
 import { readFileSync } from 'node:fs';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
-import type { Plugin } from '../sdk/plugin.ts';
+import type { Plugin } from '../../init/model/plugin.ts';
+import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
 
 export const TEST_REPORT_TYPE = 'TestReports.test.appliance.dev';
@@ -45,7 +46,7 @@ const writer: Controller = {
 
 export const testWriterPlugin: Plugin = {
   name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true, capabilities: [],
-  types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS }],
+  types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestReportSpec }],
   controllers: () => [writer],
 };
 
@@ -76,8 +77,8 @@ const reader: Controller = {
 export const testReaderPlugin: Plugin = {
   name: 'test-reader', description: 'test: reads a file named by a TestFileRead', testOnly: true, capabilities: [],
   types: () => [
-    { type: TEST_FILE_READ_TYPE, defaultNamespace: RUNTIME_NS, schema: { type: 'object', required: ['path'], properties: { path: { type: 'string', pattern: '^/' } } } },
-    { type: TEST_FILE_CONTENT_TYPE, defaultNamespace: RUNTIME_NS },
+    { type: TEST_FILE_READ_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestFileReadSpec },
+    { type: TEST_FILE_CONTENT_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestFileContentSpec },
   ],
   controllers: () => [reader],
 };

@@ -1,17 +1,18 @@
 // time: an SNTP client that keeps the clock (and the RTC) right, from TimeServerSpecs.
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../sdk/plugin.ts';
+import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
 import { hostModeClock, nativeClock } from './system-clock.ts';
-import { timeSyncController } from './time-sync.ts';
+import { timeServerMergeController } from './timeserver-merge.ts';
+import { timeSpecController } from './time-spec.ts';
 import { TIME_NS, TIME_TYPES } from './types.ts';
 
 export const timePlugin: Plugin = {
   name: 'time',
   description: 'SNTP client: steps or slews the clock from the TimeServerSpec servers, writes the RTC; TimeStatus.',
-  namespaces: () => ({ [TIME_NS]: 'The clock: whether it is synced, from where, and by how much it moved.' }),
+  namespaces: () => ({ [TIME_NS]: 'The clock: the servers to ask, whether it is synced, from where, and by how much it moved.' }),
   types: () => TIME_TYPES,
   // clock_settime, adjtime and RTC_SET_TIME all check CAP_SYS_TIME.
   capabilities: ['CAP_SYS_TIME'],
   // On a host (`serve`) it measures only: the host's clock is not ours to set.
-  controllers: () => [timeSyncController(inHostMode() ? hostModeClock() : nativeClock(native))],
+  controllers: () => [timeServerMergeController(), timeSpecController(inHostMode() ? hostModeClock() : nativeClock(native))],
 };

@@ -1,5 +1,6 @@
 // system-clock: the clock and RTC operations the time-sync controller needs, backed by
 // the native addon (clock_settime, adjtime, RTC ioctls) and sysfs.
+import { isErrno } from '../../native/errno.ts';
 import { readFileSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 
@@ -21,12 +22,14 @@ export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys
     slew: (deltaMs) => n().clockSlew(deltaMs),
     readRtc: () => {
       try { return n().rtcRead(device) * 1000; } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        if (isErrno(e, 'ENOENT')) return undefined;
         throw e;
       }
     },
     writeRtc: (ms) => n().rtcWrite(device, Math.round(ms / 1000)),
-    kernelSetFromRtc: () => { try { return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1'; } catch { return false; } },
+    kernelSetFromRtc: () => {
+      try { return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1'; } catch (e) { if (isErrno(e, 'ENOENT')) return false; throw e; }
+    },
   };
 }
 

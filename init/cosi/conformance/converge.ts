@@ -11,8 +11,10 @@ export async function until<T>(get: () => Promise<T> | T, expected: T, timeoutMs
   for (;;) {
     let v: T | undefined;
     let ok = false;
-    try { v = await get(); ok = isDeepStrictEqual(v, expected); } catch { /* not there yet */ }
-    if (ok || Date.now() > deadline) return v as T;
+    let error: unknown;
+    try { v = await get(); ok = isDeepStrictEqual(v, expected); } catch (e) { error = e; } // not there yet, until the deadline
+    if (ok) return v as T;
+    if (Date.now() > deadline) { if (error) throw error; return v as T; }
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -10,13 +10,28 @@ import type { LabelQuery } from '../state/query.ts';
 import type { State } from '../state/state.ts';
 import { collect } from './collector.ts';
 
-export interface SuiteSubject { state: State; close(): Promise<void> }
+/**
+ * What the suite runs against. A subject may name the kind its cases use (a type
+ * registered over the API, a fresh namespace per case); by default Tests.conformance.cosi.dev
+ * in "default". Specs are free-form: `{ value: <id> }`.
+ */
+export interface SuiteSubject { state: State; close(): Promise<void>; namespace?: string; type?: string }
 export type SubjectFactory = () => Promise<SuiteSubject>;
 
-const NS = 'default';
-const TYPE = 'Tests.conformance.cosi.dev';
-const ptr = (id: string, type = TYPE): Pointer => ({ namespace: NS, type, id });
-const res = (id: string, spec: unknown = { value: id }, labels: Record<string, string> = {}) => newResource(ptr(id), spec, { labels });
+/** The kind a case runs in, and its helpers. */
+interface Kind {
+  NS: string;
+  TYPE: string;
+  ptr(id: string, type?: string): Pointer;
+  res(id: string, spec?: unknown, labels?: Record<string, string>): Resource;
+}
+
+function kindOf(subj: SuiteSubject): Kind {
+  const NS = subj.namespace ?? 'default';
+  const TYPE = subj.type ?? 'Tests.conformance.cosi.dev';
+  const ptr = (id: string, type = TYPE): Pointer => ({ namespace: NS, type, id });
+  return { NS, TYPE, ptr, res: (id, spec = { value: id }, labels = {}) => newResource(ptr(id), spec, { labels }) };
+}
 
 async function rejectsCode(t: Test, p: Promise<unknown>, code: StateErrorCode, what: string): Promise<void> {
   try { await p; t.fail(`${what}: expected ${code}, it succeeded`); } catch (e) {
@@ -29,10 +44,10 @@ const ids = (rs: readonly Resource[]) => rs.map((r) => r.metadata.id);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function runStateSuite(t: Test, factory: SubjectFactory): void {
-  const withState = (name: string, fn: (t: Test, s: State) => Promise<void>) =>
-    t.test(name, async (t) => { const subj = await factory(); try { await fn(t, subj.state); } finally { await subj.close(); } });
+  const withState = (name: string, fn: (t: Test, s: State, k: Kind) => Promise<void>) =>
+    t.test(name, async (t) => { const subj = await factory(); try { await fn(t, subj.state, kindOf(subj)); } finally { await subj.close(); } });
 
-  withState('create, get, list, destroy; not found and already exists', async (t, s) => {
+  withState('create, get, list, destroy; not found and already exists', async (t, s, { NS, TYPE, ptr, res }) => {
     const created = await s.create(res('b'), { owner: '' });
     t.equal(created.metadata.version, 1, 'version 1');
     t.equal(created.metadata.phase, 'running');
@@ -50,7 +65,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.update({ ...res('nope'), metadata: { ...res('nope').metadata, version: 1 } }), 'not-found', 'update missing');
   });
 
-  withState('owners: a wrong or empty owner is refused', async (t, s) => {
+  withState('owners: a wrong or empty owner is refused', async (t, s, { NS, TYPE, ptr, res }) => {
     const r = await s.create(res('owned'), { owner: 'ctrl-a' });
     t.equal(r.metadata.owner, 'ctrl-a');
     await rejectsCode(t, s.update(copyResource(r), { owner: 'ctrl-b' }), 'owner-conflict', 'update by another owner');
@@ -62,7 +77,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.destroy(ptr('owned'), { owner: 'ctrl-a' });
   });
 
-  withState('update: version conflicts (stale and future), every update bumps', async (t, s) => {
+  withState('update: version conflicts (stale and future), every update bumps', async (t, s, { NS, TYPE, ptr, res }) => {
     const r = await s.create(res('v'));
     const u = await s.update(copyResource(r));
     t.equal(u.metadata.version, 2, 'bumped');
@@ -74,7 +89,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.update(future), 'version-conflict', 'future version');
   });
 
-  withState('phase conflict after teardown unless expected phase is tearingDown', async (t, s) => {
+  withState('phase conflict after teardown unless expected phase is tearingDown', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('p'));
     t.equal(await s.teardown(ptr('p')), true, 'no finalizers: ready');
     const cur = await s.get(ptr('p'));
@@ -86,7 +101,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     t.equal(any.metadata.phase, 'tearingDown', 'no expected phase: any phase, phase kept');
   });
 
-  withState('teardown with a finalizer: destroy refused, teardown false until it goes', async (t, s) => {
+  withState('teardown with a finalizer: destroy refused, teardown false until it goes', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('f'));
     await addFinalizer(s, ptr('f'), 'holder');
     t.equal(await s.teardown(ptr('f')), false, 'finalizer pending');
@@ -97,7 +112,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.destroy(ptr('f'));
   });
 
-  withState('teardown and destroy waits for finalizers', async (t, s) => {
+  withState('teardown and destroy waits for finalizers', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('td'));
     await addFinalizer(s, ptr('td'), 'x');
     let done = false;
@@ -110,7 +125,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.get(ptr('td')), 'not-found', 'destroyed');
   });
 
-  withState('concurrent finalizer adds and removes converge', async (t, s) => {
+  withState('concurrent finalizer adds and removes converge', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('cf'));
     const names = Array.from({ length: 8 }, (_, i) => `fin-${i}`);
     await Promise.all(names.map((n) => addFinalizer(s, ptr('cf'), n)));
@@ -118,14 +133,14 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     t.same([...(await s.get(ptr('cf'))).metadata.finalizers].sort(), names.slice(3).sort(), 'exactly the 5 left');
   });
 
-  withState('10 concurrent destroys: one wins, the rest are not found', async (t, s) => {
+  withState('10 concurrent destroys: one wins, the rest are not found', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('race'));
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => s.destroy(ptr('race'))));
     t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one wins');
     t.ok(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'not-found'), 'others not-found');
   });
 
-  withState('kind watch: create, update with old, teardown, destroy', async (t, s) => {
+  withState('kind watch: create, update with old, teardown, destroy', async (t, s, { NS, TYPE, ptr, res }) => {
     const w = await collect(s, { namespace: NS, type: TYPE });
     const r = await s.create(res('w1'));
     await s.update({ ...copyResource(r), spec: { value: 'changed' } });
@@ -140,7 +155,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     w.watch.close();
   });
 
-  withState('kind watch: bootstrap then live; aggregated puts bootstrap in one batch', async (t, s) => {
+  withState('kind watch: bootstrap then live; aggregated puts bootstrap in one batch', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('b')); await s.create(res('a'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true });
     const boot = await w.next(3);
@@ -159,7 +174,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     for (const c of [w, agg, v0]) c.watch.close();
   });
 
-  withState('kind watch: bootstrap bookmark is a noop tombstone to resume from', async (t, s) => {
+  withState('kind watch: bootstrap bookmark is a noop tombstone to resume from', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('x'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapBookmark: true });
     const [noop] = await w.next();
@@ -172,7 +187,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     resumed.watch.close();
   });
 
-  withState('tail events replay the last N', async (t, s) => {
+  withState('tail events replay the last N', async (t, s, { NS, TYPE, ptr, res }) => {
     for (const id of ['t1', 't2', 't3']) await s.create(res(id));
     await s.destroy(ptr('t1'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { tailEvents: 2 });
@@ -184,7 +199,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     w.watch.close(); one.watch.close();
   });
 
-  withState('bookmarks: resuming from each replays exactly what followed', async (t, s) => {
+  withState('bookmarks: resuming from each replays exactly what followed', async (t, s, { NS, TYPE, ptr, res }) => {
     const w = await collect(s, { namespace: NS, type: TYPE });
     const r = await s.create(res('bm'));
     const u = await s.update(copyResource(r));
@@ -205,7 +220,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.watch({ namespace: NS, type: 'Other.conformance.cosi.dev' }, { startFromBookmark: all[0]!.bookmark! }, () => {}), 'invalid-bookmark', 'bookmark of another kind');
   });
 
-  withState('single watch: destroyed, created, updated to tearingDown, finalizers, destroyed', async (t, s) => {
+  withState('single watch: destroyed, created, updated to tearingDown, finalizers, destroyed', async (t, s, { NS, TYPE, ptr, res }) => {
     const w = await collect(s, { namespace: NS, type: TYPE, id: 'one' });
     const [first] = await w.next();
     t.equal(first!.type, 'destroyed', 'missing resource: destroyed tombstone first');
@@ -232,7 +247,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.watch({ namespace: NS, type: TYPE, id: 'one' }, { labelQueries: [{ terms: [{ key: 'a', op: 'exists', value: [] }] }] }, () => {}), 'unimplemented', 'labels on a single watch');
   });
 
-  withState('label filters on a watch: synthetic created and destroyed', async (t, s) => {
+  withState('label filters on a watch: synthetic created and destroyed', async (t, s, { NS, TYPE, ptr, res }) => {
     const q: LabelQuery[] = [{ terms: [{ key: 'app', op: 'equal', value: ['web'] }] }, { terms: [{ key: 'tier', op: 'exists', value: [] }] }];
     await s.create(res('pre', {}, { app: 'web' }));
     await s.create(res('no', {}, { app: 'db' }));
@@ -251,7 +266,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     w.watch.close();
   });
 
-  withState('label operators, numeric ones included, on list', async (t, s) => {
+  withState('label operators, numeric ones included, on list', async (t, s, { NS, TYPE, ptr, res }) => {
     await s.create(res('r1', {}, { size: '10kg', name: 'alpha', env: 'prod' }));
     await s.create(res('r2', {}, { size: '12000', name: 'beta' }));
     await s.create(res('r3', {}, { size: '2Ki', name: 'gamma', env: 'dev' }));
@@ -272,7 +287,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     t.same(or, ['r1', 'r2'], 'queries OR');
   });
 
-  withState('id regexp on list and on a bootstrapped watch', async (t, s) => {
+  withState('id regexp on list and on a bootstrapped watch', async (t, s, { NS, TYPE, ptr, res }) => {
     for (const id of ['eth0', 'eth1', 'lo', 'veth-eth']) await s.create(res(id));
     t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: '^eth' })), ['eth0', 'eth1'], 'anchored by the pattern');
     t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: 'eth' })), ['eth0', 'eth1', 'veth-eth'], 'unanchored');
@@ -285,7 +300,7 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.list({ namespace: NS, type: TYPE }, { idQuery: '(' }), 'invalid-argument', 'bad regexp');
   });
 
-  withState('labels and annotations are stored and returned', async (t, s) => {
+  withState('labels and annotations are stored and returned', async (t, s, { NS, TYPE, ptr, res }) => {
     const r = newResource(ptr('la'), { a: 1 }, { labels: { x: 'y' }, annotations: { note: 'hello' } });
     await s.create(r);
     const got = await s.get(ptr('la'));

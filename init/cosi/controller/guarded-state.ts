@@ -3,14 +3,18 @@
 // what it declared.
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { newResource, pointerString } from '../resource/resource.ts';
-import { isNotFound, StateError } from '../state/errors.ts';
+import { isAlreadyExists, isNotFound, isVersionConflict, StateError } from '../state/errors.ts';
 import { addFinalizer, removeFinalizer } from '../state/finalizers.ts';
 import { findResource } from '../state/find.ts';
 import { copyResource } from '../state/freeze.ts';
+import { sameSpec } from '../spec/spec-equal.ts';
 import type { State } from '../state/state.ts';
 import type { Controller, ControllerState } from './contract.ts';
 
-export function guardedState(state: State, c: Controller): ControllerState {
+/** A spec brought to the form the state will store it in (the type's codec); identity by default. */
+export type SpecNormalizer = (type: string, spec: unknown) => unknown;
+
+export function guardedState(state: State, c: Controller, normalize: SpecNormalizer = (_t, s) => s): ControllerState {
   const owner = c.name;
   const outputs = new Set(c.outputs().map((o) => o.type));
   const strong = c.inputs().filter((i) => i.kind === 'strong');
@@ -33,18 +37,20 @@ export function guardedState(state: State, c: Controller): ControllerState {
         if (!cur) {
           const r = newResource<S>(p, structuredClone(init));
           mutate?.(r);
+          r.spec = normalize(p.type, r.spec) as S;
           try { return await state.create(r, { owner }) as Resource<S>; } catch (e) {
-            if (attempt < 3 && e instanceof StateError && e.code === 'already-exists') continue;
+            if (attempt < 3 && isAlreadyExists(e)) continue;
             throw e;
           }
         }
         if (cur.metadata.owner !== owner) throw new StateError('owner-conflict', `controller ${owner}: ${pointerString(p)} is owned by "${cur.metadata.owner}"`, pointerString(p));
         const next = copyResource(cur) as Resource<S>;
         mutate?.(next);
+        next.spec = normalize(p.type, next.spec) as S;
         // Writing an unchanged resource would wake every watcher for nothing.
-        if (JSON.stringify(next.spec) === JSON.stringify(cur.spec) && JSON.stringify(next.metadata) === JSON.stringify(copyResource(cur).metadata)) return cur as Resource<S>;
+        if (sameSpec(next.spec, cur.spec) && sameSpec(next.metadata, cur.metadata)) return cur as Resource<S>;
         try { return await state.update(next, { owner }) as Resource<S>; } catch (e) {
-          if (attempt < 3 && e instanceof StateError && e.code === 'version-conflict') continue;
+          if (attempt < 3 && isVersionConflict(e)) continue;
           throw e;
         }
       }

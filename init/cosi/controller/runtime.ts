@@ -5,10 +5,12 @@
 import { StateError } from '../state/errors.ts';
 import type { State, Watch } from '../state/state.ts';
 import type { Controller, ControllerLog } from './contract.ts';
-import { guardedState } from './guarded-state.ts';
+import { guardedState, type SpecNormalizer } from './guarded-state.ts';
 
 export interface RuntimeOptions {
   log: (controller: string) => ControllerLog;
+  /** Brings a spec a controller writes to the form the state stores (so an unchanged spec is seen as unchanged). */
+  normalize?: SpecNormalizer;
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
 
@@ -60,7 +62,7 @@ export class ControllerRuntime {
     abort.signal.addEventListener('abort', () => { const w = wake; wake = null; w?.(); });
 
     const ctx = {
-      state: guardedState(this.state, c),
+      state: guardedState(this.state, c, this.o.normalize),
       log,
       signal: abort.signal,
       requestReconcile: request,

@@ -1,6 +1,7 @@
 // definition: ResourceDefinitions (meta namespace): how a type is named, where it
-// lives by default, its aliases, the columns a table shows, its sensitivity, and
-// (our extension) the schema of its spec.
+// lives by default, its aliases, the columns a table shows, its sensitivity, and (our
+// extension, YAML only) the protobuf message of its spec, a descriptor for a message
+// the machine does not know, or a schema for a type without a message.
 import { StateError } from '../state/errors.ts';
 import type { SpecSchema } from './schema.ts';
 
@@ -18,6 +19,11 @@ export interface DefinitionInput {
   aliases?: string[];
   printColumns?: PrintColumn[];
   sensitive?: boolean;
+  /** The full name of the spec's protobuf message (e.g. appliance.net.v1alpha1.AddressSpecSpec). */
+  protoMessage?: string;
+  /** A serialized google.protobuf.FileDescriptorSet holding protoMessage, base64 (a message the machine does not know). */
+  protoDescriptor?: string;
+  /** For a type without a message: the schema its specs must satisfy. */
   schema?: SpecSchema;
 }
 
@@ -30,6 +36,9 @@ export interface ResourceDefinitionSpec {
   allAliases: string[];
   printColumns: PrintColumn[];
   sensitivity?: 'sensitive';
+  protoMessage?: string;
+  protoDescriptor?: string;
+  /** The schema specs are validated against: the type's own, or derived from its message. */
   schema?: SpecSchema;
 }
 
@@ -42,37 +51,95 @@ export function singular(plural: string): string {
   return plural;
 }
 
-/** Validates a type name and fills display type and aliases the way the reference runtime does. */
-export function fillDefinition(d: DefinitionInput): ResourceDefinitionSpec {
-  const bad = (why: string) => new StateError('invalid-argument', `resource type "${d.type}": ${why}`, d.type);
-  const dot = d.type.indexOf('.');
-  if (dot < 0) throw bad('missing suffix (expected <PluralName>.<dns.suffix>)');
-  const name = d.type.slice(0, dot);
-  const suffix = d.type.slice(dot + 1);
-  if (!/^[A-Z][A-Za-z0-9-]+$/.test(name)) throw bad('name must be CamelCase letters, digits and dashes');
-  if (!/^[a-z][a-z0-9-]+(\.[a-z][a-z0-9-]+)*$/.test(suffix)) throw bad('suffix must be a lowercase DNS name');
-  if (!name.endsWith('s')) throw bad('name should be plural');
-  const displayType = d.displayType ?? singular(name);
-  const aliases = [...(d.aliases ?? []), displayType.toLowerCase()];
+/** Why a type name is not <PluralCamelCase>.<dns.suffix>, or undefined when it is. */
+export function typeNameProblem(type: string): string | undefined {
+  const dot = type.indexOf('.');
+  if (dot < 0) return 'missing suffix (expected <PluralName>.<dns.suffix>, e.g. Widgets.example.com)';
+  const name = type.slice(0, dot);
+  const suffix = type.slice(dot + 1);
+  if (!/^[A-Z][A-Za-z0-9-]+$/.test(name)) return 'the name must be CamelCase letters, digits and dashes, starting with a capital';
+  if (!/^[a-z][a-z0-9-]+(\.[a-z][a-z0-9-]+)*$/.test(suffix)) return 'the suffix must be a lowercase DNS name';
+  if (!name.endsWith('s')) return 'the name should be plural (Widgets, not Widget)';
+  if (type.length > 253) return 'longer than 253 characters';
+  return undefined;
+}
+
+/** The capitals of a type's name as an alias ("as" for AddressSpecs); dropped where it would be ambiguous. */
+export function initialsAlias(type: string): string | undefined {
+  const upper = type.slice(0, type.indexOf('.')).replace(/[^A-Z]/g, '');
+  return upper.length > 1 ? upper.toLowerCase() : undefined;
+}
+
+/**
+ * Validates a type name and fills display type and aliases the way the reference
+ * runtime does: the given aliases, the lowercase display type, and the capitals'
+ * initials unless `initials` is false (they are skipped where another type has them).
+ */
+export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {}): ResourceDefinitionSpec {
+  const problem = typeNameProblem(d.type);
+  if (problem) throw new StateError('invalid-argument', `resource type "${d.type}": ${problem}`, d.type);
+  const name = d.type.slice(0, d.type.indexOf('.'));
+  const suffix = d.type.slice(d.type.indexOf('.') + 1);
+  const displayType = d.displayType || singular(name);
+  const aliases = [...new Set((d.aliases ?? []).map((a) => a.toLowerCase()))];
+  const add = (a: string | undefined) => { if (a && !aliases.includes(a)) aliases.push(a); };
+  add(displayType.toLowerCase());
+  if (o.initials !== false) add(initialsAlias(d.type));
   const allAliases = [name.toLowerCase()];
   const parts = suffix.split('.');
   for (let i = 1; i < parts.length; i++) allAliases.push([name.toLowerCase(), ...parts.slice(0, i)].join('.'));
-  const upper = name.replace(/[^A-Z]/g, '');
-  if (upper.length > 1) {
-    aliases.push(upper.toLowerCase());
-    if (!upper.endsWith('S')) aliases.push(`${upper.toLowerCase()}s`);
-  }
-  allAliases.push(...aliases);
+  for (const a of aliases) if (!allAliases.includes(a)) allAliases.push(a);
   return {
     type: d.type, displayType, defaultNamespace: d.defaultNamespace, aliases, allAliases,
     printColumns: d.printColumns ?? [],
     ...(d.sensitive ? { sensitivity: 'sensitive' as const } : {}),
+    ...(d.protoMessage ? { protoMessage: d.protoMessage } : {}),
+    ...(d.protoDescriptor ? { protoDescriptor: d.protoDescriptor } : {}),
     ...(d.schema ? { schema: d.schema } : {}),
   };
 }
 
-/** Finds the definition whose type, id or any alias equals `name` (case-insensitive). */
-export function resolveDefinition(defs: readonly ResourceDefinitionSpec[], name: string): ResourceDefinitionSpec | undefined {
+/** The names a user may type for a definition: its type, lowercased, and every alias. */
+export function namesOf(d: ResourceDefinitionSpec): string[] {
+  return [d.type.toLowerCase(), ...d.allAliases, ...d.aliases];
+}
+
+/** Definitions whose type or an alias equals `name` (case-insensitive): one, none, or (never, aliases are unique) several. */
+export function matchDefinitions(defs: readonly ResourceDefinitionSpec[], name: string): ResourceDefinitionSpec[] {
   const n = name.toLowerCase();
-  return defs.find((d) => d.type.toLowerCase() === n) ?? defs.find((d) => d.allAliases.includes(n) || d.aliases.includes(n));
+  const exact = defs.filter((d) => d.type.toLowerCase() === n);
+  return exact.length ? exact : defs.filter((d) => d.allAliases.includes(n) || d.aliases.includes(n));
+}
+
+/** The one definition `name` names, or undefined. Throws when several match, naming them. */
+export function resolveDefinition(defs: readonly ResourceDefinitionSpec[], name: string): ResourceDefinitionSpec | undefined {
+  const found = matchDefinitions(defs, name);
+  if (found.length > 1) {
+    throw new StateError('invalid-argument', `"${name}" names several types: ${found.map((d) => d.type).join(', ')}; use the full type name`, name);
+  }
+  return found[0];
+}
+
+/**
+ * Fills several definitions at once. An initials alias two of them would share, or
+ * that another name already has, is given to none; any other shared name is an error.
+ */
+export function fillDefinitions(inputs: readonly DefinitionInput[], existing: readonly ResourceDefinitionSpec[] = []): ResourceDefinitionSpec[] {
+  const initials = new Map<string, number>();
+  for (const d of inputs) { const i = initialsAlias(d.type); if (i) initials.set(i, (initials.get(i) ?? 0) + 1); }
+  const filled = inputs.map((d) => fillDefinition(d, { initials: false }));
+  const taken = new Map<string, string>();
+  for (const d of [...existing, ...filled]) {
+    for (const n of new Set(namesOf(d))) {
+      const other = taken.get(n);
+      if (other && other !== d.type) throw new StateError('invalid-argument', `alias "${n}" of ${d.type} is already a name of ${other}`, n);
+      taken.set(n, d.type);
+    }
+  }
+  return filled.map((d) => {
+    const i = initialsAlias(d.type);
+    if (!i || initials.get(i)! > 1 || taken.has(i)) return d;
+    taken.set(i, d.type);
+    return { ...d, aliases: [...d.aliases, i], allAliases: [...d.allAliases, i] };
+  });
 }

@@ -1,9 +1,10 @@
 // registry: puts namespaces and resource definitions into a state's meta namespace,
-// owned by "meta". Every type the system serves is registered here first.
+// owned by "meta" (built in: nobody else may change or delete them). Every type the
+// system serves is registered here first, all at once, so aliases are unique.
 import type { State } from '../state/state.ts';
 import { upsert } from '../state/upsert.ts';
 import {
-  DEFINITION_TYPE, fillDefinition, META_NAMESPACE, META_OWNER, NAMESPACE_TYPE,
+  DEFINITION_TYPE, fillDefinitions, META_NAMESPACE, META_OWNER, NAMESPACE_TYPE,
   type DefinitionInput, type NamespaceSpec, type ResourceDefinitionSpec,
 } from './definition.ts';
 
@@ -11,23 +12,24 @@ export async function registerNamespace(state: State, name: string, description:
   await upsert(state, { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }, { description } satisfies NamespaceSpec, META_OWNER);
 }
 
-export async function registerType(state: State, d: DefinitionInput): Promise<ResourceDefinitionSpec> {
-  const spec = fillDefinition(d);
-  await upsert(state, { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() }, spec, META_OWNER);
-  return spec;
-}
-
-/** The meta namespace describes itself: its namespace and its two types. */
-export async function registerMeta(state: State): Promise<void> {
-  await registerNamespace(state, META_NAMESPACE, 'Metadata: namespaces and resource definitions.');
-  await registerType(state, {
+/** The meta namespace's own two types. */
+export const META_TYPES: DefinitionInput[] = [
+  {
     type: NAMESPACE_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['ns'],
     printColumns: [{ name: 'Description', jsonPath: '{.description}' }],
-  });
-  await registerType(state, {
+  },
+  {
     type: DEFINITION_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['api-resources'],
     printColumns: [{ name: 'Aliases', jsonPath: '{.aliases}' }, { name: 'Default Namespace', jsonPath: '{.defaultNamespace}' }],
-  });
+  },
+];
+
+/** Registers the meta namespace and these types (with the meta types); an alias two types share is an error. */
+export async function registerTypes(state: State, defs: readonly DefinitionInput[]): Promise<ResourceDefinitionSpec[]> {
+  await registerNamespace(state, META_NAMESPACE, 'Metadata: namespaces and resource definitions.');
+  const filled = fillDefinitions([...META_TYPES, ...defs]);
+  for (const spec of filled) await upsert(state, { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: spec.type.toLowerCase() }, spec, META_OWNER);
+  return filled;
 }
 
 export async function listDefinitions(state: State): Promise<ResourceDefinitionSpec[]> {

@@ -7,6 +7,8 @@ import type { ResourceFilter } from '../state/query.ts';
 import type { State, UpdateOptions, Watch, WatchOptions, WatchSink } from '../state/state.ts';
 import { eventFromWire, labelQueriesToWire, resourceFromWire, resourceToWire, watchOptionsToWire, type WireEvent, type WireResource } from './codec.ts';
 import { stateServiceDefinition } from './service.ts';
+import type { SpecCodecs } from '../spec/spec-codec.ts';
+import { META_CODECS } from './meta-codecs.ts';
 import { fromServiceError } from './status.ts';
 
 type Unary = (req: object, cb: (err: ServiceError | null, res: Record<string, unknown>) => void) => void;
@@ -17,13 +19,18 @@ const StateClient = makeGenericClientConstructor(stateServiceDefinition, 'State'
 export interface RemoteStateOptions {
   /** Per-call deadline for unary calls, ms (default: none). */
   timeoutMs?: number;
+  /** How specs travel per type (default: the meta types; every other spec as YAML). */
+  codecs?: SpecCodecs;
 }
+
 
 export class RemoteState implements State {
   private readonly client: Client & Record<string, Unary | Streaming>;
+  readonly codecs: SpecCodecs;
 
   /** address: "host:port" or "unix:///path/to.sock". */
   constructor(readonly address: string, private readonly o: RemoteStateOptions = {}) {
+    this.codecs = o.codecs ?? META_CODECS;
     this.client = new StateClient(address, credentials.createInsecure(), {
       'grpc.max_receive_message_length': 64 << 20,
     }) as unknown as Client & Record<string, Unary | Streaming>;
@@ -47,7 +54,7 @@ export class RemoteState implements State {
 
   async get(p: Pointer): Promise<Resource> {
     const res = await this.call('Get', { namespace: p.namespace, type: p.type, id: p.id });
-    return resourceFromWire(res.resource as WireResource, 'get', true);
+    return resourceFromWire(res.resource as WireResource, this.codecs, { where: 'get', lazy: true });
   }
 
   list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]> {
@@ -57,23 +64,23 @@ export class RemoteState implements State {
         options: { label_query: labelQueriesToWire(filter?.labelQueries), ...(filter?.idQuery ? { id_query: { regexp: filter.idQuery } } : {}) },
       });
       const out: Resource[] = [];
-      stream.on('data', (m) => out.push(resourceFromWire(m.resource as WireResource, 'list', true)));
+      stream.on('data', (m) => out.push(resourceFromWire(m.resource as WireResource, this.codecs, { where: 'list', lazy: true })));
       stream.on('error', (e) => reject(fromServiceError(e)));
       stream.on('end', () => resolve(out));
     });
   }
 
   async create(r: Resource, opts: { owner?: string } = {}): Promise<Resource> {
-    const res = await this.call('Create', { resource: resourceToWire(r), options: { owner: opts.owner ?? '' } });
-    return resourceFromWire(res.resource as WireResource, 'create');
+    const res = await this.call('Create', { resource: resourceToWire(r, this.codecs), options: { owner: opts.owner ?? '' } });
+    return resourceFromWire(res.resource as WireResource, this.codecs, { where: 'create' });
   }
 
   async update(r: Resource, opts: UpdateOptions = {}): Promise<Resource> {
     const res = await this.call('Update', {
-      new_resource: resourceToWire(r),
+      new_resource: resourceToWire(r, this.codecs),
       options: { owner: opts.owner ?? '', ...(opts.expectedPhase ? { expected_phase: opts.expectedPhase } : {}) },
     });
-    return resourceFromWire(res.resource as WireResource, 'update');
+    return resourceFromWire(res.resource as WireResource, this.codecs, { where: 'update' });
   }
 
   async destroy(p: Pointer, opts: { owner?: string } = {}): Promise<void> {
@@ -105,7 +112,7 @@ export class RemoteState implements State {
       const watch: Watch = { close: () => { closed = true; call.cancel(); }, done };
       call.on('data', (msg: { event?: WireEvent[] }) => {
         if (!started) { started = true; resolve(watch); if (!msg.event?.length) return; }
-        const events = (msg.event ?? []).map((e) => eventFromWire(e, true));
+        const events = (msg.event ?? []).map((e) => eventFromWire(e, this.codecs, true));
         call.pause();
         chain = chain.then(async () => { if (!closed) await sink(events); call.resume(); }).catch((e: Error) => { closed = true; call.cancel(); finish(e); });
       });

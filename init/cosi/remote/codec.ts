@@ -7,8 +7,9 @@ import { OpaqueSpec, type Metadata, type Resource } from '../resource/resource.t
 import { StateError } from '../state/errors.ts';
 import type { LabelOp, LabelQuery, LabelTerm } from '../state/query.ts';
 import type { EventType, WatchEvent, WatchOptions } from '../state/state.ts';
+import { FREE_FORM, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
+import { specDifferences } from '../spec/spec-equal.ts';
 import { has } from './proto.ts';
-import { PROTO_SPEC_CODECS } from './spec-codecs.ts';
 
 interface WireTimestamp { seconds: number | { toNumber(): number }; nanos: number }
 export interface WireMetadata {
@@ -21,17 +22,21 @@ export interface WireResource { metadata?: WireMetadata; spec?: { proto_spec?: U
 const ts = (ms: number): WireTimestamp => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
 const fromTs = (t: WireTimestamp | undefined): number => (t ? Number(typeof t.seconds === 'object' ? t.seconds.toNumber() : t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0);
 
-export function specToYaml(spec: unknown): string {
-  if (spec instanceof OpaqueSpec) return spec.yaml;
-  if (spec === null || spec === undefined) return '';
-  return YAML.stringify(spec);
-}
+/** A type's codec; a type nobody describes travels as free-form YAML. */
+const codecOf = (codecs: SpecCodecs, type: string): SpecCodec => codecs.get(type) ?? FREE_FORM;
 
-export function resourceToWire(r: Resource): WireResource {
+export function resourceToWire(r: Resource, codecs: SpecCodecs): WireResource {
   const m = r.metadata;
-  const spec: WireResource['spec'] = { yaml_spec: specToYaml(r.spec) };
-  const proto = r.spec instanceof OpaqueSpec ? r.spec.proto : r.spec !== null && r.spec !== undefined ? PROTO_SPEC_CODECS.get(m.type)?.toProto(r.spec) : undefined;
-  if (proto && proto.length) spec.proto_spec = proto;
+  let spec: WireResource['spec'];
+  if (r.spec instanceof OpaqueSpec) {
+    spec = { yaml_spec: r.spec.yaml, ...(r.spec.proto?.length ? { proto_spec: r.spec.proto } : {}) };
+  } else if (r.spec === null || r.spec === undefined) {
+    spec = { yaml_spec: '' };
+  } else {
+    const codec = codecOf(codecs, m.type);
+    const proto = codec.toProto(r.spec);
+    spec = { yaml_spec: codec.toYaml(r.spec), ...(proto?.length ? { proto_spec: proto } : {}) };
+  }
   return {
     metadata: {
       namespace: m.namespace, type: m.type, id: m.id,
@@ -50,28 +55,71 @@ function parseVersion(v: string, where: string): number {
   return Number(v);
 }
 
-function decodeSpec(w: WireResource, where: string): unknown {
-  const m = w.metadata!;
-  const yamlText = w.spec?.yaml_spec ?? '';
-  const proto = w.spec?.proto_spec;
-  let yamlValue: unknown = null;
-  if (yamlText) {
-    try { yamlValue = YAML.parse(yamlText); } catch (e) {
-      throw new StateError('invalid-argument', `${where} ${m.type}/${m.id}: yaml_spec is not valid YAML: ${(e as Error).message}`, yamlText.slice(0, 200));
-    }
+function parseYamlSpec(text: string, what: string): unknown {
+  try {
+    return YAML.parse(text, { maxAliasCount: 100, uniqueKeys: true });
+  } catch (e) {
+    throw new StateError('invalid-argument', `${what}: yaml_spec is not valid YAML: ${(e as Error).message.split('\n')[0]}`, text.slice(0, 200), { cause: e });
   }
-  if (proto && proto.length) {
-    const codec = PROTO_SPEC_CODECS.get(m.type);
-    return codec ? codec.fromProto(proto, yamlValue) : new OpaqueSpec(new Uint8Array(proto), yamlText);
-  }
-  return yamlValue;
 }
 
 /**
- * lazySpec: parse the spec on first read (clients: a List of 10,000 need not parse
- * 10,000 YAML documents up front). Servers decode eagerly so bad input is refused.
+ * A spec as a writer sent it (server side): from proto_spec, yaml_spec or both, checked
+ * against the type's schema and brought to its object form. Both sent: they must agree.
  */
-export function resourceFromWire(w: WireResource, where = 'resource', lazySpec = false): Resource {
+function admitSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
+  const yamlText = w.spec?.yaml_spec ?? '';
+  const proto = w.spec?.proto_spec;
+  const hasProto = !!proto?.length;
+  const refuse = (problems: string[]) => new StateError('invalid-argument', `${what}: ${problems.join('; ')}`, what);
+  const checked = (v: unknown) => { const p = codec.validate(v); if (p.length) throw refuse(p); return codec.normalize(v); };
+  if (hasProto && !codec.message) {
+    // A type without a message of ours: the bytes travel along, untouched; the YAML is what we check.
+    if (yamlText) checked(parseYamlSpec(yamlText, what));
+    return new OpaqueSpec(new Uint8Array(proto!), yamlText);
+  }
+  const fromYaml = yamlText ? checked(parseYamlSpec(yamlText, what)) : undefined;
+  if (!codec.message) return fromYaml ?? null;
+  // An all-default message encodes to nothing, and an empty proto_spec is never sent.
+  const fromProto = hasProto || fromYaml === undefined ? checked(codec.fromProto(proto ?? new Uint8Array(0))) : undefined;
+  if (fromProto === undefined) return fromYaml;
+  if (fromYaml === undefined) return fromProto;
+  if (codec.combine) {
+    const c = codec.combine(fromProto, fromYaml);
+    if ('disagree' in c) throw refuse([`proto_spec and yaml_spec disagree: ${c.disagree.join(', ')}`]);
+    return c.spec;
+  }
+  const diff = specDifferences(fromProto, fromYaml);
+  if (diff.length) throw refuse([`proto_spec and yaml_spec disagree: ${diff.join(', ')} (proto vs yaml)`]);
+  return fromProto;
+}
+
+/** A spec from the server (client side): the proto when this client knows the message, else the YAML. */
+function readSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
+  const yamlText = w.spec?.yaml_spec ?? '';
+  const proto = w.spec?.proto_spec;
+  if (proto?.length && codec.message && codec.combine && yamlText) {
+    // The proto carries part of the spec (a definition's extension is in the YAML only).
+    const c = codec.combine(codec.fromProto(proto), parseYamlSpec(yamlText, what));
+    return 'spec' in c ? c.spec : parseYamlSpec(yamlText, what);
+  }
+  if (proto?.length && codec.message) return codec.fromProto(proto);
+  if (proto?.length && !yamlText) return new OpaqueSpec(new Uint8Array(proto), '');
+  if (!yamlText) return codec.message && w.metadata?.version !== 'undefined' ? codec.fromProto(new Uint8Array(0)) : null;
+  return parseYamlSpec(yamlText, what);
+}
+
+export interface FromWireOptions {
+  /** Names the message in errors ("create", "list"). */
+  where?: string;
+  /** Server: check and normalize the spec as a writer's input. */
+  admit?: boolean;
+  /** Client: decode the spec on first read (a List of 10,000 need not decode them all). */
+  lazy?: boolean;
+}
+
+export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWireOptions = {}): Resource {
+  const where = o.where ?? 'resource';
   if (!w.metadata) throw new StateError('invalid-argument', `${where}: metadata is missing`);
   const m = w.metadata;
   const phase = m.phase === 'tearingDown' ? 'tearingDown' : 'running';
@@ -80,13 +128,16 @@ export function resourceFromWire(w: WireResource, where = 'resource', lazySpec =
     owner: m.owner ?? '', phase, created: fromTs(m.created), updated: fromTs(m.updated),
     finalizers: [...(m.finalizers ?? [])], labels: { ...(m.labels ?? {}) }, annotations: { ...(m.annotations ?? {}) },
   };
-  if (!lazySpec) return { metadata, spec: decodeSpec(w, where) };
+  const what = `${m.type} "${m.id}"`;
+  const codec = codecOf(codecs, m.type);
+  const decode = () => (o.admit ? admitSpec(w, codec, what) : readSpec(w, codec, what));
+  if (!o.lazy) return { metadata, spec: decode() };
   const r = { metadata } as Resource;
   let value: unknown;
   let parsed = false;
   Object.defineProperty(r, 'spec', {
     enumerable: true, configurable: true,
-    get: () => { if (!parsed) { value = decodeSpec(w, where); parsed = true; } return value; },
+    get: () => { if (!parsed) { value = decode(); parsed = true; } return value; },
     set: (v: unknown) => { value = v; parsed = true; },
   });
   return r;
@@ -120,23 +171,23 @@ export interface WireEvent { resource?: WireResource; event_type: number; old?: 
 
 /** The reference encoding of an event. The server frames events by hand around cached
  * resource bytes (server.ts encodeWatchResponse); the tests check both agree. */
-export function eventToWire(e: WatchEvent): WireEvent {
+export function eventToWire(e: WatchEvent, codecs: SpecCodecs): WireEvent {
   return {
-    resource: resourceToWire(e.resource),
+    resource: resourceToWire(e.resource, codecs),
     event_type: EVENT_NUMBER[e.type],
-    ...(e.old ? { old: resourceToWire(e.old) } : {}),
+    ...(e.old ? { old: resourceToWire(e.old, codecs) } : {}),
     ...(e.error !== undefined ? { error: e.error } : {}),
     ...(e.bookmark ? { bookmark: e.bookmark } : {}),
   };
 }
 
-export function eventFromWire(w: WireEvent, lazySpec = false): WatchEvent {
+export function eventFromWire(w: WireEvent, codecs: SpecCodecs, lazy = false): WatchEvent {
   const type = EVENT_TYPES[w.event_type];
   if (!type) throw new StateError('internal', `unknown event type ${w.event_type}`);
   return {
     type,
-    resource: resourceFromWire(w.resource ?? {}, 'event', lazySpec),
-    ...(w.old && has(w, 'old') ? { old: resourceFromWire(w.old, 'event old', lazySpec) } : {}),
+    resource: resourceFromWire(w.resource ?? {}, codecs, { where: 'event', lazy }),
+    ...(w.old && has(w, 'old') ? { old: resourceFromWire(w.old, codecs, { where: 'event old', lazy }) } : {}),
     ...(has(w, 'error') ? { error: w.error } : {}),
     ...(has(w, 'bookmark') && w.bookmark ? { bookmark: new Uint8Array(w.bookmark) } : {}),
   };

@@ -2,14 +2,14 @@
 // descriptors (scripts/gen-proto.ts). Field names keep the .proto's snake_case.
 import Long from 'long';
 import protobuf from 'protobufjs';
-import { descriptors } from './proto-descriptors.generated.ts';
+import { wireDescriptors } from '../../../proto/gen/wire-descriptors.ts';
 
 // protobufjs finds `long` through a dynamic require that a bundle cannot follow;
 // hand it over so int64 fields (timestamps) decode the same bundled or not.
 protobuf.util.Long = Long as unknown as typeof protobuf.util.Long;
 protobuf.configure();
 
-const root = protobuf.Root.fromJSON(descriptors as unknown as protobuf.INamespace);
+const root = protobuf.Root.fromJSON(wireDescriptors as unknown as protobuf.INamespace);
 const t = (name: string) => root.lookupType(name);
 
 export const Msg = {

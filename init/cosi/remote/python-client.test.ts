@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { artifacts } from '../../../qemu/artifacts.ts';
 import { startServe } from '../../engine/serve-harness.ts';
+import { SPEC_FILES, WIRE_FILES } from '../../../scripts/gen-proto.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const gen = mkdtempSync(join(tmpdir(), 'cosi-py-'));
-execFileSync('protoc', ['-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, 'v1alpha1/resource.proto', 'v1alpha1/state.proto', 'v1alpha1/meta.proto']);
+execFileSync('protoc', ['-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, ...WIRE_FILES, ...SPEC_FILES()]);
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
 
@@ -27,4 +28,4 @@ for (const line of out.trim().split('\n')) {
   if (m) t.ok(m[1] === 'ok', m[2]!, m[3] ? { why: m[3] } : {});
 }
 t.equal(code, 0, 'the Python client exited 0');
-t.ok(out.split('\n').filter((l) => l.startsWith('ok ')).length >= 20, 'all checks ran');
+t.ok(out.split('\n').filter((l) => l.startsWith('ok ')).length >= 28, 'all checks ran');

@@ -55,7 +55,35 @@ check("created timestamp set", res.metadata.created.seconds > 0)
 
 got = get(state_pb2.GetRequest(namespace=NS, type=TYPE, id="py")).resource
 check("get returns the yaml spec", "from python" in got.spec.yaml_spec, got.spec.yaml_spec)
-check("no empty proto_spec", len(got.spec.proto_spec) == 0)
+from appliance.config.v1alpha1 import config_pb2  # noqa: E402
+check("get returns the proto spec too", config_pb2.MotdSpec.FromString(got.spec.proto_spec).text == "from python", got.spec.proto_spec)
+
+# A spec sent as proto_spec alone; and both, disagreeing.
+pmd = resource_pb2.Metadata(namespace=NS, type=TYPE, id="py-proto", version="undefined", phase="running")
+pres = create(state_pb2.CreateRequest(resource=resource_pb2.Resource(metadata=pmd, spec=resource_pb2.Spec(proto_spec=config_pb2.MotdSpec(text="in protobuf", priority=7).SerializeToString())))).resource
+check("create from proto_spec alone", "text: \"in protobuf\"" in pres.spec.yaml_spec and "priority: 7" in pres.spec.yaml_spec, pres.spec.yaml_spec)
+dmd = resource_pb2.Metadata(namespace=NS, type=TYPE, id="py-disagree", version="undefined", phase="running")
+disagree = resource_pb2.Resource(metadata=dmd, spec=resource_pb2.Spec(yaml_spec="text: one\n", proto_spec=config_pb2.MotdSpec(text="two").SerializeToString()))
+check("proto_spec and yaml_spec that disagree are INVALID_ARGUMENT", code_of(lambda: create(state_pb2.CreateRequest(resource=disagree))) == grpc.StatusCode.INVALID_ARGUMENT)
+destroy(state_pb2.DestroyRequest(namespace=NS, type=TYPE, id="py-proto"))
+
+# A type registered with the upstream meta.proto alone: ResourceDefinitionSpec's fields, no YAML, no schema.
+from v1alpha1 import meta_pb2  # noqa: E402
+rd = meta_pb2.ResourceDefinitionSpec(resource_type="Widgets.python.example", default_namespace="widgets", aliases=["wdg"],
+                                     print_columns=[meta_pb2.ResourceDefinitionSpec.PrintColumn(name="Size", json_path="{.size}")])
+dres = create(state_pb2.CreateRequest(resource=resource_pb2.Resource(
+    metadata=resource_pb2.Metadata(namespace="meta", type="ResourceDefinitions.meta.cosi.dev", id="widgets.python.example", version="undefined", phase="running"),
+    spec=resource_pb2.Spec(proto_spec=rd.SerializeToString())))).resource
+filled = meta_pb2.ResourceDefinitionSpec.FromString(dres.spec.proto_spec)
+check("definition from proto_spec alone is filled in", filled.display_type == "Widget" and "widget" in filled.aliases and "wdg" in filled.aliases, filled)
+wmd = resource_pb2.Metadata(namespace="widgets", type="Widgets.python.example", id="w1", version="undefined", phase="running")
+w = create(state_pb2.CreateRequest(resource=resource_pb2.Resource(metadata=wmd, spec=resource_pb2.Spec(yaml_spec="size: 3\ncolor: red\n")))).resource
+check("its free-form resources are created in its namespace, created as needed", w.metadata.version == "1" and "size: 3" in w.spec.yaml_spec, w)
+check("deleting a definition with live resources is FAILED_PRECONDITION", code_of(lambda: destroy(state_pb2.DestroyRequest(namespace="meta", type="ResourceDefinitions.meta.cosi.dev", id="widgets.python.example"))) == grpc.StatusCode.FAILED_PRECONDITION)
+destroy(state_pb2.DestroyRequest(namespace="widgets", type="Widgets.python.example", id="w1"))
+destroy(state_pb2.DestroyRequest(namespace="meta", type="ResourceDefinitions.meta.cosi.dev", id="widgets.python.example"))
+check("then it can be deleted", code_of(lambda: get(state_pb2.GetRequest(namespace="meta", type="ResourceDefinitions.meta.cosi.dev", id="widgets.python.example"))) == grpc.StatusCode.NOT_FOUND)
+check("a built-in definition cannot be deleted", code_of(lambda: destroy(state_pb2.DestroyRequest(namespace="meta", type="ResourceDefinitions.meta.cosi.dev", id=TYPE.lower()))) == grpc.StatusCode.PERMISSION_DENIED)
 check("get missing is NOT_FOUND", code_of(lambda: get(state_pb2.GetRequest(namespace=NS, type=TYPE, id="nope"))) == grpc.StatusCode.NOT_FOUND)
 check("create twice is ALREADY_EXISTS", code_of(lambda: create(state_pb2.CreateRequest(resource=resource_pb2.Resource(metadata=md, spec=resource_pb2.Spec(yaml_spec="text: x\n"))))) == grpc.StatusCode.ALREADY_EXISTS)
 
@@ -68,7 +96,6 @@ ids = [r.resource.metadata.id for r in list_(state_pb2.ListRequest(namespace=NS,
 check("list streams the resource", "py" in ids, ids)
 
 defs = list(list_(state_pb2.ListRequest(namespace="meta", type="ResourceDefinitions.meta.cosi.dev")))
-from v1alpha1 import meta_pb2  # noqa: E402
 motd_def = [d for d in defs if d.resource.metadata.id == TYPE.lower()]
 spec = meta_pb2.ResourceDefinitionSpec.FromString(motd_def[0].resource.spec.proto_spec) if motd_def else None
 check("resource definitions carry proto_spec", spec is not None and spec.resource_type == TYPE and spec.default_namespace == NS, spec)
@@ -85,6 +112,8 @@ check("bootstrapped carries a bookmark", events[-1].HasField("bookmark"))
 check("bootstrapped tombstone has a spec", events[-1].resource.HasField("spec"))
 cur = get(state_pb2.GetRequest(namespace=NS, type=TYPE, id="py")).resource
 cur.spec.yaml_spec = "text: changed\n"
+check("an edited yaml_spec sent with the old proto_spec is refused", code_of(lambda: update(state_pb2.UpdateRequest(new_resource=cur, options=state_pb2.UpdateOptions(owner="")))) == grpc.StatusCode.INVALID_ARGUMENT)
+cur.spec.ClearField("proto_spec")  # a YAML-only edit sends the YAML alone
 update(state_pb2.UpdateRequest(new_resource=cur, options=state_pb2.UpdateOptions(owner="")))
 ev = next(stream).event[0]
 check("live update arrives with old", ev.event_type == state_pb2.UPDATED and "changed" in ev.resource.spec.yaml_spec and ev.old.metadata.version == "1", ev)

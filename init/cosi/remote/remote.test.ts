@@ -9,10 +9,13 @@ import { RemoteState } from './client.ts';
 import { createStateService } from './server.ts';
 import { stateServiceDefinition } from './service.ts';
 import { decode, encode } from './proto.ts';
+import { META_CODECS } from './meta-codecs.ts';
+import { chainCodecs, protoCodec, staticCodecs, type SpecCodecs } from '../spec/spec-codec.ts';
+import protobuf from 'protobufjs';
 
-async function serve(state = new MemoryState()) {
+async function serve(state = new MemoryState(), codecs: SpecCodecs = META_CODECS) {
   const server = new Server();
-  server.addService(stateServiceDefinition, createStateService(state));
+  server.addService(stateServiceDefinition, createStateService(state, { codecs }));
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
   return { server, port, state };
 }
@@ -87,7 +90,71 @@ t.test('the hand-framed WatchResponse decodes like the generated encoder', async
     { type: 'errored' as const, resource: stored, error: 'buffer overrun' },
     { type: 'created' as const, resource: stored },
   ];
-  const mine = encodeWatchResponse(events, (x) => encode('Resource', resourceToWire(x)));
-  const theirs = encode('WatchResponse', { event: events.map((e) => eventToWire(e)) });
+  const mine = encodeWatchResponse(events, (x) => encode('Resource', resourceToWire(x, META_CODECS)));
+  const theirs = encode('WatchResponse', { event: events.map((e) => eventToWire(e, META_CODECS)) });
   t.same(decode('WatchResponse', mine), decode('WatchResponse', theirs));
+});
+
+// A type whose spec has a protobuf message of its own (what a plugin's types have).
+const gadget = protobuf.Root.fromJSON({
+  nested: {
+    test: {
+      nested: {
+        GadgetSpec: {
+          fields: {
+            name: { type: 'string', id: 1, options: { '(appliance.v1alpha1.rules).required': true } },
+            size: { type: 'uint32', id: 2, options: { proto3_optional: true } },
+            tags: { rule: 'repeated', type: 'string', id: 3 },
+            mode: { type: 'Mode', id: 4 },
+          },
+          oneofs: { _size: { oneof: ['size'] } },
+        },
+        Mode: { values: { MODE_UNSPECIFIED: 0, MODE_FAST: 1, MODE_SAFE: 2 } },
+      },
+    },
+  },
+}).lookupType('test.GadgetSpec');
+const GADGETS = 'Gadgets.test.cosi.dev';
+const gadgetCodecs = chainCodecs(staticCodecs([[GADGETS, protoCodec(gadget)]]), META_CODECS);
+
+t.test('a spec with a message travels as proto_spec and yaml_spec; either is accepted, both must agree', async (t) => {
+  const { server, port, state } = await serve(new MemoryState(), gadgetCodecs);
+  t.teardown(() => server.forceShutdown());
+  const Raw = makeGenericClientConstructor(stateServiceDefinition, 'State');
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  t.teardown(() => raw.close());
+  const call = (method: string, req: object) => new Promise<any>((res, rej) => raw[method]!(req, (e: ServiceError | null, r: unknown) => (e ? rej(e) : res(r))));
+  const md = (id: string) => ({ namespace: 'n', type: GADGETS, id, version: '', owner: '', phase: 'running', finalizers: [], labels: {}, annotations: {} });
+  const proto = (o: object) => gadget.encode(gadget.fromObject(o)).finish();
+
+  await call('Create', { resource: { metadata: md('by-proto'), spec: { proto_spec: proto({ name: 'a', size: 3, mode: 2 }) } } });
+  await call('Create', { resource: { metadata: md('by-yaml'), spec: { yaml_spec: 'name: b\ntags: [x, y]\n' } } });
+  await call('Create', { resource: { metadata: md('by-both'), spec: { yaml_spec: 'name: c\nmode: fast\n', proto_spec: proto({ name: 'c', mode: 1 }) } } });
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'from proto_spec, to the object form');
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-yaml' })).spec, { name: 'b', tags: ['x', 'y'] }, 'from yaml_spec');
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-both' })).spec, { name: 'c', mode: 'fast' }, 'both, agreeing');
+
+  const refused = async (spec: object, re: RegExp, what: string) => {
+    try { await call('Create', { resource: { metadata: md('bad'), spec } }); t.fail(`${what}: accepted`); } catch (e) {
+      t.equal((e as ServiceError).code, status.INVALID_ARGUMENT, `${what}: INVALID_ARGUMENT`);
+      t.match((e as ServiceError).details, re, what);
+    }
+  };
+  await refused({ yaml_spec: 'name: c\nsize: 4\n', proto_spec: proto({ name: 'c', size: 5 }) }, /proto_spec and yaml_spec disagree: spec.size: 5 vs 4/, 'disagreeing');
+  await refused({ yaml_spec: 'name: c\nsize: -1\n' }, /spec.size: must be >= 0, got -1/, 'a rule of the message type');
+  await refused({ yaml_spec: 'size: 1\n' }, /spec.name: required/, 'a required field');
+  await refused({ yaml_spec: 'name: c\nmode: slow\n' }, /spec.mode: must be one of fast, safe, got "slow"/, 'an enum value');
+  await refused({ proto_spec: Buffer.from([0xff, 0xff, 0xff]) }, /proto_spec is not a GadgetSpec/, 'garbage bytes');
+  await refused({ yaml_spec: 'name: [unclosed\n' }, /yaml_spec is not valid YAML/, 'broken YAML');
+
+  // What every client then reads: both encodings, equal.
+  const got = await call('Get', { namespace: 'n', type: GADGETS, id: 'by-yaml' });
+  t.equal(got.resource.spec.yaml_spec, 'name: b\ntags:\n- x\n- "y"\n', 'YAML 1.1 would read a bare y as true');
+  t.same(gadget.toObject(gadget.decode(got.resource.spec.proto_spec)), { name: 'b', tags: ['x', 'y'] }, 'proto_spec carries the same');
+  const client = new RemoteState(`127.0.0.1:${port}`, { codecs: gadgetCodecs });
+  t.teardown(() => client.close());
+  t.same((await client.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'our client reads the proto');
+  const yamlOnly = new RemoteState(`127.0.0.1:${port}`);
+  t.teardown(() => yamlOnly.close());
+  t.same((await yamlOnly.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'a client without the message reads the YAML');
 });

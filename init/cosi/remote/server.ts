@@ -9,6 +9,8 @@ import protobuf from 'protobufjs';
 import { labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
 import { encode, has } from './proto.ts';
 import { toServiceError } from './status.ts';
+import type { SpecCodecs } from '../spec/spec-codec.ts';
+import { sameSpec } from '../spec/spec-equal.ts';
 
 export interface WriteGuard {
   /** Throws permission-denied (naming the writer) if this connection may not write `type`. */
@@ -16,9 +18,13 @@ export interface WriteGuard {
 }
 
 export interface StateServerOptions {
+  /** How specs travel and are checked, per type (a type it does not know is free-form YAML). */
+  codecs: SpecCodecs;
   guard?: WriteGuard;
-  /** Problems with a resource's spec ("spec.mtu: must be ..."); empty = valid. */
-  validate?: (r: Resource) => string[];
+  /** A resource a client creates or updates, as it is to be stored; throws to refuse it (unknown type, namespace). */
+  admit?: (r: Resource, op: 'create' | 'update') => Resource;
+  /** Throws to refuse a Destroy or Teardown (a built-in definition). */
+  admitRemoval?: (p: Pointer) => void;
 }
 
 /** Field 1 (resource) of Get/List/Create/UpdateResponse, wrapped around an encoded Resource. */
@@ -55,20 +61,20 @@ function failStream(call: ServerWritableStream<unknown, unknown>, e: unknown): v
 
 /** True when `next` differs from `cur` in its finalizers alone. */
 function finalizersOnly(cur: Resource, next: Resource): boolean {
-  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const m = cur.metadata; const n = next.metadata;
-  return m.owner === n.owner && m.phase === n.phase && same(m.labels, n.labels) && same(m.annotations, n.annotations) && same(cur.spec, next.spec);
+  return m.owner === n.owner && m.phase === n.phase && sameSpec(m.labels, n.labels) && sameSpec(m.annotations, n.annotations)
+    && sameSpec(cur.spec, next.spec);
 }
 
 interface PointerRequest { namespace: string; type: string; id: string; options?: { owner?: string } }
 const ptr = (r: PointerRequest): Pointer => ({ namespace: r.namespace, type: r.type, id: r.id });
 
-export function createStateService(state: State, o: StateServerOptions = {}): UntypedServiceImplementation {
+export function createStateService(state: State, o: StateServerOptions): UntypedServiceImplementation {
   // Stored resources are immutable, so their encoding can be kept with them.
   const encoded = new WeakMap<Resource, Buffer>();
   const resourceBytes = (r: Resource): Buffer => {
     let b = encoded.get(r);
-    if (!b) { b = encode('Resource', resourceToWire(r)); encoded.set(r, b); }
+    if (!b) { b = encode('Resource', resourceToWire(r, o.codecs)); encoded.set(r, b); }
     return b;
   };
   const response = (r: Resource) => wrapField1(resourceBytes(r));
@@ -77,10 +83,9 @@ export function createStateService(state: State, o: StateServerOptions = {}): Un
     const p = 'metadata' in r ? r.metadata : r;
     o.guard?.check(p.type);
   };
-  const checkSpec = (r: Resource) => {
-    const problems = o.validate?.(r) ?? [];
-    if (problems.length) throw new StateError('invalid-argument', `${r.metadata.type} "${r.metadata.id}": ${problems.join('; ')}`, r.metadata.id);
-  };
+  const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
+  const removal = (req: PointerRequest) => { const p = ptr(req); o.guard?.check(p.type); o.admitRemoval?.(p); return p; };
+  const fromWire = (w: WireResource | undefined, where: string) => resourceFromWire(w ?? {}, o.codecs, { where, admit: true });
 
   const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>) => {
     fn(call.request).then((res) => cb(null, res), (e) => cb(toServiceError(e)));
@@ -105,31 +110,34 @@ export function createStateService(state: State, o: StateServerOptions = {}): Un
     },
 
     Create: unary(async (req: { resource?: WireResource; options?: { owner: string } }) => {
-      const r = resourceFromWire(req.resource ?? {}, 'create');
-      checkWrite(r); checkSpec(r);
-      return response(await state.create(r, { owner: req.options?.owner ?? '' }));
+      const r = fromWire(req.resource, 'create');
+      checkWrite(r);
+      return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
     Update: unary(async (req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }) => {
-      const r = resourceFromWire(req.new_resource ?? {}, 'update');
+      const r = fromWire(req.new_resource, 'update');
       // A controller holds its strong inputs with finalizers: an update that changes
       // nothing but the finalizers is allowed on any type; anything more needs the type as an output.
       try { checkWrite(r); } catch (e) {
         if (!finalizersOnly(await state.get(r.metadata), r)) throw e;
       }
-      checkSpec(r);
+      const admitted = admit(r, 'update');
       const o2 = req.options;
       let expectedPhase: 'running' | 'tearingDown' | undefined;
       if (o2 && has(o2, 'expected_phase')) {
         if (o2.expected_phase !== 'running' && o2.expected_phase !== 'tearingDown') throw new StateError('invalid-argument', `unknown expected phase "${o2.expected_phase}"`, o2.expected_phase);
         expectedPhase = o2.expected_phase;
       }
-      return response(await state.update(r, { owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}) }));
+      return response(await state.update(admitted, { owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}) }));
     }),
 
-    Destroy: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); await state.destroy(ptr(req), { owner: req.options?.owner ?? '' }); return {}; }),
-    Teardown: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); return { destroy_ready: await state.teardown(ptr(req), { owner: req.options?.owner ?? '' }) }; }),
-    TeardownAndDestroy: unary(async (req: PointerRequest) => { checkWrite(ptr(req)); await state.teardownAndDestroy(ptr(req), { owner: req.options?.owner ?? '' }); return {}; }),
+    Destroy: unary(async (req: PointerRequest) => { await state.destroy(removal(req), { owner: req.options?.owner ?? '' }); return {}; }),
+    Teardown: unary(async (req: PointerRequest) => ({ destroy_ready: await state.teardown(removal(req), { owner: req.options?.owner ?? '' }) })),
+    TeardownAndDestroy: unary(async (req: PointerRequest) => {
+      await state.teardownAndDestroy(removal(req), { owner: req.options?.owner ?? '' });
+      return {};
+    }),
 
     Watch: (call: ServerWritableStream<{ namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number }, object>) => {
       const req = call.request;

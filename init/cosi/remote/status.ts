@@ -12,6 +12,7 @@ const TO_GRPC: Record<StateErrorCode, status> = {
   'phase-conflict': status.INVALID_ARGUMENT,
   'version-conflict': status.FAILED_PRECONDITION,
   'pending-finalizers': status.FAILED_PRECONDITION,
+  'in-use': status.FAILED_PRECONDITION,
   'invalid-bookmark': status.FAILED_PRECONDITION,
   'invalid-argument': status.INVALID_ARGUMENT,
   'unimplemented': status.UNIMPLEMENTED,

@@ -9,6 +9,7 @@ export type StateErrorCode =
   | 'phase-conflict'       // update's expected phase differs
   | 'version-conflict'     // stale or future version
   | 'pending-finalizers'   // destroy with finalizers left
+  | 'in-use'               // a definition or namespace that still holds resources
   | 'invalid-bookmark'
   | 'invalid-argument'     // bad regexp, bad request shape, bad spec
   | 'unimplemented'        // bootstrap/labels on a single-resource watch, unknown label op

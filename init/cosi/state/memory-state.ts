@@ -2,7 +2,7 @@
 // resources, their event ring and the wake-ups of its watchers. All writes are
 // synchronous inside one tick, so every reader sees a consistent bucket.
 import type { Pointer, Resource } from '../resource/resource.ts';
-import { pointerString, tombstone } from '../resource/resource.ts';
+import { OpaqueSpec, pointerString, tombstone } from '../resource/resource.ts';
 import { BookmarkCodec } from './bookmark.ts';
 import { StateError } from './errors.ts';
 import { EventRing, type StoredEvent } from './event-ring.ts';
@@ -14,6 +14,8 @@ import { runWatch } from './watch-runner.ts';
 export interface MemoryStateOptions {
   /** Events kept per (namespace, type) for tails, bookmarks and slow watchers. */
   historyCapacity?: number;
+  /** Brings each stored spec to its type's object form (the type's codec); identity by default. */
+  normalize?: (type: string, spec: unknown) => unknown;
   /** Clock (ms); tests pin it. */
   now?: () => number;
 }
@@ -60,11 +62,17 @@ export class MemoryState implements State {
   private readonly buckets = new Map<string, Bucket>();
   private readonly capacity: number;
   private readonly now: () => number;
+  private readonly normalize: (type: string, spec: unknown) => unknown;
   readonly bookmarks = new BookmarkCodec();
 
   constructor(o: MemoryStateOptions = {}) {
     this.capacity = o.historyCapacity ?? 1000;
     this.now = o.now ?? Date.now;
+    this.normalize = o.normalize ?? ((_t, spec) => spec);
+  }
+
+  private stored(r: Resource): unknown {
+    return r.spec === null || r.spec === undefined || r.spec instanceof OpaqueSpec ? r.spec : this.normalize(r.metadata.type, r.spec);
   }
 
   bucket(namespace: string, type: string): Bucket {
@@ -82,6 +90,18 @@ export class MemoryState implements State {
 
   /** Synchronous get for in-process readers (the API server's hot path). */
   getSync(p: Pointer): Resource { return this.current(p, 'get'); }
+
+  /** getSync, or undefined when the resource is not there. */
+  findSync(p: Pointer): Resource | undefined { return this.buckets.get(kindKey(p.namespace, p.type))?.resources.get(p.id); }
+
+  /** How many resources of `type` there are, in every namespace, or in `namespace` of every type. */
+  count(where: { type?: string; namespace?: string }): number {
+    let n = 0;
+    for (const b of this.buckets.values()) {
+      if ((where.type === undefined || b.type === where.type) && (where.namespace === undefined || b.namespace === where.namespace)) n += b.resources.size;
+    }
+    return n;
+  }
 
   async get(p: Pointer): Promise<Resource> { return this.current(p, 'get'); }
 
@@ -103,7 +123,7 @@ export class MemoryState implements State {
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
       metadata: { ...c.metadata, version: 1, owner: opts.owner ?? '', phase: 'running', created: now, updated: now },
-      spec: c.spec,
+      spec: this.stored(c),
     });
     b.record({ type: 'created', resource: stored });
     return stored;
@@ -121,8 +141,11 @@ export class MemoryState implements State {
     }
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
-      metadata: { ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1, updated: this.now(), phase: c.metadata.phase === 'tearingDown' ? 'tearingDown' : 'running' },
-      spec: c.spec,
+      metadata: {
+        ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1, updated: this.now(),
+        phase: c.metadata.phase === 'tearingDown' ? 'tearingDown' : 'running',
+      },
+      spec: this.stored(c),
     });
     this.bucket(cur.metadata.namespace, cur.metadata.type).record({ type: 'updated', resource: stored, old: cur });
     return stored;

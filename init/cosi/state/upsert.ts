@@ -3,11 +3,12 @@
 import { newResource, type Pointer, type Resource } from '../resource/resource.ts';
 import { findResource } from './find.ts';
 import { copyResource } from './freeze.ts';
+import { sameSpec } from '../spec/spec-equal.ts';
 import type { State } from './state.ts';
 
 export async function upsert(state: State, p: Pointer, spec: unknown, owner: string): Promise<Resource> {
   const cur = await findResource(state, p);
   if (!cur) return state.create(newResource(p, spec), { owner });
-  if (JSON.stringify(cur.spec) === JSON.stringify(spec)) return cur;
+  if (sameSpec(cur.spec, spec)) return cur;
   return state.update({ ...copyResource(cur), spec }, { owner });
 }

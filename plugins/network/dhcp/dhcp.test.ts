@@ -5,14 +5,24 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { native } from '../../../native/index.ts';
 import { until } from '../../../init/cosi/conformance/converge.ts';
-import { ControllerRuntime } from '../../../init/cosi/controller/runtime.ts';
-import { MemoryState } from '../../../init/cosi/state/memory-state.ts';
+import { controllerHarness } from '../../../init/cosi/conformance/controller-harness.ts';
+import { newResource } from '../../../init/cosi/resource/resource.ts';
+import { builtinCodecs } from '../../../init/model/spec-codecs.ts';
+import { builtinTypes } from '../../index.ts';
+import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../../time/types.ts';
+import { addressMergeController } from '../address-merge.ts';
 import { addressSpecController } from '../address-spec.ts';
-import { dhcpClientController } from '../dhcp-client.ts';
+import { dhcpMergeController } from '../dhcp-merge.ts';
+import { dhcpSpecController } from '../dhcp-spec.ts';
+import { linkMergeController } from '../link-merge.ts';
+import { linkSpecController } from '../link-spec.ts';
 import { linkStatusController } from '../link-status.ts';
 import { Rtnl } from '../rtnetlink/client.ts';
+import { routeMergeController } from '../route-merge.ts';
 import { routeSpecController } from '../route-spec.ts';
-import { ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, TIME_SERVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_STATUS_TYPE } from '../types.ts';
+import {
+  ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_STATUS_TYPE,
+} from '../types.ts';
 
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
 if (process.getuid?.() !== 0 || !dnsmasq) {
@@ -37,34 +47,42 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     // dnsmasq's shortest lease is 2 minutes; T1 = 3 s makes the client renew during the test.
     '--dhcp-option=option:T1,3', '--dhcp-authoritative', '--log-dhcp',
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const removeServerNs = () => { try { execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); } catch { /* already gone */ } };
+  const removeServerNs = () => { if (existsSync(`/run/netns/${serverNs}`)) execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' }); };
   process.on('exit', removeServerNs);
   let serverLog = '';
   server.stdout!.on('data', (d: Buffer) => { serverLog += d; });
   server.stderr!.on('data', (d: Buffer) => { serverLog += d; });
 
   const rtnl = new Rtnl(n);
-  const state = new MemoryState();
-  const rt = new ControllerRuntime(state, { log: () => ({ info: () => {}, warn: () => {}, error: () => {} }) });
   const r = () => rtnl;
-  for (const c of [linkStatusController(r), addressSpecController(r), routeSpecController(r), dhcpClientController(() => n, r, { eligible: (name) => name === 'dh0', retryMs: 500 })]) rt.register(c);
   const t0 = performance.now();
-  rt.start();
-  t.teardown(async () => { await rt.stop(); server.kill(); rtnl.close(); removeServerNs(); });
-  const status = (type: string, id: string) => state.get({ namespace: NETWORK_NS, type, id }).then((x) => x.spec as Record<string, unknown>, () => undefined);
+  // dh0 is a veth: no default layer turns DHCP on for it, so the test's config does.
+  const h = await controllerHarness(t, [
+    linkStatusController(r), linkMergeController(), linkSpecController(r), addressMergeController(), addressSpecController(r),
+    routeMergeController(), routeSpecController(r), dhcpMergeController(), dhcpSpecController(() => n, { retryMs: 500 }),
+  ], {
+    codecs: builtinCodecs(builtinTypes()),
+    seed: [
+      newResource({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id: 'dh0' }, { up: true }),
+      newResource({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id: 'dh0' }, { enabled: true }),
+    ],
+  });
+  t.teardown(async () => { await h.runtime.stop(); server.kill(); rtnl.close(); removeServerNs(); });
+  const status = (type: string, id: string, namespace = NETWORK_NS) => h.spec<Record<string, unknown>>({ namespace, type, id });
 
   t.test('a lease from dnsmasq becomes the link\'s address, default route and resolver', async (t) => {
-    t.equal(await until(async () => (await status(ADDRESS_STATUS_TYPE, 'dhcp-dh0'))?.state, 'applied', 15_000), 'applied', `address applied ${(performance.now() - t0).toFixed(0)} ms after start`);
+    t.equal(await until(async () => (await status(DHCP_LEASE_TYPE, 'dh0'))?.state, 'bound', 15_000), 'bound', `bound ${(performance.now() - t0).toFixed(0)} ms after start`);
     const lease = await status(DHCP_LEASE_TYPE, 'dh0');
+    t.equal(await until(async () => (await status(ADDRESS_STATUS_TYPE, `dh0/${lease!.address}`))?.state, 'applied'), 'applied', 'address applied');
     t.match(lease, { state: 'bound', server: '192.0.2.1', gateway: '192.0.2.1', dns: ['192.0.2.53'], leaseSeconds: 120 });
     const addr = String(lease!.address);
     t.match(addr, /^192\.0\.2\.(5\d|[6-9]\d)\/24$/, 'from the pool');
     const idx = rtnl.links().find((l) => l.name === 'dh0')!.index;
     t.ok(rtnl.addresses().some((a) => a.index === idx && `${a.address}/${a.prefix}` === addr), 'in the kernel');
-    t.equal(await until(async () => (await status(ROUTE_STATUS_TYPE, 'dhcp-default-dh0'))?.state, 'applied'), 'applied');
+    t.equal(await until(async () => (await status(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
     t.ok(rtnl.routes(4).some((x) => x.dstLen === 0 && x.gateway === '192.0.2.1' && x.oif === idx), 'default route via the server');
-    t.match(await status(RESOLVER_SPEC_TYPE, 'dhcp-dh0'), { servers: ['192.0.2.53'], searchDomains: ['lab.test'], layer: 'dhcp' });
-    t.match(await status(TIME_SERVER_SPEC_TYPE, 'dhcp-dh0'), { servers: ['192.0.2.123'], layer: 'dhcp' }, 'option 42 becomes a TimeServerSpec');
+    t.match(await status(RESOLVER_SPEC_TYPE, 'dhcp/dh0'), { servers: ['192.0.2.53'], searchDomains: ['lab.test'], layer: 'dhcp' });
+    t.match(await status(TIME_SERVER_SPEC_TYPE, 'dhcp/dh0', TIME_NS), { servers: ['192.0.2.123'], layer: 'dhcp' }, 'option 42 becomes a TimeServerSpec');
     // dnsmasq's log reaches us through a pipe, possibly after the lease took effect here.
     const exchange = /DHCPDISCOVER\(dh1\)[\s\S]*DHCPOFFER[\s\S]*DHCPREQUEST[\s\S]*DHCPACK/;
     t.ok(await until(() => exchange.test(serverLog), true, 5000), 'the full exchange, seen by the server');
@@ -79,11 +97,11 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     const renewed = await until(async () => (await status(DHCP_LEASE_TYPE, 'dh0'))?.acquired !== first?.acquired, true, 5000);
     t.ok(renewed, 'the lease resource shows the new acquisition time');
     t.match(await status(DHCP_LEASE_TYPE, 'dh0'), { state: 'bound', address: first?.address }, 'same address, still bound');
-    t.equal((await status(ADDRESS_STATUS_TYPE, 'dhcp-dh0'))?.state, 'applied', 'the address stayed applied throughout');
+    t.equal((await status(ADDRESS_STATUS_TYPE, `dh0/${first?.address}`))?.state, 'applied', 'the address stayed applied throughout');
   });
 
   t.test('stopping releases the lease', async (t) => {
-    await rt.stop();
+    await h.runtime.stop();
     t.ok(await until(() => /DHCPRELEASE\(dh1\)/.test(serverLog), true, 5000), 'the server saw DHCPRELEASE');
   });
 }

@@ -74,3 +74,7 @@ export class Rtnl {
     return () => { stop(); this.n.closeFd(fd); };
   }
 }
+
+/** What the network controllers use of rtnetlink: the real socket (Rtnl) or, in tests
+ * that run without root, an in-memory kernel (fake-kernel.ts). */
+export type RtnlApi = Pick<Rtnl, 'links' | 'addresses' | 'routes' | 'setLink' | 'address' | 'route' | 'watchLinks'>;

@@ -1,0 +1,30 @@
+// plugin: what a plugin is. A name, the types it defines, and its controllers. The
+// engine derives the types a plugin may write from its controllers' outputs. The
+// engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
+import type { Controller } from '../cosi/controller/contract.ts';
+import type { DefinitionInput } from '../cosi/meta/definition.ts';
+import type { CapabilityName } from '../../native/index.ts';
+
+export interface Plugin {
+  readonly name: string;
+  readonly description: string;
+  /** Namespaces this plugin introduces, with descriptions (registered by the engine). */
+  namespaces?(): Record<string, string>;
+  /** Resource types this plugin introduces (registered by the engine before it starts). */
+  types(): DefinitionInput[];
+  controllers(): Controller[];
+  /** The only capabilities the plugin process keeps (no_new_privs is always set). */
+  readonly capabilities: readonly CapabilityName[];
+  /** Off unless the engine runs with test plugins enabled. */
+  readonly testOnly?: boolean;
+}
+
+/** Set (to "1") in a plugin's environment when the engine runs on a host (`serve`)
+ * rather than as PID 1: plugins must then never act on the host by themselves. */
+export const HOST_MODE_ENV = 'COSI_HOST_MODE';
+export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
+
+/** The types a plugin's connection may write. */
+export function pluginOutputs(p: Plugin): string[] {
+  return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
+}

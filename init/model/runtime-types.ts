@@ -1,0 +1,46 @@
+// runtime-types: the namespaces and types the engine itself serves (proto/appliance/
+// runtime). Plugins read some of them (the kernel command line, the version), so they
+// live here, below both. Plugins' own types are defined next to their controllers.
+import type { DefinitionInput } from '../cosi/meta/definition.ts';
+import { MESSAGES } from '../../proto/gen/spec-types.ts';
+
+export type {
+  BootStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
+} from '../../proto/gen/spec-types.ts';
+
+export const RUNTIME_NS = 'runtime';
+export const CONFIG_NS = 'config';
+
+export const NAMESPACES: Record<string, string> = {
+  [RUNTIME_NS]: 'Observed state: what the engine and the plugins report.',
+  [CONFIG_NS]: 'Desired state: what users and the machine config declare.',
+};
+
+export const VERSION_TYPE = 'Versions.runtime.appliance.dev';
+export const BOOT_STATUS_TYPE = 'BootStatuses.runtime.appliance.dev';
+export const PLUGIN_STATUS_TYPE = 'PluginStatuses.runtime.appliance.dev';
+export const KERNEL_CMDLINE_TYPE = 'KernelCmdlines.runtime.appliance.dev';
+export const POWER_REQUEST_TYPE = 'PowerRequests.runtime.appliance.dev';
+
+export const ENGINE_TYPES: DefinitionInput[] = [
+  {
+    type: VERSION_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.VersionSpec,
+    printColumns: [{ name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' }, { name: 'Kernel', jsonPath: '{.kernel}' }],
+  },
+  {
+    type: BOOT_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.BootStatusSpec,
+    printColumns: [{ name: 'Phase', jsonPath: '{.phase}' }, { name: 'Ready', jsonPath: '{.ready}' }, { name: 'Ready At', jsonPath: '{.readyUptimeSeconds}' }],
+  },
+  {
+    type: PLUGIN_STATUS_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['plugins'], protoMessage: MESSAGES.PluginStatusSpec,
+    printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'PID', jsonPath: '{.pid}' }, { name: 'Restarts', jsonPath: '{.restarts}' }],
+  },
+  {
+    type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'], protoMessage: MESSAGES.KernelCmdlineSpec,
+    printColumns: [{ name: 'Cmdline', jsonPath: '{.raw}' }],
+  },
+  {
+    type: POWER_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.PowerRequestSpec,
+    printColumns: [{ name: 'Action', jsonPath: '{.action}' }],
+  },
+];

@@ -1,0 +1,27 @@
+// dhcp-config: the default layer of DhcpSpec: DHCP on every physical link. A higher
+// layer turns it off for a link (ip= with a static address, a config's DhcpSpec);
+// declaring an address does not.
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import type { Resource } from '../../init/cosi/resource/resource.ts';
+import { isPhysical } from './link-config.ts';
+import { DHCP_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, type DhcpSpecSpec, type LinkStatusSpec } from './types.ts';
+
+export function dhcpConfigController(eligible: (l: LinkStatusSpec) => boolean = isPhysical): Controller {
+  return {
+    name: 'dhcp-config',
+    inputs: () => [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }],
+    outputs: () => [{ type: DHCP_SPEC_TYPE, kind: 'shared' }],
+    async run(ctx) {
+      while (await ctx.next()) {
+        const keep = new Set<string>();
+        for (const r of await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as Resource<LinkStatusSpec>[]) {
+          if (!eligible(r.spec)) continue;
+          const id = `default/${r.metadata.id}`;
+          keep.add(id);
+          await ctx.state.put<DhcpSpecSpec>({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id }, { enabled: true, layer: 'default', link: r.metadata.id });
+        }
+        await ctx.state.cleanup({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE }, keep);
+      }
+    },
+  };
+}

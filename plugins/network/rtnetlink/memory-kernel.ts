@@ -1,0 +1,130 @@
+// memory-kernel: an in-memory stand-in for the kernel's links, addresses and routes,
+// behind the same RtnlApi the controllers use. It answers as the kernel does where the
+// controllers depend on it (EEXIST for a duplicate address or route, EADDRNOTAVAIL and
+// ESRCH for missing ones, ENETUNREACH for a gateway outside every subnet of its link,
+// EINVAL for an MTU below 68) and notifies watchers on every change. It lets controller
+// tests run without root; the kernel tests in private namespaces stay as well.
+import { isIP } from 'node:net';
+import { NetlinkError, errnoName } from '../../../init/netlink/netlink.ts';
+import { ipBytes, type AddressMessage } from './addr.ts';
+import type { LinkEvent, RtnlApi } from './client.ts';
+import type { LinkMessage } from './link.ts';
+import type { RouteMessage, RouteWant } from './route.ts';
+
+const ERRNO: Record<string, number> = { ESRCH: 3, EEXIST: 17, ENODEV: 19, EINVAL: 22, EADDRNOTAVAIL: 99, ENETUNREACH: 101 };
+const fail = (code: keyof typeof ERRNO, what: string) => new NetlinkError(ERRNO[code]!, errnoName(ERRNO[code]!), `${what}: ${code}`);
+
+/** True when `ip` is inside address/prefix. */
+function inSubnet(ip: string, address: string, prefix: number): boolean {
+  if (isIP(ip) !== isIP(address)) return false;
+  const a = ipBytes(ip);
+  const b = ipBytes(address);
+  for (let bit = 0; bit < prefix; bit++) {
+    const mask = 0x80 >> (bit % 8);
+    if ((a[bit >> 3]! & mask) !== (b[bit >> 3]! & mask)) return false;
+  }
+  return true;
+}
+
+export class MemoryKernel implements RtnlApi {
+  private readonly linkTable = new Map<number, LinkMessage>();
+  private addressTable: AddressMessage[] = [];
+  private routeTable: RouteMessage[] = [];
+  private readonly watchers = new Set<{ link: (e: LinkEvent) => void; address?: (index: number) => void }>();
+  private nextIndex = 1;
+  /** Every change asked of the kernel, in order, for assertions ("up eth0", "add 10.0.2.99/24 eth0"). */
+  readonly changes: string[] = [];
+
+  constructor() { this.addLink({ name: 'lo', type: 'loopback', up: false, mtu: 65536 }); }
+
+  /** A link appears (hotplug), down unless said otherwise. */
+  addLink(l: { name: string; type?: string; kind?: string; up?: boolean; mtu?: number; mac?: string }): LinkMessage {
+    const index = this.nextIndex++;
+    const link: LinkMessage = {
+      index, name: l.name, type: l.type ?? 'ether', flags: 0, up: l.up ?? false, mtu: l.mtu ?? 1500, operState: l.up ? 'up' : 'down',
+      ...(l.mac ? { mac: l.mac } : l.type === 'loopback' ? {} : { mac: `52:54:00:00:00:${index.toString(16).padStart(2, '0')}` }),
+      ...(l.kind ? { kind: l.kind } : {}), carrier: l.up ?? false,
+    };
+    this.linkTable.set(index, link);
+    this.emit({ type: 'new', link });
+    return link;
+  }
+
+  /** A link goes away with its addresses and routes. */
+  removeLink(name: string): void {
+    const link = this.byName(name);
+    this.linkTable.delete(link.index);
+    this.addressTable = this.addressTable.filter((a) => a.index !== link.index);
+    this.routeTable = this.routeTable.filter((r) => r.oif !== link.index);
+    this.emit({ type: 'del', link });
+  }
+
+  byName(name: string): LinkMessage {
+    const l = [...this.linkTable.values()].find((x) => x.name === name);
+    if (!l) throw fail('ENODEV', `link ${name}`);
+    return l;
+  }
+
+  links(): LinkMessage[] { return [...this.linkTable.values()].map((l) => ({ ...l })); }
+  addresses(): AddressMessage[] { return this.addressTable.map((a) => ({ ...a })); }
+  routes(family: 4 | 6): RouteMessage[] { return this.routeTable.filter((r) => r.family === family).map((r) => ({ ...r })); }
+
+  setLink(index: number, change: { up?: boolean; mtu?: number }): void {
+    const l = this.linkTable.get(index);
+    if (!l) throw fail('ENODEV', `set link ${index}`);
+    if (change.mtu !== undefined && change.mtu < 68) throw fail('EINVAL', `set link ${l.name} mtu ${change.mtu}`);
+    const next = { ...l, ...(change.up !== undefined ? { up: change.up, operState: change.up ? 'up' as const : 'down' as const, carrier: change.up } : {}), ...(change.mtu !== undefined ? { mtu: change.mtu } : {}) };
+    this.linkTable.set(index, next);
+    if (change.up !== undefined && change.up !== l.up) this.changes.push(`${change.up ? 'up' : 'down'} ${l.name}`);
+    if (change.mtu !== undefined && change.mtu !== l.mtu) this.changes.push(`mtu ${l.name} ${change.mtu}`);
+    this.emit({ type: 'new', link: next });
+  }
+
+  address(op: 'add' | 'del', index: number, address: string, prefix: number): void {
+    const l = this.linkTable.get(index);
+    if (!l) throw fail('ENODEV', `${op} address on link ${index}`);
+    const at = this.addressTable.findIndex((a) => a.index === index && a.address === address && a.prefix === prefix);
+    if (op === 'add') {
+      if (at >= 0) throw fail('EEXIST', `add address ${address}/${prefix}`);
+      this.addressTable.push({ family: isIP(address) === 6 ? 6 : 4, index, address, prefix, scope: 0 });
+    } else {
+      if (at < 0) throw fail('EADDRNOTAVAIL', `del address ${address}/${prefix}`);
+      this.addressTable.splice(at, 1);
+      // The kernel drops the routes whose gateway only this address made reachable.
+      this.routeTable = this.routeTable.filter((r) => r.oif !== index || !r.gateway || this.reachable(r.gateway, index));
+    }
+    this.changes.push(`${op} ${address}/${prefix} ${l.name}`);
+    for (const w of this.watchers) w.address?.(index);
+  }
+
+  route(op: 'add' | 'del', r: RouteWant): void {
+    const family: 4 | 6 = isIP(r.dst) === 6 || (r.gateway && isIP(r.gateway) === 6) ? 6 : 4;
+    const metric = r.metric ?? 0;
+    const text = `${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} oif ${r.oif} metric ${metric}`;
+    const at = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen && (x.metric ?? 0) === metric);
+    if (op === 'add') {
+      if (!this.linkTable.has(r.oif)) throw fail('ENODEV', `add route ${text}`);
+      if (at >= 0) throw fail('EEXIST', `add route ${text}`);
+      if (r.gateway && !this.reachable(r.gateway, r.oif)) throw fail('ENETUNREACH', `add route ${text}`);
+      this.routeTable.push({ family, dst: r.dst, dstLen: r.dstLen, ...(r.gateway ? { gateway: r.gateway } : {}), oif: r.oif, metric, table: 254, protocol: 4, type: 1 });
+    } else {
+      const exact = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen && (x.metric ?? 0) === metric
+        && x.oif === r.oif && x.gateway === r.gateway);
+      if (exact < 0) throw fail('ESRCH', `del route ${text}`);
+      this.routeTable.splice(exact, 1);
+    }
+    this.changes.push(`${op} route ${text}`);
+  }
+
+  watchLinks(onEvent: (e: LinkEvent) => void, onAddress?: (index: number) => void): () => void {
+    const w = { link: onEvent, ...(onAddress ? { address: onAddress } : {}) };
+    this.watchers.add(w);
+    return () => { this.watchers.delete(w); };
+  }
+
+  private reachable(gateway: string, oif: number): boolean {
+    return this.addressTable.some((a) => a.index === oif && inSubnet(gateway, a.address, a.prefix));
+  }
+
+  private emit(e: LinkEvent): void { for (const w of this.watchers) w.link(e); }
+}

@@ -1,0 +1,54 @@
+// kernel-param against the real kernel: net.* sysctls of a private network
+// namespace (needs root), so the host's values are never touched.
+import t from 'tap';
+import { openSync, readFileSync, readSync } from 'node:fs';
+import { native } from '../../native/index.ts';
+import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
+import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { builtinTypes } from '../index.ts';
+import { kernelParamMergeController } from './kernel-param-merge.ts';
+import { kernelParamSpecController, sysctlPath } from './kernel-param-spec.ts';
+import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from './types.ts';
+
+t.test('names map into /proc/sys and cannot leave it', async (t) => {
+  t.equal(sysctlPath('net.ipv4.ip_forward'), '/proc/sys/net/ipv4/ip_forward');
+  t.equal(sysctlPath('net/ipv4/conf/eth0.100/rp_filter'), '/proc/sys/net/ipv4/conf/eth0.100/rp_filter');
+  t.throws(() => sysctlPath('../../etc/passwd'), /invalid kernel parameter name/);
+  t.throws(() => sysctlPath('kernel..x'), /invalid kernel parameter name/);
+});
+
+if (process.getuid?.() !== 0) {
+  t.test('needs root', async (t) => { t.plan(0, 'needs root (network namespace)'); });
+} else {
+  // Opened before leaving the host's namespace, this fd keeps reading the host's value.
+  const hostFd = openSync('/proc/sys/net/ipv4/ip_forward', 'r');
+  const readHost = () => { const b = Buffer.alloc(16); return b.toString('utf8', 0, readSync(hostFd, b, 0, 16, 0)).trim(); };
+  const hostForward = readHost();
+  native().unshareNet();
+  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController()], { codecs: builtinCodecs(builtinTypes()) });
+  const { until } = h;
+  const p = (id: string) => ({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id });
+  const status = (id: string) => h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id });
+
+  t.test('set, read back, restore on delete', async (t) => {
+    // Flip whatever the namespace has, so the write is observable on any host.
+    const before = readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim();
+    await h.create(p('net.ipv4.ip_forward'), { value: before === '1' ? '0' : '1' });
+    const want = before === '1' ? '0' : '1';
+    t.equal(await until(async () => (await status('net.ipv4.ip_forward'))?.value, want), want, 'read back from the kernel');
+    t.equal(readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(), want);
+    await h.remove(p('net.ipv4.ip_forward'));
+    t.equal(readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(), before, 'original value written back');
+  });
+
+  t.test('bad keys and values show in the status', async (t) => {
+    await h.create(p('net.ipv4.no_such_knob'), { value: '1' });
+    await h.create(p('net.ipv4.tcp_syn_retries'), { value: 'lots' });
+    t.match(await until(async () => (await status('net.ipv4.no_such_knob'))?.error, 'unknown kernel parameter "net.ipv4.no_such_knob"'), /unknown kernel parameter/);
+    t.match((await until(async () => (await status('net.ipv4.tcp_syn_retries'))?.state, 'error')) && (await status('net.ipv4.tcp_syn_retries'))?.error, /refused the value/);
+  });
+
+  t.test('the host was not touched', async (t) => {
+    t.equal(readHost(), hostForward, `host ip_forward still ${hostForward}`);
+  });
+}

@@ -1,0 +1,51 @@
+// kernel-param-spec: MergedKernelParamSpec (id = key) -> write /proc/sys/<key> -> read
+// it back -> KernelParamStatus. The value found before the first write is kept in the
+// status and written back when the spec goes.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { errnoOf } from '../../native/errno.ts';
+import { layerOf } from '../../init/model/layers.ts';
+import { specController } from '../sdk/spec-controller.ts';
+import { KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS, type KernelParamSpecSpec, type KernelParamStatusSpec } from './types.ts';
+
+/** "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; refuses anything that could leave /proc/sys. */
+export function sysctlPath(key: string, root = '/proc/sys'): string {
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*:-]+)*$/.test(key) && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_*:.-]+)*$/.test(key)) {
+    throw new Error(`invalid kernel parameter name "${key}"`);
+  }
+  return join(root, ...key.includes('/') ? key.split('/') : key.split('.'));
+}
+
+const normalise = (v: string) => v.trim().split(/\s+/).join(' ');
+
+function explain(key: string, e: unknown): string {
+  switch (errnoOf(e)) {
+    case 'ENOENT': return `unknown kernel parameter "${key}"`;
+    case 'EINVAL': return `the kernel refused the value for "${key}" (EINVAL)`;
+    case 'EACCES': case 'EPERM': return `"${key}" is read-only or not permitted (${errnoOf(e)})`;
+    default: return `${key}: ${(e as Error).message}`;
+  }
+}
+
+export function kernelParamSpecController(root = '/proc/sys') {
+  const keep = (prev: KernelParamStatusSpec | undefined) => (prev?.original !== undefined ? { original: prev.original } : {});
+  return specController<KernelParamSpecSpec, KernelParamStatusSpec, null>({
+    name: 'kernel-param-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_PARAM_SPEC_TYPE, statusType: KERNEL_PARAM_STATUS_TYPE,
+    observe: () => null,
+    apply(key, s, prev) {
+      const want = normalise(s.value);
+      const path = sysctlPath(key, root);
+      try {
+        const original = prev?.original ?? normalise(readFileSync(path, 'utf8'));
+        writeFileSync(path, want);
+        const value = normalise(readFileSync(path, 'utf8'));
+        if (value !== want) return { state: 'error', value, original, layer: layerOf(s), error: `wrote "${want}", the kernel reports "${value}"` };
+        return { state: 'applied', value, original, layer: layerOf(s) };
+      } catch (e) {
+        return { state: 'error', error: explain(key, e), layer: layerOf(s), ...keep(prev) };
+      }
+    },
+    failed: (_key, s, prev, error) => ({ state: 'error', error, layer: layerOf(s), ...keep(prev) }),
+    undo(key, prev) { if (prev.original !== undefined) writeFileSync(sysctlPath(key, root), prev.original); },
+  });
+}

@@ -1,0 +1,48 @@
+// module-index: what the kernel-module controllers read: the modules this image ships
+// (modules.dep, modules.builtin in /lib/modules/<release>) and what is loaded
+// (/proc/modules), and the syscalls they end in.
+import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
+import { join } from 'node:path';
+import { isErrno } from '../../../native/errno.ts';
+import type { Native } from '../../../native/index.ts';
+import { parseBuiltin, parseModulesDep, type ModuleEntry } from './modules-dep.ts';
+import { parseProcModules, type LoadedModule } from './proc-modules.ts';
+
+/** The syscalls this controller ends in; the plugin passes the native addon's. */
+export interface ModuleLoader {
+  load(path: string, params: string): void;
+  unload(name: string): void;
+}
+
+export interface ModuleSources {
+  /** /lib/modules/<release> */
+  dir: string;
+  procModules: string;
+}
+
+export const defaultModuleSources = (): ModuleSources => ({ dir: join('/lib/modules', release()), procModules: '/proc/modules' });
+
+export const nativeLoader = (n: () => Native): ModuleLoader => ({
+  load: (path, params) => n().finitModule(path, params),
+  unload: (name) => n().deleteModule(name),
+});
+
+export interface ModuleIndex { modules: Map<string, ModuleEntry>; builtin: Set<string>; error?: string }
+
+export function readModuleIndex(dir: string): ModuleIndex {
+  let builtin = new Set<string>();
+  try { builtin = parseBuiltin(readFileSync(join(dir, 'modules.builtin'), 'utf8')); } catch (e) {
+    // Optional: without it a built-in module reads as "not shipped".
+    if (!isErrno(e, 'ENOENT')) throw e;
+  }
+  try {
+    return { modules: parseModulesDep(readFileSync(join(dir, 'modules.dep'), 'utf8')), builtin };
+  } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e;
+    return { modules: new Map(), builtin, error: `cannot read ${join(dir, 'modules.dep')}: this image ships no modules` };
+  }
+}
+
+export const readLoaded = (s: ModuleSources): Map<string, LoadedModule> =>
+  new Map(parseProcModules(readFileSync(s.procModules, 'utf8')).map((m) => [m.name, m]));

@@ -1,0 +1,29 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+import { validateSpec } from '../init/cosi/meta/schema.ts';
+import { specRoot } from '../init/model/spec-codecs.ts';
+import { builtinDefinitions, generate, RESOURCES_MD, splitComment } from './gen-docs.ts';
+
+t.test('docs/resources.md matches the definitions and proto/ (run `npm run gen:proto` after editing)', async (t) => {
+  t.equal(readFileSync(RESOURCES_MD, 'utf8'), generate());
+});
+
+t.test('every example in a .proto comment is a valid spec of its type', async (t) => {
+  let n = 0;
+  for (const d of builtinDefinitions()) {
+    if (!d.protoMessage || !d.schema) continue;
+    const { example } = splitComment(specRoot().lookupType(d.protoMessage).comment);
+    if (!example) continue;
+    n++;
+    t.same(validateSpec(d.schema, YAML.parse(example)), [], `${d.type}: the example is valid`);
+  }
+  t.ok(n >= 12, `${n} examples checked`);
+});
+
+t.test('every type a user declares has an example', async (t) => {
+  const text = generate();
+  for (const name of ['AddressSpec', 'RouteSpec', 'LinkSpec', 'DhcpSpec', 'HostnameSpec', 'ResolverSpec', 'MountSpec', 'KernelParamSpec', 'KernelModuleSpec', 'TimeServerSpec', 'Motd', 'PowerRequest']) {
+    t.match(text, new RegExp(`### ${name}\\n[\\s\\S]*?\`\`\`yaml\\nmetadata:`), name);
+  }
+});
