@@ -29,6 +29,12 @@ export interface VmOptions {
   guestfwd?: GuestForward[];
   disks?: Disk[];
   fwcfg?: FwCfg[];
+  /**
+   * Let the guest reach the host (10.0.2.2) and, through it, any address. Default
+   * false: the guest reaches only what hostfwd/guestfwd name (slirp restrict=on), so a
+   * test never sends traffic beyond loopback.
+   */
+  hostAccess?: boolean;
   /** Exit QEMU instead of rebooting the guest (default true). */
   noReboot?: boolean;
   extraArgs?: string[];
@@ -95,7 +101,7 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     ...(o.hostfwd ?? []).map((f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`),
     ...(o.guestfwd ?? []).map((f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-tcp:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`),
   ];
-  args.push('-netdev', ['user', 'id=n0', ...fwd].join(','), '-device', 'virtio-net-pci,netdev=n0');
+  args.push('-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']), ...fwd].join(','), '-device', 'virtio-net-pci,netdev=n0');
   (o.disks ?? []).forEach((d, i) => {
     const id = d.id ?? `disk${i}`;
     if (d.interface === 'cdrom') args.push('-drive', `file=${d.file},media=cdrom,if=ide,index=${i + 1},readonly=on`);

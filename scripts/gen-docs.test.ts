@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { validateSpec } from '../init/cosi/meta/schema.ts';
-import { specRoot } from '../init/model/spec-codecs.ts';
+import { specMessages } from '../init/model/spec-codecs.ts';
 import { builtinDefinitions, generate, RESOURCES_MD, splitComment } from './gen-docs.ts';
 
 t.test('docs/resources.md matches the definitions and proto/ (run `npm run gen:proto` after editing)', async (t) => {
@@ -13,7 +13,7 @@ t.test('every example in a .proto comment is a valid spec of its type', async (t
   let n = 0;
   for (const d of builtinDefinitions()) {
     if (!d.protoMessage || !d.schema) continue;
-    const { example } = splitComment(specRoot().lookupType(d.protoMessage).comment);
+    const { example } = splitComment(specMessages().messages.get(d.protoMessage)?.comment);
     if (!example) continue;
     n++;
     t.same(validateSpec(d.schema, YAML.parse(example)), [], `${d.type}: the example is valid`);

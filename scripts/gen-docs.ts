@@ -11,7 +11,7 @@ import { fillDefinitions, type DefinitionInput, type ResourceDefinitionSpec } fr
 import { META_TYPES } from '../init/cosi/meta/registry.ts';
 import type { SpecSchema } from '../init/cosi/meta/schema.ts';
 import { ENGINE_TYPES, POWER_REQUEST_TYPE } from '../init/model/runtime-types.ts';
-import { specRoot, withSchemas } from '../init/model/spec-codecs.ts';
+import { specMessages, withSchemas } from '../init/model/spec-codecs.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { ROOT } from './lib/paths.ts';
 
@@ -82,7 +82,7 @@ function roles(types: readonly DefinitionInput[]): Map<string, Roles> {
 }
 
 function section(d: ResourceDefinitionSpec, r: Roles | undefined): string {
-  const message = d.protoMessage ? specRoot().lookupType(d.protoMessage) : undefined;
+  const message = d.protoMessage ? specMessages().messages.get(d.protoMessage) : undefined;
   const { text, example } = splitComment(message?.comment);
   const lines = [
     `### ${d.displayType}`, '',

@@ -48,7 +48,7 @@ const vm = launch({
   kernel: join(OUT, 'vmlinuz'), initrd: join(OUT, 'initramfs.cpio.zst'),
   cmdline: readFileSync(join(OUT, 'cmdline'), 'utf8'), append: opts.append,
   memoryMiB: opts.memoryMiB, accel: opts.kvm ? 'kvm' : 'tcg', consoleToTerminal: true,
-  consoleFile: join(OUT, 'console.log'), hostfwd: opts.hostfwd,
+  consoleFile: join(OUT, 'console.log'), hostfwd: opts.hostfwd, hostAccess: true, // the user's own VM may reach their network
 });
 process.stderr.write(`[start] QEMU pid ${vm.process.pid}; console also in out/console.log; Ctrl-C powers off\n`);
 let presses = 0;

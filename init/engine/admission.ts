@@ -13,7 +13,7 @@ import { NAMESPACE_PATTERN } from '../cosi/remote/meta-codecs.ts';
 import { newResource, type Pointer, type Resource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
-import { specRoot } from '../model/spec-codecs.ts';
+import { specMessages } from '../model/spec-codecs.ts';
 
 export interface Admission {
   /** A Create or Update as it will be stored (a new definition gets its schema and initials); throws invalid-argument or permission-denied. */
@@ -38,7 +38,7 @@ export function createAdmission(state: MemoryState): Admission {
     let spec: ResourceDefinitionSpec = d;
     if (d.protoMessage) {
       // The schema of a type with a message is always the message's.
-      const codec = codecForDefinition(d, specRoot());
+      const codec = codecForDefinition(d, specMessages());
       spec = { ...spec, ...(codec.schema ? { schema: codec.schema } : {}) };
     }
     // Aliases are unique across all types; the capitals' initials are added only where nobody has them.

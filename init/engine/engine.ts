@@ -17,7 +17,7 @@ import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS, VERSION_TYPE,
   type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec, type VersionSpec,
 } from '../model/runtime-types.ts';
-import { specRoot, withSchemas } from '../model/spec-codecs.ts';
+import { specMessages, withSchemas } from '../model/spec-codecs.ts';
 import { COMMIT, VERSION } from '../version.ts';
 import type { Cmdline } from '../sys/cmdline.ts';
 import { createAdmission } from './admission.ts';
@@ -54,7 +54,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const definitionOf = (type: string) =>
     state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })?.spec as ResourceDefinitionSpec | undefined;
   // Definitions are admitted only when their message is usable: one that is not here is a bug worth a line.
-  const codecs = definitionCodecs(specRoot(), definitionOf, (d, e) => o.log.error(`type ${d.type}: its spec travels as YAML only: ${e.message}`));
+  const codecs = definitionCodecs(specMessages(), definitionOf, (d, e) => o.log.error(`type ${d.type}: its spec travels as YAML only: ${e.message}`));
   const state: MemoryState = new MemoryState({
     normalize: (type, spec) => (codecs.get(type)?.normalize(spec) ?? spec),
   });

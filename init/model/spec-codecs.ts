@@ -1,46 +1,53 @@
 // spec-codecs: the protobuf messages of our resource specs (proto/appliance, compiled
-// into proto/gen/spec-descriptors.ts) and the codecs of the types that name them.
-import protobuf from 'protobufjs';
+// into tables in proto/gen/spec-messages.ts) and the codecs of the types that name them.
 import type { DefinitionInput, ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { codecForDefinition, definitionCodecs } from '../cosi/remote/definition-codecs.ts';
-import { chainCodecs, staticCodecs, type SpecCodecs } from '../cosi/spec/spec-codec.ts';
-import { specDescriptors } from '../../proto/gen/spec-descriptors.ts';
+import { messageSet, type MessageSet } from '../cosi/spec/message-info.ts';
+import { chainCodecs, type SpecCodec, type SpecCodecs } from '../cosi/spec/spec-codec.ts';
+import { SPEC_ENUMS, SPEC_MESSAGES } from '../../proto/gen/spec-messages.ts';
 
-let root: protobuf.Root | undefined;
+let set: MessageSet | undefined;
 
-/** Every spec message this program carries (built on first use: PID 1 loads it in its api phase). */
-export function specRoot(): protobuf.Root {
-  root ??= protobuf.Root.fromJSON(specDescriptors as protobuf.INamespace);
-  return root;
+/** Every spec message this program carries. */
+export function specMessages(): MessageSet {
+  set ??= messageSet(SPEC_MESSAGES, SPEC_ENUMS);
+  return set;
 }
 
 /** Definitions of built-in types, with the schema each derives from its message. */
 export function withSchemas(defs: readonly DefinitionInput[]): DefinitionInput[] {
   return defs.map((d) => {
     if (!d.protoMessage) return d;
-    const c = codecForDefinition({ type: d.type, protoMessage: d.protoMessage }, specRoot());
+    const c = codecForDefinition({ type: d.type, protoMessage: d.protoMessage }, specMessages());
     return { ...d, ...(c.schema ? { schema: c.schema } : {}) };
   });
 }
 
-/** Codecs of a fixed set of built-in types (a plugin process knows every type it can meet). */
+/** Codecs of a fixed set of built-in types (a plugin process knows every type it can meet), each built on first use. */
 export function builtinCodecs(defs: readonly DefinitionInput[]): SpecCodecs {
-  return staticCodecs(defs.flatMap((d) => (d.protoMessage
-    ? [[d.type, codecForDefinition({ type: d.type, protoMessage: d.protoMessage }, specRoot())] as const]
-    : [])));
+  const messages = new Map(defs.flatMap((d) => (d.protoMessage ? [[d.type, d.protoMessage] as const] : [])));
+  const built = new Map<string, SpecCodec>();
+  return {
+    get(type) {
+      const message = messages.get(type);
+      if (!message) return undefined;
+      let c = built.get(type);
+      if (!c) { c = codecForDefinition({ type, protoMessage: message }, specMessages()); built.set(type, c); }
+      return c;
+    },
+  };
 }
 
 /** Codecs from definitions a client read from the server, built-in messages first. */
 export function codecsFromDefinitions(
   defs: () => readonly ResourceDefinitionSpec[], onUnusable: (def: ResourceDefinitionSpec, e: Error) => void, fallback?: SpecCodecs,
 ): SpecCodecs {
-  const byType = () => new Map(defs().map((d) => [d.type, d]));
   let cache: { list: readonly ResourceDefinitionSpec[]; map: Map<string, ResourceDefinitionSpec> } | undefined;
   const lookup = (type: string) => {
     const list = defs();
-    if (cache?.list !== list) cache = { list, map: byType() };
+    if (cache?.list !== list) cache = { list, map: new Map(list.map((d) => [d.type, d])) };
     return cache.map.get(type);
   };
-  const fromDefs = definitionCodecs(specRoot(), lookup, onUnusable);
+  const fromDefs = definitionCodecs(specMessages(), lookup, onUnusable);
   return fallback ? chainCodecs(fromDefs, fallback) : fromDefs;
 }

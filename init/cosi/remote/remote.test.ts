@@ -12,6 +12,7 @@ import { decode, encode } from './proto.ts';
 import { META_CODECS } from './meta-codecs.ts';
 import { chainCodecs, protoCodec, staticCodecs, type SpecCodecs } from '../spec/spec-codec.ts';
 import protobuf from 'protobufjs';
+import { messageSet } from '../spec/message-info.ts';
 
 async function serve(state = new MemoryState(), codecs: SpecCodecs = META_CODECS) {
   const server = new Server();
@@ -114,8 +115,18 @@ const gadget = protobuf.Root.fromJSON({
     },
   },
 }).lookupType('test.GadgetSpec');
+// The same message as our codec's table; protobufjs (above) encodes and decodes the raw side independently.
+const gadgetSet = messageSet([{
+  name: 'test.GadgetSpec',
+  fields: [
+    { name: 'name', key: 'name', number: 1, kind: 'string', rules: { required: true } },
+    { name: 'size', key: 'size', number: 2, kind: 'uint32', optional: true },
+    { name: 'tags', key: 'tags', number: 3, kind: 'string', repeated: true },
+    { name: 'mode', key: 'mode', number: 4, kind: 'enum', type: 'test.Mode' },
+  ],
+}], [{ name: 'test.Mode', values: [{ name: 'MODE_UNSPECIFIED', number: 0 }, { name: 'MODE_FAST', number: 1 }, { name: 'MODE_SAFE', number: 2 }] }]);
 const GADGETS = 'Gadgets.test.cosi.dev';
-const gadgetCodecs = chainCodecs(staticCodecs([[GADGETS, protoCodec(gadget)]]), META_CODECS);
+const gadgetCodecs = chainCodecs(staticCodecs([[GADGETS, protoCodec(gadgetSet, 'test.GadgetSpec')]]), META_CODECS);
 
 t.test('a spec with a message travels as proto_spec and yaml_spec; either is accepted, both must agree', async (t) => {
   const { server, port, state } = await serve(new MemoryState(), gadgetCodecs);

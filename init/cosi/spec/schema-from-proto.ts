@@ -1,34 +1,9 @@
-// schema-from-proto: the spec schema of a message type, derived from its fields, their
+// schema-from-proto: the spec schema of a message, derived from its fields, their
 // protobuf types and the (appliance.v1alpha1.rules) options (proto/appliance/v1alpha1/
 // options.proto), with the field comments as descriptions. The .proto is the one source
 // of truth: nothing here is written per type.
-import protobuf from 'protobufjs';
-import type { SpecSchema, StringFormat } from '../meta/schema.ts';
-import { enumValueName } from './proto-object.ts';
-
-const RULE = '(appliance.v1alpha1.rules).';
-
-interface Rules {
-  required?: boolean; pattern?: string; patternHelp?: string; format?: StringFormat;
-  minimum?: number; maximum?: number; maxItems?: number; maxLength?: number;
-}
-
-/** The rules of a field, from protobufjs's flattened option names. */
-export function fieldRules(f: protobuf.Field): Rules {
-  const o = f.options ?? {};
-  const get = (k: string) => o[`${RULE}${k}`] as never;
-  const r: Rules = {};
-  const set = <K extends keyof Rules>(k: K, v: Rules[K] | undefined) => { if (v !== undefined) r[k] = v; };
-  set('required', get('required'));
-  set('pattern', get('pattern'));
-  set('patternHelp', get('pattern_help') ?? get('patternHelp'));
-  set('format', get('format'));
-  set('minimum', get('minimum'));
-  set('maximum', get('maximum'));
-  set('maxItems', get('max_items') ?? get('maxItems'));
-  set('maxLength', get('max_length') ?? get('maxLength'));
-  return r;
-}
+import type { SpecSchema } from '../meta/schema.ts';
+import { enumValueName, TIMESTAMP, type FieldInfo, type MessageSet } from './message-info.ts';
 
 const INT_RANGE: Record<string, [number, number]> = {
   int32: [-(2 ** 31), 2 ** 31 - 1], sint32: [-(2 ** 31), 2 ** 31 - 1], sfixed32: [-(2 ** 31), 2 ** 31 - 1],
@@ -38,18 +13,20 @@ const INT_RANGE: Record<string, [number, number]> = {
   uint64: [0, Number.MAX_SAFE_INTEGER], fixed64: [0, Number.MAX_SAFE_INTEGER],
 };
 
-const described = <S extends SpecSchema>(s: S, comment: string | null | undefined): S => (comment ? { ...s, description: comment } : s);
+const described = <S extends SpecSchema>(s: S, comment: string | undefined): S => (comment ? { ...s, description: comment } : s);
 
-function valueSchema(f: protobuf.Field, r: Rules, depth: number): SpecSchema {
-  const t = f.resolvedType;
-  if (t instanceof protobuf.Enum) {
-    return { type: 'string', enum: Object.entries(t.values).filter(([, n]) => n !== 0).map(([k]) => enumValueName(t.name, k)) };
+function valueSchema(set: MessageSet, f: FieldInfo, owner: string, depth: number): SpecSchema {
+  const r = f.rules ?? {};
+  if (f.kind === 'enum') {
+    const e = set.enums.get(f.type!);
+    if (!e) throw new Error(`${owner}.${f.name}: enum ${f.type} is not known`);
+    return { type: 'string', enum: e.values.filter((v) => v.number !== 0).map((v) => enumValueName(e.name, v.name)) };
   }
-  if (t instanceof protobuf.Type) {
-    if (t.fullName === '.google.protobuf.Timestamp') return { type: 'string', format: 'timestamp' };
-    return schemaFromMessage(t, depth + 1);
+  if (f.kind === 'message') {
+    if (f.type === TIMESTAMP) return { type: 'string', format: 'timestamp' };
+    return schemaFromMessage(set, f.type!, depth + 1);
   }
-  if (f.type === 'string') {
+  if (f.kind === 'string') {
     return {
       type: 'string',
       ...(r.pattern ? { pattern: r.pattern } : {}), ...(r.patternHelp ? { patternHelp: r.patternHelp } : {}),
@@ -57,32 +34,32 @@ function valueSchema(f: protobuf.Field, r: Rules, depth: number): SpecSchema {
       ...(r.required && !f.repeated ? { minLength: 1 } : {}),
     };
   }
-  if (f.type === 'bool') return { type: 'boolean' };
-  if (f.type === 'double' || f.type === 'float') {
+  if (f.kind === 'bool') return { type: 'boolean' };
+  if (f.kind === 'double' || f.kind === 'float') {
     return { type: 'number', ...(r.minimum !== undefined ? { minimum: r.minimum } : {}), ...(r.maximum !== undefined ? { maximum: r.maximum } : {}) };
   }
-  const range = INT_RANGE[f.type];
+  const range = INT_RANGE[f.kind];
   if (range) return { type: 'integer', minimum: Math.max(range[0], r.minimum ?? -Infinity), maximum: Math.min(range[1], r.maximum ?? Infinity) };
-  throw new Error(`${f.fullName}: field type ${f.type} has no spec form (bytes are not allowed in specs)`);
+  throw new Error(`${owner}.${f.name}: field type ${f.kind} has no spec form (bytes are not allowed in specs)`);
 }
 
-/** The schema of a message type's object form. */
-export function schemaFromMessage(type: protobuf.Type, depth = 0): SpecSchema {
-  if (depth > 16) throw new Error(`${type.fullName}: messages nest deeper than 16 levels (recursive?)`);
-  type.resolveAll();
+/** The schema of a message's object form. */
+export function schemaFromMessage(set: MessageSet, name: string, depth = 0): SpecSchema {
+  if (depth > 16) throw new Error(`${name}: messages nest deeper than 16 levels (recursive?)`);
+  const info = set.messages.get(name);
+  if (!info) throw new Error(`message ${name} is not known`);
   const properties: Record<string, SpecSchema> = {};
   const required: string[] = [];
-  for (const f of type.fieldsArray) {
-    const r = fieldRules(f);
-    const value = valueSchema(f, r, depth);
+  for (const f of info.fields) {
+    const value = valueSchema(set, f, name, depth);
     let s: SpecSchema;
-    if (f.map) s = { type: 'object', additionalProperties: value };
+    if (f.mapKey) s = { type: 'object', additionalProperties: value };
     else if (f.repeated) {
+      const r = f.rules ?? {};
       s = { type: 'array', items: value, ...(r.maxItems !== undefined ? { maxItems: r.maxItems } : {}), ...(r.required ? { minItems: 1 } : {}) };
     } else s = value;
-    const key = protobuf.util.camelCase(f.name);
-    properties[key] = described(s, f.comment);
-    if (r.required) required.push(key);
+    properties[f.key] = described(s, f.comment);
+    if (f.rules?.required) required.push(f.key);
   }
-  return described({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }, type.comment);
+  return described({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }, info.comment);
 }

@@ -3,9 +3,9 @@
 // schema derived from the message; a type with only a schema (user-defined) or with
 // neither (free-form) travels as YAML. The registry finds a type's codec from its
 // ResourceDefinition.
-import protobuf from 'protobufjs';
 import { StateError } from '../state/errors.ts';
 import { validateSpec, type SpecSchema } from '../meta/schema.ts';
+import type { MessageSet } from './message-info.ts';
 import { messagePlan } from './proto-object.ts';
 import { schemaFromMessage } from './schema-from-proto.ts';
 import { yamlText } from './yaml-text.ts';
@@ -35,16 +35,18 @@ export interface SpecCodec {
 /** A type's codec, or undefined for a type the registry does not know. */
 export interface SpecCodecs { get(type: string): SpecCodec | undefined }
 
-export function protoCodec(type: protobuf.Type): SpecCodec {
-  const plan = messagePlan(type);
-  const schema = schemaFromMessage(type);
+/** The codec of message `name` of `set` (throws when the set lacks it or one it refers to). */
+export function protoCodec(set: MessageSet, name: string): SpecCodec {
+  const plan = messagePlan(set, name);
+  const schema = schemaFromMessage(set, name);
+  const short = name.replace(/^.*\./, '');
   return {
-    message: type.fullName.replace(/^\./, ''),
+    message: name,
     schema,
     toProto: (spec) => plan.encode(spec as Record<string, unknown>),
     fromProto(bytes) {
       try { return plan.decode(bytes); } catch (e) {
-        throw new StateError('invalid-argument', `proto_spec is not a ${type.name}: ${(e as Error).message}`, type.fullName, { cause: e });
+        throw new StateError('invalid-argument', `proto_spec is not a ${short}: ${(e as Error).message}`, name, { cause: e });
       }
     },
     toYaml: yamlText,

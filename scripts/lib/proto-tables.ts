@@ -1,0 +1,64 @@
+// proto-tables: protobufjs reflection -> message tables (init/cosi/spec/message-info.ts), at
+// build time: scripts/gen-proto.ts parses proto/ with protobufjs and writes the tables that
+// the program carries (proto/gen/spec-messages.ts); a user's FileDescriptorSet is read at
+// run time by init/cosi/spec/descriptor-set.ts instead.
+import protobuf from 'protobufjs';
+import type { StringFormat } from '../../init/cosi/meta/schema.ts';
+import { jsonName, TIMESTAMP, type EnumInfo, type FieldInfo, type FieldRules, type MessageInfo, type ScalarKind } from '../../init/cosi/spec/message-info.ts';
+
+const RULE = '(appliance.v1alpha1.rules).';
+
+/** The (appliance.v1alpha1.rules) of a field, from protobufjs's flattened option names. */
+function rulesOf(f: protobuf.Field): FieldRules | undefined {
+  const o = f.options ?? {};
+  const get = (...names: string[]) => names.map((n) => o[`${RULE}${n}`]).find((v) => v !== undefined) as never;
+  const r: FieldRules = {};
+  const set = <K extends keyof FieldRules>(k: K, v: FieldRules[K] | undefined) => { if (v !== undefined) r[k] = v; };
+  set('required', get('required'));
+  set('pattern', get('pattern'));
+  set('patternHelp', get('pattern_help', 'patternHelp'));
+  set('format', get('format') as StringFormat | undefined);
+  set('minimum', get('minimum'));
+  set('maximum', get('maximum'));
+  set('maxItems', get('max_items', 'maxItems'));
+  set('maxLength', get('max_length', 'maxLength'));
+  return Object.keys(r).length ? r : undefined;
+}
+
+const name = (o: protobuf.ReflectionObject) => o.fullName.replace(/^\./, '');
+
+function fieldOf(f: protobuf.Field): FieldInfo {
+  f.resolve();
+  const t = f.resolvedType;
+  const base: FieldInfo = { name: f.name, key: jsonName(f.name), number: f.id, kind: f.type as ScalarKind };
+  if (t instanceof protobuf.Enum) Object.assign(base, { kind: 'enum', type: name(t) });
+  else if (t instanceof protobuf.Type) Object.assign(base, { kind: 'message', type: name(t) === TIMESTAMP ? TIMESTAMP : name(t) });
+  if (f.map) base.mapKey = (f as unknown as protobuf.MapField).keyType as ScalarKind;
+  else if (f.repeated) base.repeated = true;
+  else if (!(t instanceof protobuf.Type) && f.partOf && /^_/.test(f.partOf.name)) base.optional = true; // proto3 `optional`
+  if (f.comment) base.comment = f.comment;
+  const rules = rulesOf(f);
+  if (rules) base.rules = rules;
+  return base;
+}
+
+/** Every message and enum under `ns` (recursively), as tables. */
+export function tablesFromProtobufjs(ns: protobuf.NamespaceBase): { messages: MessageInfo[]; enums: EnumInfo[] } {
+  const messages: MessageInfo[] = [];
+  const enums: EnumInfo[] = [];
+  const walk = (n: protobuf.NamespaceBase) => {
+    for (const o of n.nestedArray) {
+      if (o instanceof protobuf.Type) {
+        messages.push({ name: name(o), ...(o.comment ? { comment: o.comment } : {}), fields: o.fieldsArray.map(fieldOf) });
+      } else if (o instanceof protobuf.Enum) {
+        enums.push({
+          name: name(o), ...(o.comment ? { comment: o.comment } : {}),
+          values: Object.entries(o.values).map(([k, v]) => ({ name: k, number: v, ...(o.comments[k] ? { comment: o.comments[k]! } : {}) })),
+        });
+      }
+      if (o instanceof protobuf.Namespace || o instanceof protobuf.Type) walk(o);
+    }
+  };
+  walk(ns);
+  return { messages, enums };
+}
