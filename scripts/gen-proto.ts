@@ -109,8 +109,8 @@ function specTypes(root: protobuf.Root): string {
 function specTables(root: protobuf.Root): string {
   const { messages, enums } = tablesFromProtobufjs(root.lookup('appliance') as protobuf.Namespace);
   const lines = (xs: object[]) => xs.map((x) => `  ${JSON.stringify(x)},`).join('\n');
-  return `export const SPEC_MESSAGES: MessageInfo[] = [\n${lines(messages.filter((m) => m.name !== 'appliance.v1alpha1.FieldRules'))}\n];\n\n`
-    + `export const SPEC_ENUMS: EnumInfo[] = [\n${lines(enums)}\n];\n`;
+  return `export const SPEC_MESSAGES: readonly unknown[] = [\n${lines(messages.filter((m) => m.name !== 'appliance.v1alpha1.FieldRules'))}\n];\n\n`
+    + `export const SPEC_ENUMS: readonly unknown[] = [\n${lines(enums)}\n];\n`;
 }
 
 export interface Generated { path: string; text: string }
@@ -127,7 +127,7 @@ export function generate(): Generated[] {
     },
     {
       path: join(GEN, 'spec-messages.ts'),
-      text: header('proto/appliance') + "import type { EnumInfo, MessageInfo } from '../../init/cosi/spec/message-info.ts';\n\n"
+      text: header('proto/appliance') + '// Data only (init/cosi/spec/message-info.ts says what each entry is): proto/ imports nothing.\n\n'
         + specTables(specRoot),
     },
     { path: join(GEN, 'spec-types.ts'), text: specTypes(specRoot) },

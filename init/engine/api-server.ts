@@ -1,13 +1,15 @@
-// api-server: the COSI API of the machine. Users (cosictl, any COSI client) reach it
-// over TCP; plugins reach it over a unix socket, where each connection is tied to
-// the plugin whose pid SO_PEERCRED reports and may write only that plugin's outputs.
+// api-server: the COSI API of the machine, on our gRPC server (init/cosi/remote/grpc).
+// Users (cosictl, any COSI client) reach it over TCP; plugins reach it over a unix
+// socket, where each connection is tied to the plugin whose pid SO_PEERCRED reports
+// and may write only that plugin's outputs.
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Native } from '../../native/index.ts';
-import { createStateService, type StateServerOptions, type WriteGuard } from '../cosi/remote/server.ts';
-import { stateServiceDefinition } from '../cosi/remote/service.ts';
+import { grpcHttp2Server } from '../cosi/remote/grpc/http2-server.ts';
+import type { GrpcServerOptions } from '../cosi/remote/grpc/server.ts';
+import { stateMethods, type StateServerOptions, type WriteGuard } from '../cosi/remote/server.ts';
+import { toStatus } from '../cosi/remote/status.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
@@ -18,11 +20,13 @@ export interface ApiServerOptions {
   log: Logger;
   native: Native;
   /** Codecs and admission, the same for users and plugins; plugins also get a write guard. */
-  service: Omit<StateServerOptions, 'guard'>;
+  service: Omit<StateServerOptions, 'guardOf'>;
   /** "host:port" for users; port 0 picks one. */
   listen: string;
   pluginSocket: string;
   pluginByPid: (pid: number) => Plugin | undefined;
+  /** Largest request message (default 4 MiB). */
+  maxRequestBytes?: number;
 }
 
 export interface ApiServer { port: number; stop(): Promise<void> }
@@ -36,49 +40,45 @@ function pluginGuard(p: Plugin): WriteGuard {
   };
 }
 
+/** The plugin a connection on the plugin socket belongs to: set on the socket when it is accepted. */
+const PLUGIN = Symbol('plugin');
+type PluginSocket = Socket & { [PLUGIN]?: { plugin: Plugin; guard: WriteGuard } };
+
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
-  const publicServer = new Server();
-  publicServer.addService(stateServiceDefinition, createStateService(o.state, o.service));
-  const port = await new Promise<number>((resolve, reject) => publicServer.bindAsync(o.listen, ServerCredentials.createInsecure(), (e, p) => (e ? reject(new Error(`cannot listen on ${o.listen}: ${e.message}`)) : resolve(p))));
+  const grpc = (guarded: boolean): GrpcServerOptions => ({
+    methods: stateMethods(o.state, {
+      ...o.service,
+      ...(guarded ? { guardOf: (ctx) => (ctx.session.socket as PluginSocket)[PLUGIN]?.guard ?? REFUSE_ALL } : {}),
+    }),
+    maxRequestBytes: o.maxRequestBytes ?? 4 << 20,
+    toStatus,
+  });
+  const users = grpcHttp2Server(grpc(false));
+  const colon = o.listen.lastIndexOf(':');
+  const host = o.listen.slice(0, colon).replace(/^\[|\]$/g, '');
+  const port = await users.listen({ host, port: Number(o.listen.slice(colon + 1)) })
+    .catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
 
-  // One gRPC server per plugin, fed only the connections of that plugin's process.
-  const perPlugin = new Map<string, { server: Server; inject: (s: Socket) => void }>();
-  const injectorFor = (p: Plugin) => {
-    let entry = perPlugin.get(p.name);
-    if (!entry) {
-      const server = new Server();
-      server.addService(stateServiceDefinition, createStateService(o.state, { ...o.service, guard: pluginGuard(p) }));
-      const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-      entry = { server, inject: (s) => injector.injectConnection(s) };
-      perPlugin.set(p.name, entry);
-    }
-    return entry;
-  };
-
-  mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
-  rmSync(o.pluginSocket, { force: true });
-  const unixServer: NetServer = createServer((socket) => {
+  const plugins = grpcHttp2Server(grpc(true));
+  plugins.server.on('connection', (socket: PluginSocket) => {
     const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-    let plugin: Plugin | undefined;
     try {
       const cred = o.native.peerCred(fd ?? -1);
-      plugin = o.pluginByPid(cred.pid);
+      const plugin = o.pluginByPid(cred.pid);
       if (!plugin) { o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`); socket.destroy(); return; }
-    } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); return; }
-    injectorFor(plugin).inject(socket);
+      socket[PLUGIN] = { plugin, guard: pluginGuard(plugin) };
+    } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); }
   });
-  await new Promise<void>((resolve, reject) => { unixServer.once('error', reject); unixServer.listen(o.pluginSocket, () => resolve()); });
+  mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
+  rmSync(o.pluginSocket, { force: true });
+  await plugins.listen({ path: o.pluginSocket });
   o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''}, plugins on ${o.pluginSocket}`);
-
   return {
     port,
-    async stop() {
-      unixServer.close();
-      // Open watches never finish by themselves: give calls a moment, then cut them.
-      await Promise.all([publicServer, ...[...perPlugin.values()].map((e) => e.server)].map((s) => new Promise<void>((r) => {
-        const force = setTimeout(() => { s.forceShutdown(); r(); }, 1000);
-        s.tryShutdown(() => { clearTimeout(force); r(); });
-      })));
-    },
+    // Open watches never finish by themselves: they are asked to end, then cut after a second.
+    stop: async () => { await Promise.all([users.stop(), plugins.stop()]); },
   };
 }
+
+/** A plugin-socket connection without an identity never gets this far; if one did, it may write nothing. */
+const REFUSE_ALL: WriteGuard = { check: (type) => { throw new StateError('permission-denied', `an unidentified plugin connection may not write ${type}`, type); } };

@@ -2,7 +2,7 @@
 // into tables in proto/gen/spec-messages.ts) and the codecs of the types that name them.
 import type { DefinitionInput, ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { codecForDefinition, definitionCodecs } from '../cosi/remote/definition-codecs.ts';
-import { messageSet, type MessageSet } from '../cosi/spec/message-info.ts';
+import { messageSet, type EnumInfo, type MessageInfo, type MessageSet } from '../cosi/spec/message-info.ts';
 import { chainCodecs, type SpecCodec, type SpecCodecs } from '../cosi/spec/spec-codec.ts';
 import { SPEC_ENUMS, SPEC_MESSAGES } from '../../proto/gen/spec-messages.ts';
 
@@ -10,7 +10,7 @@ let set: MessageSet | undefined;
 
 /** Every spec message this program carries. */
 export function specMessages(): MessageSet {
-  set ??= messageSet(SPEC_MESSAGES, SPEC_ENUMS);
+  set ??= messageSet(SPEC_MESSAGES as MessageInfo[], SPEC_ENUMS as EnumInfo[]);
   return set;
 }
 

@@ -1,6 +1,6 @@
 // sysfs-block: block devices as /sys/class/block describes them, plus their
 // superblock (read from /dev). Size is in 512-byte sectors whatever the device.
-import { isErrno } from '../../native/errno.ts';
+import { errnoOf, isErrno } from '../../native/errno.ts';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { probe, PROBE_BYTES } from './superblock.ts';
@@ -10,15 +10,17 @@ const read = (p: string) => {
   try { return readFileSync(p, 'utf8').trim(); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
 };
 
-function readHead(dev: string): Buffer | null {
+/** The device's first bytes, or why they cannot be read (no medium in a CD-ROM, gone, not permitted). */
+function readHead(dev: string): Buffer | { error: string } {
   let fd: number | undefined;
   try {
     fd = openSync(dev, 'r');
     const b = Buffer.alloc(PROBE_BYTES);
     return b.subarray(0, readSync(fd, b, 0, b.length, 0));
   } catch (e) {
-    if (isErrno(e, 'ENOMEDIUM', 'ENXIO', 'ENOENT', 'ENODEV', 'EIO')) return null; // no medium (empty CD-ROM), gone, ...
-    throw e;
+    const code = errnoOf(e);
+    if (!code) throw e;
+    return { error: code === 'ENOMEDIUM' ? 'no medium' : `cannot read ${dev}: ${code}` };
   } finally { if (fd !== undefined) closeSync(fd); }
 }
 
@@ -36,12 +38,14 @@ export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<st
     const partition = existsSync(join(base, 'partition'));
     const parent = partition ? basename(dirname(realpathSync(base))) : undefined;
     const devPath = join(dev, name);
-    const p = sizeBytes > 0 ? probe(readHead(devPath) ?? Buffer.alloc(0)) : null;
+    const head = sizeBytes > 0 ? readHead(devPath) : undefined;
+    const p = Buffer.isBuffer(head) ? probe(head) : null;
+    const probeError = head && !Buffer.isBuffer(head) ? head.error : undefined;
     out.set(name, {
       devPath, major, minor, sizeBytes, partition, partitions: [],
       readOnly: read(join(base, 'ro')) === '1',
       removable: read(join(parent ? join(sys, parent) : base, 'removable')) === '1',
-      ...(parent ? { parent } : {}), ...(p ?? {}),
+      ...(parent ? { parent } : {}), ...(p ?? {}), ...(probeError ? { probeError } : {}),
     });
   }
   for (const [name, d] of out) if (d.parent) out.get(d.parent)?.partitions?.push(name);

@@ -419,6 +419,8 @@ export interface BlockDeviceSpec {
   label?: string;
   /** The filesystem's UUID. */
   uuid?: string;
+  /** Why its first bytes could not be read to tell the filesystem (no medium, not permitted). */
+  probeError?: string;
 }
 
 /** MountSpecSpec: a filesystem to mount. Specs of every layer with the same target

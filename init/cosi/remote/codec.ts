@@ -122,16 +122,16 @@ export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWir
   const where = o.where ?? 'resource';
   if (!w.metadata) throw new StateError('invalid-argument', `${where}: metadata is missing`);
   const m = w.metadata;
-  const phase = m.phase === 'tearingDown' ? 'tearingDown' : 'running';
   const metadata: Metadata = {
     namespace: m.namespace, type: m.type, id: m.id, version: parseVersion(m.version ?? '', where),
-    owner: m.owner ?? '', phase, created: fromTs(m.created), updated: fromTs(m.updated),
-    finalizers: [...(m.finalizers ?? [])], labels: { ...(m.labels ?? {}) }, annotations: { ...(m.annotations ?? {}) },
+    owner: m.owner ?? '', phase: m.phase === 'tearingDown' ? 'tearingDown' : 'running', created: fromTs(m.created), updated: fromTs(m.updated),
+    finalizers: m.finalizers ?? [], labels: m.labels ?? {}, annotations: m.annotations ?? {},
   };
   const what = `${m.type} "${m.id}"`;
   const codec = codecOf(codecs, m.type);
   const decode = () => (o.admit ? admitSpec(w, codec, what) : readSpec(w, codec, what));
-  if (!o.lazy) return { metadata, spec: decode() };
+  // A protobuf spec decodes in a microsecond or two; only YAML is worth putting off.
+  if (!o.lazy || codec.message) return { metadata, spec: decode() };
   const r = { metadata } as Resource;
   let value: unknown;
   let parsed = false;

@@ -1,13 +1,15 @@
 // The conformance suite over a real gRPC connection: our server on a loopback port,
 // our client on the other end. Plus the wire rules a foreign client relies on.
 import t from 'tap';
-import { Server, ServerCredentials, credentials, makeGenericClientConstructor, type Client, type ServiceError, status } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, type Client, type MethodDefinition, type ServiceError, status } from '@grpc/grpc-js';
 import { runStateSuite } from '../conformance/state-suite.ts';
 import { MemoryState } from '../state/memory-state.ts';
 import { newResource } from '../resource/resource.ts';
 import { RemoteState } from './client.ts';
-import { createStateService } from './server.ts';
-import { stateServiceDefinition } from './service.ts';
+import { grpcHttp2Server } from './grpc/http2-server.ts';
+import { stateMethods } from './server.ts';
+import { STATE_METHODS } from './service.ts';
+import { toStatus } from './status.ts';
 import { decode, encode } from './proto.ts';
 import { META_CODECS } from './meta-codecs.ts';
 import { chainCodecs, protoCodec, staticCodecs, type SpecCodecs } from '../spec/spec-codec.ts';
@@ -15,11 +17,19 @@ import protobuf from 'protobufjs';
 import { messageSet } from '../spec/message-info.ts';
 
 async function serve(state = new MemoryState(), codecs: SpecCodecs = META_CODECS) {
-  const server = new Server();
-  server.addService(stateServiceDefinition, createStateService(state, { codecs }));
-  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
-  return { server, port, state };
+  const grpc = grpcHttp2Server({ methods: stateMethods(state, { codecs }), maxRequestBytes: 4 << 20, toStatus });
+  const port = await grpc.listen({ host: '127.0.0.1', port: 0 });
+  return { server: { forceShutdown: () => void grpc.stop(0) }, port, state };
 }
+
+/** grpc-js's view of cosi.resource.State: an independent client (its own HTTP/2 and gRPC code) for the raw wire checks. */
+const stateServiceDefinition = Object.fromEntries(Object.entries(STATE_METHODS).map(([name, d]) => [name, {
+  path: d.path, requestStream: false, responseStream: d.streaming, originalName: name,
+  requestSerialize: (o: object) => (Buffer.isBuffer(o) ? o : encode(d.request, o)),
+  requestDeserialize: (b: Buffer) => decode(d.request, b),
+  responseSerialize: (o: object) => (Buffer.isBuffer(o) ? o : encode(d.response, o)),
+  responseDeserialize: (b: Buffer) => decode(d.response, b),
+}])) as unknown as Record<keyof typeof STATE_METHODS, MethodDefinition<object, unknown>>;
 
 runStateSuite(t, async () => {
   const { server, port } = await serve();

@@ -1,14 +1,16 @@
-// server: serves any State as cosi.resource.State over grpc-js. A writer guard can
-// restrict which types a connection may write (plugins: their declared outputs), and
-// a validator checks specs against their definitions before anything is stored.
-import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
+// server: serves any State as cosi.resource.State (the methods of our gRPC server,
+// grpc/server.ts). A writer guard can restrict which types a connection may write
+// (plugins: their declared outputs), and an admission hook sees each resource a client
+// creates or updates before it is stored.
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
 import protobuf from 'protobufjs';
 import { labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
-import { encode, has } from './proto.ts';
-import { toServiceError } from './status.ts';
+import { frame } from './grpc/framing.ts';
+import type { CallContext, Method } from './grpc/server.ts';
+import { decode, encode, has, type MessageName } from './proto.ts';
+import { STATE_METHODS, type StateMethod } from './service.ts';
 import type { SpecCodecs } from '../spec/spec-codec.ts';
 import { sameSpec } from '../spec/spec-equal.ts';
 
@@ -18,9 +20,10 @@ export interface WriteGuard {
 }
 
 export interface StateServerOptions {
+  /** The write guard of the connection a call came on (plugins: their outputs); none = may write anything. */
+  guardOf?: (ctx: CallContext) => WriteGuard | undefined;
   /** How specs travel and are checked, per type (a type it does not know is free-form YAML). */
   codecs: SpecCodecs;
-  guard?: WriteGuard;
   /** A resource a client creates or updates, as it is to be stored; throws to refuse it (unknown type, namespace). */
   admit?: (r: Resource, op: 'create' | 'update') => Resource;
   /** Throws to refuse a Destroy or Teardown (a built-in definition). */
@@ -54,11 +57,6 @@ export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes
   return Buffer.from(w.finish());
 }
 
-/** Ends a server stream with the error's status (grpc-js takes it from an 'error' event). */
-function failStream(call: ServerWritableStream<unknown, unknown>, e: unknown): void {
-  if (!call.cancelled) call.emit('error', toServiceError(e));
-}
-
 /** True when `next` differs from `cur` in its finalizers alone. */
 function finalizersOnly(cur: Resource, next: Resource): boolean {
   const m = cur.metadata; const n = next.metadata;
@@ -69,7 +67,8 @@ function finalizersOnly(cur: Resource, next: Resource): boolean {
 interface PointerRequest { namespace: string; type: string; id: string; options?: { owner?: string } }
 const ptr = (r: PointerRequest): Pointer => ({ namespace: r.namespace, type: r.type, id: r.id });
 
-export function createStateService(state: State, o: StateServerOptions): UntypedServiceImplementation {
+/** The methods of cosi.resource.State over `state`, by path, for grpc/server.ts. */
+export function stateMethods(state: State, o: StateServerOptions): Map<string, Method> {
   // Stored resources are immutable, so their encoding can be kept with them.
   const encoded = new WeakMap<Resource, Buffer>();
   const resourceBytes = (r: Resource): Buffer => {
@@ -78,95 +77,115 @@ export function createStateService(state: State, o: StateServerOptions): Untyped
     return b;
   };
   const response = (r: Resource) => wrapField1(resourceBytes(r));
-
-  const checkWrite = (r: Resource | Pointer) => {
-    const p = 'metadata' in r ? r.metadata : r;
-    o.guard?.check(p.type);
+  // An event most watchers share (the state hands them the same object) is encoded and framed once.
+  const eventFrames = new WeakMap<WatchEvent, Buffer>();
+  const watchResponse = (events: WatchEvent[]): Buffer => {
+    if (events.length !== 1) return frame(encodeWatchResponse(events, resourceBytes));
+    let b = eventFrames.get(events[0]!);
+    if (!b) { b = frame(encodeWatchResponse(events, resourceBytes)); eventFrames.set(events[0]!, b); }
+    return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
-  const removal = (req: PointerRequest) => { const p = ptr(req); o.guard?.check(p.type); o.admitRemoval?.(p); return p; };
   const fromWire = (w: WireResource | undefined, where: string) => resourceFromWire(w ?? {}, o.codecs, { where, admit: true });
+  const checkWrite = (ctx: CallContext, type: string) => o.guardOf?.(ctx)?.check(type);
+  const removal = (ctx: CallContext, req: PointerRequest) => { const p = ptr(req); checkWrite(ctx, p.type); o.admitRemoval?.(p); return p; };
 
-  const unary = <Req, Res>(fn: (req: Req) => Promise<Res>) => (call: ServerUnaryCall<Req, Res>, cb: sendUnaryData<Res>) => {
-    fn(call.request).then((res) => cb(null, res), (e) => cb(toServiceError(e)));
+  const unary = <Req>(name: StateMethod, fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>): [string, Method] => {
+    const def = STATE_METHODS[name];
+    return [def.path, {
+      kind: 'unary',
+      handle: async (bytes, ctx) => {
+        const res = await fn(decodeRequest<Req>(def.request, bytes), ctx);
+        return res instanceof Uint8Array ? res : encode(def.response, res);
+      },
+    }];
   };
 
-  return {
-    Get: unary(async (req: PointerRequest) => response(await state.get(ptr(req)))),
+  return new Map<string, Method>([
+    unary('Get', async (req: PointerRequest) => response(await state.get(ptr(req)))),
 
-    List: (call: ServerWritableStream<{ namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } } }, Buffer>) => {
-      (async () => {
-        const opts = call.request.options;
-        const list = await state.list({ namespace: call.request.namespace, type: call.request.type }, {
-          labelQueries: labelQueriesFromWire(opts?.label_query),
-          ...(opts?.id_query?.regexp ? { idQuery: opts.id_query.regexp } : {}),
+    [STATE_METHODS.List.path, {
+      kind: 'server-stream',
+      async handle(bytes, ctx, out) {
+        const req = decodeRequest<{ namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } } }>('ListRequest', bytes);
+        const list = await state.list({ namespace: req.namespace, type: req.type }, {
+          labelQueries: labelQueriesFromWire(req.options?.label_query),
+          ...(req.options?.id_query?.regexp ? { idQuery: req.options.id_query.regexp } : {}),
         });
         for (const r of list) {
-          if (call.cancelled) return;
-          if (!call.write(response(r))) await new Promise((res) => call.once('drain', res));
+          if (ctx.signal.aborted) return;
+          const wait = out.write(response(r));
+          if (wait) await wait;
         }
-        call.end();
-      })().catch((e) => failStream(call, e));
-    },
+      },
+    }],
 
-    Create: unary(async (req: { resource?: WireResource; options?: { owner: string } }) => {
+    unary('Create', async (req: { resource?: WireResource; options?: { owner: string } }, ctx) => {
       const r = fromWire(req.resource, 'create');
-      checkWrite(r);
+      checkWrite(ctx, r.metadata.type);
       return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
-    Update: unary(async (req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }) => {
+    unary('Update', async (req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }, ctx) => {
       const r = fromWire(req.new_resource, 'update');
       // A controller holds its strong inputs with finalizers: an update that changes
       // nothing but the finalizers is allowed on any type; anything more needs the type as an output.
-      try { checkWrite(r); } catch (e) {
+      try { checkWrite(ctx, r.metadata.type); } catch (e) {
         if (!finalizersOnly(await state.get(r.metadata), r)) throw e;
       }
       const admitted = admit(r, 'update');
       const o2 = req.options;
       let expectedPhase: 'running' | 'tearingDown' | undefined;
       if (o2 && has(o2, 'expected_phase')) {
-        if (o2.expected_phase !== 'running' && o2.expected_phase !== 'tearingDown') throw new StateError('invalid-argument', `unknown expected phase "${o2.expected_phase}"`, o2.expected_phase);
+        if (o2.expected_phase !== 'running' && o2.expected_phase !== 'tearingDown') {
+          throw new StateError('invalid-argument', `unknown expected phase "${o2.expected_phase}"`, o2.expected_phase);
+        }
         expectedPhase = o2.expected_phase;
       }
       return response(await state.update(admitted, { owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}) }));
     }),
 
-    Destroy: unary(async (req: PointerRequest) => { await state.destroy(removal(req), { owner: req.options?.owner ?? '' }); return {}; }),
-    Teardown: unary(async (req: PointerRequest) => ({ destroy_ready: await state.teardown(removal(req), { owner: req.options?.owner ?? '' }) })),
-    TeardownAndDestroy: unary(async (req: PointerRequest) => {
-      await state.teardownAndDestroy(removal(req), { owner: req.options?.owner ?? '' });
+    unary('Destroy', async (req: PointerRequest, ctx) => { await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' }); return {}; }),
+    unary('Teardown', async (req: PointerRequest, ctx) => ({ destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }) })),
+    unary('TeardownAndDestroy', async (req: PointerRequest, ctx) => {
+      await state.teardownAndDestroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
       return {};
     }),
 
-    Watch: (call: ServerWritableStream<{ namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number }, object>) => {
-      const req = call.request;
-      // The sink waits at this gate until the empty first response is out; the watch
-      // awaits each sink call, so events keep their order without a side buffer.
-      let openGate!: () => void;
-      const gate = new Promise<void>((r) => { openGate = r; });
-      const send = async (events: WatchEvent[]) => {
-        await gate;
-        if (call.cancelled) return;
-        const bytes = encodeWatchResponse(events, resourceBytes);
-        if (!call.write(bytes)) await new Promise((res) => call.once('drain', res));
-      };
-      const fail = (e: unknown) => failStream(call, e);
-      (async () => {
+    [STATE_METHODS.Watch.path, {
+      kind: 'server-stream',
+      async handle(bytes, ctx, out) {
+        const req = decodeRequest<{ namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number }>('WatchRequest', bytes);
+        // The sink waits at this gate until the empty first response is out; the watch
+        // awaits each sink call, so events keep their order without a side buffer.
+        let openGate!: () => void;
+        const gate = new Promise<void>((r) => { openGate = r; });
+        const send = async (events: WatchEvent[]) => {
+          await gate;
+          if (ctx.signal.aborted) return;
+          out.writeFramed(watchResponse(events));
+          await out.flush();
+        };
         const watch = await state.watch(
           { namespace: req.namespace, type: req.type, ...(has(req, 'id') ? { id: req.id! } : {}) },
           watchOptionsFromWire(req.options),
           send,
           req.api_version >= 1,
         );
-        call.on('cancelled', () => watch.close());
+        ctx.signal.addEventListener('abort', () => watch.close(), { once: true });
         // Rule 1: one empty response as soon as the watch is set up, before any event.
-        call.write(encode('WatchResponse', {}));
+        out.write(encode('WatchResponse', {}));
+        await out.flush();
         openGate();
         const err = await watch.done;
-        if (call.cancelled) return;
-        if (err) fail(err); else call.end();
-      })().catch(fail);
-    },
-  };
+        if (err && !ctx.signal.aborted) throw err;
+      },
+    }],
+  ]);
+}
+
+function decodeRequest<T>(name: MessageName, bytes: Uint8Array): T {
+  try { return decode<T>(name, bytes); } catch (e) {
+    throw new StateError('invalid-argument', `the request is not a ${name}: ${(e as Error).message}`, name, { cause: e });
+  }
 }

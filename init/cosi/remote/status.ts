@@ -1,48 +1,55 @@
 // status: StateError codes <-> gRPC status codes, in one place. The exact code also
 // travels in the `cosi-error-code` trailer so our own client gets it back unchanged;
 // other clients rely on the standard gRPC code (shared/cosi-wire.md rule 6).
-import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { StateError, type StateErrorCode } from '../state/errors.ts';
+import { Status, type StatusCode } from './grpc/framing.ts';
+import { GrpcCallError } from './grpc/client.ts';
 
-const TO_GRPC: Record<StateErrorCode, status> = {
-  'not-found': status.NOT_FOUND,
-  'already-exists': status.ALREADY_EXISTS,
-  'owner-conflict': status.PERMISSION_DENIED,
-  'permission-denied': status.PERMISSION_DENIED,
-  'phase-conflict': status.INVALID_ARGUMENT,
-  'version-conflict': status.FAILED_PRECONDITION,
-  'pending-finalizers': status.FAILED_PRECONDITION,
-  'in-use': status.FAILED_PRECONDITION,
-  'invalid-bookmark': status.FAILED_PRECONDITION,
-  'invalid-argument': status.INVALID_ARGUMENT,
-  'unimplemented': status.UNIMPLEMENTED,
-  'buffer-overrun': status.ABORTED,
-  'internal': status.INTERNAL,
+const TO_GRPC: Record<StateErrorCode, StatusCode> = {
+  'not-found': Status.NOT_FOUND,
+  'already-exists': Status.ALREADY_EXISTS,
+  'owner-conflict': Status.PERMISSION_DENIED,
+  'permission-denied': Status.PERMISSION_DENIED,
+  'phase-conflict': Status.INVALID_ARGUMENT,
+  'version-conflict': Status.FAILED_PRECONDITION,
+  'pending-finalizers': Status.FAILED_PRECONDITION,
+  'in-use': Status.FAILED_PRECONDITION,
+  'invalid-bookmark': Status.FAILED_PRECONDITION,
+  'invalid-argument': Status.INVALID_ARGUMENT,
+  'unimplemented': Status.UNIMPLEMENTED,
+  'buffer-overrun': Status.ABORTED,
+  'internal': Status.INTERNAL,
 };
+
+const ERROR_CODE_TRAILER = 'cosi-error-code';
 
 /** What the server answers for any thrown value. */
-export function toServiceError(e: unknown): Partial<ServiceError> {
+export function toStatus(e: unknown): { code: StatusCode; message: string; trailers: Record<string, string> } {
   const se = StateError.from(e);
-  const md = new Metadata();
-  md.set('cosi-error-code', se.code);
-  return { code: TO_GRPC[se.code], details: se.message, metadata: md };
+  return { code: TO_GRPC[se.code], message: se.message, trailers: { [ERROR_CODE_TRAILER]: se.code } };
 }
 
-const FROM_GRPC: Partial<Record<status, StateErrorCode>> = {
-  [status.NOT_FOUND]: 'not-found',
-  [status.ALREADY_EXISTS]: 'already-exists',
-  [status.PERMISSION_DENIED]: 'permission-denied',
-  [status.INVALID_ARGUMENT]: 'invalid-argument',
-  [status.FAILED_PRECONDITION]: 'version-conflict',
-  [status.UNIMPLEMENTED]: 'unimplemented',
-  [status.ABORTED]: 'buffer-overrun',
+const FROM_GRPC: Partial<Record<StatusCode, StateErrorCode>> = {
+  [Status.NOT_FOUND]: 'not-found',
+  [Status.ALREADY_EXISTS]: 'already-exists',
+  [Status.PERMISSION_DENIED]: 'permission-denied',
+  [Status.INVALID_ARGUMENT]: 'invalid-argument',
+  [Status.FAILED_PRECONDITION]: 'version-conflict',
+  [Status.UNIMPLEMENTED]: 'unimplemented',
+  [Status.ABORTED]: 'buffer-overrun',
 };
 
-/** What the client throws for a failed call. */
-export function fromServiceError(e: unknown): StateError {
-  const se = e as Partial<ServiceError>;
-  if (typeof se?.code !== 'number') return StateError.from(e);
-  const exact = se.metadata?.get('cosi-error-code')[0];
-  const code = (typeof exact === 'string' && exact in TO_GRPC ? exact : FROM_GRPC[se.code] ?? 'internal') as StateErrorCode;
-  return new StateError(code, se.details || se.message || `gRPC status ${se.code}`, undefined, { cause: e });
+/** What the client throws for a failed call. `unavailable` marks the server as unreachable (cosictl's exit code 5). */
+export function fromCallError(e: unknown): StateError {
+  if (!(e instanceof GrpcCallError)) return StateError.from(e);
+  const exact = e.trailers[ERROR_CODE_TRAILER];
+  const code = (exact && exact in TO_GRPC ? exact : FROM_GRPC[e.code] ?? 'internal') as StateErrorCode;
+  const se = new StateError(code, e.details || `gRPC status ${e.code}`, undefined, { cause: e });
+  return se;
 }
+
+/** True when the call failed because the server could not be reached (or went away). */
+export const isUnreachable = (e: unknown) => {
+  const cause = e instanceof StateError ? e.cause : e;
+  return cause instanceof GrpcCallError && (cause.code === Status.UNAVAILABLE || cause.code === Status.DEADLINE_EXCEEDED);
+};

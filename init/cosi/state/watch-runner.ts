@@ -21,6 +21,20 @@ function validate(single: boolean, o: WatchOptions): void {
   if (tail > 0 && o.bootstrapContents) throw new StateError('invalid-argument', 'tail events and bootstrap contents cannot be combined');
 }
 
+/**
+ * A stored event as every unfiltered watcher of its kind sees it: one object per event,
+ * shared, so that whoever serializes it (the API server) can do so once for all of them.
+ */
+const shared = new WeakMap<StoredEvent, WatchEvent>();
+function asIs(ev: StoredEvent, bookmark: (seq: number) => Uint8Array): WatchEvent {
+  let e = shared.get(ev);
+  if (!e) {
+    e = { type: ev.type, resource: ev.resource, ...(ev.old ? { old: ev.old } : {}), bookmark: bookmark(ev.seq) };
+    shared.set(ev, e);
+  }
+  return e;
+}
+
 export async function runWatch(state: MemoryState, b: Bucket, id: string | undefined, o: WatchOptions, sink: WatchSink, showAll: boolean): Promise<Watch> {
   const single = id !== undefined;
   validate(single, o);
@@ -31,9 +45,9 @@ export async function runWatch(state: MemoryState, b: Bucket, id: string | undef
   /** What a stored event looks like to this watcher, or null if it does not concern it. */
   const translate = (ev: StoredEvent): WatchEvent | null => {
     const r = ev.resource;
+    if (single) return r.metadata.id === id ? asIs(ev, bookmark) : null;
+    if (!filtered) return asIs(ev, bookmark);
     const base = { bookmark: bookmark(ev.seq) };
-    if (single) return r.metadata.id === id ? { type: ev.type, resource: r, ...(ev.old ? { old: ev.old } : {}), ...base } : null;
-    if (!filtered) return { type: ev.type, resource: r, ...(ev.old ? { old: ev.old } : {}), ...base };
     const now = match(r.metadata.id, r.metadata.labels);
     if (ev.type !== 'updated') return now ? { type: ev.type, resource: r, ...base } : null;
     const before = match(ev.old!.metadata.id, ev.old!.metadata.labels);

@@ -1,0 +1,214 @@
+// client: gRPC unary and server-streaming calls over one node:http2 connection (TCP,
+// or a unix socket for plugins). Connects on first use and again after the connection
+// is lost; a refused or unreachable address fails at once with UNAVAILABLE naming
+// why; deadlines travel as grpc-timeout and are enforced here too; a server that
+// stops answering pings is noticed (keepalive) and every call on it fails.
+import { connect as netConnect } from 'node:net';
+import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
+import { decodeGrpcMessage, formatTimeout, frame, FrameError, MessageReader, Status, type StatusCode } from './framing.ts';
+
+/** A call that ended with a status other than OK. `trailers` has what the server sent besides. */
+export class GrpcCallError extends Error {
+  constructor(readonly code: StatusCode, readonly details: string, readonly trailers: Record<string, string> = {}) {
+    super(details);
+    this.name = 'GrpcCallError';
+  }
+}
+
+export interface ChannelOptions {
+  /** Largest response message accepted. */
+  maxMessageBytes?: number;
+  /** A PING every this many ms on an idle connection; no answer within `keepaliveTimeoutMs` fails its calls. */
+  keepaliveMs?: number;
+  keepaliveTimeoutMs?: number;
+}
+
+export interface CallOptions { deadlineMs?: number; signal?: AbortSignal }
+
+/** A server stream: messages in order; a handler's promise pauses the stream (backpressure). */
+export interface ServerStream {
+  /** Called for each message; the next waits while a returned promise is pending. */
+  onMessage(fn: (message: Buffer) => void | Promise<void>): void;
+  /** Resolves with undefined at OK, or the error the call ended with. */
+  readonly done: Promise<GrpcCallError | undefined>;
+  cancel(): void;
+}
+
+const headerValue = (h: IncomingHttpHeaders, k: string) => { const v = h[k]; return Array.isArray(v) ? v[0] : v; };
+
+function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
+  const code = Number(headerValue(h, 'grpc-status') ?? NaN);
+  if (code === Status.OK) return undefined;
+  const extra = Object.fromEntries(Object.entries(h).filter(([k]) => !k.startsWith(':') && !k.startsWith('grpc-')).map(([k, v]) => [k, String(v)]));
+  if (Number.isNaN(code)) return new GrpcCallError(Status.INTERNAL, 'the server ended the call without a grpc-status', extra);
+  return new GrpcCallError(code as StatusCode, decodeGrpcMessage(headerValue(h, 'grpc-message') ?? ''), extra);
+}
+
+export class GrpcChannel {
+  private session: ClientHttp2Session | undefined;
+  private ready: Promise<ClientHttp2Session> | undefined;
+  private readonly authority: string;
+  private readonly socketPath: string | undefined;
+  private readonly max: number;
+  private keepalive: NodeJS.Timeout | undefined;
+  /** Open calls: the connection keeps the process alive while there are any. */
+  private active = 0;
+
+  /** address: "host:port", "[v6]:port" or "unix:///path/to.sock". */
+  constructor(readonly address: string, private readonly o: ChannelOptions = {}) {
+    this.socketPath = address.startsWith('unix://') ? address.slice('unix://'.length) : undefined;
+    this.authority = this.socketPath ? 'http://localhost' : `http://${address}`;
+    this.max = o.maxMessageBytes ?? 64 << 20;
+  }
+
+  private hostPort(): { host: string; port: number } {
+    const colon = this.address.lastIndexOf(':');
+    return { host: this.address.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(this.address.slice(colon + 1)) };
+  }
+
+  /** The connection, made if needed; rejects with UNAVAILABLE saying why it cannot be made. */
+  connection(timeoutMs = 5000): Promise<ClientHttp2Session> {
+    if (this.session && !this.session.closed && !this.session.destroyed) return Promise.resolve(this.session);
+    this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
+      // Small messages go out at once (no Nagle delay waiting for an ACK).
+      const s = connect(this.authority, {
+        createConnection: () => (this.socketPath ? netConnect(this.socketPath) : netConnect({ ...this.hostPort(), noDelay: true })),
+        settings: { enablePush: false, initialWindowSize: 1 << 20 },
+      });
+      const fail = (why: string) => { this.ready = undefined; s.destroy(); reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`)); };
+      const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms (timed out)`), timeoutMs);
+      s.once('connect', () => {
+        clearTimeout(timer);
+        s.setLocalWindowSize(8 << 20); // the connection's window: many streams' data in flight
+        this.session = s;
+        this.ready = undefined;
+        s.unref(); // an idle connection does not keep a process alive; calls ref it
+        this.startKeepalive(s);
+        resolve(s);
+      });
+      s.once('error', (e: NodeJS.ErrnoException) => { clearTimeout(timer); if (!this.session) fail(e.code ? `${e.code} (${e.message})` : e.message); });
+      s.once('close', () => { if (this.session === s) { this.session = undefined; clearInterval(this.keepalive); } });
+      s.on('goaway', () => { if (this.session === s) this.session = undefined; });
+    });
+    return this.ready;
+  }
+
+  private startKeepalive(s: ClientHttp2Session): void {
+    const every = this.o.keepaliveMs;
+    if (!every) return;
+    const within = this.o.keepaliveTimeoutMs ?? 5000;
+    clearInterval(this.keepalive);
+    this.keepalive = setInterval(() => {
+      const timer = setTimeout(() => s.destroy(new Error(`no answer to a keepalive ping within ${within} ms`)), within);
+      const sent = s.ping((err) => { clearTimeout(timer); if (err && !s.destroyed) s.destroy(err); });
+      if (!sent) clearTimeout(timer);
+    }, every);
+    this.keepalive.unref();
+  }
+
+  waitReady(timeoutMs = 5000): Promise<void> {
+    return this.connection(timeoutMs).then(() => undefined);
+  }
+
+  close(): void {
+    clearInterval(this.keepalive);
+    this.session?.close();
+    this.session = undefined;
+    this.active = 0;
+  }
+
+  private async open(path: string, request: Uint8Array, o: CallOptions): Promise<ClientHttp2Stream> {
+    const s = await this.connection();
+    if (this.active++ === 0) s.ref();
+    const stream = s.request({
+      ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers',
+      ...(o.deadlineMs ? { 'grpc-timeout': formatTimeout(o.deadlineMs) } : {}),
+    });
+    stream.once('close', () => { if (--this.active === 0 && !s.destroyed) s.unref(); });
+    stream.end(frame(request));
+    return stream;
+  }
+
+  /** A server stream; messages arrive through onMessage, the outcome through done. */
+  serverStream(path: string, request: Uint8Array, o: CallOptions = {}): ServerStream {
+    let handler: ((m: Buffer) => void | Promise<void>) | undefined;
+    let finish!: (e: GrpcCallError | undefined) => void;
+    const done = new Promise<GrpcCallError | undefined>((r) => { finish = r; });
+    let stream: ClientHttp2Stream | undefined;
+    let cancelled = false;
+    // Messages go to the handler in order; one that returns a promise holds the next
+    // (and pauses the stream) until it settles. A synchronous handler costs nothing more.
+    const queue: Buffer[] = [];
+    let busy = false;
+    let ended = false;
+    let handlerError: Error | undefined;
+    let drained: (() => void) | undefined;
+    const pump = () => {
+      while (handler && !busy && queue.length) {
+        const m = queue.shift()!;
+        let p: void | Promise<void>;
+        try { p = handler(m); } catch (e) { handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); break; }
+        if (p) {
+          busy = true;
+          stream?.pause();
+          p.then(() => { busy = false; if (!ended) stream?.resume(); pump(); }, (e: Error) => {
+            busy = false; handlerError = e; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); pump();
+          });
+        }
+      }
+      if (!busy && !queue.length) { const d = drained; drained = undefined; d?.(); }
+    };
+    const deliver = (m: Buffer) => { queue.push(m); pump(); };
+    const end = (e: GrpcCallError | undefined) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      const settle = () => finish(handlerError ? new GrpcCallError(Status.CANCELLED, `the message handler failed: ${handlerError.message}`) : e);
+      if (!busy && !queue.length) settle(); else drained = settle;
+    };
+    const timer = o.deadlineMs ? setTimeout(() => { stream?.close(constants.NGHTTP2_CANCEL); end(new GrpcCallError(Status.DEADLINE_EXCEEDED, `no answer within ${o.deadlineMs} ms`)); }, o.deadlineMs) : undefined;
+    this.open(path, request, o).then((st) => {
+      stream = st;
+      if (cancelled) { st.close(constants.NGHTTP2_CANCEL); return; }
+      const reader = new MessageReader(this.max);
+      let headersStatus: GrpcCallError | undefined | null = null;
+      st.on('response', (h) => {
+        const http = Number(h[':status']);
+        if (http !== 200) { headersStatus = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`); return; }
+        if (h['grpc-status'] !== undefined) headersStatus = statusOf(h); // trailers-only
+      });
+      st.on('data', (chunk: Buffer) => {
+        try { for (const m of reader.push(chunk)) deliver(m); } catch (e) {
+          st.close(constants.NGHTTP2_CANCEL);
+          end(new GrpcCallError(e instanceof FrameError ? e.status : Status.INTERNAL, (e as Error).message));
+        }
+      });
+      st.on('trailers', (h) => end(statusOf(h)));
+      st.on('error', (e: Error) => end(new GrpcCallError(cancelled ? Status.CANCELLED : Status.UNAVAILABLE, `connection to ${this.address} lost: ${e.message}`)));
+      st.on('close', () => {
+        if (headersStatus !== null) { end(headersStatus); return; }
+        end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')
+          : new GrpcCallError(Status.UNAVAILABLE, `the call to ${this.address} ended without a status (the server went away?)`));
+      });
+    }, (e: GrpcCallError) => end(e));
+    return {
+      onMessage(fn) { handler = fn; pump(); },
+      done,
+      cancel() { cancelled = true; stream?.close(constants.NGHTTP2_CANCEL); end(new GrpcCallError(Status.CANCELLED, 'cancelled')); },
+    };
+  }
+
+  /** A unary call: the one response message, or a GrpcCallError. */
+  unary(path: string, request: Uint8Array, o: CallOptions = {}): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const call = this.serverStream(path, request, o);
+      let response: Buffer | undefined;
+      call.onMessage((m) => { response = m; });
+      void call.done.then((e) => {
+        if (e) reject(e);
+        else if (!response) reject(new GrpcCallError(Status.INTERNAL, `${path}: the server sent no response message`));
+        else resolve(response);
+      });
+    });
+  }
+}
