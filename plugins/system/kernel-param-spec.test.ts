@@ -1,7 +1,9 @@
 // kernel-param against the real kernel: net.* sysctls of a private network
 // namespace (needs root), so the host's values are never touched.
 import t from 'tap';
-import { openSync, readFileSync, readSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
 import { builtinCodecs } from '../../init/model/spec-codecs.ts';
@@ -15,6 +17,23 @@ t.test('names map into /proc/sys and cannot leave it', async (t) => {
   t.equal(sysctlPath('net/ipv4/conf/eth0.100/rp_filter'), '/proc/sys/net/ipv4/conf/eth0.100/rp_filter');
   t.throws(() => sysctlPath('../../etc/passwd'), /invalid kernel parameter name/);
   t.throws(() => sysctlPath('kernel..x'), /invalid kernel parameter name/);
+});
+
+t.test('without root, on a /proc/sys of files: layers, read-back, the original written back', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'sysctl-'));
+  mkdirSync(join(root, 'net', 'ipv4'), { recursive: true });
+  writeFileSync(join(root, 'net', 'ipv4', 'ip_forward'), '0\n');
+  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController(root)], { codecs: builtinCodecs(builtinTypes()) });
+  const file = () => readFileSync(join(root, 'net', 'ipv4', 'ip_forward'), 'utf8').trim();
+  const st = () => h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id: 'net.ipv4.ip_forward' });
+  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' }, { key: 'net.ipv4.ip_forward', value: '1', layer: 'platform' });
+  t.match(await h.until(async () => (await st())?.value, '1') && await st(), { state: 'applied', value: '1', original: '0', layer: 'platform' });
+  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'net.ipv4.ip_forward' }, { value: '2' });
+  t.equal(await h.until(file, '2'), '2', 'config over platform');
+  await h.remove({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'net.ipv4.ip_forward' });
+  t.equal(await h.until(file, '1'), '1', 'the platform value again');
+  await h.remove({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' });
+  t.equal(file(), '0', 'the value from before the first write');
 });
 
 if (process.getuid?.() !== 0) {

@@ -1,16 +1,15 @@
-// Controller runtime tests: a real memory state, real controllers, converge-and-assert.
+// Controller runtime tests on the controller harness: a real memory state, real
+// controllers, converge-and-assert.
 import t, { type Test } from 'tap';
+import { controllerHarness } from '../conformance/controller-harness.ts';
 import { until } from '../conformance/converge.ts';
 import { newResource, type Resource } from '../resource/resource.ts';
-import { MemoryState } from '../state/memory-state.ts';
 import { StateError } from '../state/errors.ts';
 import type { Controller, ControllerContext } from './contract.ts';
-import { ControllerRuntime } from './runtime.ts';
 
 const NS = 'default';
 const A = 'Sources.test.appliance.dev';
 const B = 'Targets.test.appliance.dev';
-const quietLog = () => ({ info: () => {}, warn: () => {}, error: () => {} });
 const fast = { initialMs: 20, factor: 1.5, maxMs: 200 };
 const p = (type: string, id: string) => ({ namespace: NS, type, id });
 
@@ -34,17 +33,13 @@ function doubler(counter = { runs: 0 }): Controller {
   };
 }
 
-function setup(t: Test) {
-  const state = new MemoryState();
-  const rt = new ControllerRuntime(state, { log: quietLog, backoff: fast });
-  t.teardown(() => rt.stop());
-  return { state, rt };
+async function setup(t: Test, ...controllers: Controller[]) {
+  const h = await controllerHarness(t, controllers, { backoff: fast });
+  return { state: h.state, rt: h.runtime };
 }
 
 t.test('outputs follow inputs: create, update, destroy', async (t) => {
-  const { state, rt } = setup(t);
-  rt.register(doubler());
-  rt.start();
+  const { state } = await setup(t, doubler());
   await state.create(newResource(p(A, 'x'), { n: 2 }));
   await state.create(newResource(p(A, 'y'), { n: 5 }));
   const bs = async () => (await state.list({ namespace: NS, type: B })).map((r) => [r.metadata.id, (r.spec as { n: number }).n, r.metadata.owner]);
@@ -57,10 +52,8 @@ t.test('outputs follow inputs: create, update, destroy', async (t) => {
 });
 
 t.test('reconcile requests coalesce', async (t) => {
-  const { state, rt } = setup(t);
   const counter = { runs: 0 };
-  rt.register(doubler(counter));
-  rt.start();
+  const { state } = await setup(t, doubler(counter));
   let r: Resource = await state.create(newResource(p(A, 'c'), { n: 0 }));
   for (let i = 1; i <= 200; i++) r = await state.update({ ...r, spec: { n: i } });
   t.same(await until(async () => (await state.get(p(B, 'c'))).spec, { n: 400 }), { n: 400 }, 'last value wins');
@@ -68,9 +61,8 @@ t.test('reconcile requests coalesce', async (t) => {
 });
 
 t.test('writes outside the declared outputs are refused', async (t) => {
-  const { state, rt } = setup(t);
   const errors: string[] = [];
-  rt.register({
+  const { state } = await setup(t, {
     name: 'rogue', inputs: () => [], outputs: () => [{ type: B, kind: 'shared' }],
     async run(ctx) {
       while (await ctx.next()) {
@@ -80,16 +72,14 @@ t.test('writes outside the declared outputs are refused', async (t) => {
       }
     },
   });
-  rt.start();
   const want = ['permission-denied', 'permission-denied', 'permission-denied'];
   t.same(await until(() => errors.slice(0, 3), want), want, 'foreign write, undeclared read, finalizer on a non-input');
   await t.rejects(state.get(p(A, 'stolen')), { code: 'not-found' });
 });
 
 t.test('a crashing controller is restarted with growing backoff, and recovers', async (t) => {
-  const { state, rt } = setup(t);
   const starts: number[] = [];
-  rt.register({
+  const { state, rt } = await setup(t, {
     name: 'flaky', inputs: () => [], outputs: () => [{ type: B, kind: 'exclusive' }],
     async run(ctx) {
       starts.push(Date.now());
@@ -97,7 +87,6 @@ t.test('a crashing controller is restarted with growing backoff, and recovers', 
       while (await ctx.next()) await ctx.state.modify(p(B, 'ok'), { n: starts.length });
     },
   });
-  rt.start();
   t.same(await until(async () => (await state.get(p(B, 'ok'))).spec, { n: 5 }), { n: 5 }, 'the fifth start works');
   const gaps = starts.slice(1).map((s, i) => s - starts[i]!);
   t.ok(gaps[0]! >= 15, `first retry after ~20ms (${gaps[0]}ms)`);
@@ -109,15 +98,13 @@ t.test('a crashing controller is restarted with growing backoff, and recovers', 
 });
 
 t.test('exclusive outputs have one controller', async (t) => {
-  const { rt } = setup(t);
-  rt.register(doubler());
+  const { rt } = await setup(t, doubler());
   t.throws(() => rt.register({ ...doubler(), name: 'second' }), /exclusive to "doubler"/);
   t.throws(() => rt.register(doubler()), /registered twice/);
 });
 
 t.test('teardown pattern: finalizer on a strong input, outputs torn down first', async (t) => {
-  const { state, rt } = setup(t);
-  rt.register({
+  const { state } = await setup(t, {
     name: 'holder',
     inputs: () => [{ namespace: NS, type: A, kind: 'strong' }, { namespace: NS, type: B, kind: 'destroy-ready' }],
     outputs: () => [{ type: B, kind: 'exclusive' }],
@@ -138,7 +125,6 @@ t.test('teardown pattern: finalizer on a strong input, outputs torn down first',
       }
     },
   });
-  rt.start();
   await state.create(newResource(p(A, 'td'), {}));
   t.same(await until(async () => { await state.get(p(B, 'td')); return (await state.get(p(A, 'td'))).metadata.finalizers; }, ['holder']), ['holder'], 'output exists, input held');
   await state.teardownAndDestroy(p(A, 'td'));
