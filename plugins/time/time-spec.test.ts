@@ -80,6 +80,13 @@ t.test('when every server fails, the status says why and the last sync stays kno
   t.match(await status(), { source: 'sntp', error: new RegExp(`no answer \\(ECONNREFUSED\\)`), lastSync: /^20/ });
 });
 
+t.test('a server the kernel will not even connect to fails like any other (the plugin keeps running)', async (t) => {
+  // connect() to the broadcast address without SO_BROADCAST is EACCES: nothing is sent.
+  await h.update(servers, { servers: ['255.255.255.255', `127.0.0.1:${closed}`] });
+  t.equal(await until(async () => /255\.255\.255\.255: no answer \(EACCES\)/.test((await status())?.error ?? ''), true), true);
+  t.match(await status(), { synced: false, error: new RegExp(`ECONNREFUSED`) }, 'the next server was asked too');
+});
+
 t.test('the winning layer is used: config over dhcp', async (t) => {
   await h.create({ ...servers, id: 'dhcp/eth0' }, { servers: [`127.0.0.1:${chrony.port}`], layer: 'dhcp' });
   await new Promise((r) => setTimeout(r, 500));

@@ -116,3 +116,20 @@ t.test('a dependency another spec asks for stays loaded', async (t) => {
   t.same(calls, ['unload vxlan', 'unload ip6_udp_tunnel'], 'udp_tunnel is requested by its own spec');
   t.ok(loaded.has('udp_tunnel'));
 });
+
+t.test('a kernel without module support (no /proc/modules) has nothing loaded; a spec says why it cannot load', async (t) => {
+  const bare = { dir: join(dir, 'none'), procModules: join(dir, 'none', 'modules') };
+  const refuse: ModuleLoader = {
+    load: () => { throw Object.assign(new Error('finit_module: Function not implemented (ENOSYS)'), { code: 'ENOSYS' }); },
+    unload: () => { throw Object.assign(new Error('delete_module: Function not implemented (ENOSYS)'), { code: 'ENOSYS' }); },
+  };
+  const hb = await controllerHarness(t, [
+    kernelModuleMergeController(), kernelModuleSpecController(refuse, bare), kernelModuleStatusController(bare),
+  ], { codecs: builtinCodecs(builtinTypes()) });
+  await hb.create(spec('vxlan'), {});
+  const st = () => hb.spec<Record<string, unknown>>({ namespace: SYSTEM_NS, type: KERNEL_MODULE_SPEC_STATUS_TYPE, id: 'vxlan' });
+  t.equal(await hb.until(async () => (await st())?.state, 'error'), 'error');
+  t.match((await st())?.error, /ships no modules/);
+  t.same(await hb.ids({ namespace: SYSTEM_NS, type: KERNEL_MODULE_STATUS_TYPE }), []);
+  t.same(hb.logged.filter((l) => l.level === 'error'), [], 'no controller failed');
+});

@@ -44,5 +44,11 @@ export function readModuleIndex(dir: string): ModuleIndex {
   }
 }
 
-export const readLoaded = (s: ModuleSources): Map<string, LoadedModule> =>
-  new Map(parseProcModules(readFileSync(s.procModules, 'utf8')).map((m) => [m.name, m]));
+/** Loaded modules; a kernel built without module support has no /proc/modules and nothing loaded. */
+export function readLoaded(s: ModuleSources): Map<string, LoadedModule> {
+  let text = '';
+  try { text = readFileSync(s.procModules, 'utf8'); } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e;
+  }
+  return new Map(parseProcModules(text).map((m) => [m.name, m]));
+}

@@ -56,7 +56,10 @@ export async function querySntp(server: string, now: () => number, timeoutMs = 2
           reject(new SntpError((e as Error).message, server, { cause: e }));
         }
       });
-      sock.connect(port, address, () => {
+      // connect fails on its own (ENETUNREACH without a route, EACCES for a broadcast
+      // address); sending on the unconnected socket would throw outside this promise.
+      sock.connect(port, address, (e?: Error) => {
+        if (e) return fail(e);
         t1 = now();
         sentAt = process.hrtime.bigint();
         request = encodeRequest(t1);
