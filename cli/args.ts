@@ -14,7 +14,9 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
     const raw = argv[i]!;
     if (raw === '--') { positional.push(...argv.slice(i + 1)); break; }
     if (!raw.startsWith('-') || raw === '-') { positional.push(raw); continue; }
-    const [a, inline] = raw.includes('=') && raw.startsWith('--') ? [raw.slice(0, raw.indexOf('=')), raw.slice(raw.indexOf('=') + 1)] : [raw, undefined];
+    const [a, inline] = raw.includes('=') && raw.startsWith('--')
+      ? [raw.slice(0, raw.indexOf('=')), raw.slice(raw.indexOf('=') + 1)]
+      : [raw, undefined];
     const spec = find(a);
     if (!spec) throw new CliError(`unknown flag ${a} (see --help)`, EXIT.usage);
     let v = 'true';

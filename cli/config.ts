@@ -18,7 +18,8 @@ interface ConfigFile { context?: string; contexts?: Record<string, Context> }
 export const DEFAULT_ENDPOINT = '127.0.0.1:50000';
 
 export function defaultConfigPath(): string {
-  return process.env.COSICTL_CONFIG ?? join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'cosictl', 'config.yaml');
+  return process.env.COSICTL_CONFIG
+    ?? join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'cosictl', 'config.yaml');
 }
 
 export function loadContext(o: { endpoint?: string; configPath?: string; context?: string }): Context {
@@ -31,7 +32,9 @@ export function loadContext(o: { endpoint?: string; configPath?: string; context
   } else if (o.configPath) throw new CliError(`config ${path}: no such file`, EXIT.usage);
   const names = Object.keys(file.contexts ?? {});
   const name = o.context ?? file.context ?? names[0];
-  if (o.context && !file.contexts?.[o.context]) throw new CliError(`context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage);
+  if (o.context && !file.contexts?.[o.context]) throw new CliError(
+    `context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage,
+  );
   const ctx = name ? file.contexts?.[name] : undefined;
   const endpoint = o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT;
   return { endpoint: toAddress(endpoint), ...(ctx?.namespace ? { namespace: ctx.namespace } : {}) };

@@ -17,7 +17,10 @@ const dir = mkdtempSync(join(tmpdir(), 'cosictl-test-'));
 
 function run(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    const c = execFile(cosictl, ['-e', endpoint, ...args], { timeout: 30_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+    const c = execFile(
+      cosictl, ['-e', endpoint, ...args], { timeout: 30_000 },
+      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
+    );
     if (input !== undefined) { c.stdin!.end(input); }
   });
 }
@@ -31,7 +34,9 @@ t.test('get: table from print columns, yaml, json, aliases', async (t) => {
   const yaml = await run(['get', 'version', 'appliance', '-o', 'yaml']);
   t.match(yaml.out, /metadata:\n\s+namespace: runtime\n\s+type: Versions.runtime.appliance.dev\n\s+id: appliance/);
   t.match(yaml.out, /spec:\n\s+version: 0.1.0/);
-  const json = JSON.parse((await run(['get', 'Versions.runtime.appliance.dev', 'appliance', '-o', 'json'])).out) as { spec: { version: string } };
+  const json = JSON.parse(
+    (await run(['get', 'Versions.runtime.appliance.dev', 'appliance', '-o', 'json'])).out,
+  ) as { spec: { version: string } };
   t.equal(json.spec.version, '0.1.0');
   const res = await run(['api-resources']);
   t.match(res.out, /Motds.config.appliance.dev\s+motd\s+config/);
@@ -39,12 +44,18 @@ t.test('get: table from print columns, yaml, json, aliases', async (t) => {
 });
 
 t.test('apply: create, unchanged, configured; labels select', async (t) => {
-  const f = file('motd.yaml', 'metadata: {type: motd, id: hello, labels: {team: a}}\nspec: {text: Hello}\n---\nmetadata: {type: motd, id: other}\nspec: {text: Other, priority: 1}\n');
+  const f = file(
+    'motd.yaml',
+    'metadata: {type: motd, id: hello, labels: {team: a}}\nspec: {text: Hello}\n---\n'
+      + 'metadata: {type: motd, id: other}\nspec: {text: Other, priority: 1}\n',
+  );
   const first = await run(['apply', '-f', f]);
   t.equal(first.code, 0, first.err);
   t.equal(first.out, 'motd/hello created\nmotd/other created\n');
   t.equal((await run(['apply', '-f', f])).out, 'motd/hello unchanged\nmotd/other unchanged\n');
-  const changed = await run(['apply', '-f', '-'], 'metadata: {type: motd, id: hello, labels: {team: a}}\nspec: {text: Hello again}\n');
+  const changed = await run(
+    ['apply', '-f', '-'], 'metadata: {type: motd, id: hello, labels: {team: a}}\nspec: {text: Hello again}\n',
+  );
   t.equal(changed.out, 'motd/hello configured\n');
   const sel = await run(['get', 'motd', '-l', 'team=a']);
   t.match(sel.out, /hello/);
@@ -54,7 +65,12 @@ t.test('apply: create, unchanged, configured; labels select', async (t) => {
 });
 
 t.test('apply: a bad document refuses the whole input, naming document, field and reason', async (t) => {
-  const f = file('bad.yaml', 'metadata: {type: motd, id: fine}\nspec: {text: ok}\n---\nmetadata: {type: motd, id: broken}\nspec: {text: 12}\n---\nmetadata: {type: nosuch, id: x}\nspec: {}\n');
+  const f = file(
+    'bad.yaml',
+    'metadata: {type: motd, id: fine}\nspec: {text: ok}\n---\n'
+      + 'metadata: {type: motd, id: broken}\nspec: {text: 12}\n---\n'
+      + 'metadata: {type: nosuch, id: x}\nspec: {}\n',
+  );
   const r = await run(['apply', '-f', f]);
   t.equal(r.code, 3, 'exit 3: invalid input');
   t.match(r.err, /bad.yaml: document 2 \(Motd broken\): spec.text: must be a string, got 12/);
@@ -70,7 +86,10 @@ t.test('get --watch prints +, blank and - marks', async (t) => {
   const w = spawn(cosictl, ['-e', endpoint, 'get', 'motd', '--watch']);
   let out = '';
   w.stdout.on('data', (d: Buffer) => { out += d; });
-  const waitFor = async (re: RegExp) => { for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25)); return re.test(out); };
+  const waitFor = async (re: RegExp) => {
+    for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+    return re.test(out);
+  };
   t.ok(await waitFor(/\+\s+config\s+Motd\s+hello/), 'existing resources as + on start');
   await run(['apply', '-f', '-'], 'metadata: {type: motd, id: watched}\nspec: {text: one}\n');
   t.ok(await waitFor(/\+\s+config\s+Motd\s+watched\s+1/), 'created: +');
@@ -90,7 +109,9 @@ t.test('exit codes scripts can trust', async (t) => {
   t.equal((await run(['get', 'motd', '--bogus'])).code, 2, 'unknown flag');
   t.equal((await run(['get', 'motd', '-o', 'xml'])).code, 2, 'bad output format');
   t.equal((await run(['delete', 'issues', 'banner'])).code, 1, 'controller-managed resource');
-  const unreachable = await new Promise<number>((r) => execFile(cosictl, ['-e', '127.0.0.1:1', 'get', 'motd'], (e) => r((e as { code?: number } | null)?.code ?? 0)));
+  const unreachable = await new Promise<number>((r) => execFile(
+    cosictl, ['-e', '127.0.0.1:1', 'get', 'motd'], (e) => r((e as { code?: number } | null)?.code ?? 0),
+  ));
   t.equal(unreachable, 5, 'unreachable');
   for (const cmd of [[], ['get'], ['apply'], ['delete']]) {
     const r = await run([...cmd, '--help']);
@@ -101,9 +122,14 @@ t.test('exit codes scripts can trust', async (t) => {
 
 t.test('a config file supplies the endpoint', async (t) => {
   const cfg = file('config.yaml', `context: test\ncontexts:\n  test:\n    endpoint: ${endpoint}\n`);
-  const r = await new Promise<{ code: number; out: string }>((res) => execFile(cosictl, ['--config', cfg, 'get', 'versions'], (e, out) => res({ code: e ? 1 : 0, out })));
+  const r = await new Promise<{ code: number; out: string }>((res) => execFile(
+    cosictl, ['--config', cfg, 'get', 'versions'], (e, out) => res({ code: e ? 1 : 0, out }),
+  ));
   t.equal(r.code, 0);
   t.match(r.out, /appliance/);
-  const bad = await new Promise<number>((res) => execFile(cosictl, ['--config', cfg, '--context', 'nope', 'get', 'versions'], (e) => res((e as { code?: number } | null)?.code ?? 0)));
+  const bad = await new Promise<number>((res) => execFile(
+    cosictl, ['--config', cfg, '--context', 'nope', 'get', 'versions'],
+    (e) => res((e as { code?: number } | null)?.code ?? 0),
+  ));
   t.equal(bad, 2, 'unknown context is a usage error');
 });

@@ -51,8 +51,12 @@ export async function cosictl(argv: string[]): Promise<number> {
     return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
   }
   const known = ['get', 'apply', 'delete', 'api-resources', 'version'];
-  if (!known.includes(command)) throw new CliError(`unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage);
-  const ctx = loadContext({ endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context') });
+  if (!known.includes(command)) throw new CliError(
+    `unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage,
+  );
+  const ctx = loadContext({
+    endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
+  });
   const session = new Session(ctx, flag(p, 'namespace'));
   try {
     await session.connect();
@@ -63,7 +67,9 @@ export async function cosictl(argv: string[]): Promise<number> {
       case 'delete': return await del(session, sub, out);
       case 'api-resources': return await apiResources(session, out);
       default: {
-        const v = await session.state.get({ namespace: 'runtime', type: 'Versions.runtime.appliance.dev', id: 'appliance' });
+        const v = await session.state.get({
+          namespace: 'runtime', type: 'Versions.runtime.appliance.dev', id: 'appliance',
+        });
         out(`client: cosictl ${VERSION} (${COMMIT})\nmachine: ${JSON.stringify(v.spec)}\n`);
         return EXIT.ok;
       }

@@ -17,11 +17,15 @@ function splitTerms(s: string): string[] {
 }
 
 export function parseSelector(s: string): LabelQuery {
-  const bad = (term: string) => new CliError(`bad label selector term "${term}" in "${s}" (try k=v, k!=v, k, !k, "k in (a,b)", k<10)`, EXIT.usage);
+  const bad = (term: string) => new CliError(
+    `bad label selector term "${term}" in "${s}" (try k=v, k!=v, k, !k, "k in (a,b)", k<10)`, EXIT.usage,
+  );
   const terms = splitTerms(s).map((term): LabelTerm => {
     let m: RegExpExecArray | null;
     if ((m = /^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(term))) {
-      return { key: m[1]!, op: 'in', value: m[3]!.split(',').map((v) => v.trim()).filter(Boolean), invert: m[2] === 'notin' };
+      return {
+        key: m[1]!, op: 'in', value: m[3]!.split(',').map((v) => v.trim()).filter(Boolean), invert: m[2] === 'notin',
+      };
     }
     if ((m = /^([\w./-]+)\s*(<=|>=|<|>)\s*(\S+)$/.exec(term))) {
       const [, key, op, v] = m as unknown as [string, string, string, string];
@@ -31,7 +35,9 @@ export function parseSelector(s: string): LabelQuery {
       if (op === '>') return { key, op: 'lte-numeric', value: [v], invert: true };
       return { key, op: 'lt-numeric', value: [v], invert: true };
     }
-    if ((m = /^([\w./-]+)\s*(!=|==|=)\s*(.*)$/.exec(term))) return { key: m[1]!, op: 'equal', value: [m[3]!.trim()], invert: m[2] === '!=' };
+    if ((m = /^([\w./-]+)\s*(!=|==|=)\s*(.*)$/.exec(term))) return {
+      key: m[1]!, op: 'equal', value: [m[3]!.trim()], invert: m[2] === '!=',
+    };
     if ((m = /^!\s*([\w./-]+)$/.exec(term))) return { key: m[1]!, op: 'exists', value: [], invert: true };
     if ((m = /^([\w./-]+)$/.exec(term))) return { key: m[1]!, op: 'exists', value: [] };
     throw bad(term);

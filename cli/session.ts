@@ -1,6 +1,8 @@
 // session: one connection to the API plus the resource definitions, which turn
 // what the user typed ("links", "ns", "Motd") into a type and a default namespace.
-import { DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec } from '../init/cosi/meta/definition.ts';
+import {
+  DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec,
+} from '../init/cosi/meta/definition.ts';
 import { RemoteState } from '../init/cosi/remote/client.ts';
 import { META_CODECS } from '../init/cosi/remote/meta-codecs.ts';
 import { chainCodecs } from '../init/cosi/spec/spec-codec.ts';
@@ -14,16 +16,22 @@ export class Session {
 
   constructor(readonly ctx: Context, readonly namespaceFlag?: string) {
     // Specs of the types the machine defines travel as protobuf where this build knows the message.
-    const codecs = codecsFromDefinitions(() => this.defs ?? [], (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`));
+    const codecs = codecsFromDefinitions(
+      () => this.defs ?? [],
+      (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`),
+    );
     this.state = new RemoteState(ctx.endpoint, { codecs: chainCodecs(codecs, META_CODECS) });
   }
 
   async connect(timeoutMs = 5000): Promise<void> {
-    try { await this.state.waitReady(timeoutMs); } catch (e) { throw new CliError((e as Error).message, EXIT.unreachable); }
+    try { await this.state.waitReady(timeoutMs); } catch (e) {
+      throw new CliError((e as Error).message, EXIT.unreachable);
+    }
   }
 
   async definitions(): Promise<ResourceDefinitionSpec[]> {
-    this.defs ??= (await this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })).map((r) => r.spec as ResourceDefinitionSpec);
+    this.defs ??= (await this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }))
+      .map((r) => r.spec as ResourceDefinitionSpec);
     return this.defs;
   }
 

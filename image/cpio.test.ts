@@ -46,8 +46,14 @@ t.test('deterministic: same entries, same bytes', async (t) => {
 });
 
 t.test('refuses bad input, naming it', async (t) => {
-  t.throws(() => encodeCpioBuffer([{ type: 'file', path: 'a/b', mode: 0o644, data: Buffer.alloc(0) }]), /"a\/b" comes before its directory "a"/);
-  t.throws(() => encodeCpioBuffer([{ type: 'dir', path: 'a', mode: 0o755 }, { type: 'dir', path: '/a/', mode: 0o755 }]), /duplicate archive path "a"/);
+  t.throws(
+    () => encodeCpioBuffer([{ type: 'file', path: 'a/b', mode: 0o644, data: Buffer.alloc(0) }]),
+    /"a\/b" comes before its directory "a"/,
+  );
+  t.throws(
+    () => encodeCpioBuffer([{ type: 'dir', path: 'a', mode: 0o755 }, { type: 'dir', path: '/a/', mode: 0o755 }]),
+    /duplicate archive path "a"/,
+  );
   t.throws(() => encodeCpioBuffer([{ type: 'dir', path: '../etc', mode: 0o755 }]), CpioError);
   t.throws(() => decodeCpio(Buffer.from('070702' + '0'.repeat(200))), /bad magic "070702"/);
   t.throws(() => decodeCpio(encodeCpioBuffer(tree.slice(2, 3)).subarray(0, 115)), /runs past the end|truncated/);

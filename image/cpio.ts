@@ -17,7 +17,10 @@ export type CpioEntry =
   | { type: 'file'; path: string; mode: number; data: Uint8Array; mtime?: number; uid?: number; gid?: number }
   | { type: 'dir'; path: string; mode: number; mtime?: number; uid?: number; gid?: number }
   | { type: 'symlink'; path: string; target: string; mtime?: number; uid?: number; gid?: number }
-  | { type: 'chardev' | 'blockdev'; path: string; mode: number; major: number; minor: number; mtime?: number; uid?: number; gid?: number };
+  | {
+    type: 'chardev' | 'blockdev'; path: string; mode: number; major: number; minor: number;
+    mtime?: number; uid?: number; gid?: number;
+  };
 
 const MAGIC = '070701';
 const TRAILER = 'TRAILER!!!';
@@ -29,26 +32,34 @@ export class CpioError extends Error {
 const pad4 = (n: number) => (4 - (n % 4)) % 4;
 
 function hex8(n: number, field: string, path: string): string {
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new CpioError(`${field} ${n} does not fit a newc header field`, path);
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new CpioError(
+    `${field} ${n} does not fit a newc header field`, path,
+  );
   return n.toString(16).padStart(8, '0');
 }
 
 /** Archive paths are relative ("init", "dev/console"), as the kernel expects. */
 export function normalizePath(p: string): string {
   const s = p.replace(/^\/+/, '').replace(/\/+$/, '');
-  if (s === '' || s.split('/').some((part) => part === '..' || part === '')) throw new CpioError(`bad archive path "${p}"`, p);
+  if (s === '' || s.split('/').some((part) => part === '..' || part === '')) throw new CpioError(
+    `bad archive path "${p}"`, p,
+  );
   return s;
 }
 
 function header(e: CpioEntry, ino: number, name: string, size: number): Buffer {
-  const modeType = e.type === 'file' ? S_IFREG : e.type === 'dir' ? S_IFDIR : e.type === 'symlink' ? S_IFLNK : e.type === 'chardev' ? S_IFCHR : S_IFBLK;
+  const modeType = e.type === 'file' ? S_IFREG : e.type === 'dir' ? S_IFDIR : e.type === 'symlink' ? S_IFLNK
+    : e.type === 'chardev' ? S_IFCHR : S_IFBLK;
   const perm = e.type === 'symlink' ? 0o777 : e.mode & 0o7777;
   const dev = e.type === 'chardev' || e.type === 'blockdev' ? [e.major, e.minor] : [0, 0];
   const fields = [
     ino, modeType | perm, e.uid ?? 0, e.gid ?? 0, e.type === 'dir' ? 2 : 1, e.mtime ?? 0, size,
     0, 0, dev[0]!, dev[1]!, Buffer.byteLength(name) + 1, 0,
   ];
-  const names = ['ino', 'mode', 'uid', 'gid', 'nlink', 'mtime', 'filesize', 'devmajor', 'devminor', 'rdevmajor', 'rdevminor', 'namesize', 'check'];
+  const names = [
+    'ino', 'mode', 'uid', 'gid', 'nlink', 'mtime', 'filesize',
+    'devmajor', 'devminor', 'rdevmajor', 'rdevminor', 'namesize', 'check',
+  ];
   return Buffer.from(MAGIC + fields.map((f, i) => hex8(f, names[i]!, name)).join(''), 'ascii');
 }
 
@@ -70,7 +81,9 @@ export function* encodeCpio(entries: readonly CpioEntry[]): Generator<Buffer> {
     const name = normalizePath(e.path);
     if (seen.has(name)) throw new CpioError(`duplicate archive path "${name}"`, e.path);
     const parent = name.includes('/') ? name.slice(0, name.lastIndexOf('/')) : null;
-    if (parent !== null && !seen.has(parent)) throw new CpioError(`"${name}" comes before its directory "${parent}"`, e.path);
+    if (parent !== null && !seen.has(parent)) throw new CpioError(
+      `"${name}" comes before its directory "${parent}"`, e.path,
+    );
     seen.add(name);
     const data = e.type === 'file' ? e.data : e.type === 'symlink' ? Buffer.from(e.target) : new Uint8Array(0);
     const parts: Buffer[] = [];
@@ -78,7 +91,8 @@ export function* encodeCpio(entries: readonly CpioEntry[]): Generator<Buffer> {
     yield Buffer.concat(parts);
   }
   const parts: Buffer[] = [];
-  record(parts, header({ type: 'file', path: TRAILER, mode: 0, data: new Uint8Array(0) }, 0, TRAILER, 0), TRAILER, new Uint8Array(0));
+  const trailer = header({ type: 'file', path: TRAILER, mode: 0, data: new Uint8Array(0) }, 0, TRAILER, 0);
+  record(parts, trailer, TRAILER, new Uint8Array(0));
   yield Buffer.concat(parts);
 }
 
@@ -88,10 +102,15 @@ export function encodeCpioBuffer(entries: readonly CpioEntry[]): Buffer {
 
 /** Byte-wise path order: parents sort before children, and the order never depends on locale. */
 export function sortEntries<T extends { path: string }>(entries: readonly T[]): T[] {
-  return [...entries].sort((a, b) => Buffer.compare(Buffer.from(normalizePath(a.path)), Buffer.from(normalizePath(b.path))));
+  return [...entries].sort(
+    (a, b) => Buffer.compare(Buffer.from(normalizePath(a.path)), Buffer.from(normalizePath(b.path))),
+  );
 }
 
-export interface DecodedEntry { path: string; mode: number; type: CpioEntry['type']; uid: number; gid: number; mtime: number; size: number; data: Buffer; rdevMajor: number; rdevMinor: number }
+export interface DecodedEntry {
+  path: string; mode: number; type: CpioEntry['type']; uid: number; gid: number; mtime: number; size: number;
+  data: Buffer; rdevMajor: number; rdevMinor: number;
+}
 
 /** Decodes a whole newc archive (several concatenated archives are read as one). */
 export function decodeCpio(buf: Buffer): DecodedEntry[] {
@@ -117,8 +136,12 @@ export function decodeCpio(buf: Buffer): DecodedEntry[] {
     off = dataStart + size + pad4(size);
     if (path === TRAILER) continue;
     const fmt = mode & S_IFMT;
-    const type = fmt === S_IFDIR ? 'dir' : fmt === S_IFLNK ? 'symlink' : fmt === S_IFCHR ? 'chardev' : fmt === S_IFBLK ? 'blockdev' : 'file';
-    out.push({ path, mode: mode & 0o7777, type, uid: field(2), gid: field(3), mtime: field(5), size, data: buf.subarray(dataStart, dataStart + size), rdevMajor: field(9), rdevMinor: field(10) });
+    const type = fmt === S_IFDIR ? 'dir' : fmt === S_IFLNK ? 'symlink' : fmt === S_IFCHR ? 'chardev'
+      : fmt === S_IFBLK ? 'blockdev' : 'file';
+    out.push({
+      path, mode: mode & 0o7777, type, uid: field(2), gid: field(3), mtime: field(5), size,
+      data: buf.subarray(dataStart, dataStart + size), rdevMajor: field(9), rdevMinor: field(10),
+    });
   }
   return out;
 }

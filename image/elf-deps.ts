@@ -3,9 +3,15 @@
 import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 
-export interface SharedLib { /** where the loader looks for it (the path it gets in the image) */ path: string; /** the real file on the host */ source: string }
+export interface SharedLib {
+  /** where the loader looks for it (the path it gets in the image) */ path: string;
+  /** the real file on the host */ source: string;
+}
 
-/** Parses ldd output lines: `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)` and `/lib64/ld-linux-x86-64.so.2 (0x...)`. */
+/**
+ * Parses ldd output lines: `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)` and
+ * `/lib64/ld-linux-x86-64.so.2 (0x...)`.
+ */
 export function parseLdd(text: string, binary = 'binary'): string[] {
   const paths: string[] = [];
   for (const raw of text.split('\n')) {
@@ -24,7 +30,8 @@ export function parseLdd(text: string, binary = 'binary'): string[] {
 export function sharedLibs(binaries: readonly string[]): SharedLib[] {
   const byPath = new Map<string, SharedLib>();
   for (const b of binaries) {
-    for (const p of parseLdd(execFileSync('ldd', [b], { encoding: 'utf8' }), b)) byPath.set(p, { path: p, source: realpathSync(p) });
+    const ldd = execFileSync('ldd', [b], { encoding: 'utf8' });
+    for (const p of parseLdd(ldd, b)) byPath.set(p, { path: p, source: realpathSync(p) });
   }
   return [...byPath.values()];
 }

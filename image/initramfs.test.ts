@@ -15,21 +15,31 @@ const archive = decodeCpio(execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 
 
 const kernel = await buildKernel(); // a cache hit: the build made it
 const modules = { dir: kernel.modules, release: kernel.release };
+const VXLAN_DEP_LINE =
+  /^kernel\/drivers\/net\/vxlan\/vxlan\.ko: kernel\/net\/ipv6\/ip6_udp_tunnel\.ko kernel\/net\/ipv4\/udp_tunnel\.ko$/m;
 
-t.test('holds the executable, the addon, shared libraries, kernel modules, directories and two device nodes: no shell', async (t) => {
+t.test('holds the executable, the addon, shared libraries, kernel modules, directories'
+  + ' and two device nodes: no shell', async (t) => {
   const files = archive.filter((e) => e.type === 'file').map((e) => e.path);
   t.ok(files.includes('init'), '/init');
   t.ok(files.includes('lib/appliance_native.node'), 'native addon');
   const others = files.filter((p) => p !== 'init' && p !== 'lib/appliance_native.node');
   const modDir = `lib/modules/${kernel.release}/`;
-  t.same(others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p) && !p.startsWith(modDir)), [], 'every other file is a shared library or a module');
+  t.same(
+    others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p) && !p.startsWith(modDir)),
+    [], 'every other file is a shared library or a module',
+  );
   const mods = others.filter((p) => p.startsWith(modDir)).map((p) => p.slice(modDir.length));
-  t.same(mods.filter((p) => !p.endsWith('.ko')).sort(), ['modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'], 'module index files');
+  t.same(
+    mods.filter((p) => !p.endsWith('.ko')).sort(),
+    ['modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'], 'module index files',
+  );
   const dep = archive.find((e) => e.path === `${modDir}modules.dep`)!.data.toString();
-  t.match(dep, /^kernel\/drivers\/net\/vxlan\/vxlan\.ko: kernel\/net\/ipv6\/ip6_udp_tunnel\.ko kernel\/net\/ipv4\/udp_tunnel\.ko$/m, 'vxlan after what it needs');
+  t.match(dep, VXLAN_DEP_LINE, 'vxlan after what it needs');
   t.match(dep, /^kernel\/drivers\/net\/dummy\.ko:$/m, 'dummy needs nothing');
   const names = archive.map((e) => e.path.split('/').pop());
-  for (const shell of ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip']) t.notOk(names.includes(shell), `no ${shell}`);
+  const shells = ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip'];
+  for (const shell of shells) t.notOk(names.includes(shell), `no ${shell}`);
   t.same(archive.filter((e) => e.type === 'symlink').map((e) => e.path), [], 'no symlinks');
   t.same(archive.filter((e) => e.type === 'chardev').map((e) => e.path).sort(), ['dev/console', 'dev/null']);
   const init = archive.find((e) => e.path === 'init')!;
@@ -43,11 +53,15 @@ t.test('deterministic: the same tree encodes and compresses to the same sha256',
   t.ok(existsSync(ADDON_PATH));
   const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules });
   const cpio1 = encodeCpioBuffer(entries);
-  const cpio2 = encodeCpioBuffer(initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules }));
+  const cpio2 = encodeCpioBuffer(initramfsEntries({
+    init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules,
+  }));
   t.equal(sha256(cpio1), sha256(cpio2), 'cpio bytes');
   const built = execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 });
   t.equal(sha256(cpio1), sha256(built), 'rebuilt cpio equals the one in out/');
   // The build compresses with -T0 (all cores); one thread must give the same bytes.
   const again = execFileSync('zstd', ['-19', '-T1', '-q', '-c'], { input: cpio1, maxBuffer: 1 << 30 });
-  t.equal(sha256(again), sha256(readFileSync(a.initrd)), 'recompressing gives the same sha256 as out/initramfs.cpio.zst');
+  t.equal(
+    sha256(again), sha256(readFileSync(a.initrd)), 'recompressing gives the same sha256 as out/initramfs.cpio.zst',
+  );
 });

@@ -42,7 +42,9 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
   for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source);
   if (i.modules) {
     const root = join(i.modules.dir, i.modules.release);
-    for (const f of filesUnder(root)) add(join('lib/modules', i.modules.release, relative(root, f)), readFileSync(f), 0o644);
+    for (const f of filesUnder(root)) add(
+      join('lib/modules', i.modules.release, relative(root, f)), readFileSync(f), 0o644,
+    );
     add(join('lib/modules', i.modules.release, 'modules.dep'), Buffer.from(modulesDep(scanModules(root))), 0o644);
   }
   for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });
@@ -55,7 +57,9 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
 /** Streams the archive into `zstd -<level>`; multi-threaded zstd output does not depend on the thread count. */
 export function writeCompressed(entries: readonly CpioEntry[], output: string, level = 19): Promise<void> {
   return new Promise((resolve, reject) => {
-    const z = spawn('zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] });
+    const z = spawn(
+      'zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] },
+    );
     let err = '';
     z.stderr.on('data', (d: Buffer) => { err += d.toString(); });
     z.on('error', (e) => reject(new Error(`cannot run zstd (npm run setup installs it): ${e.message}`)));

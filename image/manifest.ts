@@ -4,7 +4,9 @@ import { basename } from 'node:path';
 import { sha256File } from './hash.ts';
 
 export interface ArtifactInfo { file: string; size: number; sha256: string }
-export interface Manifest { version: string; commit: string; kernel: { key: string; source: string }; artifacts: Record<string, ArtifactInfo> }
+export interface Manifest {
+  version: string; commit: string; kernel: { key: string; source: string }; artifacts: Record<string, ArtifactInfo>;
+}
 
 export async function describeArtifact(path: string): Promise<ArtifactInfo> {
   return { file: basename(path), size: statSync(path).size, sha256: await sha256File(path) };

@@ -17,10 +17,16 @@ export function elfSection(elf: Buffer, name: string, file = '<buffer>'): Buffer
   const shentsize = elf.readUInt16LE(0x3a);
   const shnum = elf.readUInt16LE(0x3c);
   const shstrndx = elf.readUInt16LE(0x3e);
-  if (shoff + shnum * shentsize > elf.length || shstrndx >= shnum) throw new ElfError('section headers run past the end of the file', file);
+  if (shoff + shnum * shentsize > elf.length || shstrndx >= shnum) throw new ElfError(
+    'section headers run past the end of the file', file,
+  );
   const header = (i: number) => {
     const at = shoff + i * shentsize;
-    return { name: elf.readUInt32LE(at), offset: Number(elf.readBigUInt64LE(at + 0x18)), size: Number(elf.readBigUInt64LE(at + 0x20)) };
+    return {
+      name: elf.readUInt32LE(at),
+      offset: Number(elf.readBigUInt64LE(at + 0x18)),
+      size: Number(elf.readBigUInt64LE(at + 0x20)),
+    };
   };
   const strtab = header(shstrndx);
   for (let i = 0; i < shnum; i++) {

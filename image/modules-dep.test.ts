@@ -22,7 +22,10 @@ t.test('refuses what is not a module, naming the file', async (t) => {
   const elf = readFileSync(process.execPath);
   t.equal(elfSection(elf, '.modinfo'), undefined, 'node has no .modinfo');
   t.throws(() => readModinfo(elf, 'node'), /node: no \.modinfo section \(not a kernel module\)/);
-  t.throws(() => readModinfo(readFileSync(fixture('dummy.ko')).subarray(0, 2000), 'cut.ko'), /cut\.ko: section headers run past the end/);
+  t.throws(
+    () => readModinfo(readFileSync(fixture('dummy.ko')).subarray(0, 2000), 'cut.ko'),
+    /cut\.ko: section headers run past the end/,
+  );
 });
 
 t.test('modules.dep lists every dependency, deepest last', async (t) => {
@@ -37,5 +40,8 @@ t.test('modules.dep lists every dependency, deepest last', async (t) => {
   ].join('\n') + '\n');
   // Loading right to left: d, b, c, a: each after everything it needs.
   t.throws(() => dependencyClosure('x', new Map([['x', m('x', 'y')]])), /module x depends on y, which is not shipped/);
-  t.throws(() => dependencyClosure('p', new Map([['p', m('p', 'q')], ['q', m('q', 'p')]])), /circular module dependency: p -> q -> p/);
+  t.throws(
+    () => dependencyClosure('p', new Map([['p', m('p', 'q')], ['q', m('q', 'p')]])),
+    /circular module dependency: p -> q -> p/,
+  );
 });

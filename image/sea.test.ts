@@ -5,7 +5,9 @@ import { artifacts } from '../qemu/artifacts.ts';
 import { checkSeaRuns } from './sea.ts';
 
 const { exe } = artifacts();
-const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 t.test('the single executable runs our entry, multi-call', async (t) => {
   t.doesNotThrow(() => checkSeaRuns(exe, ['version'], new RegExp(`"version":"${version}"`)));

@@ -42,20 +42,34 @@ export async function makeSea(o: SeaOptions): Promise<void> {
   const stripped = await sha256File(o.output);
 
   const { inject } = createRequire(import.meta.url)('postject') as {
-    inject(file: string, name: string, data: Buffer, opts: { sentinelFuse: string; overwrite?: boolean }): Promise<void>;
+    inject(
+      file: string, name: string, data: Buffer, opts: { sentinelFuse: string; overwrite?: boolean },
+    ): Promise<void>;
   };
   await inject(o.output, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, overwrite: true });
 
   // postject can fail quietly and leave a plain node behind: prove it did not.
-  if ((await sha256File(o.output)) === stripped) throw new Error(`postject left ${o.output} unchanged: the SEA blob was not injected`);
-  if (!readFileSync(o.output).includes(`${SEA_FUSE}:1`)) throw new Error(`${o.output}: SEA fuse not flipped; the executable would run as plain node`);
+  if ((await sha256File(o.output)) === stripped) throw new Error(
+    `postject left ${o.output} unchanged: the SEA blob was not injected`,
+  );
+  if (!readFileSync(o.output).includes(`${SEA_FUSE}:1`)) throw new Error(
+    `${o.output}: SEA fuse not flipped; the executable would run as plain node`,
+  );
 }
 
 /** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */
 export function checkSeaRuns(exe: string, args: string[], expect: RegExp): void {
   let out: string;
-  try { out = execFileSync(exe, args, { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] }); } catch (e) {
-    throw new Error(`${exe} ${args.join(' ')} failed: the SEA does not run our entry (${(e as Error).message.split('\n')[0]})`, { cause: e });
+  try {
+    out = execFileSync(exe, args, { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(
+      `${exe} ${args.join(' ')} failed: the SEA does not run our entry (${(e as Error).message.split('\n')[0]})`,
+      { cause: e },
+    );
   }
-  if (!expect.test(out)) throw new Error(`${exe} ${args.join(' ')} printed ${JSON.stringify(out.slice(0, 200))}, not ${expect}: the SEA does not run our entry`);
+  if (!expect.test(out)) throw new Error(
+    `${exe} ${args.join(' ')} printed ${JSON.stringify(out.slice(0, 200))}, not ${expect}: `
+      + 'the SEA does not run our entry',
+  );
 }

@@ -35,9 +35,13 @@ export function createLogger(tag = 'init'): Logger & { attachKmsg(path?: string)
   const emit = (level: Level, prefix: string, msg: string) => {
     const word = level === 3 ? 'ERROR ' : level === 4 ? 'WARN ' : '';
     const body = `${prefix ? `${prefix}: ` : ''}${word}${msg}`;
-    if (sink.console !== null && !writeAll(sink.console, `[${tag} ${monotonicSeconds().toFixed(3)}] ${body}\n`)) sink.console = null;
+    if (sink.console !== null && !writeAll(sink.console, `[${tag} ${monotonicSeconds().toFixed(3)}] ${body}\n`)) {
+      sink.console = null;
+    }
     // kmsg records are one write each; the kernel stamps the time itself.
-    if (sink.kmsg !== null) for (const line of body.split('\n')) writeAll(sink.kmsg, `<${level}>${tag}: ${line.slice(0, 900)}\n`);
+    if (sink.kmsg !== null) {
+      for (const line of body.split('\n')) writeAll(sink.kmsg, `<${level}>${tag}: ${line.slice(0, 900)}\n`);
+    }
   };
   const make = (prefix: string): Logger => ({
     info: (m) => emit(6, prefix, m),
@@ -47,7 +51,9 @@ export function createLogger(tag = 'init'): Logger & { attachKmsg(path?: string)
   });
   return Object.assign(make(''), {
     attachKmsg(path = '/dev/kmsg') {
-      try { sink.kmsg = openSync(path, 'w'); } catch (e) { emit(4, 'log', `cannot open ${path}: ${(e as Error).message}; console only`); }
+      try { sink.kmsg = openSync(path, 'w'); } catch (e) {
+        emit(4, 'log', `cannot open ${path}: ${(e as Error).message}; console only`);
+      }
     },
   });
 }

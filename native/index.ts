@@ -58,7 +58,10 @@ export interface Native {
 }
 
 /** Capability numbers (linux/capability.h) the plugins declare by name. */
-export const CAPABILITY = { CAP_CHOWN: 0, CAP_DAC_OVERRIDE: 1, CAP_KILL: 5, CAP_NET_BIND_SERVICE: 10, CAP_NET_BROADCAST: 11, CAP_NET_ADMIN: 12, CAP_NET_RAW: 13, CAP_SYS_MODULE: 16, CAP_SYS_CHROOT: 18, CAP_SYS_ADMIN: 21, CAP_SYS_BOOT: 22, CAP_SYS_TIME: 25 } as const;
+export const CAPABILITY = {
+  CAP_CHOWN: 0, CAP_DAC_OVERRIDE: 1, CAP_KILL: 5, CAP_NET_BIND_SERVICE: 10, CAP_NET_BROADCAST: 11, CAP_NET_ADMIN: 12,
+  CAP_NET_RAW: 13, CAP_SYS_MODULE: 16, CAP_SYS_CHROOT: 18, CAP_SYS_ADMIN: 21, CAP_SYS_BOOT: 22, CAP_SYS_TIME: 25,
+} as const;
 export type CapabilityName = keyof typeof CAPABILITY;
 
 export const ADDON_FILE = 'appliance_native.node';
@@ -81,7 +84,10 @@ export function native(): Native {
   if (loaded) return loaded;
   const candidates = addonCandidates();
   const path = candidates.find((p) => existsSync(p));
-  if (!path) throw new Error(`native addon ${ADDON_FILE} not found; looked in: ${candidates.join(', ')} (set APPLIANCE_NATIVE or run \`npm run build\`)`);
+  if (!path) throw new Error(
+    `native addon ${ADDON_FILE} not found; looked in: ${candidates.join(', ')}`
+      + ' (set APPLIANCE_NATIVE or run `npm run build`)',
+  );
   const mod = { exports: {} as Native };
   process.dlopen(mod, path);
   loaded = mod.exports;

@@ -11,7 +11,8 @@ import { timePlugin } from './time/plugin.ts';
 import { testCrasherPlugin, testReaderPlugin, testWriterPlugin } from './testing/plugins.ts';
 
 export const PLUGINS: readonly Plugin[] = [
-  networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin, testWriterPlugin, testReaderPlugin, testCrasherPlugin,
+  networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin,
+  testWriterPlugin, testReaderPlugin, testCrasherPlugin,
 ];
 
 export function findPlugin(name: string): Plugin | undefined {

@@ -14,7 +14,9 @@ t.test('boots and serves the API on the forwarded port', async (t) => {
   t.equal(v.code, 0, v.err);
   t.match(v.out, /runtime\s+Version\s+appliance\s+1\s+0\.1\.0/);
   const boot = await run(['get', 'bootstatus', 'boot', '-o', 'json']);
-  t.same((JSON.parse(boot.out) as { spec: { phase: string; ready: boolean } }).spec.ready, true, 'boot status says ready');
+  t.same(
+    (JSON.parse(boot.out) as { spec: { phase: string; ready: boolean } }).spec.ready, true, 'boot status says ready',
+  );
   const cmd = await run(['get', 'cmdline', 'current', '-o', 'yaml']);
   t.match(cmd.out, /ip: 10\.0\.2\.15::10\.0\.2\.2:255\.255\.255\.0::eth0:off/, 'kernel command line parsed');
   const plugins = await run(['get', 'plugins']);
@@ -22,17 +24,31 @@ t.test('boots and serves the API on the forwarded port', async (t) => {
 });
 
 t.test('the network plugin applied ip= and takes addresses through the API', async (t) => {
-  const link = JSON.parse((await run(['get', 'links', 'eth0', '-o', 'json'])).out) as { spec: { up: boolean; type: string; mac: string } };
+  const link = JSON.parse(
+    (await run(['get', 'links', 'eth0', '-o', 'json'])).out,
+  ) as { spec: { up: boolean; type: string; mac: string } };
   t.same([link.spec.up, link.spec.type], [true, 'ether'], 'eth0 up, observed through netlink');
-  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out, /10\.0\.2\.15\/24\s+eth0\s+applied\s+cmdline/);
-  t.match((await poll(['get', 'routestatus', '0.0.0.0/0/1024'], /applied/)).out, /10\.0\.2\.2\s+eth0\s+applied\s+cmdline/);
-  const added = await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n');
+  t.match(
+    (await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
+    /10\.0\.2\.15\/24\s+eth0\s+applied\s+cmdline/,
+  );
+  t.match(
+    (await poll(['get', 'routestatus', '0.0.0.0/0/1024'], /applied/)).out, /10\.0\.2\.2\s+eth0\s+applied\s+cmdline/,
+  );
+  const added = await run(
+    ['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n',
+  );
   t.equal(added.code, 0, added.err);
   const st = (await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out;
   t.match(st, /10\.0\.2\.99\/24\s+eth0\s+applied\s+config/, 'static address applied');
-  t.equal((await run(['delete', 'addressspec', 'extra'])).code, 0, 'removed (the plugin releases its finalizer after deleting the address)');
+  t.equal(
+    (await run(['delete', 'addressspec', 'extra'])).code, 0,
+    'removed (the plugin releases its finalizer after deleting the address)',
+  );
   t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
-  await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n');
+  await run(
+    ['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n',
+  );
   const ghost = (await poll(['get', 'addressstatus', 'eth9/10.9.9.9/24', '-o', 'yaml'], /pending/)).out;
   t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
 });
@@ -41,9 +57,14 @@ t.test('apply a resource and watch the plugin react', async (t) => {
   const w = spawn(cosictl, ['-e', endpoint, 'get', 'issues', '--watch', '-o', 'yaml']);
   let out = '';
   w.stdout.on('data', (d: Buffer) => { out += d; });
-  const waitFor = async (re: RegExp, ms = 30_000) => { for (let i = 0; i < ms / 50 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50)); return re.test(out); };
+  const waitFor = async (re: RegExp, ms = 30_000) => {
+    for (let i = 0; i < ms / 50 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    return re.test(out);
+  };
   t.ok(await waitFor(/appliance 0\.1\.0/), 'the current banner arrives first');
-  const applied = await run(['apply', '-f', '-'], 'metadata: {type: motd, id: welcome}\nspec: {text: Welcome to the VM test}\n');
+  const applied = await run(
+    ['apply', '-f', '-'], 'metadata: {type: motd, id: welcome}\nspec: {text: Welcome to the VM test}\n',
+  );
   t.equal(applied.out, 'motd/welcome created\n', applied.err);
   t.ok(await waitFor(/Welcome to the VM test/), 'the watch shows the banner change');
   await run(['apply', '-f', '-'], 'metadata: {type: motd, id: welcome}\nspec: {text: Changed again}\n');

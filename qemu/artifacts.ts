@@ -8,7 +8,10 @@ const OUT = fileURLToPath(new URL('../out/', import.meta.url));
 export interface Artifacts { kernel: string; initrd: string; cmdline: string; exe: string; dir: string }
 
 export function artifacts(dir = OUT): Artifacts {
-  const a = { kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initramfs.cpio.zst'), exe: join(dir, 'build', 'appliance'), dir, cmdline: '' };
+  const a = {
+    kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initramfs.cpio.zst'), exe: join(dir, 'build', 'appliance'), dir,
+    cmdline: '',
+  };
   const missing = [a.kernel, a.initrd, join(dir, 'cmdline')].filter((p) => !existsSync(p));
   if (missing.length) throw new Error(`not built: ${missing.join(', ')}; run \`npm run build\``);
   a.cmdline = readFileSync(join(dir, 'cmdline'), 'utf8').trim();

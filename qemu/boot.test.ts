@@ -18,7 +18,8 @@ t.test('boots to ready in 256 MiB, reaps an orphan, powers off cleanly on the AC
   const figures = parseReady(ready[0]);
   t.ok(figures, 'ready line parses');
   t.ok(figures!.uptime > figures!.initStart, 'ready comes after init start');
-  for (const p of ['mount', 'cmdline', 'reaper', 'signals']) t.match(vm.console(), new RegExp(`phase ${p} done in [\\d.]+ms`), `phase ${p} timed`);
+  const phases = ['mount', 'cmdline', 'reaper', 'signals'];
+  for (const p of phases) t.match(vm.console(), new RegExp(`phase ${p} done in [\\d.]+ms`), `phase ${p} timed`);
 
   const m = await vm.waitFor(/orphan check: orphan=(\d+) reaped=(\w+) zombies=(\d+)/, 120_000);
   t.equal(m[2], 'yes', `orphan ${m[1]} reaped by PID 1`);

@@ -10,7 +10,9 @@ import { connectQmp, type QmpClient } from './qmp.ts';
 export interface PortForward { proto?: 'tcp' | 'udp'; hostAddr?: string; hostPort: number; guestPort: number }
 /** A guest connection to guestAddr:guestPort is forwarded to a host address (e.g. a metadata server on 127.0.0.1). */
 export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?: string; hostPort: number }
-export interface Disk { file: string; format?: 'raw' | 'qcow2'; id?: string; interface?: 'virtio' | 'cdrom'; readonly?: boolean }
+export interface Disk {
+  file: string; format?: 'raw' | 'qcow2'; id?: string; interface?: 'virtio' | 'cdrom'; readonly?: boolean;
+}
 export interface FwCfg { name: string; file?: string; string?: string }
 
 export interface VmOptions {
@@ -98,19 +100,30 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     '-device', 'pcie-root-port,id=hp2,chassis=2,slot=2',
   ];
   const fwd = [
-    ...(o.hostfwd ?? []).map((f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`),
-    ...(o.guestfwd ?? []).map((f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-tcp:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`),
+    ...(o.hostfwd ?? []).map(
+      (f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`,
+    ),
+    ...(o.guestfwd ?? []).map(
+      (f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-tcp:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`,
+    ),
   ];
-  args.push('-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']), ...fwd].join(','), '-device', 'virtio-net-pci,netdev=n0');
+  args.push(
+    '-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']), ...fwd].join(','),
+    '-device', 'virtio-net-pci,netdev=n0',
+  );
   (o.disks ?? []).forEach((d, i) => {
     const id = d.id ?? `disk${i}`;
     if (d.interface === 'cdrom') args.push('-drive', `file=${d.file},media=cdrom,if=ide,index=${i + 1},readonly=on`);
     else {
-      args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${d.readonly ? ',readonly=on' : ''}`);
+      args.push(
+        '-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${d.readonly ? ',readonly=on' : ''}`,
+      );
       args.push('-device', `virtio-blk-pci,drive=${id},id=${id}-dev`);
     }
   });
-  for (const f of o.fwcfg ?? []) args.push('-fw_cfg', f.file ? `name=${f.name},file=${f.file}` : `name=${f.name},string=${f.string ?? ''}`);
+  for (const f of o.fwcfg ?? []) args.push(
+    '-fw_cfg', f.file ? `name=${f.name},file=${f.file}` : `name=${f.name},string=${f.string ?? ''}`,
+  );
   if (o.noReboot ?? true) args.push('-no-reboot');
   args.push(...(o.extraArgs ?? []));
   return args;
@@ -122,7 +135,9 @@ export function launch(o: VmOptions): Vm {
   const consoleFile = o.consoleFile ?? join(dir, 'console.log');
   const log = createWriteStream(consoleFile);
   // Own process group: a terminal's Ctrl-C reaches us, not QEMU, so we can power down cleanly.
-  const child = spawn(o.qemuBinary ?? 'qemu-system-x86_64', qemuArgs(o, qmpSocket), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(o.qemuBinary ?? 'qemu-system-x86_64', qemuArgs(o, qmpSocket), {
+    stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+  });
   running.add(child);
   child.on('exit', () => running.delete(child));
   let text = '';
@@ -144,7 +159,9 @@ export function launch(o: VmOptions): Vm {
       if (!o.consoleFile) setTimeout(() => rmSync(dir, { recursive: true, force: true }), 100);
       resolve({ code, signal });
     });
-    child.on('error', (e) => { text += `\n[launch] cannot start QEMU: ${e.message}\n`; done = true; resolve({ code: null, signal: null }); });
+    child.on('error', (e) => {
+      text += `\n[launch] cannot start QEMU: ${e.message}\n`; done = true; resolve({ code: null, signal: null });
+    });
   });
 
   let qmpClient: Promise<QmpClient> | undefined;
@@ -157,9 +174,15 @@ export function launch(o: VmOptions): Vm {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = re.exec(text);
-          if (m) { cleanup(); resolve(m); } else if (done) { cleanup(); reject(new Error(`QEMU exited before ${re} appeared on the console; last output:\n${text.slice(-3000)}`)); }
+          if (m) { cleanup(); resolve(m); } else if (done) {
+            cleanup();
+            reject(new Error(`QEMU exited before ${re} appeared on the console; last output:\n${text.slice(-3000)}`));
+          }
         };
-        const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out after ${timeoutMs}ms waiting for ${re}; last output:\n${text.slice(-3000)}`)); }, timeoutMs);
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`timed out after ${timeoutMs}ms waiting for ${re}; last output:\n${text.slice(-3000)}`));
+        }, timeoutMs);
         const cleanup = () => { clearTimeout(timer); waiters.delete(check); };
         waiters.add(check);
         check();
@@ -168,7 +191,9 @@ export function launch(o: VmOptions): Vm {
     qmp: () => (qmpClient ??= connectQmp(qmpSocket)),
     async hotplugDisk(id, file, port = 'hp1') {
       const q = await vm.qmp();
-      await q.execute('blockdev-add', { driver: 'raw', 'node-name': `${id}-node`, file: { driver: 'file', filename: file } });
+      await q.execute('blockdev-add', {
+        driver: 'raw', 'node-name': `${id}-node`, file: { driver: 'file', filename: file },
+      });
       await q.execute('device_add', { driver: 'virtio-blk-pci', drive: `${id}-node`, id, bus: port });
     },
     async unplugDisk(id) {

@@ -27,7 +27,9 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
       });
     } catch (e) { lastErr = e; await sleep(50); } // QEMU has not created the socket yet
   }
-  throw new QmpError(`cannot connect to QMP socket ${path} within ${timeoutMs}ms: ${(lastErr as Error)?.message}`, 'connect');
+  throw new QmpError(
+    `cannot connect to QMP socket ${path} within ${timeoutMs}ms: ${(lastErr as Error)?.message}`, 'connect',
+  );
 }
 
 /** Connects, reads the greeting and enters command mode. */
@@ -45,7 +47,9 @@ export async function connectQmp(path: string, timeoutMs = 10_000): Promise<QmpC
       const line = buf.slice(0, nl).trim();
       buf = buf.slice(nl + 1);
       if (!line) continue;
-      const msg = JSON.parse(line) as { QMP?: unknown; event?: string; id?: number; return?: unknown; error?: { desc: string } };
+      const msg = JSON.parse(line) as {
+        QMP?: unknown; event?: string; id?: number; return?: unknown; error?: { desc: string };
+      };
       if (msg.QMP) { greeted(); continue; }
       if (msg.event) { events.push(msg as QmpEvent); continue; }
       const p = msg.id !== undefined ? pending.get(msg.id) : undefined;
@@ -55,7 +59,10 @@ export async function connectQmp(path: string, timeoutMs = 10_000): Promise<QmpC
     }
   });
   s.on('error', () => { /* surfaced through 'close' below */ });
-  s.on('close', () => { for (const p of pending.values()) p.reject(new QmpError(`${p.command}: QMP connection closed`, p.command)); pending.clear(); });
+  s.on('close', () => {
+    for (const p of pending.values()) p.reject(new QmpError(`${p.command}: QMP connection closed`, p.command));
+    pending.clear();
+  });
   await greeting;
   let nextId = 1;
   const client: QmpClient = {

@@ -19,7 +19,9 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const disk = join(mkdtempSync(join(tmpdir(), 'resources-')), 'appdata.img');
 execFileSync('truncate', ['-s', '16M', disk]);
 execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'appdata', disk]);
-const { vm, run, poll, endpoint } = await bootWithApi({ append: ['appliance.test.plugins'], disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
+const { vm, run, poll, endpoint } = await bootWithApi(
+  { append: ['appliance.test.plugins'], disks: [{ file: disk, format: 'raw' }] }, 'dhcp',
+);
 // Subtests run in order; top-level code after the first t.test would race the root test's end (and its teardown).
 let before: Awaited<ReturnType<typeof snapshot>>;
 t.teardown(() => vm.kill());
@@ -48,14 +50,18 @@ async function snapshot() {
     await run(['delete', 'testfileread', id]);
     await run(['apply', '-f', '-'], `metadata: {type: testfileread, id: ${id}}\nspec: {path: ${path}}\n`);
     const got = await poll(['get', 'testfilecontent', id, '-o', 'json'], /"(content|error)"/, 60_000);
-    if (got.code !== 0) throw new Error(`reading ${path} through test-reader: ${got.err}\n${vm.console().split('\n').filter((l) => /test-reader|plugin/.test(l)).slice(-10).join('\n')}`);
+    if (got.code !== 0) throw new Error(`reading ${path} through test-reader: ${got.err}\n${
+      vm.console().split('\n').filter((l) => /test-reader|plugin/.test(l)).slice(-10).join('\n')
+    }`);
     const c = JSON.parse(got.out) as { spec: { content?: string; error?: string } };
     await run(['delete', 'testfileread', id]);
     return c.spec.content ?? `(${c.spec.error})`;
   };
-  const lsmod = (await run(['get', 'lsmod'])).out.split('\n').slice(1).map((l) => l.split(/\s+/)[2]).filter(Boolean).sort();
+  const lsmod = (await run(['get', 'lsmod'])).out
+    .split('\n').slice(1).map((l) => l.split(/\s+/)[2]).filter(Boolean).sort();
   return {
-    links: YAML.parseAllDocuments(linkList.out).map((d) => d.toJS() as { metadata: { id: string }; spec: Record<string, unknown> })
+    links: YAML.parseAllDocuments(linkList.out)
+      .map((d) => d.toJS() as { metadata: { id: string }; spec: Record<string, unknown> })
       .map((r) => ({ id: r.metadata.id, up: r.spec.up, mtu: r.spec.mtu, addresses: r.spec.addresses })),
     routes: await read('/proc/net/route'),
     forward: await read('/proc/sys/net/ipv4/ip_forward'),
@@ -67,9 +73,18 @@ async function snapshot() {
 }
 
 t.test('the machine took its address by DHCP, and loopback is up', async (t) => {
-  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out, /10\.0\.2\.15\/24\s+eth0\s+applied\s+dhcp/);
-  t.match((await json(['get', 'links', 'lo'])).spec, { up: true, addresses: ['127.0.0.1/8', '::1/128'] }, 'lo up with its addresses');
-  t.match((await json(['get', 'mergeddhcpspec', 'eth0'])).spec, { enabled: true, layer: 'default' }, 'DHCP on eth0 is a visible setting');
+  t.match(
+    (await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
+    /10\.0\.2\.15\/24\s+eth0\s+applied\s+dhcp/,
+  );
+  t.match(
+    (await json(['get', 'links', 'lo'])).spec, { up: true, addresses: ['127.0.0.1/8', '::1/128'] },
+    'lo up with its addresses',
+  );
+  t.match(
+    (await json(['get', 'mergeddhcpspec', 'eth0'])).spec, { enabled: true, layer: 'default' },
+    'DHCP on eth0 is a visible setting',
+  );
 });
 
 t.test('every README example, applied one after another, leaves the API reachable at the DHCP address', async (t) => {
@@ -82,24 +97,40 @@ t.test('every README example, applied one after another, leaves the API reachabl
     const v = await run(['get', 'versions']);
     t.equal(v.code, 0, `API reachable after ${ex.type}/${ex.id}`);
   }
-  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out, /applied\s+config/, 'the extra address is there');
-  t.match((await json(['get', 'links', 'eth0'])).spec.addresses, ['10.0.2.15/24', '10.0.2.99/24'], 'beside the DHCP address');
-  t.match((await json(['get', 'leases', 'eth0'])).spec, { state: 'bound', address: '10.0.2.15/24' }, 'the lease is kept');
+  t.match(
+    (await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out, /applied\s+config/,
+    'the extra address is there',
+  );
+  t.match(
+    (await json(['get', 'links', 'eth0'])).spec.addresses, ['10.0.2.15/24', '10.0.2.99/24'], 'beside the DHCP address',
+  );
+  t.match(
+    (await json(['get', 'leases', 'eth0'])).spec, { state: 'bound', address: '10.0.2.15/24' }, 'the lease is kept',
+  );
   t.match((await poll(['get', 'routestatus', '198.51.100.0/24/1024'], /applied/)).out, /applied/);
   t.match((await poll(['get', 'linkspecstatus', 'eth0'], /1400/)).out, /applied\s+true\s+1400/);
-  t.match((await poll(['get', 'hostnamestatus', 'hostname', '-o', 'json'], /node1/)).out, /"fqdn": "node1\.example\.test"/);
+  t.match(
+    (await poll(['get', 'hostnamestatus', 'hostname', '-o', 'json'], /node1/)).out, /"fqdn": "node1\.example\.test"/,
+  );
   t.match((await poll(['get', 'kernelparamstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
   t.match((await poll(['get', 'kernelmodulespecstatus', 'vxlan'], /applied/)).out, /applied/);
-  t.match((await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out, /applied\s+\/dev\/vda\s+ext4/, 'the disk is mounted');
+  t.match(
+    (await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out, /applied\s+\/dev\/vda\s+ext4/,
+    'the disk is mounted',
+  );
 });
 
 t.test('an independent client decodes every served type\'s proto_spec and finds its yaml_spec', async (t) => {
   const gen = mkdtempSync(join(tmpdir(), 'cosi-py-'));
-  execFileSync('protoc', ['-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, ...WIRE_FILES, ...SPEC_FILES()]);
+  execFileSync('protoc', [
+    '-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, ...WIRE_FILES, ...SPEC_FILES(),
+  ]);
   let out = '';
   let code = 0;
   try {
-    out = execFileSync('/usr/bin/python3', [join(root, 'qemu', 'proto_spec_check.py'), gen, endpoint], { encoding: 'utf8', timeout: 120_000 });
+    out = execFileSync('/usr/bin/python3', [join(root, 'qemu', 'proto_spec_check.py'), gen, endpoint], {
+      encoding: 'utf8', timeout: 120_000,
+    });
   } catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
   for (const line of out.trim().split('\n')) {
     const m = /^(ok|FAIL) (.*)$/.exec(line);
@@ -108,12 +139,15 @@ t.test('an independent client decodes every served type\'s proto_spec and finds 
   t.equal(code, 0, 'no type disagrees');
   const types = out.split('\n').filter((l) => l.startsWith('ok ')).map((l) => l.slice(3, l.indexOf(':')));
   for (const type of [
-    'Versions.runtime.appliance.dev', 'PluginStatuses.runtime.appliance.dev', 'KernelCmdlines.runtime.appliance.dev', 'LinkStatuses.net.appliance.dev',
-    'LinkSpecs.net.appliance.dev', 'MergedLinkSpecs.net.appliance.dev', 'LinkSpecStatuses.net.appliance.dev', 'AddressSpecs.net.appliance.dev',
-    'MergedAddressSpecs.net.appliance.dev', 'AddressStatuses.net.appliance.dev', 'RouteStatuses.net.appliance.dev', 'DhcpLeases.net.appliance.dev',
-    'HostnameStatuses.net.appliance.dev', 'ResolverStatuses.net.appliance.dev', 'BlockDevices.storage.appliance.dev', 'MountStatuses.storage.appliance.dev',
-    'KernelParamStatuses.system.appliance.dev', 'KernelModuleStatuses.system.appliance.dev', 'KernelModuleSpecStatuses.system.appliance.dev',
-    'TimeServerSpecs.time.appliance.dev', 'TimeStatuses.time.appliance.dev', 'ResourceDefinitions.meta.cosi.dev', 'Namespaces.meta.cosi.dev',
+    'Versions.runtime.appliance.dev', 'PluginStatuses.runtime.appliance.dev', 'KernelCmdlines.runtime.appliance.dev',
+    'LinkStatuses.net.appliance.dev', 'LinkSpecs.net.appliance.dev', 'MergedLinkSpecs.net.appliance.dev',
+    'LinkSpecStatuses.net.appliance.dev', 'AddressSpecs.net.appliance.dev', 'MergedAddressSpecs.net.appliance.dev',
+    'AddressStatuses.net.appliance.dev', 'RouteStatuses.net.appliance.dev', 'DhcpLeases.net.appliance.dev',
+    'HostnameStatuses.net.appliance.dev', 'ResolverStatuses.net.appliance.dev', 'BlockDevices.storage.appliance.dev',
+    'MountStatuses.storage.appliance.dev', 'KernelParamStatuses.system.appliance.dev',
+    'KernelModuleStatuses.system.appliance.dev', 'KernelModuleSpecStatuses.system.appliance.dev',
+    'TimeServerSpecs.time.appliance.dev', 'TimeStatuses.time.appliance.dev', 'ResourceDefinitions.meta.cosi.dev',
+    'Namespaces.meta.cosi.dev',
   ]) t.ok(types.includes(type), `${type} compared`);
   t.match(out, /summary: \d+ types, \d+ resources, 0 disagreeing/);
 });

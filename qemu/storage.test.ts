@@ -19,23 +19,44 @@ const hot = join(dir, 'hot.img');
 execFileSync('truncate', ['-s', '16M', hot]);
 execFileSync('mkfs.vfat', ['-n', 'HOTDISK', hot], { stdio: 'ignore' });
 
-const { vm, run, poll } = await bootWithApi({ disks: [{ file: data, format: 'raw' }], append: ['appliance.test.plugins'] });
+const { vm, run, poll } = await bootWithApi({
+  disks: [{ file: data, format: 'raw' }], append: ['appliance.test.plugins'],
+});
 t.teardown(() => vm.kill());
 
 t.test('the second disk is a BlockDevice with its filesystem', async (t) => {
   const r = await poll(['get', 'disks', 'vda', '-o', 'json'], /appdata/);
-  t.match(JSON.parse(r.out), { spec: { fstype: 'ext4', label: 'appdata', sizeBytes: 16 * 1024 * 1024, devPath: '/dev/vda' } });
+  t.match(JSON.parse(r.out), {
+    spec: { fstype: 'ext4', label: 'appdata', sizeBytes: 16 * 1024 * 1024, devPath: '/dev/vda' },
+  });
 });
 
 t.test('a MountSpec mounts it by label and the file reads back', async (t) => {
-  const a = await run(['apply', '-f', '-'], 'metadata: {type: mountspec, id: data}\nspec: {source: LABEL=appdata, target: /var/mnt/data, options: [nodev, noexec]}\n');
+  const a = await run(
+    ['apply', '-f', '-'],
+    'metadata: {type: mountspec, id: data}\n'
+      + 'spec: {source: LABEL=appdata, target: /var/mnt/data, options: [nodev, noexec]}\n',
+  );
   t.equal(a.code, 0, a.err);
-  t.match((await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out, /\/var\/mnt\/data\s+\d+\s+\/var\/mnt\/data\s+applied\s+\/dev\/vda\s+ext4/);
-  await run(['apply', '-f', '-'], 'metadata: {type: testfileread, id: hello}\nspec: {path: /var/mnt/data/hello.txt}\n');
-  t.match((await poll(['get', 'testfilecontent', 'hello', '-o', 'yaml'], /hello from/)).out, /content: \|?\s*hello from the second disk/);
-  const bad = await run(['apply', '-f', '-'], 'metadata: {type: mountspec, id: missing}\nspec: {source: LABEL=nothing, target: /var/mnt/missing}\n');
+  t.match(
+    (await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out,
+    /\/var\/mnt\/data\s+\d+\s+\/var\/mnt\/data\s+applied\s+\/dev\/vda\s+ext4/,
+  );
+  await run(
+    ['apply', '-f', '-'], 'metadata: {type: testfileread, id: hello}\nspec: {path: /var/mnt/data/hello.txt}\n',
+  );
+  t.match(
+    (await poll(['get', 'testfilecontent', 'hello', '-o', 'yaml'], /hello from/)).out,
+    /content: \|?\s*hello from the second disk/,
+  );
+  const bad = await run(
+    ['apply', '-f', '-'],
+    'metadata: {type: mountspec, id: missing}\nspec: {source: LABEL=nothing, target: /var/mnt/missing}\n',
+  );
   t.equal(bad.code, 0);
-  t.match((await poll(['get', 'mountstatus', '/var/mnt/missing'], /pending/)).out, /no block device matches LABEL=nothing/);
+  t.match(
+    (await poll(['get', 'mountstatus', '/var/mnt/missing'], /pending/)).out, /no block device matches LABEL=nothing/,
+  );
 });
 
 t.test('a disk hot-plugged through QMP appears, and goes on unplug', async (t) => {
@@ -47,9 +68,15 @@ t.test('a disk hot-plugged through QMP appears, and goes on unplug', async (t) =
 });
 
 t.test('a sysctl is set and read back; a bad key says so', async (t) => {
-  await run(['apply', '-f', '-'], 'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n---\nmetadata: {type: sysctl, id: kernel.no_such_knob}\nspec: {value: "1"}\n');
+  await run(
+    ['apply', '-f', '-'],
+    'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n---\n'
+      + 'metadata: {type: sysctl, id: kernel.no_such_knob}\nspec: {value: "1"}\n',
+  );
   t.match((await poll(['get', 'kernelparamstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
-  t.match((await poll(['get', 'kernelparamstatus', 'kernel.no_such_knob'], /error/)).out, /unknown kernel parameter/);
+  t.match(
+    (await poll(['get', 'kernelparamstatus', 'kernel.no_such_knob'], /error/)).out, /unknown kernel parameter/,
+  );
 });
 
 t.test('power-off unmounts the filesystems and QEMU exits 0', async (t) => {

@@ -9,9 +9,15 @@ import { bootWithApi } from './api-vm.ts';
 const chrony = await startChronyd();
 t.teardown(() => chrony.stop());
 // The guest asks chronyd on the host (10.0.2.2), so this VM may reach the host.
-const { vm, run, poll } = await bootWithApi({ extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true });
+const { vm, run, poll } = await bootWithApi({
+  extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true,
+});
 t.teardown(() => vm.kill());
-const json = async (args: string[]) => JSON.parse((await run([...args, '-o', 'json'])).out) as { spec: Record<string, unknown> };
+const json = async (args: string[]) => JSON.parse(
+  (await run([...args, '-o', 'json'])).out,
+) as { spec: Record<string, unknown> };
+const NOT_SHIPPED =
+  /^module "no_such_module" is not shipped in this image \(\d+ modules are: dummy, ip6_udp_tunnel, udp_tunnel, vxlan, /;
 
 t.test('a module is loaded with its dependencies and listed; it works; it unloads', async (t) => {
   const applied = await run(['apply', '-f', '-'], [
@@ -20,15 +26,26 @@ t.test('a module is loaded with its dependencies and listed; it works; it unload
     'metadata: {type: modules, id: no-such-module}', 'spec: {}', '',
   ].join('\n'));
   t.equal(applied.code, 0, applied.err);
-  const lsmod = await poll(['get', 'lsmod'], /(?=[\s\S]*\sdummy\s)(?=[\s\S]*\sip6_udp_tunnel\s)(?=[\s\S]*\sudp_tunnel\s)(?=[\s\S]*\svxlan\s)/);
-  for (const m of ['vxlan', 'udp_tunnel', 'ip6_udp_tunnel', 'dummy']) t.match(lsmod.out, new RegExp(`\\s${m}\\s+\\d+\\s+\\d+\\s`), `${m} listed with its size`);
-  t.match((await json(['get', 'lsmod', 'udp_tunnel'])).spec, { requested: false, refCount: 1, usedBy: ['vxlan'] }, 'udp_tunnel is there because vxlan needs it');
+  const lsmod = await poll(
+    ['get', 'lsmod'],
+    /(?=[\s\S]*\sdummy\s)(?=[\s\S]*\sip6_udp_tunnel\s)(?=[\s\S]*\sudp_tunnel\s)(?=[\s\S]*\svxlan\s)/,
+  );
+  for (const m of ['vxlan', 'udp_tunnel', 'ip6_udp_tunnel', 'dummy']) t.match(
+    lsmod.out, new RegExp(`\\s${m}\\s+\\d+\\s+\\d+\\s`), `${m} listed with its size`,
+  );
+  t.match(
+    (await json(['get', 'lsmod', 'udp_tunnel'])).spec, { requested: false, refCount: 1, usedBy: ['vxlan'] },
+    'udp_tunnel is there because vxlan needs it',
+  );
   t.match((await json(['get', 'lsmod', 'vxlan'])).spec, { requested: true, refCount: 0 });
-  t.same((await json(['get', 'kernelmodulespecstatus', 'vxlan'])).spec.loaded, ['udp_tunnel', 'ip6_udp_tunnel', 'vxlan'], 'what the spec loaded, dependencies first');
+  t.same(
+    (await json(['get', 'kernelmodulespecstatus', 'vxlan'])).spec.loaded, ['udp_tunnel', 'ip6_udp_tunnel', 'vxlan'],
+    'what the spec loaded, dependencies first',
+  );
   // The module's parameter took effect: two dummy links, seen by the network plugin.
   t.match((await poll(['get', 'links'], /dummy1/)).out, /dummy0[\s\S]*dummy1/, 'numdummies=2 made two links');
   await poll(['get', 'kernelmodulespecstatus', 'no_such_module'], /error/);
-  t.match((await json(['get', 'kernelmodulespecstatus', 'no_such_module'])).spec.error, /^module "no_such_module" is not shipped in this image \(\d+ modules are: dummy, ip6_udp_tunnel, udp_tunnel, vxlan, /);
+  t.match((await json(['get', 'kernelmodulespecstatus', 'no_such_module'])).spec.error, NOT_SHIPPED);
 
   t.equal((await run(['delete', 'modules', 'dummy'])).code, 0);
   t.notMatch((await poll(['get', 'links'], /^(?![\s\S]*dummy0)/)).out, /dummy0/, 'unloading removed its links');
@@ -38,17 +55,30 @@ t.test('a module is loaded with its dependencies and listed; it works; it unload
 
 t.test('the clock comes from the RTC, then from an NTP server; the RTC is written back', async (t) => {
   const before = (await json(['get', 'time', 'clock'])).spec;
-  t.match(before, { synced: false, source: 'rtc', rtcSetClock: 'kernel', error: 'no time servers configured (TimeServerSpec)' });
+  t.match(before, {
+    synced: false, source: 'rtc', rtcSetClock: 'kernel', error: 'no time servers configured (TimeServerSpec)',
+  });
   t.match(before.rtcAtBoot, /^2001-01-01T00:0/, 'the RTC said 2001 at boot');
 
-  const applied = await run(['apply', '-f', '-'], `metadata: {type: timeservers, id: user}\nspec: {servers: ["10.0.2.2:${chrony.port}"]}\n`);
+  const applied = await run(
+    ['apply', '-f', '-'], `metadata: {type: timeservers, id: user}\nspec: {servers: ["10.0.2.2:${chrony.port}"]}\n`,
+  );
   t.equal(applied.code, 0, applied.err);
-  const synced = JSON.parse((await poll(['get', 'time', 'clock', '-o', 'json'], /"synced": true/, 60_000)).out).spec as Record<string, unknown>;
-  t.match(synced, { synced: true, source: 'sntp', server: `10.0.2.2:${chrony.port}`, stratum: 8, correction: 'step' });
+  const synced = JSON.parse(
+    (await poll(['get', 'time', 'clock', '-o', 'json'], /"synced": true/, 60_000)).out,
+  ).spec as Record<string, unknown>;
+  t.match(synced, {
+    synced: true, source: 'sntp', server: `10.0.2.2:${chrony.port}`, stratum: 8, correction: 'step',
+  });
   const years = (synced.offsetMs as number) / (365.25 * 86400e3);
   t.ok(years > 24 && years < 27, `stepped forward ${years.toFixed(2)} years`);
-  t.ok(Math.abs(Date.parse(synced.lastSync as string) - Date.now()) < 60_000, `guest clock now ${synced.lastSync as string}, host ${new Date().toISOString()}`);
-  t.ok(Math.abs(Date.parse(synced.rtcWritten as string) - Date.now()) < 60_000, 'the RTC was written with the synced time');
+  t.ok(
+    Math.abs(Date.parse(synced.lastSync as string) - Date.now()) < 60_000,
+    `guest clock now ${synced.lastSync as string}, host ${new Date().toISOString()}`,
+  );
+  t.ok(
+    Math.abs(Date.parse(synced.rtcWritten as string) - Date.now()) < 60_000, 'the RTC was written with the synced time',
+  );
 });
 
 t.test('power-off after all that is clean', async (t) => {

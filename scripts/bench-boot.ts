@@ -12,7 +12,10 @@ import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
 
-const args = benchArgs('usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\nBoots the appliance N times (and a static init N times as the floor) and prints boot figures.\n');
+const args = benchArgs(
+  'usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\n'
+    + 'Boots the appliance N times (and a static init N times as the floor) and prints boot figures.\n',
+);
 const runs = args.int('--runs', 5);
 const memoryMiB = args.int('--memory', 256);
 
@@ -22,7 +25,8 @@ const stats = (xs: number[]): Stats => {
   const mid = Math.floor(s.length / 2);
   return { median: s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2, min: s[0]!, max: s.at(-1)! };
 };
-const fmt = (s: Stats, unit = 's', digits = 3) => `median ${s.median.toFixed(digits)}${unit}  min ${s.min.toFixed(digits)}${unit}  max ${s.max.toFixed(digits)}${unit}`;
+const fmt = (s: Stats, unit = 's', digits = 3) =>
+  `median ${s.median.toFixed(digits)}${unit}  min ${s.min.toFixed(digits)}${unit}  max ${s.max.toFixed(digits)}${unit}`;
 
 await build();
 const a = artifacts();
@@ -44,7 +48,9 @@ for (let i = 0; i < runs; i++) {
   const exit = await vm.powerdown(60_000);
   if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
   ours.push({ ...f, wall });
-  process.stderr.write(`[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, ${wall.toFixed(2)}s wall\n`);
+  process.stderr.write(
+    `[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, ${wall.toFixed(2)}s wall\n`,
+  );
 
   const f0 = performance.now();
   const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB });
@@ -56,7 +62,9 @@ for (let i = 0; i < runs; i++) {
   process.stderr.write(`[bench] static floor run ${i + 1}/${runs}: ready at ${fl[1]}s guest\n`);
 }
 
-const manifest = JSON.parse(readFileSync(join(OUT, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { size: number }> };
+const manifest = JSON.parse(
+  readFileSync(join(OUT, 'manifest.json'), 'utf8'),
+) as { artifacts: Record<string, { size: number }> };
 const mb = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
 const readyS = stats(ours.map((o) => o.uptime));
 const floorS = stats(floor.map((o) => o.uptime));

@@ -4,6 +4,7 @@
 // spec in each encoding.
 //   --resources N   resources for List and RSS (default 10000)
 //   --watchers N    concurrent kind watchers (default 100)
+//   --watch-threads N  client threads the watchers are spread over (default 2)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -19,12 +20,19 @@ import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { grpcEchoFloor } from './lib/grpc-floor.ts';
+import { measureWatchDelivery } from './lib/watch-delivery.ts';
 
-const args = benchArgs('usage: npm run bench:state -- [--resources N] [--watchers N]\n\nMeasures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n');
+const args = benchArgs(
+  'usage: npm run bench:state -- [--resources N] [--watchers N] [--watch-threads N]\n\n'
+    + 'Measures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n',
+);
 const N = args.int('--resources', 10_000);
 const WATCHERS = args.int('--watchers', 100);
+const WATCH_THREADS = args.int('--watch-threads', 2);
 
-const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!; };
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
@@ -42,16 +50,25 @@ const rssStart = rssMiB(served.process.pid!);
 let r: Resource = await client.create(newResource(ptr('bench'), { text: 'bench 0' }));
 for (let i = 0; i < 300; i++) await client.get(ptr('bench'));
 const gets: number[] = [];
-for (let i = 0; i < 3000; i++) { const t0 = performance.now(); await client.get(ptr('bench')); gets.push(performance.now() - t0); }
+for (let i = 0; i < 3000; i++) {
+  const t0 = performance.now(); await client.get(ptr('bench')); gets.push(performance.now() - t0);
+}
 const updates: number[] = [];
-for (let i = 0; i < 2000; i++) { const t0 = performance.now(); r = await client.update({ ...r, spec: { text: `bench ${i + 1}` } }); updates.push(performance.now() - t0); }
+for (let i = 0; i < 2000; i++) {
+  const t0 = performance.now();
+  r = await client.update({ ...r, spec: { text: `bench ${i + 1}` } });
+  updates.push(performance.now() - t0);
+}
 
 // N resources, then List them.
 process.stderr.write(`[bench] creating ${N} resources\n`);
 const tc = performance.now();
 const batch = 64;
 for (let i = 0; i < N; i += batch) {
-  await Promise.all(Array.from({ length: Math.min(batch, N - i) }, (_, j) => client.create(newResource(ptr(`r${String(i + j).padStart(6, '0')}`), { text: `resource ${i + j}` }))));
+  await Promise.all(Array.from(
+    { length: Math.min(batch, N - i) },
+    (_, j) => client.create(newResource(ptr(`r${String(i + j).padStart(6, '0')}`), { text: `resource ${i + j}` })),
+  ));
 }
 const createRate = N / ((performance.now() - tc) / 1000);
 const listWith = async (c: RemoteState) => {
@@ -71,61 +88,68 @@ const yamlLists = await listWith(yamlClient);
 yamlClient.close();
 const rssFull = rssMiB(served.process.pid!);
 
-// Watch delivery: WATCHERS kind watchers spread over 10 connections; 300 updates.
-const conns = Array.from({ length: 10 }, () => new RemoteState(address));
-const sent = new Map<number, number>();
-const latencies: number[] = [];
-const watches = await Promise.all(Array.from({ length: WATCHERS }, (_, i) => conns[i % conns.length]!.watch(
-  { namespace: 'config', type: MOTD_TYPE }, {},
-  // The sequence rides in a label: reading it needs no YAML parse in this (single) client process.
-  (events) => { const now = performance.now(); for (const e of events) { const t0 = sent.get(Number(e.resource.metadata.labels.seq)); if (t0 !== undefined) latencies.push(now - t0); } },
-)));
+// Watch delivery: WATCHERS kind watchers, 300 updates; spread over client threads (as
+// watchers are spread over processes on a machine), and all in one thread for contrast.
 let w: Resource = await client.create(newResource(ptr('watched'), { text: 'start' }));
-for (let i = 0; i < 300; i++) {
-  sent.set(i, performance.now());
-  w = await client.update({ ...w, metadata: { ...w.metadata, labels: { seq: String(i) } }, spec: { text: `watch ${i}` } });
-  await new Promise((res) => setTimeout(res, 5));
-}
-const expected = 300 * WATCHERS;
-for (let i = 0; i < 200 && latencies.length < expected; i++) await new Promise((res) => setTimeout(res, 25));
-for (const x of watches) x.close();
-for (const c of conns) c.close();
+const watchRun = (threads: number) => measureWatchDelivery({
+  address, kind: { namespace: 'config', type: MOTD_TYPE }, watchers: WATCHERS, threads,
+  connections: Math.max(1, Math.round(10 / threads)), updates: 300,
+  async update(i) {
+    w = await client.update({ ...w, metadata: { ...w.metadata, labels: { seq: String(i) } }, spec: { text: `watch ${i}` } });
+  },
+});
+const spread = await watchRun(WATCH_THREADS);
+const oneThread = await watchRun(1);
 client.close();
 await served.stop();
 
 // A spec in each encoding: 10,000 LinkStatus specs (the richest status a machine has many of).
 const linkCodec = codecs.get(LINK_STATUS_TYPE)!;
 const links = Array.from({ length: N }, (_, i) => linkCodec.normalize({
-  index: i + 1, type: 'ether', kind: i % 3 ? 'veth' : undefined, up: i % 2 === 0, operState: 'up', mtu: 1500, mac: `52:54:00:12:${(i >> 8 & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+  index: i + 1, type: 'ether', kind: i % 3 ? 'veth' : undefined, up: i % 2 === 0, operState: 'up', mtu: 1500,
+  mac: `52:54:00:12:${(i >> 8 & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
   carrier: true, addresses: [`10.${i >> 8 & 255}.${i & 255}.1/24`, `fe80::5054:ff:fe12:${i.toString(16)}/64`],
 }));
-const timed = <T>(fn: () => T): [T, number] => { const t0 = performance.now(); const r = fn(); return [r, performance.now() - t0]; };
+const timed = <T>(fn: () => T): [T, number] => {
+  const t0 = performance.now(); const r = fn(); return [r, performance.now() - t0];
+};
 const [protoBytes, protoEncodeMs] = timed(() => links.map((l) => linkCodec.toProto(l)!));
 const [, protoDecodeMs] = timed(() => protoBytes.map((b) => linkCodec.fromProto(b)));
 const [yamlTexts, yamlEncodeMs] = timed(() => links.map((l) => linkCodec.toYaml(l)));
 const [, yamlDecodeMs] = timed(() => yamlTexts.map((y) => YAML.parse(y)));
 const encoding = {
-  protoBytes: protoBytes.reduce((n, b) => n + b.length, 0), yamlBytes: yamlTexts.reduce((n, y) => n + Buffer.byteLength(y), 0),
+  protoBytes: protoBytes.reduce((n, b) => n + b.length, 0),
+  yamlBytes: yamlTexts.reduce((n, y) => n + Buffer.byteLength(y), 0),
   protoEncodeMs, protoDecodeMs, yamlEncodeMs, yamlDecodeMs,
 };
 
 const result = {
   getP50: pct(gets, 50), getP99: pct(gets, 99), updateP50: pct(updates, 50), updateP99: pct(updates, 99),
-  listMs: pct(lists, 50), listYamlMs: pct(yamlLists, 50), resources: N, createPerSecond: Math.round(createRate), encoding,
-  watchers: WATCHERS, watchEvents: latencies.length, watchExpected: expected, watchP50: pct(latencies, 50), watchP99: pct(latencies, 99),
+  listMs: pct(lists, 50), listYamlMs: pct(yamlLists, 50), resources: N, createPerSecond: Math.round(createRate),
+  encoding, watchers: WATCHERS, watchThreads: WATCH_THREADS, watchExpected: spread.expected,
+  watchEvents: spread.latenciesMs.length, watchP50: pct(spread.latenciesMs, 50), watchP99: pct(spread.latenciesMs, 99),
+  watchOneThreadEvents: oneThread.latenciesMs.length,
+  watchOneThreadP50: pct(oneThread.latenciesMs, 50), watchOneThreadP99: pct(oneThread.latenciesMs, 99),
   rssStartMiB: rssStart, rssMiB: rssFull, grpcEchoFloorP50: floor.p50, grpcEchoFloorP99: floor.p99,
 };
 writeFileSync(join(OUT, 'bench-state.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
 state benchmark (engine over gRPC on loopback, our client; specs as protobuf unless said)
   transport floor (bare grpc-js echo, one process, now)  p50 ${ms(floor.p50)}   p99 ${ms(floor.p99)}
-  Get latency                  p50 ${ms(result.getP50)}   p99 ${ms(result.getP99)}   (${(result.getP50 / floor.p50).toFixed(2)}x the floor; target <= 1.1x)
+  Get latency                  p50 ${ms(result.getP50)}   p99 ${ms(result.getP99)}   `
+  + `(${(result.getP50 / floor.p50).toFixed(2)}x the floor; target <= 1.1x)
   Update latency               p50 ${ms(result.updateP50)}   p99 ${ms(result.updateP99)}
-  List of ${N} resources     ${ms(result.listMs)} (median of 5; target <= 100 ms)   YAML-only client ${ms(result.listYamlMs)} (specs parsed on read)
+  List of ${N} resources     ${ms(result.listMs)} (median of 5; target <= 100 ms)   `
+  + `YAML-only client ${ms(result.listYamlMs)} (specs parsed on read)
   create throughput            ${result.createPerSecond}/s (64 in flight)
-  watch delivery, ${WATCHERS} watchers  p50 ${ms(result.watchP50)}   p99 ${ms(result.watchP99)}   (${result.watchEvents}/${expected} events)   (target p99 <= 5 ms)
-  ${N} LinkStatus specs        protobuf ${(encoding.protoBytes / 1024).toFixed(0)} KiB, encode ${ms(encoding.protoEncodeMs)}, decode ${ms(encoding.protoDecodeMs)}
-                               YAML     ${(encoding.yamlBytes / 1024).toFixed(0)} KiB, encode ${ms(encoding.yamlEncodeMs)}, decode ${ms(encoding.yamlDecodeMs)}
+  watch delivery, ${WATCHERS} watchers  p50 ${ms(result.watchP50)}   p99 ${ms(result.watchP99)}   `
+  + `(${result.watchEvents}/${spread.expected} events, ${WATCH_THREADS} client threads; target p99 <= 5 ms)
+                   in one thread  p50 ${ms(result.watchOneThreadP50)}   p99 ${ms(result.watchOneThreadP99)}   `
+  + `(${result.watchOneThreadEvents}/${oneThread.expected} events, all watchers in one client thread)
+  ${N} LinkStatus specs        protobuf ${(encoding.protoBytes / 1024).toFixed(0)} KiB, `
+  + `encode ${ms(encoding.protoEncodeMs)}, decode ${ms(encoding.protoDecodeMs)}
+                               YAML     ${(encoding.yamlBytes / 1024).toFixed(0)} KiB, `
+  + `encode ${ms(encoding.yamlEncodeMs)}, decode ${ms(encoding.yamlDecodeMs)}
   engine RSS                   ${rssStart.toFixed(1)} MiB empty, ${rssFull.toFixed(1)} MiB with ${N} resources
 figures saved to out/bench-state.json
 `);

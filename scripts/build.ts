@@ -17,7 +17,9 @@ import { step } from './lib/log.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
 
-export interface BuildResult { kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string }
+export interface BuildResult {
+  kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
+}
 
 /** Runs `make` only when `key` differs from the one recorded by the last successful run. */
 async function keyed(name: string, key: string, outputs: string[], make: () => Promise<void>): Promise<boolean> {
@@ -74,8 +76,12 @@ export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult
   const kernel = await buildKernel(); // first: the initramfs carries its modules
   s = step('initramfs');
   const initramfs = join(OUT, 'initramfs.cpio.zst');
-  const entries = initramfsEntries({ init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release } });
-  const treeKey = sha256(...entries.map((e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined })));
+  const entries = initramfsEntries({
+    init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release },
+  });
+  const treeKey = sha256(...entries.map(
+    (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
+  ));
   const rdBuilt = await keyed('initramfs', treeKey, [initramfs], async () => {
     s.info(`compressing ${entries.length} entries with zstd -19 (about a minute)`);
     await writeCompressed(entries, initramfs, 19);
@@ -83,7 +89,8 @@ export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
   const vmlinuz = join(OUT, 'vmlinuz');
-  if (!existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage))) copyFileSync(kernel.bzImage, vmlinuz);
+  const vmlinuzStale = !existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage));
+  if (vmlinuzStale) copyFileSync(kernel.bzImage, vmlinuz);
   copyFileSync(kernel.config, join(OUT, 'kernel.config'));
   const cmdline = join(OUT, 'cmdline');
   writeFileSync(cmdline, DEFAULT_CMDLINE + '\n');
@@ -105,7 +112,12 @@ export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--help')) {
-    process.stdout.write(`usage: npm run build [-- --host-only]\n\nBuilds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline, out/manifest.json and out/cosictl.\nSteps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.\n  --host-only   only the executables (out/build/appliance, out/cosictl), no image\n`);
+    process.stdout.write(
+      `usage: npm run build [-- --host-only]\n\n`
+        + `Builds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline, out/manifest.json and out/cosictl.\n`
+        + `Steps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.\n`
+        + `  --host-only   only the executables (out/build/appliance, out/cosictl), no image\n`,
+    );
   } else {
     await build({ hostOnly: process.argv.includes('--host-only') });
   }

@@ -23,7 +23,10 @@ t.test('every example in a .proto comment is a valid spec of its type', async (t
 
 t.test('every type a user declares has an example', async (t) => {
   const text = generate();
-  for (const name of ['AddressSpec', 'RouteSpec', 'LinkSpec', 'DhcpSpec', 'HostnameSpec', 'ResolverSpec', 'MountSpec', 'KernelParamSpec', 'KernelModuleSpec', 'TimeServerSpec', 'Motd', 'PowerRequest']) {
+  for (const name of [
+    'AddressSpec', 'RouteSpec', 'LinkSpec', 'DhcpSpec', 'HostnameSpec', 'ResolverSpec', 'MountSpec', 'KernelParamSpec',
+    'KernelModuleSpec', 'TimeServerSpec', 'Motd', 'PowerRequest',
+  ]) {
     t.match(text, new RegExp(`### ${name}\\n[\\s\\S]*?\`\`\`yaml\\nmetadata:`), name);
   }
 });

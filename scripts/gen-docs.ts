@@ -38,11 +38,14 @@ function typeWords(s: SpecSchema): string {
       if (s.maxLength !== undefined) parts.push(`(at most ${s.maxLength} characters)`);
       return parts.join(' ');
     }
-    case 'integer': return s.minimum !== undefined && s.maximum !== undefined ? `integer ${s.minimum}..${s.maximum}` : 'integer';
+    case 'integer':
+      return s.minimum !== undefined && s.maximum !== undefined ? `integer ${s.minimum}..${s.maximum}` : 'integer';
     case 'number': return 'number';
     case 'boolean': return 'boolean';
-    case 'array': return `list of ${typeWords(s.items)}${s.maxItems !== undefined ? ` (at most ${s.maxItems})` : ''}`;
-    case 'object': return s.properties ? 'object' : `map of string to ${typeWords(s.additionalProperties as SpecSchema)}`;
+    case 'array':
+      return `list of ${typeWords(s.items)}${s.maxItems !== undefined ? ` (at most ${s.maxItems})` : ''}`;
+    case 'object':
+      return s.properties ? 'object' : `map of string to ${typeWords(s.additionalProperties as SpecSchema)}`;
     default: return 'any';
   }
 }
@@ -54,7 +57,8 @@ function fieldRows(s: SpecSchema, prefix = ''): string[] {
     const path = `${prefix}${name}`;
     const required = s.required?.includes(name) ? ' (required)' : '';
     const desc = sentence(splitComment(p.description).text).replace(/\|/g, '\\|');
-    const sub = p.type === 'array' && p.items.type === 'object' ? fieldRows(p.items, `${path}[].`) : fieldRows(p, `${path}.`);
+    const sub = p.type === 'array' && p.items.type === 'object'
+      ? fieldRows(p.items, `${path}[].`) : fieldRows(p, `${path}.`);
     return [`| \`${path}\` | ${typeWords(p)}${required} | ${desc} |`, ...sub];
   });
 }
@@ -71,11 +75,14 @@ function roles(types: readonly DefinitionInput[]): Map<string, Roles> {
         out.get(o.type)?.writers.push(`${p.name}/${c.name}${o.kind === 'shared' ? ' (shared)' : ''}`);
         if (o.kind === 'exclusive') exclusive.add(o.type);
       }
-      for (const i of c.inputs()) out.get(i.type)?.readers.push(`${p.name}/${c.name}${i.kind === 'weak' ? '' : ` (${i.kind})`}`);
+      for (const i of c.inputs()) out.get(i.type)?.readers.push(
+        `${p.name}/${c.name}${i.kind === 'weak' ? '' : ` (${i.kind})`}`,
+      );
     }
   }
   for (const [type, r] of out) {
-    r.controllerOwned = exclusive.has(type) || ENGINE_TYPES.some((d) => d.type === type && d.type !== POWER_REQUEST_TYPE);
+    r.controllerOwned = exclusive.has(type)
+      || ENGINE_TYPES.some((d) => d.type === type && d.type !== POWER_REQUEST_TYPE);
     if (!r.controllerOwned) r.writers.unshift('users (cosictl apply, the machine config)');
   }
   return out;
@@ -114,7 +121,9 @@ export function generate(): string {
   const who = roles([...ENGINE_TYPES, ...PLUGINS.flatMap((p) => p.types())]);
   const groups: [string, DefinitionInput[]][] = [
     ['The engine', ENGINE_TYPES],
-    ...PLUGINS.map((p): [string, DefinitionInput[]] => [`Plugin \`${p.name}\`${p.testOnly ? ' (tests only)' : ''}: ${p.description}`, p.types()]),
+    ...PLUGINS.map((p): [string, DefinitionInput[]] => [
+      `Plugin \`${p.name}\`${p.testOnly ? ' (tests only)' : ''}: ${p.description}`, p.types(),
+    ]),
   ];
   const out = [
     '# Resources',
@@ -148,7 +157,9 @@ export function generate(): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const text = generate();
   if (process.argv.includes('--check')) {
-    if (readFileSync(RESOURCES_MD, 'utf8') !== text) { process.stderr.write('docs/resources.md is stale: run `npm run gen:docs`\n'); process.exit(1); }
+    if (readFileSync(RESOURCES_MD, 'utf8') !== text) {
+      process.stderr.write('docs/resources.md is stale: run `npm run gen:docs`\n'); process.exit(1);
+    }
   } else {
     writeFileSync(RESOURCES_MD, text);
     process.stderr.write(`[docs] wrote ${RESOURCES_MD}\n`);

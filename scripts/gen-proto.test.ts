@@ -5,6 +5,8 @@ import { generate } from './gen-proto.ts';
 import { ROOT } from './lib/paths.ts';
 
 const files = generate();
+const DOCUMENTED_ADDRESS =
+  /export interface AddressSpecSpec \{\n {2}\/\*\* The address with its prefix length[^\n]*\*\/\n {2}address: string;/;
 
 t.test('the generated files match proto/ (run `npm run gen:proto` after editing a .proto)', async (t) => {
   for (const f of files) t.equal(readFileSync(f.path, 'utf8'), f.text, relative(ROOT, f.path));
@@ -12,18 +14,25 @@ t.test('the generated files match proto/ (run `npm run gen:proto` after editing 
 
 t.test('the wire names and numbers cosi-wire.md fixes', async (t) => {
   const d = files.find((f) => f.path.endsWith('wire-descriptors.ts'))!.text;
-  for (const needle of ['"proto_spec"', '"yaml_spec"', '"start_from_bookmark"', '"api_version"', '"destroy_ready"', '"LT_NUMERIC": 6', '"NOOP": 5', '"invert"']) t.ok(d.includes(needle), needle);
+  for (const needle of [
+    '"proto_spec"', '"yaml_spec"', '"start_from_bookmark"', '"api_version"', '"destroy_ready"', '"LT_NUMERIC": 6',
+    '"NOOP": 5', '"invert"',
+  ]) t.ok(d.includes(needle), needle);
 });
 
 t.test('spec types: one interface per message, enums as short names, the layer list in order', async (t) => {
   const d = files.find((f) => f.path.endsWith('spec-types.ts'))!.text;
   t.match(d, /export type Layer = 'default' \| 'cmdline' \| 'platform' \| 'dhcp' \| 'config';/);
-  t.match(d, /export interface AddressSpecSpec \{\n {2}\/\*\* The address with its prefix length[^\n]*\*\/\n {2}address: string;/, 'documented from the .proto comment');
-  t.match(d, /export interface LinkStatusSpec \{[\s\S]*?\n {2}mtu\?: number;[\s\S]*?\n {2}addresses\?: string\[\];/, 'optional fields and lists are optional');
+  t.match(d, DOCUMENTED_ADDRESS, 'documented from the .proto comment');
+  t.match(
+    d, /export interface LinkStatusSpec \{[\s\S]*?\n {2}mtu\?: number;[\s\S]*?\n {2}addresses\?: string\[\];/,
+    'optional fields and lists are optional',
+  );
   t.match(d, /AddressSpecSpec: 'appliance\.net\.v1alpha1\.AddressSpecSpec'/, 'message names');
 });
 
-t.test('every spec message, enum and field has a comment (they are the docs: resources.md, cosictl explain)', async (t) => {
+t.test('every spec message, enum and field has a comment'
+  + ' (they are the docs: resources.md, cosictl explain)', async (t) => {
   const { specMessages } = await import('../init/model/spec-codecs.ts');
   const set = specMessages();
   const missing = [

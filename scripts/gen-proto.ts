@@ -109,7 +109,8 @@ function specTypes(root: protobuf.Root): string {
 function specTables(root: protobuf.Root): string {
   const { messages, enums } = tablesFromProtobufjs(root.lookup('appliance') as protobuf.Namespace);
   const lines = (xs: object[]) => xs.map((x) => `  ${JSON.stringify(x)},`).join('\n');
-  return `export const SPEC_MESSAGES: readonly unknown[] = [\n${lines(messages.filter((m) => m.name !== 'appliance.v1alpha1.FieldRules'))}\n];\n\n`
+  const withoutFieldRules = messages.filter((m) => m.name !== 'appliance.v1alpha1.FieldRules');
+  return `export const SPEC_MESSAGES: readonly unknown[] = [\n${lines(withoutFieldRules)}\n];\n\n`
     + `export const SPEC_ENUMS: readonly unknown[] = [\n${lines(enums)}\n];\n`;
 }
 
@@ -127,7 +128,8 @@ export function generate(): Generated[] {
     },
     {
       path: join(GEN, 'spec-messages.ts'),
-      text: header('proto/appliance') + '// Data only (init/cosi/spec/message-info.ts says what each entry is): proto/ imports nothing.\n\n'
+      text: header('proto/appliance')
+        + '// Data only (init/cosi/spec/message-info.ts says what each entry is): proto/ imports nothing.\n\n'
         + specTables(specRoot),
     },
     { path: join(GEN, 'spec-types.ts'), text: specTypes(specRoot) },
@@ -138,7 +140,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const files = generate();
   if (process.argv.includes('--check')) {
     const stale = files.filter((f) => {
-      try { return readFileSync(f.path, 'utf8') !== f.text; } catch (e) { if (isErrno(e, 'ENOENT')) return true; throw e; }
+      try { return readFileSync(f.path, 'utf8') !== f.text; } catch (e) {
+        if (isErrno(e, 'ENOENT')) return true; throw e;
+      }
     });
     for (const f of stale) process.stderr.write(`${relative(ROOT, f.path)} is stale: run \`npm run gen:proto\`\n`);
     process.exit(stale.length ? 1 : 0);

@@ -2,7 +2,9 @@
 // fragment) and caches it outside the repo, keyed by the fragment, the source
 // version and this recipe. A cache hit costs nothing; a miss takes ~5 minutes.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, copyFileSync, writeFileSync, statSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, copyFileSync, writeFileSync, statSync,
+} from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { $ } from 'zx';
@@ -16,20 +18,27 @@ const RECIPE = '2';
 export const FRAGMENT = join(ROOT, 'kernel-config', 'appliance.config');
 
 /** modules: the installed tree `<release>/kernel/...` (no modules.dep: image/modules-dep.ts writes it). */
-export interface KernelArtifact { bzImage: string; config: string; key: string; sourceVersion: string; modules: string; release: string }
+export interface KernelArtifact {
+  bzImage: string; config: string; key: string; sourceVersion: string; modules: string; release: string;
+}
 
 function findSourceTarball(): string {
   const dir = '/usr/src';
   const tarballs = readdirSync(dir).filter((f) => /^linux-source-[\d.]+\.tar\.(xz|bz2|gz)$/.test(f)).sort();
   const last = tarballs.at(-1);
-  if (!last) throw new Error(`no linux-source-*.tar.* in ${dir}: run \`npm run setup\` (installs Debian's linux-source)`);
+  if (!last) throw new Error(
+    `no linux-source-*.tar.* in ${dir}: run \`npm run setup\` (installs Debian's linux-source)`,
+  );
   return join(dir, last);
 }
 
 function sourceVersion(tarball: string): string {
   const pkg = tarball.replace(/^.*\/(linux-source-[\d.]+)\.tar\..*$/, '$1');
   try {
-    return `${pkg}@${execFileSync('dpkg-query', ['-W', '-f=${Version}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()}`;
+    const debVersion = execFileSync('dpkg-query', ['-W', '-f=${Version}', pkg], {
+      encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
+    return `${pkg}@${debVersion}`;
   } catch (e) {
     // dpkg-query exits 1 for a package it does not know; anything else is a real failure.
     if ((e as { status?: number }).status !== 1) throw e;
@@ -56,7 +65,9 @@ function make(args: string[], cwd: string, log: (m: string) => void): Promise<vo
       if (/^\s+(CC|AS|LD|AR)\s/.test(line) && ++units % 200 === 0) log(`${units} units compiled`);
     };
     let buf = '';
-    const feed = (d: Buffer) => { buf += d.toString(); const lines = buf.split('\n'); buf = lines.pop() ?? ''; lines.forEach(onLine); };
+    const feed = (d: Buffer) => {
+      buf += d.toString(); const lines = buf.split('\n'); buf = lines.pop() ?? ''; lines.forEach(onLine);
+    };
     child.stdout.on('data', feed); child.stderr.on('data', feed);
     child.on('error', reject);
     child.on('close', (code) => code === 0 ? resolve()
@@ -70,7 +81,8 @@ function make(args: string[], cwd: string, log: (m: string) => void): Promise<vo
  * those being loadable modules.
  */
 export function missingOptions(fragment: string, finalConfig: string): string[] {
-  const have = new Map(finalConfig.split('\n').map((l) => /^(CONFIG_\w+)=([ym])$/.exec(l)).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
+  const have = new Map(finalConfig.split('\n').map((l) => /^(CONFIG_\w+)=([ym])$/.exec(l))
+    .filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
   return fragment.split('\n').map((l) => /^(CONFIG_\w+)=([ym])$/.exec(l.trim()))
     .filter((m) => m !== null)
     .filter((m) => have.get(m[1]!) !== m[2]).map((m) => `${m[1]}=${m[2]} (got ${have.get(m[1]!) ?? 'not set'})`);
@@ -87,12 +99,16 @@ export async function buildKernel(): Promise<KernelArtifact> {
   });
   if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return artifact(); }
   mkdirSync(join(CACHE, 'kernel'), { recursive: true });
-  return withLock(join(CACHE, 'kernel', `${key}.lock`), (pid) => s.info(`another build (pid ${pid}) is compiling this kernel; waiting for it`), async () => {
-    if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return artifact(); }
-    await compile(s, tarball, version, dir);
-    s.done(`built ${key} (${version})`);
-    return artifact();
-  });
+  return withLock(
+    join(CACHE, 'kernel', `${key}.lock`),
+    (pid) => s.info(`another build (pid ${pid}) is compiling this kernel; waiting for it`),
+    async () => {
+      if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return artifact(); }
+      await compile(s, tarball, version, dir);
+      s.done(`built ${key} (${version})`);
+      return artifact();
+    },
+  );
 }
 
 async function compile(s: ReturnType<typeof step>, tarball: string, version: string, dir: string): Promise<void> {
@@ -122,7 +138,10 @@ async function compile(s: ReturnType<typeof step>, tarball: string, version: str
   writeFileSync(join(obj, '.config'), readFileSync(join(obj, '.config'), 'utf8') + '\n' + fragment);
   await make([...common, 'olddefconfig'], src, log);
   const missing = missingOptions(fragment, readFileSync(join(obj, '.config'), 'utf8'));
-  if (missing.length) throw new Error(`kernel options from ${FRAGMENT} not enabled after olddefconfig (missing dependency or typo): ${missing.join(', ')}`);
+  if (missing.length) throw new Error(
+    `kernel options from ${FRAGMENT} not enabled after olddefconfig `
+      + `(missing dependency or typo): ${missing.join(', ')}`,
+  );
 
   s.info(`compiling bzImage and modules with ${cpus().length} jobs (about 5 minutes on 2 cores)`);
   await make([...common, `-j${cpus().length}`, 'bzImage', 'modules'], src, log);
@@ -131,7 +150,9 @@ async function compile(s: ReturnType<typeof step>, tarball: string, version: str
   const release = readFileSync(join(obj, 'include/config/kernel.release'), 'utf8').trim();
   const stage = join(dir, 'modroot');
   rmSync(stage, { recursive: true, force: true });
-  await make([...common, `INSTALL_MOD_PATH=${stage}`, 'INSTALL_MOD_STRIP=1', 'DEPMOD=/bin/true', 'modules_install'], src, log);
+  await make(
+    [...common, `INSTALL_MOD_PATH=${stage}`, 'INSTALL_MOD_STRIP=1', 'DEPMOD=/bin/true', 'modules_install'], src, log,
+  );
   const modules = join(dir, 'modules');
   rmSync(modules, { recursive: true, force: true });
   mkdirSync(join(modules, release), { recursive: true });

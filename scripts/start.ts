@@ -21,12 +21,18 @@ options:
 `;
 
 function parseArgs(argv: string[]) {
-  const o = { memoryMiB: 512, kvm: false, append: [] as string[], hostfwd: [] as { hostPort: number; guestPort: number }[], build: true };
+  const o = {
+    memoryMiB: 512, kvm: false, append: [] as string[], hostfwd: [] as { hostPort: number; guestPort: number }[],
+    build: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => { const v = argv[++i]; if (v === undefined) throw new Error(`${a} needs a value`); return v; };
     if (a === '--help' || a === '-h') { process.stdout.write(HELP); process.exit(0); }
-    else if (a === '--memory') { o.memoryMiB = Number(value()); if (!(o.memoryMiB >= 64)) throw new Error(`--memory: need at least 64 MiB, got "${argv[i]}"`); }
+    else if (a === '--memory') {
+      o.memoryMiB = Number(value());
+      if (!(o.memoryMiB >= 64)) throw new Error(`--memory: need at least 64 MiB, got "${argv[i]}"`);
+    }
     else if (a === '--kvm') o.kvm = true;
     else if (a === '--append') o.append.push(...value().split(/\s+/).filter(Boolean));
     else if (a === '--hostfwd') {
@@ -40,7 +46,9 @@ function parseArgs(argv: string[]) {
 }
 
 let opts: ReturnType<typeof parseArgs>;
-try { opts = parseArgs(process.argv.slice(2)); } catch (e) { process.stderr.write(`start: ${(e as Error).message}\n`); process.exit(2); }
+try { opts = parseArgs(process.argv.slice(2)); } catch (e) {
+  process.stderr.write(`start: ${(e as Error).message}\n`); process.exit(2);
+}
 
 if (opts.build) await build();
 const { readFileSync } = await import('node:fs');
@@ -48,7 +56,8 @@ const vm = launch({
   kernel: join(OUT, 'vmlinuz'), initrd: join(OUT, 'initramfs.cpio.zst'),
   cmdline: readFileSync(join(OUT, 'cmdline'), 'utf8'), append: opts.append,
   memoryMiB: opts.memoryMiB, accel: opts.kvm ? 'kvm' : 'tcg', consoleToTerminal: true,
-  consoleFile: join(OUT, 'console.log'), hostfwd: opts.hostfwd, hostAccess: true, // the user's own VM may reach their network
+  consoleFile: join(OUT, 'console.log'), hostfwd: opts.hostfwd,
+  hostAccess: true, // the user's own VM may reach their network
 });
 process.stderr.write(`[start] QEMU pid ${vm.process.pid}; console also in out/console.log; Ctrl-C powers off\n`);
 let presses = 0;

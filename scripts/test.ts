@@ -26,7 +26,9 @@ interface Counts { passed: number; failed: number; skipped: number; failures: st
 function runTap(files: string[], jobs: number, counts: Counts): Promise<number> {
   if (!files.length) return Promise.resolve(0);
   return new Promise((resolve) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['-R', 'tap', `-j${jobs}`, ...files], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['-R', 'tap', `-j${jobs}`, ...files], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const root = new Parser();
     root.on('child', (file: Parser) => {
       file.on('assert', (r: { ok: boolean; skip?: unknown; todo?: unknown; name: string }) => {
@@ -42,7 +44,9 @@ function runTap(files: string[], jobs: number, counts: Counts): Promise<number> 
 
 const unitOnly = process.argv.includes('--unit');
 if (process.argv.includes('--help')) {
-  process.stdout.write('usage: tsx scripts/test.ts [--unit]\n  runs every *.test.ts; --unit skips the QEMU boots under qemu/\n');
+  process.stdout.write(
+    'usage: tsx scripts/test.ts [--unit]\n  runs every *.test.ts; --unit skips the QEMU boots under qemu/\n',
+  );
   process.exit(0);
 }
 const all = DIRS.flatMap((d) => findTests(join(ROOT, d))).sort();
@@ -53,5 +57,7 @@ if (!unitOnly) code = (await runTap(all.filter(isBoot), 1, counts)) || code;
 if (counts.failures.length) process.stdout.write(`\nfailed:\n${counts.failures.map((f) => `  ${f}`).join('\n')}\n`);
 // tap exits non-zero also when a file crashes outside any test; count that as a failure.
 if (code !== 0 && counts.failed === 0) counts.failed = 1;
-process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}\n`);
+process.stdout.write(
+  `\n${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}\n`,
+);
 process.exit(counts.failed > 0 ? 1 : 0);

@@ -4,6 +4,9 @@ import type { Session } from '../session.ts';
 
 export async function apiResources(s: Session, out: (text: string) => void): Promise<number> {
   const defs = [...(await s.definitions())].sort((a, b) => a.type.localeCompare(b.type));
-  out(renderTable(['TYPE', 'ALIASES', 'DEFAULT NAMESPACE', 'SENSITIVE'], defs.map((d) => [d.type, d.aliases.join(','), d.defaultNamespace, d.sensitivity ? 'yes' : ''])));
+  out(renderTable(
+    ['TYPE', 'ALIASES', 'DEFAULT NAMESPACE', 'SENSITIVE'],
+    defs.map((d) => [d.type, d.aliases.join(','), d.defaultNamespace, d.sensitivity ? 'yes' : '']),
+  ));
   return 0;
 }

@@ -37,11 +37,15 @@ function readInput(path: string): string {
 }
 
 
-export async function apply(s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void): Promise<number> {
+export async function apply(
+  s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void,
+): Promise<number> {
   const files = flagAll(p, 'filename');
   if (!files.length) throw new CliError('apply: give at least one -f FILE (or -f - for stdin)', EXIT.usage);
   const defs = await s.definitions();
-  const namespaces = new Set((await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })).map((r) => r.metadata.id));
+  const namespaces = new Set(
+    (await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })).map((r) => r.metadata.id),
+  );
 
   const problems: string[] = [];
   const plan: { doc: ReturnType<typeof parseDocuments>['docs'][number]; source: string; current?: Resource }[] = [];
@@ -51,7 +55,11 @@ export async function apply(s: Session, p: Parsed, out: (text: string) => void, 
     for (const doc of docs) {
       const current = await findResource(s.state, doc);
       if (current && current.metadata.owner !== '') {
-        problems.push(formatProblem({ index: doc.index, what: `${doc.definition.displayType} ${doc.id}`, message: `is managed by "${current.metadata.owner}"; declare the matching spec resource instead` }, f));
+        problems.push(formatProblem({
+          index: doc.index,
+          what: `${doc.definition.displayType} ${doc.id}`,
+          message: `is managed by "${current.metadata.owner}"; declare the matching spec resource instead`,
+        }, f));
       }
       plan.push({ doc, source: f, ...(current ? { current } : {}) });
     }
@@ -72,7 +80,10 @@ export async function apply(s: Session, p: Parsed, out: (text: string) => void, 
         if (!cur) {
           await s.state.create(newResource(doc, doc.spec, { labels: doc.labels, annotations: doc.annotations }));
           out(`${name} created\n`);
-        } else if (sameSpec(cur.spec, s.state.codecs.get(doc.type)?.normalize(doc.spec) ?? doc.spec) && sameSpec(cur.metadata.labels, doc.labels) && sameSpec(cur.metadata.annotations, doc.annotations)) {
+        } else if (
+          sameSpec(cur.spec, s.state.codecs.get(doc.type)?.normalize(doc.spec) ?? doc.spec)
+          && sameSpec(cur.metadata.labels, doc.labels) && sameSpec(cur.metadata.annotations, doc.annotations)
+        ) {
           out(`${name} unchanged\n`);
         } else {
           const next = copyResource(cur);

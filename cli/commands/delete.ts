@@ -17,7 +17,9 @@ export async function del(s: Session, p: Parsed, out: (text: string) => void): P
   for (const id of ids) {
     const ptr = { namespace, type: def.type, id };
     const cur = await s.state.get(ptr);
-    if (cur.metadata.owner) throw new CliError(`${def.displayType.toLowerCase()}/${id} is managed by "${cur.metadata.owner}"`, EXIT.failed);
+    if (cur.metadata.owner) throw new CliError(
+      `${def.displayType.toLowerCase()}/${id} is managed by "${cur.metadata.owner}"`, EXIT.failed,
+    );
     await s.state.teardownAndDestroy(ptr);
     out(`${def.displayType.toLowerCase()}/${id} deleted\n`);
   }

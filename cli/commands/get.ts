@@ -24,7 +24,9 @@ flags:
 
 export function outputFormat(p: Parsed): OutputFormat {
   const o = flag(p, 'output') ?? 'table';
-  if (o !== 'table' && o !== 'yaml' && o !== 'json') throw new CliError(`--output: expected table, yaml or json, got "${o}"`, EXIT.usage);
+  if (o !== 'table' && o !== 'yaml' && o !== 'json') throw new CliError(
+    `--output: expected table, yaml or json, got "${o}"`, EXIT.usage,
+  );
   return o;
 }
 
@@ -48,13 +50,17 @@ export async function get(s: Session, p: Parsed, out: (text: string) => void): P
         for (const e of events) {
           if (e.type !== 'created' && e.type !== 'updated' && e.type !== 'destroyed') continue;
           if (e.resource.metadata.version === 0) continue; // a tombstone: nothing there yet
-          if (format === 'table') out(renderTable(['', ...tableHeader(def, true).slice(1)], [tableRow(e.resource, def, mark(e))]).split('\n')[1] + '\n');
+          if (format === 'table') out(renderTable(
+            ['', ...tableHeader(def, true).slice(1)], [tableRow(e.resource, def, mark(e))],
+          ).split('\n')[1] + '\n');
           else out(`${format === 'yaml' ? '---\n' : ''}${renderDocuments([e.resource], format).trimEnd()}\n`);
         }
       },
       false,
     );
-    await new Promise<void>((r) => { process.once('SIGINT', r); process.once('SIGTERM', r); void watch.done.then(() => r()); });
+    await new Promise<void>((r) => {
+      process.once('SIGINT', r); process.once('SIGTERM', r); void watch.done.then(() => r());
+    });
     watch.close();
     const err = await Promise.race([watch.done, Promise.resolve(undefined)]);
     if (err) throw err;

@@ -12,7 +12,8 @@ export function resourceDocument(r: Resource): { metadata: Record<string, unknow
   return {
     metadata: {
       namespace: m.namespace, type: m.type, id: m.id, version: m.version, owner: m.owner, phase: m.phase,
-      created: m.created ? new Date(m.created).toISOString() : undefined, updated: m.updated ? new Date(m.updated).toISOString() : undefined,
+      created: m.created ? new Date(m.created).toISOString() : undefined,
+      updated: m.updated ? new Date(m.updated).toISOString() : undefined,
       ...(Object.keys(m.labels).length ? { labels: m.labels } : {}),
       ...(Object.keys(m.annotations).length ? { annotations: m.annotations } : {}),
       ...(m.finalizers.length ? { finalizers: m.finalizers } : {}),
@@ -22,7 +23,10 @@ export function resourceDocument(r: Resource): { metadata: Record<string, unknow
 }
 
 export function tableHeader(def: ResourceDefinitionSpec | undefined, marks: boolean): string[] {
-  return [...(marks ? [''] : []), 'NAMESPACE', 'TYPE', 'ID', 'VERSION', ...(def?.printColumns ?? []).map((c) => c.name.toUpperCase())];
+  return [
+    ...(marks ? [''] : []), 'NAMESPACE', 'TYPE', 'ID', 'VERSION',
+    ...(def?.printColumns ?? []).map((c) => c.name.toUpperCase()),
+  ];
 }
 
 export function tableRow(r: Resource, def: ResourceDefinitionSpec | undefined, mark?: string): string[] {

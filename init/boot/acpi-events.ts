@@ -26,7 +26,9 @@ export function decodeAcpiEvents(datagram: Buffer, familyId: number): AcpiEvent[
     if (g.cmd !== ACPI_GENL_CMD_EVENT) continue;
     const e = attrMap(g.attrs).get(ACPI_GENL_ATTR_EVENT);
     if (!e || e.length < EVENT_SIZE) continue;
-    out.push({ deviceClass: cstr(e, 0, 20), busId: cstr(e, 20, 15), type: e.readUInt32LE(36), data: e.readUInt32LE(40) });
+    out.push({
+      deviceClass: cstr(e, 0, 20), busId: cstr(e, 20, 15), type: e.readUInt32LE(36), data: e.readUInt32LE(40),
+    });
   }
   return out;
 }
@@ -37,7 +39,8 @@ export const isPowerButton = (e: AcpiEvent) => e.deviceClass.startsWith('button/
 export function resolveAcpiFamily(n: Native): { id: number; group: number } | undefined {
   const fd = n.netlinkOpen(NETLINK_GENERIC);
   try {
-    const [m] = answerOf(n.netlinkRequest(fd, getFamilyRequest(1, ACPI_FAMILY), 2000), 1, `resolve genetlink family ${ACPI_FAMILY}`);
+    const [m] = answerOf(n.netlinkRequest(fd, getFamilyRequest(1, ACPI_FAMILY), 2000), 1,
+      `resolve genetlink family ${ACPI_FAMILY}`);
     if (!m) return undefined;
     const f = decodeFamily(m);
     const group = f.groups.get(ACPI_GROUP);

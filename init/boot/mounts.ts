@@ -6,7 +6,9 @@ import type { Logger } from '../log.ts';
 import { isErrno } from '../../native/errno.ts';
 import { MNT_DETACH, MS, parseMounts, type ProcMount } from '../sys/mount-table.ts';
 
-export interface MountEntry { target: string; fstype: string; source: string; flags: number; data?: string; mode?: number }
+export interface MountEntry {
+  target: string; fstype: string; source: string; flags: number; data?: string; mode?: number;
+}
 
 const { NOSUID, NODEV, NOEXEC } = MS;
 /** Order matters: parents before children (/dev before /dev/pts, /sys before /sys/fs/cgroup). */
@@ -14,11 +16,17 @@ export const EARLY_MOUNTS: readonly MountEntry[] = [
   { target: '/proc', fstype: 'proc', source: 'proc', flags: NOSUID | NODEV | NOEXEC },
   { target: '/sys', fstype: 'sysfs', source: 'sysfs', flags: NOSUID | NODEV | NOEXEC },
   { target: '/dev', fstype: 'devtmpfs', source: 'devtmpfs', flags: NOSUID, data: 'mode=0755' },
-  { target: '/dev/pts', fstype: 'devpts', source: 'devpts', flags: NOSUID | NOEXEC, data: 'gid=5,mode=0620,ptmxmode=0666' },
+  {
+    target: '/dev/pts', fstype: 'devpts', source: 'devpts', flags: NOSUID | NOEXEC,
+    data: 'gid=5,mode=0620,ptmxmode=0666',
+  },
   { target: '/dev/shm', fstype: 'tmpfs', source: 'shm', flags: NOSUID | NODEV, data: 'mode=1777' },
   { target: '/run', fstype: 'tmpfs', source: 'run', flags: NOSUID | NODEV, data: 'mode=0755' },
   { target: '/tmp', fstype: 'tmpfs', source: 'tmp', flags: NOSUID | NODEV, data: 'mode=1777' },
-  { target: '/sys/fs/cgroup', fstype: 'cgroup2', source: 'cgroup2', flags: NOSUID | NODEV | NOEXEC, data: 'nsdelegate' },
+  {
+    target: '/sys/fs/cgroup', fstype: 'cgroup2', source: 'cgroup2', flags: NOSUID | NODEV | NOEXEC,
+    data: 'nsdelegate',
+  },
   { target: '/sys/fs/bpf', fstype: 'bpf', source: 'bpffs', flags: NOSUID | NODEV | NOEXEC, data: 'mode=0700' },
 ];
 
@@ -47,7 +55,9 @@ export function unmountAll(n: Native, log: Logger): { unmounted: number; failed:
   const failed: string[] = [];
   for (const t of targets) {
     try { n.umount2(t); unmounted++; } catch (e) {
-      try { n.umount2(t, MNT_DETACH); unmounted++; log.warn(`${t} busy (${(e as Error).message}); detached`); } catch (e2) {
+      try {
+        n.umount2(t, MNT_DETACH); unmounted++; log.warn(`${t} busy (${(e as Error).message}); detached`);
+      } catch (e2) {
         failed.push(t); log.error(`cannot unmount ${t}: ${(e2 as Error).message}`);
       }
     }

@@ -75,7 +75,8 @@ export async function runPid1(): Promise<void> {
       native: n, log: log.child('shutdown'), reaper: r, system: true,
       // Plugins first, gently, while the API still reports what is happening.
       beforeStop: async () => {
-        await engine?.setBootStatus({ phase: 'stopping', ready: false }).catch((e: Error) => log.warn(`boot status: ${e.message}`));
+        await engine?.setBootStatus({ phase: 'stopping', ready: false })
+          .catch((e: Error) => log.warn(`boot status: ${e.message}`));
         await engine?.stop();
       },
     });
@@ -84,13 +85,15 @@ export async function runPid1(): Promise<void> {
       for (const [sig, action] of Object.entries(SIGNAL_ACTIONS)) {
         process.on(sig as NodeJS.Signals, () => void shutdown?.(action, `signal ${sig}`));
       }
-      log.info(`power button: ${watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'))}`);
+      const watched = watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
+      log.info(`power button: ${watched}`);
     });
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
       log: log.child('engine'), native: n,
-      plugins: (await import('../../plugins/index.ts')).PLUGINS.filter((p) => !p.testOnly || cmdlineFlag(cmdline, 'appliance.test.plugins')),
+      plugins: (await import('../../plugins/index.ts')).PLUGINS
+        .filter((p) => !p.testOnly || cmdlineFlag(cmdline, 'appliance.test.plugins')),
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
       cmdline: { raw: rawCmdline, params: cmdline },

@@ -25,14 +25,17 @@ export function hasKey(bitmap: string, code: number): boolean {
 export function powerPresses(chunk: Buffer): number {
   let n = 0;
   for (let off = 0; off + INPUT_EVENT_SIZE <= chunk.length; off += INPUT_EVENT_SIZE) {
-    if (chunk.readUInt16LE(off + 16) === EV_KEY && chunk.readUInt16LE(off + 18) === KEY_POWER && chunk.readInt32LE(off + 20) === 1) n++;
+    if (chunk.readUInt16LE(off + 16) === EV_KEY && chunk.readUInt16LE(off + 18) === KEY_POWER
+      && chunk.readInt32LE(off + 20) === 1) n++;
   }
   return n;
 }
 
 export function findPowerButtons(sysInput = '/sys/class/input'): string[] {
   let names: string[];
-  try { names = readdirSync(sysInput).filter((n) => n.startsWith('event')); } catch (e) { if (isErrno(e, 'ENOENT')) return []; throw e; }
+  try { names = readdirSync(sysInput).filter((n) => n.startsWith('event')); } catch (e) {
+    if (isErrno(e, 'ENOENT')) return []; throw e;
+  }
   return names.filter((n) => {
     try { return hasKey(readFileSync(`${sysInput}/${n}/device/capabilities/key`, 'utf8'), KEY_POWER); } catch (e) {
       if (isErrno(e, 'ENOENT')) return false; // a device without keys
@@ -48,7 +51,9 @@ export function watchPowerButton(log: Logger, onPress: () => void): string[] {
   const devices = findPowerButtons();
   for (const dev of devices) {
     let fd: number;
-    try { fd = openSync(dev, 'r'); } catch (e) { log.warn(`${dev}: ${(e as Error).message}; power button not watched`); continue; }
+    try { fd = openSync(dev, 'r'); } catch (e) {
+      log.warn(`${dev}: ${(e as Error).message}; power button not watched`); continue;
+    }
     const stream = createReadStream(dev, { fd, highWaterMark: INPUT_EVENT_SIZE * 16 });
     let rest = Buffer.alloc(0);
     stream.on('data', (d) => {

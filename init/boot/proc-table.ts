@@ -11,7 +11,9 @@ export function parseStat(text: string): Omit<ProcInfo, 'kernelThread'> & { flag
   const pid = Number(text.slice(0, open).trim());
   const fields = text.slice(close + 2).split(' ');
   // fields[0] = state (3rd field), [1] = ppid (4th), [6] = flags (9th)
-  return { pid, comm: text.slice(open + 1, close), state: fields[0] ?? '?', ppid: Number(fields[1]), flags: Number(fields[6]) };
+  return {
+    pid, comm: text.slice(open + 1, close), state: fields[0] ?? '?', ppid: Number(fields[1]), flags: Number(fields[6]),
+  };
 }
 
 const PF_KTHREAD = 0x00200000;

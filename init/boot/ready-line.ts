@@ -5,7 +5,8 @@ export interface ReadyFigures { uptime: number; initStart: number; mainStart: nu
 export const READY_MARK = 'APPLIANCE READY';
 
 export function formatReady(f: ReadyFigures): string {
-  return `${READY_MARK} uptime=${f.uptime.toFixed(3)}s init_start=${f.initStart.toFixed(3)}s main_start=${f.mainStart.toFixed(3)}s mem_used=${f.memUsedKiB}KiB`;
+  return `${READY_MARK} uptime=${f.uptime.toFixed(3)}s init_start=${f.initStart.toFixed(3)}s `
+    + `main_start=${f.mainStart.toFixed(3)}s mem_used=${f.memUsedKiB}KiB`;
 }
 
 /** Matches only a complete ready line (console output arrives in arbitrary chunks). */

@@ -31,9 +31,14 @@ export function createReaper(n: Native, log: Logger, procRoot = '/proc'): Reaper
       if (managed.has(z.pid)) continue; // libuv's to wait for
       try {
         const exit = n.waitpid(z.pid);
-        if (exit) { reaped.push(exit); log.info(`reaped orphan ${z.comm}[${exit.pid}] ${exit.signal !== null ? `signal ${exit.signal}` : `exit ${exit.code}`}`); }
+        if (exit) {
+          reaped.push(exit);
+          const how = exit.signal !== null ? `signal ${exit.signal}` : `exit ${exit.code}`;
+          log.info(`reaped orphan ${z.comm}[${exit.pid}] ${how}`);
+        }
       } catch (e) {
-        if (!isErrno(e, 'ECHILD')) log.warn(`waitpid ${z.pid}: ${(e as Error).message}`); // ECHILD: someone else got it first
+        // ECHILD: someone else got it first
+        if (!isErrno(e, 'ECHILD')) log.warn(`waitpid ${z.pid}: ${(e as Error).message}`);
       }
     }
     for (const exit of reaped) for (const l of listeners) l(exit);

@@ -32,7 +32,8 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
   let running: PowerAction | null = null;
   const log = o.log;
 
-  const userProcesses = () => listProcesses().filter((p) => p.pid !== process.pid && !p.kernelThread && p.state !== 'Z');
+  const userProcesses = () =>
+    listProcesses().filter((p) => p.pid !== process.pid && !p.kernelThread && p.state !== 'Z');
 
   const stopAll = async () => {
     const grace = o.graceMs ?? 5000;
@@ -44,7 +45,11 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
       const deadline = Date.now() + grace;
       while (Date.now() < deadline && userProcesses().length > 0) { o.reaper.reapNow(); await sleep(50); }
       const left = userProcesses();
-      if (left.length) { log.warn(`SIGKILL to ${left.map((p) => `${p.comm}[${p.pid}]`).join(', ')} after ${grace}ms`); process.kill(-1, 'SIGKILL'); await sleep(100); }
+      if (left.length) {
+        log.warn(`SIGKILL to ${left.map((p) => `${p.comm}[${p.pid}]`).join(', ')} after ${grace}ms`);
+        process.kill(-1, 'SIGKILL');
+        await sleep(100);
+      }
       o.reaper.reapNow();
     } else {
       for (const pid of o.reaper.managed) {
@@ -63,11 +68,14 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
     o.native.sync();
     if (o.system) {
       const { unmounted, failed } = unmountAll(o.native, log);
-      log.info(`unmounted ${unmounted} filesystem(s)${failed.length ? `, ${failed.length} failed: ${failed.join(', ')}` : ''}`);
+      const failures = failed.length ? `, ${failed.length} failed: ${failed.join(', ')}` : '';
+      log.info(`unmounted ${unmounted} filesystem(s)${failures}`);
     }
     log.info(`${action} now (shutdown took ${Math.round(performance.now() - t0)}ms)`);
     o.beforeReboot?.(action);
     if (!o.system) return;
-    try { o.native.reboot(REBOOT_CMD[action]); } catch (e) { log.error(`reboot(${REBOOT_CMD[action]}) failed: ${(e as Error).message}`); }
+    try { o.native.reboot(REBOOT_CMD[action]); } catch (e) {
+      log.error(`reboot(${REBOOT_CMD[action]}) failed: ${(e as Error).message}`);
+    }
   };
 }

@@ -34,7 +34,10 @@ function orphanCheck(reaper: Reaper, log: Logger): void {
   child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
   child.on('exit', (code) => {
     const orphan = Number(/orphan=(\d+)/.exec(out)?.[1]);
-    if (!orphan) { log.error(`orphan maker exited ${code} without naming its orphan (stdout: ${JSON.stringify(out)})`); return; }
+    if (!orphan) {
+      log.error(`orphan maker exited ${code} without naming its orphan (stdout: ${JSON.stringify(out)})`);
+      return;
+    }
     log.info(`orphan maker exited ${code}; its child ${orphan} is now ours`);
     let reaped = false;
     reaper.onReap((e) => { if (e.pid === orphan) reaped = true; });

@@ -7,7 +7,8 @@ export async function plugin(args: string[]): Promise<number> {
   const name = args[0];
   const p = name ? findPlugin(name) : undefined;
   if (!p) {
-    process.stderr.write(`plugin: ${name ? `unknown plugin "${name}"` : 'name a plugin'}; built in: ${PLUGINS.map((x) => x.name).join(', ')}\n`);
+    process.stderr.write(`plugin: ${name ? `unknown plugin "${name}"` : 'name a plugin'}; `
+      + `built in: ${PLUGINS.map((x) => x.name).join(', ')}\n`);
     return 2;
   }
   // A plugin meets only built-in types: their specs travel as protobuf both ways.

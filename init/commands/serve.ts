@@ -50,7 +50,9 @@ export async function serve(args: string[]): Promise<number> {
     log, native: native(), listen, pluginSocket, startPlugins: !noPlugins, hostMode: true,
     plugins: PLUGINS.filter((p) => testPlugins || !p.testOnly),
     cmdline: { raw, params: parseCmdline(raw) },
-    spawn: (a, env) => { const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] }); },
+    spawn: (a, env) => {
+      const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
   });
   await engine.setBootStatus({ phase: 'running', ready: true });

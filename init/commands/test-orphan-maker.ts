@@ -19,7 +19,10 @@ export function testSleep(args: string[]): Promise<number> {
 /** Sends a signal to PID 1 from outside it, as an operator's kill(1) would. */
 export function testSignalInit(args: string[]): number {
   const sig = args[0] ?? 'SIGTERM';
-  if (!/^SIG[A-Z0-9]+$/.test(sig)) { process.stderr.write(`test-signal-init: "${sig}" is not a signal name\n`); return 2; }
+  if (!/^SIG[A-Z0-9]+$/.test(sig)) {
+    process.stderr.write(`test-signal-init: "${sig}" is not a signal name\n`);
+    return 2;
+  }
   process.kill(1, sig as NodeJS.Signals);
   return 0;
 }

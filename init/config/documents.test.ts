@@ -4,14 +4,23 @@ import { formatProblem, parseDocuments } from './documents.ts';
 
 const defs = [fillDefinition({
   type: 'Motds.config.appliance.dev', defaultNamespace: 'config',
-  schema: { type: 'object', required: ['text'], properties: { text: { type: 'string' }, priority: { type: 'integer', minimum: 0, maximum: 100 } } },
+  schema: {
+    type: 'object', required: ['text'],
+    properties: { text: { type: 'string' }, priority: { type: 'integer', minimum: 0, maximum: 100 } },
+  },
 })];
 const ns = new Set(['config', 'runtime']);
 
 t.test('valid documents resolve aliases and default namespaces', async (t) => {
-  const { docs, problems } = parseDocuments('metadata: {type: motd, id: a}\nspec: {text: hi}\n---\nmetadata: {type: Motds.config.appliance.dev, id: b, labels: {x: 1}}\nspec: {text: yo, priority: 3}\n---\n', defs, ns);
+  const { docs, problems } = parseDocuments(
+    'metadata: {type: motd, id: a}\nspec: {text: hi}\n---\n'
+      + 'metadata: {type: Motds.config.appliance.dev, id: b, labels: {x: 1}}\nspec: {text: yo, priority: 3}\n---\n',
+    defs, ns,
+  );
   t.same(problems, []);
-  t.same(docs.map((d) => [d.index, d.namespace, d.type, d.id]), [[1, 'config', 'Motds.config.appliance.dev', 'a'], [2, 'config', 'Motds.config.appliance.dev', 'b']]);
+  t.same(docs.map((d) => [d.index, d.namespace, d.type, d.id]), [
+    [1, 'config', 'Motds.config.appliance.dev', 'a'], [2, 'config', 'Motds.config.appliance.dev', 'b'],
+  ]);
   t.same(docs[1]!.labels, { x: '1' });
 });
 
@@ -35,4 +44,23 @@ t.test('every problem names document, field and reason', async (t) => {
   t.match(lines.join('\n'), /document 5 .*metadata.id: required/);
   t.match(lines.join('\n'), /document 5 .*unknown namespace "elsewhere"/);
   t.match(lines.join('\n'), /document 6: not valid YAML/);
+});
+
+t.test('hostile input is refused whole, quickly, with the reason', async (t) => {
+  const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    .concat(Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} `
+      + `[*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`))
+    .join('\n');
+  const cases: [string, string, RegExp][] = [
+    ['alias bomb', `metadata: {type: motd, id: a}\nspec:\n  text: hi\n---\n${bomb}\n`, /document 2: not accepted: .*alias/i],
+    ['deep', `metadata: {type: motd, id: a}\nspec: ${'['.repeat(100_000)}`, /input: line 2: nested deeper/],
+    ['large', `metadata: {type: motd, id: a}\nspec: {text: "${'x'.repeat(11 << 20)}"}`, /input: larger than the 1 MiB/],
+  ];
+  for (const [name, text, want] of cases) {
+    const t0 = performance.now();
+    const { docs, problems } = parseDocuments(text, defs, ns);
+    t.same(docs.length, name === 'alias bomb' ? 1 : 0, `${name}: nothing else parsed`);
+    t.match(problems.map((p) => formatProblem(p)).join('\n'), want, name);
+    t.ok(performance.now() - t0 < 1000, `${name}: refused in under a second`);
+  }
 });

@@ -15,6 +15,7 @@ import YAML from 'yaml';
 import { resolveDefinition, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { validateSpec } from '../cosi/meta/schema.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
+import { MAX_CONFIG_BYTES, scanNesting } from './config-input.ts';
 
 export interface ResourceDocument extends Pointer {
   /** 1-based position in the input. */
@@ -27,7 +28,9 @@ export interface ResourceDocument extends Pointer {
 
 export interface DocumentProblem { index: number; what: string; message: string }
 
+/** index 0: the input as a whole (too large, nested too deep). */
 export function formatProblem(p: DocumentProblem, source = 'input'): string {
+  if (p.index === 0) return `${source}: ${p.message}`;
   return `${source}: document ${p.index}${p.what ? ` (${p.what})` : ''}: ${p.message}`;
 }
 
@@ -38,37 +41,79 @@ function stringMap(v: unknown, field: string, problems: string[]): Record<string
   if (!isMap(v)) { problems.push(`${field}: must be a mapping of strings`); return {}; }
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') problems.push(`${field}.${k}: must be a string, got ${JSON.stringify(val)}`);
-    else out[k] = String(val);
+    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') {
+      problems.push(`${field}.${k}: must be a string, got ${JSON.stringify(val)}`);
+    } else out[k] = String(val);
   }
   return out;
 }
 
-export function parseDocuments(text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
+export function parseDocuments(
+  text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>,
+): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
   const docs: ResourceDocument[] = [];
   const problems: DocumentProblem[] = [];
   const seen = new Map<string, number>();
+  if (text.length > MAX_CONFIG_BYTES) {
+    return { docs, problems: [{ index: 0, what: '', message: `larger than the ${MAX_CONFIG_BYTES >> 20} MiB limit` }] };
+  }
+  const deep = scanNesting(text);
+  if (deep) return { docs, problems: [{ index: 0, what: '', message: deep }] };
   let index = 0;
   for (const d of YAML.parseAllDocuments(text)) {
-    if (!d.errors.length && (d.contents === null || d.toJS() === null)) continue; // an empty document (e.g. a trailing ---)
+    let obj: unknown;
+    let why: string | undefined = d.errors.length ? `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` : undefined;
+    if (!why) {
+      // toJS refuses aliases expanding beyond 100 nodes (an alias bomb) by throwing.
+      try { obj = d.toJS({ maxAliasCount: 100 }); } catch (e) { why = `not accepted: ${(e as Error).message}`; }
+    }
+    // an empty document (e.g. a trailing ---)
+    if (!why && obj === null) continue;
     index++;
-    if (d.errors.length) { problems.push({ index, what: '', message: `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` }); continue; }
-    const obj = d.toJS() as unknown;
+    if (why) {
+      problems.push({ index, what: '', message: why });
+      continue;
+    }
     const local: string[] = [];
-    if (!isMap(obj)) { problems.push({ index, what: '', message: 'must be a mapping with metadata and spec' }); continue; }
-    for (const k of Object.keys(obj)) if (k !== 'metadata' && k !== 'spec') local.push(`${k}: unknown top-level field (expected metadata and spec)`);
+    if (!isMap(obj)) {
+      problems.push({ index, what: '', message: 'must be a mapping with metadata and spec' });
+      continue;
+    }
+    for (const k of Object.keys(obj)) {
+      if (k !== 'metadata' && k !== 'spec') local.push(`${k}: unknown top-level field (expected metadata and spec)`);
+    }
     const md = obj.metadata;
-    if (!isMap(md)) { problems.push({ index, what: '', message: 'metadata: required mapping (with type and id)' }); continue; }
-    for (const k of Object.keys(md)) if (!['type', 'id', 'namespace', 'labels', 'annotations'].includes(k)) local.push(`metadata.${k}: not settable (allowed: type, id, namespace, labels, annotations)`);
+    if (!isMap(md)) {
+      problems.push({ index, what: '', message: 'metadata: required mapping (with type and id)' });
+      continue;
+    }
+    for (const k of Object.keys(md)) {
+      if (!['type', 'id', 'namespace', 'labels', 'annotations'].includes(k)) {
+        local.push(`metadata.${k}: not settable (allowed: type, id, namespace, labels, annotations)`);
+      }
+    }
     const typeName = md.type;
     const id = md.id;
     const what = `${typeof typeName === 'string' ? typeName : '?'} ${typeof id === 'string' ? id : '?'}`;
-    if (typeof typeName !== 'string' || !typeName) { problems.push({ index, what, message: 'metadata.type: required' }); continue; }
+    if (typeof typeName !== 'string' || !typeName) {
+      problems.push({ index, what, message: 'metadata.type: required' });
+      continue;
+    }
     const def = resolveDefinition(defs, typeName);
-    if (!def) { problems.push({ index, what, message: `metadata.type: unknown resource type "${typeName}" (see \`cosictl api-resources\`)` }); continue; }
-    if (typeof id !== 'string' || !/^[^\s/]{1,253}$/.test(id)) local.push(`metadata.id: required, 1-253 characters, no spaces or slashes, got ${JSON.stringify(id)}`);
+    if (!def) {
+      problems.push({
+        index, what, message: `metadata.type: unknown resource type "${typeName}" (see \`cosictl api-resources\`)`,
+      });
+      continue;
+    }
+    if (typeof id !== 'string' || !/^[^\s/]{1,253}$/.test(id)) {
+      local.push(`metadata.id: required, 1-253 characters, no spaces or slashes, got ${JSON.stringify(id)}`);
+    }
     const namespace = md.namespace === undefined ? def.defaultNamespace : md.namespace;
-    if (typeof namespace !== 'string' || !namespaces.has(namespace)) local.push(`metadata.namespace: unknown namespace ${JSON.stringify(namespace)} (${def.displayType} lives in "${def.defaultNamespace}")`);
+    if (typeof namespace !== 'string' || !namespaces.has(namespace)) {
+      local.push(`metadata.namespace: unknown namespace ${JSON.stringify(namespace)} `
+        + `(${def.displayType} lives in "${def.defaultNamespace}")`);
+    }
     const labels = stringMap(md.labels, 'metadata.labels', local);
     const annotations = stringMap(md.annotations, 'metadata.annotations', local);
     if (!('spec' in obj)) local.push('spec: required');
@@ -76,8 +121,14 @@ export function parseDocuments(text: string, defs: readonly ResourceDefinitionSp
     const key = `${namespace}/${def.type}/${id}`;
     if (seen.has(key)) local.push(`duplicate of document ${seen.get(key)}`);
     seen.set(key, index);
-    if (local.length) { for (const m of local) problems.push({ index, what: `${def.displayType} ${String(id)}`, message: m }); continue; }
-    docs.push({ index, namespace: namespace as string, type: def.type, id: id as string, labels, annotations, spec: obj.spec ?? null, definition: def });
+    if (local.length) {
+      for (const m of local) problems.push({ index, what: `${def.displayType} ${String(id)}`, message: m });
+      continue;
+    }
+    docs.push({
+      index, namespace: namespace as string, type: def.type, id: id as string, labels, annotations,
+      spec: obj.spec ?? null, definition: def,
+    });
   }
   return { docs, problems };
 }

@@ -16,7 +16,10 @@ import type { MemoryState } from '../cosi/state/memory-state.ts';
 import { specMessages } from '../model/spec-codecs.ts';
 
 export interface Admission {
-  /** A Create or Update as it will be stored (a new definition gets its schema and initials); throws invalid-argument or permission-denied. */
+  /**
+   * A Create or Update as it will be stored (a new definition gets its schema and initials);
+   * throws invalid-argument or permission-denied.
+   */
   admit(r: Resource, op: 'create' | 'update'): Resource;
   /** A Destroy or Teardown; throws when the resource must stay. */
   admitRemoval(p: Pointer): void;
@@ -26,14 +29,18 @@ const refuse = (what: string, why: string) => new StateError('invalid-argument',
 const denied = (what: string, why: string) => new StateError('permission-denied', `${what}: ${why}`, what);
 
 export function createAdmission(state: MemoryState): Admission {
-  const definitions = () => state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }).map((r) => r.spec as ResourceDefinitionSpec);
+  const definitions = () => state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
+    .map((r) => r.spec as ResourceDefinitionSpec);
   const builtIn = (p: Pointer) => state.findSync(p)?.metadata.owner === META_OWNER;
-  const namespaceExists = (name: string) => state.findSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }) !== undefined;
+  const namespaceExists = (name: string) =>
+    state.findSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }) !== undefined;
 
   function admitDefinition(r: Resource<ResourceDefinitionSpec>, op: 'create' | 'update'): Resource {
     const d = r.spec;
     const what = `ResourceDefinition "${r.metadata.id}"`;
-    if (r.metadata.id !== d.type.toLowerCase()) throw refuse(what, `the id must be the type in lowercase ("${d.type.toLowerCase()}")`);
+    if (r.metadata.id !== d.type.toLowerCase()) {
+      throw refuse(what, `the id must be the type in lowercase ("${d.type.toLowerCase()}")`);
+    }
     if (op === 'update' && builtIn(r.metadata)) throw denied(what, 'a built-in type cannot be changed');
     let spec: ResourceDefinitionSpec = d;
     if (d.protoMessage) {
@@ -43,16 +50,26 @@ export function createAdmission(state: MemoryState): Admission {
     }
     // Aliases are unique across all types; the capitals' initials are added only where nobody has them.
     const initials = initialsAlias(d.type);
-    const own = { ...spec, aliases: spec.aliases.filter((a) => a !== initials), allAliases: spec.allAliases.filter((a) => a !== initials) };
-    const taken = new Map(definitions().filter((x) => x.type !== d.type).flatMap((x) => namesOf(x).map((n) => [n, x.type] as const)));
+    const own = {
+      ...spec,
+      aliases: spec.aliases.filter((a) => a !== initials),
+      allAliases: spec.allAliases.filter((a) => a !== initials),
+    };
+    const taken = new Map(definitions().filter((x) => x.type !== d.type)
+      .flatMap((x) => namesOf(x).map((n) => [n, x.type] as const)));
     for (const n of namesOf(own)) {
       const other = taken.get(n);
       if (other) throw refuse(what, `the name "${n}" is already ${other}'s; choose other aliases`);
     }
-    spec = initials && !taken.has(initials) ? { ...own, aliases: [...own.aliases, initials], allAliases: [...own.allAliases, initials] } : own;
+    spec = initials && !taken.has(initials)
+      ? { ...own, aliases: [...own.aliases, initials], allAliases: [...own.allAliases, initials] }
+      : own;
     if (op === 'create' && !namespaceExists(spec.defaultNamespace)) {
       // Created with the type so that its first resource can follow at once; state writes are synchronous.
-      void state.create(newResource({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: spec.defaultNamespace }, { description: `Created for ${d.type}.` }));
+      void state.create(newResource(
+        { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: spec.defaultNamespace },
+        { description: `Created for ${d.type}.` },
+      ));
     }
     return { ...r, spec };
   }
@@ -63,30 +80,48 @@ export function createAdmission(state: MemoryState): Admission {
       if (namespace === META_NAMESPACE) {
         if (type === DEFINITION_TYPE) return admitDefinition(r as Resource<ResourceDefinitionSpec>, op);
         if (type === NAMESPACE_TYPE) {
-          if (!new RegExp(NAMESPACE_PATTERN).test(id)) throw refuse(`namespace "${id}"`, 'the name must be a DNS label (lowercase letters, digits, dashes)');
-          if (op === 'update' && builtIn(r.metadata)) throw denied(`namespace "${id}"`, 'a built-in namespace cannot be changed');
+          if (!new RegExp(NAMESPACE_PATTERN).test(id)) {
+            throw refuse(`namespace "${id}"`, 'the name must be a DNS label (lowercase letters, digits, dashes)');
+          }
+          if (op === 'update' && builtIn(r.metadata)) {
+            throw denied(`namespace "${id}"`, 'a built-in namespace cannot be changed');
+          }
           return r;
         }
-        throw denied(`${type} "${id}"`, `the ${META_NAMESPACE} namespace holds only namespaces and resource definitions`);
+        throw denied(`${type} "${id}"`,
+          `the ${META_NAMESPACE} namespace holds only namespaces and resource definitions`);
       }
-      const def = state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })?.spec as ResourceDefinitionSpec | undefined;
+      const def = state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
+        ?.spec as ResourceDefinitionSpec | undefined;
       if (!def) throw refuse(`${type} "${id}"`, `unknown resource type ${type} (see \`cosictl api-resources\`)`);
-      if (!namespaceExists(namespace)) throw refuse(`${type} "${id}"`, `unknown namespace "${namespace}" (${def.type} lives in "${def.defaultNamespace}")`);
+      if (!namespaceExists(namespace)) {
+        throw refuse(`${type} "${id}"`,
+          `unknown namespace "${namespace}" (${def.type} lives in "${def.defaultNamespace}")`);
+      }
       return r;
     },
     admitRemoval(p) {
       if (p.namespace !== META_NAMESPACE) return;
       const cur = state.findSync(p);
       if (!cur) return; // the state answers not-found
-      if (cur.metadata.owner === META_OWNER) throw denied(`${p.type === NAMESPACE_TYPE ? 'namespace' : 'ResourceDefinition'} "${p.id}"`, 'built in: it cannot be deleted');
+      if (cur.metadata.owner === META_OWNER) {
+        throw denied(`${p.type === NAMESPACE_TYPE ? 'namespace' : 'ResourceDefinition'} "${p.id}"`,
+          'built in: it cannot be deleted');
+      }
       if (p.type === DEFINITION_TYPE) {
         const type = (cur.spec as ResourceDefinitionSpec).type;
         const n = state.count({ type });
-        if (n) throw new StateError('in-use', `ResourceDefinition "${p.id}": ${n} ${type} resource(s) still exist; delete them first`, p.id);
+        if (n) {
+          throw new StateError('in-use',
+            `ResourceDefinition "${p.id}": ${n} ${type} resource(s) still exist; delete them first`, p.id);
+        }
       }
       if (p.type === NAMESPACE_TYPE) {
         const n = state.count({ namespace: p.id });
-        if (n) throw new StateError('in-use', `namespace "${p.id}": still holds ${n} resource(s); delete them first`, p.id);
+        if (n) {
+          throw new StateError('in-use',
+            `namespace "${p.id}": still holds ${n} resource(s); delete them first`, p.id);
+        }
       }
     },
   };

@@ -35,7 +35,10 @@ function pluginGuard(p: Plugin): WriteGuard {
   const allowed = new Set(pluginOutputs(p));
   return {
     check(type) {
-      if (!allowed.has(type)) throw new StateError('permission-denied', `plugin ${p.name} may not write ${type} (its outputs: ${[...allowed].join(', ') || 'none'})`, type);
+      if (!allowed.has(type)) {
+        throw new StateError('permission-denied',
+          `plugin ${p.name} may not write ${type} (its outputs: ${[...allowed].join(', ') || 'none'})`, type);
+      }
     },
   };
 }
@@ -65,14 +68,19 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     try {
       const cred = o.native.peerCred(fd ?? -1);
       const plugin = o.pluginByPid(cred.pid);
-      if (!plugin) { o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`); socket.destroy(); return; }
+      if (!plugin) {
+        o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`);
+        socket.destroy();
+        return;
+      }
       socket[PLUGIN] = { plugin, guard: pluginGuard(plugin) };
     } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); }
   });
   mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
   rmSync(o.pluginSocket, { force: true });
   await plugins.listen({ path: o.pluginSocket });
-  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''}, plugins on ${o.pluginSocket}`);
+  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''}, `
+    + `plugins on ${o.pluginSocket}`);
   return {
     port,
     // Open watches never finish by themselves: they are asked to end, then cut after a second.
@@ -81,4 +89,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
 }
 
 /** A plugin-socket connection without an identity never gets this far; if one did, it may write nothing. */
-const REFUSE_ALL: WriteGuard = { check: (type) => { throw new StateError('permission-denied', `an unidentified plugin connection may not write ${type}`, type); } };
+const REFUSE_ALL: WriteGuard = {
+  check: (type) => {
+    throw new StateError('permission-denied', `an unidentified plugin connection may not write ${type}`, type);
+  },
+};

@@ -22,13 +22,17 @@ await admin.create(newResource({ namespace: META_NAMESPACE, type: DEFINITION_TYP
 let n = 0;
 runStateSuite(t, async () => {
   const namespace = `conformance-${++n}`;
-  await admin.create(newResource({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: namespace }, { description: 'a conformance case' }));
+  await admin.create(newResource(
+    { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: namespace }, { description: 'a conformance case' },
+  ));
   const client = new RemoteState(`127.0.0.1:${served.port}`);
   return { state: client, namespace, type: TYPE, close: async () => { client.close(); } };
 });
 
 t.test('the registered type was filled in and its default namespace created', async (t) => {
-  const def = (await admin.get({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: TYPE.toLowerCase() })).spec as Record<string, unknown>;
-  t.match(def, { displayType: 'Gizmo', aliases: ['gz', 'gizmo'] }, 'display type and aliases as the reference runtime fills them');
+  const def = (await admin.get({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: TYPE.toLowerCase() }))
+    .spec as Record<string, unknown>;
+  t.match(def, { displayType: 'Gizmo', aliases: ['gz', 'gizmo'] },
+    'display type and aliases as the reference runtime fills them');
   t.ok(await admin.get({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: 'gizmos' }), 'namespace gizmos exists');
 });

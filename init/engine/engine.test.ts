@@ -23,12 +23,15 @@ const { port, socket } = served;
 const api = new RemoteState(`127.0.0.1:${port}`);
 t.teardown(() => api.close());
 
-const status = async (name: string) => (await api.get({ namespace: 'runtime', type: PLUGIN_STATUS_TYPE, id: name })).spec as PluginStatusSpec;
+const status = async (name: string) =>
+  (await api.get({ namespace: 'runtime', type: PLUGIN_STATUS_TYPE, id: name })).spec as PluginStatusSpec;
 const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
 
 t.test('every type served has a resource definition', async (t) => {
   const defs = (await api.list({ namespace: 'meta', type: DEFINITION_TYPE })).map((r) => r.metadata.id);
-  for (const type of [VERSION_TYPE, PLUGIN_STATUS_TYPE, MOTD_TYPE, ISSUE_TYPE, TEST_REPORT_TYPE, DEFINITION_TYPE]) t.ok(defs.includes(type.toLowerCase()), type);
+  for (const type of [VERSION_TYPE, PLUGIN_STATUS_TYPE, MOTD_TYPE, ISSUE_TYPE, TEST_REPORT_TYPE, DEFINITION_TYPE]) {
+    t.ok(defs.includes(type.toLowerCase()), type);
+  }
 });
 
 t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t) => {
@@ -38,7 +41,10 @@ t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t
   const writer = await status('test-writer');
   t.ok(alive(issue.pid), `issue plugin runs as pid ${issue.pid}`);
   process.kill(issue.pid, 'SIGKILL');
-  const after = await until(async () => { const s = await status('issue'); return s.state === 'running' && s.pid !== issue.pid && s.restarts === issue.restarts + 1; }, true);
+  const after = await until(async () => {
+    const s = await status('issue');
+    return s.state === 'running' && s.pid !== issue.pid && s.restarts === issue.restarts + 1;
+  }, true);
   t.ok(after, 'restarted with a new pid, restarts + 1');
   const s = await status('issue');
   t.equal(s.lastExit?.signal, 'SIGKILL', 'last exit says SIGKILL');
@@ -47,9 +53,11 @@ t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t
 
 t.test('a plugin writing a type it does not own is refused', async (t) => {
   const want = { code: 'permission-denied', finalizer: 'accepted', specChange: 'permission-denied' };
-  const report = await until(async () => (await api.get({ namespace: 'runtime', type: TEST_REPORT_TYPE, id: 'forbidden-write' })).spec, want);
+  const report = await until(async () =>
+    (await api.get({ namespace: 'runtime', type: TEST_REPORT_TYPE, id: 'forbidden-write' })).spec, want);
   t.same(report, want, 'create refused; a finalizer on a foreign type accepted (strong inputs); a spec change refused');
-  await t.rejects(api.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'forged' }), { code: 'not-found' }, 'nothing was written');
+  await t.rejects(api.get({ namespace: 'runtime', type: VERSION_TYPE, id: 'forged' }), { code: 'not-found' },
+    'nothing was written');
 });
 
 t.test('a crash loop backs off', async (t) => {
@@ -73,17 +81,26 @@ t.test('a process the engine did not start cannot use the plugin socket', async 
 
 t.test('API -> plugin -> API: a Motd shows up in the Issue banner', async (t) => {
   await api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'hello' }, { text: 'Hello from the test' }));
-  const text = await until(async () => ((await api.get({ namespace: 'runtime', type: ISSUE_TYPE, id: 'banner' })).spec as { text: string }).text.includes('Hello from the test'), true);
+  const text = await until(async () =>
+    ((await api.get({ namespace: 'runtime', type: ISSUE_TYPE, id: 'banner' })).spec as { text: string })
+      .text.includes('Hello from the test'), true);
   t.ok(text, 'banner includes the motd');
-  await t.rejects(api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'bad' }, { text: 42 })), { code: 'invalid-argument', message: /spec.text: must be a string/ });
-  await t.rejects(api.create(newResource({ namespace: 'config', type: 'Nopes.x.dev', id: 'n' }, {})), { code: 'invalid-argument', message: /unknown resource type/ });
-  await t.rejects(api.create(newResource({ namespace: 'nowhere', type: MOTD_TYPE, id: 'n' }, { text: 'x' })), { code: 'invalid-argument', message: /unknown namespace "nowhere"/ });
-  await t.rejects(api.create(newResource({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }, {})), { code: 'already-exists' });
+  await t.rejects(api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'bad' }, { text: 42 })),
+    { code: 'invalid-argument', message: /spec.text: must be a string/ });
+  await t.rejects(api.create(newResource({ namespace: 'config', type: 'Nopes.x.dev', id: 'n' }, {})),
+    { code: 'invalid-argument', message: /unknown resource type/ });
+  await t.rejects(api.create(newResource({ namespace: 'nowhere', type: MOTD_TYPE, id: 'n' }, { text: 'x' })),
+    { code: 'invalid-argument', message: /unknown namespace "nowhere"/ });
+  await t.rejects(api.create(newResource({ namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' }, {})),
+    { code: 'already-exists' });
 });
 
 t.test('plugins keep only their declared capabilities, with no_new_privs', async (t) => {
   const bits = (...n: number[]) => n.reduce((m, b) => m | (1n << BigInt(b)), 0n);
-  for (const [name, want] of [['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 16, 21)], ['storage', bits(21)], ['time', bits(25)]] as const) {
+  for (const [name, want] of [
+    ['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 16, 21)], ['storage', bits(21)],
+    ['time', bits(25)],
+  ] as const) {
     t.equal(await until(async () => (await status(name)).state, 'running'), 'running', `${name} runs`);
     const text = readFileSync(`/proc/${(await status(name)).pid}/status`, 'utf8');
     const field = (k: string) => BigInt(`0x${new RegExp(`^${k}:\\s+([0-9a-f]+)`, 'm').exec(text)![1]}`);
@@ -96,7 +113,8 @@ t.test('plugins keep only their declared capabilities, with no_new_privs', async
 
 t.test('on a host the time plugin measures but never sets the clock', async (t) => {
   t.equal(await until(async () => (await status('time')).state, 'running'), 'running');
-  const clock = () => api.get({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' }).then((r) => r.spec as Record<string, unknown>);
+  const clock = () => api.get({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' })
+    .then((r) => r.spec as Record<string, unknown>);
   const idle = { synced: false, source: 'none', error: 'no time servers configured (TimeServerSpec)' };
   t.same(await until(clock, idle), idle, 'no RTC read on a host, no servers by default');
   const chrony = await startChronyd();
@@ -105,14 +123,17 @@ t.test('on a host the time plugin measures but never sets the clock', async (t) 
   await api.create(newResource({ namespace: TIME_NS, type: TIME_SERVER_SPEC_TYPE, id: 'user' }, { servers: [server] }));
   const measured = await until(async () => typeof (await clock()).offsetMs === 'number', true);
   t.ok(measured, 'the offset was measured');
-  t.match(await clock(), { synced: false, server, error: 'setting the clock: host mode: the host clock is left alone' });
+  t.match(await clock(), {
+    synced: false, server, error: 'setting the clock: host mode: the host clock is left alone',
+  });
 });
 
 t.test('on a host the network plugin starts no DHCP client', async (t) => {
   t.equal(await until(async () => (await status('network')).state, 'running'), 'running');
   await new Promise((r) => setTimeout(r, 1500));
   t.same(await api.list({ namespace: 'network', type: DHCP_LEASE_TYPE }), [], 'no DhcpLease: no client ran');
-  t.ok((await api.list({ namespace: 'network', type: 'LinkStatuses.net.appliance.dev' })).length > 0, 'the plugin does run (links observed)');
+  t.ok((await api.list({ namespace: 'network', type: 'LinkStatuses.net.appliance.dev' })).length > 0,
+    'the plugin does run (links observed)');
   const env = readFileSync(`/proc/${(await status('network')).pid}/environ`, 'utf8').split('\0');
   t.ok(env.includes('COSI_HOST_MODE=1'), 'started in host mode');
 });

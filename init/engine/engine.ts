@@ -14,7 +14,8 @@ import { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
 import { HOST_MODE_ENV, type Plugin } from '../model/plugin.ts';
 import {
-  BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS, VERSION_TYPE,
+  BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
+  VERSION_TYPE,
   type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec, type VersionSpec,
 } from '../model/runtime-types.ts';
 import { specMessages, withSchemas } from '../model/spec-codecs.ts';
@@ -52,21 +53,36 @@ export interface Engine {
 
 export async function startEngine(o: EngineOptions): Promise<Engine> {
   const definitionOf = (type: string) =>
-    state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })?.spec as ResourceDefinitionSpec | undefined;
+    state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
+      ?.spec as ResourceDefinitionSpec | undefined;
   // Definitions are admitted only when their message is usable: one that is not here is a bug worth a line.
-  const codecs = definitionCodecs(specMessages(), definitionOf, (d, e) => o.log.error(`type ${d.type}: its spec travels as YAML only: ${e.message}`));
+  const codecs = definitionCodecs(specMessages(), definitionOf,
+    (d, e) => o.log.error(`type ${d.type}: its spec travels as YAML only: ${e.message}`));
   const state: MemoryState = new MemoryState({
     normalize: (type, spec) => (codecs.get(type)?.normalize(spec) ?? spec),
   });
   for (const [ns, description] of Object.entries(NAMESPACES)) await registerNamespace(state, ns, description);
-  for (const p of o.plugins) for (const [ns, description] of Object.entries(p.namespaces?.() ?? {})) await registerNamespace(state, ns, description);
+  for (const p of o.plugins) {
+    for (const [ns, description] of Object.entries(p.namespaces?.() ?? {})) {
+      await registerNamespace(state, ns, description);
+    }
+  }
   await registerTypes(state, withSchemas([...ENGINE_TYPES, ...o.plugins.flatMap((p) => p.types())]));
-  const own = (type: string, id: string, spec: unknown) => state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
-  await own(VERSION_TYPE, 'appliance', { version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch() } satisfies VersionSpec);
-  await own(KERNEL_CMDLINE_TYPE, 'current', { raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params) } satisfies KernelCmdlineSpec);
+  const own = (type: string, id: string, spec: unknown) =>
+    state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
+  await own(VERSION_TYPE, 'appliance', {
+    version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch(),
+  } satisfies VersionSpec);
+  await own(KERNEL_CMDLINE_TYPE, 'current', {
+    raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params),
+  } satisfies KernelCmdlineSpec);
   await own(BOOT_STATUS_TYPE, 'boot', { phase: 'booting', ready: false } satisfies BootStatusSpec);
-  const spawnPlugin = o.hostMode ? (args: string[], env: NodeJS.ProcessEnv) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }) : o.spawn;
-  const supervisor = new PluginSupervisor({ state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}) });
+  const spawnPlugin = o.hostMode
+    ? (args: string[], env: NodeJS.ProcessEnv) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' })
+    : o.spawn;
+  const supervisor = new PluginSupervisor({
+    state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
+  });
   const admission = createAdmission(state);
   const api = await startApiServer({
     state, log: o.log, native: o.native,

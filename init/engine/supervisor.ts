@@ -22,7 +22,9 @@ export interface SupervisorOptions {
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
 
-interface Running { plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout }
+interface Running {
+  plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout;
+}
 
 export class PluginSupervisor {
   private readonly plugins = new Map<string, Running>();
@@ -32,13 +34,18 @@ export class PluginSupervisor {
 
   /** The plugin a process id belongs to, if the supervisor started it and it still runs. */
   byPid(pid: number): Plugin | undefined {
-    for (const r of this.plugins.values()) if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
+    for (const r of this.plugins.values()) {
+      if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
+    }
     return undefined;
   }
 
   start(plugins: readonly Plugin[]): void {
     for (const p of plugins) {
-      const r: Running = { plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: pluginOutputs(p) }, delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs };
+      const r: Running = {
+        plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: pluginOutputs(p) },
+        delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs,
+      };
       this.plugins.set(p.name, r);
       this.launch(r);
     }
@@ -51,7 +58,10 @@ export class PluginSupervisor {
       clearTimeout(r.timer);
       const c = r.child;
       if (c && c.exitCode === null && c.signalCode === null) {
-        waits.push(new Promise((res) => { c.once('exit', res); setTimeout(() => { c.kill('SIGKILL'); res(undefined); }, timeoutMs).unref(); }));
+        waits.push(new Promise((res) => {
+          c.once('exit', res);
+          setTimeout(() => { c.kill('SIGKILL'); res(undefined); }, timeoutMs).unref();
+        }));
         c.kill('SIGTERM');
       }
     }
@@ -59,7 +69,8 @@ export class PluginSupervisor {
   }
 
   private async publish(r: Running): Promise<void> {
-    await upsert(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name }, structuredClone(r.status), ENGINE_OWNER);
+    await upsert(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name },
+      structuredClone(r.status), ENGINE_OWNER);
   }
 
   private launch(r: Running): void {
@@ -74,14 +85,20 @@ export class PluginSupervisor {
     }
     child.on('error', (e) => log.error(`cannot start: ${e.message}`));
     child.on('exit', (code, signal) => {
-      const lastExit = { ...(code !== null ? { code } : {}), ...(signal !== null ? { signal } : {}), at: new Date().toISOString() };
+      const lastExit = {
+        ...(code !== null ? { code } : {}), ...(signal !== null ? { signal } : {}), at: new Date().toISOString(),
+      };
       r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit };
-      if (this.stopping) { void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`)); return; }
+      if (this.stopping) {
+        void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`));
+        return;
+      }
       const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
       // A plugin that ran longer than the longest wait was healthy: start the backoff over.
       if (Date.now() - started > backoff.maxMs) r.delay = backoff.initialMs;
       r.status.backoffMs = Math.round(r.delay);
-      log.warn(`exited (${signal ? `signal ${signal}` : `code ${code}`}); restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
+      log.warn(`exited (${signal ? `signal ${signal}` : `code ${code}`}); `
+        + `restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
       void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
       r.timer = setTimeout(() => { r.status.restarts++; this.launch(r); }, r.delay);
       r.delay = Math.min(r.delay * backoff.factor, backoff.maxMs);

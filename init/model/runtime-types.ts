@@ -5,7 +5,7 @@ import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 
 export type {
-  BootStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
+  BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -21,26 +21,47 @@ export const BOOT_STATUS_TYPE = 'BootStatuses.runtime.appliance.dev';
 export const PLUGIN_STATUS_TYPE = 'PluginStatuses.runtime.appliance.dev';
 export const KERNEL_CMDLINE_TYPE = 'KernelCmdlines.runtime.appliance.dev';
 export const POWER_REQUEST_TYPE = 'PowerRequests.runtime.appliance.dev';
+export const CONFIG_STATUS_TYPE = 'ConfigStatuses.runtime.appliance.dev';
+/** The id of the one ConfigStatus. */
+export const CONFIG_STATUS_ID = 'machine';
 
 export const ENGINE_TYPES: DefinitionInput[] = [
   {
     type: VERSION_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.VersionSpec,
-    printColumns: [{ name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' }, { name: 'Kernel', jsonPath: '{.kernel}' }],
+    printColumns: [
+      { name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' },
+      { name: 'Kernel', jsonPath: '{.kernel}' },
+    ],
   },
   {
     type: BOOT_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.BootStatusSpec,
-    printColumns: [{ name: 'Phase', jsonPath: '{.phase}' }, { name: 'Ready', jsonPath: '{.ready}' }, { name: 'Ready At', jsonPath: '{.readyUptimeSeconds}' }],
+    printColumns: [
+      { name: 'Phase', jsonPath: '{.phase}' }, { name: 'Ready', jsonPath: '{.ready}' },
+      { name: 'Ready At', jsonPath: '{.readyUptimeSeconds}' },
+    ],
   },
   {
-    type: PLUGIN_STATUS_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['plugins'], protoMessage: MESSAGES.PluginStatusSpec,
-    printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'PID', jsonPath: '{.pid}' }, { name: 'Restarts', jsonPath: '{.restarts}' }],
+    type: PLUGIN_STATUS_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['plugins'],
+    protoMessage: MESSAGES.PluginStatusSpec,
+    printColumns: [
+      { name: 'State', jsonPath: '{.state}' }, { name: 'PID', jsonPath: '{.pid}' },
+      { name: 'Restarts', jsonPath: '{.restarts}' },
+    ],
   },
   {
-    type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'], protoMessage: MESSAGES.KernelCmdlineSpec,
+    type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'],
+    protoMessage: MESSAGES.KernelCmdlineSpec,
     printColumns: [{ name: 'Cmdline', jsonPath: '{.raw}' }],
   },
   {
-    type: POWER_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.PowerRequestSpec,
+    type: POWER_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.PowerRequestSpec, ephemeral: true,
     printColumns: [{ name: 'Action', jsonPath: '{.action}' }],
+  },
+  {
+    type: CONFIG_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.ConfigStatusSpec,
+    printColumns: [
+      { name: 'State', jsonPath: '{.state}' }, { name: 'Source', jsonPath: '{.source}' },
+      { name: 'Resources', jsonPath: '{.resources}' }, { name: 'Persisted', jsonPath: '{.persistedTo}' },
+    ],
   },
 ];

@@ -40,7 +40,8 @@ export function builtinCodecs(defs: readonly DefinitionInput[]): SpecCodecs {
 
 /** Codecs from definitions a client read from the server, built-in messages first. */
 export function codecsFromDefinitions(
-  defs: () => readonly ResourceDefinitionSpec[], onUnusable: (def: ResourceDefinitionSpec, e: Error) => void, fallback?: SpecCodecs,
+  defs: () => readonly ResourceDefinitionSpec[], onUnusable: (def: ResourceDefinitionSpec, e: Error) => void,
+  fallback?: SpecCodecs,
 ): SpecCodecs {
   let cache: { list: readonly ResourceDefinitionSpec[]; map: Map<string, ResourceDefinitionSpec> } | undefined;
   const lookup = (type: string) => {

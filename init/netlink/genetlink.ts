@@ -12,18 +12,23 @@ const CTRL_ATTR_MCAST_GRP = { NAME: 1, ID: 2 } as const;
 
 export interface GenlMessage { family: number; cmd: number; version: number; attrs: Buffer }
 
-export function encodeGenl(family: number, cmd: number, version: number, flags: number, seq: number, attrs: Buffer): Buffer {
+export function encodeGenl(
+  family: number, cmd: number, version: number, flags: number, seq: number, attrs: Buffer,
+): Buffer {
   const header = Buffer.from([cmd, version, 0, 0]);
   return encodeMessage(family, flags, seq, Buffer.concat([header, attrs]));
 }
 
 export function decodeGenl(m: NetlinkMessage): GenlMessage {
-  if (m.payload.length < 4) throw new Error(`genetlink: message of type ${m.type} has ${m.payload.length} payload bytes, need 4`);
+  if (m.payload.length < 4) {
+    throw new Error(`genetlink: message of type ${m.type} has ${m.payload.length} payload bytes, need 4`);
+  }
   return { family: m.type, cmd: m.payload[0]!, version: m.payload[1]!, attrs: m.payload.subarray(4) };
 }
 
 export function getFamilyRequest(seq: number, name: string): Buffer {
-  return encodeGenl(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, NLM_F.REQUEST | NLM_F.ACK, seq, attr.str(CTRL_ATTR.FAMILY_NAME, name));
+  return encodeGenl(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, NLM_F.REQUEST | NLM_F.ACK, seq,
+    attr.str(CTRL_ATTR.FAMILY_NAME, name));
 }
 
 export interface GenlFamily { id: number; name: string; groups: Map<string, number> }
@@ -31,7 +36,9 @@ export interface GenlFamily { id: number; name: string; groups: Map<string, numb
 /** The controller's CTRL_CMD_NEWFAMILY answer to getFamilyRequest. */
 export function decodeFamily(m: NetlinkMessage): GenlFamily {
   const g = decodeGenl(m);
-  if (g.family !== GENL_ID_CTRL || g.cmd !== CTRL_CMD_NEWFAMILY) throw new Error(`genetlink: expected a family description, got type ${g.family} cmd ${g.cmd}`);
+  if (g.family !== GENL_ID_CTRL || g.cmd !== CTRL_CMD_NEWFAMILY) {
+    throw new Error(`genetlink: expected a family description, got type ${g.family} cmd ${g.cmd}`);
+  }
   const a = attrMap(g.attrs);
   const id = a.get(CTRL_ATTR.FAMILY_ID);
   const name = readStr(a.get(CTRL_ATTR.FAMILY_NAME));

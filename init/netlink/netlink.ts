@@ -2,7 +2,10 @@
 // 4-byte aligned messages, type-length-value attributes, NLMSG_ERROR and NLMSG_DONE.
 export const NLMSG_ERROR = 2;
 export const NLMSG_DONE = 3;
-export const NLM_F = { REQUEST: 0x1, MULTI: 0x2, ACK: 0x4, ROOT: 0x100, MATCH: 0x200, DUMP: 0x300, REPLACE: 0x100, EXCL: 0x200, CREATE: 0x400 } as const;
+export const NLM_F = {
+  REQUEST: 0x1, MULTI: 0x2, ACK: 0x4, ROOT: 0x100, MATCH: 0x200, DUMP: 0x300, REPLACE: 0x100, EXCL: 0x200,
+  CREATE: 0x400,
+} as const;
 const NLA_F_NESTED = 0x8000;
 const NLA_TYPE_MASK = 0x3fff;
 
@@ -11,17 +14,23 @@ export const align4 = (n: number) => (n + 3) & ~3;
 export interface NetlinkMessage { type: number; flags: number; seq: number; pid: number; payload: Buffer }
 
 export class NetlinkError extends Error {
-  constructor(readonly errno: number, readonly code: string, message: string, readonly request?: string) { super(message); this.name = 'NetlinkError'; }
+  constructor(readonly errno: number, readonly code: string, message: string, readonly request?: string) {
+    super(message); this.name = 'NetlinkError';
+  }
 }
 
 /** errno numbers the network plugin meets, by name (errno(3)); others show as E<number>. */
-const ERRNO: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 12: 'ENOMEM', 13: 'EACCES', 16: 'EBUSY', 17: 'EEXIST', 19: 'ENODEV', 22: 'EINVAL', 34: 'ERANGE', 95: 'EOPNOTSUPP', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 113: 'EHOSTUNREACH' };
+const ERRNO: Record<number, string> = {
+  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 12: 'ENOMEM', 13: 'EACCES', 16: 'EBUSY', 17: 'EEXIST', 19: 'ENODEV',
+  22: 'EINVAL', 34: 'ERANGE', 95: 'EOPNOTSUPP', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 113: 'EHOSTUNREACH',
+};
 export const errnoName = (n: number) => ERRNO[n] ?? `E${n}`;
 
 export function encodeMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {
   const len = 16 + payload.length;
   const b = Buffer.alloc(align4(len));
-  b.writeUInt32LE(len, 0); b.writeUInt16LE(type, 4); b.writeUInt16LE(flags, 6); b.writeUInt32LE(seq, 8); b.writeUInt32LE(0, 12);
+  b.writeUInt32LE(len, 0); b.writeUInt16LE(type, 4); b.writeUInt16LE(flags, 6); b.writeUInt32LE(seq, 8);
+  b.writeUInt32LE(0, 12);
   payload.copy(b, 16);
   return b;
 }
@@ -32,8 +41,13 @@ export function decodeMessages(datagram: Buffer): NetlinkMessage[] {
   let off = 0;
   while (off + 16 <= datagram.length) {
     const len = datagram.readUInt32LE(off);
-    if (len < 16 || off + len > datagram.length) throw new Error(`netlink: message at offset ${off} claims ${len} bytes, datagram has ${datagram.length - off}`);
-    out.push({ type: datagram.readUInt16LE(off + 4), flags: datagram.readUInt16LE(off + 6), seq: datagram.readUInt32LE(off + 8), pid: datagram.readUInt32LE(off + 12), payload: datagram.subarray(off + 16, off + len) });
+    if (len < 16 || off + len > datagram.length) {
+      throw new Error(`netlink: message at offset ${off} claims ${len} bytes, datagram has ${datagram.length - off}`);
+    }
+    out.push({
+      type: datagram.readUInt16LE(off + 4), flags: datagram.readUInt16LE(off + 6), seq: datagram.readUInt32LE(off + 8),
+      pid: datagram.readUInt32LE(off + 12), payload: datagram.subarray(off + 16, off + len),
+    });
     off += align4(len);
   }
   return out;

@@ -1,7 +1,10 @@
 // mount-table: mount(2) flags and /proc/self/mounts, shared by PID 1 (early mounts,
 // unmount-all) and the storage plugin.
 
-export const MS = { RDONLY: 1, NOSUID: 2, NODEV: 4, NOEXEC: 8, SYNCHRONOUS: 16, REMOUNT: 32, NOATIME: 1024, BIND: 4096, REC: 16384, RELATIME: 1 << 21 } as const;
+export const MS = {
+  RDONLY: 1, NOSUID: 2, NODEV: 4, NOEXEC: 8, SYNCHRONOUS: 16, REMOUNT: 32, NOATIME: 1024, BIND: 4096, REC: 16384,
+  RELATIME: 1 << 21,
+} as const;
 export const MNT_DETACH = 2;
 
 export interface ProcMount { source: string; target: string; fstype: string; options: string }

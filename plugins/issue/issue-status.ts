@@ -22,7 +22,8 @@ export function issueStatusController(): Controller {
     outputs: () => [{ type: ISSUE_TYPE, kind: 'exclusive' }],
     async run(ctx) {
       while (await ctx.next()) {
-        const version = (await ctx.state.find({ namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'appliance' }))?.spec as VersionSpec | undefined;
+        const versionRes = await ctx.state.find({ namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'appliance' });
+        const version = versionRes?.spec as VersionSpec | undefined;
         const motds = (await ctx.state.list({ namespace: CONFIG_NS, type: MOTD_TYPE }))
           .filter((r) => r.metadata.phase === 'running')
           .map((r) => ({ id: r.metadata.id, spec: r.spec as MotdSpec }));

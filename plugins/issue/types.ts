@@ -11,6 +11,12 @@ export const MOTD_TYPE = 'Motds.config.appliance.dev';
 export const ISSUE_TYPE = 'Issues.runtime.appliance.dev';
 
 export const ISSUE_TYPES: DefinitionInput[] = [
-  { type: MOTD_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.MotdSpec, printColumns: [col('Text', 'text'), col('Priority', 'priority')] },
-  { type: ISSUE_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.IssueSpec, printColumns: [col('Text', 'text')] },
+  {
+    type: MOTD_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.MotdSpec,
+    printColumns: [col('Text', 'text'), col('Priority', 'priority')],
+  },
+  {
+    type: ISSUE_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.IssueSpec,
+    printColumns: [col('Text', 'text')],
+  },
 ];

@@ -8,7 +8,8 @@ import { specController } from '../sdk/spec-controller.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { linksByName } from './link-status.ts';
 import {
-  ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, NETWORK_NS, type AddressSpecSpec, type AddressStatusSpec,
+  ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, NETWORK_NS,
+  type AddressSpecSpec, type AddressStatusSpec,
 } from './types.ts';
 
 /** "10.0.2.15/24" -> parts, or an error that names the input. */
@@ -37,7 +38,9 @@ export function addressSpecController(rtnl: () => RtnlApi) {
       }
       return { ...describe(s), state: 'applied', applied: { address: s.address, link: s.link } };
     },
-    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}) }),
+    failed: (_id, s, prev, error) => ({
+      ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}),
+    }),
     undo(_id, prev, links) {
       if (!prev.applied) return;
       const link = links.get(prev.applied.link);

@@ -8,13 +8,13 @@ import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../i
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
 import {
-  ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE,
-  type LinkStatusSpec,
+  ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
+  ROUTE_SPEC_TYPE, type LinkStatusSpec,
 } from './types.ts';
 
 const OUTPUTS = [
-  [NETWORK_NS, ADDRESS_SPEC_TYPE], [NETWORK_NS, ROUTE_SPEC_TYPE], [NETWORK_NS, HOSTNAME_SPEC_TYPE], [NETWORK_NS, RESOLVER_SPEC_TYPE],
-  [NETWORK_NS, DHCP_SPEC_TYPE], [TIME_NS, TIME_SERVER_SPEC_TYPE],
+  [NETWORK_NS, ADDRESS_SPEC_TYPE], [NETWORK_NS, ROUTE_SPEC_TYPE], [NETWORK_NS, HOSTNAME_SPEC_TYPE],
+  [NETWORK_NS, RESOLVER_SPEC_TYPE], [NETWORK_NS, DHCP_SPEC_TYPE], [TIME_NS, TIME_SERVER_SPEC_TYPE],
 ] as const;
 
 export function cmdlineConfigController(): Controller {
@@ -28,7 +28,8 @@ export function cmdlineConfigController(): Controller {
     async run(ctx) {
       let reported = ''; // the last bad ip= logged, so a broken value is reported once
       while (await ctx.next()) {
-        const cmdline = (await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }))?.spec as KernelCmdlineSpec | undefined;
+        const cmdlineRes = await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' });
+        const cmdline = cmdlineRes?.spec as KernelCmdlineSpec | undefined;
         const value = cmdline?.params?.ip;
         const keep = new Map<string, Set<string>>(OUTPUTS.map(([, type]) => [type, new Set<string>()]));
         const put = async (ns: string, type: string, id: string, spec: object) => {
@@ -39,15 +40,21 @@ export function cmdlineConfigController(): Controller {
           try {
             const ip = parseIpCmdline(value);
             // No device named: the first non-loopback link, as the kernel does.
-            const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as Resource<LinkStatusSpec>[];
+            const links = await ctx.state.list(
+              { namespace: NETWORK_NS, type: LINK_STATUS_TYPE },
+            ) as Resource<LinkStatusSpec>[];
             const device = ip.device ?? links.find((l) => l.spec.type !== 'loopback')?.metadata.id;
             if (ip.hostname) await put(NETWORK_NS, HOSTNAME_SPEC_TYPE, 'cmdline', { hostname: ip.hostname });
             if (ip.dns.length) await put(NETWORK_NS, RESOLVER_SPEC_TYPE, 'cmdline', { servers: ip.dns });
             if (ip.ntp.length) await put(TIME_NS, TIME_SERVER_SPEC_TYPE, 'cmdline', { servers: ip.ntp });
             if (device) {
               await put(NETWORK_NS, DHCP_SPEC_TYPE, `cmdline/${device}`, { enabled: ip.dhcp, link: device });
-              if (ip.address) await put(NETWORK_NS, ADDRESS_SPEC_TYPE, `cmdline/${device}`, { address: ip.address, link: device });
-              if (ip.address && ip.gateway) await put(NETWORK_NS, ROUTE_SPEC_TYPE, `cmdline/default/${device}`, { gateway: ip.gateway, link: device });
+              if (ip.address) await put(NETWORK_NS, ADDRESS_SPEC_TYPE, `cmdline/${device}`, {
+                address: ip.address, link: device,
+              });
+              if (ip.address && ip.gateway) await put(NETWORK_NS, ROUTE_SPEC_TYPE, `cmdline/default/${device}`, {
+                gateway: ip.gateway, link: device,
+              });
             }
           } catch (e) {
             if (reported !== value) { ctx.log.error((e as Error).message); reported = value; }

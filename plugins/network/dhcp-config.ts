@@ -14,11 +14,15 @@ export function dhcpConfigController(eligible: (l: LinkStatusSpec) => boolean = 
     async run(ctx) {
       while (await ctx.next()) {
         const keep = new Set<string>();
-        for (const r of await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as Resource<LinkStatusSpec>[]) {
+        const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE });
+        for (const r of links as Resource<LinkStatusSpec>[]) {
           if (!eligible(r.spec)) continue;
           const id = `default/${r.metadata.id}`;
           keep.add(id);
-          await ctx.state.put<DhcpSpecSpec>({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id }, { enabled: true, layer: 'default', link: r.metadata.id });
+          await ctx.state.put<DhcpSpecSpec>(
+            { namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id },
+            { enabled: true, layer: 'default', link: r.metadata.id },
+          );
         }
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE }, keep);
       }

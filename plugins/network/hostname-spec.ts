@@ -7,10 +7,13 @@ import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../init/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS, type HostnameSpecSpec, type HostnameStatusSpec } from './types.ts';
+import {
+  HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS, type HostnameSpecSpec, type HostnameStatusSpec,
+} from './types.ts';
 
 export function hostsFile(fqdn: string, short: string): string {
-  return `127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t${fqdn === short ? short : `${fqdn} ${short}`}\n`;
+  return '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n'
+    + `127.0.1.1\t${fqdn === short ? short : `${fqdn} ${short}`}\n`;
 }
 
 /** What hostname-spec changes: the kernel's names and the files that repeat them. */
@@ -49,7 +52,9 @@ export function hostnameSpecController(kernel: HostnameKernel) {
       kernel.set(n.hostname, n.domainname);
       return { ...n, state: 'applied', original };
     },
-    failed: (_id, s, prev, error) => ({ ...names(s), state: 'error', error, ...(prev?.original ? { original: prev.original } : {}) }),
+    failed: (_id, s, prev, error) => ({
+      ...names(s), state: 'error', error, ...(prev?.original ? { original: prev.original } : {}),
+    }),
     undo(_id, prev) { if (prev.original) kernel.set(prev.original.hostname, prev.original.domainname); },
   });
 }

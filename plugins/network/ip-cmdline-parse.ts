@@ -43,8 +43,12 @@ export function parseIpCmdline(value: string): IpCmdline {
   const v = value.trim();
   if (['dhcp', 'on', 'any', 'dhcp6', 'auto6'].includes(v)) return { dhcp: true, dns: [], ntp: [] };
   const f = splitFields(v);
-  if (f.length === 2 && ['dhcp', 'on', 'any', 'dhcp6'].includes(f[1]!)) return { device: f[0] || undefined, dhcp: true, dns: [], ntp: [] } as IpCmdline;
-  const [client = '', , gw = '', mask = '', hostname = '', device = '', autoconf = '', dns0 = '', dns1 = '', ntp0 = ''] = f;
+  if (f.length === 2 && ['dhcp', 'on', 'any', 'dhcp6'].includes(f[1]!)) {
+    return { device: f[0] || undefined, dhcp: true, dns: [], ntp: [] } as IpCmdline;
+  }
+  const [
+    client = '', , gw = '', mask = '', hostname = '', device = '', autoconf = '', dns0 = '', dns1 = '', ntp0 = '',
+  ] = f;
   const out: IpCmdline = { dhcp: ['dhcp', 'on', 'any', 'dhcp6'].includes(autoconf), dns: [], ntp: [] };
   if (device) out.device = device;
   if (hostname) out.hostname = hostname;
@@ -54,8 +58,14 @@ export function parseIpCmdline(value: string): IpCmdline {
     out.address = `${client}/${mask ? prefixOf(mask, fam, value) : fam === 4 ? 24 : 64}`;
   }
   if (gw) { if (!isIP(gw)) throw new Error(`ip=${value}: gateway "${gw}" is not an IP address`); out.gateway = gw; }
-  for (const d of [dns0, dns1]) if (d) { if (!isIP(d)) throw new Error(`ip=${value}: DNS server "${d}" is not an IP address`); out.dns.push(d); }
-  if (ntp0) { if (!isIP(ntp0)) throw new Error(`ip=${value}: NTP server "${ntp0}" is not an IP address`); out.ntp.push(ntp0); }
+  for (const d of [dns0, dns1]) if (d) {
+    if (!isIP(d)) throw new Error(`ip=${value}: DNS server "${d}" is not an IP address`);
+    out.dns.push(d);
+  }
+  if (ntp0) {
+    if (!isIP(ntp0)) throw new Error(`ip=${value}: NTP server "${ntp0}" is not an IP address`);
+    out.ntp.push(ntp0);
+  }
   if (!out.address && !out.dhcp) throw new Error(`ip=${value}: no client address and no dhcp`);
   return out;
 }

@@ -30,12 +30,14 @@ export function linkConfigController(o: LinkConfigOptions): Controller {
       while (await ctx.next()) {
         const up = new Set<string>();
         if (o.machineLinks) {
-          for (const r of await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as Resource<LinkStatusSpec>[]) {
+          const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE });
+          for (const r of links as Resource<LinkStatusSpec>[]) {
             if (r.spec.type === 'loopback' || isPhysical(r.spec)) up.add(r.metadata.id);
           }
         }
         for (const type of [MERGED_ADDRESS_SPEC_TYPE, MERGED_ROUTE_SPEC_TYPE]) {
-          for (const r of await ctx.state.list({ namespace: NETWORK_NS, type }) as Resource<AddressSpecSpec | RouteSpecSpec>[]) {
+          const specs = await ctx.state.list({ namespace: NETWORK_NS, type });
+          for (const r of specs as Resource<AddressSpecSpec | RouteSpecSpec>[]) {
             if (r.metadata.phase === 'running') up.add(r.spec.link);
           }
         }
@@ -43,7 +45,9 @@ export function linkConfigController(o: LinkConfigOptions): Controller {
         for (const link of up) {
           const id = `default/${link}`;
           keep.add(id);
-          await ctx.state.put<LinkSpecSpec>({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id }, { up: true, layer: 'default', link });
+          await ctx.state.put<LinkSpecSpec>(
+            { namespace: NETWORK_NS, type: LINK_SPEC_TYPE, id }, { up: true, layer: 'default', link },
+          );
         }
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: LINK_SPEC_TYPE }, keep);
       }

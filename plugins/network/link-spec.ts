@@ -10,16 +10,21 @@ import { specController } from '../sdk/spec-controller.ts';
 import { linksByName } from './link-status.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import {
-  LINK_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS, type LinkSpecSpec, type LinkSpecStatusSpec,
+  LINK_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS,
+  type LinkSpecSpec, type LinkSpecStatusSpec,
 } from './types.ts';
 
 function explain(e: unknown, mtu: number | undefined): string {
-  if (isErrno(e, 'EINVAL') && mtu !== undefined) return `the kernel refused MTU ${mtu} (EINVAL: outside what the link allows)`;
+  if (isErrno(e, 'EINVAL') && mtu !== undefined) {
+    return `the kernel refused MTU ${mtu} (EINVAL: outside what the link allows)`;
+  }
   return (e as Error).message;
 }
 
 export function linkSpecController(rtnl: () => RtnlApi) {
-  const keepOriginal = (prev: LinkSpecStatusSpec | undefined) => (prev?.originalMtu !== undefined ? { originalMtu: prev.originalMtu } : {});
+  const keepOriginal = (prev: LinkSpecStatusSpec | undefined) => (
+    prev?.originalMtu !== undefined ? { originalMtu: prev.originalMtu } : {}
+  );
   return specController<LinkSpecSpec, LinkSpecStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
     name: 'link-spec', namespace: NETWORK_NS, specType: MERGED_LINK_SPEC_TYPE, statusType: LINK_SPEC_STATUS_TYPE,
     inputs: [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }],
@@ -27,11 +32,16 @@ export function linkSpecController(rtnl: () => RtnlApi) {
     apply(name, s, prev, links) {
       const link = links.get(name);
       const base = { link: name, layer: layerOf(s), ...(s.up !== undefined ? { up: s.up } : {}) };
-      if (!link) return { ...base, state: 'pending', error: `link "${name}" does not exist (yet)`, ...keepOriginal(prev) };
+      if (!link) {
+        return { ...base, state: 'pending', error: `link "${name}" does not exist (yet)`, ...keepOriginal(prev) };
+      }
       // The MTU before our first change; once no layer sets one, it goes back and is forgotten.
       const originalMtu = prev?.originalMtu ?? (s.mtu !== undefined ? link.mtu : undefined);
       const mtu = s.mtu ?? originalMtu;
-      const change = { ...(s.up !== undefined && link.up !== s.up ? { up: s.up } : {}), ...(mtu !== undefined && link.mtu !== mtu ? { mtu } : {}) };
+      const change = {
+        ...(s.up !== undefined && link.up !== s.up ? { up: s.up } : {}),
+        ...(mtu !== undefined && link.mtu !== mtu ? { mtu } : {}),
+      };
       try {
         if (Object.keys(change).length) rtnl().setLink(link.index, change);
       } catch (e) {
@@ -42,7 +52,9 @@ export function linkSpecController(rtnl: () => RtnlApi) {
     failed: (name, s, prev, error) => ({ link: name, layer: layerOf(s), state: 'error', error, ...keepOriginal(prev) }),
     undo(name, prev, links) {
       const link = links.get(name);
-      if (link && prev.originalMtu !== undefined && link.mtu !== prev.originalMtu) rtnl().setLink(link.index, { mtu: prev.originalMtu });
+      if (link && prev.originalMtu !== undefined && link.mtu !== prev.originalMtu) {
+        rtnl().setLink(link.index, { mtu: prev.originalMtu });
+      }
     },
   });
 }

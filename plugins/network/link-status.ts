@@ -7,7 +7,8 @@ import { LINK_STATUS_TYPE, NETWORK_NS, type LinkStatusSpec } from './types.ts';
 
 /** The LinkStatuses by link name (what the spec controllers observe). */
 export async function linksByName(state: ControllerState): Promise<Map<string, LinkStatusSpec>> {
-  return new Map((await state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })).map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
+  return new Map((await state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }))
+    .map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
 }
 
 export function linkStatusController(rtnl: () => RtnlApi): Controller {
@@ -21,7 +22,9 @@ export function linkStatusController(rtnl: () => RtnlApi): Controller {
         while (await ctx.next()) {
           const keep = new Set<string>();
           const addresses = new Map<number, string[]>();
-          for (const a of rtnl().addresses()) addresses.set(a.index, [...(addresses.get(a.index) ?? []), `${a.address}/${a.prefix}`]);
+          for (const a of rtnl().addresses()) {
+            addresses.set(a.index, [...(addresses.get(a.index) ?? []), `${a.address}/${a.prefix}`]);
+          }
           for (const l of rtnl().links()) {
             keep.add(l.name);
             const spec: LinkStatusSpec = {

@@ -29,8 +29,9 @@ import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
 import { MemoryKernel } from './rtnetlink/memory-kernel.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, LINK_SPEC_TYPE, MERGED_ADDRESS_SPEC_TYPE,
-  MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, LINK_SPEC_TYPE,
+  MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
+  ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
 } from './types.ts';
 
 const net = (type: string, id: string) => ({ namespace: NETWORK_NS, type, id });
@@ -41,16 +42,22 @@ async function machine(t: Test, cmdline?: string) {
   kernel.addLink({ name: 'eth0' });
   const rtnl = () => kernel;
   const names = { hostname: '(none)', domainname: '(none)' };
-  const uts: HostnameKernel = { names: () => ({ ...names }), set: (hostname, domainname) => { Object.assign(names, { hostname, domainname }); } };
+  const uts: HostnameKernel = {
+    names: () => ({ ...names }), set: (hostname, domainname) => { Object.assign(names, { hostname, domainname }); },
+  };
   const etc = mkdtempSync(join(tmpdir(), 'net-etc-'));
   const h = await controllerHarness(t, [
-    linkStatusController(rtnl), linkConfigController({ machineLinks: true }), dhcpConfigController(), cmdlineConfigController(),
-    linkMergeController(), addressMergeController(), routeMergeController(), dhcpMergeController(), hostnameMergeController(),
-    resolverMergeController(), linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl),
+    linkStatusController(rtnl), linkConfigController({ machineLinks: true }), dhcpConfigController(),
+    cmdlineConfigController(),
+    linkMergeController(), addressMergeController(), routeMergeController(), dhcpMergeController(),
+    hostnameMergeController(), resolverMergeController(),
+    linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl),
     hostnameSpecController(uts), resolverSpecController(etc),
   ], {
     codecs,
-    seed: cmdline ? [newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, { raw: cmdline, params: { ip: cmdline.slice(3) } })] : [],
+    seed: cmdline ? [newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, {
+      raw: cmdline, params: { ip: cmdline.slice(3) },
+    })] : [],
   });
   const spec = (type: string, id: string) => h.spec<Record<string, unknown>>(net(type, id));
   const addrs = () => kernel.addresses().map((a) => `${a.address}/${a.prefix}`).sort();
@@ -60,8 +67,10 @@ async function machine(t: Test, cmdline?: string) {
 t.test('defaults: loopback and physical links up, DHCP on for physical links only', async (t) => {
   const { kernel, h, spec } = await machine(t);
   kernel.addLink({ name: 'veth0', kind: 'veth' });
-  t.equal(await h.until(() => kernel.byName('lo').up && kernel.byName('eth0').up, true), true, 'lo and eth0 brought up');
-  t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }), ['eth0']), ['eth0'], 'DHCP for eth0 only');
+  t.equal(await h.until(() => kernel.byName('lo').up && kernel.byName('eth0').up, true), true,
+    'lo and eth0 brought up');
+  t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }), ['eth0']), ['eth0'],
+    'DHCP for eth0 only');
   t.match(await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'), { enabled: true, layer: 'default' });
   t.equal(kernel.byName('veth0').up, false, 'a virtual link is left alone');
   t.notOk(kernel.changes.includes('up veth0'));
@@ -74,9 +83,11 @@ t.test('adding an address never removes another, and never turns DHCP off', asyn
   await h.create(net(ROUTE_SPEC_TYPE, 'dhcp/default/eth0'), { gateway: '10.0.2.2', link: 'eth0', layer: 'dhcp' });
   t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
   await h.create(net(ADDRESS_SPEC_TYPE, 'extra'), { address: '10.0.2.99/24', link: 'eth0' });
-  t.same(await h.until(addrs, ['10.0.2.15/24', '10.0.2.99/24']), ['10.0.2.15/24', '10.0.2.99/24'], 'both addresses on eth0');
+  t.same(await h.until(addrs, ['10.0.2.15/24', '10.0.2.99/24']), ['10.0.2.15/24', '10.0.2.99/24'],
+    'both addresses on eth0');
   t.match(await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'), { enabled: true }, 'DHCP still on');
-  t.match(await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.99/24'), { state: 'applied', layer: 'config' }, 'a spec without a layer is config');
+  t.match(await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.99/24'), { state: 'applied', layer: 'config' },
+    'a spec without a layer is config');
   await h.remove(net(ADDRESS_SPEC_TYPE, 'extra'));
   t.same(addrs(), ['10.0.2.15/24'], 'deleting it restores exactly what was there');
   t.equal((await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied', 'the default route stayed');
@@ -86,7 +97,8 @@ t.test('the same address from two layers is one address; the highest layer shows
   const { h, spec, addrs } = await machine(t);
   await h.create(net(ADDRESS_SPEC_TYPE, 'dhcp/eth0'), { address: '10.0.2.15/24', link: 'eth0', layer: 'dhcp' });
   await h.create(net(ADDRESS_SPEC_TYPE, 'mine'), { address: '10.0.2.15/24', link: 'eth0' });
-  const merged = await h.until(async () => (await h.state.get(net(MERGED_ADDRESS_SPEC_TYPE, 'eth0/10.0.2.15/24'))).metadata.annotations[SOURCES_ANNOTATION], 'config:mine,dhcp:dhcp/eth0');
+  const merged = await h.until(async () => (await h.state.get(net(MERGED_ADDRESS_SPEC_TYPE, 'eth0/10.0.2.15/24')))
+    .metadata.annotations[SOURCES_ANNOTATION], 'config:mine,dhcp:dhcp/eth0');
   t.equal(merged, 'config:mine,dhcp:dhcp/eth0', 'both sources, winner first');
   t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.15/24'))?.layer, 'config'), 'config');
   await h.remove(net(ADDRESS_SPEC_TYPE, 'mine'));
@@ -111,7 +123,8 @@ t.test('LinkSpecs merge field by field; the MTU goes back when no layer sets one
   const { kernel, h, spec } = await machine(t);
   await h.until(() => kernel.byName('eth0').up, true);
   await h.create(net(LINK_SPEC_TYPE, 'eth0'), { mtu: 1400 });
-  t.match(await h.until(async () => (await spec(MERGED_LINK_SPEC_TYPE, 'eth0'))?.mtu, 1400) && await spec(MERGED_LINK_SPEC_TYPE, 'eth0'),
+  t.match(await h.until(async () => (await spec(MERGED_LINK_SPEC_TYPE, 'eth0'))?.mtu, 1400)
+    && await spec(MERGED_LINK_SPEC_TYPE, 'eth0'),
     { up: true, mtu: 1400, layer: 'config', link: 'eth0' }, 'up from the default layer, MTU from config');
   t.equal(await h.until(() => kernel.byName('eth0').mtu, 1400), 1400);
   await h.remove(net(LINK_SPEC_TYPE, 'eth0'));
@@ -127,16 +140,19 @@ t.test('only link-spec changes a link: addresses and DHCP write LinkSpecs at the
   t.ok(await h.until(() => kernel.addresses().some((a) => a.address === '198.51.100.1'), true), 'address applied');
   t.notOk(kernel.changes.includes('up dummy0'), 'held down by config over the default layer');
   await h.remove(net(LINK_SPEC_TYPE, 'dummy0'));
-  t.equal(await h.until(() => kernel.byName('dummy0').up, true), true, 'without the hold, the address\'s default LinkSpec brings it up');
+  t.equal(await h.until(() => kernel.byName('dummy0').up, true), true,
+    'without the hold, the address\'s default LinkSpec brings it up');
 });
 
 t.test('ip= with a static address and autoconf off turns DHCP off for its device only', async (t) => {
   const { h, spec, addrs } = await machine(t, 'ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off');
-  t.match(await h.until(async () => (await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'))?.enabled, false) === false && await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'),
+  t.match(await h.until(async () => (await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'))?.enabled, false) === false
+    && await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'),
     { enabled: false, layer: 'cmdline' });
   t.same(await h.until(addrs, ['10.0.2.15/24']), ['10.0.2.15/24']);
   await h.create(net(DHCP_SPEC_TYPE, 'eth0'), { enabled: true });
-  t.equal(await h.until(async () => (await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'))?.enabled, true), true, 'a config DhcpSpec turns it back on');
+  t.equal(await h.until(async () => (await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'))?.enabled, true), true,
+    'a config DhcpSpec turns it back on');
 });
 
 t.test('hostname and resolvers: highest layer wins, and the originals come back', async (t) => {
@@ -144,15 +160,19 @@ t.test('hostname and resolvers: highest layer wins, and the originals come back'
   writeFileSync(join(etc, 'resolv.conf'), 'nameserver 192.0.2.53\n');
   await h.create(net(HOSTNAME_SPEC_TYPE, 'dhcp/eth0'), { hostname: 'from-dhcp', layer: 'dhcp' });
   await h.create(net(HOSTNAME_SPEC_TYPE, 'mine'), { hostname: 'node1.example.test' });
-  t.match(await h.until(async () => (await spec(HOSTNAME_STATUS_TYPE, 'hostname'))?.fqdn, 'node1.example.test') && await spec(HOSTNAME_STATUS_TYPE, 'hostname'),
-    { state: 'applied', hostname: 'node1', domainname: 'example.test', layer: 'config', original: { hostname: '(none)', domainname: '(none)' } });
+  t.match(await h.until(async () => (await spec(HOSTNAME_STATUS_TYPE, 'hostname'))?.fqdn, 'node1.example.test')
+    && await spec(HOSTNAME_STATUS_TYPE, 'hostname'), {
+    state: 'applied', hostname: 'node1', domainname: 'example.test', layer: 'config',
+    original: { hostname: '(none)', domainname: '(none)' },
+  });
   t.same(names, { hostname: 'node1', domainname: 'example.test' });
   await h.remove(net(HOSTNAME_SPEC_TYPE, 'mine'));
   t.equal(await h.until(() => names.hostname, 'from-dhcp'), 'from-dhcp', 'the dhcp layer takes over');
   await h.remove(net(HOSTNAME_SPEC_TYPE, 'dhcp/eth0'));
   t.same(names, { hostname: '(none)', domainname: '(none)' }, 'the original names are back');
   await h.create(net(RESOLVER_SPEC_TYPE, 'mine'), { servers: ['10.0.2.3'], searchDomains: ['example.test'] });
-  t.match(await h.until(() => readFileSync(join(etc, 'resolv.conf'), 'utf8').includes('nameserver 10.0.2.3'), true), true);
+  t.match(await h.until(() => readFileSync(join(etc, 'resolv.conf'), 'utf8').includes('nameserver 10.0.2.3'), true),
+    true);
   await h.remove(net(RESOLVER_SPEC_TYPE, 'mine'));
   t.equal(readFileSync(join(etc, 'resolv.conf'), 'utf8'), 'nameserver 192.0.2.53\n', 'resolv.conf as it was');
   t.ok(existsSync(etc));

@@ -12,7 +12,8 @@ import { builtinTypes } from '../index.ts';
 import { networkPlugin } from './plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
+  ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
 } from './types.ts';
 
 if (process.getuid?.() !== 0) {
@@ -28,7 +29,9 @@ if (process.getuid?.() !== 0) {
   const skip = new Set(['hostname-spec', 'resolver-spec', 'dhcp-spec']);
   const h = await controllerHarness(t, networkPlugin.controllers().filter((c) => !skip.has(c.name)), {
     codecs: builtinCodecs(builtinTypes()),
-    seed: [newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, { raw: `ip=${ip}`, params: { ip } })],
+    seed: [newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, {
+      raw: `ip=${ip}`, params: { ip },
+    })],
   });
   const net = (type: string, id: string) => ({ namespace: NETWORK_NS, type, id });
   const spec = (type: string, id: string) => h.spec<Record<string, unknown>>(net(type, id));
@@ -36,11 +39,13 @@ if (process.getuid?.() !== 0) {
   const link = (name: string) => rtnl.links().find((l) => l.name === name)!;
 
   t.test('links are observed, and a change in the kernel shows within a second', async (t) => {
-    t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }), ['eth0', 'lo']), ['eth0', 'lo']);
+    t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }), ['eth0', 'lo']),
+      ['eth0', 'lo']);
     await h.until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.up, true); // the default layer brings it up
     const t0 = performance.now();
     rtnl.setLink(link('eth0').index, { mtu: 1280 });
-    t.equal(await h.until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.mtu, 1280, 1000), 1280, 'MTU change reflected');
+    t.equal(await h.until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.mtu, 1280, 1000), 1280,
+      'MTU change reflected');
     t.ok(performance.now() - t0 < 1000, `in ${(performance.now() - t0).toFixed(0)} ms, by notification`);
   });
 
@@ -50,15 +55,18 @@ if (process.getuid?.() !== 0) {
   });
 
   t.test('LinkStatus lists the addresses the kernel has; IPv6 link-local comes up with the link', async (t) => {
-    t.match(await h.until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.addresses, ['192.0.2.15/24']), ['192.0.2.15/24'], 'the ip= address');
+    t.match(await h.until(async () => (await spec(LINK_STATUS_TYPE, 'eth0'))?.addresses, ['192.0.2.15/24']),
+      ['192.0.2.15/24'], 'the ip= address');
     // A veth pair has a carrier once both ends are up: the kernel then adds fe80::/64.
     execFileSync('ip', ['link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1']);
     for (const name of ['v0', 'v1']) rtnl.setLink(link(name).index, { up: true });
-    const ll = await h.until(async () => ((await spec(LINK_STATUS_TYPE, 'v0'))?.addresses as string[] | undefined)?.some((a) => a.startsWith('fe80::') && a.endsWith('/64')), true);
+    const ll = await h.until(async () => ((await spec(LINK_STATUS_TYPE, 'v0'))?.addresses as string[] | undefined)
+      ?.some((a) => a.startsWith('fe80::') && a.endsWith('/64')), true);
     t.ok(ll, `v0 has ${JSON.stringify((await spec(LINK_STATUS_TYPE, 'v0'))?.addresses)}`);
   });
 
-  t.test('a LinkSpec sets MTU and up, puts back a change made behind its back, restores the MTU on delete', async (t) => {
+  t.test('a LinkSpec sets MTU and up, puts back a change made behind its back, '
+    + 'restores the MTU on delete', async (t) => {
     rtnl.createLink('br1', 'bridge');
     const before = link('br1').mtu;
     const p = net(LINK_SPEC_TYPE, 'br1');
@@ -69,7 +77,8 @@ if (process.getuid?.() !== 0) {
     rtnl.setLink(link('br1').index, { mtu: 1300 }); // someone else changes it
     t.equal(await h.until(() => link('br1').mtu, 1400), 1400, 'put back to the spec');
     await h.update(p, { mtu: 1280, up: false });
-    t.match(await h.until(() => ({ mtu: link('br1').mtu, up: link('br1').up }), { mtu: 1280, up: false }), { mtu: 1280, up: false }, 'changed: 1280, down');
+    t.match(await h.until(() => ({ mtu: link('br1').mtu, up: link('br1').up }), { mtu: 1280, up: false }),
+      { mtu: 1280, up: false }, 'changed: 1280, down');
     await h.remove(p);
     t.equal(link('br1').mtu, before, `MTU back to ${before} before the spec went`);
     t.equal(await h.until(() => spec(LINK_SPEC_STATUS_TYPE, 'br1'), undefined), undefined, 'status gone');
@@ -83,7 +92,8 @@ if (process.getuid?.() !== 0) {
     const as = net(ADDRESS_SPEC_TYPE, 'on-br2');
     await h.create(ls, { up: false });
     await h.create(as, { address: '198.51.100.77/24', link: 'br2' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'br2/198.51.100.77/24'))?.state, 'applied'), 'applied', 'the address is applied');
+    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'br2/198.51.100.77/24'))?.state, 'applied'),
+      'applied', 'the address is applied');
     await new Promise((r) => setTimeout(r, 500));
     stop();
     t.equal(link('br2').up, false, 'the link stays down: config beats the default layer');
@@ -96,30 +106,38 @@ if (process.getuid?.() !== 0) {
     // The API's schema stops MTUs over 65535; the kernel's own refusal is what shows here.
     await h.create(net(LINK_SPEC_TYPE, 'eth0'), { mtu: 70000 });
     await h.create(net(LINK_SPEC_TYPE, 'eth7'), { mtu: 1400 });
-    t.match(await h.until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth0'))?.error, 'the kernel refused MTU 70000 (EINVAL: outside what the link allows)'), /refused MTU 70000/);
-    t.match(await h.until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.state, 'pending') && (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.error, /link "eth7" does not exist/);
+    t.match(await h.until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth0'))?.error,
+      'the kernel refused MTU 70000 (EINVAL: outside what the link allows)'), /refused MTU 70000/);
+    t.match(await h.until(async () => (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.state, 'pending')
+      && (await spec(LINK_SPEC_STATUS_TYPE, 'eth7'))?.error, /link "eth7" does not exist/);
     await h.remove(net(LINK_SPEC_TYPE, 'eth0'));
     await h.remove(net(LINK_SPEC_TYPE, 'eth7'));
   });
 
   t.test('ip= on the kernel command line becomes an address and a default route', async (t) => {
-    t.same(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied'), 'applied');
+    t.same(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied'),
+      'applied');
     t.ok(kernelAddrs().includes('192.0.2.15/24'));
     t.same(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
-    t.ok(rtnl.routes(4).some((r) => r.dstLen === 0 && r.gateway === '192.0.2.1'), 'default route via 192.0.2.1 in the kernel');
+    t.ok(rtnl.routes(4).some((r) => r.dstLen === 0 && r.gateway === '192.0.2.1'),
+      'default route via 192.0.2.1 in the kernel');
   });
 
   t.test('a user address is applied, changed, and removed on destroy', async (t) => {
     const p = net(ADDRESS_SPEC_TYPE, 'extra');
     await h.create(p, { address: '198.51.100.7/24', link: 'eth0' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.7/24'))?.state, 'applied'), 'applied');
+    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.7/24'))?.state, 'applied'),
+      'applied');
     t.ok(kernelAddrs().includes('198.51.100.7/24'));
     await h.update(p, { address: '198.51.100.8/24', link: 'eth0' });
-    t.ok(await h.until(() => kernelAddrs().includes('198.51.100.8/24') && !kernelAddrs().includes('198.51.100.7/24'), true), 'old address replaced');
+    t.ok(await h.until(
+      () => kernelAddrs().includes('198.51.100.8/24') && !kernelAddrs().includes('198.51.100.7/24'), true,
+    ), 'old address replaced');
     t.ok(kernelAddrs().includes('192.0.2.15/24'), 'the ip= address stays');
     await h.remove(p);
     t.notOk(kernelAddrs().includes('198.51.100.8/24'), 'removed from the kernel before the spec went');
-    t.equal(await h.until(() => spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.8/24'), undefined), undefined, 'status gone');
+    t.equal(await h.until(() => spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.8/24'), undefined), undefined,
+      'status gone');
   });
 
   t.test('IPv6: an address and a default route with a metric, through specs', async (t) => {
@@ -128,11 +146,15 @@ if (process.getuid?.() !== 0) {
     const r = net(ROUTE_SPEC_TYPE, 'v6-default');
     await h.create(a, { address: '2001:db8:7::10/64', link: 'v0' });
     await h.create(r, { destination: '::/0', gateway: '2001:db8:7::1', link: 'v0', metric: 512 });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'v0/2001:db8:7::10/64'))?.state, 'applied'), 'applied');
-    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '::/0/512'))?.state, 'applied'), 'applied', JSON.stringify(await spec(ROUTE_STATUS_TYPE, '::/0/512')));
+    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'v0/2001:db8:7::10/64'))?.state, 'applied'),
+      'applied');
+    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '::/0/512'))?.state, 'applied'), 'applied',
+      JSON.stringify(await spec(ROUTE_STATUS_TYPE, '::/0/512')));
     const v0 = link('v0').index;
-    t.ok(rtnl.addresses().some((x) => x.index === v0 && x.address === '2001:db8:7::10' && x.prefix === 64), 'address in the kernel');
-    t.ok(rtnl.routes(6).some((x) => x.dstLen === 0 && x.gateway === '2001:db8:7::1' && x.metric === 512 && x.oif === v0), 'default route, metric 512');
+    t.ok(rtnl.addresses().some((x) => x.index === v0 && x.address === '2001:db8:7::10' && x.prefix === 64),
+      'address in the kernel');
+    t.ok(rtnl.routes(6).some((x) => x.dstLen === 0 && x.gateway === '2001:db8:7::1' && x.metric === 512
+      && x.oif === v0), 'default route, metric 512');
     await h.remove(r);
     await h.remove(a);
     t.notOk(rtnl.routes(6).some((x) => x.dstLen === 0 && x.gateway === '2001:db8:7::1'), 'route removed');
@@ -142,10 +164,13 @@ if (process.getuid?.() !== 0) {
   t.test('bad input shows in the status; others keep working', async (t) => {
     await h.create(net(ADDRESS_SPEC_TYPE, 'ghost'), { address: '203.0.113.1/24', link: 'eth9' });
     await h.create(net(ROUTE_SPEC_TYPE, 'far'), { destination: '203.0.113.0/24', gateway: '10.99.0.1', link: 'eth0' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.state, 'pending'), 'pending');
+    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.state, 'pending'),
+      'pending');
     t.match((await spec(ADDRESS_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.error, /link "eth9" does not exist/);
-    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.state, 'pending'), 'pending');
-    t.match((await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.error, /gateway 10.99.0.1 is not reachable from eth0/);
+    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.state, 'pending'),
+      'pending');
+    t.match((await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.error,
+      /gateway 10.99.0.1 is not reachable from eth0/);
     t.equal((await spec(ADDRESS_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied', 'the good one stays applied');
     t.same(h.logged.filter((l) => l.level === 'error'), [], 'no controller crashed');
   });

@@ -29,8 +29,11 @@ const rtnl = () => (shared ??= new Rtnl(native()));
 
 export const networkPlugin: Plugin = {
   name: 'network',
-  description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname and resolvers by layer; the ip= layer.',
-  namespaces: () => ({ [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).' }),
+  description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname and resolvers by layer; '
+    + 'the ip= layer.',
+  namespaces: () => ({
+    [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).',
+  }),
   types: () => NETWORK_TYPES,
   // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's names).
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
@@ -42,7 +45,9 @@ export const networkPlugin: Plugin = {
     linkMergeController(), addressMergeController(), routeMergeController(), dhcpMergeController(),
     hostnameMergeController(), resolverMergeController(),
     linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), dhcpSpecController(native),
-    hostnameSpecController(nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim())),
+    hostnameSpecController(
+      nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim()),
+    ),
     resolverSpecController(),
   ],
 };

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../init/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE, type ResolverSpecSpec, type ResolverStatusSpec } from './types.ts';
+import {
+  MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE, type ResolverSpecSpec, type ResolverStatusSpec,
+} from './types.ts';
 
 export function resolvConf(s: ResolverSpecSpec): string {
   return [
@@ -19,7 +21,8 @@ export function resolvConf(s: ResolverSpecSpec): string {
 export function resolverSpecController(etc = '/etc') {
   const file = join(etc, 'resolv.conf');
   const describe = (s: ResolverSpecSpec): ResolverStatusSpec => ({
-    servers: (s.servers ?? []).slice(0, 3), ...(s.searchDomains?.length ? { searchDomains: s.searchDomains } : {}), layer: layerOf(s),
+    servers: (s.servers ?? []).slice(0, 3), ...(s.searchDomains?.length ? { searchDomains: s.searchDomains } : {}),
+    layer: layerOf(s),
   });
   const current = (): { original?: string } => {
     try { return { original: readFileSync(file, 'utf8') }; } catch (e) { if (isErrno(e, 'ENOENT')) return {}; throw e; }
@@ -35,7 +38,9 @@ export function resolverSpecController(etc = '/etc') {
       writeFileSync(file, resolvConf(s));
       return { ...describe(s), state: 'applied', ...original };
     },
-    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.original !== undefined ? { original: prev.original } : {}) }),
+    failed: (_id, s, prev, error) => ({
+      ...describe(s), state: 'error', error, ...(prev?.original !== undefined ? { original: prev.original } : {}),
+    }),
     undo(_id, prev) {
       if (prev.original !== undefined) writeFileSync(file, prev.original);
       else rmSync(file, { force: true });

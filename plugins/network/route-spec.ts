@@ -16,16 +16,20 @@ import {
 
 type Applied = NonNullable<RouteStatusSpec['applied']>;
 
-const same = (a: Applied, b: Applied) => a.destination === b.destination && a.gateway === b.gateway && a.link === b.link && a.metric === b.metric;
+const same = (a: Applied, b: Applied) =>
+  a.destination === b.destination && a.gateway === b.gateway && a.link === b.link && a.metric === b.metric;
 
 export function routeSpecController(rtnl: () => RtnlApi) {
   const want = (s: RouteSpecSpec): Applied => ({
-    destination: routeDestination(s), ...(s.gateway ? { gateway: s.gateway } : {}), link: s.link, metric: s.metric ?? DEFAULT_METRIC,
+    destination: routeDestination(s), ...(s.gateway ? { gateway: s.gateway } : {}), link: s.link,
+    metric: s.metric ?? DEFAULT_METRIC,
   });
   const describe = (s: RouteSpecSpec): RouteStatusSpec => ({ ...want(s), layer: layerOf(s) });
   const kernel = (op: 'add' | 'del', r: Applied, index: number) => {
     const { ip, prefix } = parseCidr(r.destination);
-    rtnl().route(op, { dst: ip, dstLen: prefix, oif: index, metric: r.metric, ...(r.gateway ? { gateway: r.gateway } : {}) });
+    rtnl().route(op, {
+      dst: ip, dstLen: prefix, oif: index, metric: r.metric, ...(r.gateway ? { gateway: r.gateway } : {}),
+    });
   };
   const remove = (r: Applied, links: Map<string, { index: number }>) => {
     const link = links.get(r.link);
@@ -34,7 +38,10 @@ export function routeSpecController(rtnl: () => RtnlApi) {
   };
   return specController<RouteSpecSpec, RouteStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
     name: 'route-spec', namespace: NETWORK_NS, specType: MERGED_ROUTE_SPEC_TYPE, statusType: ROUTE_STATUS_TYPE,
-    inputs: [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }, { namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, kind: 'weak' }],
+    inputs: [
+      { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, kind: 'weak' },
+    ],
     observe: (ctx) => linksByName(ctx.state),
     apply(_id, s, prev, links) {
       const w = want(s);
@@ -43,13 +50,18 @@ export function routeSpecController(rtnl: () => RtnlApi) {
       if (!link) return { ...describe(s), state: 'pending', error: `link "${s.link}" does not exist (yet)` };
       try { kernel('add', w, link.index); } catch (e) {
         if (isErrno(e, 'ENETUNREACH')) {
-          return { ...describe(s), state: 'pending', error: `gateway ${s.gateway} is not reachable from ${s.link} (no address in its subnet yet)` };
+          return {
+            ...describe(s), state: 'pending',
+            error: `gateway ${s.gateway} is not reachable from ${s.link} (no address in its subnet yet)`,
+          };
         }
         if (!isErrno(e, 'EEXIST')) throw e;
       }
       return { ...describe(s), state: 'applied', applied: w };
     },
-    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}) }),
+    failed: (_id, s, prev, error) => ({
+      ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}),
+    }),
     undo(_id, prev, links) { if (prev.applied) remove(prev.applied, links); },
   });
 }

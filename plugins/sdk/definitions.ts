@@ -9,5 +9,8 @@ export const ERROR_COLUMN = col('Error', 'error');
 
 /** A declared type and its merged twin (Merged<Type>): same namespace, message and columns. */
 export function declaredAndMerged(d: DefinitionInput, mergedType: string): DefinitionInput[] {
-  return [d, { type: mergedType, defaultNamespace: d.defaultNamespace, protoMessage: d.protoMessage!, printColumns: d.printColumns ?? [] }];
+  return [d, {
+    type: mergedType, defaultNamespace: d.defaultNamespace, protoMessage: d.protoMessage!,
+    printColumns: d.printColumns ?? [],
+  }];
 }

@@ -29,13 +29,18 @@ export interface MergeDef<S extends { layer?: Layer }> {
 interface Source<S> { id: string; spec: S }
 
 /** The merged spec of one key's sources: the combined fields, layer = the highest contributing layer. */
-export function combineSpecs<S extends { layer?: Layer }>(how: 'winner' | 'fields', sources: readonly Source<S>[]): { spec: S; order: Source<S>[] } {
-  const order = [...sources].sort((a, b) => layerRank(b.spec) - layerRank(a.spec) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+export function combineSpecs<S extends { layer?: Layer }>(
+  how: 'winner' | 'fields', sources: readonly Source<S>[],
+): { spec: S; order: Source<S>[] } {
+  const order = [...sources]
+    .sort((a, b) => layerRank(b.spec) - layerRank(a.spec) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const top = order[0]!;
   if (how === 'winner') return { spec: { ...top.spec, layer: layerOf(top.spec) }, order };
   const merged: Record<string, unknown> = {};
   for (const s of [...order].reverse()) {
-    for (const [k, v] of Object.entries(s.spec as Record<string, unknown>)) if (k !== 'layer' && v !== undefined) merged[k] = v;
+    for (const [k, v] of Object.entries(s.spec as Record<string, unknown>)) {
+      if (k !== 'layer' && v !== undefined) merged[k] = v;
+    }
   }
   return { spec: { ...merged, layer: layerOf(top.spec) } as S, order };
 }
@@ -68,10 +73,15 @@ export function mergeController<S extends { layer?: Layer }>(d: MergeDef<S>): Co
           const { spec, order } = combineSpecs(d.combine, sources);
           await ctx.state.modify(output(k), spec, (r) => {
             r.spec = spec;
-            r.metadata.annotations = { ...r.metadata.annotations, [SOURCES_ANNOTATION]: order.map((s) => `${layerOf(s.spec)}:${s.id}`).join(',') };
+            r.metadata.annotations = {
+              ...r.metadata.annotations,
+              [SOURCES_ANNOTATION]: order.map((s) => `${layerOf(s.spec)}:${s.id}`).join(','),
+            };
           });
         }
-        const remaining = new Set(await ctx.state.cleanup({ namespace: d.namespace, type: d.outputType }, new Set(groups.keys())));
+        const remaining = new Set(
+          await ctx.state.cleanup({ namespace: d.namespace, type: d.outputType }, new Set(groups.keys())),
+        );
         // A leaving spec is let go once its key's merged spec no longer needs it: another
         // source still declares the key (the merged spec was rewritten without it), or
         // the merged spec is gone from the kernel and the state.

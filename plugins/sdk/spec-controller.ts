@@ -59,7 +59,8 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
       };
       while (await ctx.next()) {
         const world = await a.observe(ctx);
-        const statuses = new Map((await ctx.state.list({ namespace: a.namespace, type: a.statusType }) as Resource<St>[]).map((r) => [r.metadata.id, r]));
+        const statusList = await ctx.state.list({ namespace: a.namespace, type: a.statusType }) as Resource<St>[];
+        const statuses = new Map(statusList.map((r) => [r.metadata.id, r]));
         const seen = new Set<string>();
         for (const r of await ctx.state.list({ namespace: a.namespace, type: a.specType }) as Resource<S>[]) {
           const id = r.metadata.id;

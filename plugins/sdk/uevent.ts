@@ -13,7 +13,9 @@ export function parseUevent(b: Buffer): Record<string, string> | null {
 }
 
 /** Calls onEvent for each kernel uevent of `subsystem`; returns stop(). */
-export function subscribeUevents(n: Native, subsystem: string, onEvent: (event: Record<string, string>) => void): () => void {
+export function subscribeUevents(
+  n: Native, subsystem: string, onEvent: (event: Record<string, string>) => void,
+): () => void {
   const fd = n.netlinkOpen(NETLINK_KOBJECT_UEVENT, [KERNEL_GROUP]);
   const stop = n.subscribeDatagrams(fd, (d) => {
     const event = parseUevent(d);

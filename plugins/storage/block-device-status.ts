@@ -4,7 +4,7 @@
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Native } from '../../native/index.ts';
 import { subscribeUevents } from '../sdk/uevent.ts';
-import { listBlockDevices } from './sysfs-block.ts';
+import { listBlockDevices } from '../../init/sys/sysfs-block.ts';
 import { BLOCK_DEVICE_TYPE, STORAGE_NS } from './types.ts';
 
 export function blockDeviceStatusController(n: () => Native, sys = '/sys/class/block', dev = '/dev'): Controller {

@@ -8,18 +8,22 @@ import { layerOf } from '../../init/model/layers.ts';
 import { MS, parseMounts } from '../../init/sys/mount-table.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
-  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec, type MountStatusSpec,
+  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec,
+  type MountStatusSpec,
 } from './types.ts';
 
 const FLAG_OPTIONS: Record<string, number> = {
-  ro: MS.RDONLY, nosuid: MS.NOSUID, nodev: MS.NODEV, noexec: MS.NOEXEC, noatime: MS.NOATIME, relatime: MS.RELATIME, sync: MS.SYNCHRONOUS,
+  ro: MS.RDONLY, nosuid: MS.NOSUID, nodev: MS.NODEV, noexec: MS.NOEXEC, noatime: MS.NOATIME, relatime: MS.RELATIME,
+  sync: MS.SYNCHRONOUS,
 };
 
 /** Mount options -> mount(2) flags and the filesystem's own data string. */
 export function mountOptions(options: readonly string[] = []): { flags: number; data: string } {
   let flags = 0;
   const data: string[] = [];
-  for (const o of options) { if (o in FLAG_OPTIONS) flags |= FLAG_OPTIONS[o]!; else if (o !== 'rw' && o !== 'defaults') data.push(o); }
+  for (const o of options) {
+    if (o in FLAG_OPTIONS) flags |= FLAG_OPTIONS[o]!; else if (o !== 'rw' && o !== 'defaults') data.push(o);
+  }
   return { flags, data: data.join(',') };
 }
 
@@ -40,7 +44,9 @@ export interface MountKernel {
 export function nativeMountKernel(n: () => Native, mounts = '/proc/self/mounts'): MountKernel {
   return {
     mounted: () => new Set(parseMounts(readFileSync(mounts, 'utf8')).map((m) => m.target)),
-    mount: (device, target, fstype, flags, data) => { mkdirSync(target, { recursive: true }); n().mount(device, target, fstype, flags, data); },
+    mount: (device, target, fstype, flags, data) => {
+      mkdirSync(target, { recursive: true }); n().mount(device, target, fstype, flags, data);
+    },
     unmount: (target) => n().umount2(target),
   };
 }
@@ -54,23 +60,34 @@ export function mountSpecController(kernel: MountKernel) {
     inputs: [{ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, kind: 'weak' }],
     // /proc/self/mounts once per reconcile, kept current below as this reconcile mounts and unmounts.
     observe: async (ctx) => ({
-      devices: (await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE })).map((r) => r.spec as BlockDeviceSpec),
+      devices: (await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }))
+        .map((r) => r.spec as BlockDeviceSpec),
       mounted: kernel.mounted(),
     }),
     apply(_id, s, prev, world) {
       const device = findDevice(s.source, world.devices);
       const kept = prev?.applied ? { applied: prev.applied } : {};
-      if (!device) return { ...describe(s), state: 'pending', error: `no block device matches ${s.source} (yet)`, ...kept };
+      if (!device) {
+        return { ...describe(s), state: 'pending', error: `no block device matches ${s.source} (yet)`, ...kept };
+      }
       const fstype = s.fstype ?? device.fstype;
       const base = { ...describe(s), device: device.devPath, ...(fstype ? { fstype } : {}) };
-      if (world.mounted.has(s.target)) return { ...base, state: 'applied', applied: prev?.applied ?? { device: device.devPath, target: s.target } };
-      if (!fstype) return { ...base, state: 'error', error: `cannot tell the filesystem on ${device.devPath}; set fstype`, ...kept };
+      if (world.mounted.has(s.target)) {
+        return { ...base, state: 'applied', applied: prev?.applied ?? { device: device.devPath, target: s.target } };
+      }
+      if (!fstype) {
+        return {
+          ...base, state: 'error', error: `cannot tell the filesystem on ${device.devPath}; set fstype`, ...kept,
+        };
+      }
       const { flags, data } = mountOptions(s.options);
       kernel.mount(device.devPath, s.target, fstype, flags, data);
       world.mounted.add(s.target);
       return { ...base, state: 'applied', applied: { device: device.devPath, target: s.target } };
     },
-    failed: (_id, s, prev, error) => ({ ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}) }),
+    failed: (_id, s, prev, error) => ({
+      ...describe(s), state: 'error', error, ...(prev?.applied ? { applied: prev.applied } : {}),
+    }),
     undo(_id, prev, world) {
       if (!prev.applied || !world.mounted.has(prev.applied.target)) return;
       kernel.unmount(prev.applied.target);

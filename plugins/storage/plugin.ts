@@ -12,5 +12,7 @@ export const storagePlugin: Plugin = {
   namespaces: () => ({ [STORAGE_NS]: 'Disks, filesystems and mounts.' }),
   types: () => STORAGE_TYPES,
   capabilities: ['CAP_SYS_ADMIN'], // mount(2), umount2(2)
-  controllers: () => [blockDeviceStatusController(native), mountMergeController(), mountSpecController(nativeMountKernel(native))],
+  controllers: () => [
+    blockDeviceStatusController(native), mountMergeController(), mountSpecController(nativeMountKernel(native)),
+  ],
 };

@@ -26,20 +26,24 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   const n = native();
   n.unshareMounts();
   const dir = mkdtempSync(join(tmpdir(), 'storage-'));
-  const content = join(dir, 'content'); mkdirSync(content); writeFileSync(join(content, 'hello.txt'), 'hello from the disk\n');
+  const content = join(dir, 'content'); mkdirSync(content);
+  writeFileSync(join(content, 'hello.txt'), 'hello from the disk\n');
   const label = `t${process.pid}`.slice(0, 15);
   const img = join(dir, 'disk.img');
   execFileSync('truncate', ['-s', '16M', img]);
   execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', label, '-d', content, img]);
 
-  const h = await controllerHarness(t, [blockDeviceStatusController(() => n), mountMergeController(), mountSpecController(nativeMountKernel(() => n))], {
+  const h = await controllerHarness(t, [
+    blockDeviceStatusController(() => n), mountMergeController(), mountSpecController(nativeMountKernel(() => n)),
+  ], {
     codecs: builtinCodecs(builtinTypes()),
   });
   const { state, until } = h;
   let loop = '';
   t.teardown(() => { if (loop) execFileSync('losetup', ['-d', loop]); });
   const dev = (name: string) => h.spec({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name });
-  const mstatus = (id: string) => h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });
+  const mstatus = (id: string) =>
+    h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });
   const target = join(dir, 'mnt', 'data');
 
   t.test('an attached disk appears within a second, with its filesystem', async (t) => {
@@ -53,16 +57,21 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   });
 
   t.test('a MountSpec by LABEL mounts it; the file reads back', async (t) => {
-    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }, { source: `LABEL=${label}`, target, options: ['nodev', 'noexec'] });
+    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }, {
+      source: `LABEL=${label}`, target, options: ['nodev', 'noexec'],
+    });
     t.equal(await until(async () => (await mstatus(target))?.state, 'applied'), 'applied');
-    t.match(await mstatus(target), { device: loop, fstype: 'ext4', layer: 'config', applied: { device: loop, target } }, 'what is mounted, as data');
+    t.match(await mstatus(target), { device: loop, fstype: 'ext4', layer: 'config', applied: { device: loop, target } },
+      'what is mounted, as data');
     t.equal(readFileSync(join(target, 'hello.txt'), 'utf8'), 'hello from the disk\n');
     t.match(readFileSync('/proc/self/mounts', 'utf8'), new RegExp(`${loop} ${target} ext4 [^ ]*nodev,noexec`));
   });
 
   t.test('a missing device shows in the status', async (t) => {
     const ghost = join(dir, 'mnt', 'ghost');
-    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'ghost' }, { source: 'LABEL=no-such-disk', target: ghost });
+    await h.create({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'ghost' }, {
+      source: 'LABEL=no-such-disk', target: ghost,
+    });
     t.equal(await until(async () => (await mstatus(ghost))?.state, 'pending'), 'pending');
     t.match((await mstatus(ghost))?.error, /no block device matches LABEL=no-such-disk/);
   });
@@ -71,7 +80,8 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
     const status = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: target };
     await addFinalizer(state, status, 'dependant');
     let gone = false;
-    const destroying = state.teardownAndDestroy({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' }).then(() => { gone = true; });
+    const destroying = state.teardownAndDestroy({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' })
+      .then(() => { gone = true; });
     await new Promise((r) => setTimeout(r, 300));
     t.notOk(gone, 'the spec waits');
     t.ok(existsSync(join(target, 'hello.txt')), 'still mounted while held');

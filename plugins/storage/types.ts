@@ -24,6 +24,8 @@ export const STORAGE_TYPES: DefinitionInput[] = [
   }, MERGED_MOUNT_SPEC_TYPE),
   {
     type: MOUNT_STATUS_TYPE, defaultNamespace: STORAGE_NS, protoMessage: MESSAGES.MountStatusSpec,
-    printColumns: [col('Target', 'target'), STATE_COLUMN, col('Device', 'device'), col('FSType', 'fstype'), ERROR_COLUMN],
+    printColumns: [
+      col('Target', 'target'), STATE_COLUMN, col('Device', 'device'), col('FSType', 'fstype'), ERROR_COLUMN,
+    ],
   },
 ];

@@ -4,7 +4,8 @@ import { mergeController } from '../sdk/merge-controller.ts';
 import { KERNEL_PARAM_SPEC_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS, type KernelParamSpecSpec } from './types.ts';
 
 export const kernelParamMergeController = () => mergeController<KernelParamSpecSpec>({
-  name: 'kernel-param-merge', namespace: SYSTEM_NS, inputType: KERNEL_PARAM_SPEC_TYPE, outputType: MERGED_KERNEL_PARAM_SPEC_TYPE,
+  name: 'kernel-param-merge', namespace: SYSTEM_NS, inputType: KERNEL_PARAM_SPEC_TYPE,
+  outputType: MERGED_KERNEL_PARAM_SPEC_TYPE,
   key: (s, id) => s.key ?? id,
   combine: 'winner',
 });

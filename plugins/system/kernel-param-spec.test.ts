@@ -23,11 +23,17 @@ t.test('without root, on a /proc/sys of files: layers, read-back, the original w
   const root = mkdtempSync(join(tmpdir(), 'sysctl-'));
   mkdirSync(join(root, 'net', 'ipv4'), { recursive: true });
   writeFileSync(join(root, 'net', 'ipv4', 'ip_forward'), '0\n');
-  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController(root)], { codecs: builtinCodecs(builtinTypes()) });
+  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController(root)], {
+    codecs: builtinCodecs(builtinTypes()),
+  });
   const file = () => readFileSync(join(root, 'net', 'ipv4', 'ip_forward'), 'utf8').trim();
-  const st = () => h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id: 'net.ipv4.ip_forward' });
-  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' }, { key: 'net.ipv4.ip_forward', value: '1', layer: 'platform' });
-  t.match(await h.until(async () => (await st())?.value, '1') && await st(), { state: 'applied', value: '1', original: '0', layer: 'platform' });
+  const st = () =>
+    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id: 'net.ipv4.ip_forward' });
+  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' }, {
+    key: 'net.ipv4.ip_forward', value: '1', layer: 'platform',
+  });
+  t.match(await h.until(async () => (await st())?.value, '1') && await st(),
+    { state: 'applied', value: '1', original: '0', layer: 'platform' });
   await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'net.ipv4.ip_forward' }, { value: '2' });
   t.equal(await h.until(file, '2'), '2', 'config over platform');
   await h.remove({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'net.ipv4.ip_forward' });
@@ -41,20 +47,26 @@ if (process.getuid?.() !== 0) {
 } else {
   // Opened before leaving the host's namespace, this fd keeps reading the host's value.
   const hostFd = openSync('/proc/sys/net/ipv4/ip_forward', 'r');
-  const readHost = () => { const b = Buffer.alloc(16); return b.toString('utf8', 0, readSync(hostFd, b, 0, 16, 0)).trim(); };
+  const readHost = () => {
+    const b = Buffer.alloc(16); return b.toString('utf8', 0, readSync(hostFd, b, 0, 16, 0)).trim();
+  };
   const hostForward = readHost();
   native().unshareNet();
-  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController()], { codecs: builtinCodecs(builtinTypes()) });
+  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController()], {
+    codecs: builtinCodecs(builtinTypes()),
+  });
   const { until } = h;
   const p = (id: string) => ({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id });
-  const status = (id: string) => h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id });
+  const status = (id: string) =>
+    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id });
 
   t.test('set, read back, restore on delete', async (t) => {
     // Flip whatever the namespace has, so the write is observable on any host.
     const before = readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim();
     await h.create(p('net.ipv4.ip_forward'), { value: before === '1' ? '0' : '1' });
     const want = before === '1' ? '0' : '1';
-    t.equal(await until(async () => (await status('net.ipv4.ip_forward'))?.value, want), want, 'read back from the kernel');
+    t.equal(await until(async () => (await status('net.ipv4.ip_forward'))?.value, want), want,
+      'read back from the kernel');
     t.equal(readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(), want);
     await h.remove(p('net.ipv4.ip_forward'));
     t.equal(readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim(), before, 'original value written back');
@@ -63,8 +75,10 @@ if (process.getuid?.() !== 0) {
   t.test('bad keys and values show in the status', async (t) => {
     await h.create(p('net.ipv4.no_such_knob'), { value: '1' });
     await h.create(p('net.ipv4.tcp_syn_retries'), { value: 'lots' });
-    t.match(await until(async () => (await status('net.ipv4.no_such_knob'))?.error, 'unknown kernel parameter "net.ipv4.no_such_knob"'), /unknown kernel parameter/);
-    t.match((await until(async () => (await status('net.ipv4.tcp_syn_retries'))?.state, 'error')) && (await status('net.ipv4.tcp_syn_retries'))?.error, /refused the value/);
+    t.match(await until(async () => (await status('net.ipv4.no_such_knob'))?.error,
+      'unknown kernel parameter "net.ipv4.no_such_knob"'), /unknown kernel parameter/);
+    t.match((await until(async () => (await status('net.ipv4.tcp_syn_retries'))?.state, 'error'))
+      && (await status('net.ipv4.tcp_syn_retries'))?.error, /refused the value/);
   });
 
   t.test('the host was not touched', async (t) => {

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { errnoOf } from '../../native/errno.ts';
 import { layerOf } from '../../init/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS, type KernelParamSpecSpec, type KernelParamStatusSpec } from './types.ts';
+import {
+  KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,
+  type KernelParamSpecSpec, type KernelParamStatusSpec,
+} from './types.ts';
 
 /** "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; refuses anything that could leave /proc/sys. */
 export function sysctlPath(key: string, root = '/proc/sys'): string {
@@ -28,9 +31,12 @@ function explain(key: string, e: unknown): string {
 }
 
 export function kernelParamSpecController(root = '/proc/sys') {
-  const keep = (prev: KernelParamStatusSpec | undefined) => (prev?.original !== undefined ? { original: prev.original } : {});
+  const keep = (prev: KernelParamStatusSpec | undefined) => (
+    prev?.original !== undefined ? { original: prev.original } : {}
+  );
   return specController<KernelParamSpecSpec, KernelParamStatusSpec, null>({
-    name: 'kernel-param-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_PARAM_SPEC_TYPE, statusType: KERNEL_PARAM_STATUS_TYPE,
+    name: 'kernel-param-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_PARAM_SPEC_TYPE,
+    statusType: KERNEL_PARAM_STATUS_TYPE,
     observe: () => null,
     apply(key, s, prev) {
       const want = normalise(s.value);
@@ -39,7 +45,11 @@ export function kernelParamSpecController(root = '/proc/sys') {
         const original = prev?.original ?? normalise(readFileSync(path, 'utf8'));
         writeFileSync(path, want);
         const value = normalise(readFileSync(path, 'utf8'));
-        if (value !== want) return { state: 'error', value, original, layer: layerOf(s), error: `wrote "${want}", the kernel reports "${value}"` };
+        if (value !== want) {
+          return {
+            state: 'error', value, original, layer: layerOf(s), error: `wrote "${want}", the kernel reports "${value}"`,
+          };
+        }
         return { state: 'applied', value, original, layer: layerOf(s) };
       } catch (e) {
         return { state: 'error', error: explain(key, e), layer: layerOf(s), ...keep(prev) };

@@ -12,7 +12,8 @@ import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
 
 export const systemPlugin: Plugin = {
   name: 'system',
-  description: 'Kernel parameters (sysctls), written to /proc/sys and read back; kernel modules loaded with their dependencies.',
+  description: 'Kernel parameters (sysctls), written to /proc/sys and read back; '
+    + 'kernel modules loaded with their dependencies.',
   namespaces: () => ({ [SYSTEM_NS]: 'Kernel and machine settings.' }),
   types: () => SYSTEM_TYPES,
   // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE.

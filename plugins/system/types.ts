@@ -21,7 +21,8 @@ export const KERNEL_MODULE_STATUS_TYPE = 'KernelModuleStatuses.system.appliance.
 
 export const SYSTEM_TYPES: DefinitionInput[] = [
   ...declaredAndMerged({
-    type: KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['sysctl', 'sysctls'], protoMessage: MESSAGES.KernelParamSpecSpec,
+    type: KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['sysctl', 'sysctls'],
+    protoMessage: MESSAGES.KernelParamSpecSpec,
     printColumns: [col('Value', 'value'), LAYER_COLUMN],
   }, MERGED_KERNEL_PARAM_SPEC_TYPE),
   {
@@ -29,15 +30,18 @@ export const SYSTEM_TYPES: DefinitionInput[] = [
     printColumns: [STATE_COLUMN, col('Value', 'value'), col('Original', 'original'), LAYER_COLUMN, ERROR_COLUMN],
   },
   ...declaredAndMerged({
-    type: KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['modules', 'kmod'], protoMessage: MESSAGES.KernelModuleSpecSpec,
+    type: KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['modules', 'kmod'],
+    protoMessage: MESSAGES.KernelModuleSpecSpec,
     printColumns: [col('Parameters', 'parameters'), LAYER_COLUMN],
   }, MERGED_KERNEL_MODULE_SPEC_TYPE),
   {
-    type: KERNEL_MODULE_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: MESSAGES.KernelModuleSpecStatusSpec,
+    type: KERNEL_MODULE_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS,
+    protoMessage: MESSAGES.KernelModuleSpecStatusSpec,
     printColumns: [STATE_COLUMN, col('Loaded', 'loaded'), col('Builtin', 'builtin'), LAYER_COLUMN, ERROR_COLUMN],
   },
   {
-    type: KERNEL_MODULE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['lsmod'], protoMessage: MESSAGES.KernelModuleStatusSpec,
+    type: KERNEL_MODULE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['lsmod'],
+    protoMessage: MESSAGES.KernelModuleStatusSpec,
     printColumns: [col('Size', 'size'), col('Used', 'refCount'), col('By', 'usedBy'), col('Requested', 'requested')],
   },
 ];

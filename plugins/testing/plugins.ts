@@ -27,7 +27,13 @@ const writer: Controller = {
       // controller's own guard: the engine must refuse the write on its side.
       const raw = new RemoteState(`unix://${process.env[PLUGIN_SOCKET_ENV]}`);
       try {
-        await raw.create({ metadata: { namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'forged', version: 0, owner: '', phase: 'running', created: 0, updated: 0, finalizers: [], labels: {}, annotations: {} }, spec: { version: 'forged' } }, { owner: 'test-writer' });
+        await raw.create({
+          metadata: {
+            namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'forged', version: 0, owner: '', phase: 'running',
+            created: 0, updated: 0, finalizers: [], labels: {}, annotations: {},
+          },
+          spec: { version: 'forged' },
+        }, { owner: 'test-writer' });
         code = 'accepted';
       } catch (e) { code = e instanceof StateError ? e.code : `error: ${(e as Error).message}`; }
       // A finalizer on a type it does not write is allowed (that is how strong inputs are held);
@@ -35,8 +41,15 @@ const writer: Controller = {
       const version = { namespace: RUNTIME_NS, type: VERSION_TYPE, id: 'appliance' };
       let finalizer = 'none';
       let specChange = 'none';
-      try { await addFinalizer(raw, version, 'test-writer'); await removeFinalizer(raw, version, 'test-writer'); finalizer = 'accepted'; } catch (e) { finalizer = e instanceof StateError ? e.code : (e as Error).message; }
-      try { const cur = await raw.get(version); await raw.update({ ...cur, spec: { version: 'forged' } }, { owner: cur.metadata.owner }); specChange = 'accepted'; } catch (e) { specChange = e instanceof StateError ? e.code : (e as Error).message; }
+      try {
+        await addFinalizer(raw, version, 'test-writer'); await removeFinalizer(raw, version, 'test-writer');
+        finalizer = 'accepted';
+      } catch (e) { finalizer = e instanceof StateError ? e.code : (e as Error).message; }
+      try {
+        const cur = await raw.get(version);
+        await raw.update({ ...cur, spec: { version: 'forged' } }, { owner: cur.metadata.owner });
+        specChange = 'accepted';
+      } catch (e) { specChange = e instanceof StateError ? e.code : (e as Error).message; }
       raw.close();
       const report = { code, finalizer, specChange };
       await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_REPORT_TYPE, id: 'forbidden-write' }, report);
@@ -66,7 +79,9 @@ const reader: Controller = {
         keep.add(r.metadata.id);
         const path = (r.spec as { path: string }).path;
         let spec: { path: string; content?: string; error?: string };
-        try { spec = { path, content: readFileSync(path, 'utf8').slice(0, 4096) }; } catch (e) { spec = { path, error: (e as Error).message }; }
+        try { spec = { path, content: readFileSync(path, 'utf8').slice(0, 4096) }; } catch (e) {
+          spec = { path, error: (e as Error).message };
+        }
         await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec);
       }
       await ctx.state.cleanup({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE }, keep);

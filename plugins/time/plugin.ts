@@ -9,10 +9,14 @@ import { TIME_NS, TIME_TYPES } from './types.ts';
 export const timePlugin: Plugin = {
   name: 'time',
   description: 'SNTP client: steps or slews the clock from the TimeServerSpec servers, writes the RTC; TimeStatus.',
-  namespaces: () => ({ [TIME_NS]: 'The clock: the servers to ask, whether it is synced, from where, and by how much it moved.' }),
+  namespaces: () => ({
+    [TIME_NS]: 'The clock: the servers to ask, whether it is synced, from where, and by how much it moved.',
+  }),
   types: () => TIME_TYPES,
   // clock_settime, adjtime and RTC_SET_TIME all check CAP_SYS_TIME.
   capabilities: ['CAP_SYS_TIME'],
   // On a host (`serve`) it measures only: the host's clock is not ours to set.
-  controllers: () => [timeServerMergeController(), timeSpecController(inHostMode() ? hostModeClock() : nativeClock(native))],
+  controllers: () => [
+    timeServerMergeController(), timeSpecController(inHostMode() ? hostModeClock() : nativeClock(native)),
+  ],
 };

@@ -28,7 +28,10 @@ export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys
     },
     writeRtc: (ms) => n().rtcWrite(device, Math.round(ms / 1000)),
     kernelSetFromRtc: () => {
-      try { return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1'; } catch (e) { if (isErrno(e, 'ENOENT')) return false; throw e; }
+      try { return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1'; } catch (e) {
+        if (isErrno(e, 'ENOENT')) return false;
+        throw e;
+      }
     },
   };
 }
@@ -36,5 +39,8 @@ export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys
 /** On a host (`serve`): measures, but never moves the host's clock or touches its RTC. */
 export function hostModeClock(): SystemClock {
   const refuse = () => { throw new Error('host mode: the host clock is left alone'); };
-  return { now: () => Date.now(), step: refuse, slew: refuse, readRtc: () => undefined, writeRtc: refuse, kernelSetFromRtc: () => false };
+  return {
+    now: () => Date.now(), step: refuse, slew: refuse, readRtc: () => undefined, writeRtc: refuse,
+    kernelSetFromRtc: () => false,
+  };
 }

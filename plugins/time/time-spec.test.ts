@@ -25,7 +25,9 @@ t.test('server addresses', async (t) => {
 const chrony = await startChronyd();
 t.teardown(() => chrony.stop());
 // A port nobody listens on: the kernel answers ICMP port unreachable.
-const closed = await new Promise<number>((r) => { const s = createSocket('udp4'); s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(); r(p); }); });
+const closed = await new Promise<number>((r) => {
+  const s = createSocket('udp4'); s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(); r(p); });
+});
 
 const RTC = Date.UTC(2001, 0, 1);
 let skew = 0; // the pretend clock minus the real one
@@ -41,7 +43,9 @@ const clock: SystemClock = {
   kernelSetFromRtc: () => false,
 };
 
-const h = await controllerHarness(t, [timeServerMergeController(), timeSpecController(clock, { pollMs: 300, retryMs: 200, queryTimeoutMs: 1000 })], {
+const h = await controllerHarness(t, [
+  timeServerMergeController(), timeSpecController(clock, { pollMs: 300, retryMs: 200, queryTimeoutMs: 1000 }),
+], {
   codecs: builtinCodecs(builtinTypes()),
 });
 const { until } = h;
@@ -50,7 +54,10 @@ const servers = { namespace: TIME_NS, type: TIME_SERVER_SPEC_TYPE, id: 'user' };
 
 t.test('with no servers, the clock comes from the RTC', async (t) => {
   t.equal(await until(async () => (await status())?.source, 'rtc'), 'rtc');
-  t.match(await status(), { synced: false, rtcAtBoot: '2001-01-01T00:00:00.000Z', rtcSetClock: 'plugin', error: 'no time servers configured (TimeServerSpec)' });
+  t.match(await status(), {
+    synced: false, rtcAtBoot: '2001-01-01T00:00:00.000Z', rtcSetClock: 'plugin',
+    error: 'no time servers configured (TimeServerSpec)',
+  });
   t.same(steps, [RTC], 'the kernel had not set it, so the plugin did');
   t.ok(Math.abs(clock.now() - RTC) < 5000, 'the clock reads 2001');
 });
@@ -60,10 +67,12 @@ t.test('the first server that answers sets the clock: a big offset is stepped, t
   t.equal(await until(async () => (await status())?.synced, true), true);
   const s = (await status())!;
   t.match(s, { source: 'sntp', server: `127.0.0.1:${chrony.port}`, stratum: 8, correction: 'step' });
-  t.ok(Math.abs(s.offsetMs! - (Date.now() - RTC)) < 2000, `offset ${(s.offsetMs! / 86400e3 / 365.25).toFixed(2)} years`);
+  t.ok(Math.abs(s.offsetMs! - (Date.now() - RTC)) < 2000,
+    `offset ${(s.offsetMs! / 86400e3 / 365.25).toFixed(2)} years`);
   t.ok(Math.abs(skew) < 100, `clock within 100 ms of chronyd (${skew} ms)`);
   t.ok(Math.abs(rtc - Date.now()) < 2000, 'the RTC was written with the new time');
-  t.match(s.error, new RegExp(`127\\.0\\.0\\.1:${closed}: no answer \\(ECONNREFUSED\\)`), 'the server that failed is named');
+  t.match(s.error, new RegExp(`127\\.0\\.0\\.1:${closed}: no answer \\(ECONNREFUSED\\)`),
+    'the server that failed is named');
 });
 
 t.test('a small offset is slewed, not stepped', async (t) => {
@@ -83,7 +92,8 @@ t.test('when every server fails, the status says why and the last sync stays kno
 t.test('a server the kernel will not even connect to fails like any other (the plugin keeps running)', async (t) => {
   // connect() to the broadcast address without SO_BROADCAST is EACCES: nothing is sent.
   await h.update(servers, { servers: ['255.255.255.255', `127.0.0.1:${closed}`] });
-  t.equal(await until(async () => /255\.255\.255\.255: no answer \(EACCES\)/.test((await status())?.error ?? ''), true), true);
+  t.equal(await until(async () => /255\.255\.255\.255: no answer \(EACCES\)/.test((await status())?.error ?? ''), true),
+    true);
   t.match(await status(), { synced: false, error: new RegExp(`ECONNREFUSED`) }, 'the next server was asked too');
 });
 

@@ -7,7 +7,9 @@ import { layerOf } from '../../init/model/layers.ts';
 import { sameSpec } from '../../init/cosi/spec/spec-equal.ts';
 import { querySntp, type QueryResult } from './sntp/client.ts';
 import type { SystemClock } from './system-clock.ts';
-import { MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec } from './types.ts';
+import {
+  MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
+} from './types.ts';
 import { TIME_SERVERS_ID } from './timeserver-merge.ts';
 
 export interface TimeSpecOptions {
@@ -53,7 +55,9 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
       // move its own schedule, and a timer may fire a fraction of a ms "early".
       let pollDue = true;
       let timer: NodeJS.Timeout | undefined;
-      const wakeIn = (ms: number) => { clearTimeout(timer); timer = setTimeout(() => { pollDue = true; ctx.requestReconcile(); }, ms); };
+      const wakeIn = (ms: number) => {
+        clearTimeout(timer); timer = setTimeout(() => { pollDue = true; ctx.requestReconcile(); }, ms);
+      };
       let layer: Pick<TimeStatusSpec, 'layer'> = {};
       const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) => ctx.state.put<TimeStatusSpec>(
         { namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' },
@@ -61,7 +65,9 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
       );
       try {
         while (await ctx.next()) {
-          const merged = await ctx.state.find({ namespace: TIME_NS, type: MERGED_TIME_SERVER_SPEC_TYPE, id: TIME_SERVERS_ID });
+          const merged = await ctx.state.find({
+            namespace: TIME_NS, type: MERGED_TIME_SERVER_SPEC_TYPE, id: TIME_SERVERS_ID,
+          });
           const spec = merged?.metadata.phase === 'running' ? merged.spec as TimeServerSpecSpec : undefined;
           const list = spec?.servers ?? [];
           layer = spec ? { layer: layerOf(spec) } : {};
@@ -70,7 +76,10 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
           if (!list.length) {
             clearTimeout(timer);
             last = undefined;
-            await put({ synced: false, source: unsynced, servers: [], error: rtcError ?? 'no time servers configured (TimeServerSpec)' });
+            await put({
+              synced: false, source: unsynced, servers: [],
+              error: rtcError ?? 'no time servers configured (TimeServerSpec)',
+            });
             continue;
           }
           if (!changed && !pollDue) continue; // a spec event that changed nothing for us
@@ -78,7 +87,9 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
           const errors: string[] = [];
           let sample: QueryResult | undefined;
           for (const server of list) {
-            try { sample = await querySntp(server, () => clock.now(), timeoutMs); break; } catch (e) { errors.push((e as Error).message); }
+            try { sample = await querySntp(server, () => clock.now(), timeoutMs); break; } catch (e) {
+              errors.push((e as Error).message);
+            }
           }
           if (!sample) {
             wakeIn(retryMs);
@@ -94,21 +105,29 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
             else { clock.slew(sample.offsetMs); correction = 'slew'; }
           } catch (e) {
             wakeIn(retryMs);
-            await put({ synced: false, source: unsynced, servers: list, server: sample.server, offsetMs: sample.offsetMs, error: `setting the clock: ${(e as Error).message}` });
+            await put({
+              synced: false, source: unsynced, servers: list, server: sample.server, offsetMs: sample.offsetMs,
+              error: `setting the clock: ${(e as Error).message}`,
+            });
             continue;
           }
-          if (correction === 'step') ctx.log.info(`clock stepped by ${(sample.offsetMs / 1000).toFixed(3)} s from ${sample.server} (stratum ${sample.stratum})`);
+          if (correction === 'step') ctx.log.info(`clock stepped by ${(sample.offsetMs / 1000).toFixed(3)} s`
+            + ` from ${sample.server} (stratum ${sample.stratum})`);
           const now = clock.now();
           last = { ...sample, at: now };
           let rtcWriteError: string | undefined;
           if (boot.rtcAtBoot && (correction === 'step' || !rtcWrittenAt || now - rtcWrittenAt >= rtcWriteMs)) {
-            try { clock.writeRtc(now); rtcWrittenAt = now; } catch (e) { rtcWriteError = `writing the RTC: ${(e as Error).message}`; }
+            try { clock.writeRtc(now); rtcWrittenAt = now; } catch (e) {
+              rtcWriteError = `writing the RTC: ${(e as Error).message}`;
+            }
           }
           wakeIn(pollMs);
           await put({
             synced: true, source: 'sntp', servers: list, server: sample.server, stratum: sample.stratum,
-            offsetMs: Math.round(sample.offsetMs * 1000) / 1000, delayMs: Math.round(sample.delayMs * 1000) / 1000, correction, lastSync: iso(now),
-            ...(errors.length || rtcWriteError ? { error: [...errors, ...(rtcWriteError ? [rtcWriteError] : [])].join('; ') } : {}),
+            offsetMs: Math.round(sample.offsetMs * 1000) / 1000, delayMs: Math.round(sample.delayMs * 1000) / 1000,
+            correction, lastSync: iso(now),
+            ...(errors.length || rtcWriteError
+              ? { error: [...errors, ...(rtcWriteError ? [rtcWriteError] : [])].join('; ') } : {}),
           });
         }
       } finally { clearTimeout(timer); }

@@ -6,7 +6,8 @@ import { MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE, type Time
 export const TIME_SERVERS_ID = 'timeservers';
 
 export const timeServerMergeController = () => mergeController<TimeServerSpecSpec>({
-  name: 'timeserver-merge', namespace: TIME_NS, inputType: TIME_SERVER_SPEC_TYPE, outputType: MERGED_TIME_SERVER_SPEC_TYPE,
+  name: 'timeserver-merge', namespace: TIME_NS, inputType: TIME_SERVER_SPEC_TYPE,
+  outputType: MERGED_TIME_SERVER_SPEC_TYPE,
   key: () => TIME_SERVERS_ID,
   combine: 'winner',
 });

@@ -15,13 +15,15 @@ export const TIME_STATUS_TYPE = 'TimeStatuses.time.appliance.dev';
 
 export const TIME_TYPES: DefinitionInput[] = [
   ...declaredAndMerged({
-    type: TIME_SERVER_SPEC_TYPE, defaultNamespace: TIME_NS, aliases: ['timeservers', 'ntp'], protoMessage: MESSAGES.TimeServerSpecSpec,
+    type: TIME_SERVER_SPEC_TYPE, defaultNamespace: TIME_NS, aliases: ['timeservers', 'ntp'],
+    protoMessage: MESSAGES.TimeServerSpecSpec,
     printColumns: [col('Servers', 'servers'), LAYER_COLUMN],
   }, MERGED_TIME_SERVER_SPEC_TYPE),
   {
     type: TIME_STATUS_TYPE, defaultNamespace: TIME_NS, aliases: ['time'], protoMessage: MESSAGES.TimeStatusSpec,
     printColumns: [
-      col('Synced', 'synced'), col('Source', 'source'), col('Server', 'server'), col('Offset ms', 'offsetMs'), LAYER_COLUMN, ERROR_COLUMN,
+      col('Synced', 'synced'), col('Source', 'source'), col('Server', 'server'), col('Offset ms', 'offsetMs'),
+      LAYER_COLUMN, ERROR_COLUMN,
     ],
   },
 ];

@@ -3,6 +3,10 @@
 // timestamps as RFC 3339 text, 64-bit integers as numbers. Scalars without `optional` are
 // always present; optional scalars, enums, messages, lists and maps only when set.
 
+/** ApplyMode: how a config relates to the one in place. */
+export type ApplyMode = 'merge' | 'replace';
+export const ApplyModeValues: readonly ApplyMode[] = ['merge', 'replace'];
+
 /** Layer: where a declared spec comes from, lowest first. Where specs of several
  * layers describe the same thing (an address, a link's MTU, the hostname), the
  * highest layer wins; the <thing>-merge controllers decide, and only their merged
@@ -13,10 +17,6 @@ export const LayerValues: readonly Layer[] = ['default', 'cmdline', 'platform', 
 /** ApplyState: how far a spec controller got with a (merged) spec. */
 export type ApplyState = 'applied' | 'pending' | 'error';
 export const ApplyStateValues: readonly ApplyState[] = ['applied', 'pending', 'error'];
-
-/** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
-export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
-export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
 
 /** BootPhase: where the machine is in its life. */
 export type BootPhase = 'booting' | 'running' | 'stopping';
@@ -29,6 +29,14 @@ export const PluginStateValues: readonly PluginState[] = ['starting', 'running',
 /** PowerAction: what a PowerRequest asks for. */
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';
 export const PowerActionValues: readonly PowerAction[] = ['poweroff', 'reboot', 'halt'];
+
+/** ConfigState: where the machine config stands. */
+export type ConfigState = 'maintenance' | 'applied' | 'trying' | 'reverted' | 'failed';
+export const ConfigStateValues: readonly ConfigState[] = ['maintenance', 'applied', 'trying', 'reverted', 'failed'];
+
+/** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
+export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
+export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
 
 /** FsType: the filesystems a MountSpec may name. */
 export type FsType = 'ext4' | 'ext3' | 'ext2' | 'vfat' | 'iso9660' | 'squashfs' | 'tmpfs';
@@ -56,6 +64,166 @@ export interface MotdSpec {
   text: string;
   /** Order in the banner, lowest first; unset is 50. */
   priority?: number;
+}
+
+/** ApplyConfigRequest: a config to apply. */
+export interface ApplyConfigRequest {
+  /** Multi-document YAML of resources, plain or gzip-compressed. */
+  config: Uint8Array;
+  /** Merge (the default) or replace. */
+  mode?: ApplyMode;
+  /** Validate and report what would change; change nothing. */
+  dryRun: boolean;
+  /** Apply without persisting and revert unless ConfirmConfig comes within this many seconds (0: no try). */
+  trySeconds: number;
+  /** What the client calls its input (a file name), used in messages. */
+  sourceName: string;
+}
+
+/** ApplyConfigResponse: what was (or, in a dry run, would be) done. */
+export interface ApplyConfigResponse {
+  /** Every resource considered, with its action. */
+  changes?: ConfigChange[];
+  /** Where the config was persisted; empty when it was not (dry run, try, no STATE). */
+  persistedTo: string;
+  /** Why it was not persisted. */
+  persistProblem: string;
+  /** Changes that take effect at the next boot. */
+  needsReboot?: string[];
+  /** Input understood but not used, with why. */
+  ignored?: string[];
+  /** RFC 3339 time when a tried config is reverted unless confirmed. */
+  tryUntil: string;
+}
+
+/** ConfirmConfigRequest: keep the config being tried. */
+export interface ConfirmConfigRequest {
+}
+
+/** ConfirmConfigResponse: the tried config is now the machine config. */
+export interface ConfirmConfigResponse {
+  /** Where it was persisted; empty when it was not. */
+  persistedTo: string;
+  /** Why it was not persisted. */
+  persistProblem: string;
+}
+
+/** VersionSpec: what is running (id "appliance"). */
+export interface VersionSpec {
+  /** The appliance's version. */
+  version: string;
+  /** The git commit the image was built from. */
+  commit: string;
+  /** The Node.js runtime inside the executable. */
+  node: string;
+  /** The kernel release. */
+  kernel: string;
+  /** The CPU architecture (x64). */
+  arch: string;
+}
+
+/** BootStatusSpec: the boot (id "boot"). */
+export interface BootStatusSpec {
+  /** Booting, running, or stopping. */
+  phase?: BootPhase;
+  /** The API serves and the plugins are started. */
+  ready: boolean;
+  /** Seconds since the kernel started, when ready. */
+  readyUptimeSeconds?: number;
+}
+
+/** PluginExit: how a plugin process ended. */
+export interface PluginExit {
+  /** The exit status, when it exited by itself. */
+  code?: number;
+  /** The signal that ended it, e.g. SIGKILL. */
+  signal?: string;
+  /** When it ended. */
+  at?: string;
+}
+
+/** PluginStatusSpec: a plugin process (id = plugin name), supervised by the engine. */
+export interface PluginStatusSpec {
+  /** The process's state. */
+  state?: PluginState;
+  /** Its process id while it runs; 0 otherwise. */
+  pid: number;
+  /** How many times it was restarted. */
+  restarts: number;
+  /** The types this plugin may write. */
+  outputs?: string[];
+  /** How it last ended. */
+  lastExit?: PluginExit;
+  /** The wait before the latest restart, ms (grows x1.5 per crash, up to 60 s). */
+  backoffMs?: number;
+}
+
+/** KernelCmdlineSpec: the kernel command line (id "current"). */
+export interface KernelCmdlineSpec {
+  /** The command line as /proc/cmdline has it. */
+  raw: string;
+  /** Each key=value (or bare key, value "") as the kernel parses it. */
+  params?: Record<string, string>;
+}
+
+/** PowerRequestSpec: declared by a user: the engine shuts the machine down gracefully
+ * (plugins first, then sync, unmount, reboot(2)).
+ * 
+ * Example:
+ * action: reboot */
+export interface PowerRequestSpec {
+  /** Power off, reboot or halt. */
+  action: PowerAction;
+}
+
+/** IssueSpec: the login banner (id "banner"), rendered from the version and the Motds. */
+export interface IssueSpec {
+  /** The banner: the version line, then each Motd. */
+  text: string;
+  /** The Motds in it, in order. */
+  motds?: string[];
+}
+
+/** ConfigChange: one resource a config changed. */
+export interface ConfigChange {
+  /** created, updated, deleted, unchanged. */
+  action: string;
+  /** The resource: type/id (namespace/type/id outside the type's own namespace). */
+  resource: string;
+  /** The change takes effect at the next boot, not now. */
+  needsReboot: boolean;
+}
+
+/** ConfigStatusSpec: the machine config (id "machine"), written by the engine. */
+export interface ConfigStatusSpec {
+  /** Where the config stands. */
+  state?: ConfigState;
+  /** Where the applied config came from: state (persisted), cmdline, fw_cfg, nocloud, ec2, gce, openstack, api. */
+  source: string;
+  /** The platform's instance id the config belongs to, when the platform has one. */
+  instanceId: string;
+  /** How many resources the config declares. */
+  resources: number;
+  /** The file the config is persisted to; empty when it is held in memory only. */
+  persistedTo: string;
+  /** Why the config is held in memory only, or why persisting failed. */
+  persistProblem: string;
+  /** When the config was last applied. */
+  appliedAt?: string;
+  /** What the last applied config changed. */
+  changes?: ConfigChange[];
+  /** Changes that take effect at the next boot. */
+  needsReboot?: string[];
+  /** Input that was understood but not used (cloud-init keys this system does not act on), with why. */
+  ignored?: string[];
+  /** The last config refused, where it came from; empty when none was. */
+  refusedSource: string;
+  /** Why it was refused: each problem with its document, field and reason. */
+  refusedProblems?: string[];
+  /** When a tried config is reverted unless confirmed. */
+  tryUntil?: string;
+  /** A line saying what happened last, for the console and `cosictl get configstatus`. */
+  message: string;
 }
 
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
@@ -316,82 +484,6 @@ export interface ResolverStatusSpec {
   original?: string;
 }
 
-/** VersionSpec: what is running (id "appliance"). */
-export interface VersionSpec {
-  /** The appliance's version. */
-  version: string;
-  /** The git commit the image was built from. */
-  commit: string;
-  /** The Node.js runtime inside the executable. */
-  node: string;
-  /** The kernel release. */
-  kernel: string;
-  /** The CPU architecture (x64). */
-  arch: string;
-}
-
-/** BootStatusSpec: the boot (id "boot"). */
-export interface BootStatusSpec {
-  /** Booting, running, or stopping. */
-  phase?: BootPhase;
-  /** The API serves and the plugins are started. */
-  ready: boolean;
-  /** Seconds since the kernel started, when ready. */
-  readyUptimeSeconds?: number;
-}
-
-/** PluginExit: how a plugin process ended. */
-export interface PluginExit {
-  /** The exit status, when it exited by itself. */
-  code?: number;
-  /** The signal that ended it, e.g. SIGKILL. */
-  signal?: string;
-  /** When it ended. */
-  at?: string;
-}
-
-/** PluginStatusSpec: a plugin process (id = plugin name), supervised by the engine. */
-export interface PluginStatusSpec {
-  /** The process's state. */
-  state?: PluginState;
-  /** Its process id while it runs; 0 otherwise. */
-  pid: number;
-  /** How many times it was restarted. */
-  restarts: number;
-  /** The types this plugin may write. */
-  outputs?: string[];
-  /** How it last ended. */
-  lastExit?: PluginExit;
-  /** The wait before the latest restart, ms (grows x1.5 per crash, up to 60 s). */
-  backoffMs?: number;
-}
-
-/** KernelCmdlineSpec: the kernel command line (id "current"). */
-export interface KernelCmdlineSpec {
-  /** The command line as /proc/cmdline has it. */
-  raw: string;
-  /** Each key=value (or bare key, value "") as the kernel parses it. */
-  params?: Record<string, string>;
-}
-
-/** PowerRequestSpec: declared by a user: the engine shuts the machine down gracefully
- * (plugins first, then sync, unmount, reboot(2)).
- * 
- * Example:
- * action: reboot */
-export interface PowerRequestSpec {
-  /** Power off, reboot or halt. */
-  action: PowerAction;
-}
-
-/** IssueSpec: the login banner (id "banner"), rendered from the version and the Motds. */
-export interface IssueSpec {
-  /** The banner: the version line, then each Motd. */
-  text: string;
-  /** The Motds in it, in order. */
-  motds?: string[];
-}
-
 /** BlockDeviceSpec: a block device (id = kernel name, e.g. vda1) from sysfs, with what
  * its superblock says; kept current by uevents. */
 export interface BlockDeviceSpec {
@@ -616,6 +708,19 @@ export interface TimeStatusSpec {
 /** Every spec message by its short name. */
 export const MESSAGES = {
   MotdSpec: 'appliance.config.v1alpha1.MotdSpec',
+  ApplyConfigRequest: 'appliance.config.v1alpha1.ApplyConfigRequest',
+  ApplyConfigResponse: 'appliance.config.v1alpha1.ApplyConfigResponse',
+  ConfirmConfigRequest: 'appliance.config.v1alpha1.ConfirmConfigRequest',
+  ConfirmConfigResponse: 'appliance.config.v1alpha1.ConfirmConfigResponse',
+  VersionSpec: 'appliance.runtime.v1alpha1.VersionSpec',
+  BootStatusSpec: 'appliance.runtime.v1alpha1.BootStatusSpec',
+  PluginExit: 'appliance.runtime.v1alpha1.PluginExit',
+  PluginStatusSpec: 'appliance.runtime.v1alpha1.PluginStatusSpec',
+  KernelCmdlineSpec: 'appliance.runtime.v1alpha1.KernelCmdlineSpec',
+  PowerRequestSpec: 'appliance.runtime.v1alpha1.PowerRequestSpec',
+  IssueSpec: 'appliance.runtime.v1alpha1.IssueSpec',
+  ConfigChange: 'appliance.runtime.v1alpha1.ConfigChange',
+  ConfigStatusSpec: 'appliance.runtime.v1alpha1.ConfigStatusSpec',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',
@@ -632,13 +737,6 @@ export const MESSAGES = {
   HostnameStatusSpec: 'appliance.net.v1alpha1.HostnameStatusSpec',
   ResolverSpecSpec: 'appliance.net.v1alpha1.ResolverSpecSpec',
   ResolverStatusSpec: 'appliance.net.v1alpha1.ResolverStatusSpec',
-  VersionSpec: 'appliance.runtime.v1alpha1.VersionSpec',
-  BootStatusSpec: 'appliance.runtime.v1alpha1.BootStatusSpec',
-  PluginExit: 'appliance.runtime.v1alpha1.PluginExit',
-  PluginStatusSpec: 'appliance.runtime.v1alpha1.PluginStatusSpec',
-  KernelCmdlineSpec: 'appliance.runtime.v1alpha1.KernelCmdlineSpec',
-  PowerRequestSpec: 'appliance.runtime.v1alpha1.PowerRequestSpec',
-  IssueSpec: 'appliance.runtime.v1alpha1.IssueSpec',
   BlockDeviceSpec: 'appliance.storage.v1alpha1.BlockDeviceSpec',
   MountSpecSpec: 'appliance.storage.v1alpha1.MountSpecSpec',
   AppliedMount: 'appliance.storage.v1alpha1.AppliedMount',

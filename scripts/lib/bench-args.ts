@@ -6,7 +6,9 @@ export function benchArgs(usage: string): { int(name: string, dflt: number): num
     int(name, dflt) {
       const i = process.argv.indexOf(name);
       const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
-      if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} needs a positive integer, got "${process.argv[i + 1]}"`);
+      if (!Number.isInteger(v) || v <= 0) throw new Error(
+        `${name} needs a positive integer, got "${process.argv[i + 1]}"`,
+      );
       return v;
     },
   };

@@ -21,7 +21,9 @@ async function freeUdpPort(): Promise<number> {
 }
 
 export async function startChronyd(): Promise<Chronyd> {
-  if (!existsSync(CHRONYD)) throw new Error(`${CHRONYD} missing: run \`npm run setup\` (scripts/install-host-deps.sh unpacks chrony there)`);
+  if (!existsSync(CHRONYD)) throw new Error(
+    `${CHRONYD} missing: run \`npm run setup\` (scripts/install-host-deps.sh unpacks chrony there)`,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'chronyd-'));
   const port = await freeUdpPort();
   writeFileSync(join(dir, 'chrony.conf'), [
@@ -29,7 +31,9 @@ export async function startChronyd(): Promise<Chronyd> {
     `pidfile ${join(dir, 'chronyd.pid')}`, `driftfile ${join(dir, 'drift')}`, '',
   ].join('\n'));
   let output = '';
-  const child: ChildProcess = spawn(CHRONYD, ['-x', '-d', '-u', 'root', '-f', join(dir, 'chrony.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    CHRONYD, ['-x', '-d', '-u', 'root', '-f', join(dir, 'chrony.conf')], { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   child.stdout!.on('data', (d: Buffer) => { output += d; });
   child.stderr!.on('data', (d: Buffer) => { output += d; });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -45,7 +49,9 @@ export async function startChronyd(): Promise<Chronyd> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`chronyd exited ${child.exitCode}: ${output}`);
     if (await answers(port)) return { port, stop, log: () => output };
-    if (Date.now() > deadline) { await stop(); throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`); }
+    if (Date.now() > deadline) {
+      await stop(); throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,15 +1,28 @@
 // grpc-floor: a bare grpc-js unary echo (no COSI code), measured next to our figures
 // so they can be read against what the transport itself costs on this host right now.
-import { credentials, makeGenericClientConstructor, Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
+import {
+  credentials, makeGenericClientConstructor, Server, ServerCredentials, type ServiceDefinition,
+} from '@grpc/grpc-js';
 
 export async function grpcEchoFloor(samples = 2000): Promise<{ p50: number; p99: number }> {
   const id = (b: Buffer) => b;
-  const def = { Echo: { path: '/bench.Echo/Echo', requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } } as unknown as ServiceDefinition;
+  const def = {
+    Echo: {
+      path: '/bench.Echo/Echo', requestStream: false, responseStream: false,
+      requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id,
+    },
+  } as unknown as ServiceDefinition;
   const server = new Server();
-  server.addService(def, { Echo: (call: { request: Buffer }, cb: (e: null, b: Buffer) => void) => cb(null, call.request) } as never);
-  const port = await new Promise<number>((r, j) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+  server.addService(def, {
+    Echo: (call: { request: Buffer }, cb: (e: null, b: Buffer) => void) => cb(null, call.request),
+  } as never);
+  const port = await new Promise<number>((r, j) => server.bindAsync(
+    '127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p)),
+  ));
   const Client = makeGenericClientConstructor(def, 'Echo');
-  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as { Echo(b: Buffer, cb: () => void): void; close(): void };
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as {
+    Echo(b: Buffer, cb: () => void): void; close(): void;
+  };
   const call = () => new Promise<void>((r) => client.Echo(Buffer.from('ping'), () => r()));
   for (let i = 0; i < 300; i++) await call();
   const xs: number[] = [];

@@ -12,12 +12,17 @@ interface Layer { prefix: string; rank: number; group: string; why: string }
 export const LAYERS: readonly Layer[] = [
   { prefix: 'proto/', rank: 0, group: 'proto', why: 'generated wire and spec descriptors' },
   { prefix: 'native/', rank: 0, group: 'native', why: 'the addon and its typed interface' },
-  { prefix: 'init/cosi/', rank: 1, group: 'cosi', why: 'the generic COSI runtime: state, resources, controllers, wire' },
+  {
+    prefix: 'init/cosi/', rank: 1, group: 'cosi', why: 'the generic COSI runtime: state, resources, controllers, wire',
+  },
   { prefix: 'init/sys/', rank: 2, group: 'base', why: 'system facts shared by PID 1 and plugins' },
   { prefix: 'init/netlink/', rank: 2, group: 'base', why: 'the netlink codec' },
   { prefix: 'init/log.ts', rank: 2, group: 'base', why: 'logging' },
   { prefix: 'init/version.ts', rank: 2, group: 'base', why: 'the build version' },
-  { prefix: 'init/model/', rank: 2, group: 'base', why: 'the appliance contracts: plugin, layers, engine types, spec messages' },
+  {
+    prefix: 'init/model/', rank: 2, group: 'base',
+    why: 'the appliance contracts: plugin, layers, engine types, spec messages',
+  },
   { prefix: 'init/config/', rank: 2, group: 'base', why: 'configuration documents' },
   { prefix: 'plugins/', rank: 3, group: 'plugins', why: 'the plugins' },
   { prefix: 'init/engine/', rank: 3, group: 'engine', why: 'the engine: state, API server, supervisor' },
@@ -39,11 +44,16 @@ function sources(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((n) => {
     if (SKIP.has(n)) return [];
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? sources(root, p) : /\.ts$/.test(n) && !n.endsWith('.d.ts') ? [relative(root, p)] : [];
+    return statSync(p).isDirectory() ? sources(root, p)
+      : /\.ts$/.test(n) && !n.endsWith('.d.ts') ? [relative(root, p)] : [];
   });
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s([^'"`;]*?)from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g;
+const IMPORT = new RegExp([
+  /(?:^|\n)\s*(?:import|export)\s([^'"`;]*?)from\s+['"]([^'"]+)['"]/,
+  /import\(\s*['"]([^'"]+)['"]\s*\)/,
+  /(?:^|\n)\s*import\s+['"]([^'"]+)['"]/,
+].map((r) => r.source).join('|'), 'g');
 
 export interface Import { file: string; typeOnly: boolean }
 
@@ -68,14 +78,17 @@ export function checkImports(root: string): ImportProblem[] {
   const problems: ImportProblem[] = [];
   for (const [file, deps] of graph) {
     const from = layerOf(file);
-    if (!from) { problems.push({ file, message: 'is in no layer (add its folder to scripts/lib/import-layers.ts)' }); continue; }
+    if (!from) {
+      problems.push({ file, message: 'is in no layer (add its folder to scripts/lib/import-layers.ts)' }); continue;
+    }
     for (const { file: dep } of deps) {
       const to = layerOf(dep);
       if (!to) continue;
       if (to.group === from.group || to.rank < from.rank) continue;
       problems.push({
         file, imports: dep,
-        message: to.rank > from.rank ? `runs up: ${from.group} (rank ${from.rank}) imports ${to.group} (rank ${to.rank})`
+        message: to.rank > from.rank
+          ? `runs up: ${from.group} (rank ${from.rank}) imports ${to.group} (rank ${to.rank})`
           : `runs across: ${from.group} and ${to.group} are siblings (rank ${to.rank})`,
       });
     }
@@ -92,7 +105,9 @@ export function checkImports(root: string): ImportProblem[] {
     stack.push(v); on.add(v);
     for (const { file: w, typeOnly } of graph.get(v) ?? []) {
       if (typeOnly || !graph.has(w)) continue;
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      if (!idx.has(w)) {
+        visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const scc: string[] = [];

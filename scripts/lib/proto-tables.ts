@@ -4,7 +4,9 @@
 // run time by init/cosi/spec/descriptor-set.ts instead.
 import protobuf from 'protobufjs';
 import type { StringFormat } from '../../init/cosi/meta/schema.ts';
-import { jsonName, TIMESTAMP, type EnumInfo, type FieldInfo, type FieldRules, type MessageInfo, type ScalarKind } from '../../init/cosi/spec/message-info.ts';
+import {
+  jsonName, TIMESTAMP, type EnumInfo, type FieldInfo, type FieldRules, type MessageInfo, type ScalarKind,
+} from '../../init/cosi/spec/message-info.ts';
 
 const RULE = '(appliance.v1alpha1.rules).';
 
@@ -32,10 +34,13 @@ function fieldOf(f: protobuf.Field): FieldInfo {
   const t = f.resolvedType;
   const base: FieldInfo = { name: f.name, key: jsonName(f.name), number: f.id, kind: f.type as ScalarKind };
   if (t instanceof protobuf.Enum) Object.assign(base, { kind: 'enum', type: name(t) });
-  else if (t instanceof protobuf.Type) Object.assign(base, { kind: 'message', type: name(t) === TIMESTAMP ? TIMESTAMP : name(t) });
+  else if (t instanceof protobuf.Type) Object.assign(base, {
+    kind: 'message', type: name(t) === TIMESTAMP ? TIMESTAMP : name(t),
+  });
   if (f.map) base.mapKey = (f as unknown as protobuf.MapField).keyType as ScalarKind;
   else if (f.repeated) base.repeated = true;
-  else if (!(t instanceof protobuf.Type) && f.partOf && /^_/.test(f.partOf.name)) base.optional = true; // proto3 `optional`
+  // proto3 `optional`
+  else if (!(t instanceof protobuf.Type) && f.partOf && /^_/.test(f.partOf.name)) base.optional = true;
   if (f.comment) base.comment = f.comment;
   const rules = rulesOf(f);
   if (rules) base.rules = rules;
@@ -43,17 +48,23 @@ function fieldOf(f: protobuf.Field): FieldInfo {
 }
 
 /** Every message and enum under `ns` (recursively), as tables. */
-export function tablesFromProtobufjs(ns: protobuf.NamespaceBase): { messages: MessageInfo[]; enums: EnumInfo[] } {
+export function tablesFromProtobufjs(
+  ns: protobuf.NamespaceBase,
+): { messages: MessageInfo[]; enums: EnumInfo[] } {
   const messages: MessageInfo[] = [];
   const enums: EnumInfo[] = [];
   const walk = (n: protobuf.NamespaceBase) => {
     for (const o of n.nestedArray) {
       if (o instanceof protobuf.Type) {
-        messages.push({ name: name(o), ...(o.comment ? { comment: o.comment } : {}), fields: o.fieldsArray.map(fieldOf) });
+        messages.push({
+          name: name(o), ...(o.comment ? { comment: o.comment } : {}), fields: o.fieldsArray.map(fieldOf),
+        });
       } else if (o instanceof protobuf.Enum) {
         enums.push({
           name: name(o), ...(o.comment ? { comment: o.comment } : {}),
-          values: Object.entries(o.values).map(([k, v]) => ({ name: k, number: v, ...(o.comments[k] ? { comment: o.comments[k]! } : {}) })),
+          values: Object.entries(o.values).map(([k, v]) => ({
+            name: k, number: v, ...(o.comments[k] ? { comment: o.comments[k]! } : {}),
+          })),
         });
       }
       if (o instanceof protobuf.Namespace || o instanceof protobuf.Type) walk(o);

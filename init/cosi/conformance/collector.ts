@@ -12,7 +12,9 @@ export interface Collector {
   watch: Watch;
 }
 
-export async function collect(state: State, req: { namespace: string; type: string; id?: string }, opts: WatchOptions = {}, showAll = true): Promise<Collector> {
+export async function collect(
+  state: State, req: { namespace: string; type: string; id?: string }, opts: WatchOptions = {}, showAll = true,
+): Promise<Collector> {
   const events: WatchEvent[] = [];
   const batches: WatchEvent[][] = [];
   let taken = 0;
@@ -28,7 +30,10 @@ export async function collect(state: State, req: { namespace: string; type: stri
       const deadline = Date.now() + timeoutMs;
       while (events.length < taken + n) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`expected ${n} more event(s) after ${taken}, got ${events.length - taken}: ${JSON.stringify(events.slice(taken).map((e) => `${e.type} ${e.resource.metadata.id}`))}`);
+        if (left <= 0) {
+          const got = JSON.stringify(events.slice(taken).map((e) => `${e.type} ${e.resource.metadata.id}`));
+          throw new Error(`expected ${n} more event(s) after ${taken}, got ${events.length - taken}: ${got}`);
+        }
         await new Promise<void>((r) => { notify = r; setTimeout(r, Math.min(left, 50)); });
       }
       const out = events.slice(taken, taken + n);

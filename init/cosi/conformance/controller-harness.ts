@@ -40,7 +40,9 @@ export interface Harness {
   until<T>(get: () => Promise<T> | T, want: T, timeoutMs?: number): Promise<T>;
 }
 
-export async function controllerHarness(t: Test, controllers: readonly Controller[], o: HarnessOptions = {}): Promise<Harness> {
+export async function controllerHarness(
+  t: Test, controllers: readonly Controller[], o: HarnessOptions = {},
+): Promise<Harness> {
   const normalize = (type: string, spec: unknown) => o.codecs?.get(type)?.normalize(spec) ?? spec;
   const state = new MemoryState({ normalize });
   for (const r of o.seed ?? []) await state.create(r, { owner: r.metadata.owner });
@@ -68,7 +70,10 @@ export async function controllerHarness(t: Test, controllers: readonly Controlle
     async remove(p, timeoutMs = 10_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`removing ${p.type}/${p.id}: finalizers still pending after ${timeoutMs}ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`removing ${p.type}/${p.id}: finalizers still pending after ${timeoutMs}ms`)),
+          timeoutMs,
+        );
       });
       try { await Promise.race([state.teardownAndDestroy(p), timeout]); } finally { clearTimeout(timer); }
     },

@@ -45,13 +45,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function runStateSuite(t: Test, factory: SubjectFactory): void {
   const withState = (name: string, fn: (t: Test, s: State, k: Kind) => Promise<void>) =>
-    t.test(name, async (t) => { const subj = await factory(); try { await fn(t, subj.state, kindOf(subj)); } finally { await subj.close(); } });
+    t.test(name, async (t) => {
+      const subj = await factory();
+      try { await fn(t, subj.state, kindOf(subj)); } finally { await subj.close(); }
+    });
 
   withState('create, get, list, destroy; not found and already exists', async (t, s, { NS, TYPE, ptr, res }) => {
     const created = await s.create(res('b'), { owner: '' });
     t.equal(created.metadata.version, 1, 'version 1');
     t.equal(created.metadata.phase, 'running');
-    t.ok(created.metadata.created > 0 && created.metadata.updated === created.metadata.created, 'created = updated = now');
+    t.ok(created.metadata.created > 0 && created.metadata.updated === created.metadata.created,
+      'created = updated = now');
     await s.create(res('a'));
     await rejectsCode(t, s.create(res('a')), 'already-exists', 'create twice');
     const got = await s.get(ptr('b'));
@@ -62,7 +66,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.destroy(ptr('a'));
     await rejectsCode(t, s.destroy(ptr('a')), 'not-found', 'destroy missing');
     await rejectsCode(t, s.get(ptr('a')), 'not-found', 'get destroyed');
-    await rejectsCode(t, s.update({ ...res('nope'), metadata: { ...res('nope').metadata, version: 1 } }), 'not-found', 'update missing');
+    await rejectsCode(t, s.update({ ...res('nope'), metadata: { ...res('nope').metadata, version: 1 } }),
+      'not-found', 'update missing');
   });
 
   withState('owners: a wrong or empty owner is refused', async (t, s, { NS, TYPE, ptr, res }) => {
@@ -77,7 +82,9 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.destroy(ptr('owned'), { owner: 'ctrl-a' });
   });
 
-  withState('update: version conflicts (stale and future), every update bumps', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('update: version conflicts (stale and future), every update bumps', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     const r = await s.create(res('v'));
     const u = await s.update(copyResource(r));
     t.equal(u.metadata.version, 2, 'bumped');
@@ -89,19 +96,24 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await rejectsCode(t, s.update(future), 'version-conflict', 'future version');
   });
 
-  withState('phase conflict after teardown unless expected phase is tearingDown', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('phase conflict after teardown unless expected phase is tearingDown', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     await s.create(res('p'));
     t.equal(await s.teardown(ptr('p')), true, 'no finalizers: ready');
     const cur = await s.get(ptr('p'));
     t.equal(cur.metadata.phase, 'tearingDown');
-    await rejectsCode(t, s.update(copyResource(cur), { expectedPhase: 'running' }), 'phase-conflict', 'expected running');
+    await rejectsCode(t, s.update(copyResource(cur), { expectedPhase: 'running' }),
+      'phase-conflict', 'expected running');
     const ok = await s.update(copyResource(cur), { expectedPhase: 'tearingDown' });
     t.equal(ok.metadata.version, cur.metadata.version + 1);
     const any = await s.update(copyResource(ok));
     t.equal(any.metadata.phase, 'tearingDown', 'no expected phase: any phase, phase kept');
   });
 
-  withState('teardown with a finalizer: destroy refused, teardown false until it goes', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('teardown with a finalizer: destroy refused, teardown false until it goes', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     await s.create(res('f'));
     await addFinalizer(s, ptr('f'), 'holder');
     t.equal(await s.teardown(ptr('f')), false, 'finalizer pending');
@@ -137,7 +149,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.create(res('race'));
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => s.destroy(ptr('race'))));
     t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one wins');
-    t.ok(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'not-found'), 'others not-found');
+    t.ok(results.filter((r) => r.status === 'rejected')
+      .every((r) => (r as PromiseRejectedResult).reason.code === 'not-found'), 'others not-found');
   });
 
   withState('kind watch: create, update with old, teardown, destroy', async (t, s, { NS, TYPE, ptr, res }) => {
@@ -155,11 +168,14 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     w.watch.close();
   });
 
-  withState('kind watch: bootstrap then live; aggregated puts bootstrap in one batch', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('kind watch: bootstrap then live; aggregated puts bootstrap in one batch', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     await s.create(res('b')); await s.create(res('a'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true });
     const boot = await w.next(3);
-    t.same(boot.map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:a', 'created:b', 'bootstrapped:'], 'sorted by id, then bootstrapped');
+    t.same(boot.map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:a', 'created:b', 'bootstrapped:'],
+      'sorted by id, then bootstrapped');
     t.ok(boot[2]!.bookmark, 'bootstrapped carries a bookmark');
     t.equal(boot[2]!.resource.metadata.type, TYPE);
     await s.create(res('c'));
@@ -174,7 +190,9 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     for (const c of [w, agg, v0]) c.watch.close();
   });
 
-  withState('kind watch: bootstrap bookmark is a noop tombstone to resume from', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('kind watch: bootstrap bookmark is a noop tombstone to resume from', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     await s.create(res('x'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapBookmark: true });
     const [noop] = await w.next();
@@ -193,9 +211,13 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     const w = await collect(s, { namespace: NS, type: TYPE }, { tailEvents: 2 });
     t.same((await w.next(2)).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:t3', 'destroyed:t1']);
     const one = await collect(s, { namespace: NS, type: TYPE, id: 't2' }, { tailEvents: 5 });
-    t.same((await one.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:t2'], 'single: only its own events');
+    t.same((await one.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:t2'],
+      'single: only its own events');
     t.same(await one.quiet(), []);
-    await rejectsCode(t, s.watch({ namespace: NS, type: TYPE }, { tailEvents: 1, startFromBookmark: new Uint8Array(21) }, () => {}), 'invalid-argument', 'tail + bookmark');
+    await rejectsCode(
+      t, s.watch({ namespace: NS, type: TYPE }, { tailEvents: 1, startFromBookmark: new Uint8Array(21) }, () => {}),
+      'invalid-argument', 'tail + bookmark',
+    );
     w.watch.close(); one.watch.close();
   });
 
@@ -210,17 +232,29 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     w.watch.close();
     for (let i = 0; i < all.length; i++) {
       const rw = await collect(s, { namespace: NS, type: TYPE }, { startFromBookmark: all[i]!.bookmark! });
-      const expected = all.slice(i + 1).map((e) => `${e.type}:${e.resource.metadata.id}:${e.resource.metadata.version}`);
+      const expected = all.slice(i + 1)
+        .map((e) => `${e.type}:${e.resource.metadata.id}:${e.resource.metadata.version}`);
       const got = expected.length ? await rw.next(expected.length) : [];
-      t.same(got.map((e) => `${e.type}:${e.resource.metadata.id}:${e.resource.metadata.version}`), expected, `after event ${i}`);
+      t.same(got.map((e) => `${e.type}:${e.resource.metadata.id}:${e.resource.metadata.version}`), expected,
+        `after event ${i}`);
       t.same(await rw.quiet(100), [], `nothing more after event ${i}`);
       rw.watch.close();
     }
-    await rejectsCode(t, s.watch({ namespace: NS, type: TYPE }, { startFromBookmark: new Uint8Array([1, 2, 3]) }, () => {}), 'invalid-bookmark', 'garbage bookmark');
-    await rejectsCode(t, s.watch({ namespace: NS, type: 'Other.conformance.cosi.dev' }, { startFromBookmark: all[0]!.bookmark! }, () => {}), 'invalid-bookmark', 'bookmark of another kind');
+    await rejectsCode(
+      t, s.watch({ namespace: NS, type: TYPE }, { startFromBookmark: new Uint8Array([1, 2, 3]) }, () => {}),
+      'invalid-bookmark', 'garbage bookmark',
+    );
+    await rejectsCode(
+      t, s.watch(
+        { namespace: NS, type: 'Other.conformance.cosi.dev' }, { startFromBookmark: all[0]!.bookmark! }, () => {},
+      ),
+      'invalid-bookmark', 'bookmark of another kind',
+    );
   });
 
-  withState('single watch: destroyed, created, updated to tearingDown, finalizers, destroyed', async (t, s, { NS, TYPE, ptr, res }) => {
+  withState('single watch: destroyed, created, updated to tearingDown, finalizers, destroyed', async (t, s, {
+    NS, TYPE, ptr, res,
+  }) => {
     const w = await collect(s, { namespace: NS, type: TYPE, id: 'one' });
     const [first] = await w.next();
     t.equal(first!.type, 'destroyed', 'missing resource: destroyed tombstone first');
@@ -243,21 +277,38 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     const existing = await collect(s, { namespace: NS, type: TYPE, id: 'other' });
     t.same((await existing.next()).map((e) => e.type), ['created'], 'existing resource: created first');
     existing.watch.close();
-    await rejectsCode(t, s.watch({ namespace: NS, type: TYPE, id: 'one' }, { bootstrapContents: true }, () => {}), 'unimplemented', 'bootstrap on a single watch');
-    await rejectsCode(t, s.watch({ namespace: NS, type: TYPE, id: 'one' }, { labelQueries: [{ terms: [{ key: 'a', op: 'exists', value: [] }] }] }, () => {}), 'unimplemented', 'labels on a single watch');
+    await rejectsCode(
+      t, s.watch({ namespace: NS, type: TYPE, id: 'one' }, { bootstrapContents: true }, () => {}),
+      'unimplemented', 'bootstrap on a single watch',
+    );
+    await rejectsCode(
+      t, s.watch(
+        { namespace: NS, type: TYPE, id: 'one' },
+        { labelQueries: [{ terms: [{ key: 'a', op: 'exists', value: [] }] }] },
+        () => {},
+      ),
+      'unimplemented', 'labels on a single watch',
+    );
   });
 
   withState('label filters on a watch: synthetic created and destroyed', async (t, s, { NS, TYPE, ptr, res }) => {
-    const q: LabelQuery[] = [{ terms: [{ key: 'app', op: 'equal', value: ['web'] }] }, { terms: [{ key: 'tier', op: 'exists', value: [] }] }];
+    const q: LabelQuery[] = [
+      { terms: [{ key: 'app', op: 'equal', value: ['web'] }] },
+      { terms: [{ key: 'tier', op: 'exists', value: [] }] },
+    ];
     await s.create(res('pre', {}, { app: 'web' }));
     await s.create(res('no', {}, { app: 'db' }));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true, labelQueries: q });
     t.same((await w.next(2)).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:pre', 'bootstrapped:']);
     const no = await s.get(ptr('no'));
-    const tiered = await s.update({ ...copyResource(no), metadata: { ...copyResource(no).metadata, labels: { app: 'db', tier: '1' } } });
-    t.same((await w.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:no'], 'starts matching (second query, OR): created');
+    const tiered = await s.update({
+      ...copyResource(no), metadata: { ...copyResource(no).metadata, labels: { app: 'db', tier: '1' } },
+    });
+    t.same((await w.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:no'],
+      'starts matching (second query, OR): created');
     await s.update({ ...copyResource(tiered), metadata: { ...copyResource(tiered).metadata, labels: { app: 'db' } } });
-    t.same((await w.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['destroyed:no'], 'stops matching: destroyed');
+    t.same((await w.next()).map((e) => `${e.type}:${e.resource.metadata.id}`), ['destroyed:no'],
+      'stops matching: destroyed');
     const pre = await s.get(ptr('pre'));
     await s.update({ ...copyResource(pre), spec: { v: 2 } });
     t.same((await w.next()).map((e) => e.type), ['updated'], 'still matching: updated');
@@ -271,28 +322,40 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.create(res('r2', {}, { size: '12000', name: 'beta' }));
     await s.create(res('r3', {}, { size: '2Ki', name: 'gamma', env: 'dev' }));
     await s.create(res('r4', {}, { size: 'lots' }));
-    const q = async (...terms: LabelQuery['terms']) => ids(await s.list({ namespace: NS, type: TYPE }, { labelQueries: [{ terms }] }));
+    const q = async (...terms: LabelQuery['terms']) =>
+      ids(await s.list({ namespace: NS, type: TYPE }, { labelQueries: [{ terms }] }));
     t.same(await q({ key: 'env', op: 'exists', value: [] }), ['r1', 'r3'], 'exists');
     t.same(await q({ key: 'env', op: 'exists', value: [], invert: true }), ['r2', 'r4'], 'not exists (inverted)');
     t.same(await q({ key: 'env', op: 'equal', value: ['prod'] }), ['r1'], 'equal');
-    t.same(await q({ key: 'env', op: 'equal', value: ['prod'], invert: true }), ['r2', 'r3', 'r4'], 'inverted equal matches a missing label');
+    t.same(await q({ key: 'env', op: 'equal', value: ['prod'], invert: true }), ['r2', 'r3', 'r4'],
+      'inverted equal matches a missing label');
     t.same(await q({ key: 'name', op: 'in', value: ['alpha', 'gamma'] }), ['r1', 'r3'], 'in');
     t.same(await q({ key: 'name', op: 'lt', value: ['beta'] }), ['r1'], 'lt (string)');
     t.same(await q({ key: 'name', op: 'lte', value: ['beta'] }), ['r1', 'r2'], 'lte (string)');
     t.same(await q({ key: 'size', op: 'lt-numeric', value: ['12000'] }), ['r1', 'r3'], '10kg < 12000, 2Ki < 12000');
     t.same(await q({ key: 'size', op: 'lte-numeric', value: ['12k'] }), ['r1', 'r2', 'r3'], 'lte numeric with unit');
-    t.same(await q({ key: 'size', op: 'lt-numeric', value: ['12000'], invert: true }), ['r2'], 'unparsable never matches, even inverted');
-    t.same(await q({ key: 'env', op: 'exists', value: [] }, { key: 'name', op: 'equal', value: ['gamma'] }), ['r3'], 'terms AND');
-    const or = ids(await s.list({ namespace: NS, type: TYPE }, { labelQueries: [{ terms: [{ key: 'name', op: 'equal', value: ['alpha'] }] }, { terms: [{ key: 'name', op: 'equal', value: ['beta'] }] }] }));
+    t.same(await q({ key: 'size', op: 'lt-numeric', value: ['12000'], invert: true }), ['r2'],
+      'unparsable never matches, even inverted');
+    t.same(await q({ key: 'env', op: 'exists', value: [] }, { key: 'name', op: 'equal', value: ['gamma'] }), ['r3'],
+      'terms AND');
+    const or = ids(await s.list({ namespace: NS, type: TYPE }, {
+      labelQueries: [
+        { terms: [{ key: 'name', op: 'equal', value: ['alpha'] }] },
+        { terms: [{ key: 'name', op: 'equal', value: ['beta'] }] },
+      ],
+    }));
     t.same(or, ['r1', 'r2'], 'queries OR');
   });
 
   withState('id regexp on list and on a bootstrapped watch', async (t, s, { NS, TYPE, ptr, res }) => {
     for (const id of ['eth0', 'eth1', 'lo', 'veth-eth']) await s.create(res(id));
-    t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: '^eth' })), ['eth0', 'eth1'], 'anchored by the pattern');
-    t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: 'eth' })), ['eth0', 'eth1', 'veth-eth'], 'unanchored');
+    t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: '^eth' })), ['eth0', 'eth1'],
+      'anchored by the pattern');
+    t.same(ids(await s.list({ namespace: NS, type: TYPE }, { idQuery: 'eth' })), ['eth0', 'eth1', 'veth-eth'],
+      'unanchored');
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true, idQuery: '^eth' });
-    t.same((await w.next(3)).map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:eth0', 'created:eth1', 'bootstrapped:']);
+    t.same((await w.next(3)).map((e) => `${e.type}:${e.resource.metadata.id}`),
+      ['created:eth0', 'created:eth1', 'bootstrapped:']);
     await s.create(res('eth2')); await s.create(res('wlan0'));
     t.same((await w.next()).map((e) => e.resource.metadata.id), ['eth2']);
     t.same(await w.quiet(), []);

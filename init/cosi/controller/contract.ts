@@ -28,7 +28,10 @@ export interface ControllerState {
   destroy(p: Pointer): Promise<void>;
   addFinalizer(p: Pointer): Promise<void>;
   removeFinalizer(p: Pointer): Promise<void>;
-  /** Tears down and destroys this controller's resources of `type` whose id is not in `keep`; returns what is still tearing down. */
+  /**
+   * Tears down and destroys this controller's resources of `type` whose id is not in `keep`; returns what
+   * is still tearing down.
+   */
   cleanup(kind: { namespace: string; type: string }, keep: ReadonlySet<string>): Promise<string[]>;
 }
 

@@ -19,11 +19,14 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
   const outputs = new Set(c.outputs().map((o) => o.type));
   const strong = c.inputs().filter((i) => i.kind === 'strong');
   const readable = new Set([...outputs, ...c.inputs().map((i) => i.type)]);
-  const deny = (what: string, p: { type: string }) => new StateError('permission-denied', `controller ${owner}: ${what} ${p.type} is not declared`, p.type);
+  const deny = (what: string, p: { type: string }) =>
+    new StateError('permission-denied', `controller ${owner}: ${what} ${p.type} is not declared`, p.type);
   const canWrite = (p: { type: string }) => { if (!outputs.has(p.type)) throw deny('write to', p); };
   const canRead = (p: { type: string }) => { if (!readable.has(p.type)) throw deny('read of', p); };
   const canFinalize = (p: Pointer) => {
-    if (!strong.some((i) => i.namespace === p.namespace && i.type === p.type && (i.id === undefined || i.id === p.id))) throw deny('finalizer on (not a strong input)', p);
+    const declared = strong.some((i) =>
+      i.namespace === p.namespace && i.type === p.type && (i.id === undefined || i.id === p.id));
+    if (!declared) throw deny('finalizer on (not a strong input)', p);
   };
 
   const g: ControllerState = {
@@ -43,7 +46,10 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
             throw e;
           }
         }
-        if (cur.metadata.owner !== owner) throw new StateError('owner-conflict', `controller ${owner}: ${pointerString(p)} is owned by "${cur.metadata.owner}"`, pointerString(p));
+        if (cur.metadata.owner !== owner) {
+          throw new StateError('owner-conflict',
+            `controller ${owner}: ${pointerString(p)} is owned by "${cur.metadata.owner}"`, pointerString(p));
+        }
         const next = copyResource(cur) as Resource<S>;
         mutate?.(next);
         next.spec = normalize(p.type, next.spec) as S;

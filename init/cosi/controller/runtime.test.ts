@@ -42,13 +42,16 @@ t.test('outputs follow inputs: create, update, destroy', async (t) => {
   const { state } = await setup(t, doubler());
   await state.create(newResource(p(A, 'x'), { n: 2 }));
   await state.create(newResource(p(A, 'y'), { n: 5 }));
-  const bs = async () => (await state.list({ namespace: NS, type: B })).map((r) => [r.metadata.id, (r.spec as { n: number }).n, r.metadata.owner]);
-  t.same(await until(bs, [['x', 4, 'doubler'], ['y', 10, 'doubler']]), [['x', 4, 'doubler'], ['y', 10, 'doubler']], 'a B per A, owned by the controller');
+  const bs = async () => (await state.list({ namespace: NS, type: B }))
+    .map((r) => [r.metadata.id, (r.spec as { n: number }).n, r.metadata.owner]);
+  t.same(await until(bs, [['x', 4, 'doubler'], ['y', 10, 'doubler']]), [['x', 4, 'doubler'], ['y', 10, 'doubler']],
+    'a B per A, owned by the controller');
   const x = await state.get(p(A, 'x'));
   await state.update({ ...x, spec: { n: 21 } });
   t.same(await until(async () => (await state.get(p(B, 'x'))).spec, { n: 42 }), { n: 42 }, 'update followed');
   await state.destroy(p(A, 'y'));
-  t.same(await until(async () => (await state.list({ namespace: NS, type: B })).map((r) => r.metadata.id), ['x']), ['x'], 'destroy followed');
+  t.same(await until(async () => (await state.list({ namespace: NS, type: B })).map((r) => r.metadata.id), ['x']),
+    ['x'], 'destroy followed');
 });
 
 t.test('reconcile requests coalesce', async (t) => {
@@ -67,7 +70,9 @@ t.test('writes outside the declared outputs are refused', async (t) => {
     async run(ctx) {
       while (await ctx.next()) {
         try { await ctx.state.modify(p(A, 'stolen'), {}); } catch (e) { errors.push((e as StateError).code); }
-        try { await ctx.state.list({ namespace: NS, type: 'Undeclared.test.appliance.dev' }); } catch (e) { errors.push((e as StateError).code); }
+        try {
+          await ctx.state.list({ namespace: NS, type: 'Undeclared.test.appliance.dev' });
+        } catch (e) { errors.push((e as StateError).code); }
         try { await ctx.state.addFinalizer(p(B, 'x')); } catch (e) { errors.push((e as StateError).code); }
       }
     },
@@ -126,7 +131,10 @@ t.test('teardown pattern: finalizer on a strong input, outputs torn down first',
     },
   });
   await state.create(newResource(p(A, 'td'), {}));
-  t.same(await until(async () => { await state.get(p(B, 'td')); return (await state.get(p(A, 'td'))).metadata.finalizers; }, ['holder']), ['holder'], 'output exists, input held');
+  t.same(await until(async () => {
+    await state.get(p(B, 'td'));
+    return (await state.get(p(A, 'td'))).metadata.finalizers;
+  }, ['holder']), ['holder'], 'output exists, input held');
   await state.teardownAndDestroy(p(A, 'td'));
   await t.rejects(state.get(p(B, 'td')), { code: 'not-found' }, 'output destroyed before the input went');
   await t.rejects(state.get(p(A, 'td')), { code: 'not-found' });

@@ -14,7 +14,9 @@ export interface RuntimeOptions {
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
 
-export interface ControllerStatus { name: string; running: boolean; restarts: number; lastError?: string; nextBackoffMs: number }
+export interface ControllerStatus {
+  name: string; running: boolean; restarts: number; lastError?: string; nextBackoffMs: number;
+}
 
 interface Entry { controller: Controller; status: ControllerStatus; stop: () => void; done: Promise<void> }
 
@@ -30,10 +32,15 @@ export class ControllerRuntime {
 
   /** Registers a controller; exclusive outputs may have only one controller. */
   register(c: Controller): void {
-    if (this.entries.has(c.name) || this.pending.some((p) => p.name === c.name)) throw new StateError('invalid-argument', `controller "${c.name}" registered twice`, c.name);
+    if (this.entries.has(c.name) || this.pending.some((p) => p.name === c.name)) {
+      throw new StateError('invalid-argument', `controller "${c.name}" registered twice`, c.name);
+    }
     for (const out of c.outputs()) {
       const holder = this.exclusive.get(out.type);
-      if (holder) throw new StateError('invalid-argument', `controller "${c.name}": output ${out.type} is exclusive to "${holder}"`, out.type);
+      if (holder) {
+        throw new StateError('invalid-argument',
+          `controller "${c.name}": output ${out.type} is exclusive to "${holder}"`, out.type);
+      }
       if (out.kind === 'exclusive') this.exclusive.set(out.type, c.name);
     }
     if (this.started) this.launch(c); else this.pending.push(c);
@@ -81,7 +88,8 @@ export class ControllerRuntime {
           { namespace: input.namespace, type: input.type, ...(input.id !== undefined ? { id: input.id } : {}) },
           {},
           (events) => {
-            const relevant = input.kind !== 'destroy-ready' || events.some((e) => e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
+            const relevant = input.kind !== 'destroy-ready' || events.some((e) =>
+              e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
             if (relevant) request();
           },
         ));
@@ -104,7 +112,10 @@ export class ControllerRuntime {
         // A run that lasted longer than the longest wait was healthy: start the backoff over.
         if (Date.now() - t0 > backoff.maxMs) delay = backoff.initialMs;
         status.nextBackoffMs = delay;
-        await new Promise<void>((r) => { const timer = setTimeout(r, delay); abort.signal.addEventListener('abort', () => { clearTimeout(timer); r(); }, { once: true }); });
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, delay);
+          abort.signal.addEventListener('abort', () => { clearTimeout(timer); r(); }, { once: true });
+        });
         delay = Math.min(delay * backoff.factor, backoff.maxMs);
         status.restarts++;
         requested = true;

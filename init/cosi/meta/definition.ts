@@ -21,10 +21,17 @@ export interface DefinitionInput {
   sensitive?: boolean;
   /** The full name of the spec's protobuf message (e.g. appliance.net.v1alpha1.AddressSpecSpec). */
   protoMessage?: string;
-  /** A serialized google.protobuf.FileDescriptorSet holding protoMessage, base64 (a message the machine does not know). */
+  /**
+   * A serialized google.protobuf.FileDescriptorSet holding protoMessage, base64 (a message the machine
+   * does not know).
+   */
   protoDescriptor?: string;
   /** For a type without a message: the schema its specs must satisfy. */
   schema?: SpecSchema;
+  /** Requests acted on once (PowerRequest): users create them, but they are no part of the machine config. */
+  ephemeral?: boolean;
+  /** Changes to resources of this type take effect at the next boot, not at once. */
+  needsReboot?: boolean;
 }
 
 /** The spec of a ResourceDefinition, with the YAML keys of the wire format. */
@@ -40,13 +47,17 @@ export interface ResourceDefinitionSpec {
   protoDescriptor?: string;
   /** The schema specs are validated against: the type's own, or derived from its message. */
   schema?: SpecSchema;
+  ephemeral?: boolean;
+  needsReboot?: boolean;
 }
 
 export interface NamespaceSpec { description: string }
 
 /** English singular of a CamelCase plural's last word: Addresses -> Address, Statuses -> Status, Policies -> Policy. */
 export function singular(plural: string): string {
-  const rules: [RegExp, string][] = [[/uses$/, 'us'], [/sses$/, 'ss'], [/ies$/, 'y'], [/(x|ch|sh)es$/, '$1'], [/s$/, '']];
+  const rules: [RegExp, string][] = [
+    [/uses$/, 'us'], [/sses$/, 'ss'], [/ies$/, 'y'], [/(x|ch|sh)es$/, '$1'], [/s$/, ''],
+  ];
   for (const [re, to] of rules) if (re.test(plural)) return plural.replace(re, to);
   return plural;
 }
@@ -57,7 +68,9 @@ export function typeNameProblem(type: string): string | undefined {
   if (dot < 0) return 'missing suffix (expected <PluralName>.<dns.suffix>, e.g. Widgets.example.com)';
   const name = type.slice(0, dot);
   const suffix = type.slice(dot + 1);
-  if (!/^[A-Z][A-Za-z0-9-]+$/.test(name)) return 'the name must be CamelCase letters, digits and dashes, starting with a capital';
+  if (!/^[A-Z][A-Za-z0-9-]+$/.test(name)) {
+    return 'the name must be CamelCase letters, digits and dashes, starting with a capital';
+  }
   if (!/^[a-z][a-z0-9-]+(\.[a-z][a-z0-9-]+)*$/.test(suffix)) return 'the suffix must be a lowercase DNS name';
   if (!name.endsWith('s')) return 'the name should be plural (Widgets, not Widget)';
   if (type.length > 253) return 'longer than 253 characters';
@@ -96,6 +109,8 @@ export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {
     ...(d.protoMessage ? { protoMessage: d.protoMessage } : {}),
     ...(d.protoDescriptor ? { protoDescriptor: d.protoDescriptor } : {}),
     ...(d.schema ? { schema: d.schema } : {}),
+    ...(d.ephemeral ? { ephemeral: true } : {}),
+    ...(d.needsReboot ? { needsReboot: true } : {}),
   };
 }
 
@@ -104,7 +119,10 @@ export function namesOf(d: ResourceDefinitionSpec): string[] {
   return [d.type.toLowerCase(), ...d.allAliases, ...d.aliases];
 }
 
-/** Definitions whose type or an alias equals `name` (case-insensitive): one, none, or (never, aliases are unique) several. */
+/**
+ * Definitions whose type or an alias equals `name` (case-insensitive): one, none, or (never, aliases
+ * are unique) several.
+ */
 export function matchDefinitions(defs: readonly ResourceDefinitionSpec[], name: string): ResourceDefinitionSpec[] {
   const n = name.toLowerCase();
   const exact = defs.filter((d) => d.type.toLowerCase() === n);
@@ -112,10 +130,13 @@ export function matchDefinitions(defs: readonly ResourceDefinitionSpec[], name: 
 }
 
 /** The one definition `name` names, or undefined. Throws when several match, naming them. */
-export function resolveDefinition(defs: readonly ResourceDefinitionSpec[], name: string): ResourceDefinitionSpec | undefined {
+export function resolveDefinition(
+  defs: readonly ResourceDefinitionSpec[], name: string,
+): ResourceDefinitionSpec | undefined {
   const found = matchDefinitions(defs, name);
   if (found.length > 1) {
-    throw new StateError('invalid-argument', `"${name}" names several types: ${found.map((d) => d.type).join(', ')}; use the full type name`, name);
+    throw new StateError('invalid-argument',
+      `"${name}" names several types: ${found.map((d) => d.type).join(', ')}; use the full type name`, name);
   }
   return found[0];
 }
@@ -124,7 +145,9 @@ export function resolveDefinition(defs: readonly ResourceDefinitionSpec[], name:
  * Fills several definitions at once. An initials alias two of them would share, or
  * that another name already has, is given to none; any other shared name is an error.
  */
-export function fillDefinitions(inputs: readonly DefinitionInput[], existing: readonly ResourceDefinitionSpec[] = []): ResourceDefinitionSpec[] {
+export function fillDefinitions(
+  inputs: readonly DefinitionInput[], existing: readonly ResourceDefinitionSpec[] = [],
+): ResourceDefinitionSpec[] {
   const initials = new Map<string, number>();
   for (const d of inputs) { const i = initialsAlias(d.type); if (i) initials.set(i, (initials.get(i) ?? 0) + 1); }
   const filled = inputs.map((d) => fillDefinition(d, { initials: false }));
@@ -132,7 +155,9 @@ export function fillDefinitions(inputs: readonly DefinitionInput[], existing: re
   for (const d of [...existing, ...filled]) {
     for (const n of new Set(namesOf(d))) {
       const other = taken.get(n);
-      if (other && other !== d.type) throw new StateError('invalid-argument', `alias "${n}" of ${d.type} is already a name of ${other}`, n);
+      if (other && other !== d.type) {
+        throw new StateError('invalid-argument', `alias "${n}" of ${d.type} is already a name of ${other}`, n);
+      }
       taken.set(n, d.type);
     }
   }

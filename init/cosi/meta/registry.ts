@@ -9,7 +9,8 @@ import {
 } from './definition.ts';
 
 export async function registerNamespace(state: State, name: string, description: string): Promise<void> {
-  await upsert(state, { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }, { description } satisfies NamespaceSpec, META_OWNER);
+  await upsert(state, { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name },
+    { description } satisfies NamespaceSpec, META_OWNER);
 }
 
 /** The meta namespace's own two types. */
@@ -20,7 +21,9 @@ export const META_TYPES: DefinitionInput[] = [
   },
   {
     type: DEFINITION_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['api-resources'],
-    printColumns: [{ name: 'Aliases', jsonPath: '{.aliases}' }, { name: 'Default Namespace', jsonPath: '{.defaultNamespace}' }],
+    printColumns: [
+      { name: 'Aliases', jsonPath: '{.aliases}' }, { name: 'Default Namespace', jsonPath: '{.defaultNamespace}' },
+    ],
   },
 ];
 
@@ -28,10 +31,14 @@ export const META_TYPES: DefinitionInput[] = [
 export async function registerTypes(state: State, defs: readonly DefinitionInput[]): Promise<ResourceDefinitionSpec[]> {
   await registerNamespace(state, META_NAMESPACE, 'Metadata: namespaces and resource definitions.');
   const filled = fillDefinitions([...META_TYPES, ...defs]);
-  for (const spec of filled) await upsert(state, { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: spec.type.toLowerCase() }, spec, META_OWNER);
+  for (const spec of filled) {
+    await upsert(state, { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: spec.type.toLowerCase() }, spec,
+      META_OWNER);
+  }
   return filled;
 }
 
 export async function listDefinitions(state: State): Promise<ResourceDefinitionSpec[]> {
-  return (await state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })).map((r) => r.spec as ResourceDefinitionSpec);
+  return (await state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }))
+    .map((r) => r.spec as ResourceDefinitionSpec);
 }

@@ -3,8 +3,11 @@
 // state throws (see status.ts).
 import type { Pointer, Resource } from '../resource/resource.ts';
 import type { ResourceFilter } from '../state/query.ts';
-import type { State, UpdateOptions, Watch, WatchOptions, WatchSink } from '../state/state.ts';
-import { eventFromWire, labelQueriesToWire, resourceFromWire, resourceToWire, watchOptionsToWire, type WireEvent, type WireResource } from './codec.ts';
+import type { State, UpdateOptions, Watch, WatchEvent, WatchOptions, WatchSink } from '../state/state.ts';
+import {
+  eventFromWire, labelQueriesToWire, resourceFromWire, resourceToWire, watchOptionsToWire, type WireEvent,
+  type WireResource,
+} from './codec.ts';
 import { GrpcChannel, type ChannelOptions } from './grpc/client.ts';
 import { Status } from './grpc/framing.ts';
 import { decode, encode } from './proto.ts';
@@ -12,6 +15,7 @@ import { STATE_METHODS, type StateMethod } from './service.ts';
 import { fromCallError } from './status.ts';
 import type { SpecCodecs } from '../spec/spec-codec.ts';
 import { META_CODECS } from './meta-codecs.ts';
+import { sharedDecodes } from './shared-decodes.ts';
 
 export interface RemoteStateOptions extends ChannelOptions {
   /** Per-call deadline for unary calls, ms (default: none). */
@@ -34,13 +38,16 @@ export class RemoteState implements State {
 
   /** Waits until the connection is up (or throws after `ms`, saying why: refused, timed out, ...). */
   async waitReady(ms = 5000): Promise<void> {
-    try { await this.channel.waitReady(ms); } catch (e) { throw new Error(`cannot reach the COSI API: ${(e as Error).message}`, { cause: e }); }
+    try { await this.channel.waitReady(ms); } catch (e) {
+      throw new Error(`cannot reach the COSI API: ${(e as Error).message}`, { cause: e });
+    }
   }
 
   private async call<T = Record<string, unknown>>(method: StateMethod, req: object): Promise<T> {
     const def = STATE_METHODS[method];
     try {
-      const bytes = await this.channel.unary(def.path, encode(def.request, req), this.o.timeoutMs ? { deadlineMs: this.o.timeoutMs } : {});
+      const bytes = await this.channel.unary(def.path, encode(def.request, req),
+        this.o.timeoutMs ? { deadlineMs: this.o.timeoutMs } : {});
       return decode<T>(def.response, bytes);
     } catch (e) { throw fromCallError(e); }
   }
@@ -53,17 +60,25 @@ export class RemoteState implements State {
   async list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]> {
     const stream = this.channel.serverStream(STATE_METHODS.List.path, encode('ListRequest', {
       namespace: kind.namespace, type: kind.type,
-      options: { label_query: labelQueriesToWire(filter?.labelQueries), ...(filter?.idQuery ? { id_query: { regexp: filter.idQuery } } : {}) },
+      options: {
+        label_query: labelQueriesToWire(filter?.labelQueries),
+        ...(filter?.idQuery ? { id_query: { regexp: filter.idQuery } } : {}),
+      },
     }));
     const out: Resource[] = [];
-    stream.onMessage((m) => { out.push(resourceFromWire(decode<{ resource: WireResource }>('ListResponse', m).resource, this.codecs, { where: 'list', lazy: true })); });
+    stream.onMessage((m) => {
+      out.push(resourceFromWire(decode<{ resource: WireResource }>('ListResponse', m).resource, this.codecs,
+        { where: 'list', lazy: true }));
+    });
     const err = await stream.done;
     if (err) throw fromCallError(err);
     return out;
   }
 
   async create(r: Resource, opts: { owner?: string } = {}): Promise<Resource> {
-    const res = await this.call<{ resource: WireResource }>('Create', { resource: resourceToWire(r, this.codecs), options: { owner: opts.owner ?? '' } });
+    const res = await this.call<{ resource: WireResource }>('Create', {
+      resource: resourceToWire(r, this.codecs), options: { owner: opts.owner ?? '' },
+    });
     return resourceFromWire(res.resource, this.codecs, { where: 'create' });
   }
 
@@ -89,7 +104,9 @@ export class RemoteState implements State {
   }
 
   /** Resolves once the server's first (empty) response arrives; rejects if the watch is refused. */
-  watch(req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false): Promise<Watch> {
+  watch(
+    req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false,
+  ): Promise<Watch> {
     const stream = this.channel.serverStream(STATE_METHODS.Watch.path, encode('WatchRequest', {
       namespace: req.namespace, type: req.type, ...(req.id !== undefined ? { id: req.id } : {}),
       options: watchOptionsToWire(opts), api_version: showAll ? 1 : 0,
@@ -100,20 +117,28 @@ export class RemoteState implements State {
       let sinkError: Error | undefined;
       const watch: Watch = {
         close: () => { closed = true; stream.cancel(); },
-        done: stream.done.then((e) => sinkError ?? (closed && e?.code === Status.CANCELLED ? undefined : e ? fromCallError(e) : undefined)),
+        done: stream.done.then((e) => sinkError
+          ?? (closed && e?.code === Status.CANCELLED ? undefined : e ? fromCallError(e) : undefined)),
       };
       // Each batch waits for the previous sink call: order kept, the stream paused meanwhile.
       const failed = (e: unknown) => { sinkError = e as Error; closed = true; stream.cancel(); };
+      const events = (m: Buffer) => (decode<{ event?: WireEvent[] }>('WatchResponse', m).event ?? [])
+        .map((e) => eventFromWire(e, this.codecs, true, true));
       stream.onMessage((m) => {
-        const msg = decode<{ event?: WireEvent[] }>('WatchResponse', m);
-        if (!started) { started = true; resolve(watch); if (!msg.event?.length) return undefined; }
+        if (!started) {
+          started = true;
+          resolve(watch);
+          if (!decode<{ event?: WireEvent[] }>('WatchResponse', m).event?.length) return undefined;
+        }
         if (closed) return undefined;
         try {
-          const p = sink((msg.event ?? []).map((e) => eventFromWire(e, this.codecs, true)));
+          const p = sink(sharedDecodes.get(m, this.codecs, () => events(m)) as WatchEvent[]);
           return p ? p.catch(failed) : undefined;
         } catch (e) { failed(e); return undefined; }
       });
-      void stream.done.then((e) => { if (!started) reject(e ? fromCallError(e) : new Error('the watch ended before it started')); });
+      void stream.done.then((e) => {
+        if (!started) reject(e ? fromCallError(e) : new Error('the watch ended before it started'));
+      });
     });
   }
 }

@@ -5,6 +5,7 @@
 import YAML from 'yaml';
 import { OpaqueSpec, type Metadata, type Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
+import { deepFreeze } from '../state/freeze.ts';
 import type { LabelOp, LabelQuery, LabelTerm } from '../state/query.ts';
 import type { EventType, WatchEvent, WatchOptions } from '../state/state.ts';
 import { FREE_FORM, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
@@ -20,7 +21,10 @@ export interface WireMetadata {
 export interface WireResource { metadata?: WireMetadata; spec?: { proto_spec?: Uint8Array; yaml_spec?: string } }
 
 const ts = (ms: number): WireTimestamp => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
-const fromTs = (t: WireTimestamp | undefined): number => (t ? Number(typeof t.seconds === 'object' ? t.seconds.toNumber() : t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0);
+const fromTs = (t: WireTimestamp | undefined): number => (t
+  ? Number(typeof t.seconds === 'object' ? t.seconds.toNumber() : t.seconds) * 1000
+    + Math.floor((t.nanos ?? 0) / 1e6)
+  : 0);
 
 /** A type's codec; a type nobody describes travels as free-form YAML. */
 const codecOf = (codecs: SpecCodecs, type: string): SpecCodec => codecs.get(type) ?? FREE_FORM;
@@ -51,7 +55,9 @@ export function resourceToWire(r: Resource, codecs: SpecCodecs): WireResource {
 
 function parseVersion(v: string, where: string): number {
   if (v === '' || v === 'undefined') return 0;
-  if (!/^\d+$/.test(v)) throw new StateError('invalid-argument', `${where}: metadata.version "${v}" is not a decimal number`, v);
+  if (!/^\d+$/.test(v)) {
+    throw new StateError('invalid-argument', `${where}: metadata.version "${v}" is not a decimal number`, v);
+  }
   return Number(v);
 }
 
@@ -59,7 +65,8 @@ function parseYamlSpec(text: string, what: string): unknown {
   try {
     return YAML.parse(text, { maxAliasCount: 100, uniqueKeys: true });
   } catch (e) {
-    throw new StateError('invalid-argument', `${what}: yaml_spec is not valid YAML: ${(e as Error).message.split('\n')[0]}`, text.slice(0, 200), { cause: e });
+    throw new StateError('invalid-argument',
+      `${what}: yaml_spec is not valid YAML: ${(e as Error).message.split('\n')[0]}`, text.slice(0, 200), { cause: e });
   }
 }
 
@@ -72,7 +79,9 @@ function admitSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
   const proto = w.spec?.proto_spec;
   const hasProto = !!proto?.length;
   const refuse = (problems: string[]) => new StateError('invalid-argument', `${what}: ${problems.join('; ')}`, what);
-  const checked = (v: unknown) => { const p = codec.validate(v); if (p.length) throw refuse(p); return codec.normalize(v); };
+  const checked = (v: unknown) => {
+    const p = codec.validate(v); if (p.length) throw refuse(p); return codec.normalize(v);
+  };
   if (hasProto && !codec.message) {
     // A type without a message of ours: the bytes travel along, untouched; the YAML is what we check.
     if (yamlText) checked(parseYamlSpec(yamlText, what));
@@ -81,7 +90,9 @@ function admitSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
   const fromYaml = yamlText ? checked(parseYamlSpec(yamlText, what)) : undefined;
   if (!codec.message) return fromYaml ?? null;
   // An all-default message encodes to nothing, and an empty proto_spec is never sent.
-  const fromProto = hasProto || fromYaml === undefined ? checked(codec.fromProto(proto ?? new Uint8Array(0))) : undefined;
+  const fromProto = hasProto || fromYaml === undefined
+    ? checked(codec.fromProto(proto ?? new Uint8Array(0)))
+    : undefined;
   if (fromProto === undefined) return fromYaml;
   if (fromYaml === undefined) return fromProto;
   if (codec.combine) {
@@ -105,7 +116,9 @@ function readSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
   }
   if (proto?.length && codec.message) return codec.fromProto(proto);
   if (proto?.length && !yamlText) return new OpaqueSpec(new Uint8Array(proto), '');
-  if (!yamlText) return codec.message && w.metadata?.version !== 'undefined' ? codec.fromProto(new Uint8Array(0)) : null;
+  if (!yamlText) {
+    return codec.message && w.metadata?.version !== 'undefined' ? codec.fromProto(new Uint8Array(0)) : null;
+  }
   return parseYamlSpec(yamlText, what);
 }
 
@@ -116,6 +129,8 @@ export interface FromWireOptions {
   admit?: boolean;
   /** Client: decode the spec on first read (a List of 10,000 need not decode them all). */
   lazy?: boolean;
+  /** Client: immutable, as a state's resources are, so that watchers can share it. */
+  frozen?: boolean;
 }
 
 export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWireOptions = {}): Resource {
@@ -124,35 +139,55 @@ export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWir
   const m = w.metadata;
   const metadata: Metadata = {
     namespace: m.namespace, type: m.type, id: m.id, version: parseVersion(m.version ?? '', where),
-    owner: m.owner ?? '', phase: m.phase === 'tearingDown' ? 'tearingDown' : 'running', created: fromTs(m.created), updated: fromTs(m.updated),
+    owner: m.owner ?? '', phase: m.phase === 'tearingDown' ? 'tearingDown' : 'running',
+    created: fromTs(m.created), updated: fromTs(m.updated),
     finalizers: m.finalizers ?? [], labels: m.labels ?? {}, annotations: m.annotations ?? {},
   };
-  const what = `${m.type} "${m.id}"`;
   const codec = codecOf(codecs, m.type);
-  const decode = () => (o.admit ? admitSpec(w, codec, what) : readSpec(w, codec, what));
+  const what = () => `${m.type} "${m.id}"`;
+  const decode = () => (o.admit ? admitSpec(w, codec, what()) : readSpec(w, codec, what()));
   // A protobuf spec decodes in a microsecond or two; only YAML is worth putting off.
-  if (!o.lazy || codec.message) return { metadata, spec: decode() };
-  const r = { metadata } as Resource;
+  if (!o.lazy || codec.message) {
+    const r = { metadata, spec: decode() };
+    return o.frozen ? deepFreeze(r) : r;
+  }
+  // Accessors in the literal: an own, enumerable `spec` (spread copies it) on a shape
+  // V8 keeps fast, unlike one added by defineProperty.
   let value: unknown;
   let parsed = false;
-  Object.defineProperty(r, 'spec', {
-    enumerable: true, configurable: true,
-    get: () => { if (!parsed) { value = decode(); parsed = true; } return value; },
-    set: (v: unknown) => { value = v; parsed = true; },
-  });
-  return r;
+  const lazy: Resource = {
+    metadata,
+    get spec() {
+      if (!parsed) { value = o.frozen ? deepFreeze(decode()) : decode(); parsed = true; }
+      return value;
+    },
+    set spec(v: unknown) {
+      if (o.frozen) {
+        throw new TypeError(`${what()}: a resource read from a watch is immutable (copy it to change it)`);
+      }
+      value = v; parsed = true;
+    },
+  };
+  if (o.frozen) { deepFreeze(metadata); Object.freeze(lazy); }
+  return lazy;
 }
 
 // --- label queries: the wire enum numbers
-const OPS: LabelOp[] = ['exists', 'equal', 'exists' /* NOT_EXISTS */, 'in', 'lt', 'lte', 'lt-numeric', 'lte-numeric'];
-const OP_NUMBER: Record<LabelOp, number> = { 'exists': 0, 'equal': 1, 'in': 3, 'lt': 4, 'lte': 5, 'lt-numeric': 6, 'lte-numeric': 7 };
+const OPS: LabelOp[] = [
+  'exists', 'equal', 'exists' /* NOT_EXISTS */, 'in', 'lt', 'lte', 'lt-numeric', 'lte-numeric',
+];
+const OP_NUMBER: Record<LabelOp, number> = {
+  'exists': 0, 'equal': 1, 'in': 3, 'lt': 4, 'lte': 5, 'lt-numeric': 6, 'lte-numeric': 7,
+};
 interface WireTerm { key: string; op: number; value: string[]; invert: boolean }
 
 export function labelQueriesFromWire(qs: { terms: WireTerm[] }[] | undefined): LabelQuery[] {
   return (qs ?? []).map((q) => ({
     terms: (q.terms ?? []).map((t): LabelTerm => {
       const op = OPS[t.op];
-      if (op === undefined) throw new StateError('unimplemented', `unsupported label term operator ${t.op} on "${t.key}"`, String(t.op));
+      if (op === undefined) {
+        throw new StateError('unimplemented', `unsupported label term operator ${t.op} on "${t.key}"`, String(t.op));
+      }
       const notExists = t.op === 2; // deprecated NOT_EXISTS = inverted EXISTS
       return { key: t.key, op, value: [...(t.value ?? [])], invert: notExists ? !t.invert : !!t.invert };
     }),
@@ -160,14 +195,20 @@ export function labelQueriesFromWire(qs: { terms: WireTerm[] }[] | undefined): L
 }
 
 export function labelQueriesToWire(qs: readonly LabelQuery[] | undefined): { terms: WireTerm[] }[] {
-  return (qs ?? []).map((q) => ({ terms: q.terms.map((t) => ({ key: t.key, op: OP_NUMBER[t.op], value: [...t.value], invert: !!t.invert })) }));
+  return (qs ?? []).map((q) => ({
+    terms: q.terms.map((t) => ({ key: t.key, op: OP_NUMBER[t.op], value: [...t.value], invert: !!t.invert })),
+  }));
 }
 
 // --- events
-const EVENT_NUMBER: Record<EventType, number> = { created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5 };
+const EVENT_NUMBER: Record<EventType, number> = {
+  created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5,
+};
 const EVENT_TYPES: EventType[] = ['created', 'updated', 'destroyed', 'bootstrapped', 'errored', 'noop'];
 
-export interface WireEvent { resource?: WireResource; event_type: number; old?: WireResource; error?: string; bookmark?: Uint8Array }
+export interface WireEvent {
+  resource?: WireResource; event_type: number; old?: WireResource; error?: string; bookmark?: Uint8Array;
+}
 
 /** The reference encoding of an event. The server frames events by hand around cached
  * resource bytes (server.ts encodeWatchResponse); the tests check both agree. */
@@ -181,16 +222,17 @@ export function eventToWire(e: WatchEvent, codecs: SpecCodecs): WireEvent {
   };
 }
 
-export function eventFromWire(w: WireEvent, codecs: SpecCodecs, lazy = false): WatchEvent {
+/** An event as a client reads it: specs decoded on first read; frozen when watchers share it. */
+export function eventFromWire(w: WireEvent, codecs: SpecCodecs, lazy = false, frozen = false): WatchEvent {
   const type = EVENT_TYPES[w.event_type];
   if (!type) throw new StateError('internal', `unknown event type ${w.event_type}`);
-  return {
-    type,
-    resource: resourceFromWire(w.resource ?? {}, codecs, { where: 'event', lazy }),
-    ...(w.old && has(w, 'old') ? { old: resourceFromWire(w.old, codecs, { where: 'event old', lazy }) } : {}),
-    ...(has(w, 'error') ? { error: w.error } : {}),
-    ...(has(w, 'bookmark') && w.bookmark ? { bookmark: new Uint8Array(w.bookmark) } : {}),
+  const e: WatchEvent = {
+    type, resource: resourceFromWire(w.resource ?? {}, codecs, { where: 'event', lazy, frozen }),
   };
+  if (w.old && has(w, 'old')) e.old = resourceFromWire(w.old, codecs, { where: 'event old', lazy, frozen });
+  if (has(w, 'error')) e.error = w.error!;
+  if (has(w, 'bookmark') && w.bookmark) e.bookmark = new Uint8Array(w.bookmark);
+  return frozen ? Object.freeze(e) : e;
 }
 
 export interface WireWatchOptions {
@@ -201,10 +243,13 @@ export interface WireWatchOptions {
 export function watchOptionsFromWire(o: WireWatchOptions | undefined): WatchOptions {
   if (!o) return {};
   return {
-    bootstrapContents: o.bootstrap_contents, tailEvents: o.tail_events, aggregated: o.aggregated, bootstrapBookmark: o.bootstrap_bookmark,
+    bootstrapContents: o.bootstrap_contents, tailEvents: o.tail_events, aggregated: o.aggregated,
+    bootstrapBookmark: o.bootstrap_bookmark,
     labelQueries: labelQueriesFromWire(o.label_query),
     ...(o.id_query?.regexp ? { idQuery: o.id_query.regexp } : {}),
-    ...(has(o, 'start_from_bookmark') && o.start_from_bookmark ? { startFromBookmark: new Uint8Array(o.start_from_bookmark) } : {}),
+    ...(has(o, 'start_from_bookmark') && o.start_from_bookmark
+      ? { startFromBookmark: new Uint8Array(o.start_from_bookmark) }
+      : {}),
   };
 }
 

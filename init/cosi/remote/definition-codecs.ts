@@ -13,28 +13,40 @@ import { DEFINITION_CODEC, NAMESPACE_CODEC } from './meta-codecs.ts';
 /** The messages of a base64 FileDescriptorSet; throws invalid-argument when it cannot be read. */
 export function setFromDescriptor(descriptor: string, message: string): MessageSet {
   try { return readDescriptorSet(Buffer.from(descriptor, 'base64')); } catch (e) {
-    throw new StateError('invalid-argument', `protoDescriptor is not a usable FileDescriptorSet: ${(e as Error).message}`, message, { cause: e });
+    throw new StateError('invalid-argument',
+      `protoDescriptor is not a usable FileDescriptorSet: ${(e as Error).message}`, message, { cause: e });
   }
 }
 
-/** The message `name`, from `builtin` or else from a base64 FileDescriptorSet; throws invalid-argument naming what is missing. */
+/**
+ * The message `name`, from `builtin` or else from a base64 FileDescriptorSet; throws invalid-argument naming
+ * what is missing.
+ */
 export function findMessage(builtin: MessageSet | undefined, name: string, descriptor?: string): MessageSet {
   if (builtin?.messages.has(name)) return builtin;
-  if (!descriptor) throw new StateError('invalid-argument', `protoMessage "${name}" is not a message this machine knows; add protoDescriptor (a FileDescriptorSet holding it, base64)`, name);
+  if (!descriptor) {
+    throw new StateError('invalid-argument', `protoMessage "${name}" is not a message this machine knows; `
+      + 'add protoDescriptor (a FileDescriptorSet holding it, base64)', name);
+  }
   const set = setFromDescriptor(descriptor, name);
-  if (!set.messages.has(name)) throw new StateError('invalid-argument', `protoDescriptor holds no message "${name}"`, name);
+  if (!set.messages.has(name)) {
+    throw new StateError('invalid-argument', `protoDescriptor holds no message "${name}"`, name);
+  }
   return set;
 }
 
 /** The codec a definition calls for (throws invalid-argument when its message cannot be found or used). */
 export function codecForDefinition(
-  def: Pick<ResourceDefinitionSpec, 'type' | 'protoMessage' | 'protoDescriptor' | 'schema'>, builtin: MessageSet | undefined,
+  def: Pick<ResourceDefinitionSpec, 'type' | 'protoMessage' | 'protoDescriptor' | 'schema'>,
+  builtin: MessageSet | undefined,
 ): SpecCodec {
   if (def.type === NAMESPACE_TYPE) return NAMESPACE_CODEC;
   if (def.type === DEFINITION_TYPE) return DEFINITION_CODEC;
   if (def.protoMessage) {
     const set = findMessage(builtin, def.protoMessage, def.protoDescriptor);
-    try { return protoCodec(set, def.protoMessage); } catch (e) { throw new StateError('invalid-argument', (e as Error).message, def.protoMessage, { cause: e }); }
+    try { return protoCodec(set, def.protoMessage); } catch (e) {
+      throw new StateError('invalid-argument', (e as Error).message, def.protoMessage, { cause: e });
+    }
   }
   return def.schema ? schemaCodec(def.schema) : FREE_FORM;
 }

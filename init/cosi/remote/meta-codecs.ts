@@ -19,23 +19,45 @@ const NAMESPACE_SCHEMA: SpecSchema = {
   type: 'object', properties: { description: { type: 'string', maxLength: 1024 } },
 };
 
-const name = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$', patternHelp: '1-63 letters, digits, dots, dashes' } as const;
+const name = {
+  type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$', patternHelp: '1-63 letters, digits, dots, dashes',
+} as const;
 const DEFINITION_SCHEMA: SpecSchema = {
   type: 'object', required: ['type', 'defaultNamespace'],
   properties: {
     type: { type: 'string', description: 'The type name: <PluralCamelCase>.<dns.suffix>, e.g. Widgets.example.com.' },
     displayType: { type: 'string', description: 'The singular shown in tables (default: derived from the plural).' },
-    defaultNamespace: { type: 'string', pattern: NAMESPACE_PATTERN, patternHelp: 'a DNS label', description: 'Where resources live unless a client names a namespace; created as needed.' },
-    aliases: { type: 'array', maxItems: 16, items: name, description: 'Short names for clients (cosictl get <alias>); unique across all types.' },
-    allAliases: { type: 'array', maxItems: 64, items: { type: 'string' }, description: 'Every name of the type (filled by the machine).' },
+    defaultNamespace: {
+      type: 'string', pattern: NAMESPACE_PATTERN, patternHelp: 'a DNS label',
+      description: 'Where resources live unless a client names a namespace; created as needed.',
+    },
+    aliases: {
+      type: 'array', maxItems: 16, items: name,
+      description: 'Short names for clients (cosictl get <alias>); unique across all types.',
+    },
+    allAliases: {
+      type: 'array', maxItems: 64, items: { type: 'string' },
+      description: 'Every name of the type (filled by the machine).',
+    },
     printColumns: {
       type: 'array', maxItems: 16, description: 'Table columns: JSONPath over the spec.',
-      items: { type: 'object', required: ['name', 'jsonPath'], properties: { name: { type: 'string', minLength: 1 }, jsonPath: { type: 'string', minLength: 1 } } },
+      items: {
+        type: 'object', required: ['name', 'jsonPath'],
+        properties: { name: { type: 'string', minLength: 1 }, jsonPath: { type: 'string', minLength: 1 } },
+      },
     },
     sensitivity: { type: 'string', enum: ['sensitive'], description: 'sensitive: readable by admins only.' },
-    protoMessage: { type: 'string', pattern: '^[A-Za-z_][\\w.]*$', patternHelp: 'a full protobuf message name', description: 'The protobuf message of the spec.' },
-    protoDescriptor: { type: 'string', pattern: '^[A-Za-z0-9+/=\\s]*$', patternHelp: 'base64', description: 'A serialized FileDescriptorSet holding protoMessage, base64.' },
-    schema: { type: 'any', description: 'For a type without a message: the schema of its specs (a JSON-schema subset).' },
+    protoMessage: {
+      type: 'string', pattern: '^[A-Za-z_][\\w.]*$', patternHelp: 'a full protobuf message name',
+      description: 'The protobuf message of the spec.',
+    },
+    protoDescriptor: {
+      type: 'string', pattern: '^[A-Za-z0-9+/=\\s]*$', patternHelp: 'base64',
+      description: 'A serialized FileDescriptorSet holding protoMessage, base64.',
+    },
+    schema: {
+      type: 'any', description: 'For a type without a message: the schema of its specs (a JSON-schema subset).',
+    },
   },
 };
 
@@ -96,7 +118,12 @@ export const DEFINITION_CODEC: SpecCodec = {
     const { protoMessage, protoDescriptor, schema, ...upstream } = y;
     const disagree = specDifferences(p, upstream);
     if (disagree.length) return { disagree };
-    return { spec: { ...p, ...(protoMessage ? { protoMessage } : {}), ...(protoDescriptor ? { protoDescriptor } : {}), ...(schema ? { schema } : {}) } };
+    return {
+      spec: {
+        ...p, ...(protoMessage ? { protoMessage } : {}), ...(protoDescriptor ? { protoDescriptor } : {}),
+        ...(schema ? { schema } : {}),
+      },
+    };
   },
   validate: (v) => {
     const shape = validateSpec(DEFINITION_SCHEMA, v);
@@ -121,4 +148,6 @@ export const DEFINITION_CODEC: SpecCodec = {
 
 
 /** Codecs of the meta types alone: a client or server that knows no other message (every other spec as YAML). */
-export const META_CODECS: SpecCodecs = staticCodecs([[NAMESPACE_TYPE, NAMESPACE_CODEC], [DEFINITION_TYPE, DEFINITION_CODEC]]);
+export const META_CODECS: SpecCodecs = staticCodecs([
+  [NAMESPACE_TYPE, NAMESPACE_CODEC], [DEFINITION_TYPE, DEFINITION_CODEC],
+]);

@@ -21,7 +21,8 @@ export const Msg = {
   DestroyRequest: t('cosi.resource.DestroyRequest'), DestroyResponse: t('cosi.resource.DestroyResponse'),
   WatchRequest: t('cosi.resource.WatchRequest'), WatchResponse: t('cosi.resource.WatchResponse'),
   TeardownRequest: t('cosi.resource.TeardownRequest'), TeardownResponse: t('cosi.resource.TeardownResponse'),
-  TeardownAndDestroyRequest: t('cosi.resource.TeardownAndDestroyRequest'), TeardownAndDestroyResponse: t('cosi.resource.TeardownAndDestroyResponse'),
+  TeardownAndDestroyRequest: t('cosi.resource.TeardownAndDestroyRequest'),
+  TeardownAndDestroyResponse: t('cosi.resource.TeardownAndDestroyResponse'),
   NamespaceSpec: t('cosi.resource.meta.NamespaceSpec'),
   ResourceDefinitionSpec: t('cosi.resource.meta.ResourceDefinitionSpec'),
 } as const;

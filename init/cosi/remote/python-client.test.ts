@@ -12,7 +12,9 @@ import { SPEC_FILES, WIRE_FILES } from '../../../scripts/gen-proto.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const gen = mkdtempSync(join(tmpdir(), 'cosi-py-'));
-execFileSync('protoc', ['-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, ...WIRE_FILES, ...SPEC_FILES()]);
+execFileSync('protoc', [
+  '-I', join(root, 'proto'), '-I', '/usr/include', `--python_out=${gen}`, ...WIRE_FILES, ...SPEC_FILES(),
+]);
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
 
@@ -20,7 +22,9 @@ let out = '';
 let code = 0;
 try {
   // Debian's python3 has the grpcio and protobuf packages that install-host-deps.sh installs.
-  out = execFileSync('/usr/bin/python3', [fileURLToPath(new URL('python_client_check.py', import.meta.url)), gen, `127.0.0.1:${served.port}`], { encoding: 'utf8', timeout: 60_000 });
+  out = execFileSync('/usr/bin/python3', [
+    fileURLToPath(new URL('python_client_check.py', import.meta.url)), gen, `127.0.0.1:${served.port}`,
+  ], { encoding: 'utf8', timeout: 60_000 });
 } catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
 
 for (const line of out.trim().split('\n')) {

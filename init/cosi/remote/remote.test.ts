@@ -1,9 +1,12 @@
 // The conformance suite over a real gRPC connection: our server on a loopback port,
 // our client on the other end. Plus the wire rules a foreign client relies on.
 import t from 'tap';
-import { credentials, makeGenericClientConstructor, type Client, type MethodDefinition, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  credentials, makeGenericClientConstructor, type Client, type MethodDefinition, type ServiceError, status,
+} from '@grpc/grpc-js';
 import { runStateSuite } from '../conformance/state-suite.ts';
 import { MemoryState } from '../state/memory-state.ts';
+import type { WatchEvent } from '../state/state.ts';
 import { newResource } from '../resource/resource.ts';
 import { RemoteState } from './client.ts';
 import { grpcHttp2Server } from './grpc/http2-server.ts';
@@ -22,7 +25,10 @@ async function serve(state = new MemoryState(), codecs: SpecCodecs = META_CODECS
   return { server: { forceShutdown: () => void grpc.stop(0) }, port, state };
 }
 
-/** grpc-js's view of cosi.resource.State: an independent client (its own HTTP/2 and gRPC code) for the raw wire checks. */
+/**
+ * grpc-js's view of cosi.resource.State: an independent client (its own HTTP/2 and gRPC code) for the raw wire
+ * checks.
+ */
 const stateServiceDefinition = Object.fromEntries(Object.entries(STATE_METHODS).map(([name, d]) => [name, {
   path: d.path, requestStream: false, responseStream: d.streaming, originalName: name,
   requestSerialize: (o: object) => (Buffer.isBuffer(o) ? o : encode(d.request, o)),
@@ -45,26 +51,37 @@ t.test('wire rules: empty first watch response, tombstones with a spec, versions
     Watch: { ...stateServiceDefinition.Watch, responseDeserialize: (b: Buffer) => b },
     Get: { ...stateServiceDefinition.Get, responseDeserialize: (b: Buffer) => b },
   }, 'State');
-  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client
+    & Record<string, (...a: unknown[]) => any>;
   t.teardown(() => raw.close());
   const call = raw.Watch!({ namespace: 'n', type: 'T', id: 'missing' });
   const frames: Buffer[] = [];
-  call.on('error', (e: ServiceError) => { if (e.code !== status.CANCELLED) t.fail(e.message); }); // we cancel it below
-  await new Promise<void>((res) => { call.on('data', (b: Buffer) => { frames.push(b); if (frames.length === 2) res(); }); });
+  call.on('error', (e: ServiceError) => {
+    if (e.code !== status.CANCELLED) t.fail(e.message); // we cancel it below
+  });
+  await new Promise<void>((res) => {
+    call.on('data', (b: Buffer) => { frames.push(b); if (frames.length === 2) res(); });
+  });
   call.cancel();
   t.equal(frames[0]!.length, 0, 'first response is empty');
-  const ev = decode<{ event: { event_type: number; resource: { metadata: { version: string; id: string }; spec?: object } }[] }>('WatchResponse', frames[1]!);
+  const ev = decode<{
+    event: { event_type: number; resource: { metadata: { version: string; id: string }; spec?: object } }[];
+  }>('WatchResponse', frames[1]!);
   t.equal(ev.event[0]!.event_type, 2, 'DESTROYED for a missing resource');
   t.equal(ev.event[0]!.resource.metadata.version, 'undefined', 'tombstone version');
   t.ok(Object.hasOwn(ev.event[0]!.resource, 'spec'), 'tombstone carries a spec');
 
   await state.create(newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: 1 }));
-  const got = await new Promise<Buffer>((res, rej) => raw.Get!({ namespace: 'n', type: 'T', id: 'x' }, (e: Error | null, b: Buffer) => (e ? rej(e) : res(b))));
-  const r = decode<{ resource: { metadata: { version: string; phase: string }; spec: { yaml_spec: string; proto_spec: Uint8Array } } }>('GetResponse', got);
+  const got = await new Promise<Buffer>((res, rej) => raw.Get!({ namespace: 'n', type: 'T', id: 'x' },
+    (e: Error | null, b: Buffer) => (e ? rej(e) : res(b))));
+  const r = decode<{
+    resource: { metadata: { version: string; phase: string }; spec: { yaml_spec: string; proto_spec: Uint8Array } };
+  }>('GetResponse', got);
   t.equal(r.resource.metadata.version, '1');
   t.equal(r.resource.metadata.phase, 'running');
   t.equal(r.resource.spec.yaml_spec, 'a: 1\n');
-  t.notOk(got.includes(Buffer.from([0x0a, 0x00])) && r.resource.spec.proto_spec.length === 0 && Object.hasOwn(r.resource.spec, 'proto_spec'), 'no empty proto_spec on the wire');
+  t.notOk(got.includes(Buffer.from([0x0a, 0x00])) && r.resource.spec.proto_spec.length === 0
+    && Object.hasOwn(r.resource.spec, 'proto_spec'), 'no empty proto_spec on the wire');
   t.notOk(Object.hasOwn(r.resource.spec, 'proto_spec'), 'proto_spec left unset');
 });
 
@@ -72,23 +89,41 @@ t.test('status codes a foreign client sees', async (t) => {
   const { server, port } = await serve();
   t.teardown(() => server.forceShutdown());
   const Raw = makeGenericClientConstructor(stateServiceDefinition, 'State');
-  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client
+    & Record<string, (...a: unknown[]) => any>;
   t.teardown(() => raw.close());
-  const code = (method: string, req: object) => new Promise<number>((res) => raw[method]!(req, (e: ServiceError | null) => res(e ? e.code : 0)));
-  const wr = (id: string, version = 'undefined') => ({ metadata: { namespace: 'n', type: 'T', id, version, phase: 'running' }, spec: { yaml_spec: 'a: 1' } });
+  const code = (method: string, req: object) => new Promise<number>((res) =>
+    raw[method]!(req, (e: ServiceError | null) => res(e ? e.code : 0)));
+  const wr = (id: string, version = 'undefined') => ({
+    metadata: { namespace: 'n', type: 'T', id, version, phase: 'running' }, spec: { yaml_spec: 'a: 1' },
+  });
   t.equal(await code('Get', { namespace: 'n', type: 'T', id: 'nope' }), status.NOT_FOUND);
   t.equal(await code('Create', { resource: wr('a'), options: { owner: 'o' } }), 0);
   t.equal(await code('Create', { resource: wr('a') }), status.ALREADY_EXISTS);
   t.equal(await code('Update', { new_resource: wr('a', '1'), options: { owner: 'x' } }), status.PERMISSION_DENIED);
   t.equal(await code('Update', { new_resource: wr('a', '7'), options: { owner: 'o' } }), status.FAILED_PRECONDITION);
-  t.equal(await code('Update', { new_resource: wr('a', '1'), options: { owner: 'o', expected_phase: 'tearingDown' } }), status.INVALID_ARGUMENT);
-  t.equal(await code('Create', { resource: { metadata: { namespace: 'n', type: 'T', id: 'bad' }, spec: { yaml_spec: 'a: [1' } } }), status.INVALID_ARGUMENT, 'bad YAML');
-  const watchCode = (req: object) => new Promise<number>((res) => { const c = raw.Watch!(req); c.on('error', (e: ServiceError) => res(e.code)); c.on('data', () => { c.cancel(); res(0); }); });
-  t.equal(await watchCode({ namespace: 'n', type: 'T', id: 'a', options: { bootstrap_contents: true } }), status.UNIMPLEMENTED);
-  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { id_query: { regexp: '(' } } }), status.INVALID_ARGUMENT);
-  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { start_from_bookmark: Buffer.from('nope') } }), status.FAILED_PRECONDITION);
-  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { label_query: [{ terms: [{ key: 'a', op: 42 }] }] } }), status.UNIMPLEMENTED, 'unknown label op');
-  t.same(decode('GetRequest', encode('GetRequest', { namespace: 'a', type: 'b', id: 'c' })), { namespace: 'a', type: 'b', id: 'c' });
+  t.equal(await code('Update', {
+    new_resource: wr('a', '1'), options: { owner: 'o', expected_phase: 'tearingDown' },
+  }), status.INVALID_ARGUMENT);
+  t.equal(await code('Create', {
+    resource: { metadata: { namespace: 'n', type: 'T', id: 'bad' }, spec: { yaml_spec: 'a: [1' } },
+  }), status.INVALID_ARGUMENT, 'bad YAML');
+  const watchCode = (req: object) => new Promise<number>((res) => {
+    const c = raw.Watch!(req);
+    c.on('error', (e: ServiceError) => res(e.code));
+    c.on('data', () => { c.cancel(); res(0); });
+  });
+  t.equal(await watchCode({ namespace: 'n', type: 'T', id: 'a', options: { bootstrap_contents: true } }),
+    status.UNIMPLEMENTED);
+  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { id_query: { regexp: '(' } } }),
+    status.INVALID_ARGUMENT);
+  t.equal(await watchCode({ namespace: 'n', type: 'T', options: { start_from_bookmark: Buffer.from('nope') } }),
+    status.FAILED_PRECONDITION);
+  t.equal(await watchCode({
+    namespace: 'n', type: 'T', options: { label_query: [{ terms: [{ key: 'a', op: 42 }] }] },
+  }), status.UNIMPLEMENTED, 'unknown label op');
+  t.same(decode('GetRequest', encode('GetRequest', { namespace: 'a', type: 'b', id: 'c' })),
+    { namespace: 'a', type: 'b', id: 'c' });
 });
 
 t.test('the hand-framed WatchResponse decodes like the generated encoder', async (t) => {
@@ -97,7 +132,10 @@ t.test('the hand-framed WatchResponse decodes like the generated encoder', async
   const r = newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: [1, 2] });
   const stored = { ...r, metadata: { ...r.metadata, version: 3, created: 1700000000123, updated: 1700000001456 } };
   const events = [
-    { type: 'updated' as const, resource: stored, old: { ...stored, metadata: { ...stored.metadata, version: 2 } }, bookmark: new Uint8Array([1, 2, 3]) },
+    {
+      type: 'updated' as const, resource: stored, old: { ...stored, metadata: { ...stored.metadata, version: 2 } },
+      bookmark: new Uint8Array([1, 2, 3]),
+    },
     { type: 'errored' as const, resource: stored, error: 'buffer overrun' },
     { type: 'created' as const, resource: stored },
   ];
@@ -134,7 +172,10 @@ const gadgetSet = messageSet([{
     { name: 'tags', key: 'tags', number: 3, kind: 'string', repeated: true },
     { name: 'mode', key: 'mode', number: 4, kind: 'enum', type: 'test.Mode' },
   ],
-}], [{ name: 'test.Mode', values: [{ name: 'MODE_UNSPECIFIED', number: 0 }, { name: 'MODE_FAST', number: 1 }, { name: 'MODE_SAFE', number: 2 }] }]);
+}], [{
+  name: 'test.Mode',
+  values: [{ name: 'MODE_UNSPECIFIED', number: 0 }, { name: 'MODE_FAST', number: 1 }, { name: 'MODE_SAFE', number: 2 }],
+}]);
 const GADGETS = 'Gadgets.test.cosi.dev';
 const gadgetCodecs = chainCodecs(staticCodecs([[GADGETS, protoCodec(gadgetSet, 'test.GadgetSpec')]]), META_CODECS);
 
@@ -142,18 +183,32 @@ t.test('a spec with a message travels as proto_spec and yaml_spec; either is acc
   const { server, port, state } = await serve(new MemoryState(), gadgetCodecs);
   t.teardown(() => server.forceShutdown());
   const Raw = makeGenericClientConstructor(stateServiceDefinition, 'State');
-  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client & Record<string, (...a: unknown[]) => any>;
+  const raw = new Raw(`127.0.0.1:${port}`, credentials.createInsecure()) as Client
+    & Record<string, (...a: unknown[]) => any>;
   t.teardown(() => raw.close());
-  const call = (method: string, req: object) => new Promise<any>((res, rej) => raw[method]!(req, (e: ServiceError | null, r: unknown) => (e ? rej(e) : res(r))));
-  const md = (id: string) => ({ namespace: 'n', type: GADGETS, id, version: '', owner: '', phase: 'running', finalizers: [], labels: {}, annotations: {} });
+  const call = (method: string, req: object) => new Promise<any>((res, rej) =>
+    raw[method]!(req, (e: ServiceError | null, r: unknown) => (e ? rej(e) : res(r))));
+  const md = (id: string) => ({
+    namespace: 'n', type: GADGETS, id, version: '', owner: '', phase: 'running',
+    finalizers: [], labels: {}, annotations: {},
+  });
   const proto = (o: object) => gadget.encode(gadget.fromObject(o)).finish();
 
-  await call('Create', { resource: { metadata: md('by-proto'), spec: { proto_spec: proto({ name: 'a', size: 3, mode: 2 }) } } });
+  await call('Create', {
+    resource: { metadata: md('by-proto'), spec: { proto_spec: proto({ name: 'a', size: 3, mode: 2 }) } },
+  });
   await call('Create', { resource: { metadata: md('by-yaml'), spec: { yaml_spec: 'name: b\ntags: [x, y]\n' } } });
-  await call('Create', { resource: { metadata: md('by-both'), spec: { yaml_spec: 'name: c\nmode: fast\n', proto_spec: proto({ name: 'c', mode: 1 }) } } });
-  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'from proto_spec, to the object form');
-  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-yaml' })).spec, { name: 'b', tags: ['x', 'y'] }, 'from yaml_spec');
-  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-both' })).spec, { name: 'c', mode: 'fast' }, 'both, agreeing');
+  await call('Create', {
+    resource: {
+      metadata: md('by-both'), spec: { yaml_spec: 'name: c\nmode: fast\n', proto_spec: proto({ name: 'c', mode: 1 }) },
+    },
+  });
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec,
+    { name: 'a', size: 3, mode: 'safe' }, 'from proto_spec, to the object form');
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-yaml' })).spec,
+    { name: 'b', tags: ['x', 'y'] }, 'from yaml_spec');
+  t.same((await state.get({ namespace: 'n', type: GADGETS, id: 'by-both' })).spec,
+    { name: 'c', mode: 'fast' }, 'both, agreeing');
 
   const refused = async (spec: object, re: RegExp, what: string) => {
     try { await call('Create', { resource: { metadata: md('bad'), spec } }); t.fail(`${what}: accepted`); } catch (e) {
@@ -161,21 +216,51 @@ t.test('a spec with a message travels as proto_spec and yaml_spec; either is acc
       t.match((e as ServiceError).details, re, what);
     }
   };
-  await refused({ yaml_spec: 'name: c\nsize: 4\n', proto_spec: proto({ name: 'c', size: 5 }) }, /proto_spec and yaml_spec disagree: spec.size: 5 vs 4/, 'disagreeing');
+  await refused({ yaml_spec: 'name: c\nsize: 4\n', proto_spec: proto({ name: 'c', size: 5 }) },
+    /proto_spec and yaml_spec disagree: spec.size: 5 vs 4/, 'disagreeing');
   await refused({ yaml_spec: 'name: c\nsize: -1\n' }, /spec.size: must be >= 0, got -1/, 'a rule of the message type');
   await refused({ yaml_spec: 'size: 1\n' }, /spec.name: required/, 'a required field');
-  await refused({ yaml_spec: 'name: c\nmode: slow\n' }, /spec.mode: must be one of fast, safe, got "slow"/, 'an enum value');
+  await refused({ yaml_spec: 'name: c\nmode: slow\n' }, /spec.mode: must be one of fast, safe, got "slow"/,
+    'an enum value');
   await refused({ proto_spec: Buffer.from([0xff, 0xff, 0xff]) }, /proto_spec is not a GadgetSpec/, 'garbage bytes');
   await refused({ yaml_spec: 'name: [unclosed\n' }, /yaml_spec is not valid YAML/, 'broken YAML');
 
   // What every client then reads: both encodings, equal.
   const got = await call('Get', { namespace: 'n', type: GADGETS, id: 'by-yaml' });
   t.equal(got.resource.spec.yaml_spec, 'name: b\ntags:\n- x\n- "y"\n', 'YAML 1.1 would read a bare y as true');
-  t.same(gadget.toObject(gadget.decode(got.resource.spec.proto_spec)), { name: 'b', tags: ['x', 'y'] }, 'proto_spec carries the same');
+  t.same(gadget.toObject(gadget.decode(got.resource.spec.proto_spec)), { name: 'b', tags: ['x', 'y'] },
+    'proto_spec carries the same');
   const client = new RemoteState(`127.0.0.1:${port}`, { codecs: gadgetCodecs });
   t.teardown(() => client.close());
-  t.same((await client.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'our client reads the proto');
+  t.same((await client.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec,
+    { name: 'a', size: 3, mode: 'safe' }, 'our client reads the proto');
   const yamlOnly = new RemoteState(`127.0.0.1:${port}`);
   t.teardown(() => yamlOnly.close());
-  t.same((await yamlOnly.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec, { name: 'a', size: 3, mode: 'safe' }, 'a client without the message reads the YAML');
+  t.same((await yamlOnly.get({ namespace: 'n', type: GADGETS, id: 'by-proto' })).spec,
+    { name: 'a', size: 3, mode: 'safe' }, 'a client without the message reads the YAML');
+});
+
+t.test('watchers of one process share one decoded event, immutable like a state resource', async (t) => {
+  const { server, port, state } = await serve();
+  t.teardown(() => server.forceShutdown());
+  const clients = [new RemoteState(`127.0.0.1:${port}`), new RemoteState(`127.0.0.1:${port}`)];
+  t.teardown(() => { for (const c of clients) c.close(); });
+  const got: WatchEvent[][] = [[], [], []];
+  const kind = { namespace: 'n', type: 'T' };
+  // Two watches on one connection, one on another: the same bytes reach all three.
+  const watches = await Promise.all([clients[0]!, clients[0]!, clients[1]!]
+    .map((c, i) => c.watch(kind, {}, (evs) => { got[i]!.push(...evs); })));
+  t.teardown(() => { for (const w of watches) w.close(); });
+  await state.create(newResource({ ...kind, id: 'a' }, { text: 'hello' }));
+  for (let i = 0; i < 100 && got.some((g) => !g.length); i++) await new Promise((r) => setTimeout(r, 10));
+  const [a, b, c] = got.map((g) => g[0]!);
+  t.equal(a, b, 'decoded once for the two watches of one client');
+  t.equal(a, c, 'and once for the other client of this process');
+  t.same(a!.resource.spec, { text: 'hello' });
+  t.ok(Object.isFrozen(a) && Object.isFrozen(a!.resource) && Object.isFrozen(a!.resource.metadata.labels), 'frozen');
+  t.ok(Object.isFrozen(a!.resource.spec), 'its spec too, once read');
+  t.throws(() => { (a!.resource as { spec: unknown }).spec = {}; }, /immutable \(copy it to change it\)/);
+  const copy = { ...a!.resource, spec: { text: 'changed' } };
+  t.same(copy.spec, { text: 'changed' }, 'a copy is the caller\'s to change');
+  t.same(a!.resource.spec, { text: 'hello' }, 'the shared one is untouched');
 });

@@ -6,7 +6,10 @@ import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
 import protobuf from 'protobufjs';
-import { labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource, type WireWatchOptions } from './codec.ts';
+import {
+  labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource,
+  type WireWatchOptions,
+} from './codec.ts';
 import { frame } from './grpc/framing.ts';
 import type { CallContext, Method } from './grpc/server.ts';
 import { decode, encode, has, type MessageName } from './proto.ts';
@@ -35,13 +38,16 @@ function wrapField1(inner: Buffer): Buffer {
   return Buffer.from(protobuf.Writer.create().uint32(0x0a).bytes(inner).finish());
 }
 
-const EVENT_NUMBER: Record<WatchEvent['type'], number> = { created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5 };
+const EVENT_NUMBER: Record<WatchEvent['type'], number> = {
+  created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5,
+};
 
 /**
  * A WatchResponse framed by hand around already-encoded resources: every watcher of
  * a change shares one encoding of the resource instead of encoding it again.
  *   WatchResponse { repeated Event event = 1 }
- *   Event { Resource resource = 1; EventType event_type = 2; Resource old = 3; optional string error = 4; optional bytes bookmark = 5 }
+ *   Event { Resource resource = 1; EventType event_type = 2; Resource old = 3; optional string error = 4;
+ *           optional bytes bookmark = 5 }
  */
 export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes: (r: Resource) => Buffer): Buffer {
   const w = protobuf.Writer.create();
@@ -60,8 +66,8 @@ export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes
 /** True when `next` differs from `cur` in its finalizers alone. */
 function finalizersOnly(cur: Resource, next: Resource): boolean {
   const m = cur.metadata; const n = next.metadata;
-  return m.owner === n.owner && m.phase === n.phase && sameSpec(m.labels, n.labels) && sameSpec(m.annotations, n.annotations)
-    && sameSpec(cur.spec, next.spec);
+  return m.owner === n.owner && m.phase === n.phase && sameSpec(m.labels, n.labels)
+    && sameSpec(m.annotations, n.annotations) && sameSpec(cur.spec, next.spec);
 }
 
 interface PointerRequest { namespace: string; type: string; id: string; options?: { owner?: string } }
@@ -86,11 +92,16 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
-  const fromWire = (w: WireResource | undefined, where: string) => resourceFromWire(w ?? {}, o.codecs, { where, admit: true });
+  const fromWire = (w: WireResource | undefined, where: string) =>
+    resourceFromWire(w ?? {}, o.codecs, { where, admit: true });
   const checkWrite = (ctx: CallContext, type: string) => o.guardOf?.(ctx)?.check(type);
-  const removal = (ctx: CallContext, req: PointerRequest) => { const p = ptr(req); checkWrite(ctx, p.type); o.admitRemoval?.(p); return p; };
+  const removal = (ctx: CallContext, req: PointerRequest) => {
+    const p = ptr(req); checkWrite(ctx, p.type); o.admitRemoval?.(p); return p;
+  };
 
-  const unary = <Req>(name: StateMethod, fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>): [string, Method] => {
+  const unary = <Req>(
+    name: StateMethod, fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>,
+  ): [string, Method] => {
     const def = STATE_METHODS[name];
     return [def.path, {
       kind: 'unary',
@@ -107,7 +118,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     [STATE_METHODS.List.path, {
       kind: 'server-stream',
       async handle(bytes, ctx, out) {
-        const req = decodeRequest<{ namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } } }>('ListRequest', bytes);
+        const req = decodeRequest<{
+          namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } };
+        }>('ListRequest', bytes);
         const list = await state.list({ namespace: req.namespace, type: req.type }, {
           labelQueries: labelQueriesFromWire(req.options?.label_query),
           ...(req.options?.id_query?.regexp ? { idQuery: req.options.id_query.regexp } : {}),
@@ -126,7 +139,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
-    unary('Update', async (req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }, ctx) => {
+    unary('Update', async (
+      req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }, ctx,
+    ) => {
       const r = fromWire(req.new_resource, 'update');
       // A controller holds its strong inputs with finalizers: an update that changes
       // nothing but the finalizers is allowed on any type; anything more needs the type as an output.
@@ -142,11 +157,17 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         }
         expectedPhase = o2.expected_phase;
       }
-      return response(await state.update(admitted, { owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}) }));
+      return response(await state.update(admitted, {
+        owner: o2?.owner ?? '', ...(expectedPhase ? { expectedPhase } : {}),
+      }));
     }),
 
-    unary('Destroy', async (req: PointerRequest, ctx) => { await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' }); return {}; }),
-    unary('Teardown', async (req: PointerRequest, ctx) => ({ destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }) })),
+    unary('Destroy', async (req: PointerRequest, ctx) => {
+      await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' }); return {};
+    }),
+    unary('Teardown', async (req: PointerRequest, ctx) => ({
+      destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }),
+    })),
     unary('TeardownAndDestroy', async (req: PointerRequest, ctx) => {
       await state.teardownAndDestroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
       return {};
@@ -155,7 +176,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     [STATE_METHODS.Watch.path, {
       kind: 'server-stream',
       async handle(bytes, ctx, out) {
-        const req = decodeRequest<{ namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number }>('WatchRequest', bytes);
+        const req = decodeRequest<{
+          namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number;
+        }>('WatchRequest', bytes);
         // The sink waits at this gate until the empty first response is out; the watch
         // awaits each sink call, so events keep their order without a side buffer.
         let openGate!: () => void;
@@ -186,6 +209,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
 
 function decodeRequest<T>(name: MessageName, bytes: Uint8Array): T {
   try { return decode<T>(name, bytes); } catch (e) {
-    throw new StateError('invalid-argument', `the request is not a ${name}: ${(e as Error).message}`, name, { cause: e });
+    throw new StateError('invalid-argument', `the request is not a ${name}: ${(e as Error).message}`, name,
+      { cause: e });
   }
 }

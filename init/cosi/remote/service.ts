@@ -7,7 +7,8 @@ export const STATE_SERVICE = 'cosi.resource.State';
 export interface MethodDef { path: string; request: MessageName; response: MessageName; streaming: boolean }
 
 const m = (name: string, streaming = false): MethodDef => ({
-  path: `/${STATE_SERVICE}/${name}`, request: `${name}Request` as MessageName, response: `${name}Response` as MessageName, streaming,
+  path: `/${STATE_SERVICE}/${name}`, request: `${name}Request` as MessageName,
+  response: `${name}Response` as MessageName, streaming,
 });
 
 export const STATE_METHODS = {

@@ -51,5 +51,6 @@ export function fromCallError(e: unknown): StateError {
 /** True when the call failed because the server could not be reached (or went away). */
 export const isUnreachable = (e: unknown) => {
   const cause = e instanceof StateError ? e.cause : e;
-  return cause instanceof GrpcCallError && (cause.code === Status.UNAVAILABLE || cause.code === Status.DEADLINE_EXCEEDED);
+  return cause instanceof GrpcCallError
+    && (cause.code === Status.UNAVAILABLE || cause.code === Status.DEADLINE_EXCEEDED);
 };

@@ -30,14 +30,18 @@ export class OpaqueSpec {
 }
 
 /** Metadata for a resource about to be created (the state fills in the rest). */
-export function newMetadata(p: Pointer, extra: Partial<Pick<Metadata, 'labels' | 'annotations' | 'finalizers'>> = {}): Metadata {
+export function newMetadata(
+  p: Pointer, extra: Partial<Pick<Metadata, 'labels' | 'annotations' | 'finalizers'>> = {},
+): Metadata {
   return {
     ...p, version: 0, owner: '', phase: 'running', created: 0, updated: 0,
     finalizers: extra.finalizers ?? [], labels: extra.labels ?? {}, annotations: extra.annotations ?? {},
   };
 }
 
-export function newResource<S>(p: Pointer, spec: S, extra: Partial<Pick<Metadata, 'labels' | 'annotations'>> = {}): Resource<S> {
+export function newResource<S>(
+  p: Pointer, spec: S, extra: Partial<Pick<Metadata, 'labels' | 'annotations'>> = {},
+): Resource<S> {
   return { metadata: newMetadata(p, extra), spec };
 }
 

@@ -2,7 +2,9 @@
 // writes, what a user-defined type may bring) -> message tables. Decoded with our own
 // table-driven codec, from the few fields of descriptor.proto that describe messages,
 // fields and enums; source comments and options are not read.
-import { messageSet, jsonName, type EnumInfo, type FieldInfo, type MessageInfo, type MessageSet, type ScalarKind } from './message-info.ts';
+import {
+  messageSet, jsonName, type EnumInfo, type FieldInfo, type MessageInfo, type MessageSet, type ScalarKind,
+} from './message-info.ts';
 import { wireCodec } from './proto-wire.ts';
 
 const DESCRIPTOR = 'google.protobuf';
@@ -31,15 +33,23 @@ const DESCRIPTOR_SET: MessageSet = messageSet([
   msg('MessageOptions', [f('map_entry', 7, 'bool')]),
   msg('OneofDescriptorProto', [f('name', 1, 'string')]),
   msg('FieldDescriptorProto', [
-    f('name', 1, 'string'), f('number', 3, 'int32'), f('label', 4, 'int32'), f('type', 5, 'int32'), f('type_name', 6, 'string'),
+    f('name', 1, 'string'), f('number', 3, 'int32'), f('label', 4, 'int32'), f('type', 5, 'int32'),
+    f('type_name', 6, 'string'),
     f('oneof_index', 9, 'int32', { optional: true }), f('json_name', 10, 'string'), f('proto3_optional', 17, 'bool'),
   ]),
-  msg('EnumDescriptorProto', [f('name', 1, 'string'), f('value', 2, 'message', { type: ref('EnumValueDescriptorProto'), repeated: true })]),
+  msg('EnumDescriptorProto', [
+    f('name', 1, 'string'), f('value', 2, 'message', { type: ref('EnumValueDescriptorProto'), repeated: true }),
+  ]),
   msg('EnumValueDescriptorProto', [f('name', 1, 'string'), f('number', 2, 'int32')]),
 ], []);
 
-interface RawField { name?: string; number?: number; label?: number; type?: number; typeName?: string; jsonName?: string; proto3Optional?: boolean }
-interface RawMessage { name?: string; field?: RawField[]; nestedType?: RawMessage[]; enumType?: RawEnum[]; options?: { mapEntry?: boolean } }
+interface RawField {
+  name?: string; number?: number; label?: number; type?: number; typeName?: string; jsonName?: string;
+  proto3Optional?: boolean;
+}
+interface RawMessage {
+  name?: string; field?: RawField[]; nestedType?: RawMessage[]; enumType?: RawEnum[]; options?: { mapEntry?: boolean };
+}
 interface RawEnum { name?: string; value?: { name?: string; number?: number }[] }
 interface RawFile { package?: string; messageType?: RawMessage[]; enumType?: RawEnum[] }
 
@@ -57,7 +67,12 @@ export function readDescriptorSet(bytes: Uint8Array): MessageSet {
   const enums: EnumInfo[] = [];
   const mapEntries = new Map<string, RawMessage>();
   const collect = (prefix: string, ms: RawMessage[] = [], es: RawEnum[] = []) => {
-    for (const e of es) enums.push({ name: `${prefix}${e.name}`, values: (e.value ?? []).map((v) => ({ name: v.name ?? '', number: v.number ?? 0 })) });
+    for (const e of es) {
+      enums.push({
+        name: `${prefix}${e.name}`,
+        values: (e.value ?? []).map((v) => ({ name: v.name ?? '', number: v.number ?? 0 })),
+      });
+    }
     for (const m of ms) {
       const full = `${prefix}${m.name}`;
       if (m.options?.mapEntry) mapEntries.set(full, m);
@@ -68,7 +83,9 @@ export function readDescriptorSet(bytes: Uint8Array): MessageSet {
   const fieldOf = (owner: string, raw: RawField): FieldInfo => {
     const kind = TYPES[raw.type ?? 0];
     if (!kind) throw new Error(`${owner}.${raw.name}: field type ${raw.type} is not supported (groups are not)`);
-    const base: FieldInfo = { name: raw.name ?? '', key: raw.jsonName || jsonName(raw.name ?? ''), number: raw.number ?? 0, kind };
+    const base: FieldInfo = {
+      name: raw.name ?? '', key: raw.jsonName || jsonName(raw.name ?? ''), number: raw.number ?? 0, kind,
+    };
     if (kind === 'enum' || kind === 'message') base.type = (raw.typeName ?? '').replace(/^\./, '');
     if (raw.proto3Optional) base.optional = true;
     const entry = kind === 'message' ? mapEntries.get(base.type!) : undefined;
@@ -78,7 +95,10 @@ export function readDescriptorSet(bytes: Uint8Array): MessageSet {
       if (!k || !v) throw new Error(`${owner}.${raw.name}: map entry ${base.type} lacks its key or value`);
       const value = fieldOf(owner, v);
       const { type: _entry, ...rest } = base;
-      return { ...rest, kind: value.kind, ...(value.type ? { type: value.type } : {}), mapKey: TYPES[k.type ?? 0] as ScalarKind };
+      return {
+        ...rest, kind: value.kind, ...(value.type ? { type: value.type } : {}),
+        mapKey: TYPES[k.type ?? 0] as ScalarKind,
+      };
     }
     if (raw.label === LABEL_REPEATED) base.repeated = true;
     return base;

@@ -33,7 +33,9 @@ export interface FieldInfo {
 }
 
 export interface MessageInfo { name: string; comment?: string; fields: FieldInfo[] }
-export interface EnumInfo { name: string; comment?: string; values: { name: string; number: number; comment?: string }[] }
+export interface EnumInfo {
+  name: string; comment?: string; values: { name: string; number: number; comment?: string }[];
+}
 
 /** Messages and enums by full name (no leading dot). */
 export interface MessageSet {

@@ -19,7 +19,10 @@ type Obj = Record<string, unknown>;
 
 /** The conversions of one message, built once per message. */
 export interface MessagePlan {
-  /** A valid object (checked against the message's schema) -> its object form: defaults filled, empties dropped, keys ordered. */
+  /**
+   * A valid object (checked against the message's schema) -> its object form: defaults filled, empties
+   * dropped, keys ordered.
+   */
   normalize(o: Obj): Obj;
   encode(o: Obj): Uint8Array;
   decode(bytes: Uint8Array): Obj;

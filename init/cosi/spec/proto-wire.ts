@@ -4,7 +4,9 @@
 // repeated numbers and skips unknown fields. The object form's rules are in
 // proto-object.ts; protobufjs's Reader and Writer do the varints.
 import protobuf from 'protobufjs';
-import { enumValueName, TIMESTAMP, type FieldInfo, type MessageInfo, type MessageSet, type ScalarKind } from './message-info.ts';
+import {
+  enumValueName, TIMESTAMP, type FieldInfo, type MessageInfo, type MessageSet, type ScalarKind,
+} from './message-info.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -85,7 +87,10 @@ class MessagePlan {
   private readonly byNumber = new Map<number, FieldInfo>();
   private readonly enums = new Map<string, EnumMaps>();
 
-  constructor(private readonly info: MessageInfo, private readonly set: MessageSet, private readonly planOf: (n: string) => MessagePlan) {
+  constructor(
+    private readonly info: MessageInfo, private readonly set: MessageSet,
+    private readonly planOf: (n: string) => MessagePlan,
+  ) {
     for (const f of info.fields) {
       this.byNumber.set(f.number, f);
       if (f.kind === 'enum' && f.type && !this.enums.has(f.type)) {
@@ -156,7 +161,9 @@ class MessagePlan {
     if (f.kind === 'message') {
       const len = r.uint32();
       const m = this.planOf(f.type!).read(r, len);
-      if (f.type === TIMESTAMP) return new Date(Number(m.seconds ?? 0) * 1000 + Math.floor(Number(m.nanos ?? 0) / 1e6)).toISOString();
+      if (f.type === TIMESTAMP) {
+        return new Date(Number(m.seconds ?? 0) * 1000 + Math.floor(Number(m.nanos ?? 0) / 1e6)).toISOString();
+      }
       return m;
     }
     const v = readScalar(r, f.kind);

@@ -13,7 +13,8 @@ const INT_RANGE: Record<string, [number, number]> = {
   uint64: [0, Number.MAX_SAFE_INTEGER], fixed64: [0, Number.MAX_SAFE_INTEGER],
 };
 
-const described = <S extends SpecSchema>(s: S, comment: string | undefined): S => (comment ? { ...s, description: comment } : s);
+const described = <S extends SpecSchema>(s: S, comment: string | undefined): S =>
+  (comment ? { ...s, description: comment } : s);
 
 function valueSchema(set: MessageSet, f: FieldInfo, owner: string, depth: number): SpecSchema {
   const r = f.rules ?? {};
@@ -36,10 +37,19 @@ function valueSchema(set: MessageSet, f: FieldInfo, owner: string, depth: number
   }
   if (f.kind === 'bool') return { type: 'boolean' };
   if (f.kind === 'double' || f.kind === 'float') {
-    return { type: 'number', ...(r.minimum !== undefined ? { minimum: r.minimum } : {}), ...(r.maximum !== undefined ? { maximum: r.maximum } : {}) };
+    return {
+      type: 'number',
+      ...(r.minimum !== undefined ? { minimum: r.minimum } : {}),
+      ...(r.maximum !== undefined ? { maximum: r.maximum } : {}),
+    };
   }
   const range = INT_RANGE[f.kind];
-  if (range) return { type: 'integer', minimum: Math.max(range[0], r.minimum ?? -Infinity), maximum: Math.min(range[1], r.maximum ?? Infinity) };
+  if (range) {
+    return {
+      type: 'integer',
+      minimum: Math.max(range[0], r.minimum ?? -Infinity), maximum: Math.min(range[1], r.maximum ?? Infinity),
+    };
+  }
   throw new Error(`${owner}.${f.name}: field type ${f.kind} has no spec form (bytes are not allowed in specs)`);
 }
 
@@ -56,10 +66,15 @@ export function schemaFromMessage(set: MessageSet, name: string, depth = 0): Spe
     if (f.mapKey) s = { type: 'object', additionalProperties: value };
     else if (f.repeated) {
       const r = f.rules ?? {};
-      s = { type: 'array', items: value, ...(r.maxItems !== undefined ? { maxItems: r.maxItems } : {}), ...(r.required ? { minItems: 1 } : {}) };
+      s = {
+        type: 'array', items: value,
+        ...(r.maxItems !== undefined ? { maxItems: r.maxItems } : {}), ...(r.required ? { minItems: 1 } : {}),
+      };
     } else s = value;
     properties[f.key] = described(s, f.comment);
     if (f.rules?.required) required.push(f.key);
   }
-  return described({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }, info.comment);
+  return described({
+    type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false,
+  }, info.comment);
 }

@@ -46,7 +46,8 @@ export function protoCodec(set: MessageSet, name: string): SpecCodec {
     toProto: (spec) => plan.encode(spec as Record<string, unknown>),
     fromProto(bytes) {
       try { return plan.decode(bytes); } catch (e) {
-        throw new StateError('invalid-argument', `proto_spec is not a ${short}: ${(e as Error).message}`, name, { cause: e });
+        throw new StateError('invalid-argument', `proto_spec is not a ${short}: ${(e as Error).message}`, name,
+          { cause: e });
       }
     },
     toYaml: yamlText,

@@ -1,7 +1,8 @@
 // spec-equal: the one way specs (and labels, annotations) are compared: as data, key
 // order ignored, undefined keys the same as missing ones.
 
-const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 /** Where a and b differ, as paths ("spec.mtu: 1400 vs 1500"); empty when equal. At most `limit` entries. */
 export function specDifferences(a: unknown, b: unknown, path = 'spec', limit = 8): string[] {

@@ -26,9 +26,17 @@ export class BookmarkCodec {
   /** The event number a bookmark points at; invalid-bookmark if it is not ours. */
   decode(kindHash: Buffer, bookmark: Uint8Array): number {
     const b = Buffer.from(bookmark);
-    if (b.length !== SIZE || b[0] !== FORMAT) throw new StateError('invalid-bookmark', `invalid bookmark: ${b.length} bytes, format ${b[0]}`, b.toString('hex'));
-    if (!b.subarray(1, 9).equals(this.instance)) throw new StateError('invalid-bookmark', 'invalid bookmark: from another state instance (the machine restarted?)', b.toString('hex'));
-    if (!b.subarray(9, 13).equals(kindHash)) throw new StateError('invalid-bookmark', 'invalid bookmark: from another resource kind', b.toString('hex'));
+    if (b.length !== SIZE || b[0] !== FORMAT) {
+      throw new StateError('invalid-bookmark', `invalid bookmark: ${b.length} bytes, format ${b[0]}`,
+        b.toString('hex'));
+    }
+    if (!b.subarray(1, 9).equals(this.instance)) {
+      throw new StateError('invalid-bookmark', 'invalid bookmark: from another state instance (the machine restarted?)',
+        b.toString('hex'));
+    }
+    if (!b.subarray(9, 13).equals(kindHash)) {
+      throw new StateError('invalid-bookmark', 'invalid bookmark: from another resource kind', b.toString('hex'));
+    }
     return Number(b.readBigUInt64BE(13));
   }
 }

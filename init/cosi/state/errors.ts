@@ -32,6 +32,10 @@ export class StateError extends Error {
 
 export const isNotFound = (e: unknown) => e instanceof StateError && e.code === 'not-found';
 export const isAlreadyExists = (e: unknown) => e instanceof StateError && e.code === 'already-exists';
-export const isConflict = (e: unknown) => e instanceof StateError && (e.code === 'version-conflict' || e.code === 'phase-conflict' || e.code === 'owner-conflict' || e.code === 'pending-finalizers');
+export const isConflict = (e: unknown) => e instanceof StateError && (
+  e.code === 'version-conflict' || e.code === 'phase-conflict' || e.code === 'owner-conflict'
+  || e.code === 'pending-finalizers'
+);
 export const isVersionConflict = (e: unknown) => e instanceof StateError && e.code === 'version-conflict';
-export const isPermissionDenied = (e: unknown) => e instanceof StateError && (e.code === 'permission-denied' || e.code === 'owner-conflict');
+export const isPermissionDenied = (e: unknown) =>
+  e instanceof StateError && (e.code === 'permission-denied' || e.code === 'owner-conflict');

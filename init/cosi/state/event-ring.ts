@@ -16,7 +16,9 @@ export class EventRing {
   next = 1;
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`event ring capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`event ring capacity must be a positive integer, got ${capacity}`);
+    }
     this.slots = new Array<StoredEvent | undefined>(capacity);
   }
 

@@ -7,7 +7,9 @@ import { isVersionConflict } from './errors.ts';
 import type { State } from './state.ts';
 
 /** Applies `change` to a fresh copy until the update lands; null from `change` means nothing to do. */
-export async function modifyWithRetry(state: State, p: Pointer, change: (r: Resource) => Resource | null, attempts = 100): Promise<Resource> {
+export async function modifyWithRetry(
+  state: State, p: Pointer, change: (r: Resource) => Resource | null, attempts = 100,
+): Promise<Resource> {
   for (let i = 0; ; i++) {
     const cur = await state.get(p);
     const next = change(copyResource(cur));

@@ -14,7 +14,10 @@ export function deepFreeze<T>(v: T): T {
 export function copyResource<S>(r: Resource<S>): Resource<S> {
   const spec = r.spec instanceof OpaqueSpec ? r.spec : structuredClone(r.spec);
   return {
-    metadata: { ...r.metadata, finalizers: [...r.metadata.finalizers], labels: { ...r.metadata.labels }, annotations: { ...r.metadata.annotations } },
+    metadata: {
+      ...r.metadata, finalizers: [...r.metadata.finalizers], labels: { ...r.metadata.labels },
+      annotations: { ...r.metadata.annotations },
+    },
     spec,
   };
 }

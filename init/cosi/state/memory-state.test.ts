@@ -11,7 +11,9 @@ t.test('a watcher that falls behind the history gets buffer overrun and ends', a
   let release!: () => void;
   const gate = new Promise<void>((r) => { release = r; });
   const seen: string[] = [];
-  const w = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (batch) => { seen.push(...batch.map((e) => e.type)); await gate; }, true);
+  const w = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (batch) => {
+    seen.push(...batch.map((e) => e.type)); await gate;
+  }, true);
   for (let i = 0; i < 20; i++) await s.create(newResource({ namespace: 'ns', type: 'T', id: `r${i}` }, {}));
   release();
   const err = await w.done;
@@ -21,7 +23,9 @@ t.test('a watcher that falls behind the history gets buffer overrun and ends', a
   let release0!: () => void;
   const gate0 = new Promise<void>((r) => { release0 = r; });
   const seen0: string[] = [];
-  const w0 = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (b) => { seen0.push(...b.map((e) => e.type)); await gate0; }, false);
+  const w0 = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (b) => {
+    seen0.push(...b.map((e) => e.type)); await gate0;
+  }, false);
   for (let i = 20; i < 40; i++) await s.create(newResource({ namespace: 'ns', type: 'T', id: `r${i}` }, {}));
   release0();
   t.match((await w0.done)?.message, /buffer overrun/);
@@ -36,7 +40,8 @@ t.test('stored resources are immutable and writers cannot reach them', async (t)
   const spec = { list: [1, 2] };
   const r = await s.create(newResource({ namespace: 'n', type: 'T', id: 'x' }, spec));
   spec.list.push(3);
-  t.same((await s.get({ namespace: 'n', type: 'T', id: 'x' })).spec, { list: [1, 2] }, 'caller mutation after create does not leak in');
+  t.same((await s.get({ namespace: 'n', type: 'T', id: 'x' })).spec, { list: [1, 2] },
+    'caller mutation after create does not leak in');
   t.throws(() => { (r.spec as { list: number[] }).list.push(4); }, 'stored spec is frozen');
   const c = await collect(s, { namespace: 'n', type: 'T', id: 'x' });
   t.equal((await c.next())[0]!.type, 'created');

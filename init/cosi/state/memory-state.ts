@@ -32,12 +32,17 @@ export class Bucket {
 
   /** Resources sorted by id; cached until the next create or destroy. */
   sortedResources(): Resource[] {
-    if (!this.sorted) this.sorted = [...this.resources.values()].sort((a, b) => (a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0));
+    if (!this.sorted) {
+      this.sorted = [...this.resources.values()]
+        .sort((a, b) => (a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0));
+    }
     return this.sorted;
   }
 
   record(e: Omit<StoredEvent, 'seq'>): void {
-    if (e.type === 'updated') { this.resources.set(e.resource.metadata.id, e.resource); if (this.sorted) this.sorted = null; }
+    if (e.type === 'updated') {
+      this.resources.set(e.resource.metadata.id, e.resource); if (this.sorted) this.sorted = null;
+    }
     else if (e.type === 'created') { this.resources.set(e.resource.metadata.id, e.resource); this.sorted = null; }
     else { this.resources.delete(e.resource.metadata.id); this.sorted = null; }
     this.ring.append(e);
@@ -47,14 +52,18 @@ export class Bucket {
 
 function checkPointer(p: Pointer, what: string): void {
   for (const k of ['namespace', 'type', 'id'] as const) {
-    if (typeof p[k] !== 'string' || p[k] === '') throw new StateError('invalid-argument', `${what}: metadata.${k} is empty`, pointerString(p));
+    if (typeof p[k] !== 'string' || p[k] === '') {
+      throw new StateError('invalid-argument', `${what}: metadata.${k} is empty`, pointerString(p));
+    }
   }
 }
 
 function checkOwner(cur: Resource, owner: string | undefined, op: string): void {
   const want = owner ?? '';
   if (cur.metadata.owner !== want) {
-    throw new StateError('owner-conflict', `${op} ${pointerString(cur.metadata)}: owned by "${cur.metadata.owner}", not "${want}"`, pointerString(cur.metadata));
+    throw new StateError('owner-conflict',
+      `${op} ${pointerString(cur.metadata)}: owned by "${cur.metadata.owner}", not "${want}"`,
+      pointerString(cur.metadata));
   }
 }
 
@@ -72,7 +81,9 @@ export class MemoryState implements State {
   }
 
   private stored(r: Resource): unknown {
-    return r.spec === null || r.spec === undefined || r.spec instanceof OpaqueSpec ? r.spec : this.normalize(r.metadata.type, r.spec);
+    return r.spec === null || r.spec === undefined || r.spec instanceof OpaqueSpec
+      ? r.spec
+      : this.normalize(r.metadata.type, r.spec);
   }
 
   bucket(namespace: string, type: string): Bucket {
@@ -92,15 +103,25 @@ export class MemoryState implements State {
   getSync(p: Pointer): Resource { return this.current(p, 'get'); }
 
   /** getSync, or undefined when the resource is not there. */
-  findSync(p: Pointer): Resource | undefined { return this.buckets.get(kindKey(p.namespace, p.type))?.resources.get(p.id); }
+  findSync(p: Pointer): Resource | undefined {
+    return this.buckets.get(kindKey(p.namespace, p.type))?.resources.get(p.id);
+  }
 
   /** How many resources of `type` there are, in every namespace, or in `namespace` of every type. */
   count(where: { type?: string; namespace?: string }): number {
     let n = 0;
     for (const b of this.buckets.values()) {
-      if ((where.type === undefined || b.type === where.type) && (where.namespace === undefined || b.namespace === where.namespace)) n += b.resources.size;
+      if ((where.type === undefined || b.type === where.type)
+        && (where.namespace === undefined || b.namespace === where.namespace)) n += b.resources.size;
     }
     return n;
+  }
+
+  /** Every resource of every kind that `keep` accepts (the engine's machine config: what users own). */
+  resourcesWhere(keep: (r: Resource) => boolean): Resource[] {
+    const out: Resource[] = [];
+    for (const b of this.buckets.values()) for (const r of b.resources.values()) if (keep(r)) out.push(r);
+    return out;
   }
 
   async get(p: Pointer): Promise<Resource> { return this.current(p, 'get'); }
@@ -108,7 +129,9 @@ export class MemoryState implements State {
   listSync(kind: { namespace: string; type: string }, filter?: ResourceFilter): Resource[] {
     const match = compileFilter(filter);
     const all = this.buckets.get(kindKey(kind.namespace, kind.type))?.sortedResources() ?? [];
-    return filter && (filter.idQuery || filter.labelQueries?.length) ? all.filter((r) => match(r.metadata.id, r.metadata.labels)) : all.slice();
+    return filter && (filter.idQuery || filter.labelQueries?.length)
+      ? all.filter((r) => match(r.metadata.id, r.metadata.labels))
+      : all.slice();
   }
 
   async list(kind: { namespace: string; type: string }, filter?: ResourceFilter): Promise<Resource[]> {
@@ -118,7 +141,10 @@ export class MemoryState implements State {
   async create(r: Resource, opts: { owner?: string } = {}): Promise<Resource> {
     checkPointer(r.metadata, 'create');
     const b = this.bucket(r.metadata.namespace, r.metadata.type);
-    if (b.resources.has(r.metadata.id)) throw new StateError('already-exists', `create: resource ${pointerString(r.metadata)} already exists`, pointerString(r.metadata));
+    if (b.resources.has(r.metadata.id)) {
+      throw new StateError('already-exists', `create: resource ${pointerString(r.metadata)} already exists`,
+        pointerString(r.metadata));
+    }
     const now = this.now();
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
@@ -134,15 +160,21 @@ export class MemoryState implements State {
     const cur = this.current(r.metadata, 'update');
     checkOwner(cur, opts.owner, 'update');
     if (r.metadata.version !== cur.metadata.version) {
-      throw new StateError('version-conflict', `update ${pointerString(cur.metadata)}: version ${r.metadata.version} is not the current ${cur.metadata.version}`, pointerString(cur.metadata));
+      throw new StateError('version-conflict',
+        `update ${pointerString(cur.metadata)}: version ${r.metadata.version} `
+          + `is not the current ${cur.metadata.version}`,
+        pointerString(cur.metadata));
     }
     if (opts.expectedPhase !== undefined && cur.metadata.phase !== opts.expectedPhase) {
-      throw new StateError('phase-conflict', `update ${pointerString(cur.metadata)}: phase is ${cur.metadata.phase}, expected ${opts.expectedPhase}`, pointerString(cur.metadata));
+      throw new StateError('phase-conflict',
+        `update ${pointerString(cur.metadata)}: phase is ${cur.metadata.phase}, expected ${opts.expectedPhase}`,
+        pointerString(cur.metadata));
     }
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
       metadata: {
-        ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1, updated: this.now(),
+        ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1,
+        updated: this.now(),
         phase: c.metadata.phase === 'tearingDown' ? 'tearingDown' : 'running',
       },
       spec: this.stored(c),
@@ -155,7 +187,8 @@ export class MemoryState implements State {
     const cur = this.current(p, 'destroy');
     checkOwner(cur, opts.owner, 'destroy');
     if (cur.metadata.finalizers.length) {
-      throw new StateError('pending-finalizers', `destroy ${pointerString(p)}: finalizers pending: ${cur.metadata.finalizers.join(', ')}`, pointerString(p));
+      throw new StateError('pending-finalizers',
+        `destroy ${pointerString(p)}: finalizers pending: ${cur.metadata.finalizers.join(', ')}`, pointerString(p));
     }
     this.bucket(p.namespace, p.type).record({ type: 'destroyed', resource: cur });
   }
@@ -164,7 +197,10 @@ export class MemoryState implements State {
     const cur = this.current(p, 'teardown');
     checkOwner(cur, opts.owner, 'teardown');
     if (cur.metadata.phase === 'running') {
-      const stored = deepFreeze<Resource>({ metadata: { ...cur.metadata, phase: 'tearingDown', version: cur.metadata.version + 1, updated: this.now() }, spec: cur.spec });
+      const stored = deepFreeze<Resource>({
+        metadata: { ...cur.metadata, phase: 'tearingDown', version: cur.metadata.version + 1, updated: this.now() },
+        spec: cur.spec,
+      });
       this.bucket(p.namespace, p.type).record({ type: 'updated', resource: stored, old: cur });
       return stored.metadata.finalizers.length === 0;
     }
@@ -177,7 +213,12 @@ export class MemoryState implements State {
     await new Promise<void>((resolve, reject) => {
       const check = () => {
         const cur = b.resources.get(p.id);
-        if (!cur) { b.wakers.delete(check); reject(new StateError('not-found', `teardown and destroy: ${pointerString(p)} was destroyed by someone else`, pointerString(p))); return; }
+        if (!cur) {
+          b.wakers.delete(check);
+          reject(new StateError('not-found', `teardown and destroy: ${pointerString(p)} was destroyed by someone else`,
+            pointerString(p)));
+          return;
+        }
         if (cur.metadata.finalizers.length === 0) { b.wakers.delete(check); resolve(); }
       };
       b.wakers.add(check);
@@ -185,7 +226,9 @@ export class MemoryState implements State {
     return this.destroy(p, opts);
   }
 
-  async watch(req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false): Promise<Watch> {
+  async watch(
+    req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false,
+  ): Promise<Watch> {
     return runWatch(this, this.bucket(req.namespace, req.type), req.id, opts, sink, showAll);
   }
 

@@ -12,14 +12,18 @@ export interface LabelQuery { terms: readonly LabelTerm[] }
 export function parseLabelNumber(text: string): bigint | null {
   const v = text.trim();
   let split = v.length;
-  for (let i = 0; i < v.length; i++) { const c = v[i]!; if (!((c >= '0' && c <= '9') || c === '-')) { split = i; break; } }
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i]!; if (!((c >= '0' && c <= '9') || c === '-')) { split = i; break; }
+  }
   const digits = v.slice(0, split);
   if (!/^-?\d+$/.test(digits)) return null;
   const unit = v.slice(split).trim().toLowerCase();
   let mult: bigint | null = null;
   if (unit === '') mult = 1n;
   else {
-    const binary: Record<string, bigint> = { pi: 1n << 50n, ti: 1n << 40n, gi: 1n << 30n, mi: 1n << 20n, ki: 1n << 10n };
+    const binary: Record<string, bigint> = {
+      pi: 1n << 50n, ti: 1n << 40n, gi: 1n << 30n, mi: 1n << 20n, ki: 1n << 10n,
+    };
     const decimal: Record<string, bigint> = { p: 10n ** 15n, t: 10n ** 12n, g: 10n ** 9n, m: 10n ** 6n, k: 10n ** 3n };
     mult = binary[unit.slice(0, 2)] ?? decimal[unit[0]!] ?? null;
   }
@@ -56,7 +60,9 @@ export function matchesQuery(labels: Readonly<Record<string, string>>, q: LabelQ
   return q.terms.every((t) => matchesTerm(labels, t));
 }
 
-export function matchesLabelQueries(labels: Readonly<Record<string, string>>, queries: readonly LabelQuery[] | undefined): boolean {
+export function matchesLabelQueries(
+  labels: Readonly<Record<string, string>>, queries: readonly LabelQuery[] | undefined,
+): boolean {
   return !queries || queries.length === 0 || queries.some((q) => matchesQuery(labels, q));
 }
 
@@ -71,7 +77,9 @@ export function compileIdQuery(regexp: string | undefined): RegExp | undefined {
 export interface ResourceFilter { labelQueries?: readonly LabelQuery[]; idQuery?: string }
 
 /** A predicate over (id, labels) for a filter; compiles the regexp once. */
-export function compileFilter(f: ResourceFilter | undefined): (id: string, labels: Readonly<Record<string, string>>) => boolean {
+export function compileFilter(
+  f: ResourceFilter | undefined,
+): (id: string, labels: Readonly<Record<string, string>>) => boolean {
   const re = compileIdQuery(f?.idQuery);
   const queries = f?.labelQueries;
   return (id, labels) => (!re || re.test(id)) && matchesLabelQueries(labels, queries);

@@ -62,7 +62,9 @@ export interface State {
    * Watches one resource (id given) or a kind (id undefined). `showAll` (api_version 1)
    * includes bootstrapped and errored events.
    */
-  watch(req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll?: boolean): Promise<Watch>;
+  watch(
+    req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll?: boolean,
+  ): Promise<Watch>;
 }
 
 /** Kind key for maps: namespace and type. */

@@ -13,12 +13,19 @@ import type { Watch, WatchEvent, WatchOptions, WatchSink } from './state.ts';
 
 function validate(single: boolean, o: WatchOptions): void {
   if (single && (o.bootstrapContents || o.labelQueries?.length || o.idQuery || o.bootstrapBookmark)) {
-    throw new StateError('unimplemented', 'bootstrap, bookmarks on start, label and id queries are not supported when watching a single resource');
+    throw new StateError('unimplemented',
+      'bootstrap, bookmarks on start, label and id queries are not supported when watching a single resource');
   }
   const tail = o.tailEvents ?? 0;
-  if (!Number.isInteger(tail) || tail < 0) throw new StateError('invalid-argument', `tail events must be a non-negative integer, got ${tail}`);
-  if (tail > 0 && o.startFromBookmark) throw new StateError('invalid-argument', 'tail events and start from bookmark cannot be combined');
-  if (tail > 0 && o.bootstrapContents) throw new StateError('invalid-argument', 'tail events and bootstrap contents cannot be combined');
+  if (!Number.isInteger(tail) || tail < 0) {
+    throw new StateError('invalid-argument', `tail events must be a non-negative integer, got ${tail}`);
+  }
+  if (tail > 0 && o.startFromBookmark) {
+    throw new StateError('invalid-argument', 'tail events and start from bookmark cannot be combined');
+  }
+  if (tail > 0 && o.bootstrapContents) {
+    throw new StateError('invalid-argument', 'tail events and bootstrap contents cannot be combined');
+  }
 }
 
 /**
@@ -35,7 +42,9 @@ function asIs(ev: StoredEvent, bookmark: (seq: number) => Uint8Array): WatchEven
   return e;
 }
 
-export async function runWatch(state: MemoryState, b: Bucket, id: string | undefined, o: WatchOptions, sink: WatchSink, showAll: boolean): Promise<Watch> {
+export async function runWatch(
+  state: MemoryState, b: Bucket, id: string | undefined, o: WatchOptions, sink: WatchSink, showAll: boolean,
+): Promise<Watch> {
   const single = id !== undefined;
   validate(single, o);
   const match = single ? (rid: string) => rid === id : compileFilter(o);
@@ -65,7 +74,8 @@ export async function runWatch(state: MemoryState, b: Bucket, id: string | undef
   if (o.startFromBookmark) {
     const seq = state.bookmarks.decode(b.hash, o.startFromBookmark);
     if (seq >= b.ring.next || seq + 1 < b.ring.oldest) {
-      throw new StateError('invalid-bookmark', `bookmark position ${seq} is outside the kept history (${b.ring.oldest - 1}..${b.ring.next - 1})`);
+      throw new StateError('invalid-bookmark',
+        `bookmark position ${seq} is outside the kept history (${b.ring.oldest - 1}..${b.ring.next - 1})`);
     }
     pos = seq + 1;
   } else if (tail > 0) {
@@ -75,12 +85,18 @@ export async function runWatch(state: MemoryState, b: Bucket, id: string | undef
     }
   } else if (single) {
     const cur = b.resources.get(id);
-    initial.push(cur ? { type: 'created', resource: cur } : { type: 'destroyed', resource: tombstone({ namespace: b.namespace, type: b.type, id }) });
+    initial.push(cur
+      ? { type: 'created', resource: cur }
+      : { type: 'destroyed', resource: tombstone({ namespace: b.namespace, type: b.type, id }) });
   } else if (o.bootstrapContents) {
-    for (const r of b.sortedResources()) if (match(r.metadata.id, r.metadata.labels)) initial.push({ type: 'created', resource: r });
+    for (const r of b.sortedResources()) {
+      if (match(r.metadata.id, r.metadata.labels)) initial.push({ type: 'created', resource: r });
+    }
     initial.push({ type: 'bootstrapped', resource: state.kindTombstone(b), bookmark: bookmark(pos - 1) });
   }
-  if (!single && o.bootstrapBookmark && !o.bootstrapContents) initial.unshift({ type: 'noop', resource: state.kindTombstone(b), bookmark: bookmark(pos - 1) });
+  if (!single && o.bootstrapBookmark && !o.bootstrapContents) {
+    initial.unshift({ type: 'noop', resource: state.kindTombstone(b), bookmark: bookmark(pos - 1) });
+  }
 
   const visible = (e: WatchEvent) => showAll || (e.type !== 'bootstrapped' && e.type !== 'errored');
   let closed = false;
@@ -103,7 +119,9 @@ export async function runWatch(state: MemoryState, b: Bucket, id: string | undef
         const batch: WatchEvent[] = [];
         while (pos < b.ring.next && (o.aggregated || batch.length === 0)) {
           if (pos < b.ring.oldest) {
-            const err = new StateError('buffer-overrun', `watch of ${b.type} in ${b.namespace} fell behind by more than ${b.ring.capacity} events: buffer overrun`);
+            const err = new StateError('buffer-overrun',
+              `watch of ${b.type} in ${b.namespace} fell behind by more than ${b.ring.capacity} events: `
+                + 'buffer overrun');
             await deliver([{ type: 'errored', resource: state.kindTombstone(b), error: 'buffer overrun' }]);
             return err;
           }

@@ -20,7 +20,9 @@ export interface DhcpClientOptions {
   retryMs?: number;
 }
 
-const PARAMS = [OPT.SUBNET_MASK, OPT.ROUTER, OPT.DNS, OPT.HOSTNAME, OPT.DOMAIN, OPT.MTU, OPT.NTP, OPT.LEASE_TIME, OPT.T1, OPT.T2];
+const PARAMS = [
+  OPT.SUBNET_MASK, OPT.ROUTER, OPT.DNS, OPT.HOSTNAME, OPT.DOMAIN, OPT.MTU, OPT.NTP, OPT.LEASE_TIME, OPT.T1, OPT.T2,
+];
 
 export class DhcpClient {
   state: DhcpState = 'selecting';
@@ -41,7 +43,12 @@ export class DhcpClient {
 
   stop(release: boolean): void {
     if (release && this.lease && this.state !== 'stopped') {
-      try { this.send(DHCP.RELEASE, { ciaddr: this.lease.address, src: this.lease.address, dst: this.lease.server, extra: [[OPT.SERVER_ID, opt.ip(this.lease.server)]] }); } catch (e) { this.o.log.warn(`release: ${(e as Error).message}`); }
+      try {
+        this.send(DHCP.RELEASE, {
+          ciaddr: this.lease.address, src: this.lease.address, dst: this.lease.server,
+          extra: [[OPT.SERVER_ID, opt.ip(this.lease.server)]],
+        });
+      } catch (e) { this.o.log.warn(`release: ${(e as Error).message}`); }
     }
     this.state = 'stopped';
     this.clearTimers();
@@ -56,13 +63,25 @@ export class DhcpClient {
     this.timers = [];
   }
 
-  private send(type: number, p: { ciaddr?: string; src?: string; dst?: string; extra?: [number, Buffer][] } = {}): void {
-    const options = new Map<number, Buffer>([[OPT.MESSAGE_TYPE, opt.u8(type)], [OPT.CLIENT_ID, Buffer.concat([Buffer.from([1]), Buffer.from(this.o.mac.split(':').map((x) => parseInt(x, 16)))])]]);
+  private send(
+    type: number, p: { ciaddr?: string; src?: string; dst?: string; extra?: [number, Buffer][] } = {},
+  ): void {
+    const options = new Map<number, Buffer>([
+      [OPT.MESSAGE_TYPE, opt.u8(type)],
+      [OPT.CLIENT_ID, Buffer.concat([
+        Buffer.from([1]), Buffer.from(this.o.mac.split(':').map((x) => parseInt(x, 16))),
+      ])],
+    ]);
     if (type !== DHCP.RELEASE) options.set(OPT.PARAMS, opt.bytes(PARAMS));
     if (this.o.hostname && type !== DHCP.RELEASE) options.set(OPT.HOSTNAME, opt.str(this.o.hostname));
     for (const [k, v] of p.extra ?? []) options.set(k, v);
-    const payload = encodeDhcp({ op: 1, xid: this.xid, broadcast: !p.ciaddr, chaddr: this.o.mac, options, ...(p.ciaddr ? { ciaddr: p.ciaddr } : {}) });
-    this.o.native.packetSend(this.fd, this.o.ifindex, encodeUdp({ src: p.src ?? '0.0.0.0', dst: p.dst ?? '255.255.255.255', srcPort: 68, dstPort: 67, payload }));
+    const payload = encodeDhcp({
+      op: 1, xid: this.xid, broadcast: !p.ciaddr, chaddr: this.o.mac, options,
+      ...(p.ciaddr ? { ciaddr: p.ciaddr } : {}),
+    });
+    this.o.native.packetSend(this.fd, this.o.ifindex, encodeUdp({
+      src: p.src ?? '0.0.0.0', dst: p.dst ?? '255.255.255.255', srcPort: 68, dstPort: 67, payload,
+    }));
   }
 
   /** Sends now, and again with exponential backoff (plus jitter) until cancelled; after maxTries, giveUp. */
@@ -98,10 +117,14 @@ export class DhcpClient {
       if (!lease) return;
       this.state = 'requesting';
       this.withRetries(
-        () => this.send(DHCP.REQUEST, { extra: [[OPT.REQUESTED_IP, opt.ip(lease.address)], [OPT.SERVER_ID, opt.ip(lease.server)]] }),
+        () => this.send(DHCP.REQUEST, {
+          extra: [[OPT.REQUESTED_IP, opt.ip(lease.address)], [OPT.SERVER_ID, opt.ip(lease.server)]],
+        }),
         () => this.discover(), 4,
       );
-    } else if (type === DHCP.ACK && (this.state === 'requesting' || this.state === 'renewing' || this.state === 'rebinding')) {
+    } else if (
+      type === DHCP.ACK && (this.state === 'requesting' || this.state === 'renewing' || this.state === 'rebinding')
+    ) {
       const lease = leaseOf(m);
       if (!lease) return;
       this.bind(lease);
@@ -116,7 +139,8 @@ export class DhcpClient {
     const renewed = this.lease?.address === lease.address;
     this.lease = lease;
     this.state = 'bound';
-    this.o.log.info(`${renewed ? 'renewed' : 'bound'} ${lease.address}/${lease.prefix} from ${lease.server} for ${lease.leaseSeconds}s`);
+    this.o.log.info(`${renewed ? 'renewed' : 'bound'} ${lease.address}/${lease.prefix} from ${lease.server}`
+      + ` for ${lease.leaseSeconds}s`);
     this.o.onLease(lease);
     const ms = (s: number) => Math.min(s * 1000, 2 ** 31 - 1);
     this.timers.push(setTimeout(() => {
@@ -127,7 +151,10 @@ export class DhcpClient {
       this.state = 'rebinding';
       this.withRetries(() => this.send(DHCP.REQUEST, { ciaddr: lease.address, src: lease.address }));
     }, ms(lease.t2)));
-    this.timers.push(setTimeout(() => { this.o.log.warn(`lease on ${lease.address} expired`); this.lose(); }, ms(lease.leaseSeconds)));
+    this.timers.push(setTimeout(() => {
+      this.o.log.warn(`lease on ${lease.address} expired`);
+      this.lose();
+    }, ms(lease.leaseSeconds)));
   }
 
   private lose(): void {

@@ -54,8 +54,10 @@ export function decodeDhcp(b: Buffer): DhcpMessage | null {
   }
   const ip = (o: number) => ipString(b.subarray(o, o + 4));
   return {
-    op: b[0] === 2 ? 2 : 1, xid: b.readUInt32BE(4), secs: b.readUInt16BE(8), broadcast: (b.readUInt16BE(10) & 0x8000) !== 0,
-    ciaddr: ip(12), yiaddr: ip(16), siaddr: ip(20), chaddr: [...b.subarray(28, 34)].map((x) => x.toString(16).padStart(2, '0')).join(':'), options,
+    op: b[0] === 2 ? 2 : 1, xid: b.readUInt32BE(4), secs: b.readUInt16BE(8),
+    broadcast: (b.readUInt16BE(10) & 0x8000) !== 0,
+    ciaddr: ip(12), yiaddr: ip(16), siaddr: ip(20),
+    chaddr: [...b.subarray(28, 34)].map((x) => x.toString(16).padStart(2, '0')).join(':'), options,
   };
 }
 
@@ -66,7 +68,9 @@ export const opt = {
   bytes: (v: number[]) => Buffer.from(v),
 };
 
-const ips = (b: Buffer | undefined) => (b ? Array.from({ length: Math.floor(b.length / 4) }, (_, i) => ipString(b.subarray(i * 4, i * 4 + 4))) : []);
+const ips = (b: Buffer | undefined) => (
+  b ? Array.from({ length: Math.floor(b.length / 4) }, (_, i) => ipString(b.subarray(i * 4, i * 4 + 4))) : []
+);
 
 export interface Lease {
   address: string; prefix: number; server: string; leaseSeconds: number; t1: number; t2: number;
@@ -79,7 +83,9 @@ export function leaseOf(m: DhcpMessage): Lease | null {
   const time = m.options.get(OPT.LEASE_TIME);
   if (!m.yiaddr || m.yiaddr === '0.0.0.0' || !server || !time) return null;
   const mask = m.options.get(OPT.SUBNET_MASK);
-  const prefix = mask ? [...mask].reduce((n, byte) => n + byte.toString(2).split('').filter((c) => c === '1').length, 0) : 24;
+  const prefix = mask
+    ? [...mask].reduce((n, byte) => n + byte.toString(2).split('').filter((c) => c === '1').length, 0)
+    : 24;
   const leaseSeconds = time.readUInt32BE(0);
   const t1 = m.options.get(OPT.T1)?.readUInt32BE(0) ?? Math.floor(leaseSeconds / 2);
   const t2 = m.options.get(OPT.T2)?.readUInt32BE(0) ?? Math.floor(leaseSeconds * 7 / 8);
@@ -88,8 +94,10 @@ export function leaseOf(m: DhcpMessage): Lease | null {
   const domain = m.options.get(OPT.DOMAIN)?.toString().replace(/\0.*$/, '');
   const hostname = m.options.get(OPT.HOSTNAME)?.toString().replace(/\0.*$/, '');
   return {
-    address: m.yiaddr, prefix, server: ipString(server), leaseSeconds, t1, t2, dns: ips(m.options.get(OPT.DNS)), ntp: ips(m.options.get(OPT.NTP)),
-    ...(router ? { router } : {}), ...(mtu ? { mtu } : {}), ...(domain ? { domain } : {}), ...(hostname ? { hostname } : {}),
+    address: m.yiaddr, prefix, server: ipString(server), leaseSeconds, t1, t2,
+    dns: ips(m.options.get(OPT.DNS)), ntp: ips(m.options.get(OPT.NTP)),
+    ...(router ? { router } : {}), ...(mtu ? { mtu } : {}), ...(domain ? { domain } : {}),
+    ...(hostname ? { hostname } : {}),
   };
 }
 

@@ -54,9 +54,13 @@ export function addressRequest(seq: number, op: 'add' | 'del', index: number, ad
   const fam = isIP(address) === 6 ? AF.INET6 : AF.INET;
   const bytes = ipBytes(address);
   // IPv4 wants both LOCAL and ADDRESS (they differ only on point-to-point links).
-  const attrs = fam === AF.INET ? [attr.bytes(IFA.LOCAL, bytes), attr.bytes(IFA.ADDRESS, bytes)] : [attr.bytes(IFA.ADDRESS, bytes)];
+  const attrs = fam === AF.INET
+    ? [attr.bytes(IFA.LOCAL, bytes), attr.bytes(IFA.ADDRESS, bytes)]
+    : [attr.bytes(IFA.ADDRESS, bytes)];
   const flags = op === 'add' ? NLM_F.REQUEST | NLM_F.ACK | NLM_F.CREATE | NLM_F.REPLACE : NLM_F.REQUEST | NLM_F.ACK;
-  return encodeMessage(op === 'add' ? RTM.NEWADDR : RTM.DELADDR, flags, seq, Buffer.concat([ifaddrmsg(fam, prefix, index), ...attrs]));
+  return encodeMessage(
+    op === 'add' ? RTM.NEWADDR : RTM.DELADDR, flags, seq, Buffer.concat([ifaddrmsg(fam, prefix, index), ...attrs]),
+  );
 }
 
 export function getAddressesRequest(seq: number): Buffer {

@@ -1,9 +1,13 @@
 // client: rtnetlink over the native socket wrappers. Requests go out on one socket
 // and get their answer synchronously; kernel notifications arrive on another.
 import type { Native } from '../../../native/index.ts';
-import { createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkMessage } from './link.ts';
+import {
+  createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkMessage,
+} from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
-import { decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant } from './route.ts';
+import {
+  decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant,
+} from './route.ts';
 import { answerOf, decodeMessages, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
 
 const NETLINK_ROUTE = 0;
@@ -27,7 +31,8 @@ export class Rtnl {
   }
 
   links(): LinkMessage[] {
-    return this.request(getLinksRequest, 'list links').filter((m) => m.type === RTM.NEWLINK).map((m) => decodeLink(m.payload));
+    return this.request(getLinksRequest, 'list links')
+      .filter((m) => m.type === RTM.NEWLINK).map((m) => decodeLink(m.payload));
   }
 
   setLink(index: number, change: { up?: boolean; mtu?: number }): void {
@@ -43,21 +48,28 @@ export class Rtnl {
   }
 
   addresses(): AddressMessage[] {
-    return this.request(getAddressesRequest, 'list addresses').filter((m) => m.type === RTM.NEWADDR).map((m) => decodeAddress(m.payload));
+    return this.request(getAddressesRequest, 'list addresses')
+      .filter((m) => m.type === RTM.NEWADDR).map((m) => decodeAddress(m.payload));
   }
 
   address(op: 'add' | 'del', index: number, address: string, prefix: number): void {
-    this.request((seq) => addressRequest(seq, op, index, address, prefix), `${op} address ${address}/${prefix} on link ${index}`);
+    this.request(
+      (seq) => addressRequest(seq, op, index, address, prefix), `${op} address ${address}/${prefix} on link ${index}`,
+    );
   }
 
   /** Routes of the main table. */
   routes(family: 4 | 6): RouteMessage[] {
     return this.request((seq) => getRoutesRequest(seq, family), `list IPv${family} routes`)
-      .filter((m) => m.type === RTM.NEWROUTE).map((m) => decodeRoute(m.payload)).filter((r) => r.table === RT_TABLE_MAIN);
+      .filter((m) => m.type === RTM.NEWROUTE).map((m) => decodeRoute(m.payload))
+      .filter((r) => r.table === RT_TABLE_MAIN);
   }
 
   route(op: 'add' | 'del', r: RouteWant): void {
-    this.request((seq) => routeRequest(seq, op, r), `${op} route ${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} dev ${r.oif}`);
+    this.request(
+      (seq) => routeRequest(seq, op, r),
+      `${op} route ${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} dev ${r.oif}`,
+    );
   }
 
   /** Kernel link notifications (RTNLGRP_LINK) until stop() is called; with
@@ -67,8 +79,11 @@ export class Rtnl {
     const fd = this.n.netlinkOpen(NETLINK_ROUTE, groups);
     const stop = this.n.subscribeDatagrams(fd, (datagram) => {
       for (const m of decodeMessages(datagram)) {
-        if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
-        else if (onAddress && (m.type === RTM.NEWADDR || m.type === RTM.DELADDR)) onAddress(decodeAddress(m.payload).index);
+        if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) {
+          onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
+        } else if (onAddress && (m.type === RTM.NEWADDR || m.type === RTM.DELADDR)) {
+          onAddress(decodeAddress(m.payload).index);
+        }
       }
     });
     return () => { stop(); this.n.closeFd(fd); };

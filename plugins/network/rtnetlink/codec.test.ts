@@ -3,9 +3,13 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createLinkRequest, decodeLink, getLinksRequest, IFF, RTM, setLinkRequest } from './link.ts';
-import { attrMap, decodeAttrs, decodeMessages, encodeMessage, errorOf, NLM_F, NLMSG_ERROR } from '../../../init/netlink/netlink.ts';
+import {
+  attrMap, decodeAttrs, decodeMessages, encodeMessage, errorOf, NLM_F, NLMSG_ERROR,
+} from '../../../init/netlink/netlink.ts';
 
-const captured = Buffer.from(readFileSync(new URL('fixtures/lo-newlink-fresh-netns.hex', import.meta.url), 'utf8').trim(), 'hex');
+const captured = Buffer.from(
+  readFileSync(new URL('fixtures/lo-newlink-fresh-netns.hex', import.meta.url), 'utf8').trim(), 'hex',
+);
 
 t.test('decodes the kernel\'s RTM_NEWLINK for lo', async (t) => {
   const [m, ...rest] = decodeMessages(captured);
@@ -13,7 +17,10 @@ t.test('decodes the kernel\'s RTM_NEWLINK for lo', async (t) => {
   t.equal(m!.type, RTM.NEWLINK);
   t.equal(m!.flags & NLM_F.MULTI, NLM_F.MULTI, 'part of a dump');
   const link = decodeLink(m!.payload);
-  t.same({ index: link.index, name: link.name, type: link.type, up: link.up, mtu: link.mtu, operState: link.operState, mac: link.mac }, {
+  t.same({
+    index: link.index, name: link.name, type: link.type, up: link.up, mtu: link.mtu, operState: link.operState,
+    mac: link.mac,
+  }, {
     index: 1, name: 'lo', type: 'loopback', up: false, mtu: 65536, operState: 'down', mac: '00:00:00:00:00:00',
   });
   t.equal(link.flags & IFF.LOOPBACK, IFF.LOOPBACK);
@@ -21,7 +28,8 @@ t.test('decodes the kernel\'s RTM_NEWLINK for lo', async (t) => {
 
 t.test('requests are laid out as the kernel expects', async (t) => {
   const dump = getLinksRequest(7);
-  t.equal(dump.toString('hex'), '20000000' + '1200' + '0103' + '07000000' + '00000000' + '00000000000000000000000000000000', 'RTM_GETLINK dump, 16-byte ifinfomsg');
+  t.equal(dump.toString('hex'), '20000000' + '1200' + '0103' + '07000000' + '00000000'
+    + '00000000000000000000000000000000', 'RTM_GETLINK dump, 16-byte ifinfomsg');
   const set = decodeMessages(setLinkRequest(9, 3, { up: true, mtu: 1400 }))[0]!;
   t.equal(set.type, RTM.NEWLINK);
   t.equal(set.flags, NLM_F.REQUEST | NLM_F.ACK);
@@ -45,7 +53,9 @@ t.test('errors and truncation', async (t) => {
 
 t.test('IP text <-> bytes, IPv6 compressed as RFC 5952 says', async (t) => {
   const { ipBytes, ipString } = await import('./addr.ts');
-  for (const ip of ['10.0.2.15', '2001:db8::10', '::1', 'fe80::5054:ff:fe12:3456', '2001:db8:0:1:1:1:1:1', '::']) t.equal(ipString(ipBytes(ip)), ip);
+  for (const ip of [
+    '10.0.2.15', '2001:db8::10', '::1', 'fe80::5054:ff:fe12:3456', '2001:db8:0:1:1:1:1:1', '::',
+  ]) t.equal(ipString(ipBytes(ip)), ip);
   t.equal(ipString(ipBytes('2001:0db8:0000:0000:0000:0000:0000:0001')), '2001:db8::1');
   t.throws(() => ipBytes('10.0.0'), /not an IP address/);
 });

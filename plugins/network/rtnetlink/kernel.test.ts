@@ -29,7 +29,8 @@ if (process.getuid?.() !== 0) {
     t.same([after.mtu, after.up], [9000, true]);
     t.throws(() => rtnl.createLink('br-test', 'bridge'), { name: 'NetlinkError', code: 'EEXIST' });
     t.throws(() => rtnl.setLink(999, { up: true }), { name: 'NetlinkError', code: 'ENODEV' });
-    t.throws(() => rtnl.setLink(d.index, { mtu: 10 }), { name: 'NetlinkError', code: 'EINVAL' }, 'MTU below the minimum');
+    t.throws(() => rtnl.setLink(d.index, { mtu: 10 }), { name: 'NetlinkError', code: 'EINVAL' },
+      'MTU below the minimum');
     rtnl.deleteLink(d.index);
     t.notOk(rtnl.links().some((l) => l.name === 'br-test'));
   });
@@ -63,14 +64,17 @@ if (process.getuid?.() === 0) {
     rtnl.setLink(idx, { up: true });
     rtnl.address('add', idx, '192.0.2.10', 24);
     rtnl.address('add', idx, '2001:db8::10', 64);
-    const mine = () => rtnl.addresses().filter((a) => a.index === idx && a.scope === 0).map((a) => `${a.address}/${a.prefix}`).sort();
+    const mine = () => rtnl.addresses().filter((a) => a.index === idx && a.scope === 0)
+      .map((a) => `${a.address}/${a.prefix}`).sort();
     t.same(mine(), ['192.0.2.10/24', '2001:db8::10/64']);
     rtnl.address('add', idx, '192.0.2.10', 24); // NLM_F_REPLACE: applying twice is fine
     rtnl.route('add', { dst: '0.0.0.0', dstLen: 0, gateway: '192.0.2.1', oif: idx, metric: 1024 });
     rtnl.route('add', { dst: '198.51.100.0', dstLen: 24, gateway: '192.0.2.254', oif: idx });
     const v4 = rtnl.routes(4).filter((r) => r.oif === idx && r.protocol === 4);
-    t.same(v4.map((r) => `${r.dst}/${r.dstLen} via ${r.gateway} metric ${r.metric ?? 0}`).sort(), ['0.0.0.0/0 via 192.0.2.1 metric 1024', '198.51.100.0/24 via 192.0.2.254 metric 0']);
-    t.throws(() => rtnl.route('add', { dst: '203.0.113.0', dstLen: 24, gateway: '10.9.9.9', oif: idx }), { code: 'ENETUNREACH' }, 'unreachable gateway is refused');
+    t.same(v4.map((r) => `${r.dst}/${r.dstLen} via ${r.gateway} metric ${r.metric ?? 0}`).sort(),
+      ['0.0.0.0/0 via 192.0.2.1 metric 1024', '198.51.100.0/24 via 192.0.2.254 metric 0']);
+    t.throws(() => rtnl.route('add', { dst: '203.0.113.0', dstLen: 24, gateway: '10.9.9.9', oif: idx }),
+      { code: 'ENETUNREACH' }, 'unreachable gateway is refused');
     t.throws(() => rtnl.address('add', 9999, '192.0.2.11', 24), { code: 'ENODEV' });
     rtnl.route('del', { dst: '0.0.0.0', dstLen: 0, gateway: '192.0.2.1', oif: idx, metric: 1024 });
     rtnl.address('del', idx, '2001:db8::10', 64);

@@ -11,8 +11,11 @@ import type { LinkEvent, RtnlApi } from './client.ts';
 import type { LinkMessage } from './link.ts';
 import type { RouteMessage, RouteWant } from './route.ts';
 
-const ERRNO: Record<string, number> = { ESRCH: 3, EEXIST: 17, ENODEV: 19, EINVAL: 22, EADDRNOTAVAIL: 99, ENETUNREACH: 101 };
-const fail = (code: keyof typeof ERRNO, what: string) => new NetlinkError(ERRNO[code]!, errnoName(ERRNO[code]!), `${what}: ${code}`);
+const ERRNO: Record<string, number> = {
+  ESRCH: 3, EEXIST: 17, ENODEV: 19, EINVAL: 22, EADDRNOTAVAIL: 99, ENETUNREACH: 101,
+};
+const fail = (code: keyof typeof ERRNO, what: string) =>
+  new NetlinkError(ERRNO[code]!, errnoName(ERRNO[code]!), `${what}: ${code}`);
 
 /** True when `ip` is inside address/prefix. */
 function inSubnet(ip: string, address: string, prefix: number): boolean {
@@ -41,8 +44,10 @@ export class MemoryKernel implements RtnlApi {
   addLink(l: { name: string; type?: string; kind?: string; up?: boolean; mtu?: number; mac?: string }): LinkMessage {
     const index = this.nextIndex++;
     const link: LinkMessage = {
-      index, name: l.name, type: l.type ?? 'ether', flags: 0, up: l.up ?? false, mtu: l.mtu ?? 1500, operState: l.up ? 'up' : 'down',
-      ...(l.mac ? { mac: l.mac } : l.type === 'loopback' ? {} : { mac: `52:54:00:00:00:${index.toString(16).padStart(2, '0')}` }),
+      index, name: l.name, type: l.type ?? 'ether', flags: 0, up: l.up ?? false, mtu: l.mtu ?? 1500,
+      operState: l.up ? 'up' : 'down',
+      ...(l.mac ? { mac: l.mac }
+        : l.type === 'loopback' ? {} : { mac: `52:54:00:00:00:${index.toString(16).padStart(2, '0')}` }),
       ...(l.kind ? { kind: l.kind } : {}), carrier: l.up ?? false,
     };
     this.linkTable.set(index, link);
@@ -67,13 +72,21 @@ export class MemoryKernel implements RtnlApi {
 
   links(): LinkMessage[] { return [...this.linkTable.values()].map((l) => ({ ...l })); }
   addresses(): AddressMessage[] { return this.addressTable.map((a) => ({ ...a })); }
-  routes(family: 4 | 6): RouteMessage[] { return this.routeTable.filter((r) => r.family === family).map((r) => ({ ...r })); }
+  routes(family: 4 | 6): RouteMessage[] {
+    return this.routeTable.filter((r) => r.family === family).map((r) => ({ ...r }));
+  }
 
   setLink(index: number, change: { up?: boolean; mtu?: number }): void {
     const l = this.linkTable.get(index);
     if (!l) throw fail('ENODEV', `set link ${index}`);
     if (change.mtu !== undefined && change.mtu < 68) throw fail('EINVAL', `set link ${l.name} mtu ${change.mtu}`);
-    const next = { ...l, ...(change.up !== undefined ? { up: change.up, operState: change.up ? 'up' as const : 'down' as const, carrier: change.up } : {}), ...(change.mtu !== undefined ? { mtu: change.mtu } : {}) };
+    const next = {
+      ...l,
+      ...(change.up !== undefined ? {
+        up: change.up, operState: change.up ? 'up' as const : 'down' as const, carrier: change.up,
+      } : {}),
+      ...(change.mtu !== undefined ? { mtu: change.mtu } : {}),
+    };
     this.linkTable.set(index, next);
     if (change.up !== undefined && change.up !== l.up) this.changes.push(`${change.up ? 'up' : 'down'} ${l.name}`);
     if (change.mtu !== undefined && change.mtu !== l.mtu) this.changes.push(`mtu ${l.name} ${change.mtu}`);
@@ -91,7 +104,8 @@ export class MemoryKernel implements RtnlApi {
       if (at < 0) throw fail('EADDRNOTAVAIL', `del address ${address}/${prefix}`);
       this.addressTable.splice(at, 1);
       // The kernel drops the routes whose gateway only this address made reachable.
-      this.routeTable = this.routeTable.filter((r) => r.oif !== index || !r.gateway || this.reachable(r.gateway, index));
+      this.routeTable = this.routeTable
+        .filter((r) => r.oif !== index || !r.gateway || this.reachable(r.gateway, index));
     }
     this.changes.push(`${op} ${address}/${prefix} ${l.name}`);
     for (const w of this.watchers) w.address?.(index);
@@ -101,15 +115,19 @@ export class MemoryKernel implements RtnlApi {
     const family: 4 | 6 = isIP(r.dst) === 6 || (r.gateway && isIP(r.gateway) === 6) ? 6 : 4;
     const metric = r.metric ?? 0;
     const text = `${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} oif ${r.oif} metric ${metric}`;
-    const at = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen && (x.metric ?? 0) === metric);
+    const at = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen
+      && (x.metric ?? 0) === metric);
     if (op === 'add') {
       if (!this.linkTable.has(r.oif)) throw fail('ENODEV', `add route ${text}`);
       if (at >= 0) throw fail('EEXIST', `add route ${text}`);
       if (r.gateway && !this.reachable(r.gateway, r.oif)) throw fail('ENETUNREACH', `add route ${text}`);
-      this.routeTable.push({ family, dst: r.dst, dstLen: r.dstLen, ...(r.gateway ? { gateway: r.gateway } : {}), oif: r.oif, metric, table: 254, protocol: 4, type: 1 });
+      this.routeTable.push({
+        family, dst: r.dst, dstLen: r.dstLen, ...(r.gateway ? { gateway: r.gateway } : {}), oif: r.oif, metric,
+        table: 254, protocol: 4, type: 1,
+      });
     } else {
-      const exact = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen && (x.metric ?? 0) === metric
-        && x.oif === r.oif && x.gateway === r.gateway);
+      const exact = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen
+        && (x.metric ?? 0) === metric && x.oif === r.oif && x.gateway === r.gateway);
       if (exact < 0) throw fail('ESRCH', `del route ${text}`);
       this.routeTable.splice(exact, 1);
     }

@@ -11,7 +11,10 @@ const RT_SCOPE = { UNIVERSE: 0, LINK: 253 } as const;
 const RTN_UNICAST = 1;
 const RTMSG = 12;
 
-export interface RouteMessage { family: 4 | 6; dst: string; dstLen: number; gateway?: string; oif?: number; metric?: number; table: number; protocol: number; type: number }
+export interface RouteMessage {
+  family: 4 | 6; dst: string; dstLen: number; gateway?: string; oif?: number; metric?: number;
+  table: number; protocol: number; type: number;
+}
 
 export function decodeRoute(payload: Buffer): RouteMessage {
   const family = payload[0] === AF.INET6 ? 6 : 4;
@@ -23,7 +26,8 @@ export function decodeRoute(payload: Buffer): RouteMessage {
   return {
     family, dstLen: payload[1]!, dst: dst ? ipString(dst) : family === 4 ? '0.0.0.0' : '::',
     table: readU32(a.get(RTA.TABLE)) ?? payload[4]!, protocol: payload[5]!, type: payload[7]!,
-    ...(gw ? { gateway: ipString(gw) } : {}), ...(oif !== undefined ? { oif } : {}), ...(metric !== undefined ? { metric } : {}),
+    ...(gw ? { gateway: ipString(gw) } : {}), ...(oif !== undefined ? { oif } : {}),
+    ...(metric !== undefined ? { metric } : {}),
   };
 }
 

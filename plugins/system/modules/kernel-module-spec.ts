@@ -8,14 +8,18 @@ import { errnoOf, isErrno } from '../../../native/errno.ts';
 import { layerOf } from '../../../init/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
 import {
-  KERNEL_MODULE_SPEC_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec,
+  KERNEL_MODULE_SPEC_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
+  type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec,
 } from '../types.ts';
-import { readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader, type ModuleSources } from './module-index.ts';
+import {
+  readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader, type ModuleSources,
+} from './module-index.ts';
 import { loadOrder, moduleNameOf } from './modules-dep.ts';
 
 function explainLoad(path: string, e: unknown): string {
   switch (errnoOf(e)) {
-    case 'ENOEXEC': return `${path} is not a module this kernel can load (ENOEXEC: built for another kernel or corrupt)`;
+    case 'ENOEXEC':
+      return `${path} is not a module this kernel can load (ENOEXEC: built for another kernel or corrupt)`;
     case 'ENOENT': return `${path}: unknown symbol or missing file (ENOENT; a dependency missing from modules.dep?)`;
     case 'EINVAL': return `${path}: the kernel refused it or its parameters (EINVAL)`;
     case 'EPERM': return `${path}: not permitted (EPERM: CAP_SYS_MODULE missing, or module loading disabled)`;
@@ -27,7 +31,8 @@ interface World { index: ModuleIndex; loaded: Set<string>; requested: Set<string
 
 export function kernelModuleSpecController(loader: ModuleLoader, sources: ModuleSources) {
   return specController<KernelModuleSpecSpec, KernelModuleSpecStatusSpec, World>({
-    name: 'kernel-module-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_MODULE_SPEC_TYPE, statusType: KERNEL_MODULE_SPEC_STATUS_TYPE,
+    name: 'kernel-module-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_MODULE_SPEC_TYPE,
+    statusType: KERNEL_MODULE_SPEC_STATUS_TYPE,
     observe: async (ctx) => ({
       index: readModuleIndex(sources.dir),
       loaded: new Set(readLoaded(sources).keys()),
@@ -42,7 +47,8 @@ export function kernelModuleSpecController(loader: ModuleLoader, sources: Module
       const entry = world.index.modules.get(name);
       if (!entry) {
         const shipped = [...world.index.modules.keys()].sort();
-        const error = world.index.error ?? `module "${name}" is not shipped in this image (${shipped.length} modules are: ${shipped.join(', ')})`;
+        const error = world.index.error
+          ?? `module "${name}" is not shipped in this image (${shipped.length} modules are: ${shipped.join(', ')})`;
         return { ...base, state: 'error', builtin: false, error, loaded: loadedBefore };
       }
       const loaded = [...loadedBefore];
@@ -50,14 +56,18 @@ export function kernelModuleSpecController(loader: ModuleLoader, sources: Module
         const mod = moduleNameOf(rel);
         if (world.loaded.has(mod)) continue;
         try { loader.load(join(sources.dir, rel), rel === entry.path ? s.parameters ?? '' : ''); } catch (e) {
-          if (!isErrno(e, 'EEXIST')) return { ...base, state: 'error', builtin: false, error: explainLoad(rel, e), loaded };
+          if (!isErrno(e, 'EEXIST')) {
+            return { ...base, state: 'error', builtin: false, error: explainLoad(rel, e), loaded };
+          }
         }
         world.loaded.add(mod);
         if (!loaded.includes(mod)) loaded.push(mod);
       }
       return { ...base, state: 'applied', builtin: false, loaded };
     },
-    failed: (_name, s, prev, error) => ({ layer: layerOf(s), state: 'error', builtin: false, error, loaded: prev?.loaded ?? [] }),
+    failed: (_name, s, prev, error) => ({
+      layer: layerOf(s), state: 'error', builtin: false, error, loaded: prev?.loaded ?? [],
+    }),
     undo(name, prev, world) {
       for (const mod of [...(prev.loaded ?? [])].reverse()) {
         if (mod !== name && world.requested.has(mod)) continue; // another spec wants it

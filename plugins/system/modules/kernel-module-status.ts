@@ -4,7 +4,9 @@
 import type { Controller } from '../../../init/cosi/controller/contract.ts';
 import type { Native } from '../../../native/index.ts';
 import { subscribeUevents } from '../../sdk/uevent.ts';
-import { KERNEL_MODULE_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleStatusSpec } from '../types.ts';
+import {
+  KERNEL_MODULE_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleStatusSpec,
+} from '../types.ts';
 import { readLoaded, type ModuleSources } from './module-index.ts';
 
 export function kernelModuleStatusController(sources: ModuleSources, n?: () => Native): Controller {
@@ -16,11 +18,13 @@ export function kernelModuleStatusController(sources: ModuleSources, n?: () => N
       const stop = n ? subscribeUevents(n(), 'module', () => ctx.requestReconcile()) : () => {};
       try {
         while (await ctx.next()) {
-          const requested = new Set((await ctx.state.list({ namespace: SYSTEM_NS, type: MERGED_KERNEL_MODULE_SPEC_TYPE }))
-            .filter((r) => r.metadata.phase === 'running').map((r) => r.metadata.id));
+          const specs = await ctx.state.list({ namespace: SYSTEM_NS, type: MERGED_KERNEL_MODULE_SPEC_TYPE });
+          const requested = new Set(specs.filter((r) => r.metadata.phase === 'running').map((r) => r.metadata.id));
           const loaded = readLoaded(sources);
           for (const m of loaded.values()) {
-            const status: KernelModuleStatusSpec = { size: m.size, refCount: m.refCount, usedBy: m.usedBy, requested: requested.has(m.name) };
+            const status: KernelModuleStatusSpec = {
+              size: m.size, refCount: m.refCount, usedBy: m.usedBy, requested: requested.has(m.name),
+            };
             await ctx.state.put({ namespace: SYSTEM_NS, type: KERNEL_MODULE_STATUS_TYPE, id: m.name }, status);
           }
           await ctx.state.cleanup({ namespace: SYSTEM_NS, type: KERNEL_MODULE_STATUS_TYPE }, new Set(loaded.keys()));

@@ -21,7 +21,9 @@ export interface ModuleSources {
   procModules: string;
 }
 
-export const defaultModuleSources = (): ModuleSources => ({ dir: join('/lib/modules', release()), procModules: '/proc/modules' });
+export const defaultModuleSources = (): ModuleSources => ({
+  dir: join('/lib/modules', release()), procModules: '/proc/modules',
+});
 
 export const nativeLoader = (n: () => Native): ModuleLoader => ({
   load: (path, params) => n().finitModule(path, params),
@@ -40,7 +42,9 @@ export function readModuleIndex(dir: string): ModuleIndex {
     return { modules: parseModulesDep(readFileSync(join(dir, 'modules.dep'), 'utf8')), builtin };
   } catch (e) {
     if (!isErrno(e, 'ENOENT')) throw e;
-    return { modules: new Map(), builtin, error: `cannot read ${join(dir, 'modules.dep')}: this image ships no modules` };
+    return {
+      modules: new Map(), builtin, error: `cannot read ${join(dir, 'modules.dep')}: this image ships no modules`,
+    };
   }
 }
 

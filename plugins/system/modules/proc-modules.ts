@@ -7,6 +7,9 @@ export interface LoadedModule { name: string; size: number; refCount: number; us
 export function parseProcModules(text: string): LoadedModule[] {
   return text.split('\n').filter(Boolean).map((line) => {
     const [name = '', size = '0', refs = '0', users = '-', state = ''] = line.split(/\s+/);
-    return { name, size: Number(size), refCount: Number(refs), usedBy: users === '-' ? [] : users.split(',').filter(Boolean), state: state.toLowerCase() };
+    return {
+      name, size: Number(size), refCount: Number(refs), usedBy: users === '-' ? [] : users.split(',').filter(Boolean),
+      state: state.toLowerCase(),
+    };
   });
 }

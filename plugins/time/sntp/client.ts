@@ -23,7 +23,9 @@ export function parseServer(text: string): ServerAddress {
 }
 
 export class SntpError extends Error {
-  constructor(message: string, readonly server: string, options?: { cause?: unknown }) { super(`${server}: ${message}`, options); }
+  constructor(message: string, readonly server: string, options?: { cause?: unknown }) {
+    super(`${server}: ${message}`, options);
+  }
 }
 
 export interface QueryResult extends Sample { server: string; address: string }
@@ -32,13 +34,18 @@ export async function querySntp(server: string, now: () => number, timeoutMs = 2
   const { host, port } = parseServer(server);
   let address = host;
   if (!isIP(host)) {
-    try { address = (await lookup(host)).address; } catch (e) { throw new SntpError(`cannot resolve: ${(e as Error).message}`, server, { cause: e }); }
+    try { address = (await lookup(host)).address; } catch (e) {
+      throw new SntpError(`cannot resolve: ${(e as Error).message}`, server, { cause: e });
+    }
   }
   const sock = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
   try {
     return await new Promise<QueryResult>((resolve, reject) => {
       const timer = setTimeout(() => reject(new SntpError(`no answer within ${timeoutMs} ms`, server)), timeoutMs);
-      const fail = (e: Error) => { clearTimeout(timer); reject(new SntpError(`no answer (${(e as NodeJS.ErrnoException).code ?? e.message})`, server, { cause: e })); };
+      const fail = (e: Error) => {
+        clearTimeout(timer);
+        reject(new SntpError(`no answer (${(e as NodeJS.ErrnoException).code ?? e.message})`, server, { cause: e }));
+      };
       sock.on('error', fail);
       let request: Buffer;
       let t1 = 0;

@@ -3,8 +3,12 @@
 import t from 'tap';
 import { decodePacket, encodeRequest, msToNtp, ntpToMs, sampleFromReply } from './packet.ts';
 
-const request = Buffer.from('23000000000000000000000000000000000000000000000000000000000000000000000000000000ec1a2b3c40000000', 'hex');
-const reply = Buffer.from('240800e600000000000000007f7f0101eeac1462804af69aec1a2b3c40000000eeac1464315f3307eeac1464323594d4', 'hex');
+const request = Buffer.from(
+  '23000000000000000000000000000000000000000000000000000000000000000000000000000000ec1a2b3c40000000', 'hex',
+);
+const reply = Buffer.from(
+  '240800e600000000000000007f7f0101eeac1462804af69aec1a2b3c40000000eeac1464315f3307eeac1464323594d4', 'hex',
+);
 
 t.test('timestamps: NTP era 0, era 1 after 2036, and the fraction', async (t) => {
   const now = Date.UTC(2026, 10, 21, 12, 0, 0, 250);
@@ -27,7 +31,9 @@ t.test('a request is version 4, mode 3, with our clock in transmit', async (t) =
 
 t.test("decodes chronyd's reply", async (t) => {
   const p = decodePacket(reply);
-  t.match(p, { leap: 0, version: 4, mode: 'server', stratum: 8, referenceId: '127.127.1.1', pollLog2: 0, precisionLog2: -26 });
+  t.match(p, {
+    leap: 0, version: 4, mode: 'server', stratum: 8, referenceId: '127.127.1.1', pollLog2: 0, precisionLog2: -26,
+  });
   t.equal(new Date(p.transmitMs).toISOString().slice(0, 19), '2026-11-21T13:00:20', 'server time');
   t.ok(p.transmitMs >= p.receiveMs, 'sent after received');
   t.same(reply.subarray(24, 32), request.subarray(40, 48), 'originate echoes our transmit');
@@ -45,7 +51,8 @@ t.test('offset and delay from the four timestamps', async (t) => {
 
 t.test('replies that must not set the clock', async (t) => {
   const at = (i: number, v: number, b = Buffer.from(reply)) => { b[i] = v; return b; };
-  t.throws(() => sampleFromReply(reply, encodeRequest(Date.now()), 0, 1), /does not answer our request/, 'spoofed or stale');
+  t.throws(() => sampleFromReply(reply, encodeRequest(Date.now()), 0, 1), /does not answer our request/,
+    'spoofed or stale');
   t.throws(() => sampleFromReply(at(0, 0x23), request, 0, 1), /mode client, not server/);
   const kod = Buffer.from(reply); kod[1] = 0; kod.write('RATE', 12, 'latin1');
   t.throws(() => sampleFromReply(kod, request, 0, 1), /kiss-o'-death "RATE"/);

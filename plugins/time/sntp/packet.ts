@@ -54,9 +54,12 @@ export function encodeRequest(transmitMs: number): Buffer {
 const shortMs = (v: number) => (v / 65536) * 1000; // NTP short format: 16.16 seconds
 
 export function decodePacket(b: Buffer): NtpPacket {
-  if (b.length < NTP_PACKET_SIZE) throw new NtpPacketError(`NTP packet of ${b.length} bytes, need ${NTP_PACKET_SIZE}`, b);
+  if (b.length < NTP_PACKET_SIZE) {
+    throw new NtpPacketError(`NTP packet of ${b.length} bytes, need ${NTP_PACKET_SIZE}`, b);
+  }
   const modeNum = b[0]! & 7;
-  const mode: NtpMode = modeNum === MODE.client ? 'client' : modeNum === MODE.server ? 'server' : modeNum === MODE.broadcast ? 'broadcast' : 'other';
+  const mode: NtpMode = modeNum === MODE.client ? 'client' : modeNum === MODE.server ? 'server'
+    : modeNum === MODE.broadcast ? 'broadcast' : 'other';
   const stratum = b[1]!;
   const ref = b.subarray(12, 16);
   return {
@@ -87,7 +90,9 @@ export interface Sample {
 export function sampleFromReply(reply: Buffer, request: Buffer, t1Ms: number, t4Ms: number): Sample {
   const p = decodePacket(reply);
   if (p.mode !== 'server') throw new NtpPacketError(`reply is mode ${p.mode}, not server`, reply);
-  if (!reply.subarray(24, 32).equals(request.subarray(40, 48))) throw new NtpPacketError('reply does not answer our request (originate timestamp differs)', reply);
+  if (!reply.subarray(24, 32).equals(request.subarray(40, 48))) {
+    throw new NtpPacketError('reply does not answer our request (originate timestamp differs)', reply);
+  }
   if (p.stratum === 0) throw new NtpPacketError(`server sent kiss-o'-death "${p.referenceId}"`, reply);
   if (p.stratum > 15) throw new NtpPacketError(`server stratum ${p.stratum} is unsynchronized`, reply);
   if (p.leap === 3) throw new NtpPacketError('server clock is not synchronized (leap indicator 3)', reply);

@@ -4,8 +4,12 @@
 // why; deadlines travel as grpc-timeout and are enforced here too; a server that
 // stops answering pings is noticed (keepalive) and every call on it fails.
 import { connect as netConnect } from 'node:net';
-import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
-import { decodeGrpcMessage, formatTimeout, frame, FrameError, MessageReader, Status, type StatusCode } from './framing.ts';
+import {
+  connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders,
+} from 'node:http2';
+import {
+  decodeGrpcMessage, formatTimeout, frame, FrameError, MessageReader, Status, type StatusCode,
+} from './framing.ts';
 
 /** A call that ended with a status other than OK. `trailers` has what the server sent besides. */
 export class GrpcCallError extends Error {
@@ -39,8 +43,12 @@ const headerValue = (h: IncomingHttpHeaders, k: string) => { const v = h[k]; ret
 function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
   const code = Number(headerValue(h, 'grpc-status') ?? NaN);
   if (code === Status.OK) return undefined;
-  const extra = Object.fromEntries(Object.entries(h).filter(([k]) => !k.startsWith(':') && !k.startsWith('grpc-')).map(([k, v]) => [k, String(v)]));
-  if (Number.isNaN(code)) return new GrpcCallError(Status.INTERNAL, 'the server ended the call without a grpc-status', extra);
+  const extra = Object.fromEntries(Object.entries(h)
+    .filter(([k]) => !k.startsWith(':') && !k.startsWith('grpc-'))
+    .map(([k, v]) => [k, String(v)]));
+  if (Number.isNaN(code)) {
+    return new GrpcCallError(Status.INTERNAL, 'the server ended the call without a grpc-status', extra);
+  }
   return new GrpcCallError(code as StatusCode, decodeGrpcMessage(headerValue(h, 'grpc-message') ?? ''), extra);
 }
 
@@ -72,10 +80,15 @@ export class GrpcChannel {
     this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
       // Small messages go out at once (no Nagle delay waiting for an ACK).
       const s = connect(this.authority, {
-        createConnection: () => (this.socketPath ? netConnect(this.socketPath) : netConnect({ ...this.hostPort(), noDelay: true })),
+        createConnection: () => (this.socketPath
+          ? netConnect(this.socketPath)
+          : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
-      const fail = (why: string) => { this.ready = undefined; s.destroy(); reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`)); };
+      const fail = (why: string) => {
+        this.ready = undefined; s.destroy();
+        reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
+      };
       const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms (timed out)`), timeoutMs);
       s.once('connect', () => {
         clearTimeout(timer);
@@ -86,7 +99,9 @@ export class GrpcChannel {
         this.startKeepalive(s);
         resolve(s);
       });
-      s.once('error', (e: NodeJS.ErrnoException) => { clearTimeout(timer); if (!this.session) fail(e.code ? `${e.code} (${e.message})` : e.message); });
+      s.once('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer); if (!this.session) fail(e.code ? `${e.code} (${e.message})` : e.message);
+      });
       s.once('close', () => { if (this.session === s) { this.session = undefined; clearInterval(this.keepalive); } });
       s.on('goaway', () => { if (this.session === s) this.session = undefined; });
     });
@@ -147,7 +162,9 @@ export class GrpcChannel {
       while (handler && !busy && queue.length) {
         const m = queue.shift()!;
         let p: void | Promise<void>;
-        try { p = handler(m); } catch (e) { handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); break; }
+        try { p = handler(m); } catch (e) {
+          handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); break;
+        }
         if (p) {
           busy = true;
           stream?.pause();
@@ -163,10 +180,15 @@ export class GrpcChannel {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
-      const settle = () => finish(handlerError ? new GrpcCallError(Status.CANCELLED, `the message handler failed: ${handlerError.message}`) : e);
+      const settle = () => finish(handlerError
+        ? new GrpcCallError(Status.CANCELLED, `the message handler failed: ${handlerError.message}`)
+        : e);
       if (!busy && !queue.length) settle(); else drained = settle;
     };
-    const timer = o.deadlineMs ? setTimeout(() => { stream?.close(constants.NGHTTP2_CANCEL); end(new GrpcCallError(Status.DEADLINE_EXCEEDED, `no answer within ${o.deadlineMs} ms`)); }, o.deadlineMs) : undefined;
+    const timer = o.deadlineMs ? setTimeout(() => {
+      stream?.close(constants.NGHTTP2_CANCEL);
+      end(new GrpcCallError(Status.DEADLINE_EXCEEDED, `no answer within ${o.deadlineMs} ms`));
+    }, o.deadlineMs) : undefined;
     this.open(path, request, o).then((st) => {
       stream = st;
       if (cancelled) { st.close(constants.NGHTTP2_CANCEL); return; }
@@ -174,7 +196,10 @@ export class GrpcChannel {
       let headersStatus: GrpcCallError | undefined | null = null;
       st.on('response', (h) => {
         const http = Number(h[':status']);
-        if (http !== 200) { headersStatus = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`); return; }
+        if (http !== 200) {
+          headersStatus = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`);
+          return;
+        }
         if (h['grpc-status'] !== undefined) headersStatus = statusOf(h); // trailers-only
       });
       st.on('data', (chunk: Buffer) => {
@@ -184,17 +209,23 @@ export class GrpcChannel {
         }
       });
       st.on('trailers', (h) => end(statusOf(h)));
-      st.on('error', (e: Error) => end(new GrpcCallError(cancelled ? Status.CANCELLED : Status.UNAVAILABLE, `connection to ${this.address} lost: ${e.message}`)));
+      st.on('error', (e: Error) => end(new GrpcCallError(cancelled ? Status.CANCELLED : Status.UNAVAILABLE,
+        `connection to ${this.address} lost: ${e.message}`)));
       st.on('close', () => {
         if (headersStatus !== null) { end(headersStatus); return; }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')
-          : new GrpcCallError(Status.UNAVAILABLE, `the call to ${this.address} ended without a status (the server went away?)`));
+          : new GrpcCallError(Status.UNAVAILABLE,
+            `the call to ${this.address} ended without a status (the server went away?)`));
       });
     }, (e: GrpcCallError) => end(e));
     return {
       onMessage(fn) { handler = fn; pump(); },
       done,
-      cancel() { cancelled = true; stream?.close(constants.NGHTTP2_CANCEL); end(new GrpcCallError(Status.CANCELLED, 'cancelled')); },
+      cancel() {
+        cancelled = true;
+        stream?.close(constants.NGHTTP2_CANCEL);
+        end(new GrpcCallError(Status.CANCELLED, 'cancelled'));
+      },
     };
   }
 

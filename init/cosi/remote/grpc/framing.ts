@@ -45,8 +45,14 @@ export class MessageReader {
       if (this.buffered < 5) return out;
       const head = this.peek(5);
       const length = head.readUInt32BE(1);
-      if (head[0] !== 0) throw new FrameError(Status.UNIMPLEMENTED, 'compressed messages are not accepted (grpc-accept-encoding: identity)');
-      if (length > this.maxBytes) throw new FrameError(Status.RESOURCE_EXHAUSTED, `message of ${length} bytes exceeds the limit of ${this.maxBytes}`);
+      if (head[0] !== 0) {
+        throw new FrameError(Status.UNIMPLEMENTED,
+          'compressed messages are not accepted (grpc-accept-encoding: identity)');
+      }
+      if (length > this.maxBytes) {
+        throw new FrameError(Status.RESOURCE_EXHAUSTED,
+          `message of ${length} bytes exceeds the limit of ${this.maxBytes}`);
+      }
       if (this.buffered < 5 + length) return out;
       const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
       out.push(all.subarray(5, 5 + length));
@@ -83,7 +89,9 @@ export function formatTimeout(ms: number): string {
 
 /** grpc-message is percent-encoded: every byte outside printable ASCII, and %. */
 export function encodeGrpcMessage(s: string): string {
-  return [...Buffer.from(s, 'utf8')].map((b) => (b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  return [...Buffer.from(s, 'utf8')].map((b) => (b >= 0x20 && b <= 0x7e && b !== 0x25
+    ? String.fromCharCode(b)
+    : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
 }
 
 export function decodeGrpcMessage(s: string): string {

@@ -18,12 +18,16 @@ export function grpcHttp2Server(o: GrpcServerOptions): GrpcHttp2Server {
   server.on('stream', (stream, headers) => handleGrpcStream(o, stream, headers));
   server.on('session', (s) => { sessions.add(s); s.once('close', () => sessions.delete(s)); });
   // Small messages go out at once (no Nagle delay waiting for an ACK); a unix socket has no such delay.
-  server.on('connection', (socket: Socket) => { if (typeof socket.setNoDelay === 'function' && socket.remoteAddress) socket.setNoDelay(true); });
+  server.on('connection', (socket: Socket) => {
+    if (typeof socket.setNoDelay === 'function' && socket.remoteAddress) socket.setNoDelay(true);
+  });
   return {
     server,
     listen: (where) => new Promise((resolve, reject) => {
       server.once('error', reject);
-      const done = () => { server.off('error', reject); const a = server.address(); resolve(typeof a === 'object' && a ? a.port : 0); };
+      const done = () => {
+        server.off('error', reject); const a = server.address(); resolve(typeof a === 'object' && a ? a.port : 0);
+      };
       if ('path' in where) server.listen(where.path, done); else server.listen(where.port, where.host, done);
     }),
     async stop(graceMs = 1000) {

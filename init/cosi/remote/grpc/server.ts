@@ -6,7 +6,9 @@
 // trailers-only response when nothing was sent). Any http2 server can route its
 // 'stream' events here.
 import type { Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { encodeGrpcMessage, frame, FrameError, MessageReader, parseTimeout, Status, type StatusCode } from './framing.ts';
+import {
+  encodeGrpcMessage, frame, FrameError, MessageReader, parseTimeout, Status, type StatusCode,
+} from './framing.ts';
 
 /** What a handler throws to answer with a status (anything else is mapped by `toStatus`). */
 export class GrpcError extends Error {
@@ -48,9 +50,13 @@ export interface GrpcServerOptions {
 
 const BATCH_BYTES = 64 * 1024;
 
-function respondStatus(stream: ServerHttp2Stream, code: StatusCode, message: string, trailers: Record<string, string> = {}): void {
+function respondStatus(
+  stream: ServerHttp2Stream, code: StatusCode, message: string, trailers: Record<string, string> = {},
+): void {
   if (stream.destroyed || stream.closed) return;
-  const status = { 'grpc-status': String(code), ...(message ? { 'grpc-message': encodeGrpcMessage(message) } : {}), ...trailers };
+  const status = {
+    'grpc-status': String(code), ...(message ? { 'grpc-message': encodeGrpcMessage(message) } : {}), ...trailers,
+  };
   if (!stream.headersSent) {
     stream.respond({ ':status': 200, 'content-type': 'application/grpc', ...status }, { endStream: true });
     return;
@@ -64,7 +70,8 @@ const pendingTrailers = new WeakMap<ServerHttp2Stream, Record<string, string>>()
 
 function startResponse(stream: ServerHttp2Stream): void {
   if (stream.headersSent) return;
-  stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' }, { waitForTrailers: true });
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' },
+    { waitForTrailers: true });
   stream.once('wantTrailers', () => stream.sendTrailers(pendingTrailers.get(stream) ?? { 'grpc-status': '0' }));
 }
 
@@ -113,7 +120,8 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
   if (!method) { respondStatus(stream, Status.UNIMPLEMENTED, `unknown method ${path}`); return; }
   const encoding = headers['grpc-encoding'];
   if (encoding && encoding !== 'identity') {
-    respondStatus(stream, Status.UNIMPLEMENTED, `grpc-encoding ${String(encoding)} is not supported (identity only)`, { 'grpc-accept-encoding': 'identity' });
+    respondStatus(stream, Status.UNIMPLEMENTED, `grpc-encoding ${String(encoding)} is not supported (identity only)`,
+      { 'grpc-accept-encoding': 'identity' });
     return;
   }
   const ctx: CallContext = { signal: abort.signal, headers, session: stream.session! };
@@ -122,13 +130,18 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     abort.abort(new GrpcError(Status.DEADLINE_EXCEEDED, `deadline of ${timeout} ms exceeded`));
     respondStatus(stream, Status.DEADLINE_EXCEEDED, 'deadline exceeded');
   }, timeout) : undefined;
-  stream.once('close', () => { clearTimeout(timer); if (!abort.signal.aborted) abort.abort(new GrpcError(Status.CANCELLED, 'cancelled by the client')); });
+  stream.once('close', () => {
+    clearTimeout(timer);
+    if (!abort.signal.aborted) abort.abort(new GrpcError(Status.CANCELLED, 'cancelled by the client'));
+  });
 
   const reader = new MessageReader(o.maxRequestBytes);
   const messages: Buffer[] = [];
   const fail = (e: unknown) => {
     if (abort.signal.aborted && stream.closed) return;
-    const s = e instanceof GrpcError ? { code: e.code, message: e.message, trailers: e.trailers } : e instanceof FrameError ? { code: e.status, message: e.message } : o.toStatus(e);
+    const s = e instanceof GrpcError ? { code: e.code, message: e.message, trailers: e.trailers }
+      : e instanceof FrameError ? { code: e.status, message: e.message }
+      : o.toStatus(e);
     respondStatus(stream, s.code, s.message, s.trailers);
   };
   stream.on('data', (chunk: Buffer) => {
@@ -137,7 +150,8 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
   stream.on('end', () => {
     if (stream.closed || stream.headersSent) return;
     if (reader.pending || messages.length !== 1) {
-      respondStatus(stream, Status.INVALID_ARGUMENT, `expected one request message, got ${messages.length}${reader.pending ? ' and a truncated one' : ''}`);
+      respondStatus(stream, Status.INVALID_ARGUMENT,
+        `expected one request message, got ${messages.length}${reader.pending ? ' and a truncated one' : ''}`);
       return;
     }
     const request = messages[0]!;

@@ -4,7 +4,7 @@ import { errnoOf, isErrno } from '../../native/errno.ts';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { probe, PROBE_BYTES } from './superblock.ts';
-import type { BlockDeviceSpec } from './types.ts';
+import type { BlockDeviceSpec } from '../../proto/gen/spec-types.ts';
 
 const read = (p: string) => {
   try { return readFileSync(p, 'utf8').trim(); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }

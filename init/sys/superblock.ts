@@ -19,7 +19,8 @@ export function probe(b: Buffer): Probe | null {
   if (b.length >= 2048 && b.readUInt16LE(1024 + 56) === 0xef53) {
     const compatFeatures = b.readUInt32LE(1024 + 92);
     const incompat = b.readUInt32LE(1024 + 96);
-    const fstype = incompat & 0x40 /* extents */ || incompat & 0x80 /* 64bit */ ? 'ext4' : compatFeatures & 0x4 /* has_journal */ ? 'ext3' : 'ext2';
+    const fstype = incompat & 0x40 /* extents */ || incompat & 0x80 /* 64bit */ ? 'ext4'
+      : compatFeatures & 0x4 /* has_journal */ ? 'ext3' : 'ext2';
     const label = str(b, 1024 + 120, 16);
     return { fstype, uuid: uuid16(b.subarray(1024 + 104, 1024 + 120)), ...(label ? { label } : {}) };
   }
@@ -38,7 +39,12 @@ export function probe(b: Buffer): Probe | null {
       const off = fat32 ? 0x43 : 0x27; // volume id, then the 11-byte label
       const id = b.readUInt32LE(off);
       const label = str(b, off + 4, 11);
-      return { fstype: 'vfat', uuid: `${(id >>> 16).toString(16).toUpperCase().padStart(4, '0')}-${(id & 0xffff).toString(16).toUpperCase().padStart(4, '0')}`, ...(label && label !== 'NO NAME' ? { label } : {}) };
+      return {
+        fstype: 'vfat',
+        uuid: `${(id >>> 16).toString(16).toUpperCase().padStart(4, '0')}-`
+          + `${(id & 0xffff).toString(16).toUpperCase().padStart(4, '0')}`,
+        ...(label && label !== 'NO NAME' ? { label } : {}),
+      };
     }
   }
   // swap: "SWAPSPACE2" at the end of the first page
