@@ -4,7 +4,8 @@ import { flag, has, parseArgs, type FlagSpec } from './args.ts';
 import { loadContext } from './config.ts';
 import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { apiResources } from './commands/api-resources.ts';
-import { apply, APPLY_HELP } from './commands/apply.ts';
+import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './commands/apply.ts';
+import { validate, VALIDATE_HELP } from './commands/validate.ts';
 import { del, DELETE_HELP } from './commands/delete.ts';
 import { get, GET_HELP } from './commands/get.ts';
 import { Session } from './session.ts';
@@ -15,7 +16,9 @@ Reads, watches and declares the appliance's resources over the COSI API.
 
 commands:
   get TYPE [ID...]       show resources (table, -o yaml|json, --watch, -l selectors)
-  apply -f FILE          create or update resources from multi-document YAML
+  apply -f FILE          create or update resources from multi-document YAML (kept in the machine config)
+  apply-config -f FILE   replace the whole machine config (--dry-run, --try 60s, --confirm)
+  validate -f FILE       check a machine config offline
   delete TYPE ID...      tear down and destroy resources
   api-resources          the resource types the machine serves
   version                client and machine versions
@@ -36,6 +39,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'namespace', short: 'n', value: true }, { name: 'output', short: 'o', value: true },
   { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
   { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
+  { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
   { name: 'help', short: 'h' },
 ];
 
@@ -45,15 +49,24 @@ const err = (s: string) => { process.stderr.write(s); };
 export async function cosictl(argv: string[]): Promise<number> {
   const p = parseArgs(argv, FLAGS);
   const [command, ...rest] = p.positional;
-  const helpFor: Record<string, string> = { get: GET_HELP, apply: APPLY_HELP, delete: DELETE_HELP };
+  const helpFor: Record<string, string> = {
+    get: GET_HELP, apply: APPLY_HELP, 'apply-config': APPLY_CONFIG_HELP, validate: VALIDATE_HELP, delete: DELETE_HELP,
+  };
   if (has(p, 'help') || !command || command === 'help') {
     out((command && helpFor[command]) || HELP);
     return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
   }
-  const known = ['get', 'apply', 'delete', 'api-resources', 'version'];
+  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'api-resources', 'version'];
   if (!known.includes(command)) throw new CliError(
     `unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage,
   );
+  const only = (names: string[]) => {
+    for (const n of ['dry-run', 'try', 'confirm']) {
+      if (has(p, n) && !names.includes(n)) throw new CliError(`--${n} is not a flag of ${command}`, EXIT.usage);
+    }
+  };
+  only(command === 'apply' ? ['dry-run', 'try'] : command === 'apply-config' ? ['dry-run', 'try', 'confirm'] : []);
+  if (command === 'validate') return validate({ ...p, positional: rest }, out, err);
   const ctx = loadContext({
     endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
   });
@@ -63,7 +76,8 @@ export async function cosictl(argv: string[]): Promise<number> {
     const sub = { ...p, positional: rest };
     switch (command) {
       case 'get': return await get(session, sub, out);
-      case 'apply': return await apply(session, sub, out, err);
+      case 'apply': return await applyConfig(session, sub, 'merge', out, err);
+      case 'apply-config': return await applyConfig(session, sub, 'replace', out, err);
       case 'delete': return await del(session, sub, out);
       case 'api-resources': return await apiResources(session, out);
       default: {

@@ -95,7 +95,9 @@ const watchRun = (threads: number) => measureWatchDelivery({
   address, kind: { namespace: 'config', type: MOTD_TYPE }, watchers: WATCHERS, threads,
   connections: Math.max(1, Math.round(10 / threads)), updates: 300,
   async update(i) {
-    w = await client.update({ ...w, metadata: { ...w.metadata, labels: { seq: String(i) } }, spec: { text: `watch ${i}` } });
+    w = await client.update({
+      ...w, metadata: { ...w.metadata, labels: { seq: String(i) } }, spec: { text: `watch ${i}` },
+    });
   },
 });
 const spread = await watchRun(WATCH_THREADS);

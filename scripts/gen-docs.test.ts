@@ -3,10 +3,16 @@ import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { validateSpec } from '../init/cosi/meta/schema.ts';
 import { specMessages } from '../init/model/spec-codecs.ts';
-import { builtinDefinitions, generate, RESOURCES_MD, splitComment } from './gen-docs.ts';
+import {
+  BUILTIN_TYPES_TS, builtinDefinitions, generate, generateBuiltinTypes, RESOURCES_MD, splitComment,
+} from './gen-docs.ts';
 
 t.test('docs/resources.md matches the definitions and proto/ (run `npm run gen:proto` after editing)', async (t) => {
   t.equal(readFileSync(RESOURCES_MD, 'utf8'), generate());
+});
+
+t.test('proto/gen/builtin-types.ts matches the definitions (run `npm run gen:proto` after editing)', async (t) => {
+  t.equal(readFileSync(BUILTIN_TYPES_TS, 'utf8'), generateBuiltinTypes());
 });
 
 t.test('every example in a .proto comment is a valid spec of its type', async (t) => {

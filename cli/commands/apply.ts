@@ -1,102 +1,140 @@
-// apply: creates or updates the resources of multi-document YAML files. The whole
-// input is validated first (syntax, types, namespaces, ids, specs against their
-// schema, ownership): if anything is wrong, every problem is printed and nothing
-// is written.
+// apply, apply-config: send documents to the machine config service. `apply` merges
+// them into the machine config (creates and updates), `apply-config` replaces the
+// whole config (and deletes the user resources it does not name). The machine
+// validates the whole input first: on any problem nothing is written and every
+// problem is printed with its document number and field (exit 3).
 import { readFileSync } from 'node:fs';
-import { formatProblem, parseDocuments, type DocumentProblem } from '../../init/config/documents.ts';
-import { NAMESPACE_TYPE, META_NAMESPACE } from '../../init/cosi/meta/definition.ts';
-import { newResource, type Resource } from '../../init/cosi/resource/resource.ts';
-import { isVersionConflict } from '../../init/cosi/state/errors.ts';
-import { findResource } from '../../init/cosi/state/find.ts';
-import { copyResource } from '../../init/cosi/state/freeze.ts';
-import { sameSpec } from '../../init/cosi/spec/spec-equal.ts';
-import { flagAll, type Parsed } from '../args.ts';
+import { decodeConfigInput } from '../../init/config/config-input.ts';
+import {
+  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
+} from '../../init/config/config-service-wire.ts';
+import { StateError } from '../../init/cosi/state/errors.ts';
+import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import type { Session } from '../session.ts';
 
-export const APPLY_HELP = `usage: cosictl apply -f FILE [-f FILE...]
-
-Creates or updates the resources in FILE (multi-document YAML; - reads stdin):
-
-  metadata:
+const DOCUMENT = `  metadata:
     type: Motd            # type name or alias
     id: hello
     namespace: config     # optional (the type's default)
     labels: {team: a}     # optional
   spec:
-    text: Hello
+    text: Hello`;
 
-All documents are validated before anything is written; on any problem each one
-is printed with its document number and field, and the exit code is 3.
+const COMMON = `  -f, --filename FILE   multi-document YAML, plain or gzip (- reads stdin); repeatable
+      --dry-run         validate and show what would change; change nothing
+      --try DURATION    apply without persisting (e.g. 60s, 5m); unless
+                        \`cosictl apply-config --confirm\` comes in time, the
+                        previous config comes back exactly
+
+The machine validates the whole input first (types, namespaces, ids, specs, and
+the types and namespaces the input defines itself): on any problem each one is
+printed with its document number and field, nothing is written, and the exit
+code is 3. Changes that take effect only at the next boot are listed as such.`;
+
+export const APPLY_HELP = `usage: cosictl apply -f FILE [-f FILE...] [--dry-run] [--try DURATION]
+
+Creates or updates the resources in FILE and keeps them in the machine config
+(persisted on the STATE filesystem when the machine has one):
+
+${DOCUMENT}
+
+${COMMON}
 `;
 
-function readInput(path: string): string {
-  try { return path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8'); } catch (e) {
+export const APPLY_CONFIG_HELP = `usage: cosictl apply-config -f FILE [--dry-run] [--try DURATION]
+       cosictl apply-config --confirm
+
+Replaces the machine config with FILE: resources in it are created or updated,
+resources users declared before that FILE does not name are deleted. What
+controllers, DHCP or the platform produce is never touched.
+
+${COMMON}
+  --confirm             keep the config being tried
+`;
+
+function readInput(path: string): Buffer {
+  try { return path === '-' ? readFileSync(0) : readFileSync(path); } catch (e) {
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`, EXIT.usage);
   }
 }
 
+/** "60s", "5m", "1h", "90" (seconds) -> seconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)(s|m|h)?$/.exec(text.trim());
+  if (!m) throw new CliError(`--try: "${text}" is not a duration (e.g. 60s, 5m, 1h)`, EXIT.usage);
+  const n = Number(m[1]) * ({ s: 1, m: 60, h: 3600 }[m[2] as 's' | 'm' | 'h'] ?? 1);
+  if (n < 1 || n > 86_400) throw new CliError(`--try: ${text} is outside 1s..24h`, EXIT.usage);
+  return n;
+}
 
-export async function apply(
-  s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void,
+/** One input for the machine: a single file as it is (the machine undoes gzip), several joined as documents. */
+function input(files: string[]): { bytes: Uint8Array; name: string } {
+  const name = files.map((f) => (f === '-' ? 'stdin' : f)).join(', ');
+  if (files.length === 1) {
+    // Checked here too (size, gzip, nesting): no point sending what the machine refuses unread.
+    const bytes = readInput(files[0]!);
+    const d = decodeConfigInput(bytes);
+    if (!d.ok) throw new CliError(`${name}: ${d.message}; nothing applied`, EXIT.invalid);
+    return { bytes, name };
+  }
+  const texts = files.map((f) => {
+    const d = decodeConfigInput(readInput(f));
+    if (!d.ok) throw new CliError(`${f}: ${d.message}`, EXIT.invalid);
+    return d.text.endsWith('\n') ? d.text : `${d.text}\n`;
+  });
+  return { bytes: Buffer.from(texts.map((t) => `---\n${t}`).join('')), name };
+}
+
+const VERB: Record<string, string> = {
+  created: 'created', updated: 'configured', unchanged: 'unchanged', deleted: 'deleted',
+};
+
+export async function applyConfig(
+  s: Session, p: Parsed, mode: 'merge' | 'replace', out: (text: string) => void, err: (text: string) => void,
 ): Promise<number> {
+  const command = mode === 'merge' ? 'apply' : 'apply-config';
+  if (has(p, 'confirm')) {
+    if (mode === 'merge' || flagAll(p, 'filename').length || has(p, 'try') || has(p, 'dry-run')) {
+      throw new CliError('--confirm goes alone: cosictl apply-config --confirm', EXIT.usage);
+    }
+    const r = CONFIRM_RESPONSE.decode(await s.state.unary(CONFIRM_CONFIG_PATH, CONFIRM_REQUEST.encode({})));
+    out(`tried config confirmed; ${r.persistedTo ? `persisted to ${r.persistedTo}` : `held in memory only: `
+      + r.persistProblem}\n`);
+    return EXIT.ok;
+  }
   const files = flagAll(p, 'filename');
-  if (!files.length) throw new CliError('apply: give at least one -f FILE (or -f - for stdin)', EXIT.usage);
-  const defs = await s.definitions();
-  const namespaces = new Set(
-    (await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })).map((r) => r.metadata.id),
-  );
-
-  const problems: string[] = [];
-  const plan: { doc: ReturnType<typeof parseDocuments>['docs'][number]; source: string; current?: Resource }[] = [];
-  for (const f of files) {
-    const { docs, problems: ps } = parseDocuments(readInput(f), defs, namespaces);
-    problems.push(...ps.map((x: DocumentProblem) => formatProblem(x, f === '-' ? 'stdin' : f)));
-    for (const doc of docs) {
-      const current = await findResource(s.state, doc);
-      if (current && current.metadata.owner !== '') {
-        problems.push(formatProblem({
-          index: doc.index,
-          what: `${doc.definition.displayType} ${doc.id}`,
-          message: `is managed by "${current.metadata.owner}"; declare the matching spec resource instead`,
-        }, f));
-      }
-      plan.push({ doc, source: f, ...(current ? { current } : {}) });
+  if (!files.length) throw new CliError(`${command}: give -f FILE (or -f - for stdin)`, EXIT.usage);
+  if (mode === 'replace' && files.length > 1) {
+    throw new CliError('apply-config: give one -f FILE: it becomes the whole config', EXIT.usage);
+  }
+  const dryRun = has(p, 'dry-run');
+  const tryFor = flag(p, 'try');
+  const trySeconds = tryFor === undefined ? 0 : parseDuration(tryFor);
+  if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
+  const { bytes, name } = input(files);
+  let res;
+  try {
+    res = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: bytes, mode, dryRun, trySeconds, sourceName: name,
+    })));
+  } catch (e) {
+    if (e instanceof StateError && e.code === 'invalid-argument') {
+      err(`${e.message}\n`);
+      return EXIT.invalid;
     }
+    throw e;
   }
-  if (problems.length) {
-    for (const line of problems) err(`${line}\n`);
-    err(`nothing applied: ${problems.length} problem(s)\n`);
-    return EXIT.invalid;
+  for (const c of res.changes ?? []) {
+    out(`${c.resource} ${VERB[c.action] ?? c.action}${dryRun ? ' (dry run)' : ''}${c.needsReboot
+      ? ' (takes effect at the next boot)' : ''}\n`);
   }
-
-  for (const { doc, current } of plan) {
-    const name = `${doc.definition.displayType.toLowerCase()}/${doc.id}`;
-    // The first attempt uses what validation read; a conflict means it changed since: read again.
-    let cur = current;
-    for (let attempt = 0; ; attempt++) {
-      if (attempt > 0) cur = await findResource(s.state, doc);
-      try {
-        if (!cur) {
-          await s.state.create(newResource(doc, doc.spec, { labels: doc.labels, annotations: doc.annotations }));
-          out(`${name} created\n`);
-        } else if (
-          sameSpec(cur.spec, s.state.codecs.get(doc.type)?.normalize(doc.spec) ?? doc.spec)
-          && sameSpec(cur.metadata.labels, doc.labels) && sameSpec(cur.metadata.annotations, doc.annotations)
-        ) {
-          out(`${name} unchanged\n`);
-        } else {
-          const next = copyResource(cur);
-          next.spec = doc.spec; next.metadata.labels = doc.labels; next.metadata.annotations = doc.annotations;
-          await s.state.update(next);
-          out(`${name} configured\n`);
-        }
-        break;
-      } catch (e) {
-        if (attempt < 5 && isVersionConflict(e)) continue; // changed between our read and write
-        throw e;
-      }
-    }
-  }
+  for (const i of res.ignored ?? []) err(`ignored: ${i}\n`);
+  if (dryRun) out('dry run: nothing changed\n');
+  else if (res.tryUntil) {
+    out(`trying until ${res.tryUntil}: \`cosictl apply-config --confirm\` keeps it, otherwise it is reverted\n`);
+  } else if (res.persistedTo) out(`persisted to ${res.persistedTo}\n`);
+  else err(`warning: the config is held in memory only: ${res.persistProblem}\n`);
+  if (res.needsReboot?.length) err(`${res.needsReboot.length} change(s) take effect at the next boot\n`);
   return EXIT.ok;
 }

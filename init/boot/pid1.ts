@@ -14,6 +14,8 @@ import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
+import { mountStatePartition } from './state-partition.ts';
+import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
@@ -88,6 +90,9 @@ export async function runPid1(): Promise<void> {
       const watched = watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
       log.info(`power button: ${watched}`);
     });
+    const stateMount = await phase(log, 'state', () => mountStatePartition(n));
+    if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
+    else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
@@ -99,6 +104,8 @@ export async function runPid1(): Promise<void> {
       cmdline: { raw: rawCmdline, params: cmdline },
       spawn: (args, env) => r.spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
+      configStore: stateMount.why === undefined
+        ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));
   } catch (e) {
     guard.fatal('boot failed', e);

@@ -1,11 +1,13 @@
 // serve: the engine on a host, without PID 1's duties (no mounts, no reboot). For
 // development, the tests and the benchmarks.
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { parseCmdline } from '../sys/cmdline.ts';
 import { startEngine } from '../engine/engine.ts';
+import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { createLogger } from '../log.ts';
 import { selfCommand } from '../self-command.ts';
@@ -24,6 +26,8 @@ options:
   --no-plugins           register every type but start no plugin (benchmarks)
   --cmdline STRING       the kernel command line to publish (default: empty; the
                          host's own is never used, so ip= cannot touch host links)
+  --state-dir DIR        persist the machine config in DIR (as PID 1 does on the
+                         STATE filesystem); default: held in memory only
 `;
 
 export async function serve(args: string[]): Promise<number> {
@@ -33,6 +37,7 @@ export async function serve(args: string[]): Promise<number> {
   let fast = false;
   let noPlugins = false;
   let raw = '';
+  let stateDir: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
@@ -42,6 +47,7 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--fast-backoff') fast = true;
     else if (a === '--no-plugins') noPlugins = true;
     else if (a === '--cmdline') raw = value();
+    else if (a === '--state-dir') stateDir = value();
     else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
     else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
   }
@@ -54,6 +60,8 @@ export async function serve(args: string[]): Promise<number> {
       const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
+    configStore: stateDir ? (mkdirSync(stateDir, { recursive: true }), fileConfigStore(stateDir))
+      : memoryConfigStore('serve without --state-dir'),
   });
   await engine.setBootStatus({ phase: 'running', ready: true });
   // Machine-readable for whoever started us (tests read the port from it).

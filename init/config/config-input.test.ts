@@ -36,7 +36,8 @@ t.test('bytes: size limit, gzip, UTF-8', async (t) => {
   const text = 'metadata: {type: Motd, id: a}\nspec: {text: hi}\n';
   t.same(decodeConfigInput(Buffer.from(text)), { ok: true, text, compressed: false });
   t.same(decodeConfigInput(gzipSync(text)), { ok: true, text, compressed: true });
-  t.match(decodeConfigInput(Buffer.alloc(MAX_CONFIG_BYTES + 1, 0x61)), { ok: false, message: /1\.0 MiB, larger than the 1\.0 MiB/ });
+  t.match(decodeConfigInput(Buffer.alloc(MAX_CONFIG_BYTES + 1, 0x61)),
+    { ok: false, message: /1\.0 MiB, larger than the 1\.0 MiB/ });
   const bomb = gzipSync(Buffer.alloc(50 << 20, 0x61));
   const t0 = performance.now();
   t.match(decodeConfigInput(bomb), { ok: false, message: /expands beyond the 1\.0 MiB limit/ });

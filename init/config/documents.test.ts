@@ -52,7 +52,8 @@ t.test('hostile input is refused whole, quickly, with the reason', async (t) => 
       + `[*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`))
     .join('\n');
   const cases: [string, string, RegExp][] = [
-    ['alias bomb', `metadata: {type: motd, id: a}\nspec:\n  text: hi\n---\n${bomb}\n`, /document 2: not accepted: .*alias/i],
+    ['alias bomb', `metadata: {type: motd, id: a}\nspec:\n  text: hi\n---\n${bomb}\n`,
+      /document 2: not accepted: .*alias/i],
     ['deep', `metadata: {type: motd, id: a}\nspec: ${'['.repeat(100_000)}`, /input: line 2: nested deeper/],
     ['large', `metadata: {type: motd, id: a}\nspec: {text: "${'x'.repeat(11 << 20)}"}`, /input: larger than the 1 MiB/],
   ];

@@ -62,7 +62,8 @@ export function parseDocuments(
   let index = 0;
   for (const d of YAML.parseAllDocuments(text)) {
     let obj: unknown;
-    let why: string | undefined = d.errors.length ? `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` : undefined;
+    let why: string | undefined = d.errors.length
+      ? `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` : undefined;
     if (!why) {
       // toJS refuses aliases expanding beyond 100 nodes (an alias bomb) by throwing.
       try { obj = d.toJS({ maxAliasCount: 100 }); } catch (e) { why = `not accepted: ${(e as Error).message}`; }

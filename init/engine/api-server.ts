@@ -7,11 +7,13 @@ import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { grpcHttp2Server } from '../cosi/remote/grpc/http2-server.ts';
-import type { GrpcServerOptions } from '../cosi/remote/grpc/server.ts';
+import type { GrpcServerOptions, Method } from '../cosi/remote/grpc/server.ts';
 import { stateMethods, type StateServerOptions, type WriteGuard } from '../cosi/remote/server.ts';
 import { toStatus } from '../cosi/remote/status.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Pointer } from '../cosi/resource/resource.ts';
+import type { State } from '../cosi/state/state.ts';
 import type { Logger } from '../log.ts';
 import { pluginOutputs, type Plugin } from '../model/plugin.ts';
 
@@ -27,6 +29,10 @@ export interface ApiServerOptions {
   pluginByPid: (pid: number) => Plugin | undefined;
   /** Largest request message (default 4 MiB). */
   maxRequestBytes?: number;
+  /** More services for users on the same port (the machine config service). */
+  userMethods?: ReadonlyMap<string, Method>;
+  /** After a user's write went through (the machine config persists it). */
+  onUserWrite?: (p: Pointer) => void;
 }
 
 export interface ApiServer { port: number; stop(): Promise<void> }
@@ -49,10 +55,13 @@ type PluginSocket = Socket & { [PLUGIN]?: { plugin: Plugin; guard: WriteGuard } 
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const grpc = (guarded: boolean): GrpcServerOptions => ({
-    methods: stateMethods(o.state, {
-      ...o.service,
-      ...(guarded ? { guardOf: (ctx) => (ctx.session.socket as PluginSocket)[PLUGIN]?.guard ?? REFUSE_ALL } : {}),
-    }),
+    methods: new Map([
+      ...stateMethods(guarded || !o.onUserWrite ? o.state : notifyingWrites(o.state, o.onUserWrite), {
+        ...o.service,
+        ...(guarded ? { guardOf: (ctx) => (ctx.session.socket as PluginSocket)[PLUGIN]?.guard ?? REFUSE_ALL } : {}),
+      }),
+      ...(guarded ? [] : o.userMethods ?? []),
+    ]),
     maxRequestBytes: o.maxRequestBytes ?? 4 << 20,
     toStatus,
   });
@@ -94,3 +103,25 @@ const REFUSE_ALL: WriteGuard = {
     throw new StateError('permission-denied', `an unidentified plugin connection may not write ${type}`, type);
   },
 };
+
+/** `state`, telling `after` about each write that went through. */
+function notifyingWrites(state: State, after: (p: Pointer) => void): State {
+  return new Proxy(state, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      const fn = v as (...a: unknown[]) => unknown;
+      switch (prop) {
+        case 'create': case 'update':
+          return async (r: { metadata: Pointer }, ...rest: unknown[]) => {
+            const out = await fn.call(target, r, ...rest); after(r.metadata); return out;
+          };
+        case 'destroy': case 'teardownAndDestroy':
+          return async (p: Pointer, ...rest: unknown[]) => {
+            const out = await fn.call(target, p, ...rest); after(p); return out;
+          };
+        default: return fn.bind(target);
+      }
+    },
+  });
+}

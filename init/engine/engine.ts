@@ -21,7 +21,10 @@ import {
 import { specMessages, withSchemas } from '../model/spec-codecs.ts';
 import { COMMIT, VERSION } from '../version.ts';
 import type { Cmdline } from '../sys/cmdline.ts';
-import { createAdmission } from './admission.ts';
+import { memoryConfigStore, type ConfigStore } from '../config/saved-config.ts';
+import { createAdmission } from '../config/admission.ts';
+import { configServiceMethods } from './config-service.ts';
+import { MachineConfig } from './machine-config.ts';
 import { startApiServer, type ApiServer } from './api-server.ts';
 import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
 
@@ -40,6 +43,8 @@ export interface EngineOptions {
   hostMode?: boolean;
   /** Called for each PowerRequest created through the API (PID 1: the graceful shutdown). */
   onPowerRequest?: (action: PowerRequestSpec['action'], id: string) => void;
+  /** Where the machine config persists (PID 1: the STATE filesystem); default: memory only. */
+  configStore?: ConfigStore;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -47,6 +52,7 @@ export interface EngineOptions {
 export interface Engine {
   readonly state: MemoryState;
   readonly api: ApiServer;
+  readonly config: MachineConfig;
   setBootStatus(s: BootStatusSpec): Promise<void>;
   stop(): Promise<void>;
 }
@@ -84,10 +90,17 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
   });
   const admission = createAdmission(state);
+  const config = new MachineConfig({
+    state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
+    store: o.configStore ?? memoryConfigStore('no STATE filesystem'),
+  });
+  // Before the plugins start: they find the config in place, as if it had always been.
+  await config.loadPersisted();
   const api = await startApiServer({
     state, log: o.log, native: o.native,
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
+    userMethods: configServiceMethods(config), onUserWrite: (p) => config.noteUserWrite(p),
   });
   if (o.startPlugins !== false) supervisor.start(o.plugins);
   const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
@@ -99,12 +112,13 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     }
   });
   return {
-    state, api,
+    state, api, config,
     async setBootStatus(s) {
       await upsert(state, { namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }, s, ENGINE_OWNER);
     },
     async stop() {
       power.close();
+      config.stop();
       await supervisor.stop();
       await api.stop();
     },

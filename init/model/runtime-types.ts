@@ -5,7 +5,8 @@ import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 
 export type {
-  BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
+  BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
+  PowerAction, PowerRequestSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';

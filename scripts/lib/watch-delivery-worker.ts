@@ -14,7 +14,10 @@ const watches = await Promise.all(Array.from({ length: job.watchers }, (_, i) =>
   (events) => {
     const now = Number(process.hrtime.bigint());
     // The sequence rides in a label: reading it needs no spec decode.
-    for (const e of events) { const seq = e.resource.metadata.labels.seq; if (seq !== undefined) arrivals.push(Number(seq), now); }
+    for (const e of events) {
+      const seq = e.resource.metadata.labels.seq;
+      if (seq !== undefined) arrivals.push(Number(seq), now);
+    }
   },
 )));
 parentPort!.postMessage({ ready: true });

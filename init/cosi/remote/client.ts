@@ -52,6 +52,13 @@ export class RemoteState implements State {
     } catch (e) { throw fromCallError(e); }
   }
 
+  /** A unary call of another service served on the same connection (the machine config service). */
+  async unary(path: string, request: Uint8Array, deadlineMs = this.o.timeoutMs): Promise<Buffer> {
+    try {
+      return await this.channel.unary(path, request, deadlineMs ? { deadlineMs } : {});
+    } catch (e) { throw fromCallError(e); }
+  }
+
   async get(p: Pointer): Promise<Resource> {
     const res = await this.call<{ resource: WireResource }>('Get', { namespace: p.namespace, type: p.type, id: p.id });
     return resourceFromWire(res.resource, this.codecs, { where: 'get', lazy: true });

@@ -58,6 +58,12 @@ const DEFINITION_SCHEMA: SpecSchema = {
     schema: {
       type: 'any', description: 'For a type without a message: the schema of its specs (a JSON-schema subset).',
     },
+    ephemeral: {
+      type: 'boolean', description: 'Requests acted on once: no part of the persisted machine config.',
+    },
+    needsReboot: {
+      type: 'boolean', description: 'Changes to resources of this type take effect at the next boot.',
+    },
   },
 };
 
@@ -115,13 +121,14 @@ export const DEFINITION_CODEC: SpecCodec = {
   combine(fromProto, fromYaml) {
     const p = fromProto as ResourceDefinitionSpec;
     const y = fromYaml as ResourceDefinitionSpec;
-    const { protoMessage, protoDescriptor, schema, ...upstream } = y;
+    const { protoMessage, protoDescriptor, schema, ephemeral, needsReboot, ...upstream } = y;
     const disagree = specDifferences(p, upstream);
     if (disagree.length) return { disagree };
     return {
       spec: {
         ...p, ...(protoMessage ? { protoMessage } : {}), ...(protoDescriptor ? { protoDescriptor } : {}),
-        ...(schema ? { schema } : {}),
+        ...(schema ? { schema } : {}), ...(ephemeral ? { ephemeral } : {}),
+        ...(needsReboot ? { needsReboot } : {}),
       },
     };
   },
@@ -141,6 +148,8 @@ export const DEFINITION_CODEC: SpecCodec = {
         ...(d.protoMessage ? { protoMessage: d.protoMessage } : {}),
         ...(d.protoDescriptor ? { protoDescriptor: d.protoDescriptor.replace(/\s+/g, '') } : {}),
         ...(d.schema ? { schema: d.schema } : {}),
+        ...(d.ephemeral ? { ephemeral: true } : {}),
+        ...(d.needsReboot ? { needsReboot: true } : {}),
       }, { initials: false });
     } catch (e) { throw StateError.from(e); }
   },

@@ -14,6 +14,7 @@ const TO_GRPC: Record<StateErrorCode, StatusCode> = {
   'version-conflict': Status.FAILED_PRECONDITION,
   'pending-finalizers': Status.FAILED_PRECONDITION,
   'in-use': Status.FAILED_PRECONDITION,
+  'failed-precondition': Status.FAILED_PRECONDITION,
   'invalid-bookmark': Status.FAILED_PRECONDITION,
   'invalid-argument': Status.INVALID_ARGUMENT,
   'unimplemented': Status.UNIMPLEMENTED,

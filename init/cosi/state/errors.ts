@@ -10,6 +10,7 @@ export type StateErrorCode =
   | 'version-conflict'     // stale or future version
   | 'pending-finalizers'   // destroy with finalizers left
   | 'in-use'               // a definition or namespace that still holds resources
+  | 'failed-precondition'  // not now: the state does not allow it (confirm with no config being tried)
   | 'invalid-bookmark'
   | 'invalid-argument'     // bad regexp, bad request shape, bad spec
   | 'unimplemented'        // bootstrap/labels on a single-resource watch, unknown label op

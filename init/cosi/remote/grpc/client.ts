@@ -209,8 +209,10 @@ export class GrpcChannel {
         }
       });
       st.on('trailers', (h) => end(statusOf(h)));
-      st.on('error', (e: Error) => end(new GrpcCallError(cancelled ? Status.CANCELLED : Status.UNAVAILABLE,
-        `connection to ${this.address} lost: ${e.message}`)));
+      // A server that answered (say, RESOURCE_EXHAUSTED for a request too large) and then reset the stream
+      // still sent its answer: that is the outcome, not the reset.
+      st.on('error', (e: Error) => end(headersStatus ?? new GrpcCallError(
+        cancelled ? Status.CANCELLED : Status.UNAVAILABLE, `connection to ${this.address} lost: ${e.message}`)));
       st.on('close', () => {
         if (headersStatus !== null) { end(headersStatus); return; }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')

@@ -49,6 +49,8 @@ export interface GrpcServerOptions {
 }
 
 const BATCH_BYTES = 64 * 1024;
+/** How much of a refused request is read and dropped before the stream is cut. */
+const DROP_LIMIT = 64 << 20;
 
 function respondStatus(
   stream: ServerHttp2Stream, code: StatusCode, message: string, trailers: Record<string, string> = {},
@@ -137,6 +139,7 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
 
   const reader = new MessageReader(o.maxRequestBytes);
   const messages: Buffer[] = [];
+  let refused: unknown;
   const fail = (e: unknown) => {
     if (abort.signal.aborted && stream.closed) return;
     const s = e instanceof GrpcError ? { code: e.code, message: e.message, trailers: e.trailers }
@@ -145,9 +148,18 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     respondStatus(stream, s.code, s.message, s.trailers);
   };
   stream.on('data', (chunk: Buffer) => {
-    try { messages.push(...reader.push(chunk)); } catch (e) { stream.removeAllListeners('data'); fail(e); }
+    try { messages.push(...reader.push(chunk)); } catch (e) {
+      // Answered once the request has ended: the rest is read and dropped, up to a bound. Answering at once
+      // lets node close the stream, and the DATA frames still coming count as invalid until the session is
+      // reset (ENHANCE_YOUR_CALM) and the client sees that instead of the answer.
+      stream.removeAllListeners('data');
+      let dropped = 0;
+      stream.on('data', (c: Buffer) => { if ((dropped += c.length) > DROP_LIMIT) stream.destroy(); });
+      refused = e;
+    }
   });
   stream.on('end', () => {
+    if (refused) { fail(refused); return; }
     if (stream.closed || stream.headersSent) return;
     if (reader.pending || messages.length !== 1) {
       respondStatus(stream, Status.INVALID_ARGUMENT,

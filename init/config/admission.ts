@@ -21,6 +21,8 @@ export interface Admission {
    * throws invalid-argument or permission-denied.
    */
   admit(r: Resource, op: 'create' | 'update'): Resource;
+  /** admit without its side effects (a new type's namespace is not created): a config checked before it applies. */
+  check(r: Resource, op: 'create' | 'update'): Resource;
   /** A Destroy or Teardown; throws when the resource must stay. */
   admitRemoval(p: Pointer): void;
 }
@@ -35,7 +37,7 @@ export function createAdmission(state: MemoryState): Admission {
   const namespaceExists = (name: string) =>
     state.findSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: name }) !== undefined;
 
-  function admitDefinition(r: Resource<ResourceDefinitionSpec>, op: 'create' | 'update'): Resource {
+  function admitDefinition(r: Resource<ResourceDefinitionSpec>, op: 'create' | 'update', effects: boolean): Resource {
     const d = r.spec;
     const what = `ResourceDefinition "${r.metadata.id}"`;
     if (r.metadata.id !== d.type.toLowerCase()) {
@@ -64,7 +66,7 @@ export function createAdmission(state: MemoryState): Admission {
     spec = initials && !taken.has(initials)
       ? { ...own, aliases: [...own.aliases, initials], allAliases: [...own.allAliases, initials] }
       : own;
-    if (op === 'create' && !namespaceExists(spec.defaultNamespace)) {
+    if (effects && op === 'create' && !namespaceExists(spec.defaultNamespace)) {
       // Created with the type so that its first resource can follow at once; state writes are synchronous.
       void state.create(newResource(
         { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: spec.defaultNamespace },
@@ -74,32 +76,35 @@ export function createAdmission(state: MemoryState): Admission {
     return { ...r, spec };
   }
 
-  return {
-    admit(r, op) {
-      const { namespace, type, id } = r.metadata;
-      if (namespace === META_NAMESPACE) {
-        if (type === DEFINITION_TYPE) return admitDefinition(r as Resource<ResourceDefinitionSpec>, op);
-        if (type === NAMESPACE_TYPE) {
-          if (!new RegExp(NAMESPACE_PATTERN).test(id)) {
-            throw refuse(`namespace "${id}"`, 'the name must be a DNS label (lowercase letters, digits, dashes)');
-          }
-          if (op === 'update' && builtIn(r.metadata)) {
-            throw denied(`namespace "${id}"`, 'a built-in namespace cannot be changed');
-          }
-          return r;
+  function admit(r: Resource, op: 'create' | 'update', effects: boolean): Resource {
+    const { namespace, type, id } = r.metadata;
+    if (namespace === META_NAMESPACE) {
+      if (type === DEFINITION_TYPE) return admitDefinition(r as Resource<ResourceDefinitionSpec>, op, effects);
+      if (type === NAMESPACE_TYPE) {
+        if (!new RegExp(NAMESPACE_PATTERN).test(id)) {
+          throw refuse(`namespace "${id}"`, 'the name must be a DNS label (lowercase letters, digits, dashes)');
         }
-        throw denied(`${type} "${id}"`,
-          `the ${META_NAMESPACE} namespace holds only namespaces and resource definitions`);
+        if (op === 'update' && builtIn(r.metadata)) {
+          throw denied(`namespace "${id}"`, 'a built-in namespace cannot be changed');
+        }
+        return r;
       }
-      const def = state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
-        ?.spec as ResourceDefinitionSpec | undefined;
-      if (!def) throw refuse(`${type} "${id}"`, `unknown resource type ${type} (see \`cosictl api-resources\`)`);
-      if (!namespaceExists(namespace)) {
-        throw refuse(`${type} "${id}"`,
-          `unknown namespace "${namespace}" (${def.type} lives in "${def.defaultNamespace}")`);
-      }
-      return r;
-    },
+      throw denied(`${type} "${id}"`,
+        `the ${META_NAMESPACE} namespace holds only namespaces and resource definitions`);
+    }
+    const def = state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
+      ?.spec as ResourceDefinitionSpec | undefined;
+    if (!def) throw refuse(`${type} "${id}"`, `unknown resource type ${type} (see \`cosictl api-resources\`)`);
+    if (!namespaceExists(namespace)) {
+      throw refuse(`${type} "${id}"`,
+        `unknown namespace "${namespace}" (${def.type} lives in "${def.defaultNamespace}")`);
+    }
+    return r;
+  }
+
+  return {
+    admit: (r, op) => admit(r, op, true),
+    check: (r, op) => admit(r, op, false),
     admitRemoval(p) {
       if (p.namespace !== META_NAMESPACE) return;
       const cur = state.findSync(p);

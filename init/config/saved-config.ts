@@ -1,0 +1,78 @@
+// saved-config: the machine config as it is persisted on the STATE filesystem. One
+// file, so that the config and what it was saved with (its source, the platform's
+// instance id) change together: a first comment line holds the latter as JSON, the
+// rest is the multi-document YAML itself.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno } from '../../native/errno.ts';
+import { writeFileAtomic } from '../sys/atomic-write.ts';
+
+export interface SavedConfig {
+  /** Multi-document YAML of resources. */
+  text: string;
+  /** Where the config came from (api, fw_cfg, nocloud, ...). */
+  source: string;
+  /** The platform's instance id when it was saved: a persisted config belongs to one instance. */
+  instanceId?: string;
+  /** RFC 3339. */
+  savedAt: string;
+}
+
+const HEADER = '# appliance machine config ';
+
+export function formatSavedConfig(c: SavedConfig): string {
+  const meta = { source: c.source, savedAt: c.savedAt, ...(c.instanceId ? { instanceId: c.instanceId } : {}) };
+  return `${HEADER}${JSON.stringify(meta)}\n${c.text}`;
+}
+
+export function parseSavedConfig(text: string, where: string): SavedConfig {
+  const nl = text.indexOf('\n');
+  const first = nl < 0 ? text : text.slice(0, nl);
+  if (!first.startsWith(HEADER)) throw new Error(`${where}: not a saved machine config (no "${HEADER.trim()}" line)`);
+  let meta: Partial<SavedConfig>;
+  try { meta = JSON.parse(first.slice(HEADER.length)) as Partial<SavedConfig>; } catch (e) {
+    throw new Error(`${where}: damaged header line: ${(e as Error).message}`, { cause: e });
+  }
+  if (typeof meta.source !== 'string' || typeof meta.savedAt !== 'string') {
+    throw new Error(`${where}: damaged header line: source and savedAt are required`);
+  }
+  return {
+    text: nl < 0 ? '' : text.slice(nl + 1), source: meta.source, savedAt: meta.savedAt,
+    ...(typeof meta.instanceId === 'string' ? { instanceId: meta.instanceId } : {}),
+  };
+}
+
+/** Where the machine config is kept across boots, or why it cannot be. */
+export interface ConfigStore {
+  /** The file, or undefined when the config is held in memory only. */
+  readonly path: string | undefined;
+  /** Why there is no file (no STATE filesystem). */
+  readonly why: string;
+  load(): SavedConfig | undefined;
+  save(c: SavedConfig): void;
+}
+
+export const CONFIG_FILE = 'machine-config.yaml';
+
+export function fileConfigStore(dir: string): ConfigStore {
+  const path = join(dir, CONFIG_FILE);
+  return {
+    path, why: '',
+    load() {
+      let text: string;
+      try { text = readFileSync(path, 'utf8'); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
+      return parseSavedConfig(text, path);
+    },
+    save(c) { writeFileAtomic(path, formatSavedConfig(c)); },
+  };
+}
+
+export function memoryConfigStore(why: string): ConfigStore {
+  let kept: SavedConfig | undefined;
+  return { path: undefined, why, load: () => kept, save: (c) => { kept = c; } };
+}
+
+/** A directory's store when it exists, else memory with the reason. */
+export function configStoreAt(dir: string | undefined, whyNot: string): ConfigStore {
+  return dir && existsSync(dir) ? fileConfigStore(dir) : memoryConfigStore(whyNot);
+}

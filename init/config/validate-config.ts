@@ -1,0 +1,95 @@
+// validate-config: a config text checked as a whole against a state's definitions and
+// namespaces, counting those the config declares itself (so one config can define a
+// type and use it), and refusing documents aimed at resources a controller owns. The
+// engine runs it before applying anything; `cosictl validate` runs it offline against
+// the built-in types, so both say the same.
+import { formatProblem, parseDocuments, type ResourceDocument } from './documents.ts';
+import { createAdmission, type Admission } from './admission.ts';
+import {
+  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type DefinitionInput, type ResourceDefinitionSpec,
+} from '../cosi/meta/definition.ts';
+import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
+import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
+import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
+import { newResource, type Pointer } from '../cosi/resource/resource.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import { MemoryState } from '../cosi/state/memory-state.ts';
+import { chainCodecs, type SpecCodecs } from '../cosi/spec/spec-codec.ts';
+import { specMessages, withSchemas } from '../model/spec-codecs.ts';
+
+/** A config refused whole: every problem, formatted with its document, field and reason. */
+export class ConfigRefused extends StateError {
+  constructor(readonly problems: string[], source: string) {
+    const shown = problems.slice(0, 40);
+    super('invalid-argument', `config from ${source} refused, nothing applied: ${problems.length} problem(s)\n`
+      + shown.join('\n') + (problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : ''));
+    this.name = 'ConfigRefused';
+  }
+}
+
+export interface ValidationContext {
+  state: MemoryState;
+  admission: Admission;
+  codecs: SpecCodecs;
+}
+
+/** The documents of a valid config, or ConfigRefused naming every problem. */
+export function validateConfig(text: string, ctx: ValidationContext, source: string): ResourceDocument[] {
+  const { state } = ctx;
+  const defs = state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
+    .map((r) => r.spec as ResourceDefinitionSpec);
+  const namespaces = new Set(state.listSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })
+    .map((r) => r.metadata.id));
+  let { docs, problems } = parseDocuments(text, defs, namespaces);
+  const all: string[] = [];
+  const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
+  if (declared.length) {
+    // The config's own types and namespaces as admission would store them; then everything again with them.
+    const own: ResourceDefinitionSpec[] = [];
+    for (const d of declared) {
+      try {
+        const spec = ctx.codecs.get(d.type)?.normalize(d.spec) ?? d.spec;
+        const admitted = ctx.admission.check(newResource(d, spec), state.findSync(d) ? 'update' : 'create');
+        if (d.type === DEFINITION_TYPE) own.push(admitted.spec as ResourceDefinitionSpec);
+        else namespaces.add(d.id);
+      } catch (e) {
+        all.push(formatProblem({ index: d.index, what: `${d.definition.displayType} ${d.id}`,
+          message: (e as Error).message }, source));
+      }
+    }
+    for (const d of own) namespaces.add(d.defaultNamespace);
+    const ownTypes = new Set(own.map((d) => d.type));
+    ({ docs, problems } = parseDocuments(text, [...defs.filter((d) => !ownTypes.has(d.type)), ...own], namespaces));
+  }
+  all.push(...problems.map((p) => formatProblem(p, source)));
+  for (const d of docs) {
+    const owner = state.findSync(d)?.metadata.owner;
+    if (owner) {
+      all.push(formatProblem({ index: d.index, what: `${d.definition.displayType} ${d.id}`,
+        message: `is managed by "${owner}"; declare the matching spec resource instead` }, source));
+    }
+  }
+  if (all.length) throw new ConfigRefused(all, source);
+  return docs;
+}
+
+export const pointerKey = (p: Pointer) => `${p.namespace}/${p.type}/${p.id}`;
+
+/**
+ * A machine of this build as far as validation needs one, with nothing in it but its built-in types and
+ * namespaces: `cosictl validate` checks a config against it offline.
+ */
+export async function offlineValidationContext(
+  types: readonly DefinitionInput[], namespaces: Readonly<Record<string, string>>,
+): Promise<ValidationContext> {
+  const definitionOf = (type: string) =>
+    state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
+      ?.spec as ResourceDefinitionSpec | undefined;
+  const codecs = chainCodecs(definitionCodecs(specMessages(), definitionOf, () => undefined), META_CODECS);
+  const state: MemoryState = new MemoryState({
+    normalize: (type, spec) => (codecs.get(type)?.normalize(spec) ?? spec),
+  });
+  for (const [ns, description] of Object.entries(namespaces)) await registerNamespace(state, ns, description);
+  await registerTypes(state, withSchemas(types));
+  return { state, admission: createAdmission(state), codecs };
+}

@@ -1,0 +1,41 @@
+// config-service: serves appliance.config.v1alpha1.ConfigService (ApplyConfig,
+// ConfirmConfig) over the machine config, next to cosi.resource.State on the users' port.
+import {
+  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
+} from '../config/config-service-wire.ts';
+import type { Method } from '../cosi/remote/grpc/server.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import type { MachineConfig } from './machine-config.ts';
+
+/** Longest try: a day (a forgotten try must still end). */
+const MAX_TRY_SECONDS = 86_400;
+
+export function configServiceMethods(config: MachineConfig): Map<string, Method> {
+  return new Map<string, Method>([
+    [APPLY_CONFIG_PATH, {
+      kind: 'unary',
+      async handle(request) {
+        const req = APPLY_REQUEST.decode(request);
+        if (req.trySeconds > MAX_TRY_SECONDS) {
+          throw new StateError('invalid-argument', `try_seconds: at most ${MAX_TRY_SECONDS}, got ${req.trySeconds}`);
+        }
+        if (req.trySeconds && req.dryRun) throw new StateError('invalid-argument', 'a dry run cannot be a try');
+        const r = await config.apply({
+          bytes: req.config, mode: req.mode === 'replace' ? 'replace' : 'merge', dryRun: req.dryRun,
+          trySeconds: req.trySeconds, source: 'api', ...(req.sourceName ? { sourceName: req.sourceName } : {}),
+        });
+        return APPLY_RESPONSE.encode({
+          changes: r.changes, persistedTo: r.persistedTo, persistProblem: r.persistProblem,
+          needsReboot: r.needsReboot, ignored: r.ignored, tryUntil: r.tryUntil ?? '',
+        });
+      },
+    }],
+    [CONFIRM_CONFIG_PATH, {
+      kind: 'unary',
+      async handle(request) {
+        CONFIRM_REQUEST.decode(request);
+        return CONFIRM_RESPONSE.encode(await config.confirm());
+      },
+    }],
+  ]);
+}

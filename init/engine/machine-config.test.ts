@@ -1,0 +1,227 @@
+// The machine config end to end: the built cosictl against the built engine (`serve
+// --state-dir`), over a real socket. Validated whole, merged or replaced (prune),
+// persisted atomically and loaded back by the next engine, tried and reverted or
+// confirmed, refused whole with the document and field, checked offline alike.
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { artifacts } from '../../qemu/artifacts.ts';
+import { startServe, type Served } from './serve-harness.ts';
+import { until } from '../cosi/conformance/converge.ts';
+import { RemoteState } from '../cosi/remote/client.ts';
+import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
+import { newResource } from '../cosi/resource/resource.ts';
+import { CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, type ConfigStatusSpec } from '../model/runtime-types.ts';
+import { MOTD_TYPE } from '../../plugins/issue/types.ts';
+import { CONFIG_FILE, parseSavedConfig } from '../config/saved-config.ts';
+import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../config/config-service-wire.ts';
+
+const a = artifacts();
+const cosictlExe = join(a.dir, 'cosictl');
+const dir = mkdtempSync(join(tmpdir(), 'machine-config-test-'));
+const stateDir = join(dir, 'state');
+
+let served: Served = await startServe(a.exe, ['--state-dir', stateDir]);
+t.teardown(() => served.stop());
+const api = () => new RemoteState(`127.0.0.1:${served.port}`, { codecs: META_CODECS });
+
+function cosictl(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const c = execFile(cosictlExe, ['-e', `127.0.0.1:${served.port}`, ...args], { timeout: 60_000 },
+      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+    if (input !== undefined) c.stdin!.end(input);
+  });
+}
+const file = (name: string, text: string | Buffer) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const motd = (id: string, text: string, extra = '') =>
+  `---\nmetadata: {type: motd, id: ${id}${extra}}\nspec: {text: "${text}"}\n`;
+const motds = async () => {
+  const s = api();
+  try {
+    return Object.fromEntries((await s.list({ namespace: 'config', type: MOTD_TYPE }))
+      .map((r) => [r.metadata.id, (r.spec as { text: string }).text]));
+  } finally { s.close(); }
+};
+const configStatus = async () => {
+  const s = api();
+  try {
+    const p = { namespace: 'runtime', type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
+    return (await s.get(p)).spec as ConfigStatusSpec;
+  } finally { s.close(); }
+};
+const saved = () => parseSavedConfig(readFileSync(join(stateDir, CONFIG_FILE), 'utf8'), 'saved');
+
+t.test('with nothing persisted the machine waits for a config', async (t) => {
+  t.match(await configStatus(), { state: 'maintenance', persistedTo: join(stateDir, CONFIG_FILE) });
+});
+
+t.test('apply merges, persists atomically, and says what it did', async (t) => {
+  const r = await cosictl(['apply', '-f', file('a.yaml', motd('one', 'first') + motd('two', 'second'))]);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /motd\/one created\nmotd\/two created\npersisted to .*machine-config\.yaml/);
+  t.same(await motds(), { one: 'first', two: 'second' });
+  t.match(saved(), { source: 'api', text: /id: one[\s\S]*id: two/ });
+  t.same(readdirSync(stateDir), [CONFIG_FILE], 'no temporary file left beside it');
+  const again = await cosictl(['apply', '-f', file('b.yaml', motd('two', 'changed'))]);
+  t.match(again.out, /motd\/two configured/);
+  t.same(await motds(), { one: 'first', two: 'changed' }, 'merge leaves the others');
+  t.match(await configStatus(), { state: 'applied', source: 'api', resources: 2 });
+});
+
+t.test('a bad config is refused whole with document, field and reason; nothing changes', async (t) => {
+  const before = readFileSync(join(stateDir, CONFIG_FILE), 'utf8');
+  const bad = motd('three', 'fine') + '---\nmetadata: {type: motd, id: four}\nspec: {text: 42, colour: red}\n'
+    + '---\nmetadata: {type: Nonsense, id: x}\nspec: {}\n' + motd('three', 'again');
+  const r = await cosictl(['apply-config', '-f', file('bad.yaml', bad)]);
+  t.equal(r.code, 3);
+  t.match(r.err, /refused, nothing applied/);
+  t.match(r.err, /bad\.yaml: document 2 \(Motd four\): spec\.text: .*string/);
+  t.match(r.err, /bad\.yaml: document 2 \(Motd four\): spec\.colour/);
+  t.match(r.err, /bad\.yaml: document 3 .*unknown resource type "Nonsense"/);
+  t.match(r.err, /bad\.yaml: document 4 \(Motd three\): duplicate of document 1/);
+  t.same(await motds(), { one: 'first', two: 'changed' }, 'nothing applied');
+  t.equal(readFileSync(join(stateDir, CONFIG_FILE), 'utf8'), before, 'nothing persisted');
+  const st = await configStatus();
+  t.equal(st.state, 'applied', 'the machine keeps its config');
+  t.equal(st.refusedSource, 'api');
+  t.ok(st.refusedProblems?.some((p) => /document 3/.test(p)), 'ConfigStatus lists the problems');
+  const v = await cosictl(['validate', '-f', join(dir, 'bad.yaml')]);
+  t.equal(v.code, 3);
+  t.equal(v.err.trim(), r.err.split('\n').slice(1).join('\n').trim(), 'cosictl validate says the same, offline');
+});
+
+t.test('hostile inputs are refused quickly', async (t) => {
+  const deep = file('deep.yaml', `metadata: {type: motd, id: x}\nspec: ${'['.repeat(100_000)}`);
+  const big = file('big.yaml', `metadata: {type: motd, id: x}\nspec: {text: "${'x'.repeat(10 << 20)}"}\n`);
+  for (const f of [deep, big]) {
+    const t0 = Date.now();
+    const r = await cosictl(['apply-config', '-f', f]);
+    t.equal(r.code, 3, r.err);
+    t.match(r.err, /nested deeper|larger than/);
+    t.ok(Date.now() - t0 < 5000, 'answered at once');
+  }
+  // The machine itself, past cosictl's own check: over the request limit, and over the config limit.
+  const s = api();
+  t.teardown(() => s.close());
+  const send = (bytes: Buffer) => s.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+    config: bytes, mode: 'replace', dryRun: false, trySeconds: 0, sourceName: 'raw',
+  }));
+  await t.rejects(send(readFileSync(big)), /exceeds the limit/, 'a 10 MB request is refused by size');
+  await t.rejects(send(Buffer.alloc(2 << 20, 0x20)), /raw: config is 2\.0 MiB, larger than the 1\.0 MiB limit/);
+  await t.rejects(send(readFileSync(deep)), /line 2: nested deeper/);
+  t.same(await motds(), { one: 'first', two: 'changed' });
+});
+
+t.test('dry run shows the plan and changes nothing; gzip is accepted', async (t) => {
+  const next = gzipSync(motd('one', 'first') + motd('three', 'third'));
+  const r = await cosictl(['apply-config', '--dry-run', '-f', file('next.yaml.gz', next)]);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /motd\/one unchanged \(dry run\)/);
+  t.match(r.out, /motd\/three created \(dry run\)/);
+  t.match(r.out, /motd\/two deleted \(dry run\)/);
+  t.match(r.out, /dry run: nothing changed/);
+  t.same(await motds(), { one: 'first', two: 'changed' });
+});
+
+t.test('apply-config replaces: what it does not name is deleted, what controllers own is untouched', async (t) => {
+  const r = await cosictl(['apply-config', '-f', file('next.yaml', motd('one', 'first') + motd('three', 'third'))]);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /motd\/two deleted/);
+  t.same(await motds(), { one: 'first', three: 'third' });
+  const s = api();
+  t.teardown(() => s.close());
+  t.ok(await s.get({ namespace: 'runtime', type: 'Versions.runtime.appliance.dev', id: 'appliance' }),
+    'engine-owned resources stay');
+  t.notMatch(saved().text, /id: two/);
+});
+
+t.test('one config can define a type and use it; changes of a reboot-only type are reported', async (t) => {
+  const cfg = motd('one', 'first') + `---
+metadata: {type: ResourceDefinition, namespace: meta, id: bootknobs.example.com}
+spec:
+  type: BootKnobs.example.com
+  defaultNamespace: example
+  needsReboot: true
+  schema: {type: object, required: [level], properties: {level: {type: integer, minimum: 1}}}
+---
+metadata: {type: BootKnobs.example.com, id: k1}
+spec: {level: 3}
+`;
+  const v = await cosictl(['validate', '-f', file('typed.yaml', cfg)]);
+  t.equal(v.code, 0, v.err);
+  t.match(v.out, /valid \(3 resources\)/);
+  const bad = await cosictl(['validate', '-f', file('typed-bad.yaml', cfg.replace('level: 3', 'level: 0'))]);
+  t.match(bad.err, /document 3 \(BootKnob k1\): spec\.level/);
+  const r = await cosictl(['apply-config', '-f', join(dir, 'typed.yaml')]);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /resourcedefinition\/bootknobs\.example\.com created\n/);
+  t.match(r.out, /bootknob\/k1 created \(takes effect at the next boot\)/);
+  t.match(r.err, /1 change\(s\) take effect at the next boot/);
+  t.match(r.out, /motd\/three deleted/);
+  t.match(saved().text, /BootKnobs\.example\.com[\s\S]*id: k1/);
+});
+
+t.test('the next engine loads the persisted config before anything else', async (t) => {
+  await served.stop();
+  served = await startServe(a.exe, ['--state-dir', stateDir]);
+  t.same(await motds(), { one: 'first' });
+  const s = api();
+  t.teardown(() => s.close());
+  t.ok(await s.get({ namespace: 'example', type: 'BootKnobs.example.com', id: 'k1' }),
+    'the user type and its resource');
+  t.match(await configStatus(), { state: 'applied', source: 'state', message: /persisted config applied/ });
+});
+
+t.test('writes through the State API (any COSI client, cosictl delete) are persisted too', async (t) => {
+  const s = api();
+  t.teardown(() => s.close());
+  await s.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'raw' }, { text: 'from a client' }));
+  await until(() => /id: raw/.test(saved().text), true);
+  t.match(saved().text, /from a client/);
+  const d = await cosictl(['delete', 'motd', 'raw']);
+  t.equal(d.code, 0, d.err);
+  await until(() => /id: raw/.test(saved().text), false);
+  t.pass('the deletion is persisted');
+  await s.create(newResource({ namespace: 'config', type: 'PowerRequests.runtime.appliance.dev', id: 'p' },
+    { action: 'halt' })).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 300));
+  t.notMatch(saved().text, /PowerRequest/, 'requests are never part of the config');
+});
+
+t.test('a tried config is reverted exactly unless confirmed', async (t) => {
+  const before = await motds();
+  const r = await cosictl(['apply-config', '--try', '2s', '-f', file('try.yaml', motd('tried', 'new'))]);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /trying until .*--confirm/);
+  t.same(await motds(), { tried: 'new' }, 'applied');
+  t.match(await configStatus(), { state: 'trying' });
+  const during = await cosictl(['apply-config', '-f', join(dir, 'try.yaml')]);
+  t.equal(during.code, 1);
+  t.match(during.err, /awaits confirmation/);
+  await until(async () => (await configStatus()).state, 'reverted', 10_000);
+  t.same(await motds(), before, 'the pruned motd is back, the tried one gone');
+  const s = api();
+  t.teardown(() => s.close());
+  t.ok(await s.get({ namespace: 'example', type: 'BootKnobs.example.com', id: 'k1' }), 'and the user type');
+  t.notMatch(saved().text, /tried/, 'a try is never persisted');
+
+  const again = await cosictl(['apply', '--try', '30s', '-f', join(dir, 'try.yaml')]);
+  t.equal(again.code, 0, again.err);
+  const c = await cosictl(['apply-config', '--confirm']);
+  t.equal(c.code, 0, c.err);
+  t.match(c.out, /confirmed; persisted to/);
+  t.match(saved().text, /id: tried/);
+  t.match(await configStatus(), { state: 'applied' });
+  const none = await cosictl(['apply-config', '--confirm']);
+  t.equal(none.code, 1);
+  t.match(none.err, /no tried config/);
+});
+
+t.test('usage errors name the flag', async (t) => {
+  t.match((await cosictl(['apply', '--confirm'])).err, /--confirm is not a flag of apply/);
+  t.match((await cosictl(['apply-config', '--try', 'soon', '-f', 'x'])).err, /not a duration/);
+  t.match((await cosictl(['apply-config', '--dry-run', '--try', '5s', '-f', 'x'])).err, /do not go together/);
+});

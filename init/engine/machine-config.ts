@@ -1,0 +1,413 @@
+// machine-config: the machine config is every resource users declare (owner "", not
+// ephemeral), persisted as one multi-document YAML. A config is validated as a whole
+// (types and namespaces it defines itself included) before anything is written; then
+// applied live as a merge (create, update) or a replace (and prune: user resources it
+// does not name are deleted), and persisted. A tried config is reverted unless
+// confirmed. Resources that controllers, DHCP or the platform write are never touched.
+import { decodeConfigInput } from '../config/config-input.ts';
+import type { ResourceDocument } from '../config/documents.ts';
+import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
+import type { ConfigStore, SavedConfig } from '../config/saved-config.ts';
+import {
+  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec,
+} from '../cosi/meta/definition.ts';
+export { ConfigRefused };
+import { newResource, type Pointer, type Resource } from '../cosi/resource/resource.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import { copyResource } from '../cosi/state/freeze.ts';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import type { SpecCodecs } from '../cosi/spec/spec-codec.ts';
+import { sameSpec } from '../cosi/spec/spec-equal.ts';
+import { yamlText } from '../cosi/spec/yaml-text.ts';
+import type { Logger } from '../log.ts';
+import {
+  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
+} from '../model/runtime-types.ts';
+import type { Admission } from '../config/admission.ts';
+
+export type ApplyMode = 'merge' | 'replace';
+
+export interface ApplyRequest {
+  /** Multi-document YAML, plain or gzip. */
+  bytes: Uint8Array;
+  mode: ApplyMode;
+  dryRun?: boolean;
+  /** Apply without persisting; revert unless confirmed within this many seconds. */
+  trySeconds?: number;
+  /** Where the config comes from: api, state, fw_cfg, nocloud, ... */
+  source: string;
+  /** What the sender calls the input (a file name), for messages. */
+  sourceName?: string;
+  instanceId?: string;
+  /** Input understood but not used (cloud-init keys), with why. */
+  ignored?: string[];
+}
+
+export interface ApplyResult {
+  changes: ConfigChange[];
+  persistedTo: string;
+  persistProblem: string;
+  needsReboot: string[];
+  ignored: string[];
+  /** RFC 3339, when trying. */
+  tryUntil?: string;
+}
+
+/** One resource the config wants. */
+interface Desired extends Pointer {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  spec: unknown;
+  /** How messages name it: motd/hello. */
+  name: string;
+  needsReboot: boolean;
+}
+
+interface Step {
+  action: 'created' | 'updated' | 'deleted' | 'unchanged';
+  want?: Desired;
+  current?: Resource;
+  name: string;
+}
+
+export interface MachineConfigOptions {
+  state: MemoryState;
+  log: Logger;
+  admission: Admission;
+  codecs: SpecCodecs;
+  store: ConfigStore;
+  /** Owner of the ConfigStatus. */
+  owner: string;
+  now?: () => Date;
+}
+
+const key = (p: Pointer) => `${p.namespace}/${p.type}/${p.id}`;
+/** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
+const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
+const byRank = (a: Pointer, b: Pointer) => rank(a) - rank(b) || key(a).localeCompare(key(b));
+
+export class MachineConfig {
+  private queue: Promise<unknown> = Promise.resolve();
+  private trying: { snapshot: Desired[]; timer: NodeJS.Timeout; until: Date; source: string; instanceId?: string }
+    | undefined;
+  private persistTimer: NodeJS.Timeout | undefined;
+  private status = { state: 'maintenance', source: '', instanceId: '', resources: 0 } as ConfigStatusSpec;
+  private readonly now: () => Date;
+
+  constructor(private readonly o: MachineConfigOptions) {
+    this.now = o.now ?? (() => new Date());
+  }
+
+  private definitionOf(type: string): ResourceDefinitionSpec | undefined {
+    return this.o.state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
+      ?.spec as ResourceDefinitionSpec | undefined;
+  }
+
+  /** The resources of the machine config: users' own, of types that are not requests. */
+  resources(): Resource[] {
+    return this.o.state.resourcesWhere((r) => r.metadata.owner === '' && !this.definitionOf(r.metadata.type)?.ephemeral)
+      .sort((a, b) => byRank(a.metadata, b.metadata));
+  }
+
+  /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
+  text(): string {
+    return this.resources().map((r) => {
+      const m = r.metadata;
+      const metadata = {
+        namespace: m.namespace, type: m.type, id: m.id,
+        ...(Object.keys(m.labels).length ? { labels: m.labels } : {}),
+        ...(Object.keys(m.annotations).length ? { annotations: m.annotations } : {}),
+      };
+      return `---\n${yamlText({ metadata, spec: r.spec })}`;
+    }).join('');
+  }
+
+  private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
+    const short = `${(def?.displayType ?? p.type).toLowerCase()}/${p.id}`;
+    return def && def.defaultNamespace === p.namespace ? short : `${p.namespace}/${short}`;
+  }
+
+  private desiredOf(d: ResourceDocument): Desired {
+    return {
+      namespace: d.namespace, type: d.type, id: d.id, labels: d.labels, annotations: d.annotations,
+      // As the State API would store it (a definition completed with its display type and aliases).
+      spec: this.o.codecs.get(d.type)?.normalize(d.spec) ?? d.spec,
+      name: this.nameOf(d, d.definition), needsReboot: d.definition.needsReboot === true,
+    };
+  }
+
+  private parse(text: string, source: string): Desired[] {
+    return validateConfig(text, this.o, source).map((d) => this.desiredOf(d));
+  }
+
+  private plan(want: Desired[], mode: ApplyMode): Step[] {
+    const steps: Step[] = [];
+    const wanted = new Set<string>();
+    for (const w of want) {
+      wanted.add(key(w));
+      const current = this.o.state.findSync(w);
+      if (!current) { steps.push({ action: 'created', want: w, name: w.name }); continue; }
+      const same = sameSpec(current.spec, this.o.codecs.get(w.type)?.normalize(w.spec) ?? w.spec)
+        && sameSpec(current.metadata.labels, w.labels) && sameSpec(current.metadata.annotations, w.annotations);
+      steps.push({ action: same ? 'unchanged' : 'updated', want: w, current, name: w.name });
+    }
+    if (mode === 'replace') {
+      for (const r of this.resources()) {
+        if (!wanted.has(key(r.metadata))) steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
+      }
+    }
+    return steps;
+  }
+
+  private async execute(steps: Step[]): Promise<void> {
+    const { state, admission } = this.o;
+    const writes = steps.filter((s) => s.action === 'created' || s.action === 'updated')
+      .sort((a, b) => byRank(a.want!, b.want!));
+    for (const s of writes) {
+      const w = s.want!;
+      if (s.action === 'created') {
+        await state.create(admission.admit(newResource(w, w.spec, { labels: w.labels, annotations: w.annotations }),
+          'create'));
+      } else {
+        const next = copyResource(state.findSync(w) ?? s.current!);
+        next.spec = w.spec; next.metadata.labels = w.labels; next.metadata.annotations = w.annotations;
+        await state.update(admission.admit(next, 'update'));
+      }
+    }
+    const deletes = steps.filter((s) => s.action === 'deleted').map((s) => s.current!.metadata);
+    // Ordinary resources together (each waits for its finalizers), then definitions, then namespaces.
+    for (const r of [2, 1, 0]) {
+      await Promise.all(deletes.filter((p) => rank(p) === r).map(async (p) => {
+        admission.admitRemoval(p);
+        await state.teardownAndDestroy(p);
+      }));
+    }
+  }
+
+  /** Runs `fn` after every earlier call has finished: one config change at a time. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  apply(req: ApplyRequest): Promise<ApplyResult> {
+    return this.serial(async () => {
+      const source = req.sourceName || req.source;
+      let want: Desired[];
+      try {
+        if (this.trying && !req.dryRun && !req.trySeconds) {
+          throw new StateError('failed-precondition', `a tried config (from ${this.trying.source}) awaits `
+            + `confirmation until ${this.trying.until.toISOString()}: confirm it (cosictl apply-config --confirm) `
+            + 'or let it revert first');
+        }
+        const input = decodeConfigInput(req.bytes);
+        if (!input.ok) throw new ConfigRefused([`${source}: ${input.message}`], source);
+        want = this.parse(input.text, source);
+      } catch (e) {
+        if (e instanceof ConfigRefused && !req.dryRun) await this.refused(req.source, e.problems);
+        throw e;
+      }
+      const steps = this.plan(want, req.mode);
+      const changes: ConfigChange[] = steps.map((s) => ({
+        action: s.action, resource: s.name, needsReboot: s.action !== 'unchanged' && (s.want?.needsReboot
+          ?? this.definitionOf(s.current!.metadata.type)?.needsReboot === true),
+      }));
+      const needsReboot = changes.filter((c) => c.needsReboot).map((c) => `${c.resource} ${c.action}`);
+      const result: ApplyResult = {
+        changes, needsReboot, ignored: req.ignored ?? [], persistedTo: '', persistProblem: '',
+      };
+      if (req.dryRun) return result;
+      const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
+      try { await this.execute(steps); } catch (e) {
+        await this.setStatus({ state: 'failed', message: `applying the config from ${source} failed part way: `
+          + `${(e as Error).message}` });
+        throw e;
+      }
+      const counts = countActions(changes);
+      if (req.trySeconds) {
+        const until = new Date(this.now().getTime() + req.trySeconds * 1000);
+        clearTimeout(this.trying?.timer);
+        this.trying = {
+          snapshot: this.trying?.snapshot ?? before!, until, source: this.trying?.source ?? this.status.source,
+          ...(this.status.instanceId ? { instanceId: this.status.instanceId } : {}),
+          timer: setTimeout(() => void this.revert().catch((e: Error) => this.o.log.error(`revert: ${e.message}`)),
+            req.trySeconds * 1000),
+        };
+        result.tryUntil = until.toISOString();
+        await this.setStatus({
+          state: 'trying', source: req.source, changes, needsReboot, ignored: result.ignored,
+          tryUntil: result.tryUntil, appliedAt: this.now().toISOString(), refusedSource: '', refusedProblems: [],
+          message: `config from ${source} applied for a try (${counts}); reverted at ${result.tryUntil} `
+            + 'unless confirmed',
+        });
+        this.o.log.info(`config from ${source} applied for a try of ${req.trySeconds}s: ${counts}`);
+        return result;
+      }
+      const saved = this.persist(req.source, req.instanceId);
+      Object.assign(result, saved);
+      await this.setStatus({
+        state: 'applied', source: req.source, instanceId: req.instanceId ?? '', changes, needsReboot,
+        ignored: result.ignored, appliedAt: this.now().toISOString(), refusedSource: '', refusedProblems: [],
+        message: `config from ${source} applied (${counts})${needsReboot.length ? `; ${needsReboot.length} `
+          + 'change(s) need a reboot' : ''}; ${saved.persistedTo ? `persisted to ${saved.persistedTo}`
+          : `held in memory only: ${saved.persistProblem}`}`,
+      });
+      this.o.log.info(`config from ${source} applied: ${counts}`);
+      for (const i of result.ignored) this.o.log.warn(`config from ${source}: ignored ${i}`);
+      return result;
+    });
+  }
+
+  /** Keeps the tried config: it becomes the machine config and is persisted. */
+  confirm(): Promise<{ persistedTo: string; persistProblem: string }> {
+    return this.serial(async () => {
+      const t = this.trying;
+      if (!t) throw new StateError('failed-precondition', 'no tried config awaits confirmation');
+      clearTimeout(t.timer);
+      this.trying = undefined;
+      const saved = this.persist(this.status.source, t.instanceId);
+      await this.setStatus({
+        state: 'applied', tryUntil: undefined, message: `tried config from ${this.status.source} confirmed; `
+          + (saved.persistedTo ? `persisted to ${saved.persistedTo}` : `held in memory only: ${saved.persistProblem}`),
+      });
+      this.o.log.info('tried config confirmed');
+      return saved;
+    });
+  }
+
+  /** The config from before the try, back exactly: changed resources restored, pruned ones recreated. */
+  private revert(): Promise<void> {
+    return this.serial(async () => {
+      const t = this.trying;
+      if (!t) return;
+      this.trying = undefined;
+      const steps = this.plan(t.snapshot, 'replace');
+      await this.execute(steps);
+      await this.setStatus({
+        state: 'reverted', source: t.source, instanceId: t.instanceId ?? '', tryUntil: undefined,
+        changes: steps.map((s) => ({ action: s.action, resource: s.name, needsReboot: false })),
+        message: `tried config not confirmed by ${t.until.toISOString()}: reverted (${countActions(steps)})`,
+      });
+      this.o.log.warn(`tried config not confirmed in time: reverted (${countActions(steps)})`);
+    });
+  }
+
+  private snapshot(): Desired[] {
+    return this.resources().map((r) => ({
+      namespace: r.metadata.namespace, type: r.metadata.type, id: r.metadata.id,
+      labels: { ...r.metadata.labels }, annotations: { ...r.metadata.annotations }, spec: r.spec,
+      name: this.nameOf(r.metadata), needsReboot: false,
+    }));
+  }
+
+  /** Writes the machine config to the store now; returns where, or why not. */
+  private persist(source: string, instanceId?: string): { persistedTo: string; persistProblem: string } {
+    clearTimeout(this.persistTimer);
+    this.persistTimer = undefined;
+    const saved: SavedConfig = {
+      text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
+    };
+    try {
+      this.o.store.save(saved);
+    } catch (e) {
+      this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
+      return { persistedTo: '', persistProblem: (e as Error).message };
+    }
+    return this.o.store.path
+      ? { persistedTo: this.o.store.path, persistProblem: '' }
+      : { persistedTo: '', persistProblem: this.o.store.why };
+  }
+
+  /**
+   * A user changed a resource through the State API (cosictl apply or delete, any COSI client): the machine
+   * config changed, so it is persisted shortly (many writes in a burst, one save). Not while a try is pending.
+   */
+  noteUserWrite(p: Pointer): void {
+    const def = this.definitionOf(p.type);
+    if (def?.ephemeral) return;
+    if (this.trying || this.persistTimer) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = undefined;
+      void this.serial(async () => {
+        if (this.trying) return;
+        const saved = this.persist('api', this.status.instanceId || undefined);
+        await this.setStatus({
+          state: 'applied', source: 'api', persistedTo: saved.persistedTo, persistProblem: saved.persistProblem,
+          message: `config changed through the API; ${saved.persistedTo ? `persisted to ${saved.persistedTo}`
+            : `held in memory only: ${saved.persistProblem}`}`,
+        });
+      });
+    }, 100);
+  }
+
+  /** At boot: the persisted config, if any, applied as the whole config (not written back). */
+  loadPersisted(): Promise<SavedConfig | undefined> {
+    return this.serial(async () => {
+      let saved: SavedConfig | undefined;
+      try { saved = this.o.store.load(); } catch (e) {
+        await this.refused('state', [(e as Error).message]);
+        return undefined;
+      }
+      if (!saved) {
+        await this.setStatus({ state: 'maintenance', message: 'no persisted config' + (this.o.store.path ? ''
+          : ` (${this.o.store.why})`) });
+        return undefined;
+      }
+      const where = this.o.store.path ?? 'memory';
+      let want: Desired[];
+      try { want = this.parse(saved.text, where); } catch (e) {
+        if (e instanceof ConfigRefused) { await this.refused('state', e.problems); return undefined; }
+        throw e;
+      }
+      const steps = this.plan(want, 'replace');
+      await this.execute(steps);
+      await this.setStatus({
+        state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
+        changes: steps.map((s) => ({ action: s.action, resource: s.name, needsReboot: false })),
+        message: `persisted config applied (${countActions(steps)}; saved from ${saved.source} at ${saved.savedAt})`,
+      });
+      this.o.log.info(`persisted config from ${where} applied: ${countActions(steps)} (saved from ${saved.source})`);
+      return saved;
+    });
+  }
+
+  private async refused(source: string, problems: string[]): Promise<void> {
+    for (const p of problems) this.o.log.error(`config refused: ${p}`);
+    await this.setStatus({
+      refusedSource: source, refusedProblems: problems,
+      message: `config from ${source} refused (${problems.length} problem(s)); the machine keeps its previous config`,
+    });
+  }
+
+  private async setStatus(change: Partial<ConfigStatusSpec>): Promise<void> {
+    const next = { ...this.status, ...change } as ConfigStatusSpec & Record<string, unknown>;
+    for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
+    next.resources = this.resources().length;
+    if (!this.o.store.path) { next.persistedTo = ''; next.persistProblem ||= this.o.store.why; }
+    else if (change.persistProblem === undefined && next.persistedTo === undefined) {
+      next.persistedTo = this.o.store.path;
+    }
+    this.status = next;
+    const p = { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
+    const cur = this.o.state.findSync(p);
+    if (!cur) { await this.o.state.create(newResource(p, next), { owner: this.o.owner }); return; }
+    const upd = copyResource(cur);
+    upd.spec = next;
+    await this.o.state.update(upd, { owner: this.o.owner });
+  }
+
+  /** The status as it is (tests, the console line). */
+  get current(): ConfigStatusSpec { return this.status; }
+
+  stop(): void {
+    clearTimeout(this.trying?.timer);
+    clearTimeout(this.persistTimer);
+  }
+}
+
+function countActions(changes: readonly { action: string }[]): string {
+  const n = new Map<string, number>();
+  for (const c of changes) n.set(c.action, (n.get(c.action) ?? 0) + 1);
+  return [...n].map(([a, k]) => `${k} ${a}`).join(', ') || 'nothing to change';
+}
