@@ -2,7 +2,7 @@
 // file, so that the config and what it was saved with (its source, the platform's
 // instance id) change together: a first comment line holds the latter as JSON, the
 // rest is the multi-document YAML itself.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { writeFileAtomic } from '../sys/atomic-write.ts';
@@ -67,12 +67,7 @@ export function fileConfigStore(dir: string): ConfigStore {
   };
 }
 
+/** No STATE: nothing survives a reboot (the resources in the state are the config meanwhile). */
 export function memoryConfigStore(why: string): ConfigStore {
-  let kept: SavedConfig | undefined;
-  return { path: undefined, why, load: () => kept, save: (c) => { kept = c; } };
-}
-
-/** A directory's store when it exists, else memory with the reason. */
-export function configStoreAt(dir: string | undefined, whyNot: string): ConfigStore {
-  return dir && existsSync(dir) ? fileConfigStore(dir) : memoryConfigStore(whyNot);
+  return { path: undefined, why, load: () => undefined, save: () => undefined };
 }

@@ -81,10 +81,16 @@ export interface MachineConfigOptions {
   now?: () => Date;
 }
 
+/** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
+const PERSIST_DELAY_MS = 500;
+
 const key = (p: Pointer) => `${p.namespace}/${p.type}/${p.id}`;
 /** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
 const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
-const byRank = (a: Pointer, b: Pointer) => rank(a) - rank(b) || key(a).localeCompare(key(b));
+const byRank = (a: Pointer, b: Pointer) => {
+  const ka = key(a); const kb = key(b);
+  return rank(a) - rank(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
+};
 
 export class MachineConfig {
   private queue: Promise<unknown> = Promise.resolve();
@@ -105,8 +111,17 @@ export class MachineConfig {
 
   /** The resources of the machine config: users' own, of types that are not requests. */
   resources(): Resource[] {
-    return this.o.state.resourcesWhere((r) => r.metadata.owner === '' && !this.definitionOf(r.metadata.type)?.ephemeral)
-      .sort((a, b) => byRank(a.metadata, b.metadata));
+    return this.unsorted().sort((a, b) => byRank(a.metadata, b.metadata));
+  }
+
+  private unsorted(): Resource[] {
+    const ephemeral = new Map<string, boolean>();
+    const isEphemeral = (type: string) => {
+      let e = ephemeral.get(type);
+      if (e === undefined) { e = this.definitionOf(type)?.ephemeral === true; ephemeral.set(type, e); }
+      return e;
+    };
+    return this.o.state.resourcesWhere((r) => r.metadata.owner === '' && !isEphemeral(r.metadata.type));
   }
 
   /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
@@ -305,6 +320,8 @@ export class MachineConfig {
   private persist(source: string, instanceId?: string): { persistedTo: string; persistProblem: string } {
     clearTimeout(this.persistTimer);
     this.persistTimer = undefined;
+    // In memory the resources are the config already: no text to make.
+    if (!this.o.store.path) return { persistedTo: '', persistProblem: this.o.store.why };
     const saved: SavedConfig = {
       text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
     };
@@ -338,7 +355,7 @@ export class MachineConfig {
             : `held in memory only: ${saved.persistProblem}`}`,
         });
       });
-    }, 100);
+    }, PERSIST_DELAY_MS);
   }
 
   /** At boot: the persisted config, if any, applied as the whole config (not written back). */
@@ -383,7 +400,7 @@ export class MachineConfig {
   private async setStatus(change: Partial<ConfigStatusSpec>): Promise<void> {
     const next = { ...this.status, ...change } as ConfigStatusSpec & Record<string, unknown>;
     for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
-    next.resources = this.resources().length;
+    next.resources = this.unsorted().length;
     if (!this.o.store.path) { next.persistedTo = ''; next.persistProblem ||= this.o.store.why; }
     else if (change.persistProblem === undefined && next.persistedTo === undefined) {
       next.persistedTo = this.o.store.path;
