@@ -11,7 +11,7 @@ import {
 import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
 import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
 import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
-import { newResource, type Pointer } from '../cosi/resource/resource.ts';
+import { newResource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import { MemoryState } from '../cosi/state/memory-state.ts';
 import { chainCodecs, type SpecCodecs } from '../cosi/spec/spec-codec.ts';
@@ -72,8 +72,6 @@ export function validateConfig(text: string, ctx: ValidationContext, source: str
   if (all.length) throw new ConfigRefused(all, source);
   return docs;
 }
-
-export const pointerKey = (p: Pointer) => `${p.namespace}/${p.type}/${p.id}`;
 
 /**
  * A machine of this build as far as validation needs one, with nothing in it but its built-in types and

@@ -11,8 +11,7 @@ import type { ConfigStore, SavedConfig } from '../config/saved-config.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
-export { ConfigRefused };
-import { newResource, type Pointer, type Resource } from '../cosi/resource/resource.ts';
+import { newResource, pointerString, type Pointer, type Resource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import { copyResource } from '../cosi/state/freeze.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
@@ -42,6 +41,9 @@ export interface ApplyRequest {
   /** Input understood but not used (cloud-init keys), with why. */
   ignored?: string[];
 }
+
+/** Where the config was persisted, or why it was not. */
+interface Saved { persistedTo: string; persistProblem: string }
 
 export interface ApplyResult {
   changes: ConfigChange[];
@@ -84,11 +86,10 @@ export interface MachineConfigOptions {
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
 const PERSIST_DELAY_MS = 500;
 
-const key = (p: Pointer) => `${p.namespace}/${p.type}/${p.id}`;
 /** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
 const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
 const byRank = (a: Pointer, b: Pointer) => {
-  const ka = key(a); const kb = key(b);
+  const ka = pointerString(a); const kb = pointerString(b);
   return rank(a) - rank(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
 };
 
@@ -97,11 +98,16 @@ export class MachineConfig {
   private trying: { snapshot: Desired[]; timer: NodeJS.Timeout; until: Date; source: string; instanceId?: string }
     | undefined;
   private persistTimer: NodeJS.Timeout | undefined;
-  private status = { state: 'maintenance', source: '', instanceId: '', resources: 0 } as ConfigStatusSpec;
+  private status: ConfigStatusSpec;
   private readonly now: () => Date;
 
   constructor(private readonly o: MachineConfigOptions) {
     this.now = o.now ?? (() => new Date());
+    // Where the config will be kept until a save says otherwise.
+    this.status = {
+      state: 'maintenance', source: '', instanceId: '', resources: 0,
+      persistedTo: o.store.path ?? '', persistProblem: o.store.path ? '' : o.store.why,
+    } as ConfigStatusSpec;
   }
 
   private definitionOf(type: string): ResourceDefinitionSpec | undefined {
@@ -159,16 +165,17 @@ export class MachineConfig {
     const steps: Step[] = [];
     const wanted = new Set<string>();
     for (const w of want) {
-      wanted.add(key(w));
+      wanted.add(pointerString(w));
       const current = this.o.state.findSync(w);
       if (!current) { steps.push({ action: 'created', want: w, name: w.name }); continue; }
-      const same = sameSpec(current.spec, this.o.codecs.get(w.type)?.normalize(w.spec) ?? w.spec)
+      const same = sameSpec(current.spec, w.spec)
         && sameSpec(current.metadata.labels, w.labels) && sameSpec(current.metadata.annotations, w.annotations);
       steps.push({ action: same ? 'unchanged' : 'updated', want: w, current, name: w.name });
     }
     if (mode === 'replace') {
       for (const r of this.resources()) {
-        if (!wanted.has(key(r.metadata))) steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
+        if (wanted.has(pointerString(r.metadata))) continue;
+        steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
       }
     }
     return steps;
@@ -199,6 +206,14 @@ export class MachineConfig {
     }
   }
 
+  /** What steps change; `live`: the machine runs, so changes of reboot-only types wait for the next boot. */
+  private changesOf(steps: readonly Step[], live: boolean): ConfigChange[] {
+    return steps.map((s) => ({
+      action: s.action, resource: s.name, needsReboot: live && s.action !== 'unchanged' && (s.want?.needsReboot
+        ?? this.definitionOf(s.current!.metadata.type)?.needsReboot === true),
+    }));
+  }
+
   /** Runs `fn` after every earlier call has finished: one config change at a time. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn, fn);
@@ -224,10 +239,7 @@ export class MachineConfig {
         throw e;
       }
       const steps = this.plan(want, req.mode);
-      const changes: ConfigChange[] = steps.map((s) => ({
-        action: s.action, resource: s.name, needsReboot: s.action !== 'unchanged' && (s.want?.needsReboot
-          ?? this.definitionOf(s.current!.metadata.type)?.needsReboot === true),
-      }));
+      const changes = this.changesOf(steps, true);
       const needsReboot = changes.filter((c) => c.needsReboot).map((c) => `${c.resource} ${c.action}`);
       const result: ApplyResult = {
         changes, needsReboot, ignored: req.ignored ?? [], persistedTo: '', persistProblem: '',
@@ -265,8 +277,7 @@ export class MachineConfig {
         state: 'applied', source: req.source, instanceId: req.instanceId ?? '', changes, needsReboot,
         ignored: result.ignored, appliedAt: this.now().toISOString(), refusedSource: '', refusedProblems: [],
         message: `config from ${source} applied (${counts})${needsReboot.length ? `; ${needsReboot.length} `
-          + 'change(s) need a reboot' : ''}; ${saved.persistedTo ? `persisted to ${saved.persistedTo}`
-          : `held in memory only: ${saved.persistProblem}`}`,
+          + 'change(s) need a reboot' : ''}; ${whereSaved(saved)}`,
       });
       this.o.log.info(`config from ${source} applied: ${counts}`);
       for (const i of result.ignored) this.o.log.warn(`config from ${source}: ignored ${i}`);
@@ -275,7 +286,7 @@ export class MachineConfig {
   }
 
   /** Keeps the tried config: it becomes the machine config and is persisted. */
-  confirm(): Promise<{ persistedTo: string; persistProblem: string }> {
+  confirm(): Promise<Saved> {
     return this.serial(async () => {
       const t = this.trying;
       if (!t) throw new StateError('failed-precondition', 'no tried config awaits confirmation');
@@ -283,8 +294,8 @@ export class MachineConfig {
       this.trying = undefined;
       const saved = this.persist(this.status.source, t.instanceId);
       await this.setStatus({
-        state: 'applied', tryUntil: undefined, message: `tried config from ${this.status.source} confirmed; `
-          + (saved.persistedTo ? `persisted to ${saved.persistedTo}` : `held in memory only: ${saved.persistProblem}`),
+        state: 'applied', tryUntil: undefined,
+        message: `tried config from ${this.status.source} confirmed; ${whereSaved(saved)}`,
       });
       this.o.log.info('tried config confirmed');
       return saved;
@@ -301,7 +312,7 @@ export class MachineConfig {
       await this.execute(steps);
       await this.setStatus({
         state: 'reverted', source: t.source, instanceId: t.instanceId ?? '', tryUntil: undefined,
-        changes: steps.map((s) => ({ action: s.action, resource: s.name, needsReboot: false })),
+        changes: this.changesOf(steps, false),
         message: `tried config not confirmed by ${t.until.toISOString()}: reverted (${countActions(steps)})`,
       });
       this.o.log.warn(`tried config not confirmed in time: reverted (${countActions(steps)})`);
@@ -316,24 +327,28 @@ export class MachineConfig {
     }));
   }
 
-  /** Writes the machine config to the store now; returns where, or why not. */
-  private persist(source: string, instanceId?: string): { persistedTo: string; persistProblem: string } {
+  /** Writes the machine config to the store now; returns where, or why not, and the next status says so. */
+  private persist(source: string, instanceId?: string): Saved {
     clearTimeout(this.persistTimer);
     this.persistTimer = undefined;
+    const saved = this.save(source, instanceId);
+    this.status = { ...this.status, ...saved };
+    return saved;
+  }
+
+  private save(source: string, instanceId?: string): Saved {
+    const { path, why } = this.o.store;
     // In memory the resources are the config already: no text to make.
-    if (!this.o.store.path) return { persistedTo: '', persistProblem: this.o.store.why };
-    const saved: SavedConfig = {
-      text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
-    };
+    if (!path) return { persistedTo: '', persistProblem: why };
     try {
-      this.o.store.save(saved);
+      this.o.store.save({
+        text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
+      });
     } catch (e) {
       this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
       return { persistedTo: '', persistProblem: (e as Error).message };
     }
-    return this.o.store.path
-      ? { persistedTo: this.o.store.path, persistProblem: '' }
-      : { persistedTo: '', persistProblem: this.o.store.why };
+    return { persistedTo: path, persistProblem: '' };
   }
 
   /**
@@ -350,9 +365,7 @@ export class MachineConfig {
         if (this.trying) return;
         const saved = this.persist('api', this.status.instanceId || undefined);
         await this.setStatus({
-          state: 'applied', source: 'api', persistedTo: saved.persistedTo, persistProblem: saved.persistProblem,
-          message: `config changed through the API; ${saved.persistedTo ? `persisted to ${saved.persistedTo}`
-            : `held in memory only: ${saved.persistProblem}`}`,
+          state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
       });
     }, PERSIST_DELAY_MS);
@@ -381,7 +394,7 @@ export class MachineConfig {
       await this.execute(steps);
       await this.setStatus({
         state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
-        changes: steps.map((s) => ({ action: s.action, resource: s.name, needsReboot: false })),
+        changes: this.changesOf(steps, false),
         message: `persisted config applied (${countActions(steps)}; saved from ${saved.source} at ${saved.savedAt})`,
       });
       this.o.log.info(`persisted config from ${where} applied: ${countActions(steps)} (saved from ${saved.source})`);
@@ -401,10 +414,6 @@ export class MachineConfig {
     const next = { ...this.status, ...change } as ConfigStatusSpec & Record<string, unknown>;
     for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
     next.resources = this.unsorted().length;
-    if (!this.o.store.path) { next.persistedTo = ''; next.persistProblem ||= this.o.store.why; }
-    else if (change.persistProblem === undefined && next.persistedTo === undefined) {
-      next.persistedTo = this.o.store.path;
-    }
     this.status = next;
     const p = { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
     const cur = this.o.state.findSync(p);
@@ -414,14 +423,15 @@ export class MachineConfig {
     await this.o.state.update(upd, { owner: this.o.owner });
   }
 
-  /** The status as it is (tests, the console line). */
-  get current(): ConfigStatusSpec { return this.status; }
-
   stop(): void {
     clearTimeout(this.trying?.timer);
     clearTimeout(this.persistTimer);
   }
 }
+
+/** Where a persist left the config, in words. */
+const whereSaved = (s: Saved) =>
+  (s.persistedTo ? `persisted to ${s.persistedTo}` : `held in memory only: ${s.persistProblem}`);
 
 function countActions(changes: readonly { action: string }[]): string {
   const n = new Map<string, number>();
