@@ -1,7 +1,8 @@
 // config-input: what a config must be before a YAML parser may see it. The parser
 // recurses once per nesting level (100,000 levels overflow the stack after most of a
 // second) and a huge input costs seconds, so bytes are bounded, gzip is undone with a
-// bounded output, the text must be UTF-8, and a linear scan bounds the nesting first.
+// bounded output, the text must be UTF-8 (decodeConfigInput), and a linear scan bounds
+// the nesting (scanNesting, which parseDocuments runs on every text it is given).
 import { gunzipSync } from 'node:zlib';
 
 /** Largest config accepted, after decompression. EC2 allows 16 KiB of user data, GCE 256 KiB. */
@@ -18,7 +19,7 @@ const ZSTD = [0x28, 0xb5, 0x2f, 0xfd];
 const startsWith = (b: Uint8Array, magic: number[]) => magic.every((x, i) => b[i] === x);
 const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`);
 
-/** Bytes of a config (plain or gzip) as text, or why not. */
+/** Bytes of a config (plain or gzip) as text, or why not. Its nesting is checked where it is parsed. */
 export function decodeConfigInput(bytes: Uint8Array, limit = MAX_CONFIG_BYTES): ConfigInput {
   let data = bytes;
   let compressed = false;
@@ -43,8 +44,7 @@ export function decodeConfigInput(bytes: Uint8Array, limit = MAX_CONFIG_BYTES): 
   try { text = new TextDecoder('utf-8', { fatal: true }).decode(data); } catch {
     return { ok: false, message: 'config is not UTF-8 text' };
   }
-  const deep = scanNesting(text);
-  return deep ? { ok: false, message: deep } : { ok: true, text, compressed };
+  return { ok: true, text, compressed };
 }
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09;

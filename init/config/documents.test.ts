@@ -65,3 +65,14 @@ t.test('hostile input is refused whole, quickly, with the reason', async (t) => 
     t.ok(performance.now() - t0 < 1000, `${name}: refused in under a second`);
   }
 });
+
+t.test('a larger bound lets the machine read back its own config, still scanned for nesting', async (t) => {
+  const many = Array.from({ length: 20_000 }, (_, i) => `metadata: {type: motd, id: m${i}}\nspec: {text: hello}\n`)
+    .join('---\n');
+  t.ok(many.length > 1 << 20, `${many.length} characters`);
+  t.match(parseDocuments(many, defs, ns).problems, [{ index: 0, message: /larger than the 1 MiB limit/ }]);
+  const saved = parseDocuments(many, defs, ns, 64 << 20);
+  t.same([saved.problems, saved.docs.length], [[], 20_000]);
+  t.match(parseDocuments(`${many}---\nspec: ${'['.repeat(100)}`, defs, ns, 64 << 20).problems,
+    [{ index: 0, message: /nested deeper/ }]);
+});

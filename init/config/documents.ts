@@ -48,15 +48,17 @@ function stringMap(v: unknown, field: string, problems: string[]): Record<string
   return out;
 }
 
+/** maxBytes: an input's limit by default; the machine's own persisted config may be larger. */
 export function parseDocuments(
-  text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>,
+  text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>, maxBytes = MAX_CONFIG_BYTES,
 ): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
   const docs: ResourceDocument[] = [];
   const problems: DocumentProblem[] = [];
   const seen = new Map<string, number>();
-  if (text.length > MAX_CONFIG_BYTES) {
-    return { docs, problems: [{ index: 0, what: '', message: `larger than the ${MAX_CONFIG_BYTES >> 20} MiB limit` }] };
+  if (text.length > maxBytes) {
+    return { docs, problems: [{ index: 0, what: '', message: `larger than the ${maxBytes >> 20} MiB limit` }] };
   }
+  // Here, not where bytes become text: every text meets the parser through this function.
   const deep = scanNesting(text);
   if (deep) return { docs, problems: [{ index: 0, what: '', message: deep }] };
   let index = 0;

@@ -53,6 +53,11 @@ export interface ConfigStore {
 }
 
 export const CONFIG_FILE = 'machine-config.yaml';
+/**
+ * Largest saved config read back. Writes through the API make the config grow past an input's 1 MiB (10,000 small
+ * resources are about 2 MiB); it must still load at the next boot.
+ */
+export const MAX_SAVED_CONFIG_BYTES = 64 << 20;
 
 export function fileConfigStore(dir: string): ConfigStore {
   const path = join(dir, CONFIG_FILE);

@@ -34,13 +34,15 @@ export interface ValidationContext {
 }
 
 /** The documents of a valid config, or ConfigRefused naming every problem. */
-export function validateConfig(text: string, ctx: ValidationContext, source: string): ResourceDocument[] {
+export function validateConfig(
+  text: string, ctx: ValidationContext, source: string, maxBytes?: number,
+): ResourceDocument[] {
   const { state } = ctx;
   const defs = state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
     .map((r) => r.spec as ResourceDefinitionSpec);
   const namespaces = new Set(state.listSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })
     .map((r) => r.metadata.id));
-  let { docs, problems } = parseDocuments(text, defs, namespaces);
+  let { docs, problems } = parseDocuments(text, defs, namespaces, maxBytes);
   const all: string[] = [];
   const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
   if (declared.length) {
@@ -59,7 +61,8 @@ export function validateConfig(text: string, ctx: ValidationContext, source: str
     }
     for (const d of own) namespaces.add(d.defaultNamespace);
     const ownTypes = new Set(own.map((d) => d.type));
-    ({ docs, problems } = parseDocuments(text, [...defs.filter((d) => !ownTypes.has(d.type)), ...own], namespaces));
+    const withOwn = [...defs.filter((d) => !ownTypes.has(d.type)), ...own];
+    ({ docs, problems } = parseDocuments(text, withOwn, namespaces, maxBytes));
   }
   all.push(...problems.map((p) => formatProblem(p, source)));
   for (const d of docs) {

@@ -7,7 +7,7 @@
 import { decodeConfigInput } from '../config/config-input.ts';
 import type { ResourceDocument } from '../config/documents.ts';
 import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
-import type { ConfigStore, SavedConfig } from '../config/saved-config.ts';
+import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../config/saved-config.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
@@ -157,8 +157,8 @@ export class MachineConfig {
     };
   }
 
-  private parse(text: string, source: string): Desired[] {
-    return validateConfig(text, this.o, source).map((d) => this.desiredOf(d));
+  private parse(text: string, source: string, maxBytes?: number): Desired[] {
+    return validateConfig(text, this.o, source, maxBytes).map((d) => this.desiredOf(d));
   }
 
   private plan(want: Desired[], mode: ApplyMode): Step[] {
@@ -386,7 +386,7 @@ export class MachineConfig {
       }
       const where = this.o.store.path ?? 'memory';
       let want: Desired[];
-      try { want = this.parse(saved.text, where); } catch (e) {
+      try { want = this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES); } catch (e) {
         if (e instanceof ConfigRefused) { await this.refused('state', e.problems); return undefined; }
         throw e;
       }
