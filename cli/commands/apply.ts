@@ -3,7 +3,6 @@
 // whole config (and deletes the user resources it does not name). The machine
 // validates the whole input first: on any problem nothing is written and every
 // problem is printed with its document number and field (exit 3).
-import { readFileSync } from 'node:fs';
 import { decodeConfigInput } from '../../init/config/config-input.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
@@ -11,6 +10,7 @@ import {
 import { StateError } from '../../init/cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { readInput } from '../read-input.ts';
 import type { Session } from '../session.ts';
 
 const DOCUMENT = `  metadata:
@@ -52,12 +52,6 @@ controllers, DHCP or the platform produce is never touched.
 ${COMMON}
   --confirm             keep the config being tried
 `;
-
-function readInput(path: string): Buffer {
-  try { return path === '-' ? readFileSync(0) : readFileSync(path); } catch (e) {
-    throw new CliError(`cannot read ${path}: ${(e as Error).message}`, EXIT.usage);
-  }
-}
 
 /** "60s", "5m", "1h", "90" (seconds) -> seconds. */
 export function parseDuration(text: string): number {

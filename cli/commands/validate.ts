@@ -1,13 +1,13 @@
 // validate: checks a config offline, against the types and namespaces a machine of
 // this build serves (proto/gen/builtin-types.ts), with the machine's own checks and
 // messages. Needs no machine.
-import { readFileSync } from 'node:fs';
 import { decodeConfigInput } from '../../init/config/config-input.ts';
 import { ConfigRefused, offlineValidationContext, validateConfig } from '../../init/config/validate-config.ts';
 import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
 import { flagAll, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { readInput } from '../read-input.ts';
 
 export const VALIDATE_HELP = `usage: cosictl validate -f FILE [-f FILE...]
 
@@ -24,11 +24,7 @@ export async function validate(p: Parsed, out: (text: string) => void, err: (tex
   let bad = 0;
   for (const f of files) {
     const name = f === '-' ? 'stdin' : f;
-    let bytes: Buffer;
-    try { bytes = f === '-' ? readFileSync(0) : readFileSync(f); } catch (e) {
-      throw new CliError(`cannot read ${f}: ${(e as Error).message}`, EXIT.usage);
-    }
-    const input = decodeConfigInput(bytes);
+    const input = decodeConfigInput(readInput(f));
     if (!input.ok) { err(`${name}: ${input.message}\n`); bad++; continue; }
     // A fresh machine per file: each is a whole config of its own.
     const ctx = await offlineValidationContext(BUILTIN_TYPES as DefinitionInput[], BUILTIN_NAMESPACES);
