@@ -162,6 +162,11 @@ spec: {level: 3}
   t.match(r.err, /1 change\(s\) take effect at the next boot/);
   t.match(r.out, /motd\/three deleted/);
   t.match(saved().text, /BootKnobs\.example\.com[\s\S]*id: k1/);
+  const again = await cosictl(['apply-config', '-f', join(dir, 'typed.yaml')]);
+  t.equal(again.code, 0, again.err);
+  t.match(again.out, /resourcedefinition\/bootknobs\.example\.com unchanged\n/,
+    'a definition applied again is unchanged');
+  t.match(again.out, /bootknob\/k1 unchanged\n/);
 });
 
 t.test('the next engine loads the persisted config before anything else', async (t) => {

@@ -168,11 +168,20 @@ export class MachineConfig {
       wanted.add(pointerString(w));
       const current = this.o.state.findSync(w);
       if (!current) { steps.push({ action: 'created', want: w, name: w.name }); continue; }
-      const same = sameSpec(current.spec, w.spec)
+      // A definition is stored as admission completes it (initials, schema from its message): compare with that.
+      const stored = w.namespace === META_NAMESPACE ? this.o.admission.check(newResource(w, w.spec), 'update').spec
+        : w.spec;
+      const same = sameSpec(current.spec, stored)
         && sameSpec(current.metadata.labels, w.labels) && sameSpec(current.metadata.annotations, w.annotations);
       steps.push({ action: same ? 'unchanged' : 'updated', want: w, current, name: w.name });
     }
     if (mode === 'replace') {
+      // A type's default namespace, created with it, stays while the type does.
+      for (const w of want) {
+        if (w.type !== DEFINITION_TYPE) continue;
+        const ns = (w.spec as ResourceDefinitionSpec).defaultNamespace;
+        wanted.add(pointerString({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: ns }));
+      }
       for (const r of this.resources()) {
         if (wanted.has(pointerString(r.metadata))) continue;
         steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
