@@ -4,6 +4,8 @@ import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type ServerHttp2Stream } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
@@ -118,6 +120,25 @@ t.test('exit codes scripts can trust', async (t) => {
     t.equal(r.code, 0, `${cmd.join(' ') || 'cosictl'} --help`);
     t.match(r.out, /usage: cosictl/);
   }
+});
+
+t.test('--timeout: a machine that takes calls but never answers is given up on, as unreachable', async (t) => {
+  // A real HTTP/2 server that accepts every stream and never responds (a machine whose link went down mid-call).
+  const silent = createServer();
+  const streams: ServerHttp2Stream[] = [];
+  silent.on('stream', (s) => { streams.push(s); });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of streams) s.destroy(); silent.close(); });
+  const port = (silent.address() as AddressInfo).port;
+  const started = Date.now();
+  const r = await new Promise<{ code: number; err: string }>((res) => execFile(
+    cosictl, ['-e', `127.0.0.1:${port}`, '--timeout', '1s', 'get', 'versions'], { timeout: 20_000 },
+    (e, _out, err) => res({ code: (e as { code?: number } | null)?.code ?? 0, err }),
+  ));
+  t.equal(r.code, 5, r.err);
+  t.match(r.err, /within 1000 ms/);
+  t.ok(Date.now() - started < 10_000, 'gave up after about the timeout');
+  t.equal((await run(['--timeout', 'soon', 'get', 'versions'])).code, 2, 'a bad duration is a usage error');
 });
 
 t.test('a config file supplies the endpoint', async (t) => {

@@ -1,4 +1,5 @@
 // errors: cosictl's exit codes, the contract scripts rely on (see `cosictl --help`).
+import { isUnreachable } from '../init/cosi/remote/status.ts';
 import { StateError } from '../init/cosi/state/errors.ts';
 
 export const EXIT = {
@@ -23,7 +24,9 @@ export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
   if (e instanceof StateError) {
     if (e.code === 'not-found') return EXIT.notFound;
-    if (/UNAVAILABLE|No connection established|cannot reach/i.test(e.message)) return EXIT.unreachable;
+    if (isUnreachable(e) || /UNAVAILABLE|No connection established|cannot reach/i.test(e.message)) {
+      return EXIT.unreachable;
+    }
     return EXIT.failed;
   }
   if (/cannot reach the COSI API/.test((e as Error)?.message ?? '')) return EXIT.unreachable;

@@ -8,6 +8,7 @@ import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './commands/apply.ts'
 import { validate, VALIDATE_HELP } from './commands/validate.ts';
 import { del, DELETE_HELP } from './commands/delete.ts';
 import { get, GET_HELP } from './commands/get.ts';
+import { parseDuration } from './duration.ts';
 import { Session } from './session.ts';
 
 const HELP = `usage: cosictl [global flags] COMMAND [args]
@@ -28,6 +29,8 @@ global flags:
       --config FILE      config file (default ~/.config/cosictl/config.yaml; $COSICTL_CONFIG)
       --context NAME     context in the config file
   -n, --namespace NS     namespace (default: the type's default namespace)
+      --timeout DURATION give up when the machine has not answered within it (e.g. 10s; default:
+                         5s to connect, then no limit)
   -h, --help             help (also after a command: cosictl get --help)
 
 exit codes: 0 ok, 1 the API refused or failed, 2 bad usage, 3 invalid input (nothing
@@ -36,7 +39,7 @@ written), 4 not found, 5 API unreachable.
 
 const FLAGS: FlagSpec[] = [
   { name: 'endpoint', short: 'e', value: true }, { name: 'config', value: true }, { name: 'context', value: true },
-  { name: 'namespace', short: 'n', value: true }, { name: 'output', short: 'o', value: true },
+  { name: 'namespace', short: 'n', value: true }, { name: 'timeout', value: true }, { name: 'output', short: 'o', value: true },
   { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
   { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
   { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
@@ -70,9 +73,11 @@ export async function cosictl(argv: string[]): Promise<number> {
   const ctx = loadContext({
     endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
   });
-  const session = new Session(ctx, flag(p, 'namespace'));
+  const timeout = flag(p, 'timeout');
+  const timeoutMs = timeout === undefined ? undefined : parseDuration('timeout', timeout) * 1000;
+  const session = new Session(ctx, flag(p, 'namespace'), timeoutMs);
   try {
-    await session.connect();
+    await session.connect(timeoutMs);
     const sub = { ...p, positional: rest };
     switch (command) {
       case 'get': return await get(session, sub, out);

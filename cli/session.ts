@@ -14,13 +14,16 @@ export class Session {
   readonly state: RemoteState;
   private defs: ResourceDefinitionSpec[] | undefined;
 
-  constructor(readonly ctx: Context, readonly namespaceFlag?: string) {
+  /** `timeoutMs`: the deadline of every call (none by default: a watch or a slow apply may take long). */
+  constructor(readonly ctx: Context, readonly namespaceFlag?: string, timeoutMs?: number) {
     // Specs of the types the machine defines travel as protobuf where this build knows the message.
     const codecs = codecsFromDefinitions(
       () => this.defs ?? [],
       (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`),
     );
-    this.state = new RemoteState(ctx.endpoint, { codecs: chainCodecs(codecs, META_CODECS) });
+    this.state = new RemoteState(ctx.endpoint, {
+      codecs: chainCodecs(codecs, META_CODECS), ...(timeoutMs ? { timeoutMs } : {}),
+    });
   }
 
   async connect(timeoutMs = 5000): Promise<void> {

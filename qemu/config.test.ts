@@ -47,3 +47,19 @@ t.test('the next boot applies the persisted config with no other source', async 
     'and the plugins act on it');
 });
 
+
+t.test('a tried config that cuts the API off is reverted by itself and the API comes back', async (t) => {
+  const cutOff = `${config}---\nmetadata: {type: linkspec, id: eth0}\nspec: {link: eth0, up: false}\n`;
+  const tried = await vm.run(['--timeout', '20s', 'apply-config', '--try', '15s', '-f', '-'], cutOff);
+  // The answer usually leaves before the link goes down; if not, the call times out as unreachable.
+  t.ok(tried.code === 0 || tried.code === 5, `apply-config --try: ${tried.code} ${tried.err}`);
+  const during = await vm.run(['--timeout', '3s', 'get', 'versions']);
+  t.equal(during.code, 5, 'the API is cut off while the tried config holds eth0 down');
+  const back = await vm.poll(['--timeout', '3s', 'get', 'configstatus', 'machine', '-o', 'yaml'],
+    /state: reverted/, 90_000);
+  t.match(back.out, /state: reverted/);
+  t.match(back.out, /tried config not confirmed by/);
+  t.equal((await vm.run(['get', 'linkspec', 'eth0'])).code, 4, 'the tried linkspec is gone');
+  t.match((await vm.run(['get', 'motd', 'persisted', '-o', 'yaml'])).out, /kept across boots/, 'the rest is kept');
+  t.match(vm.vm.console(), /tried config not confirmed in time: reverted \([^)]*\b1 deleted/);
+});

@@ -10,6 +10,7 @@ import {
 import { StateError } from '../../init/cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { parseDuration } from '../duration.ts';
 import { readInput } from '../read-input.ts';
 import type { Session } from '../session.ts';
 
@@ -53,15 +54,6 @@ ${COMMON}
   --confirm             keep the config being tried
 `;
 
-/** "60s", "5m", "1h", "90" (seconds) -> seconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+)(s|m|h)?$/.exec(text.trim());
-  if (!m) throw new CliError(`--try: "${text}" is not a duration (e.g. 60s, 5m, 1h)`, EXIT.usage);
-  const n = Number(m[1]) * ({ s: 1, m: 60, h: 3600 }[m[2] as 's' | 'm' | 'h'] ?? 1);
-  if (n < 1 || n > 86_400) throw new CliError(`--try: ${text} is outside 1s..24h`, EXIT.usage);
-  return n;
-}
-
 /** One input for the machine: a single file as it is (the machine undoes gzip), several joined as documents. */
 function input(files: string[]): { bytes: Uint8Array; name: string } {
   const name = files.map((f) => (f === '-' ? 'stdin' : f)).join(', ');
@@ -104,7 +96,7 @@ export async function applyConfig(
   }
   const dryRun = has(p, 'dry-run');
   const tryFor = flag(p, 'try');
-  const trySeconds = tryFor === undefined ? 0 : parseDuration(tryFor);
+  const trySeconds = tryFor === undefined ? 0 : parseDuration('try', tryFor);
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
   const { bytes, name } = input(files);
   let res;

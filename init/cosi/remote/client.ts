@@ -18,7 +18,7 @@ import { META_CODECS } from './meta-codecs.ts';
 import { sharedDecodes } from './shared-decodes.ts';
 
 export interface RemoteStateOptions extends ChannelOptions {
-  /** Per-call deadline for unary calls, ms (default: none). */
+  /** Deadline of every call but Watch (unary calls and List), ms (default: none). */
   timeoutMs?: number;
   /** How specs travel per type (default: the meta types; every other spec as YAML). */
   codecs?: SpecCodecs;
@@ -71,7 +71,7 @@ export class RemoteState implements State {
         label_query: labelQueriesToWire(filter?.labelQueries),
         ...(filter?.idQuery ? { id_query: { regexp: filter.idQuery } } : {}),
       },
-    }));
+    }), this.o.timeoutMs ? { deadlineMs: this.o.timeoutMs } : {});
     const out: Resource[] = [];
     stream.onMessage((m) => {
       out.push(resourceFromWire(decode<{ resource: WireResource }>('ListResponse', m).resource, this.codecs,
