@@ -39,7 +39,8 @@ written), 4 not found, 5 API unreachable.
 
 const FLAGS: FlagSpec[] = [
   { name: 'endpoint', short: 'e', value: true }, { name: 'config', value: true }, { name: 'context', value: true },
-  { name: 'namespace', short: 'n', value: true }, { name: 'timeout', value: true }, { name: 'output', short: 'o', value: true },
+  { name: 'namespace', short: 'n', value: true }, { name: 'timeout', value: true },
+  { name: 'output', short: 'o', value: true },
   { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
   { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
   { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
