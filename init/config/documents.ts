@@ -16,6 +16,7 @@ import { resolveDefinition, type ResourceDefinitionSpec } from '../cosi/meta/def
 import { validateSpec } from '../cosi/meta/schema.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
 import { MAX_CONFIG_BYTES, scanNesting } from './config-input.ts';
+import { isMap, MAX_ALIAS_COUNT } from './safe-yaml.ts';
 
 export interface ResourceDocument extends Pointer {
   /** 1-based position in the input. */
@@ -33,8 +34,6 @@ export function formatProblem(p: DocumentProblem, source = 'input'): string {
   if (p.index === 0) return `${source}: ${p.message}`;
   return `${source}: document ${p.index}${p.what ? ` (${p.what})` : ''}: ${p.message}`;
 }
-
-const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function stringMap(v: unknown, field: string, problems: string[]): Record<string, string> {
   if (v === undefined || v === null) return {};
@@ -68,7 +67,9 @@ export function parseDocuments(
       ? `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` : undefined;
     if (!why) {
       // toJS refuses aliases expanding beyond 100 nodes (an alias bomb) by throwing.
-      try { obj = d.toJS({ maxAliasCount: 100 }); } catch (e) { why = `not accepted: ${(e as Error).message}`; }
+      try { obj = d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }); } catch (e) {
+        why = `not accepted: ${(e as Error).message}`;
+      }
     }
     // an empty document (e.g. a trailing ---)
     if (!why && obj === null) continue;

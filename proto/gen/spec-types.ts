@@ -38,6 +38,10 @@ export const ConfigStateValues: readonly ConfigState[] = ['maintenance', 'applie
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
 
+/** SourceState: what a config source said. */
+export type SourceState = 'pending' | 'waiting' | 'absent' | 'failed' | 'used' | 'skipped';
+export const SourceStateValues: readonly SourceState[] = ['pending', 'waiting', 'absent', 'failed', 'used', 'skipped'];
+
 /** FsType: the filesystems a MountSpec may name. */
 export type FsType = 'ext4' | 'ext3' | 'ext2' | 'vfat' | 'iso9660' | 'squashfs' | 'tmpfs';
 export const FsTypeValues: readonly FsType[] = ['ext4', 'ext3', 'ext2', 'vfat', 'iso9660', 'squashfs', 'tmpfs'];
@@ -484,6 +488,98 @@ export interface ResolverStatusSpec {
   original?: string;
 }
 
+/** ConfigSourceSpec: one place the machine config may come from (id = the source's
+ * name: cmdline-inline, cmdline-url, fw-cfg, nocloud, openstack, ec2, gce), in the order
+ * they are tried. Written by the platform plugin's config-source controller. */
+export interface ConfigSourceSpec {
+  /** Position in the order of sources, from 1. */
+  order: number;
+  /** What it said last. */
+  state?: SourceState;
+  /** Where it looks: a URL, a fw_cfg path, a volume label. */
+  location: string;
+  /** What happened, in words (the HTTP status, the error, why it was skipped). */
+  message: string;
+  /** How many times it was asked. */
+  attempts: number;
+  /** When it was last asked. */
+  updated?: string;
+}
+
+/** UserDataSpec: the config the platform gave (id "machine"), as the machine config
+ * applies it: cloud-init input already translated. Sensitive: it may carry secrets. */
+export interface UserDataSpec {
+  /** The source that gave it (a ConfigSource id). */
+  source: string;
+  /** The platform's instance id when it has one: a persisted config of another instance is not used. */
+  instanceId: string;
+  /** The form it came in: machine-config, cloud-config, multipart, none (meta-data only). */
+  format: string;
+  /** The machine config: multi-document YAML of resources (UTF-8 text, not parsed here). */
+  config: string;
+  /** Input understood but not used (cloud-init keys this system does not act on), with why. */
+  ignored?: string[];
+  /** A hash of what was fetched (sha256, hex): equal hashes are the same config. */
+  digest: string;
+}
+
+/** PlatformMetadataSpec: what the platform says about this machine (id "platform"). */
+export interface PlatformMetadataSpec {
+  /** The platform: metal, qemu, nocloud, openstack, aws, gcp. */
+  platform: string;
+  /** How it was chosen: the command line (appliance.platform=), fw_cfg, a volume label, DMI, ... */
+  detectedBy: string;
+  /** The instance id (EC2 i-..., GCE numeric id, NoCloud instance-id). */
+  instanceId: string;
+  /** The hostname the platform gives. */
+  hostname: string;
+  /** Region and zone, when the platform has them. */
+  region: string;
+  zone: string;
+  /** The instance type (t3.small, e2-medium). */
+  instanceType: string;
+  /** Addresses the platform reports for the machine (private first, then public). */
+  addresses?: string[];
+}
+
+/** PlatformRoute: a route the platform's network config declares. */
+export interface PlatformRoute {
+  /** Destination CIDR; unset is the default route. */
+  to?: string;
+  /** Gateway address. */
+  via: string;
+  metric?: number;
+}
+
+/** PlatformInterface: one interface of the platform's network config, matched by name or MAC. */
+export interface PlatformInterface {
+  /** The interface's name in the machine (eth0); empty when matched by MAC only. */
+  name: string;
+  /** Matched by this MAC address (lower case) when set. */
+  mac: string;
+  /** Run DHCPv4 on it. */
+  dhcp4: boolean;
+  /** Static addresses, CIDR. */
+  addresses?: string[];
+  mtu?: number;
+  routes?: PlatformRoute[];
+}
+
+/** PlatformNetworkSpec: the network the platform describes (id "platform"): NoCloud and
+ * OpenStack network-config, EC2/GCE metadata. Becomes platform-layer specs. */
+export interface PlatformNetworkSpec {
+  interfaces?: PlatformInterface[];
+  /** DNS servers and search domains. */
+  nameservers?: string[];
+  searchDomains?: string[];
+  /** The hostname (meta-data local-hostname, the metadata service's hostname). */
+  hostname: string;
+  /** Time servers the platform offers (EC2 169.254.169.123, GCE metadata.google.internal). */
+  timeServers?: string[];
+  /** Keys of the network config this system does not translate (bonds, vlans, dhcp6, ...). */
+  ignored?: string[];
+}
+
 /** BlockDeviceSpec: a block device (id = kernel name, e.g. vda1) from sysfs, with what
  * its superblock says; kept current by uevents. */
 export interface BlockDeviceSpec {
@@ -737,6 +833,12 @@ export const MESSAGES = {
   HostnameStatusSpec: 'appliance.net.v1alpha1.HostnameStatusSpec',
   ResolverSpecSpec: 'appliance.net.v1alpha1.ResolverSpecSpec',
   ResolverStatusSpec: 'appliance.net.v1alpha1.ResolverStatusSpec',
+  ConfigSourceSpec: 'appliance.platform.v1alpha1.ConfigSourceSpec',
+  UserDataSpec: 'appliance.platform.v1alpha1.UserDataSpec',
+  PlatformMetadataSpec: 'appliance.platform.v1alpha1.PlatformMetadataSpec',
+  PlatformRoute: 'appliance.platform.v1alpha1.PlatformRoute',
+  PlatformInterface: 'appliance.platform.v1alpha1.PlatformInterface',
+  PlatformNetworkSpec: 'appliance.platform.v1alpha1.PlatformNetworkSpec',
   BlockDeviceSpec: 'appliance.storage.v1alpha1.BlockDeviceSpec',
   MountSpecSpec: 'appliance.storage.v1alpha1.MountSpecSpec',
   AppliedMount: 'appliance.storage.v1alpha1.AppliedMount',
