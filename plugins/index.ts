@@ -5,13 +5,14 @@ import type { Plugin } from '../init/model/plugin.ts';
 import { ENGINE_TYPES } from '../init/model/runtime-types.ts';
 import { issuePlugin } from './issue/plugin.ts';
 import { networkPlugin } from './network/plugin.ts';
+import { platformPlugin } from './platform/plugin.ts';
 import { systemPlugin } from './system/plugin.ts';
 import { storagePlugin } from './storage/plugin.ts';
 import { timePlugin } from './time/plugin.ts';
 import { testCrasherPlugin, testReaderPlugin, testWriterPlugin } from './testing/plugins.ts';
 
 export const PLUGINS: readonly Plugin[] = [
-  networkPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin,
+  networkPlugin, platformPlugin, storagePlugin, systemPlugin, timePlugin, issuePlugin,
   testWriterPlugin, testReaderPlugin, testCrasherPlugin,
 ];
 

@@ -25,6 +25,10 @@ import { memoryConfigStore, type ConfigStore } from '../config/saved-config.ts';
 import { createAdmission } from '../config/admission.ts';
 import { configServiceMethods } from './config-service.ts';
 import { MachineConfig } from './machine-config.ts';
+import { feedPlatformConfig } from './platform-config.ts';
+import {
+  PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS,
+} from '../model/platform-types.ts';
 import { startApiServer, type ApiServer } from './api-server.ts';
 import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
 
@@ -93,9 +97,13 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
     store: o.configStore ?? memoryConfigStore('no STATE filesystem'),
+    currentInstanceId: () => (state.findSync({ namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID })
+      ?.spec as { instanceId?: string } | undefined)?.instanceId ?? '',
   });
   // Before the plugins start: they find the config in place, as if it had always been.
-  await config.loadPersisted();
+  const persisted = await config.loadPersisted();
+  // The platform plugin's user data, when it finds some, after that.
+  const platformConfig = await feedPlatformConfig({ state, config, persisted, log: o.log.child('config') });
   const api = await startApiServer({
     state, log: o.log, native: o.native,
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
@@ -118,6 +126,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     },
     async stop() {
       power.close();
+      platformConfig.close();
       config.stop();
       await supervisor.stop();
       await api.stop();

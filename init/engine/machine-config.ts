@@ -81,6 +81,8 @@ export interface MachineConfigOptions {
   /** Owner of the ConfigStatus. */
   owner: string;
   now?: () => Date;
+  /** The platform's instance id now (PlatformMetadata), stamped on a config applied without one. */
+  currentInstanceId?: () => string;
 }
 
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
@@ -280,10 +282,11 @@ export class MachineConfig {
         this.o.log.info(`config from ${source} applied for a try of ${req.trySeconds}s: ${counts}`);
         return result;
       }
-      const saved = this.persist(req.source, req.instanceId);
+      const instanceId = req.instanceId ?? (this.o.currentInstanceId?.() || undefined);
+      const saved = this.persist(req.source, instanceId);
       Object.assign(result, saved);
       await this.setStatus({
-        state: 'applied', source: req.source, instanceId: req.instanceId ?? '', changes, needsReboot,
+        state: 'applied', source: req.source, instanceId: instanceId ?? '', changes, needsReboot,
         ignored: result.ignored, appliedAt: this.now().toISOString(), refusedSource: '', refusedProblems: [],
         message: `config from ${source} applied (${counts})${needsReboot.length ? `; ${needsReboot.length} `
           + 'change(s) need a reboot' : ''}; ${whereSaved(saved)}`,
@@ -372,7 +375,7 @@ export class MachineConfig {
       this.persistTimer = undefined;
       void this.serial(async () => {
         if (this.trying) return;
-        const saved = this.persist('api', this.status.instanceId || undefined);
+        const saved = this.persist('api', this.status.instanceId || this.o.currentInstanceId?.() || undefined);
         await this.setStatus({
           state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
@@ -409,6 +412,11 @@ export class MachineConfig {
       this.o.log.info(`persisted config from ${where} applied: ${countActions(steps)} (saved from ${saved.source})`);
       return saved;
     });
+  }
+
+  /** Input refused before it could be parsed (user data that is not a config): reported like any refusal. */
+  refuse(source: string, problems: string[]): Promise<void> {
+    return this.serial(() => this.refused(source, problems));
   }
 
   private async refused(source: string, problems: string[]): Promise<void> {

@@ -550,6 +550,103 @@ export const BUILTIN_TYPES = [
     ]
   },
   {
+    "type": "ConfigSources.platform.appliance.dev",
+    "defaultNamespace": "platform",
+    "aliases": [
+      "sources"
+    ],
+    "protoMessage": "appliance.platform.v1alpha1.ConfigSourceSpec",
+    "printColumns": [
+      {
+        "name": "Order",
+        "jsonPath": "{.order}"
+      },
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Attempts",
+        "jsonPath": "{.attempts}"
+      },
+      {
+        "name": "Location",
+        "jsonPath": "{.location}"
+      },
+      {
+        "name": "Message",
+        "jsonPath": "{.message}"
+      }
+    ]
+  },
+  {
+    "type": "UserDatas.platform.appliance.dev",
+    "defaultNamespace": "platform",
+    "aliases": [
+      "userdata"
+    ],
+    "protoMessage": "appliance.platform.v1alpha1.UserDataSpec",
+    "printColumns": [
+      {
+        "name": "Source",
+        "jsonPath": "{.source}"
+      },
+      {
+        "name": "Format",
+        "jsonPath": "{.format}"
+      },
+      {
+        "name": "Instance",
+        "jsonPath": "{.instanceId}"
+      }
+    ]
+  },
+  {
+    "type": "PlatformMetadatas.platform.appliance.dev",
+    "defaultNamespace": "platform",
+    "aliases": [
+      "platform"
+    ],
+    "protoMessage": "appliance.platform.v1alpha1.PlatformMetadataSpec",
+    "printColumns": [
+      {
+        "name": "Platform",
+        "jsonPath": "{.platform}"
+      },
+      {
+        "name": "Instance",
+        "jsonPath": "{.instanceId}"
+      },
+      {
+        "name": "Hostname",
+        "jsonPath": "{.hostname}"
+      },
+      {
+        "name": "Zone",
+        "jsonPath": "{.zone}"
+      },
+      {
+        "name": "Detected by",
+        "jsonPath": "{.detectedBy}"
+      }
+    ]
+  },
+  {
+    "type": "PlatformNetworks.platform.appliance.dev",
+    "defaultNamespace": "platform",
+    "protoMessage": "appliance.platform.v1alpha1.PlatformNetworkSpec",
+    "printColumns": [
+      {
+        "name": "Hostname",
+        "jsonPath": "{.hostname}"
+      },
+      {
+        "name": "Nameservers",
+        "jsonPath": "{.nameservers}"
+      }
+    ]
+  },
+  {
     "type": "BlockDevices.storage.appliance.dev",
     "defaultNamespace": "storage",
     "aliases": [
@@ -896,6 +993,7 @@ export const BUILTIN_NAMESPACES: Record<string, string> = {
   "runtime": "Observed state: what the engine and the plugins report.",
   "config": "Desired state: what users and the machine config declare.",
   "network": "Network configuration (specs per layer, merged) and what the kernel reports (statuses).",
+  "platform": "Where the machine config comes from, and what the platform says.",
   "storage": "Disks, filesystems and mounts.",
   "system": "Kernel and machine settings.",
   "time": "The clock: the servers to ask, whether it is synced, from where, and by how much it moved."

@@ -506,21 +506,24 @@ export interface ConfigSourceSpec {
   updated?: string;
 }
 
-/** UserDataSpec: the config the platform gave (id "machine"), as the machine config
- * applies it: cloud-init input already translated. Sensitive: it may carry secrets. */
+/** UserDataSpec: the user data the winning source gave (id "machine"), as text (gzip
+ * undone). The engine translates it (cloud-init) and applies it as the machine config.
+ * Sensitive: it may carry secrets. */
 export interface UserDataSpec {
   /** The source that gave it (a ConfigSource id). */
   source: string;
   /** The platform's instance id when it has one: a persisted config of another instance is not used. */
   instanceId: string;
-  /** The form it came in: machine-config, cloud-config, multipart, none (meta-data only). */
+  /** The form it came in: machine-config, cloud-config, multipart, script, empty. */
   format: string;
-  /** The machine config: multi-document YAML of resources (UTF-8 text, not parsed here). */
-  config: string;
-  /** Input understood but not used (cloud-init keys this system does not act on), with why. */
+  /** The user data, UTF-8 text (not parsed here). */
+  content: string;
+  /** Input of the source understood but not used (meta-data keys, network-config parts), with why. */
   ignored?: string[];
-  /** A hash of what was fetched (sha256, hex): equal hashes are the same config. */
+  /** sha256 of the content, hex: equal digests are the same user data. */
   digest: string;
+  /** Why the user data cannot be used (not UTF-8, too large); content is empty then. */
+  problem: string;
 }
 
 /** PlatformMetadataSpec: what the platform says about this machine (id "platform"). */

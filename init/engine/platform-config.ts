@@ -1,0 +1,70 @@
+// platform-config: the user data the platform plugin found (UserData "machine") -> the
+// machine config. cloud-init input is translated here (init/config/cloud-init) and
+// applied as the whole config, with what was ignored listed in ConfigStatus. A
+// persisted config wins while the platform's instance id is the one it was saved with
+// (or neither has one); on a new instance the platform's user data replaces it.
+import { ConfigRefused } from '../config/validate-config.ts';
+import { translateUserData } from '../config/cloud-init/user-data.ts';
+import type { Logger } from '../log.ts';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Watch } from '../cosi/state/state.ts';
+import { PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE } from '../model/platform-types.ts';
+import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
+import type { MachineConfig } from './machine-config.ts';
+import type { SavedConfig } from '../config/saved-config.ts';
+
+export interface PlatformConfigOptions {
+  state: MemoryState;
+  config: MachineConfig;
+  /** The config persisted on STATE and applied at boot, if any. */
+  persisted: SavedConfig | undefined;
+  log: Logger;
+}
+
+/** What to do with user data, given the persisted config (pure). */
+export function decide(u: UserDataSpec, persisted: SavedConfig | undefined):
+  { apply: true; replacing?: string } | { apply: false; why: string } {
+  if (u.problem) return { apply: true };
+  if (u.format === 'empty') return { apply: false, why: `${u.source} has no user data` };
+  if (!persisted) return { apply: true };
+  const saved = persisted.instanceId ?? '';
+  if (saved === u.instanceId) {
+    const why = u.instanceId ? `instance ${u.instanceId} is the one it was saved on`
+      : 'neither it nor the platform names an instance';
+    return { apply: false, why: `the persisted config is kept: ${why} (the user data from ${u.source} is not used)` };
+  }
+  return { apply: true, replacing: `a new instance (${u.instanceId || 'none'}; the persisted config was saved on `
+    + `${saved || 'none'}): the user data from ${u.source} replaces the persisted config` };
+}
+
+export async function feedPlatformConfig(o: PlatformConfigOptions): Promise<Watch> {
+  let seen = '';
+  const take = async (u: UserDataSpec) => {
+    const d = decide(u, o.persisted);
+    if (!d.apply) { o.log.info(d.why); return; }
+    if (d.replacing) o.log.warn(d.replacing);
+    if (u.problem) { await o.config.refuse(u.source, [`${u.source}: user data ${u.problem}`]); return; }
+    const t = translateUserData(new TextEncoder().encode(u.content));
+    if (!t.ok) { await o.config.refuse(u.source, [`${u.source}: ${t.message}`]); return; }
+    try {
+      await o.config.apply({
+        bytes: new TextEncoder().encode(t.data.config), mode: 'replace', source: u.source,
+        sourceName: `${u.source} (${t.data.format})`, instanceId: u.instanceId,
+        ignored: [...(u.ignored ?? []), ...t.data.ignored],
+      });
+    } catch (e) {
+      // A refused config is already in ConfigStatus and the log; anything else is logged here.
+      if (!(e instanceof ConfigRefused)) o.log.error(`the user data from ${u.source}: ${(e as Error).message}`);
+    }
+  };
+  return o.state.watch({ namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID }, {}, (events) => {
+    for (const e of events) {
+      if (e.type !== 'created' && e.type !== 'updated') continue;
+      const u = e.resource.spec as UserDataSpec;
+      const key = `${u.source}/${u.instanceId}/${u.digest}/${u.problem}`;
+      if (key === seen) continue;
+      seen = key;
+      void take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
+    }
+  });
+}

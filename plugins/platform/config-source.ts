@@ -1,0 +1,194 @@
+// config-source: where the machine config comes from. Detects the platform, then asks
+// the sources in order (ORDER below) until one has something for this machine:
+//   cmdline-inline, cmdline-url, fw-cfg, then the detected platform's own source
+//   (nocloud, openstack, ec2 or gce).
+// A source that answers "absent" is not asked again; one that fails (timeout, 500,
+// garbage) is asked again with a backoff of 1 s doubling to 30 s, while later sources
+// are asked meanwhile: the first source in order to answer wins. Sources that need the
+// network wait for a default route (DHCP or ip=). Each source's state is a ConfigSource;
+// the winner's user data becomes UserData "machine" (the engine applies it), what the
+// platform says about the machine PlatformMetadata, and its network PlatformNetwork.
+import { createHash } from 'node:crypto';
+import type { Controller } from '../../init/cosi/controller/contract.ts';
+import type { Resource } from '../../init/cosi/resource/resource.ts';
+import { decodeConfigInput } from '../../init/config/config-input.ts';
+import { translateUserData } from '../../init/config/cloud-init/user-data.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/model/runtime-types.ts';
+import { isPhysical } from '../network/link-config.ts';
+import {
+  LINK_STATUS_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE, type LinkStatusSpec, type RouteStatusSpec,
+} from '../network/types.ts';
+import { detectPlatform, type Detected, type PlatformName } from './detect.ts';
+import { cmdlineInline, cmdlineUrl } from './sources/cmdline.ts';
+import { ec2 } from './sources/ec2.ts';
+import { fwCfg } from './sources/fw-cfg.ts';
+import { gce } from './sources/gce.ts';
+import { nocloud } from './sources/nocloud.ts';
+import { openstack } from './sources/openstack.ts';
+import type { ConfigSourceDef, Found, SourceEnv } from './sources/source.ts';
+import {
+  CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NETWORK_TYPE, PLATFORM_NS, USER_DATA_ID,
+  USER_DATA_TYPE, type ConfigSourceSpec, type PlatformMetadataSpec, type UserDataSpec,
+} from './types.ts';
+
+const PLATFORM_SOURCE: Record<PlatformName, ConfigSourceDef | undefined> = {
+  metal: undefined, qemu: undefined, nocloud, openstack, aws: ec2, gcp: gce,
+};
+
+/** The sources asked on a platform, in order. */
+export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
+  return [cmdlineInline, cmdlineUrl, fwCfg, ...(PLATFORM_SOURCE[p] ? [PLATFORM_SOURCE[p]] : [])];
+}
+
+const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);
+export const BACKOFF_MS = { first: 1000, max: 30_000 };
+const backoff = (attempts: number) => Math.min(BACKOFF_MS.max, BACKOFF_MS.first * 2 ** (attempts - 1));
+
+export interface ConfigSourceOptions {
+  /** The machine as the sources see it, from the command line and the first physical link's MAC. */
+  env(params: Record<string, string>, mac: string): SourceEnv;
+  now?: () => number;
+}
+
+interface Tried { state: ConfigSourceSpec['state']; attempts: number; nextAt: number; message: string }
+
+/** The user data as the engine takes it: text, or why it cannot be used. */
+export function userDataOf(f: Found, source: string, instanceId: string): UserDataSpec {
+  const base = { source, instanceId, ignored: f.ignored };
+  if (!f.userData) return { ...base, format: 'empty', content: '', digest: '', problem: '' };
+  const d = decodeConfigInput(f.userData);
+  if (!d.ok) return { ...base, format: '', content: '', digest: '', problem: d.message };
+  const t = translateUserData(new TextEncoder().encode(d.text));
+  return {
+    ...base, format: t.ok ? t.data.format : '', content: d.text, problem: '',
+    digest: createHash('sha256').update(d.text).digest('hex'),
+  };
+}
+
+export function configSourceController(o: ConfigSourceOptions): Controller {
+  const now = o.now ?? Date.now;
+  return {
+    name: 'config-source',
+    inputs: () => [
+      { namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
+    ],
+    outputs: () => [CONFIG_SOURCE_TYPE, USER_DATA_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NETWORK_TYPE]
+      .map((type) => ({ type, kind: 'exclusive' as const })),
+    async run(ctx) {
+      let detected: Detected | undefined;
+      let sources: ConfigSourceDef[] = [];
+      const tried = new Map<string, Tried>();
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+      const report = async (s: ConfigSourceDef, env: SourceEnv, t: Tried) => {
+        await ctx.state.put<ConfigSourceSpec>({ namespace: PLATFORM_NS, type: CONFIG_SOURCE_TYPE, id: s.name }, {
+          order: sources.indexOf(s) + 1, state: t.state, location: s.location(env), message: t.message,
+          attempts: t.attempts, updated: new Date(now()).toISOString(),
+        });
+      };
+      while (await ctx.next()) {
+        if (done) continue;
+        const cmdline = await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' });
+        if (!cmdline) continue;
+        const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as
+          Resource<LinkStatusSpec>[];
+        const mac = links.filter((l) => isPhysical(l.spec))
+          .sort((a, b) => a.spec.index - b.spec.index)[0]?.spec.mac ?? '';
+        const env = o.env((cmdline.spec as KernelCmdlineSpec).params ?? {}, mac);
+        if (!detected) {
+          detected = detectPlatform(env);
+          sources = sourcesFor(detected.platform);
+          ctx.log.info(`platform ${detected.platform} (${detected.by}); config sources: `
+            + sources.map((s) => s.name).join(', '));
+          await putMetadata(ctx, { platform: detected.platform, detectedBy: detected.by });
+          for (const s of sources) {
+            const t: Tried = { state: 'pending', attempts: 0, nextAt: 0, message: 'not asked yet' };
+            tried.set(s.name, t);
+            await report(s, env, t);
+          }
+        }
+        const routes = await ctx.state.list({ namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE }) as
+          Resource<RouteStatusSpec>[];
+        const networkUp = routes.some((r) => r.spec.state === 'applied' && DEFAULT_ROUTES.has(r.spec.destination));
+        let wake = Infinity;
+        for (const s of sources) {
+          const t = tried.get(s.name)!;
+          if (t.state === 'absent') continue;
+          if (s.network(env) && !networkUp) {
+            if (t.state !== 'waiting') {
+              Object.assign(t, { state: 'waiting', message: 'waiting for the network (a default route)' });
+              await report(s, env, t);
+            }
+            continue;
+          }
+          if (t.nextAt > now()) { wake = Math.min(wake, t.nextAt); continue; }
+          t.attempts++;
+          const outcome = await s.fetch(env);
+          if (outcome.kind === 'found') {
+            Object.assign(t, { state: 'used', message: outcome.message });
+            await report(s, env, t);
+            for (const other of sources) {
+              const x = tried.get(other.name)!;
+              if (other !== s && x.state !== 'absent') {
+                Object.assign(x, { state: 'skipped', message: `not needed: ${s.name} gave the config` });
+                await report(other, env, x);
+              }
+            }
+            await publish(ctx, s.name, detected, outcome);
+            ctx.log.info(`config source ${s.name}: ${outcome.message}`);
+            done = true;
+            break;
+          }
+          if (outcome.kind === 'absent') {
+            Object.assign(t, { state: 'absent', message: outcome.message });
+          } else {
+            const delay = backoff(t.attempts);
+            Object.assign(t, { state: 'failed', nextAt: now() + delay,
+              message: `${outcome.message}; asked again in ${Math.round(delay / 1000)} s` });
+            wake = Math.min(wake, t.nextAt);
+            ctx.log.warn(`config source ${s.name}: ${t.message}`);
+          }
+          await report(s, env, t);
+        }
+        if (done) continue;
+        if ([...tried.values()].every((t) => t.state === 'absent')) {
+          done = true;
+          ctx.log.info('no config source has a config for this machine: it waits for one over the API');
+        } else if (wake !== Infinity) {
+          clearTimeout(timer);
+          timer = setTimeout(() => ctx.requestReconcile(), Math.max(0, wake - now()));
+        }
+      }
+      clearTimeout(timer);
+    },
+  };
+}
+
+type Ctx = Parameters<Controller['run']>[0];
+
+async function putMetadata(ctx: Ctx, m: Partial<PlatformMetadataSpec>): Promise<void> {
+  const p = { namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID };
+  const cur = (await ctx.state.find(p))?.spec as PlatformMetadataSpec | undefined;
+  const spec: PlatformMetadataSpec = {
+    platform: '', detectedBy: '', instanceId: '', hostname: '', region: '', zone: '', instanceType: '',
+    ...cur, ...Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined && v !== '')),
+  };
+  await ctx.state.put(p, spec);
+}
+
+async function publish(ctx: Ctx, source: string, detected: Detected, f: Found): Promise<void> {
+  // fw_cfg says "qemu" but the detected platform stands (a nocloud machine may also have fw_cfg).
+  const { platform: _ignored, ...meta } = f.meta;
+  await putMetadata(ctx, { ...meta, platform: detected.platform });
+  const instanceId = f.meta.instanceId ?? '';
+  if (f.network) {
+    await ctx.state.put({ namespace: PLATFORM_NS, type: PLATFORM_NETWORK_TYPE, id: PLATFORM_ID }, {
+      interfaces: [], nameservers: [], searchDomains: [], timeServers: [], ignored: [], ...f.network,
+    });
+  }
+  await ctx.state.put({ namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID },
+    userDataOf(f, source, instanceId));
+}

@@ -1,0 +1,23 @@
+// platform: where the machine config comes from (kernel command line, QEMU fw_cfg,
+// NoCloud, OpenStack, EC2, GCE) and what the platform says about the machine and its
+// network. The engine applies the user data found (init/engine/platform-config.ts).
+import { native } from '../../native/index.ts';
+import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { configSourceController } from './config-source.ts';
+import { machineEnv } from './machine-env.ts';
+import { platformNetworkController } from './platform-network.ts';
+import { PLATFORM_NS, PLATFORM_TYPES } from './types.ts';
+
+export const platformPlugin: Plugin = {
+  name: 'platform',
+  description: 'Finds the machine config (kernel command line, fw_cfg, NoCloud, OpenStack, EC2, GCE), the '
+    + 'platform metadata, and the network the platform describes (platform layer).',
+  namespaces: () => ({ [PLATFORM_NS]: 'Where the machine config comes from, and what the platform says.' }),
+  types: () => PLATFORM_TYPES,
+  capabilities: ['CAP_SYS_ADMIN'], // mount(2) of seed volumes (cidata, config-2), read-only
+  controllers: () => [
+    // On a host (`serve`) no probing: nothing mounted, no metadata service asked.
+    ...(inHostMode() ? [] : [configSourceController({ env: (params, mac) => machineEnv(native, params, mac) })]),
+    platformNetworkController(),
+  ],
+};

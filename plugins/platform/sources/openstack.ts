@@ -1,0 +1,52 @@
+// openstack: the config drive (a volume labelled config-2 with openstack/latest/...) or,
+// without one, the same files from the metadata service at 169.254.169.254.
+import { isMap, parseYaml } from '../../../init/config/safe-yaml.ts';
+import { absent, bodyOf, failed, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
+
+export const CONFIG_DRIVE_LABEL = 'config-2';
+const BASE = 'http://169.254.169.254/openstack/latest';
+const FILES = ['openstack/latest/meta_data.json', 'openstack/latest/user_data', 'openstack/latest/network_data.json'];
+
+const drive = (env: SourceEnv) => env.volumes().find((v) => v.label === CONFIG_DRIVE_LABEL);
+
+function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string): Outcome {
+  const metaText = files.get(FILES[0]!);
+  if (!metaText) return failed(`${where}: no meta_data.json`);
+  const p = parseYaml(metaText.toString('utf8'));
+  if (!p.ok || !isMap(p.value)) return failed(`${where}: meta_data.json: ${p.ok ? 'not an object' : p.message}`);
+  const m = p.value;
+  const s = (k: string) => (typeof m[k] === 'string' ? m[k] : '');
+  const hostname = (s('hostname') || s('name')).split('.')[0] ?? '';
+  const userData = files.get(FILES[1]!);
+  return {
+    kind: 'found', ...(userData ? { userData } : {}),
+    ignored: files.get(FILES[2]!) ? ['openstack network_data.json: not translated yet (DHCP is used)'] : [],
+    meta: { platform: 'openstack', instanceId: s('uuid'), hostname, zone: s('availability_zone') },
+    network: { hostname, interfaces: [] },
+    message: `${where}: instance ${s('uuid')}`
+      + (userData ? `, ${userData.length} bytes of user data` : ', no user data'),
+  };
+}
+
+export const openstack: ConfigSourceDef = {
+  name: 'openstack',
+  network: (env) => !drive(env),
+  location: (env) => { const d = drive(env); return d ? `${d.devPath} (${d.label})` : `${BASE}/`; },
+  async fetch(env) {
+    const d = drive(env);
+    if (d) {
+      try { return fromFiles(await env.readVolume(d, FILES), `${d.devPath} (${d.label})`); } catch (e) {
+        return failed(`${d.devPath}: ${(e as Error).message}`);
+      }
+    }
+    const files = new Map<string, Buffer | undefined>();
+    for (const f of FILES) {
+      const url = `${BASE}/${f.split('/').pop()}`;
+      const b = bodyOf(await env.http({ url }), url);
+      if ('body' in b) files.set(f, b.body);
+      else if (b.kind === 'failed') return b;
+    }
+    if (!files.get(FILES[0]!)) return absent(`${BASE}/meta_data.json: 404`);
+    return fromFiles(files, `${BASE}/`);
+  },
+};
