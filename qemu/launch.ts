@@ -31,6 +31,8 @@ export interface VmOptions {
   guestfwd?: GuestForward[];
   disks?: Disk[];
   fwcfg?: FwCfg[];
+  /** -smbios arguments: "type=1,serial=ds=nocloud-net;s=http://10.0.2.100/", "type=1,manufacturer=Amazon EC2". */
+  smbios?: string[];
   /**
    * Let the guest reach the host (10.0.2.2) and, through it, any address. Default
    * false: the guest reaches only what hostfwd/guestfwd name (slirp restrict=on), so a
@@ -124,6 +126,7 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
   for (const f of o.fwcfg ?? []) args.push(
     '-fw_cfg', f.file ? `name=${f.name},file=${f.file}` : `name=${f.name},string=${f.string ?? ''}`,
   );
+  for (const x of o.smbios ?? []) args.push('-smbios', x);
   if (o.noReboot ?? true) args.push('-no-reboot');
   args.push(...(o.extraArgs ?? []));
   return args;

@@ -3,8 +3,6 @@
 // 500, truncated bodies, 404 user data). The sources' fixed addresses
 // (169.254.169.254) are redirected to the test server; everything else is the real code.
 import t from 'tap';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { detectPlatform } from './detect.ts';
 import { httpRequest } from './http-get.ts';
@@ -15,14 +13,14 @@ import { gce } from './sources/gce.ts';
 import { fromSeed, nocloud, parseDs } from './sources/nocloud.ts';
 import { openstack } from './sources/openstack.ts';
 import type { Outcome, SourceEnv, Volume } from './sources/source.ts';
+import {
+  faulty, files, GCE_VALUES, gceMetadata, imds, notFound, startServer, type Handler,
+} from './testing/metadata-servers.ts';
 import { userDataOf } from './config-source.ts';
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-let handler: Handler = (_q, s) => { s.statusCode = 500; s.end(); };
-const server = createServer((q, s) => handler(q, s));
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const port = (server.address() as AddressInfo).port;
-t.teardown(() => { server.closeAllConnections(); server.close(); });
+const server = await startServer();
+const { port } = server;
+t.teardown(() => server.close());
 
 function env(over: Partial<SourceEnv> = {}): SourceEnv {
   return {
@@ -34,49 +32,10 @@ function env(over: Partial<SourceEnv> = {}): SourceEnv {
   };
 }
 const found = (o: Outcome) => { if (o.kind !== 'found') throw new Error(`${o.kind}: ${o.message}`); return o; };
-
-/** A strict IMDSv2: tokens from PUT, each good for `uses` requests; a GET without a good token is 401. */
-function imds(o: { userData?: string; putStatus?: number; uses?: number } = {}) {
-  const tokens = new Map<string, number>();
-  let n = 0;
-  const log: string[] = [];
-  const meta: Record<string, string> = {
-    'instance-id': 'i-0123456789abcdef0', 'local-ipv4': '10.0.2.15', 'local-hostname': 'ip-10-0-2-15.ec2.internal',
-    'placement/availability-zone': 'eu-west-1b', 'instance-type': 't3.small',
-  };
-  handler = (q, s) => {
-    log.push(`${q.method} ${q.url}`);
-    if (q.url === '/latest/api/token') {
-      if (o.putStatus) { s.statusCode = o.putStatus; s.end(); return; }
-      if (q.method !== 'PUT' || !q.headers['x-aws-ec2-metadata-token-ttl-seconds']) {
-        s.statusCode = 400; s.end(); return;
-      }
-      const tok = `tok${++n}`;
-      tokens.set(tok, o.uses ?? 100);
-      s.end(tok);
-      return;
-    }
-    const tok = q.headers['x-aws-ec2-metadata-token'] as string | undefined;
-    if (!o.putStatus) {
-      const left = tok ? tokens.get(tok) : undefined;
-      if (!left) { s.statusCode = 401; s.end(); return; }
-      tokens.set(tok!, left - 1);
-    }
-    const path = q.url!.replace(/^\/latest\//, '');
-    if (path === 'user-data') {
-      if (o.userData === undefined) { s.statusCode = 404; s.end(); return; }
-      s.end(o.userData);
-      return;
-    }
-    const v = meta[path.replace(/^meta-data\//, '')];
-    if (v === undefined) { s.statusCode = 404; s.end(); return; }
-    s.end(v);
-  };
-  return log;
-}
+const serve = (h: Handler) => { server.handler = h; server.log.length = 0; return server.log; };
 
 t.test('EC2 IMDSv2: token first, user data and metadata with it, PlatformNetwork with the time server', async (t) => {
-  const log = imds({ userData: '#cloud-config\nhostname: from-ec2\n' });
+  const log = serve(imds({ userData: '#cloud-config\nhostname: from-ec2\n' }));
   const f = found(await ec2.fetch(env()));
   t.equal(log[0], 'PUT /latest/api/token');
   t.same(f.meta, { platform: 'aws', instanceId: 'i-0123456789abcdef0', hostname: 'ip-10-0-2-15', zone: 'eu-west-1b',
@@ -87,58 +46,48 @@ t.test('EC2 IMDSv2: token first, user data and metadata with it, PlatformNetwork
 });
 
 t.test('EC2: an expired token (401) gets a new one; IMDSv1 only when the PUT answers 403/404/405', async (t) => {
-  const log = imds({ userData: 'x', uses: 2 });
+  const log = serve(imds({ userData: 'x', uses: 2 }));
   found(await ec2.fetch(env()));
   t.ok(log.filter((l) => l.startsWith('PUT')).length >= 3, 'new tokens after expiry');
   for (const status of [403, 404, 405]) {
-    imds({ putStatus: status, userData: 'v1' });
+    serve(imds({ putStatus: status, userData: 'v1' }));
     const f = found(await ec2.fetch(env()));
     t.match(f.message, /IMDSv1/, `PUT ${status}: v1`);
   }
-  imds({ putStatus: 500 });
+  serve(imds({ putStatus: 500 }));
   const r = await ec2.fetch(env());
   t.equal(r.kind, 'failed', 'PUT 500: no v1 fallback');
   t.match(r.message, /api\/token: HTTP 500/);
 });
 
 t.test('EC2: 404 user data is metadata without user data; 500, slow and truncated answers fail', async (t) => {
-  imds();
+  serve(imds());
   const f = found(await ec2.fetch(env()));
   t.equal(f.userData, undefined);
   t.match(f.message, /no user data \(404\)/);
-  handler = (_q, s) => { s.statusCode = 500; s.end('oops'); };
+  serve(faulty(['500'], imds()));
   t.match((await ec2.fetch(env())).message, /HTTP 500/);
-  handler = (_q, s) => { setTimeout(() => s.end('late'), 2000); };
+  serve(faulty(['slow'], imds(), 2000));
   const slow = await ec2.fetch(env());
   t.equal(slow.kind, 'failed');
   t.match(slow.message, /no complete answer within 500 ms/);
-  handler = (_q, s) => {
-    s.setHeader('content-length', '100'); s.write('only a part'); setTimeout(() => s.destroy(), 20);
-  };
-  const cut = await ec2.fetch(env());
-  t.match(cut.message, /truncated|ECONNRESET|cut short/);
+  serve(faulty(['truncated'], imds()));
+  t.match((await ec2.fetch(env())).message, /cut short/);
+  serve(faulty(['garbage'], imds()));
+  t.match((await ec2.fetch(env())).message, /api\/token: HPE_/, 'garbage is a parse error');
+  const log = serve(faulty(['500'], imds()));
+  t.equal((await ec2.fetch(env())).kind, 'failed');
+  t.equal((await ec2.fetch(env())).kind, 'found', 'and the next attempt succeeds');
+  t.ok(log.length > 2);
 });
 
 t.test('GCE: Metadata-Flavor both ways; user data from instance attributes', async (t) => {
-  const values: Record<string, string> = {
-    id: '4567890123', hostname: 'vm1.c.project.internal', zone: 'projects/12/zones/europe-west1-b',
-    'machine-type': 'projects/12/machineTypes/e2-medium', 'attributes/user-data': '#cloud-config\nhostname: g\n',
-  };
-  let flavorBack = true;
-  handler = (q, s) => {
-    if (q.headers['metadata-flavor'] !== 'Google' || q.headers.host !== 'metadata.google.internal') {
-      s.statusCode = 403; s.end(); return;
-    }
-    const v = values[q.url!.replace('/computeMetadata/v1/instance/', '')];
-    if (flavorBack) s.setHeader('Metadata-Flavor', 'Google');
-    if (v === undefined) { s.statusCode = 404; s.end(); return; }
-    s.end(v);
-  };
+  serve(gceMetadata({ ...GCE_VALUES, 'attributes/user-data': '#cloud-config\nhostname: g\n' }));
   const f = found(await gce.fetch(env()));
   t.same(f.meta, { platform: 'gcp', instanceId: '4567890123', hostname: 'vm1', zone: 'europe-west1-b',
     region: 'europe-west1', instanceType: 'e2-medium' });
   t.same(f.network?.timeServers, ['metadata.google.internal']);
-  flavorBack = false;
+  serve(gceMetadata(GCE_VALUES, { flavorBack: false }));
   const r = await gce.fetch(env());
   t.equal(r.kind, 'failed');
   t.match(r.message, /lacks Metadata-Flavor/);
@@ -148,11 +97,11 @@ t.test('NoCloud: ds= parsing, seed over http, seed files', async (t) => {
   t.same(parseDs('nocloud-net;s=http://10.0.2.2:8000/seed/;h=node7;i=iid-7'),
     { kind: 'nocloud-net', seedfrom: 'http://10.0.2.2:8000/seed/', hostname: 'node7', instanceId: 'iid-7' });
   t.equal(parseDs('ec2'), undefined);
-  const files: Record<string, string> = {
+  const seed: Record<string, string> = {
     '/seed/meta-data': 'instance-id: iid-net\nlocal-hostname: seeded\n',
     '/seed/user-data': '#cloud-config\nntp: {servers: [10.0.2.3]}\n',
   };
-  handler = (q, s) => { const v = files[q.url!]; if (v === undefined) { s.statusCode = 404; s.end(); } else s.end(v); };
+  serve(files(seed));
   const e = env({ dmi: { ...env().dmi, serial: `ds=nocloud-net;s=http://127.0.0.1:${port}/seed/` } });
   t.equal(detectPlatform(e).platform, 'nocloud');
   t.match(detectPlatform(e).by, /SMBIOS serial/);
@@ -179,11 +128,10 @@ t.test('NoCloud: ds= parsing, seed over http, seed files', async (t) => {
 });
 
 t.test('OpenStack metadata service; kernel command line sources; detection', async (t) => {
-  handler = (q, s) => {
-    if (q.url === '/openstack/latest/meta_data.json') {
-      s.end(JSON.stringify({ uuid: 'd8e02d56', hostname: 'os1.novalocal', availability_zone: 'nova' }));
-    } else { s.statusCode = 404; s.end(); }
-  };
+  serve(files({
+    '/openstack/latest/meta_data.json':
+      JSON.stringify({ uuid: 'd8e02d56', hostname: 'os1.novalocal', availability_zone: 'nova' }),
+  }));
   const f = found(await openstack.fetch(env()));
   t.same(f.meta, { platform: 'openstack', instanceId: 'd8e02d56', hostname: 'os1', zone: 'nova' });
   const inline = Buffer.from(gzipSync('metadata: {type: motd, id: m}\nspec: {text: inline}\n')).toString('base64');
@@ -194,11 +142,11 @@ t.test('OpenStack metadata service; kernel command line sources; detection', asy
   t.equal((await cmdlineInline.fetch(env({ params: { 'appliance.config.inline': 'not base64!' } }))).kind, 'failed');
   t.equal(substitute('http://x/${uuid}/${mac}?h=${hostname}&s=${serial}', env()),
     'http://x/0b8c-uuid/52%3A54%3A00%3A12%3A34%3A56?h=localhost&s=');
-  handler = (q, s) => { s.end(q.url === '/c/0b8c-uuid' ? 'metadata: {type: motd, id: u}\nspec: {text: url}\n' : ''); };
+  serve(files({ '/c/0b8c-uuid': 'metadata: {type: motd, id: u}\nspec: {text: url}\n' }));
   const url = `http://127.0.0.1:${port}/c/\${uuid}`;
   const u = found(await cmdlineUrl.fetch(env({ params: { 'appliance.config': url } })));
   t.match(Buffer.from(u.userData!).toString(), /text: url/);
-  handler = (_q, s) => { s.statusCode = 404; s.end(); };
+  serve(notFound);
   t.equal((await cmdlineUrl.fetch(env({ params: { 'appliance.config': `http://127.0.0.1:${port}/x` } }))).kind,
     'failed', 'a URL the command line names is asked again on 404');
   t.same(detectPlatform(env({ params: { 'appliance.platform': 'gcp' } })),
