@@ -536,8 +536,9 @@ export interface PlatformMetadataSpec {
   instanceId: string;
   /** The hostname the platform gives. */
   hostname: string;
-  /** Region and zone, when the platform has them. */
+  /** The region, when the platform has one (eu-west-1, europe-west1). */
   region: string;
+  /** The zone, when the platform has one (eu-west-1b, europe-west1-b). */
   zone: string;
   /** The instance type (t3.small, e2-medium). */
   instanceType: string;
@@ -551,6 +552,7 @@ export interface PlatformRoute {
   to?: string;
   /** Gateway address. */
   via: string;
+  /** Route metric; unset is the kernel's default. */
   metric?: number;
 }
 
@@ -564,16 +566,20 @@ export interface PlatformInterface {
   dhcp4: boolean;
   /** Static addresses, CIDR. */
   addresses?: string[];
+  /** MTU; unset leaves the link's own. */
   mtu?: number;
+  /** Routes through this interface (gateway4 and routes). */
   routes?: PlatformRoute[];
 }
 
 /** PlatformNetworkSpec: the network the platform describes (id "platform"): NoCloud and
  * OpenStack network-config, EC2/GCE metadata. Becomes platform-layer specs. */
 export interface PlatformNetworkSpec {
+  /** The interfaces it configures. */
   interfaces?: PlatformInterface[];
-  /** DNS servers and search domains. */
+  /** DNS servers. */
   nameservers?: string[];
+  /** DNS search domains. */
   searchDomains?: string[];
   /** The hostname (meta-data local-hostname, the metadata service's hostname). */
   hostname: string;
