@@ -6,6 +6,7 @@ import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/model/runtime-types.ts';
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
+import { outputSet } from '../sdk/output-set.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
@@ -31,11 +32,9 @@ export function cmdlineConfigController(): Controller {
         const cmdlineRes = await ctx.state.find({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' });
         const cmdline = cmdlineRes?.spec as KernelCmdlineSpec | undefined;
         const value = cmdline?.params?.ip;
-        const keep = new Map<string, Set<string>>(OUTPUTS.map(([, type]) => [type, new Set<string>()]));
-        const put = async (ns: string, type: string, id: string, spec: object) => {
-          keep.get(type)!.add(id);
-          await ctx.state.put({ namespace: ns, type, id }, { ...spec, layer: 'cmdline' });
-        };
+        const out = outputSet(ctx, OUTPUTS);
+        const put = (ns: string, type: string, id: string, spec: object) =>
+          out.put(ns, type, id, { ...spec, layer: 'cmdline' });
         if (value) {
           try {
             const ip = parseIpCmdline(value);
@@ -60,7 +59,7 @@ export function cmdlineConfigController(): Controller {
             if (reported !== value) { ctx.log.error((e as Error).message); reported = value; }
           }
         }
-        for (const [ns, type] of OUTPUTS) await ctx.state.cleanup({ namespace: ns, type }, keep.get(type)!);
+        await out.cleanup();
       }
     },
   };

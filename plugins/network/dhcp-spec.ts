@@ -5,6 +5,7 @@
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
 import type { Native } from '../../native/index.ts';
+import { outputSet } from '../sdk/output-set.ts';
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
 import { DhcpClient } from './dhcp/client.ts';
 import type { Lease } from './dhcp/message.ts';
@@ -75,13 +76,9 @@ export function dhcpSpecController(n: () => Native, o: DhcpSpecOptions = {}): Co
             clients.set(name, entry);
             entry.client.start();
           }
-          const keep = new Map<string, Set<string>>(OUTPUTS.map(([, type]) => [type, new Set<string>()]));
-          const put = async (ns: string, type: string, id: string, spec: object) => {
-            keep.get(type)!.add(id);
-            await ctx.state.put(
-              { namespace: ns, type, id }, type === DHCP_LEASE_TYPE ? spec : { ...spec, layer: 'dhcp' },
-            );
-          };
+          const out = outputSet(ctx, OUTPUTS);
+          const put = (ns: string, type: string, id: string, spec: object) =>
+            out.put(ns, type, id, type === DHCP_LEASE_TYPE ? spec : { ...spec, layer: 'dhcp' });
           for (const [name, { client, acquired }] of clients) {
             await put(NETWORK_NS, DHCP_LEASE_TYPE, name, leaseStatus(client, acquired));
             const l = client.lease;
@@ -100,7 +97,7 @@ export function dhcpSpecController(n: () => Native, o: DhcpSpecOptions = {}): Co
               hostname: l.hostname, ...(l.domain ? { domainname: l.domain } : {}),
             });
           }
-          for (const [ns, type] of OUTPUTS) await ctx.state.cleanup({ namespace: ns, type }, keep.get(type)!);
+          await out.cleanup();
         }
       } finally {
         for (const c of clients.values()) c.client.stop(true);

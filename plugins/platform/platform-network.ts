@@ -10,6 +10,7 @@ import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
   RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, type LinkStatusSpec,
 } from '../network/types.ts';
+import { outputSet } from '../sdk/output-set.ts';
 import { PLATFORM_ID, PLATFORM_NETWORK_TYPE, PLATFORM_NS, type PlatformNetworkSpec } from './types.ts';
 
 const OUTPUTS = [
@@ -70,12 +71,11 @@ export function platformNetworkController(): Controller {
         const n = await ctx.state.find({ namespace: PLATFORM_NS, type: PLATFORM_NETWORK_TYPE, id: PLATFORM_ID });
         const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as
           Resource<LinkStatusSpec>[];
-        const keep = new Map<string, Set<string>>(OUTPUTS.map(([, type]) => [type, new Set<string>()]));
+        const out = outputSet(ctx, OUTPUTS);
         for (const d of n ? platformSpecs(n.spec as PlatformNetworkSpec, links) : []) {
-          keep.get(d.type)!.add(d.id);
-          await ctx.state.put({ namespace: d.namespace, type: d.type, id: d.id }, d.spec);
+          await out.put(d.namespace, d.type, d.id, d.spec);
         }
-        for (const [ns, type] of OUTPUTS) await ctx.state.cleanup({ namespace: ns, type }, keep.get(type)!);
+        await out.cleanup();
       }
     },
   };
