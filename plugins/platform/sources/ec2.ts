@@ -2,7 +2,9 @@
 // GETs that carry it; a 401 means the token expired: one new token, then the GET again.
 // IMDSv1 (no token) only when the PUT is refused with 403, 404 or 405.
 import type { HttpResult } from '../http-get.ts';
-import { absent, bodyOf, failed, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
+import {
+  failed, fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome, type SourceEnv,
+} from './source.ts';
 
 export const IMDS = 'http://169.254.169.254';
 export const EC2_TIME_SERVER = '169.254.169.123';
@@ -49,26 +51,22 @@ export const ec2: ConfigSourceDef = {
     const imds = new Imds(env);
     const why = await imds.newToken();
     if (why) return failed(why);
-    const meta: Record<string, string> = {};
-    for (const p of META) {
-      const b = bodyOf(await imds.get(`meta-data/${p}`), `meta-data/${p}`);
-      if ('body' in b) meta[p] = b.body.toString('utf8').trim();
-      else if (b.kind === 'failed' || p === 'instance-id') return b.kind === 'failed' ? b : failed(b.message);
-    }
-    const ud = bodyOf(await imds.get('user-data'), 'user-data');
-    if (!('body' in ud) && ud.kind === 'failed') return ud;
-    const zone = meta['placement/availability-zone'] ?? '';
-    const hostname = (meta['local-hostname'] ?? '').split('.')[0] ?? '';
+    const got = await fetchEach([...META.map((p) => `meta-data/${p}`), 'user-data'], (p) => imds.get(p),
+      { name: (p) => p, required: ['meta-data/instance-id'] });
+    if (!('bodies' in got)) return got;
+    const meta = (p: typeof META[number]) => got.bodies.get(`meta-data/${p}`)?.toString('utf8').trim() ?? '';
+    const userData = got.bodies.get('user-data');
+    const zone = meta('placement/availability-zone');
+    const hostname = meta('local-hostname').split('.')[0] ?? '';
     return {
-      kind: 'found', ...('body' in ud ? { userData: ud.body } : {}), ignored: [],
+      kind: 'found', ...(userData ? { userData } : {}), ignored: [],
       meta: {
-        platform: 'aws', instanceId: meta['instance-id']!, hostname, zone, region: zone.replace(/[a-z]$/, ''),
-        instanceType: meta['instance-type'] ?? '',
-        addresses: [meta['local-ipv4'], meta['public-ipv4']].filter((a): a is string => !!a),
+        platform: 'aws', instanceId: meta('instance-id'), hostname, zone, region: zone.replace(/[a-z]$/, ''),
+        instanceType: meta('instance-type'), addresses: [meta('local-ipv4'), meta('public-ipv4')].filter(Boolean),
       },
       network: { hostname, interfaces: [], timeServers: [EC2_TIME_SERVER] },
-      message: `${imds.v1 ? 'IMDSv1 (the token PUT was refused)' : 'IMDSv2'}: instance ${meta['instance-id']}`
-        + `${'body' in ud ? `, ${ud.body.length} bytes of user data` : ', no user data (404)'}`,
+      message: `${imds.v1 ? 'IMDSv1 (the token PUT was refused)' : 'IMDSv2'}: instance ${meta('instance-id')}`
+        + userDataPhrase(userData),
     };
   },
 };

@@ -1,7 +1,7 @@
 // gce: Google Compute Engine metadata at metadata.google.internal (169.254.169.254).
 // Every request carries Metadata-Flavor: Google, and an answer without that header is
 // not from the metadata server and is refused.
-import { bodyOf, failed, type ConfigSourceDef, type Outcome } from './source.ts';
+import { fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome } from './source.ts';
 
 export const GCE_HOST = 'metadata.google.internal';
 export const GCE_ADDRESS = '169.254.169.254';
@@ -19,24 +19,21 @@ export const gce: ConfigSourceDef = {
       }
       return r;
     };
-    const meta: Record<string, string> = {};
-    for (const p of ['id', 'hostname', 'zone', 'machine-type']) {
-      const b = bodyOf(await get(p), `instance/${p}`);
-      if ('body' in b) meta[p] = b.body.toString('utf8').trim();
-      else if (b.kind === 'failed' || p === 'id') return b.kind === 'failed' ? b : failed(b.message);
-    }
-    const ud = bodyOf(await get('attributes/user-data'), 'instance/attributes/user-data');
-    if (!('body' in ud) && ud.kind === 'failed') return ud;
-    const zone = (meta.zone ?? '').split('/').pop() ?? '';
-    const hostname = (meta.hostname ?? '').split('.')[0] ?? '';
+    const got = await fetchEach(['id', 'hostname', 'zone', 'machine-type', 'attributes/user-data'], get,
+      { name: (p) => `instance/${p}`, required: ['id'] });
+    if (!('bodies' in got)) return got;
+    const meta = (p: string) => got.bodies.get(p)?.toString('utf8').trim() ?? '';
+    const userData = got.bodies.get('attributes/user-data');
+    const zone = meta('zone').split('/').pop() ?? '';
+    const hostname = meta('hostname').split('.')[0] ?? '';
     return {
-      kind: 'found', ...('body' in ud ? { userData: ud.body } : {}), ignored: [],
+      kind: 'found', ...(userData ? { userData } : {}), ignored: [],
       meta: {
-        platform: 'gcp', instanceId: meta.id!, hostname, zone, region: zone.replace(/-[a-z]$/, ''),
-        instanceType: (meta['machine-type'] ?? '').split('/').pop() ?? '',
+        platform: 'gcp', instanceId: meta('id'), hostname, zone, region: zone.replace(/-[a-z]$/, ''),
+        instanceType: meta('machine-type').split('/').pop() ?? '',
       },
       network: { hostname, interfaces: [], timeServers: [GCE_HOST] },
-      message: `instance ${meta.id}${'body' in ud ? `, ${ud.body.length} bytes of user data` : ', no user data (404)'}`,
+      message: `instance ${meta('id')}${userDataPhrase(userData)}`,
     };
   },
 };

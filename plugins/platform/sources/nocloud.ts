@@ -7,7 +7,7 @@ import { parseMetaData } from '../../../init/config/cloud-init/meta-data.ts';
 import { translateNetworkConfig } from '../../../init/config/cloud-init/network-config.ts';
 import { parseYaml } from '../../../init/config/safe-yaml.ts';
 import type { PlatformNetworkSpec } from '../../../proto/gen/spec-types.ts';
-import { absent, bodyOf, failed, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
+import { absent, failed, fetchEach, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
 
 export const NOCLOUD_LABELS = ['cidata', 'CIDATA'];
 const FILES = ['user-data', 'meta-data', 'network-config'] as const;
@@ -93,12 +93,8 @@ export const nocloud: ConfigSourceDef = {
       return failed(`seedfrom ${seed} (from ${found.from}): only http:// seeds are fetched`);
     }
     const base = seed.endsWith('/') ? seed : `${seed}/`;
-    const files = new Map<string, Buffer | undefined>();
-    for (const f of FILES) {
-      const b = bodyOf(await env.http({ url: `${base}${f}` }), `${base}${f}`);
-      if ('body' in b) files.set(f, b.body);
-      else if (b.kind === 'failed' || f === 'meta-data') return b.kind === 'failed' ? b : failed(b.message);
-    }
-    return fromSeed(files, base, found.ds);
+    const got = await fetchEach(FILES, (f) => env.http({ url: `${base}${f}` }),
+      { name: (f) => `${base}${f}`, required: ['meta-data'] });
+    return 'bodies' in got ? fromSeed(got.bodies, base, found.ds) : got;
   },
 };

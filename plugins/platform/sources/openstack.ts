@@ -1,7 +1,9 @@
 // openstack: the config drive (a volume labelled config-2 with openstack/latest/...) or,
 // without one, the same files from the metadata service at 169.254.169.254.
 import { isMap, parseYaml } from '../../../init/config/safe-yaml.ts';
-import { absent, bodyOf, failed, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
+import {
+  absent, failed, fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome, type SourceEnv,
+} from './source.ts';
 
 export const CONFIG_DRIVE_LABEL = 'config-2';
 const BASE = 'http://169.254.169.254/openstack/latest';
@@ -24,7 +26,7 @@ function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string
     meta: { platform: 'openstack', instanceId: s('uuid'), hostname, zone: s('availability_zone') },
     network: { hostname, interfaces: [] },
     message: `${where}: instance ${s('uuid')}`
-      + (userData ? `, ${userData.length} bytes of user data` : ', no user data'),
+      + userDataPhrase(userData, 'no user data'),
   };
 }
 
@@ -39,14 +41,10 @@ export const openstack: ConfigSourceDef = {
         return failed(`${d.devPath}: ${(e as Error).message}`);
       }
     }
-    const files = new Map<string, Buffer | undefined>();
-    for (const f of FILES) {
-      const url = `${BASE}/${f.split('/').pop()}`;
-      const b = bodyOf(await env.http({ url }), url);
-      if ('body' in b) files.set(f, b.body);
-      else if (b.kind === 'failed') return b;
-    }
-    if (!files.get(FILES[0]!)) return absent(`${BASE}/meta_data.json: 404`);
-    return fromFiles(files, `${BASE}/`);
+    const url = (f: string) => `${BASE}/${f.split('/').pop()}`;
+    const got = await fetchEach(FILES, (f) => env.http({ url: url(f) }), { name: url });
+    if (!('bodies' in got)) return got;
+    if (!got.bodies.get(FILES[0]!)) return absent(`${BASE}/meta_data.json: 404`);
+    return fromFiles(got.bodies, `${BASE}/`);
   },
 };

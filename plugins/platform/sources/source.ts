@@ -52,6 +52,29 @@ export interface ConfigSourceDef {
 export const absent = (message: string): Outcome => ({ kind: 'absent', message });
 export const failed = (message: string): Outcome => ({ kind: 'failed', message });
 
+/**
+ * Asks for each path in order: a body is kept; a 404 leaves the path out, or fails the
+ * fetch when `required` names it; any other failure ends the fetch with it. `name`
+ * says what a path is called in messages.
+ */
+export async function fetchEach(
+  paths: readonly string[], get: (path: string) => Promise<HttpResult>,
+  o: { name: (path: string) => string; required?: readonly string[] },
+): Promise<{ bodies: Map<string, Buffer> } | Outcome> {
+  const bodies = new Map<string, Buffer>();
+  for (const p of paths) {
+    const b = bodyOf(await get(p), o.name(p));
+    if ('body' in b) bodies.set(p, b.body);
+    else if (b.kind === 'failed') return b;
+    else if (o.required?.includes(p)) return failed(b.message);
+  }
+  return { bodies };
+}
+
+/** ", 42 bytes of user data" or what to say when there is none. */
+export const userDataPhrase = (userData: Buffer | undefined, none = 'no user data (404)') =>
+  (userData ? `, ${userData.length} bytes of user data` : `, ${none}`);
+
 /** An HTTP answer as an outcome: 404 absent, other non-2xx failed (with the status), 2xx the body. */
 export function bodyOf(r: HttpResult, what: string): { body: Buffer } | Outcome {
   if (!r.ok) return failed(r.message);
