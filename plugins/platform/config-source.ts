@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
 import { decodeConfigInput } from '../../init/config/config-input.ts';
-import { translateUserData } from '../../init/config/cloud-init/user-data.ts';
+import { userDataFormat } from '../../init/config/cloud-init/user-data.ts';
 import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
 import {
@@ -58,9 +58,8 @@ export function userDataOf(f: Found, source: string, instanceId: string): UserDa
   if (!f.userData) return { ...base, format: 'empty', content: '', digest: '', problem: '' };
   const d = decodeConfigInput(f.userData);
   if (!d.ok) return { ...base, format: '', content: '', digest: '', problem: d.message };
-  const t = translateUserData(new TextEncoder().encode(d.text));
   return {
-    ...base, format: t.ok ? t.data.format : '', content: d.text, problem: '',
+    ...base, format: userDataFormat(d.text), content: d.text, problem: '',
     digest: createHash('sha256').update(d.text).digest('hex'),
   };
 }

@@ -41,25 +41,39 @@ function cloudConfigOf(text: string, what: string): CloudConfig {
   return { ok: true, cfg: p.value };
 }
 
+const CLOUD_CONFIG = /^#cloud-config\s*(\n|$)/;
+
+/** Which kind of user data a text is, from its first line or headers (nothing parsed; a BOM skipped). */
+export function userDataFormat(withBom: string): UserDataFormat {
+  const text = withBom.replace(/^\uFEFF/, '');
+  if (!text.trim()) return 'empty';
+  if (CLOUD_CONFIG.test(text)) return 'cloud-config';
+  if (isMultipart(text)) return 'multipart';
+  if (directives.some(([re]) => re.test(text))) return 'script';
+  return 'machine-config';
+}
+
 export function translateUserData(bytes: Uint8Array): UserDataResult {
   const input = decodeConfigInput(bytes);
   if (!input.ok) return { ok: false, message: `user-data: ${input.message}` };
   const text = input.text.replace(/^\uFEFF/, '');
-  if (!text.trim()) return { ok: true, data: { format: 'empty', config: '', ignored: [] } };
-  if (/^#cloud-config\s*(\n|$)/.test(text)) {
-    const c = cloudConfigOf(text, 'user-data (#cloud-config)');
-    if (!c.ok) return c;
-    const t = translateCloudConfig(c.cfg);
-    return { ok: true, data: { format: 'cloud-config', config: documentsToYaml(t.docs), ignored: t.ignored } };
-  }
-  if (isMultipart(text)) return fromMultipart(text);
-  for (const [re, why] of directives) {
-    if (re.test(text)) {
-      const ignored = [`user-data (${text.split('\n')[0]!.slice(0, 40)}): ${why}`];
-      return { ok: true, data: { format: 'script', config: '', ignored } };
+  const format = userDataFormat(text);
+  switch (format) {
+    case 'empty': return { ok: true, data: { format, config: '', ignored: [] } };
+    case 'cloud-config': {
+      const c = cloudConfigOf(text, 'user-data (#cloud-config)');
+      if (!c.ok) return c;
+      const t = translateCloudConfig(c.cfg);
+      return { ok: true, data: { format, config: documentsToYaml(t.docs), ignored: t.ignored } };
     }
+    case 'multipart': return fromMultipart(text);
+    case 'script': {
+      const why = directives.find(([re]) => re.test(text))![1];
+      const ignored = [`user-data (${text.split('\n')[0]!.slice(0, 40)}): ${why}`];
+      return { ok: true, data: { format, config: '', ignored } };
+    }
+    default: return { ok: true, data: { format, config: text, ignored: [] } };
   }
-  return { ok: true, data: { format: 'machine-config', config: text, ignored: [] } };
 }
 
 function fromMultipart(text: string): UserDataResult {
@@ -70,7 +84,7 @@ function fromMultipart(text: string): UserDataResult {
   let merged: Record<string, unknown> | undefined;
   for (const [i, part] of m.parts.entries()) {
     const what = `user-data part ${i + 1} (${part.type}${part.filename ? `, ${part.filename}` : ''})`;
-    if (part.type === 'text/cloud-config' || /^#cloud-config\s*(\n|$)/.test(part.body)) {
+    if (part.type === 'text/cloud-config' || CLOUD_CONFIG.test(part.body)) {
       const c = cloudConfigOf(part.body, what);
       if (!c.ok) return c;
       // Parts merge in order, a later part's key replacing an earlier one's (cloud-init's default merge).
