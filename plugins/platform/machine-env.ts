@@ -51,10 +51,12 @@ export async function readVolumeFiles(
   }
 }
 
+/** One pass's view of the machine: the volumes are read once per pass, however often sources ask. */
 export function machineEnv(n: () => Native, params: Record<string, string>, mac: string): SourceEnv {
+  let volumes: Volume[] | undefined;
   return {
     params, dmi: readDmi(), mac, hostname: hostname(),
-    volumes: machineVolumes,
+    volumes: () => (volumes ??= machineVolumes()),
     readVolume: (v, files) => readVolumeFiles(n(), v, files),
     readFile: (p) => readOptional(p),
     http: httpRequest,
