@@ -25,7 +25,7 @@ import { fwCfg } from './sources/fw-cfg.ts';
 import { gce } from './sources/gce.ts';
 import { nocloud } from './sources/nocloud.ts';
 import { openstack } from './sources/openstack.ts';
-import type { ConfigSourceDef, Found, SourceEnv } from './sources/source.ts';
+import { failed, type ConfigSourceDef, type Found, type SourceEnv } from './sources/source.ts';
 import {
   CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NETWORK_TYPE, PLATFORM_NS, USER_DATA_ID,
   USER_DATA_TYPE, type ConfigSourceSpec, type PlatformMetadataSpec, type UserDataSpec,
@@ -125,7 +125,8 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
           }
           if (t.nextAt > now()) { wake = Math.min(wake, t.nextAt); continue; }
           t.attempts++;
-          const outcome = await s.fetch(env);
+          // A source that throws (an unreadable seed, a file over its bound) failed like any other: asked again.
+          const outcome = await s.fetch(env).catch((e: Error) => failed(e.message));
           if (outcome.kind === 'found') {
             Object.assign(t, { state: 'used', message: outcome.message });
             await report(s, env, t);
