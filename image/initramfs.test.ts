@@ -46,6 +46,11 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
   t.equal(init.data.subarray(0, 4).toString('latin1'), '\x7fELF', '/init is an ELF executable');
   t.equal(init.mode & 0o111, 0o111, '/init is executable');
   t.ok(archive.every((e) => e.uid === 0 && e.gid === 0), 'owned by root');
+  t.same(archive.filter((e) => e.mode & 0o6000).map((e) => e.path), [], 'no setuid or setgid file');
+  t.same(archive.filter((e) => e.type !== 'chardev' && e.mode & 0o002 && !(e.type === 'dir' && e.mode & 0o1000))
+    .map((e) => e.path), [], 'nothing world-writable (but sticky directories)');
+  const interpreters = /^(python[\d.]*|perl[\d.]*|ruby|lua[\d.]*|node|nodejs|tclsh|awk|gawk|busybox|php)$/;
+  t.same(names.filter((n) => interpreters.test(n ?? '')), [], 'no interpreter but /init itself');
   t.equal(new Set(archive.map((e) => e.mtime)).size, 1, 'one fixed mtime');
 });
 

@@ -3,7 +3,7 @@
 // (@yao-pkg/pkg's SEA mode downloads a Node build and shells out to `npx postject`,
 // and swallows injection errors, so we drive the same two steps directly.)
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from './hash.ts';
@@ -35,26 +35,29 @@ export async function makeSea(o: SeaOptions): Promise<void> {
   }));
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
 
-  copyFileSync(node, o.output);
-  chmodSync(o.output, 0o755);
+  // Built beside the output and renamed over it: a copy onto a running executable fails (ETXTBSY).
+  const building = `${o.output}.building`;
+  copyFileSync(node, building);
+  chmodSync(building, 0o755);
   // The distro's node keeps ~10 MB of symbols; nothing at run time needs them.
-  execFileSync('strip', ['--strip-all', o.output]);
-  const stripped = await sha256File(o.output);
+  execFileSync('strip', ['--strip-all', building]);
+  const stripped = await sha256File(building);
 
   const { inject } = createRequire(import.meta.url)('postject') as {
     inject(
       file: string, name: string, data: Buffer, opts: { sentinelFuse: string; overwrite?: boolean },
     ): Promise<void>;
   };
-  await inject(o.output, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, overwrite: true });
+  await inject(building, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, overwrite: true });
 
   // postject can fail quietly and leave a plain node behind: prove it did not.
-  if ((await sha256File(o.output)) === stripped) throw new Error(
-    `postject left ${o.output} unchanged: the SEA blob was not injected`,
+  if ((await sha256File(building)) === stripped) throw new Error(
+    `postject left ${building} unchanged: the SEA blob was not injected`,
   );
-  if (!readFileSync(o.output).includes(`${SEA_FUSE}:1`)) throw new Error(
-    `${o.output}: SEA fuse not flipped; the executable would run as plain node`,
+  if (!readFileSync(building).includes(`${SEA_FUSE}:1`)) throw new Error(
+    `${building}: SEA fuse not flipped; the executable would run as plain node`,
   );
+  renameSync(building, o.output);
 }
 
 /** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */

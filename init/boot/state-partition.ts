@@ -1,33 +1,51 @@
-// state-partition: the filesystem labelled STATE, where the machine config persists
-// across boots (the disk image makes it; tests make one with mke2fs -L STATE). PID 1
-// mounts it before the engine starts; without one the config is held in memory only.
+// state-partition: the disk image's labelled filesystems PID 1 mounts before the engine
+// starts. STATE, where the machine config persists across boots (tests make one with
+// mke2fs -L STATE; without one the config is held in memory only), and EPHEMERAL, the
+// machine's data at /var (without one /var is in memory). Mounted this early so that
+// nothing is written to /var, or read from STATE, before the disk is there.
 import { mkdirSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 import { listBlockDevices } from '../sys/sysfs-block.ts';
 import { MS } from '../sys/mount-table.ts';
+import { EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
 
-export const STATE_LABEL = 'STATE';
-export const STATE_MOUNT = '/system/state';
+export { STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
 const WRITABLE = new Set(['ext4', 'ext3', 'ext2', 'vfat']);
 
-export type StateMount = { dir: string; device: string; why?: undefined } | { dir?: undefined; why: string };
+export type LabelledMount = { dir: string; device: string; why?: undefined } | { dir?: undefined; why: string };
 
-export function mountStatePartition(n: Native, sys = '/sys/class/block', dev = '/dev'): StateMount {
-  const found = [...listBlockDevices(sys, dev).values()].filter((d) => d.label === STATE_LABEL);
-  if (!found.length) return { why: `no filesystem labelled ${STATE_LABEL}` };
+interface Labelled { label: string; target: string; flags: number; mode: number; fstypes: ReadonlySet<string> }
+
+/** Mounts the one writable filesystem labelled `label` on `target`; or says why not. */
+function mountLabelled(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {
+  const found = [...listBlockDevices(sys, dev).values()].filter((d) => d.label === l.label);
+  if (!found.length) return { why: `no filesystem labelled ${l.label}` };
   if (found.length > 1) {
-    return { why: `${found.length} filesystems labelled ${STATE_LABEL} (${found.map((d) => d.devPath).join(', ')}): `
+    return { why: `${found.length} filesystems labelled ${l.label} (${found.map((d) => d.devPath).join(', ')}): `
       + 'refusing to guess' };
   }
   const d = found[0]!;
-  if (!d.fstype || !WRITABLE.has(d.fstype)) return { why: `${d.devPath} (${STATE_LABEL}) holds ${d.fstype ?? 'no'} `
-    + `filesystem; it must be one of ${[...WRITABLE].join(', ')}` };
-  if (d.readOnly) return { why: `${d.devPath} (${STATE_LABEL}) is read-only` };
-  mkdirSync(STATE_MOUNT, { recursive: true, mode: 0o700 });
-  try {
-    n.mount(d.devPath, STATE_MOUNT, d.fstype, MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME);
-  } catch (e) {
-    return { why: `cannot mount ${d.devPath} (${STATE_LABEL}) on ${STATE_MOUNT}: ${(e as Error).message}` };
+  if (!d.fstype || !l.fstypes.has(d.fstype)) return { why: `${d.devPath} (${l.label}) holds ${d.fstype ?? 'no'} `
+    + `filesystem; it must be one of ${[...l.fstypes].join(', ')}` };
+  if (d.readOnly) return { why: `${d.devPath} (${l.label}) is read-only` };
+  mkdirSync(l.target, { recursive: true, mode: l.mode });
+  try { n.mount(d.devPath, l.target, d.fstype, l.flags); } catch (e) {
+    return { why: `cannot mount ${d.devPath} (${l.label}) on ${l.target}: ${(e as Error).message}` };
   }
-  return { dir: STATE_MOUNT, device: d.devPath };
+  return { dir: l.target, device: d.devPath };
+}
+
+export function mountStatePartition(n: Native, sys = '/sys/class/block', dev = '/dev'): LabelledMount {
+  return mountLabelled(n, {
+    label: STATE_LABEL, target: STATE_MOUNT, mode: 0o700, fstypes: WRITABLE,
+    flags: MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME,
+  }, sys, dev);
+}
+
+/** EPHEMERAL on /var; the storage plugin grows it to its disk once the machine runs. */
+export function mountEphemeralPartition(n: Native, sys = '/sys/class/block', dev = '/dev'): LabelledMount {
+  return mountLabelled(n, {
+    label: EPHEMERAL_LABEL, target: EPHEMERAL_MOUNT, mode: 0o755, fstypes: new Set(['ext4']),
+    flags: MS.NOSUID | MS.NODEV | MS.RELATIME,
+  }, sys, dev);
 }

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probe, PROBE_BYTES } from './superblock.ts';
+import { extGeometry, probe, PROBE_BYTES } from './superblock.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sb-'));
 const head = (file: string) => {
@@ -25,6 +25,12 @@ t.test('ext4 made by mke2fs -d: type, label, uuid', async (t) => {
   const e2 = image('ext2.img', 4);
   execFileSync('mke2fs', ['-q', '-t', 'ext2', e2]);
   t.equal(probe(head(e2))?.fstype, 'ext2');
+  // dumpe2fs, an independent reader, says the same size.
+  const dump = execFileSync('dumpe2fs', ['-h', f], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  t.same(extGeometry(head(f)), {
+    blockSize: Number(/^Block size:\s+(\d+)/m.exec(dump)![1]), blocks: Number(/^Block count:\s+(\d+)/m.exec(dump)![1]),
+  });
+  t.equal(extGeometry(Buffer.alloc(4096)), null);
 });
 
 t.test('vfat (FAT16 and FAT32) with label and volume id', async (t) => {

@@ -14,6 +14,14 @@ function uuid16(b: Buffer): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** An ext2/3/4 filesystem's size: its block size and block count (the superblock at 1024). */
+export function extGeometry(b: Buffer): { blockSize: number; blocks: number } | null {
+  if (b.length < 2048 || b.readUInt16LE(1024 + 56) !== 0xef53) return null;
+  const incompat = b.readUInt32LE(1024 + 96);
+  const hi = incompat & 0x80 /* 64bit */ ? b.readUInt32LE(1024 + 0x150) : 0;
+  return { blockSize: 1024 << b.readUInt32LE(1024 + 24), blocks: hi * 2 ** 32 + b.readUInt32LE(1024 + 4) };
+}
+
 export function probe(b: Buffer): Probe | null {
   // ext2/3/4: superblock at 1024, magic 0xEF53 at +56
   if (b.length >= 2048 && b.readUInt16LE(1024 + 56) === 0xef53) {

@@ -1,18 +1,25 @@
 // storage: block devices (sysfs, superblocks, uevents) and mounts.
 import { native } from '../../native/index.ts';
-import type { Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
 import { blockDeviceStatusController } from './block-device-status.ts';
+import { ephemeralController, nativeEphemeralKernel } from './ephemeral.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountSpecController, nativeMountKernel } from './mount-spec.ts';
 import { STORAGE_NS, STORAGE_TYPES } from './types.ts';
 
 export const storagePlugin: Plugin = {
   name: 'storage',
-  description: 'Block devices from sysfs and uevents, with their filesystems; MountSpecs mounted and unmounted.',
+  description: 'Block devices from sysfs and uevents, with their filesystems; MountSpecs mounted and unmounted; '
+    + 'the disk image\'s EPHEMERAL partition grown to its disk and mounted at /var.',
   namespaces: () => ({ [STORAGE_NS]: 'Disks, filesystems and mounts.' }),
   types: () => STORAGE_TYPES,
-  capabilities: ['CAP_SYS_ADMIN'], // mount(2), umount2(2)
+  // mount(2), umount2(2), BLKPG; CAP_SYS_RESOURCE for EXT4_IOC_RESIZE_FS (ext4 grows only for it).
+  capabilities: ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE'],
+  syscalls: ['mount', 'umount2'],
+  hostMounts: true, // what it mounts is the machine's
   controllers: () => [
     blockDeviceStatusController(native), mountMergeController(), mountSpecController(nativeMountKernel(native)),
+    // A host's disks are its own: `serve` never grows or mounts them.
+    ...(inHostMode() ? [] : [ephemeralController(nativeEphemeralKernel(native))]),
   ],
 };

@@ -1,0 +1,131 @@
+// raw: the bootable GPT disk, assembled in an image file without root: the table from
+// init/disk/gpt.ts, filesystems made as files (filesystems.ts) and written at their
+// offsets, GRUB for both firmwares (grub.ts). Sparse: zero blocks are never written.
+//   1 BIOS   BIOS boot partition: GRUB's core.img (the MBR's boot code points at it)
+//   2 EFI    FAT32: EFI/BOOT/BOOTX64.EFI, boot/grub/{grub.cfg,grubenv}, slots /A and /B
+//   3 STATE  ext4, the persisted machine config
+//   4 EPHEMERAL ext4 at /var, grown to the end of the disk at first boot
+// The slots are directories on the ESP, not partitions: the loader reads one filesystem
+// under both firmwares, and an upgrade writes two files where a partition would need a
+// second filesystem of its own.
+import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../init/disk/gpt.ts';
+import { encodeGrubEnv } from '../../init/disk/grubenv.ts';
+import { EPHEMERAL_LABEL, STATE_LABEL } from '../../init/disk/labels.ts';
+import { ext4Image, fatImage } from './filesystems.ts';
+import { biosBoot, grubConfig, grubMkimage } from './grub.ts';
+
+const MiB = 1 << 20;
+const SECTORS_PER_MiB = MiB / SECTOR;
+export const STATE_MIB = 16;
+export const BOOT_TRIES = 3;
+
+export interface RawDiskOptions {
+  out: string;
+  kernel: string;
+  initramfs: string;
+  cmdline: string;
+  /** Whole disk size (default: the smallest that holds it all, rounded up to 64 MiB). */
+  sizeMiB?: number;
+  /** Seeds every GUID, UUID and volume id: the same seed and inputs give the same bytes. */
+  seed: string;
+  epoch: number;
+  workDir: string;
+}
+
+export interface RawDisk { file: string; gpt: Gpt; espVolumeId: string; sizeBytes: number }
+
+const mibOf = (bytes: number) => Math.ceil(bytes / MiB);
+const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
+
+/** Writes `file` at byte `at` of `fd`, skipping all-zero blocks (the output stays sparse). */
+function place(fd: number, file: string, at: number): void {
+  const src = openSync(file, 'r');
+  const buf = Buffer.alloc(MiB);
+  try {
+    for (let off = 0; ; off += MiB) {
+      const n = readSync(src, buf, 0, MiB, off);
+      if (n <= 0) break;
+      const chunk = buf.subarray(0, n);
+      if (chunk.some((b) => b !== 0)) writeSync(fd, chunk, 0, n, at + off);
+    }
+  } finally { closeSync(src); }
+}
+
+export function buildRawDisk(o: RawDiskOptions): RawDisk {
+  const id = (what: string) => guidFrom(`${o.seed}/${what}`);
+  const espVolumeId = id('esp-volume').replace(/-/g, '').slice(0, 8);
+  const payload = statSync(o.kernel).size + statSync(o.initramfs).size;
+  // Room for two slots and the loaders; FAT32 wants at least 65525 clusters (32 MiB of 512-byte ones).
+  const espMiB = Math.max(64, roundUp(mibOf(2 * payload) + 8, 8));
+  const ephemeralMinMiB = 32;
+  const needMiB = 1 + 1 + espMiB + STATE_MIB + ephemeralMinMiB + 1;
+  const sizeMiB = o.sizeMiB ?? roundUp(needMiB, 64);
+  if (sizeMiB < needMiB) throw new Error(`--size ${sizeMiB} MiB: the disk needs at least ${needMiB} MiB`);
+  const sectors = sizeMiB * SECTORS_PER_MiB;
+
+  let at = SECTORS_PER_MiB; // partitions start 1 MiB aligned
+  const part = (name: string, type: string, mib: number | 'rest') => {
+    const first = at;
+    const last = mib === 'rest' ? usableRange(sectors).last : first + mib * SECTORS_PER_MiB - 1;
+    at = last + 1;
+    return { name, type, guid: id(`part/${name}`), firstLba: first, lastLba: last };
+  };
+  const gpt: Gpt = {
+    diskGuid: id('disk'), sectors,
+    partitions: [
+      part('BIOS', PARTITION_TYPE.biosBoot, 1),
+      { ...part('EFI', PARTITION_TYPE.esp, espMiB), attributes: 1n },
+      part(STATE_LABEL, PARTITION_TYPE.linuxData, STATE_MIB),
+      part(EPHEMERAL_LABEL, PARTITION_TYPE.linuxData, 'rest'),
+    ],
+  };
+  const [bios, esp, state, ephemeral] = gpt.partitions as [Gpt['partitions'][number], ...Gpt['partitions']];
+
+  const efiImage = join(o.workDir, 'BOOTX64.EFI');
+  const espUuid = `${espVolumeId.slice(0, 4)}-${espVolumeId.slice(4)}`.toUpperCase(); // as GRUB and blkid show it
+  grubMkimage('x86_64-efi', efiImage, o.workDir, espUuid);
+  const coreImage = join(o.workDir, 'core.img');
+  grubMkimage('i386-pc', coreImage, o.workDir, espUuid);
+  const { bootCode, core } = biosBoot(readFileSync(coreImage), bios.firstLba);
+  if (core.length > (bios.lastLba - bios.firstLba + 1) * SECTOR) throw new Error(`core.img (${core.length} bytes) `
+    + 'does not fit the 1 MiB BIOS boot partition');
+
+  const espFile = join(o.workDir, 'esp.img');
+  fatImage({
+    file: espFile, sizeMiB: espMiB, label: 'EFI', volumeId: espVolumeId, epoch: o.epoch, workDir: o.workDir,
+    tree: {
+      'EFI/BOOT/BOOTX64.EFI': efiImage,
+      'boot/grub/grub.cfg': Buffer.from(grubConfig({ cmdline: o.cmdline, tries: BOOT_TRIES })),
+      'boot/grub/grubenv': encodeGrubEnv({ default_slot: 'A' }),
+      'A/vmlinuz': o.kernel,
+      'A/initramfs.cpio.zst': o.initramfs,
+    },
+    dirs: ['B'],
+  });
+  const stateFile = join(o.workDir, 'state.img');
+  ext4Image({
+    file: stateFile, sizeMiB: STATE_MIB, label: STATE_LABEL, uuid: id('fs/state'), hashSeed: id('seed/state'),
+    epoch: o.epoch, workDir: o.workDir,
+  });
+  const ephemeralFile = join(o.workDir, 'ephemeral.img');
+  const ephemeralMiB = (ephemeral!.lastLba - ephemeral!.firstLba + 1) / SECTORS_PER_MiB;
+  ext4Image({
+    file: ephemeralFile, sizeMiB: Math.floor(ephemeralMiB), label: EPHEMERAL_LABEL, uuid: id('fs/ephemeral'),
+    hashSeed: id('seed/ephemeral'), epoch: o.epoch, workDir: o.workDir,
+  });
+
+  const { head, tail } = encodeGpt(gpt, bootCode);
+  const fd = openSync(o.out, 'w');
+  try {
+    ftruncateSync(fd, sectors * SECTOR);
+    writeSync(fd, head, 0, head.length, 0);
+    writeSync(fd, tail, 0, tail.length, (sectors - tail.length / SECTOR) * SECTOR);
+    writeSync(fd, core, 0, core.length, bios.firstLba * SECTOR);
+    place(fd, espFile, esp!.firstLba * SECTOR);
+    place(fd, stateFile, state!.firstLba * SECTOR);
+    place(fd, ephemeralFile, ephemeral!.firstLba * SECTOR);
+  } finally { closeSync(fd); }
+  return { file: o.out, gpt, espVolumeId, sizeBytes: sectors * SECTOR };
+}

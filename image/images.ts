@@ -1,0 +1,56 @@
+// images: builds the chosen output formats from the boot artifacts, the raw disk once for
+// all that wrap it, and lists each artifact (format, file, size, sha256) in a manifest.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildRawDisk, type RawDisk } from './disk/raw.ts';
+import type { BootArtifacts, OutputFormat } from './formats/format.ts';
+import { describeArtifact, type ArtifactInfo } from './manifest.ts';
+
+export interface ImagesOptions {
+  formats: readonly OutputFormat[];
+  inputs: BootArtifacts;
+  outDir: string;
+  seed: string;
+  epoch: number;
+  /** Raw disk size in MiB (default: what it needs, rounded up to 64 MiB). */
+  sizeMiB?: number;
+  progress(message: string): void;
+}
+
+export interface ImageArtifact extends ArtifactInfo { format: string }
+
+export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
+  mkdirSync(o.outDir, { recursive: true });
+  const workDir = mkdtempSync(join(tmpdir(), 'appliance-images-'));
+  let raw: RawDisk | undefined;
+  const ctx = {
+    inputs: o.inputs, outDir: o.outDir, workDir, seed: o.seed, epoch: o.epoch, progress: o.progress,
+    raw: () => {
+      if (!raw) {
+        o.progress('raw disk: GPT, GRUB for BIOS and UEFI, ESP with slot A, STATE, EPHEMERAL');
+        raw = buildRawDisk({
+          out: join(o.outDir, 'appliance.raw'), kernel: o.inputs.kernel, initramfs: o.inputs.initramfs,
+          cmdline: o.inputs.cmdline, seed: o.seed, epoch: o.epoch, workDir,
+          ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
+        });
+      }
+      return raw;
+    },
+  };
+  const artifacts: ImageArtifact[] = [];
+  try {
+    for (const f of o.formats) {
+      const t0 = performance.now();
+      o.progress(`${f.name}: ${f.summary}`);
+      for (const file of await f.build(ctx)) {
+        const info = await describeArtifact(file);
+        artifacts.push({ format: f.name, ...info });
+        o.progress(`${f.name}: ${file} (${(info.size / 1e6).toFixed(1)} MB, ${((performance.now() - t0) / 1000)
+          .toFixed(1)} s)`);
+      }
+    }
+  } finally { rmSync(workDir, { recursive: true, force: true }); }
+  writeFileSync(join(o.outDir, 'manifest.json'), JSON.stringify({ images: artifacts }, null, 2) + '\n');
+  return artifacts;
+}

@@ -1,0 +1,65 @@
+// block.cc: the two ioctls that grow a disk's last partition and its ext4 filesystem in
+// place, with no tool binaries: BLKPG_RESIZE_PARTITION tells the kernel the partition's new
+// size (the GPT itself is written from TypeScript), EXT4_IOC_RESIZE_FS grows a mounted ext4.
+#include <fcntl.h>
+#include <linux/blkpg.h>
+#include <linux/types.h>
+#include <napi.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <cstring>
+#include "errors.h"
+
+#ifndef EXT4_IOC_RESIZE_FS
+#define EXT4_IOC_RESIZE_FS _IOW('f', 16, __u64)
+#endif
+
+namespace appliance {
+
+// resizePartition(disk, number, startBytes, lengthBytes): the kernel's view of partition `number`.
+static Napi::Value ResizePartition(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string disk = info[0].As<Napi::String>();
+  struct blkpg_partition part;
+  std::memset(&part, 0, sizeof(part));
+  part.pno = info[1].As<Napi::Number>().Int32Value();
+  part.start = info[2].As<Napi::Number>().Int64Value();
+  part.length = info[3].As<Napi::Number>().Int64Value();
+  struct blkpg_ioctl_arg arg;
+  std::memset(&arg, 0, sizeof(arg));
+  arg.op = BLKPG_RESIZE_PARTITION;
+  arg.datalen = sizeof(part);
+  arg.data = &part;
+  int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) { ThrowErrno(env, "open", disk, errno); return env.Undefined(); }
+  int r = ::ioctl(fd, BLKPG, &arg);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) {
+    ThrowErrno(env, "ioctl", "BLKPG_RESIZE_PARTITION " + disk + " partition " + std::to_string(part.pno), err);
+  }
+  return env.Undefined();
+}
+
+// growExt4(mountPoint, blocks): a mounted ext4 grown online to `blocks` filesystem blocks.
+static Napi::Value GrowExt4(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string target = info[0].As<Napi::String>();
+  __u64 blocks = info[1].As<Napi::Number>().Int64Value();
+  int fd = ::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) { ThrowErrno(env, "open", target, errno); return env.Undefined(); }
+  int r = ::ioctl(fd, EXT4_IOC_RESIZE_FS, &blocks);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) {
+    ThrowErrno(env, "ioctl", "EXT4_IOC_RESIZE_FS " + target + " to " + std::to_string(blocks) + " blocks", err);
+  }
+  return env.Undefined();
+}
+
+void InitBlock(Napi::Env env, Napi::Object exports) {
+  exports.Set("resizePartition", Napi::Function::New(env, ResizePartition));
+  exports.Set("growExt4", Napi::Function::New(env, GrowExt4));
+}
+
+}  // namespace appliance

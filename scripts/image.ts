@@ -1,0 +1,67 @@
+// image: `npm run image -- --format raw,qcow2|all [--size MiB]`: builds the boot artifacts
+// (npm run build), then the chosen disk and cloud images into out/images, with a manifest.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildImages } from '../image/images.ts';
+import { FORMATS, formatNamed } from '../image/formats/index.ts';
+import { build } from './build.ts';
+import { OUT } from './lib/paths.ts';
+import { step } from './lib/log.ts';
+
+const HELP = `usage: npm run image -- --format <name>[,<name>...] | --format all [--size MiB] [--seed S]
+
+Builds out/vmlinuz and out/initramfs.cpio.zst if needed, then each format into out/images,
+listing every artifact (format, size, sha256) in out/images/manifest.json. The same inputs
+and seed give the same bytes.
+
+Formats:
+${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
+
+  --size MiB  the raw disk's size (default: what it needs, rounded up to 64 MiB); the
+              EPHEMERAL partition takes the rest, and grows to a larger disk at first boot
+  --seed S    seeds the disk's GUIDs and volume ids (default: the version and commit)
+`;
+
+export function parseImageArgs(argv: readonly string[]): { formats: string[]; sizeMiB?: number; seed?: string } {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return undefined;
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
+    return v;
+  };
+  const known = FORMATS.map((f) => f.name).join(', ');
+  const names = (value('--format') ?? '').split(',').filter(Boolean);
+  if (!names.length) throw new Error(`--format is required: one or more of ${known}, or all`);
+  const formats = names.includes('all') ? FORMATS.map((f) => f.name) : names;
+  const unknown = formats.filter((n) => !formatNamed(n));
+  if (unknown.length) {
+    throw new Error(`unknown format ${unknown.map((n) => `"${n}"`).join(', ')}: one of ${known}`);
+  }
+  const size = value('--size');
+  if (size !== undefined && !(Number.isInteger(Number(size)) && Number(size) > 0)) {
+    throw new Error(`--size "${size}": a whole number of MiB`);
+  }
+  const seed = value('--seed');
+  return { formats, ...(size ? { sizeMiB: Number(size) } : {}), ...(seed ? { seed } : {}) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv.includes('--help')) { process.stdout.write(HELP); process.exit(0); }
+  let args: ReturnType<typeof parseImageArgs>;
+  try { args = parseImageArgs(process.argv.slice(2)); } catch (e) {
+    process.stderr.write(`image: ${(e as Error).message}\n(npm run image -- --help)\n`);
+    process.exit(2);
+  }
+  const b = await build();
+  const manifest = JSON.parse(readFileSync(b.manifest, 'utf8')) as { version: string; commit: string };
+  const s = step('image');
+  const artifacts = await buildImages({
+    formats: args.formats.map((n) => formatNamed(n)!),
+    inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: readFileSync(b.cmdline, 'utf8').trim() },
+    outDir: join(OUT, 'images'), seed: args.seed ?? `${manifest.version}+${manifest.commit}`,
+    epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0), progress: (m) => s.info(m),
+    ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),
+  });
+  s.done(artifacts.map((a) => `${a.file} ${a.sha256.slice(0, 12)}`).join(', '));
+}
