@@ -20,7 +20,7 @@ export async function collect(
   let taken = 0;
   let notify: (() => void) | null = null;
   const watch = await state.watch(req, opts, (batch) => {
-    batches.push(batch);
+    batches.push([...batch]);
     events.push(...batch);
     notify?.();
   }, showAll);

@@ -1,0 +1,33 @@
+// test-confine-probe: (tests) confines this process as a built-in plugin would be, then
+// tries mount(2) of a tmpfs (harmless: its mount namespace is its own) and prints what
+// happened, with the process's seccomp mode, capabilities and mount namespace.
+//   test-confine-probe PLUGIN [--without-filter]
+import { mkdtempSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { native } from '../../native/index.ts';
+import { findPlugin } from '../../plugins/index.ts';
+import { confine } from '../../plugins/sdk/confine.ts';
+
+export function testConfineProbe(args: string[]): number {
+  const p = findPlugin(args[0] ?? '');
+  if (!p) { process.stderr.write(`test-confine-probe: name a built-in plugin\n`); return 2; }
+  if (p.hostMounts) {
+    process.stderr.write(`test-confine-probe: ${p.name} mounts for the machine: not probed\n`);
+    return 2;
+  }
+  confine(p, { withoutFilter: args.includes('--without-filter') });
+  const target = mkdtempSync(join(tmpdir(), 'probe-'));
+  let mount = 'ok';
+  try { native().mount('probe', target, 'tmpfs', 0); native().umount2(target); } catch (e) {
+    mount = (e as { code?: string }).code ?? (e as Error).message;
+  }
+  rmdirSync(target);
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const field = (k: string) => new RegExp(`^${k}:\\s+(\\S+)`, 'm').exec(status)?.[1] ?? '';
+  process.stdout.write(JSON.stringify({
+    mount, seccomp: field('Seccomp'), capEff: field('CapEff'), noNewPrivs: field('NoNewPrivs'),
+    mountNamespace: readlinkSync('/proc/self/ns/mnt'),
+  }) + '\n');
+  return 0;
+}

@@ -1,0 +1,190 @@
+// The role table, called for real: every RPC of the users' port with every role, over
+// mutual TLS to the built engine; the expectations are written out here, not derived
+// from the table they check. Also: clients without a certificate from the CA are refused
+// by the TLS handshake, and each write and refusal leaves one audit line.
+import t from 'tap';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { artifacts } from '../../qemu/artifacts.ts';
+import { startServe } from './serve-harness.ts';
+import { RemoteState } from '../cosi/remote/client.ts';
+import { newResource, type Pointer } from '../cosi/resource/resource.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import {
+  APPLY_CONFIG_PATH, APPLY_REQUEST, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST,
+} from '../config/config-service-wire.ts';
+import { API_CA_TYPE, API_ID, API_LIMITS_TYPE, SECURITY_NS } from '../model/security-types.ts';
+import { VERSION_TYPE } from '../model/runtime-types.ts';
+import { MOTD_TYPE } from '../../plugins/issue/types.ts';
+import { ROLES, type Role } from '../model/access.ts';
+import { generateSecrets } from '../pki/secrets.ts';
+import { generateKey, issueCertificate, keyToPem } from '../pki/certificate.ts';
+import { until } from '../cosi/conformance/converge.ts';
+
+const served = await startServe(artifacts().exe, ['--no-plugins']);
+t.teardown(() => served.stop());
+const clients = Object.fromEntries(ROLES.map((r) => [r, served.client(r, { timeoutMs: 5000 })])) as
+  Record<Role, RemoteState>;
+t.teardown(() => { for (const c of Object.values(clients)) c.close(); });
+
+const motd = (id: string): Pointer => ({ namespace: 'config', type: MOTD_TYPE, id });
+const limits: Pointer = { namespace: SECURITY_NS, type: API_LIMITS_TYPE, id: API_ID };
+const ca: Pointer = { namespace: SECURITY_NS, type: API_CA_TYPE, id: API_ID };
+const version: Pointer = { namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' };
+
+/** 'ok', or the StateError code the call ended with. */
+async function outcome(call: () => Promise<unknown>): Promise<string> {
+  try { await call(); return 'ok'; } catch (e) {
+    if (e instanceof StateError) return e.code;
+    throw e;
+  }
+}
+const watchOnce = async (c: RemoteState, p: Pointer) => {
+  const w = await c.watch({ namespace: p.namespace, type: p.type }, {}, () => {});
+  w.close();
+};
+
+t.test('reads: every role reads what is not sensitive; only admins read sensitive types, by any RPC', async (t) => {
+  const want: Record<Role, Record<string, string>> = {
+    admin: { get: 'ok', list: 'ok', watch: 'ok', getSensitive: 'ok', listSensitive: 'ok', watchSensitive: 'ok' },
+    operator: {
+      get: 'ok', list: 'ok', watch: 'ok',
+      getSensitive: 'permission-denied', listSensitive: 'permission-denied', watchSensitive: 'permission-denied',
+    },
+    reader: {
+      get: 'ok', list: 'ok', watch: 'ok',
+      getSensitive: 'permission-denied', listSensitive: 'permission-denied', watchSensitive: 'permission-denied',
+    },
+  };
+  for (const role of ROLES) {
+    const c = clients[role];
+    const got = {
+      get: await outcome(() => c.get(version)), list: await outcome(() => c.list(version)),
+      watch: await outcome(() => watchOnce(c, version)),
+      getSensitive: await outcome(() => c.get(ca)), listSensitive: await outcome(() => c.list(ca)),
+      watchSensitive: await outcome(() => watchOnce(c, ca)),
+    };
+    t.same(got, want[role], role);
+  }
+});
+
+t.test('writes: users\' types by admins and operators, admin types by admins, statuses by nobody', async (t) => {
+  const want: Record<Role, Record<string, string>> = {
+    admin: {
+      create: 'ok', update: 'ok', teardown: 'ok', destroy: 'ok', teardownAndDestroy: 'ok',
+      createAdmin: 'ok', destroyAdmin: 'ok', createStatus: 'permission-denied', updateStatus: 'permission-denied',
+      destroyStatus: 'permission-denied', asController: 'permission-denied',
+    },
+    operator: {
+      create: 'ok', update: 'ok', teardown: 'ok', destroy: 'ok', teardownAndDestroy: 'ok',
+      createAdmin: 'permission-denied', destroyAdmin: 'permission-denied', createStatus: 'permission-denied',
+      updateStatus: 'permission-denied', destroyStatus: 'permission-denied', asController: 'permission-denied',
+    },
+    reader: {
+      create: 'permission-denied', update: 'permission-denied', teardown: 'permission-denied',
+      destroy: 'permission-denied', teardownAndDestroy: 'permission-denied', createAdmin: 'permission-denied',
+      destroyAdmin: 'permission-denied', createStatus: 'permission-denied', updateStatus: 'permission-denied',
+      destroyStatus: 'permission-denied', asController: 'permission-denied',
+    },
+  };
+  const admin = clients.admin;
+  for (const role of ROLES) {
+    const c = clients[role];
+    // Fixtures made by an admin, so every role meets the same resources.
+    for (const id of [`${role}-u`, `${role}-d`, `${role}-td`]) {
+      await admin.create(newResource(motd(id), { text: 'fixture' })).catch(() => undefined);
+    }
+    await admin.create(newResource(limits, { maxConnections: 300 })).catch(() => undefined);
+    const current = await admin.get(motd(`${role}-u`));
+    const v = await admin.get(version);
+    const got = {
+      create: await outcome(() => c.create(newResource(motd(`${role}-new`), { text: 'hi' }))),
+      update: await outcome(() => c.update({ ...current, spec: { text: 'changed' } })),
+      teardown: await outcome(() => c.teardown(motd(`${role}-d`))),
+      destroy: await outcome(() => c.destroy(motd(`${role}-d`))),
+      teardownAndDestroy: await outcome(() => c.teardownAndDestroy(motd(`${role}-td`))),
+      createAdmin: await outcome(() => c.create(newResource({ ...limits, id: `x-${role}` }, { maxConnections: 99 }))),
+      destroyAdmin: await outcome(() => c.destroy({ ...limits, id: `x-${role}` }).then(() => c.destroy(limits))),
+      createStatus: await outcome(() => c.create(newResource({ ...version, id: `forged-${role}` }, {}))),
+      updateStatus: await outcome(() => c.update({ ...v, spec: { ...(v.spec as object), version: '9.9' } },
+        { owner: v.metadata.owner })),
+      destroyStatus: await outcome(() => c.destroy(version, { owner: v.metadata.owner })),
+      asController: await outcome(() => c.create(newResource(motd(`${role}-owned`), { text: 'x' }),
+        { owner: 'issue-status' })),
+    };
+    t.same(got, want[role], role);
+  }
+  t.ok(await admin.get(version), 'the status is untouched');
+});
+
+t.test('the machine config service: admins and operators apply; an operator cannot touch admin types', async (t) => {
+  const apply = (c: RemoteState, yaml: string, mode: 'merge' | 'replace' = 'merge') => outcome(() => c.unary(
+    APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: Buffer.from(yaml), mode, dryRun: false, trySeconds: 0, sourceName: 'test',
+    }),
+  ));
+  const confirm = (c: RemoteState) => outcome(() => c.unary(CONFIRM_CONFIG_PATH, CONFIRM_REQUEST.encode({})));
+  const doc = (id: string) => `metadata: {type: motd, id: ${id}}\nspec: {text: applied}\n`;
+  const adminDoc = 'metadata: {type: apilimits, id: api}\nspec: {maxConnections: 500}\n';
+  t.same({
+    admin: await apply(clients.admin, doc('by-admin')), operator: await apply(clients.operator, doc('by-operator')),
+    reader: await apply(clients.reader, doc('by-reader')),
+  }, { admin: 'ok', operator: 'ok', reader: 'permission-denied' }, 'ApplyConfig');
+  t.same({
+    admin: await apply(clients.admin, adminDoc), operator: await apply(clients.operator, adminDoc),
+  }, { admin: 'ok', operator: 'permission-denied' }, 'ApplyConfig naming an admin type');
+  // An operator's replace leaves what it may not write (the limits, the CA) as it is.
+  t.equal(await apply(clients.operator, doc('only-this'), 'replace'), 'ok');
+  t.match((await clients.admin.get(limits)).spec, { maxConnections: 500 }, 'the admin type stayed');
+  t.ok(await clients.admin.get(ca), 'the CA stayed');
+  t.same({
+    admin: await confirm(clients.admin), operator: await confirm(clients.operator),
+    reader: await confirm(clients.reader),
+  }, { admin: 'failed-precondition', operator: 'failed-precondition', reader: 'permission-denied' },
+  'ConfirmConfig (nothing to confirm: past the role check)');
+});
+
+t.test('clients without a certificate from the machine\'s CA are refused by the TLS handshake', async (t) => {
+  const foreign = generateSecrets();
+  const attempts: [string, RemoteState][] = [
+    ['no certificate', new RemoteState(`127.0.0.1:${served.port}`, { tls: { ca: served.secrets.ca.certificate } })],
+    ['a certificate from another CA', new RemoteState(`127.0.0.1:${served.port}`, {
+      tls: { ...served.tls('admin'), cert: foreign.clients.admin.certificate, key: foreign.clients.admin.key },
+    })],
+  ];
+  // A certificate from the right CA whose Organization names no role: admitted by TLS, then refused.
+  const key = generateKey();
+  const noRole = issueCertificate({
+    subject: { commonName: 'nobody', organization: ['sales'] }, publicKey: createPublicKey(key),
+    issuer: { certificate: served.secrets.ca.certificate, key: createPrivateKey(served.secrets.ca.key) },
+    usage: 'client', notBefore: new Date(0), notAfter: new Date(Date.now() + 3600_000),
+  });
+  attempts.push(['a certificate that names no role', new RemoteState(`127.0.0.1:${served.port}`, {
+    tls: { ...served.tls('admin'), cert: noRole, key: keyToPem(key) },
+  })]);
+  for (const [what, c] of attempts) {
+    const e = await c.get(version).then(() => undefined, (x: Error) => x);
+    c.close();
+    t.ok(e, `${what}: refused`);
+    t.match(e?.message, /^TLS: .*(requires a client certificate|refused this client's certificate)/, what);
+  }
+  await until(async () => /TLS handshake with 127\.0\.0\.1 failed/.test(served.log()), true);
+  t.match(served.log(), /refused 127\.0\.0\.1: certificate "O=sales,CN=nobody" names no role/);
+});
+
+t.test('every write and every refusal is one audit line naming subject, role, RPC, resource and result', async (t) => {
+  await clients.operator.create(newResource(motd('audited'), { text: 'x' }));
+  await clients.reader.create(newResource(motd('audited-2'), { text: 'x' })).catch(() => undefined);
+  await clients.reader.get(ca).catch(() => undefined);
+  await until(async () => /State\/Get resource=security/.test(served.log()), true);
+  const log = served.log();
+  const literal = (p: string) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const line = (...parts: string[]) => new RegExp(parts.map(literal).join(' '));
+  t.match(log, line('audit: subject="O=operator,CN=cosictl-operator" role=operator rpc=State/Create',
+    'resource=config/Motds.config.appliance.dev/audited result=ok'));
+  t.match(log, line('audit: subject="O=reader,CN=cosictl-reader" role=reader rpc=State/Create',
+    'resource=config/Motds.config.appliance.dev/audited-2 result=denied: the reader role may not write'));
+  t.match(log, line('audit: subject="O=reader,CN=cosictl-reader" role=reader rpc=State/Get',
+    'resource=security/ApiCertificateAuthorities.security.appliance.dev/api result=denied:',
+    'ApiCertificateAuthorities.security.appliance.dev is sensitive: admins only'));
+  t.notMatch(log, /BEGIN PRIVATE KEY/, 'no secret in the log');
+});
