@@ -1,43 +1,105 @@
-// config: where cosictl connects. Precedence: --endpoint, $COSICTL_ENDPOINT, the
-// config file (--config, $COSICTL_CONFIG, ~/.config/cosictl/config.yaml), 127.0.0.1:50000.
+// config: where cosictl connects and how it proves who it is. Precedence for the
+// endpoint: --endpoint, $COSICTL_ENDPOINT, the context, 127.0.0.1:50000. The config file
+// is --config, $COSICTL_CONFIG, or ~/.config/cosictl/config.yaml; `cosictl gen config
+// --secrets` writes a context into it.
 //
 // Config file (YAML):
 //   context: lab            # optional; the first context otherwise
 //   contexts:
-//     lab: { endpoint: 192.0.2.10:50000, namespace: config }
-//     vm:  { endpoint: 127.0.0.1:50000 }
-import { existsSync, readFileSync } from 'node:fs';
+//     lab:
+//       endpoint: 192.0.2.10:50000
+//       namespace: config   # optional
+//       ca: |               # the machine's API CA (PEM): the server must chain to it
+//         -----BEGIN CERTIFICATE-----
+//       cert: |             # this client's certificate (its Organization is its role) and key
+//       key: |
+//       serverName: node1   # optional: the name the server certificate must carry (port forwards)
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import YAML from 'yaml';
+import type { ChannelTls } from '../init/cosi/remote/grpc/client.ts';
 import { CliError, EXIT } from './errors.ts';
 
-export interface Context { endpoint: string; namespace?: string }
-interface ConfigFile { context?: string; contexts?: Record<string, Context> }
+export interface ContextEntry {
+  endpoint?: string;
+  namespace?: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  serverName?: string;
+}
+
+export interface Context {
+  endpoint: string;
+  namespace?: string;
+  /** How to reach the API: always TLS on TCP (verified unless insecure). */
+  tls?: ChannelTls;
+}
+
+export interface ConfigFile { context?: string; contexts?: Record<string, ContextEntry> }
 
 export const DEFAULT_ENDPOINT = '127.0.0.1:50000';
+const KNOWN_KEYS = new Set(['endpoint', 'namespace', 'ca', 'cert', 'key', 'serverName']);
 
 export function defaultConfigPath(): string {
   return process.env.COSICTL_CONFIG
     ?? join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'cosictl', 'config.yaml');
 }
 
-export function loadContext(o: { endpoint?: string; configPath?: string; context?: string }): Context {
+export function readConfigFile(path: string, required: boolean): ConfigFile {
+  if (!existsSync(path)) {
+    if (required) throw new CliError(`config ${path}: no such file`, EXIT.usage);
+    return {};
+  }
+  try { return (YAML.parse(readFileSync(path, 'utf8')) ?? {}) as ConfigFile; } catch (e) {
+    throw new CliError(`config ${path}: ${(e as Error).message}`, EXIT.usage);
+  }
+}
+
+/** Writes the config file, readable by its owner only (it holds a private key). */
+export function writeConfigFile(path: string, file: ConfigFile): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, YAML.stringify(file, { lineWidth: 0 }), { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+export interface ContextOptions {
+  endpoint?: string;
+  configPath?: string;
+  context?: string;
+  /** Do not verify the server (maintenance mode); optionally pin its certificate's fingerprint. */
+  insecure?: boolean;
+  fingerprint?: string;
+  warn?: (line: string) => void;
+}
+
+export function loadContext(o: ContextOptions): Context {
   const path = o.configPath ?? defaultConfigPath();
-  let file: ConfigFile = {};
-  if (existsSync(path)) {
-    try { file = (YAML.parse(readFileSync(path, 'utf8')) ?? {}) as ConfigFile; } catch (e) {
-      throw new CliError(`config ${path}: ${(e as Error).message}`, EXIT.usage);
-    }
-  } else if (o.configPath) throw new CliError(`config ${path}: no such file`, EXIT.usage);
+  const file = readConfigFile(path, !!o.configPath);
   const names = Object.keys(file.contexts ?? {});
   const name = o.context ?? file.context ?? names[0];
   if (o.context && !file.contexts?.[o.context]) throw new CliError(
     `context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage,
   );
   const ctx = name ? file.contexts?.[name] : undefined;
-  const endpoint = o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT;
-  return { endpoint: toAddress(endpoint), ...(ctx?.namespace ? { namespace: ctx.namespace } : {}) };
+  for (const k of Object.keys(ctx ?? {})) {
+    if (!KNOWN_KEYS.has(k)) o.warn?.(`config ${path}: context "${name}": unknown key "${k}" ignored`);
+  }
+  const endpoint = toAddress(o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT);
+  const tls: ChannelTls | undefined = endpoint.startsWith('unix://') ? undefined : o.insecure
+    ? { insecure: true, ...(o.fingerprint ? { fingerprint: o.fingerprint } : {}) }
+    : {
+      ...(ctx?.ca ? { ca: ctx.ca } : {}), ...(ctx?.cert ? { cert: ctx.cert } : {}),
+      ...(ctx?.key ? { key: ctx.key } : {}),
+      ...(ctx?.serverName ? { serverName: ctx.serverName } : {}),
+    };
+  if (tls && !tls.insecure && !tls.ca) {
+    throw new CliError(`no CA to check ${endpoint} with: the context ${name ? `"${name}" ` : ''}in ${path} has no `
+      + '`ca` (make one with `cosictl gen config --secrets`), or use --insecure for a machine in maintenance mode',
+    EXIT.usage);
+  }
+  return { endpoint, ...(ctx?.namespace ? { namespace: ctx.namespace } : {}), ...(tls ? { tls } : {}) };
 }
 
 /** "host:port", "unix:///path" or a plain socket path. */

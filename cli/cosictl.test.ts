@@ -4,7 +4,10 @@ import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer, type ServerHttp2Stream } from 'node:http2';
+import { createSecureServer, type ServerHttp2Stream } from 'node:http2';
+import { createPublicKey } from 'node:crypto';
+import YAML from 'yaml';
+import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
@@ -20,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'cosictl-test-'));
 function run(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     const c = execFile(
-      cosictl, ['-e', endpoint, ...args], { timeout: 30_000 },
+      cosictl, ['--config', served.cosictlConfig, ...args], { timeout: 30_000 },
       (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
     );
     if (input !== undefined) { c.stdin!.end(input); }
@@ -85,7 +88,7 @@ t.test('apply: a bad document refuses the whole input, naming document, field an
 });
 
 t.test('get --watch prints +, blank and - marks', async (t) => {
-  const w = spawn(cosictl, ['-e', endpoint, 'get', 'motd', '--watch']);
+  const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch']);
   let out = '';
   w.stdout.on('data', (d: Buffer) => { out += d; });
   const waitFor = async (re: RegExp) => {
@@ -111,9 +114,9 @@ t.test('exit codes scripts can trust', async (t) => {
   t.equal((await run(['get', 'motd', '--bogus'])).code, 2, 'unknown flag');
   t.equal((await run(['get', 'motd', '-o', 'xml'])).code, 2, 'bad output format');
   t.equal((await run(['delete', 'issues', 'banner'])).code, 1, 'controller-managed resource');
-  const unreachable = await new Promise<number>((r) => execFile(
-    cosictl, ['-e', '127.0.0.1:1', 'get', 'motd'], (e) => r((e as { code?: number } | null)?.code ?? 0),
-  ));
+  const unreachable = await new Promise<number>((r) => execFile(cosictl,
+    ['--config', served.cosictlConfig, '-e', '127.0.0.1:1', 'get', 'motd'],
+    (e) => r((e as { code?: number } | null)?.code ?? 0)));
   t.equal(unreachable, 5, 'unreachable');
   for (const cmd of [[], ['get'], ['apply'], ['delete']]) {
     const r = await run([...cmd, '--help']);
@@ -123,8 +126,15 @@ t.test('exit codes scripts can trust', async (t) => {
 });
 
 t.test('--timeout: a machine that takes calls but never answers is given up on, as unreachable', async (t) => {
-  // A real HTTP/2 server that accepts every stream and never responds (a machine whose link went down mid-call).
-  const silent = createServer();
+  // A real HTTP/2 server over TLS that accepts every stream and never responds (a machine whose link went
+  // down mid-call); its self-signed certificate is taken as a machine in maintenance mode's would be.
+  const key = generateKey();
+  const silent = createSecureServer({
+    key: keyToPem(key), cert: issueCertificate({
+      subject: { commonName: 'silent' }, publicKey: createPublicKey(key), selfKey: key, usage: 'server',
+      notBefore: new Date(0), notAfter: new Date(Date.now() + 3600_000),
+    }),
+  });
   const streams: ServerHttp2Stream[] = [];
   silent.on('stream', (s) => { streams.push(s); });
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
@@ -132,7 +142,7 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
   const port = (silent.address() as AddressInfo).port;
   const started = Date.now();
   const r = await new Promise<{ code: number; err: string }>((res) => execFile(
-    cosictl, ['-e', `127.0.0.1:${port}`, '--timeout', '1s', 'get', 'versions'], { timeout: 20_000 },
+    cosictl, ['--insecure', '-e', `127.0.0.1:${port}`, '--timeout', '1s', 'get', 'versions'], { timeout: 20_000 },
     (e, _out, err) => res({ code: (e as { code?: number } | null)?.code ?? 0, err }),
   ));
   t.equal(r.code, 5, r.err);
@@ -141,13 +151,22 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
   t.equal((await run(['--timeout', 'soon', 'get', 'versions'])).code, 2, 'a bad duration is a usage error');
 });
 
-t.test('a config file supplies the endpoint', async (t) => {
-  const cfg = file('config.yaml', `context: test\ncontexts:\n  test:\n    endpoint: ${endpoint}\n`);
-  const r = await new Promise<{ code: number; out: string }>((res) => execFile(
-    cosictl, ['--config', cfg, 'get', 'versions'], (e, out) => res({ code: e ? 1 : 0, out }),
+t.test('a config file supplies the endpoint and the credentials; without a CA it says what to do', async (t) => {
+  const creds = served.tls('reader');
+  const cfg = file('config.yaml', YAML.stringify({
+    context: 'test', contexts: { test: { endpoint, ca: creds.ca, cert: creds.cert, key: creds.key, endpiont: 'x' } },
+  }));
+  const r = await new Promise<{ code: number; out: string; err: string }>((res) => execFile(
+    cosictl, ['--config', cfg, 'get', 'versions'], (e, out, err) => res({ code: e ? 1 : 0, out, err }),
   ));
-  t.equal(r.code, 0);
+  t.equal(r.code, 0, r.err);
   t.match(r.out, /appliance/);
+  t.match(r.err, /context "test": unknown key "endpiont" ignored/, 'a misspelt key is warned about');
+  const noCa = file('no-ca.yaml', `contexts:\n  bare:\n    endpoint: ${endpoint}\n`);
+  const bare = await new Promise<{ code: number; err: string }>((res) => execFile(
+    cosictl, ['--config', noCa, 'get', 'versions'], (e, _o, err) => res({ code: e ? 1 : 0, err }),
+  ));
+  t.match(bare.err, /has no `ca` \(make one with `cosictl gen config --secrets`\), or use --insecure/);
   const bad = await new Promise<number>((res) => execFile(
     cosictl, ['--config', cfg, '--context', 'nope', 'get', 'versions'],
     (e) => res((e as { code?: number } | null)?.code ?? 0),

@@ -8,6 +8,7 @@ import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './commands/apply.ts'
 import { validate, VALIDATE_HELP } from './commands/validate.ts';
 import { del, DELETE_HELP } from './commands/delete.ts';
 import { get, GET_HELP } from './commands/get.ts';
+import { genCommand, GEN_HELP } from './commands/gen.ts';
 import { parseDuration } from './duration.ts';
 import { Session } from './session.ts';
 
@@ -23,11 +24,16 @@ commands:
   delete TYPE ID...      tear down and destroy resources
   api-resources          the resource types the machine serves
   version                client and machine versions
+  gen secrets|config     make a machine's API secrets, a starting config and a cosictl context
 
 global flags:
   -e, --endpoint ADDR    HOST[:PORT] or a unix socket path (default: config, then 127.0.0.1:50000)
       --config FILE      config file (default ~/.config/cosictl/config.yaml; $COSICTL_CONFIG)
       --context NAME     context in the config file
+  -i, --insecure         do not verify the machine's certificate and send none: a machine in
+                         maintenance mode (it prints its certificate's fingerprint on the console)
+      --fingerprint FP   with --insecure: the machine's certificate must have this SHA-256
+                         fingerprint (AA:BB:..., as the console and \`get apicert\` show it)
   -n, --namespace NS     namespace (default: the type's default namespace)
       --timeout DURATION give up when the machine has not answered within it (e.g. 10s; default:
                          5s to connect, then no limit)
@@ -44,6 +50,9 @@ const FLAGS: FlagSpec[] = [
   { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
   { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
   { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
+  { name: 'insecure', short: 'i' }, { name: 'fingerprint', value: true },
+  { name: 'secrets', value: true }, { name: 'role', value: true }, { name: 'algorithm', value: true },
+  { name: 'days', value: true }, { name: 'force' }, { name: 'server-name', value: true },
   { name: 'help', short: 'h' },
 ];
 
@@ -55,12 +64,13 @@ export async function cosictl(argv: string[]): Promise<number> {
   const [command, ...rest] = p.positional;
   const helpFor: Record<string, string> = {
     get: GET_HELP, apply: APPLY_HELP, 'apply-config': APPLY_CONFIG_HELP, validate: VALIDATE_HELP, delete: DELETE_HELP,
+    gen: GEN_HELP,
   };
   if (has(p, 'help') || !command || command === 'help') {
     out((command && helpFor[command]) || HELP);
     return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
   }
-  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'api-resources', 'version'];
+  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'api-resources', 'version', 'gen'];
   if (!known.includes(command)) throw new CliError(
     `unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage,
   );
@@ -71,8 +81,18 @@ export async function cosictl(argv: string[]): Promise<number> {
   };
   only(command === 'apply' ? ['dry-run', 'try'] : command === 'apply-config' ? ['dry-run', 'try', 'confirm'] : []);
   if (command === 'validate') return validate({ ...p, positional: rest }, out, err);
+  if (command === 'gen') return genCommand({ ...p, positional: rest }, flag(p, 'config'), out, err);
+  for (const n of ['secrets', 'role', 'algorithm', 'days', 'force', 'server-name']) {
+    if (has(p, n)) throw new CliError(`--${n} is a flag of gen, not of ${command}`, EXIT.usage);
+  }
+  if (has(p, 'fingerprint') && !has(p, 'insecure')) {
+    throw new CliError('--fingerprint pins the certificate of a machine in maintenance mode: give --insecure too',
+      EXIT.usage);
+  }
   const ctx = loadContext({
     endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
+    insecure: has(p, 'insecure'), ...(flag(p, 'fingerprint') ? { fingerprint: flag(p, 'fingerprint')! } : {}),
+    warn: (line) => err(`cosictl: ${line}\n`),
   });
   const timeout = flag(p, 'timeout');
   const timeoutMs = timeout === undefined ? undefined : parseDuration('timeout', timeout) * 1000;

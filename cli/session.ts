@@ -23,6 +23,7 @@ export class Session {
     );
     this.state = new RemoteState(ctx.endpoint, {
       codecs: chainCodecs(codecs, META_CODECS), ...(timeoutMs ? { timeoutMs } : {}),
+      ...(ctx.tls ? { tls: ctx.tls } : {}),
     });
   }
 

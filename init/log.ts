@@ -57,3 +57,20 @@ export function createLogger(tag = 'init'): Logger & { attachKmsg(path?: string)
     },
   });
 }
+
+/**
+ * At most one line per key per window: what any client can make happen over and over (failed TLS
+ * handshakes, refused connections) must not flood the console. The first line after the window
+ * says how many were left out. Keys are reasons, never addresses, so the table stays small.
+ */
+export function throttle(windowMs = 60_000, now = () => Date.now()) {
+  const seen = new Map<string, { until: number; dropped: number }>();
+  return (key: string, print: (leftOut: string) => void): void => {
+    const t = now();
+    const s = seen.get(key);
+    if (s && t < s.until) { s.dropped++; return; }
+    const leftOut = s?.dropped ? ` (and ${s.dropped} more like it in ${Math.round(windowMs / 1000)} s, not shown)` : '';
+    seen.set(key, { until: t + windowMs, dropped: 0 });
+    print(leftOut);
+  };
+}

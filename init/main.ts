@@ -3,7 +3,7 @@
 import { runPid1 } from './boot/pid1.ts';
 import { testOrphanMaker, testSignalInit, testSleep } from './commands/test-orphan-maker.ts';
 import { COMMIT, VERSION } from './version.ts';
-import { commandArgs } from './argv.ts';
+import { commandArgs } from './sys/argv.ts';
 
 const HELP = `usage: init [command] [args]
 
@@ -18,6 +18,7 @@ commands:
   test-orphan-maker [ms]  (tests) start a grandchild that outlives us by ms
   test-sleep [ms]         (tests) sleep ms milliseconds, then exit 0
   test-signal-init [SIG]  (tests) send SIG (default SIGTERM) to PID 1
+  test-confine-probe P    (tests) confine as plugin P, try mount(2), print the outcome
 `;
 
 async function main(args: string[]): Promise<number> {
@@ -36,6 +37,7 @@ async function main(args: string[]): Promise<number> {
     case 'test-orphan-maker': return testOrphanMaker(rest);
     case 'test-sleep': return testSleep(rest);
     case 'test-signal-init': return testSignalInit(rest);
+    case 'test-confine-probe': return (await import('./commands/test-confine-probe.ts')).testConfineProbe(rest);
     default:
       process.stderr.write(`init: unknown command "${cmd}"\n\n${HELP}`);
       return 2;

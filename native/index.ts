@@ -35,12 +35,24 @@ export interface Native {
   packetSend(fd: number, ifindex: number, ipPacket: Buffer): void;
   /** The calling (main) thread enters a new network namespace. */
   unshareNet(): void;
-  /** The calling (main) thread gets a private mount namespace (propagation private). */
-  unshareMounts(): void;
+  /** The calling (main) thread gets a mount namespace of its own: propagation private, or slave (mounts come in). */
+  unshareMounts(slave?: boolean): void;
+  /** Tells the kernel partition `number` of `disk` now spans these bytes (BLKPG_RESIZE_PARTITION). */
+  resizePartition(disk: string, number: number, startBytes: number, lengthBytes: number): void;
+  /** Grows the ext4 mounted at `mountPoint` to `blocks` filesystem blocks, online (EXT4_IOC_RESIZE_FS). */
+  growExt4(mountPoint: string, blocks: number): void;
+  /** A descriptor of the calling thread's mount namespace (close it with closeFd). */
+  mountNamespaceFd(): number;
+  /** The calling thread enters the mount namespace of `fd` (setns). */
+  setMountNamespace(fd: number): void;
   /** The calling (main) thread gets a private hostname (UTS namespace). */
   unshareUts(): void;
   /** no_new_privs, then keep only these capabilities (numbers, see capabilities(7)). */
   dropCapabilities(keep: number[]): void;
+  /** seccomp(2) filter mode on every thread (TSYNC): a BPF program of 8-byte sock_filter instructions. */
+  seccompFilter(program: Buffer): void;
+  /** execv(/proc/self/exe, argv): this executable again, with the environment as it is (returns only on failure). */
+  execSelf(argv: string[]): void;
   /** finit_module(2) of an uncompressed .ko; params like "numdummies=2". */
   finitModule(path: string, params?: string): void;
   /** delete_module(2) with O_NONBLOCK: EWOULDBLOCK/EBUSY while the module is in use. */
@@ -60,7 +72,8 @@ export interface Native {
 /** Capability numbers (linux/capability.h) the plugins declare by name. */
 export const CAPABILITY = {
   CAP_CHOWN: 0, CAP_DAC_OVERRIDE: 1, CAP_KILL: 5, CAP_NET_BIND_SERVICE: 10, CAP_NET_BROADCAST: 11, CAP_NET_ADMIN: 12,
-  CAP_NET_RAW: 13, CAP_SYS_MODULE: 16, CAP_SYS_CHROOT: 18, CAP_SYS_ADMIN: 21, CAP_SYS_BOOT: 22, CAP_SYS_TIME: 25,
+  CAP_NET_RAW: 13, CAP_SYS_MODULE: 16, CAP_SYS_CHROOT: 18, CAP_SYS_PTRACE: 19, CAP_SYS_ADMIN: 21, CAP_SYS_BOOT: 22,
+  CAP_SYS_RESOURCE: 24, CAP_SYS_TIME: 25,
 } as const;
 export type CapabilityName = keyof typeof CAPABILITY;
 

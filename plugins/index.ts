@@ -1,8 +1,7 @@
 // index: every built-in plugin, in one list, so the whole system is one read. The
 // composition roots (init/boot/pid1.ts, init/commands/) hand it to the engine.
 import type { DefinitionInput } from '../init/cosi/meta/definition.ts';
-import type { Plugin } from '../init/model/plugin.ts';
-import { ENGINE_TYPES } from '../init/model/runtime-types.ts';
+import { servedTypes, type Plugin } from '../init/model/plugin.ts';
 import { issuePlugin } from './issue/plugin.ts';
 import { networkPlugin } from './network/plugin.ts';
 import { platformPlugin } from './platform/plugin.ts';
@@ -22,5 +21,5 @@ export function findPlugin(name: string): Plugin | undefined {
 
 /** Every built-in type: the engine's and every plugin's (test plugins included). */
 export function builtinTypes(): DefinitionInput[] {
-  return [...ENGINE_TYPES, ...PLUGINS.flatMap((p) => p.types())];
+  return servedTypes(PLUGINS);
 }

@@ -5,7 +5,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { bootWithApi } from './api-vm.ts';
 
-const { vm, endpoint, cosictl, run, poll } = await bootWithApi();
+const { vm, cosictl, cosictlConfig, run, poll } = await bootWithApi();
 t.teardown(() => vm.kill());
 
 t.test('boots and serves the API on the forwarded port', async (t) => {
@@ -54,7 +54,7 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
 });
 
 t.test('apply a resource and watch the plugin react', async (t) => {
-  const w = spawn(cosictl, ['-e', endpoint, 'get', 'issues', '--watch', '-o', 'yaml']);
+  const w = spawn(cosictl, ['--config', cosictlConfig, 'get', 'issues', '--watch', '-o', 'yaml']);
   let out = '';
   w.stdout.on('data', (d: Buffer) => { out += d; });
   const waitFor = async (re: RegExp, ms = 30_000) => {

@@ -1,18 +1,20 @@
-// The machine config in the real machine: PID 1 mounts the filesystem labelled STATE,
-// a config applied over the API is persisted there and comes back at the next boot
-// with no other source.
+// The machine config in the real machine: PID 1 mounts the filesystem labelled STATE;
+// the machine, given no config, is in maintenance mode until a config with its CA is
+// applied over the API (as a user does); that config is persisted on STATE and comes
+// back at the next boot with no other source, mutual TLS and all.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bootWithApi, type ApiVm } from './api-vm.ts';
+import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
+import { stateDisk } from './config-seeds.ts';
+import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../init/config/config-service-wire.ts';
+import { BAD_CONFIGS } from '../init/config/testing/bad-configs.ts';
+import { GrpcChannel } from '../init/cosi/remote/grpc/client.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-vm-'));
-const state = join(dir, 'state.img');
-execFileSync('truncate', ['-s', '32M', state]);
-execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'STATE', state]);
-const boot = () => bootWithApi({ disks: [{ file: state, format: 'raw' }] });
+const state = stateDisk(dir, 'state');
+const boot = () => bootWithApi({ disks: [{ file: state, format: 'raw' }] }, 'static', { secrets: 'none' });
 
 let vm: ApiVm = await boot();
 t.teardown(() => vm.vm.kill());
@@ -22,16 +24,31 @@ spec: {text: "kept across boots"}
 ---
 metadata: {type: hostnamespec, id: mine}
 spec: {hostname: node-persisted}
-`;
+---
+${TEST_CA_DOCUMENT()}`;
 
-t.test('PID 1 mounts STATE; an applied config is persisted there', async (t) => {
+t.test('PID 1 mounts STATE; with no config the API is in maintenance mode; a config with a CA ends it, '
+  + 'and is persisted', async (t) => {
   t.match(vm.vm.console(), /state: \/dev\/vda mounted on \/system\/state/);
-  const st = await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml']);
+  const fingerprint = /API in maintenance mode: TLS certificate fingerprint (\S+)/.exec(vm.vm.console())?.[1];
+  t.ok(fingerprint, 'the console shows the maintenance certificate\'s fingerprint');
+  const st = await vm.runInsecure(['--fingerprint', fingerprint!, 'get', 'configstatus', 'machine', '-o', 'yaml']);
   t.match(st.out, /state: maintenance[\s\S]*persistedTo: \/system\/state\/machine-config\.yaml/);
-  const r = await vm.run(['apply-config', '-f', '-'], config);
+  const pinned = await vm.runInsecure(['--fingerprint', 'AA:BB', 'get', 'versions']);
+  t.equal(pinned.code, 5, 'a wrong fingerprint is refused');
+  t.match(pinned.err, /fingerprint is [0-9A-F:]+, not AA:BB/);
+  t.equal((await vm.runInsecure(['get', 'motd'])).code, 1, 'maintenance mode reads versions and status only');
+  t.equal((await vm.run(['get', 'versions'])).code, 5, 'a verifying client cannot check a self-signed machine');
+  const r = await vm.runInsecure(['apply-config', '-f', '-'], config);
   t.equal(r.code, 0, r.err);
-  t.match(r.out,
-    /motd\/persisted created\nhostnamespec\/mine created\npersisted to \/system\/state\/machine-config\.yaml/);
+  t.match(r.out, /motd\/persisted created\nhostnamespec\/mine created\napicertificateauthority\/api created\n/);
+  t.match(r.out, /persisted to \/system\/state\/machine-config\.yaml/);
+  t.match((await vm.poll(['get', 'apicert', '-o', 'yaml'], /mode: secured/)).out, /names:[\s\S]*- 10\.0\.2\.15/,
+    'mutual TLS now, with a certificate naming the machine\'s address');
+  t.equal((await vm.runInsecure(['get', 'versions'])).code, 5, 'and no more maintenance for anyone');
+  const summary = /machine: node-persisted; 10\.0\.2\.15\/24 \(eth0\)[^;]*; config applied from api; API secured/;
+  t.match((await vm.vm.waitFor(summary, 30_000))[0], /node-persisted/,
+    'the console sums the machine up once the config and the network settle');
   t.match((await vm.poll(['get', 'hostnamestatus', '-o', 'yaml'], /node-persisted/)).out, /node-persisted/);
 });
 
@@ -39,7 +56,8 @@ t.test('the next boot applies the persisted config with no other source', async 
   const off = await vm.vm.powerdown(60_000);
   t.ok(off.clean, 'powered off cleanly (STATE unmounted)');
   vm = await boot();
-  t.match(vm.vm.console(), /persisted config from \/system\/state\/machine-config\.yaml applied: 2 created/);
+  t.match(vm.vm.console(), /persisted config from \/system\/state\/machine-config\.yaml applied: 3 created/);
+  t.notMatch(vm.vm.console(), /maintenance mode: TLS certificate/, 'secured from the start');
   const st = await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml']);
   t.match(st.out, /state: applied[\s\S]*source: state/);
   t.match((await vm.run(['get', 'motd', 'persisted', '-o', 'yaml'])).out, /kept across boots/);
@@ -53,7 +71,11 @@ t.test('a tried config that cuts the API off is reverted by itself and the API c
   const tried = await vm.run(['--timeout', '20s', 'apply-config', '--try', '15s', '-f', '-'], cutOff);
   // The answer usually leaves before the link goes down; if not, the call times out as unreachable.
   t.ok(tried.code === 0 || tried.code === 5, `apply-config --try: ${tried.code} ${tried.err}`);
-  const during = await vm.run(['--timeout', '3s', 'get', 'versions']);
+  // The network plugin takes eth0 down a moment after the config is applied.
+  let during = await vm.run(['--timeout', '2s', 'get', 'versions']);
+  for (const until = Date.now() + 10_000; during.code === 0 && Date.now() < until;) {
+    during = await vm.run(['--timeout', '2s', 'get', 'versions']);
+  }
   t.equal(during.code, 5, 'the API is cut off while the tried config holds eth0 down');
   const back = await vm.poll(['--timeout', '3s', 'get', 'configstatus', 'machine', '-o', 'yaml'],
     /state: reverted/, 90_000);
@@ -62,4 +84,28 @@ t.test('a tried config that cuts the API off is reverted by itself and the API c
   t.equal((await vm.run(['get', 'linkspec', 'eth0'])).code, 4, 'the tried linkspec is gone');
   t.match((await vm.run(['get', 'motd', 'persisted', '-o', 'yaml'])).out, /kept across boots/, 'the rest is kept');
   t.match(vm.vm.console(), /tried config not confirmed in time: reverted \([^)]*\b1 deleted/);
+});
+
+t.test('the bad-config corpus, sent to the machine past cosictl: each refused whole with its reason, at once; '
+  + 'nothing applied, nothing persisted, the API stays', async (t) => {
+  const channel = new GrpcChannel(vm.endpoint, { tls: vm.tls() });
+  t.teardown(() => channel.close());
+  const before = (await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml'])).out;
+  const times: string[] = [];
+  for (const bad of BAD_CONFIGS) {
+    const t0 = performance.now();
+    await t.rejects(channel.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: Buffer.from(bad.text), mode: 'replace', dryRun: false, trySeconds: 0, sourceName: bad.name,
+    })), bad.expect, bad.name);
+    const ms = performance.now() - t0;
+    times.push(`${bad.name} ${ms.toFixed(0)} ms`);
+    // Generous for TCG and a busy host; a refusal that took seconds would be a stall, not noise.
+    t.ok(ms < 3000, `${bad.name}: refused in ${ms.toFixed(0)} ms`);
+  }
+  t.comment(`refused in (round trip from the host): ${times.join(', ')}`);
+  const after = (await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml'])).out;
+  t.equal(/appliedAt: .*/.exec(after)?.[0], /appliedAt: .*/.exec(before)?.[0], 'the config in force is kept');
+  t.match(after, /refusedProblems:[\s\S]*nested deeper/, 'the last refusal is in ConfigStatus');
+  t.match((await vm.run(['get', 'motd', 'persisted', '-o', 'yaml'])).out, /kept across boots/);
+  t.equal((await vm.run(['get', 'motd', 'typed'])).code, 4, 'nothing of the corpus was created');
 });

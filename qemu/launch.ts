@@ -2,23 +2,37 @@
 // the machines we test on); KVM only when asked. The serial console is captured to
 // a file and optionally copied to the terminal; QMP is always on.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { connectQmp, type QmpClient } from './qmp.ts';
 
 export interface PortForward { proto?: 'tcp' | 'udp'; hostAddr?: string; hostPort: number; guestPort: number }
-/** A guest connection to guestAddr:guestPort is forwarded to a host address (e.g. a metadata server on 127.0.0.1). */
+/**
+ * Each guest connection to guestAddr:guestPort is relayed (socat) to a host address, e.g. a metadata
+ * server on 127.0.0.1.
+ */
 export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?: string; hostPort: number }
 export interface Disk {
   file: string; format?: 'raw' | 'qcow2'; id?: string; interface?: 'virtio' | 'cdrom'; readonly?: boolean;
 }
+/** A fw_cfg item: from a file, or a string (QEMU's option syntax: a comma must be written twice). */
 export interface FwCfg { name: string; file?: string; string?: string }
+
+/** OVMF from Debian's ovmf: the code read-only, a copy of the variable store per VM. */
+export const OVMF = { code: '/usr/share/OVMF/OVMF_CODE_4M.fd', vars: '/usr/share/OVMF/OVMF_VARS_4M.fd' };
 
 export interface VmOptions {
   kernel: string;
   initrd: string;
   cmdline: string;
+  /**
+   * kernel (default): QEMU loads kernel, initrd and cmdline itself. disk: the firmware boots
+   * the first disk (its loader picks kernel and command line; `append` is not used).
+   */
+  bootFrom?: 'kernel' | 'disk';
+  /** seabios (QEMU's default, legacy BIOS) or ovmf (UEFI). */
+  firmware?: 'seabios' | 'ovmf';
   /** Appended to cmdline (test switches, debug flags). */
   append?: string[];
   memoryMiB?: number;
@@ -39,10 +53,26 @@ export interface VmOptions {
    * test never sends traffic beyond loopback.
    */
   hostAccess?: boolean;
+  /**
+   * slirp's network instead of 10.0.2.0/24: its address, the host's (gateway) and the first
+   * DHCP lease. A guest in 169.254.0.0/16 reaches 169.254.169.254 through guestfwd, as on EC2 and GCE.
+   */
+  slirpNet?: { net: string; host: string; dhcpStart: string };
   /** Exit QEMU instead of rebooting the guest (default true). */
   noReboot?: boolean;
   extraArgs?: string[];
   qemuBinary?: string;
+}
+
+/**
+ * ip= for the address slirp would lease. slirp's DHCP names no router when restricted (restrict=on, so
+ * that nothing leaves the host), and sources that need the network wait for a default route.
+ */
+export function slirpStaticIp(net?: VmOptions['slirpNet']): string {
+  if (!net) return 'ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off';
+  const prefix = Number(net.net.split('/')[1]);
+  const mask = [24, 16, 8, 0].map((shift) => ((0xffffffff << (32 - prefix)) >>> shift) & 0xff).join('.');
+  return `ip=${net.dhcpStart}::${net.host}:${mask}::eth0:off`;
 }
 
 export interface VmExit { code: number | null; signal: NodeJS.Signals | null }
@@ -90,7 +120,7 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     '-cpu', accel === 'kvm' ? 'host' : 'max',
     '-smp', String(o.cpus ?? 1),
     '-m', `${o.memoryMiB ?? 256}M`,
-    '-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline,
+    ...(o.bootFrom === 'disk' ? [] : ['-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline]),
     '-display', 'none', '-vga', 'none', '-nodefaults',
     '-serial', 'stdio', '-monitor', 'none',
     '-qmp', `unix:${qmpSocket},server=on,wait=off`,
@@ -105,14 +135,24 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     ...(o.hostfwd ?? []).map(
       (f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`,
     ),
+    // The cmd: form, one socat per guest connection: the chardev form (-tcp:host:port) is one
+    // connection for the VM's life, and a server that closes it (a fault test) cuts the guest off.
     ...(o.guestfwd ?? []).map(
-      (f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-tcp:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`,
+      (f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-cmd:socat - TCP:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`,
     ),
   ];
   args.push(
-    '-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']), ...fwd].join(','),
+    '-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']),
+      ...(o.slirpNet ? [`net=${o.slirpNet.net}`, `host=${o.slirpNet.host}`, `dhcpstart=${o.slirpNet.dhcpStart}`] : []),
+      ...fwd].join(','),
     '-device', 'virtio-net-pci,netdev=n0',
   );
+  if (o.firmware === 'ovmf') {
+    const vars = join(dirname(qmpSocket), 'OVMF_VARS.fd');
+    copyFileSync(OVMF.vars, vars);
+    args.push('-drive', `if=pflash,format=raw,readonly=on,file=${OVMF.code}`,
+      '-drive', `if=pflash,format=raw,file=${vars}`);
+  }
   (o.disks ?? []).forEach((d, i) => {
     const id = d.id ?? `disk${i}`;
     if (d.interface === 'cdrom') args.push('-drive', `file=${d.file},media=cdrom,if=ide,index=${i + 1},readonly=on`);
@@ -120,7 +160,8 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
       args.push(
         '-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${d.readonly ? ',readonly=on' : ''}`,
       );
-      args.push('-device', `virtio-blk-pci,drive=${id},id=${id}-dev`);
+      const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
+      args.push('-device', `virtio-blk-pci,drive=${id},id=${id}-dev${boot}`);
     }
   });
   for (const f of o.fwcfg ?? []) args.push(

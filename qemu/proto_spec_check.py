@@ -4,7 +4,8 @@ resource's yaml_spec. An independent reading of the rules in init/cosi/spec/prot
 lowerCamelCase keys, enums as their short lowercase names (0 = not set), timestamps as
 RFC 3339, scalars without `optional` always present, everything else only when set.
 
-usage: python3 proto_spec_check.py GENERATED_DIR HOST:PORT
+usage: python3 proto_spec_check.py GENERATED_DIR HOST:PORT CA.pem CERT.pem KEY.pem SERVER_NAME
+(mutual TLS, as every client of the machine; an admin certificate reads every type)
 prints `ok TYPE: N resources` per type with resources, `FAIL TYPE/ID: why`, and a summary.
 """
 import datetime
@@ -27,7 +28,16 @@ for root, _, files in os.walk(os.path.join(sys.argv[1], "appliance")):
             importlib.import_module(os.path.relpath(os.path.join(root, f[:-3]), sys.argv[1]).replace(os.sep, "."))
 pool = descriptor_pool.Default()
 
-channel = grpc.insecure_channel(sys.argv[2])
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+credentials = grpc.ssl_channel_credentials(
+    root_certificates=read(sys.argv[3]), private_key=read(sys.argv[5]), certificate_chain=read(sys.argv[4]))
+channel = grpc.secure_channel(sys.argv[2], credentials, options=[("grpc.ssl_target_name_override", sys.argv[6])])
 list_ = channel.unary_stream("/cosi.resource.State/List", request_serializer=state_pb2.ListRequest.SerializeToString,
                              response_deserializer=state_pb2.ListResponse.FromString)
 

@@ -6,7 +6,7 @@
 // machine exactly as before (links, routes, sysctls, modules, /etc files).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const disk = join(mkdtempSync(join(tmpdir(), 'resources-')), 'appdata.img');
 execFileSync('truncate', ['-s', '16M', disk]);
 execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'appdata', disk]);
-const { vm, run, poll, endpoint } = await bootWithApi(
+const { vm, run, poll, endpoint, tls } = await bootWithApi(
   { append: ['appliance.test.plugins'], disks: [{ file: disk, format: 'raw' }] }, 'dhcp',
 );
 // Subtests run in order; top-level code after the first t.test would race the root test's end (and its teardown).
@@ -104,9 +104,8 @@ t.test('every README example, applied one after another, leaves the API reachabl
   t.match(
     (await json(['get', 'links', 'eth0'])).spec.addresses, ['10.0.2.15/24', '10.0.2.99/24'], 'beside the DHCP address',
   );
-  t.match(
-    (await json(['get', 'leases', 'eth0'])).spec, { state: 'bound', address: '10.0.2.15/24' }, 'the lease is kept',
-  );
+  const lease = (await json(['get', 'leases', 'eth0'])).spec;
+  t.match(lease, { state: 'bound', address: '10.0.2.15/24' }, `the lease is kept: ${JSON.stringify(lease)}`);
   t.match((await poll(['get', 'routestatus', '198.51.100.0/24/1024'], /applied/)).out, /applied/);
   t.match((await poll(['get', 'linkspecstatus', 'eth0'], /1400/)).out, /applied\s+true\s+1400/);
   t.match(
@@ -128,9 +127,12 @@ t.test('an independent client decodes every served type\'s proto_spec and finds 
   let out = '';
   let code = 0;
   try {
-    out = execFileSync('/usr/bin/python3', [join(root, 'qemu', 'proto_spec_check.py'), gen, endpoint], {
-      encoding: 'utf8', timeout: 120_000,
-    });
+    const pem = (name: string, text: string) => { const p = join(gen, name); writeFileSync(p, text); return p; };
+    const admin = tls('admin');
+    out = execFileSync('/usr/bin/python3', [
+      join(root, 'qemu', 'proto_spec_check.py'), gen, endpoint,
+      pem('ca.pem', admin.ca!), pem('cert.pem', admin.cert!), pem('key.pem', admin.key!), '127.0.0.1',
+    ], { encoding: 'utf8', timeout: 120_000 });
   } catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
   for (const line of out.trim().split('\n')) {
     const m = /^(ok|FAIL) (.*)$/.exec(line);

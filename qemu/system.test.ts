@@ -9,15 +9,18 @@ import { bootWithApi } from './api-vm.ts';
 const chrony = await startChronyd();
 t.teardown(() => chrony.stop());
 // The guest asks chronyd on the host (10.0.2.2), so this VM may reach the host.
+// 320 MiB: nine plugin processes (three of them test plugins, one crash-looping) do not fit in 256 MiB
+// under this test's load (the OOM killer took the network plugin); the boot-speed issue owns memory.
 const { vm, run, poll } = await bootWithApi({
-  extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true,
+  extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true, append: ['appliance.test.plugins'],
+  memoryMiB: 320,
 });
 t.teardown(() => vm.kill());
 const json = async (args: string[]) => JSON.parse(
   (await run([...args, '-o', 'json'])).out,
 ) as { spec: Record<string, unknown> };
-const NOT_SHIPPED =
-  /^module "no_such_module" is not shipped in this image \(\d+ modules are: dummy, ip6_udp_tunnel, udp_tunnel, vxlan, /;
+const NOT_SHIPPED = new RegExp('^module "no_such_module" is not shipped in this image '
+  + '\\(\\d+ modules are: dummy, ip6_udp_tunnel, udp_tunnel, vxlan[,)]');
 
 t.test('a module is loaded with its dependencies and listed; it works; it unloads', async (t) => {
   const applied = await run(['apply', '-f', '-'], [
@@ -79,6 +82,51 @@ t.test('the clock comes from the RTC, then from an NTP server; the RTC is writte
   t.ok(
     Math.abs(Date.parse(synced.rtcWritten as string) - Date.now()) < 60_000, 'the RTC was written with the synced time',
   );
+});
+
+/** A file of the guest, or a listing of a tree, read back through the test-reader plugin. */
+async function guestFile(id: string, path: string, walk = false): Promise<string> {
+  await run(['apply', '-f', '-'], `metadata: {type: TestFileReads.test.appliance.dev, id: ${id}}\n`
+    + `spec: {path: "${path}", walk: ${walk}}\n`);
+  const r = await poll(['get', 'TestFileContents.test.appliance.dev', id, '-o', 'json'], /"(content|error)"/);
+  const spec = (JSON.parse(r.out) as { spec: { content?: string; error?: string } }).spec;
+  if (spec.error) throw new Error(`${path}: ${spec.error}`);
+  return spec.content ?? '';
+}
+
+t.test('hardened at run time: kernel parameters, nothing setuid or world-writable, plugins filtered', async (t) => {
+  const params: [string, string][] = [['kernel.kptr_restrict', '2'], ['kernel.dmesg_restrict', '1'],
+    ['kernel.yama.ptrace_scope', '2'], ['fs.protected_symlinks', '1'], ['fs.protected_regular', '2'],
+    ['kernel.unprivileged_bpf_disabled', '2'], ['net.ipv4.conf.all.accept_redirects', '0']];
+  for (const [key, value] of params) {
+    t.match((await poll(['get', 'kernelparamstatus', key, '-o', 'yaml'], /state: applied/)).out,
+      new RegExp(`state: applied[\\s\\S]*value: "?${value}"?[\\s\\S]*layer: default`), `${key} = ${value}`);
+  }
+  const listing = await guestFile('root', '/', true);
+  const entries = listing.split('\n').map((l) => {
+    const [mode, path] = l.split(' ');
+    return { mode: parseInt(mode!, 8), path: path! };
+  });
+  t.ok(entries.some((e) => e.path === '/init') && entries.some((e) => e.path.startsWith('/lib/modules/')),
+    `the walk saw the image (${entries.length} entries)`);
+  t.same(entries.filter((e) => e.mode & 0o6000).map((e) => e.path), [], 'no setuid or setgid file');
+  t.same(entries.filter((e) => (e.mode & 0o170000) === 0o100000 && e.mode & 0o002).map((e) => e.path), [],
+    'no world-writable file');
+  t.same(entries.filter((e) => (e.mode & 0o170000) === 0o040000 && e.mode & 0o002 && !(e.mode & 0o1000))
+    .map((e) => e.path), [], 'no world-writable directory without the sticky bit');
+  t.same(entries.filter((e) => /\/(sh|bash|dash|ash|busybox|python[\d.]*|perl[\d.]*|ruby|lua|node)$/.test(e.path))
+    .map((e) => e.path), [], 'no shell and no interpreter');
+  for (const name of ['network', 'platform', 'storage', 'system', 'time', 'issue', 'test-reader']) {
+    const { pid, state } = (await json(['get', 'plugins', name])).spec as { pid: number; state: string };
+    t.equal(state, 'running', `${name} runs`);
+    if (state !== 'running') continue;
+    const status = await guestFile(`status-${name}`, `/proc/${pid}/status`).catch(async (e: Error) => {
+      const plugins = (await run(['get', 'plugins', '-o', 'yaml'])).out;
+      throw new Error(`${e.message}\n${plugins}\n${vm.console().slice(-4000)}`);
+    });
+    t.match(status, /^Seccomp:\s+2$/m, `${name}: under a seccomp filter`);
+    t.match(status, /^NoNewPrivs:\s+1$/m, `${name}: no_new_privs`);
+  }
 });
 
 t.test('power-off after all that is clean', async (t) => {

@@ -11,6 +11,7 @@ import { launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
+import { fmtStats, stats } from './lib/stats.ts';
 
 const args = benchArgs(
   'usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\n'
@@ -19,14 +20,7 @@ const args = benchArgs(
 const runs = args.int('--runs', 5);
 const memoryMiB = args.int('--memory', 256);
 
-interface Stats { median: number; min: number; max: number }
-const stats = (xs: number[]): Stats => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return { median: s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2, min: s[0]!, max: s.at(-1)! };
-};
-const fmt = (s: Stats, unit = 's', digits = 3) =>
-  `median ${s.median.toFixed(digits)}${unit}  min ${s.min.toFixed(digits)}${unit}  max ${s.max.toFixed(digits)}${unit}`;
+const fmt = fmtStats;
 
 await build();
 const a = artifacts();

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { RemoteState } from '../init/cosi/remote/client.ts';
+import type { RemoteState } from '../init/cosi/remote/client.ts';
 import { yamlText } from '../init/cosi/spec/yaml-text.ts';
 import { builtinCodecs } from '../init/model/spec-codecs.ts';
 import { builtinTypes } from '../plugins/index.ts';
@@ -19,7 +19,10 @@ import { MOTD_TYPE } from '../plugins/issue/types.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
-import { grpcEchoFloor } from './lib/grpc-floor.ts';
+import { grpcEchoFloor, type FloorTls } from './lib/grpc-floor.ts';
+import type { MachineSecrets } from '../init/pki/secrets.ts';
+import { createPublicKey, createPrivateKey } from 'node:crypto';
+import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
 import { measureWatchDelivery } from './lib/watch-delivery.ts';
 
 const args = benchArgs(
@@ -30,18 +33,32 @@ const N = args.int('--resources', 10_000);
 const WATCHERS = args.int('--watchers', 100);
 const WATCH_THREADS = args.int('--watch-threads', 2);
 
+/** A server certificate for the floor's echo server from the run's CA, and the admin client's. */
+function floorTls(s: MachineSecrets): FloorTls {
+  const key = generateKey();
+  const serverCert = issueCertificate({
+    subject: { commonName: 'localhost' }, publicKey: createPublicKey(key),
+    issuer: { certificate: s.ca.certificate, key: createPrivateKey(s.ca.key) }, usage: 'server',
+    notBefore: new Date(0), notAfter: new Date(Date.now() + 86_400_000), names: ['localhost'],
+  });
+  return {
+    ca: s.ca.certificate, serverCert, serverKey: keyToPem(key),
+    clientCert: s.clients.admin.certificate, clientKey: s.clients.admin.key,
+  };
+}
+
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
-const floor = await grpcEchoFloor();
 const { exe } = await build({ hostOnly: true });
 const served = await startServe(exe, ['--no-plugins']); // the engine alone: no plugin reacting to the writes
 const address = `127.0.0.1:${served.port}`;
+const floor = await grpcEchoFloor(floorTls(served.secrets));
 const codecs = builtinCodecs(builtinTypes());
-const client = new RemoteState(address, { codecs });
+const client = served.client('admin', { codecs });
 await client.waitReady();
 const ptr = (id: string) => ({ namespace: 'config', type: MOTD_TYPE, id });
 const rssStart = rssMiB(served.process.pid!);
@@ -83,7 +100,7 @@ const listWith = async (c: RemoteState) => {
   return xs.slice(2); // the first runs warm up both processes
 };
 const lists = await listWith(client);
-const yamlClient = new RemoteState(address);
+const yamlClient = served.client('admin');
 const yamlLists = await listWith(yamlClient);
 yamlClient.close();
 const rssFull = rssMiB(served.process.pid!);
@@ -92,7 +109,7 @@ const rssFull = rssMiB(served.process.pid!);
 // watchers are spread over processes on a machine), and all in one thread for contrast.
 let w: Resource = await client.create(newResource(ptr('watched'), { text: 'start' }));
 const watchRun = (threads: number) => measureWatchDelivery({
-  address, kind: { namespace: 'config', type: MOTD_TYPE }, watchers: WATCHERS, threads,
+  address, tls: served.tls('admin'), kind: { namespace: 'config', type: MOTD_TYPE }, watchers: WATCHERS, threads,
   connections: Math.max(1, Math.round(10 / threads)), updates: 300,
   async update(i) {
     w = await client.update({
@@ -102,6 +119,17 @@ const watchRun = (threads: number) => measureWatchDelivery({
 });
 const spread = await watchRun(WATCH_THREADS);
 const oneThread = await watchRun(1);
+
+// A new client's first call: TCP, the TLS handshake with both certificates, HTTP/2, one Get.
+const handshakes: number[] = [];
+for (let i = 0; i < 60; i++) {
+  const t0 = performance.now();
+  const fresh = served.client('admin', { codecs });
+  await fresh.get(ptr('bench'));
+  handshakes.push(performance.now() - t0);
+  fresh.close();
+}
+handshakes.splice(0, 10); // warm-up
 client.close();
 await served.stop();
 
@@ -133,11 +161,13 @@ const result = {
   watchOneThreadEvents: oneThread.latenciesMs.length,
   watchOneThreadP50: pct(oneThread.latenciesMs, 50), watchOneThreadP99: pct(oneThread.latenciesMs, 99),
   rssStartMiB: rssStart, rssMiB: rssFull, grpcEchoFloorP50: floor.p50, grpcEchoFloorP99: floor.p99,
+  handshakeGetP50: pct(handshakes, 50), handshakeGetP99: pct(handshakes, 99),
 };
 writeFileSync(join(OUT, 'bench-state.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
-state benchmark (engine over gRPC on loopback, our client; specs as protobuf unless said)
-  transport floor (bare grpc-js echo, one process, now)  p50 ${ms(floor.p50)}   p99 ${ms(floor.p99)}
+state benchmark (engine over gRPC with mutual TLS on loopback, our client; specs as protobuf unless said)
+  transport floor (bare grpc-js echo over mTLS, one process, now)  p50 ${ms(floor.p50)}   p99 ${ms(floor.p99)}
+  new client: handshake + first Get p50 ${ms(result.handshakeGetP50)}   p99 ${ms(result.handshakeGetP99)}
   Get latency                  p50 ${ms(result.getP50)}   p99 ${ms(result.getP99)}   `
   + `(${(result.getP50 / floor.p50).toFixed(2)}x the floor; target <= 1.1x)
   Update latency               p50 ${ms(result.updateP50)}   p99 ${ms(result.updateP99)}

@@ -4,11 +4,16 @@ import YAML from 'yaml';
 import { validateSpec } from '../init/cosi/meta/schema.ts';
 import { specMessages } from '../init/model/spec-codecs.ts';
 import {
-  BUILTIN_TYPES_TS, builtinDefinitions, generate, generateBuiltinTypes, RESOURCES_MD, splitComment,
+  BUILTIN_TYPES_TS, builtinDefinitions, generate, generateBuiltinTypes, RESOURCES_MD, SECURITY_MD, splitComment,
 } from './gen-docs.ts';
+import { generateSecurityDoc } from './lib/security-doc.ts';
 
 t.test('docs/resources.md matches the definitions and proto/ (run `npm run gen:proto` after editing)', async (t) => {
   t.equal(readFileSync(RESOURCES_MD, 'utf8'), generate());
+});
+
+t.test('docs/security.md matches the role table and the definitions (run `npm run gen:proto`)', async (t) => {
+  t.equal(readFileSync(SECURITY_MD, 'utf8'), generateSecurityDoc(builtinDefinitions()));
 });
 
 t.test('proto/gen/builtin-types.ts matches the definitions (run `npm run gen:proto` after editing)', async (t) => {

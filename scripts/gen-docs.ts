@@ -2,20 +2,24 @@
 // definitions (engine and plugins), the protobuf messages with their comments and
 // rules (proto/appliance), and the controllers' inputs and outputs (who writes and
 // who reads each type). Examples come from the messages' "Example:" comments and are
-// checked against the type's schema by scripts/gen-docs.test.ts.
-//   --check   exit 1 if docs/resources.md is not up to date
+// checked against the type's schema by scripts/gen-docs.test.ts. Also docs/security.md
+// (scripts/lib/security-doc.ts) and proto/gen/builtin-types.ts.
+//   --check   exit 1 if any of them is not up to date
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { fillDefinitions, type DefinitionInput, type ResourceDefinitionSpec } from '../init/cosi/meta/definition.ts';
 import { META_TYPES } from '../init/cosi/meta/registry.ts';
 import type { SpecSchema } from '../init/cosi/meta/schema.ts';
-import { ENGINE_TYPES, NAMESPACES, POWER_REQUEST_TYPE } from '../init/model/runtime-types.ts';
+import { ENGINE_TYPES, NAMESPACES } from '../init/model/runtime-types.ts';
+import { servedTypes } from '../init/model/plugin.ts';
 import { specMessages, withSchemas } from '../init/model/spec-codecs.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { ROOT } from './lib/paths.ts';
+import { generateSecurityDoc } from './lib/security-doc.ts';
 
 export const RESOURCES_MD = join(ROOT, 'docs', 'resources.md');
+export const SECURITY_MD = join(ROOT, 'docs', 'security.md');
 
 /** A message comment split into its description and its example (the lines after "Example:"). */
 export function splitComment(comment: string | null | undefined): { text: string; example?: string } {
@@ -65,25 +69,27 @@ function fieldRows(s: SpecSchema, prefix = ''): string[] {
 
 interface Roles { writers: string[]; readers: string[]; controllerOwned: boolean }
 
-function roles(types: readonly DefinitionInput[]): Map<string, Roles> {
-  const out = new Map<string, Roles>(types.map((d) => [d.type, { writers: [], readers: [], controllerOwned: false }]));
-  const exclusive = new Set<string>();
-  for (const d of ENGINE_TYPES) if (d.type !== POWER_REQUEST_TYPE) out.get(d.type)!.writers.push('the engine');
+function roles(defs: readonly ResourceDefinitionSpec[]): Map<string, Roles> {
+  const out = new Map<string, Roles>(defs.map((d) => [d.type, {
+    writers: [], readers: [], controllerOwned: d.access === 'controllers',
+  }]));
+  for (const d of ENGINE_TYPES) if (out.get(d.type)?.controllerOwned) out.get(d.type)!.writers.push('the engine');
   for (const p of PLUGINS) {
     for (const c of p.controllers()) {
       for (const o of c.outputs()) {
         out.get(o.type)?.writers.push(`${p.name}/${c.name}${o.kind === 'shared' ? ' (shared)' : ''}`);
-        if (o.kind === 'exclusive') exclusive.add(o.type);
       }
       for (const i of c.inputs()) out.get(i.type)?.readers.push(
         `${p.name}/${c.name}${i.kind === 'weak' ? '' : ` (${i.kind})`}`,
       );
     }
   }
-  for (const [type, r] of out) {
-    r.controllerOwned = exclusive.has(type)
-      || ENGINE_TYPES.some((d) => d.type === type && d.type !== POWER_REQUEST_TYPE);
-    if (!r.controllerOwned) r.writers.unshift('users (cosictl apply, the machine config)');
+  for (const d of defs) {
+    const r = out.get(d.type)!;
+    if (!r.controllerOwned) {
+      r.writers.unshift(d.access === 'admin' ? 'admins (cosictl apply, the machine config)'
+        : 'users: admins and operators (cosictl apply, the machine config)');
+    }
   }
   return out;
 }
@@ -94,7 +100,9 @@ function section(d: ResourceDefinitionSpec, r: Roles | undefined): string {
   const lines = [
     `### ${d.displayType}`, '',
     `\`${d.type}\` · namespace \`${d.defaultNamespace}\` · names: ${d.aliases.map((a) => `\`${a}\``).join(', ')}`
-      + `${d.protoMessage ? ` · message \`${d.protoMessage}\`` : ''}${d.sensitivity ? ' · sensitive' : ''}`, '',
+      + `${d.protoMessage ? ` · message \`${d.protoMessage}\`` : ''}`
+      + `${d.sensitivity ? ' · sensitive (admins read it)' : ''}`,
+    '',
   ];
   if (text) lines.push(sentence(text), '');
   if (r) {
@@ -112,13 +120,13 @@ function section(d: ResourceDefinitionSpec, r: Roles | undefined): string {
 
 /** Every built-in definition, as the engine registers it, in registration order. */
 export function builtinDefinitions(): ResourceDefinitionSpec[] {
-  return fillDefinitions([...META_TYPES, ...withSchemas([...ENGINE_TYPES, ...PLUGINS.flatMap((p) => p.types())])]);
+  return fillDefinitions([...META_TYPES, ...withSchemas(servedTypes(PLUGINS))]);
 }
 
 export function generate(): string {
   const defs = builtinDefinitions();
   const byType = new Map(defs.map((d) => [d.type, d]));
-  const who = roles([...ENGINE_TYPES, ...PLUGINS.flatMap((p) => p.types())]);
+  const who = roles(defs);
   const groups: [string, DefinitionInput[]][] = [
     ['The engine', ENGINE_TYPES],
     ...PLUGINS.map((p): [string, DefinitionInput[]] => [
@@ -162,7 +170,7 @@ export const BUILTIN_TYPES_TS = join(ROOT, 'proto', 'gen', 'builtin-types.ts');
  */
 export function generateBuiltinTypes(): string {
   const plugins = PLUGINS.filter((p) => !p.testOnly);
-  const types = [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())];
+  const types = servedTypes(plugins);
   const namespaces = Object.assign({}, NAMESPACES, ...plugins.map((p) => p.namespaces?.() ?? {})) as object;
   return '// Generated by scripts/gen-docs.ts from the engine\'s and the plugins\' definitions. Do not edit.\n'
     + '// The DefinitionInput of every built-in type (init/cosi/meta/definition.ts) and the namespaces.\n'
@@ -171,7 +179,10 @@ export function generateBuiltinTypes(): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const outputs: [string, string][] = [[RESOURCES_MD, generate()], [BUILTIN_TYPES_TS, generateBuiltinTypes()]];
+  const outputs: [string, string][] = [
+    [RESOURCES_MD, generate()], [BUILTIN_TYPES_TS, generateBuiltinTypes()],
+    [SECURITY_MD, generateSecurityDoc(builtinDefinitions())],
+  ];
   for (const [path, text] of outputs) {
     if (process.argv.includes('--check')) {
       if (readFileSync(path, 'utf8') !== text) {

@@ -8,11 +8,14 @@ set -euo pipefail
 PACKAGES=(
   qemu-system-x86   # boot the appliance (TCG)
   qemu-utils        # qemu-img for disk image tests
+  socat             # one relay per guest connection (guestfwd cmd:) to the tests' servers
   zstd              # initramfs compression
   xorriso           # NoCloud seed ISOs
   mtools            # vfat images without mounting
   dosfstools        # mkfs.vfat
   e2fsprogs         # mke2fs -d for test disks
+  fdisk             # sfdisk --json reads back the GPT the image build writes
+  grub-pc-bin grub-efi-amd64-bin grub-common # the disk image's loaders (BIOS, UEFI); grub-editenv checks grubenv
   ovmf              # UEFI firmware for disk image boots
   linux-source      # kernel source for the minimal kernel
   build-essential bc flex bison libelf-dev libssl-dev cpio xz-utils # kernel build

@@ -24,3 +24,20 @@ t.test('the fragment holds each option once, with the features the issue names',
     t.ok(names.includes(`CONFIG_${need}`), need);
   }
 });
+
+t.test('the built kernel is hardened: seccomp for plugins, Yama, canaries, KASLR, SLUB freelist checks', async (t) => {
+  const { buildKernel } = await import('./kernel.ts');
+  const config = readFileSync((await buildKernel()).config, 'utf8'); // a cache hit: the build made it
+  const value = (name: string) => new RegExp(`^CONFIG_${name}=(\\S+)$`, 'm').exec(config)?.[1] ?? 'not set';
+  for (const on of [
+    'SECCOMP', 'SECCOMP_FILTER', 'SECURITY_YAMA', 'SECURITY_DMESG_RESTRICT', 'STACKPROTECTOR_STRONG',
+    'RANDOMIZE_BASE', 'RANDOMIZE_MEMORY', 'HARDENED_USERCOPY', 'FORTIFY_SOURCE', 'SLAB_FREELIST_RANDOM',
+    'SLAB_FREELIST_HARDENED', 'SHUFFLE_PAGE_ALLOCATOR', 'BUG_ON_DATA_CORRUPTION', 'STRICT_KERNEL_RWX',
+    'STRICT_MODULE_RWX', 'LEGACY_VSYSCALL_NONE', 'BPF_UNPRIV_DEFAULT_OFF', 'INIT_STACK_ALL_ZERO',
+  ]) t.equal(value(on), 'y', `${on} on`);
+  // What is not built in cannot be abused: raw memory and ports, kexec, core dumps of the kernel, legacy ABIs.
+  for (const off of [
+    'DEVMEM', 'DEVPORT', 'PROC_KCORE', 'KEXEC', 'KEXEC_FILE', 'HIBERNATION', 'MODIFY_LDT_SYSCALL', 'USERFAULTFD',
+    'BINFMT_MISC', 'IA32_EMULATION', 'X86_X32_ABI', 'MAGIC_SYSRQ', 'COMPAT_BRK', 'X86_VSYSCALL_EMULATION',
+  ]) t.equal(value(off), 'not set', `${off} off`);
+});

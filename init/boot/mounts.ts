@@ -45,6 +45,9 @@ export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] 
     n.mount(m.source, m.target, m.fstype, m.flags, m.data);
     mounted++;
   }
+  // Shared propagation from the root down, as systemd does: a plugin in a mount namespace of its
+  // own (a slave) then sees what the storage plugin mounts later (/var, MountSpecs).
+  n.mount('none', '/', '', MS.REC | MS.SHARED);
   return mounted;
 }
 

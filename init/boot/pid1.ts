@@ -9,12 +9,13 @@ import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
+import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
 import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
-import { mountStatePartition } from './state-partition.ts';
+import { mountEphemeralPartition, mountStatePartition } from './state-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import type { Engine } from '../engine/engine.ts';
 
@@ -93,6 +94,9 @@ export async function runPid1(): Promise<void> {
     const stateMount = await phase(log, 'state', () => mountStatePartition(n));
     if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
     else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);
+    const varMount = await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
+    if (varMount.why === undefined) log.info(`ephemeral: ${varMount.device} mounted on ${varMount.dir}`);
+    else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
@@ -102,7 +106,11 @@ export async function runPid1(): Promise<void> {
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
       cmdline: { raw: rawCmdline, params: cmdline },
-      spawn: (args, env) => r.spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      spawn: (args, env, { ownMounts }) => {
+        const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
+        const start = (e: NodeJS.ProcessEnv) => r.spawn(process.execPath, args, { env: e, stdio });
+        return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
+      },
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),

@@ -1,7 +1,7 @@
 // serve: the engine on a host, without PID 1's duties (no mounts, no reboot). For
 // development, the tests and the benchmarks.
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
@@ -10,7 +10,7 @@ import { startEngine } from '../engine/engine.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { createLogger } from '../log.ts';
-import { selfCommand } from '../self-command.ts';
+import { selfCommand } from '../sys/self-command.ts';
 
 export const SERVE_HELP = `usage: init serve [options]
 
@@ -28,6 +28,9 @@ options:
                          host's own is never used, so ip= cannot touch host links)
   --state-dir DIR        persist the machine config in DIR (as PID 1 does on the
                          STATE filesystem); default: held in memory only
+  --config FILE          apply this machine config before the API serves (with an
+                         ApiCertificateAuthority in it, the API requires mutual TLS
+                         from the start; without, it is in maintenance mode)
 `;
 
 export async function serve(args: string[]): Promise<number> {
@@ -38,6 +41,7 @@ export async function serve(args: string[]): Promise<number> {
   let noPlugins = false;
   let raw = '';
   let stateDir: string | undefined;
+  let configFile: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
@@ -48,6 +52,7 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--no-plugins') noPlugins = true;
     else if (a === '--cmdline') raw = value();
     else if (a === '--state-dir') stateDir = value();
+    else if (a === '--config') configFile = value();
     else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
     else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
   }
@@ -62,6 +67,7 @@ export async function serve(args: string[]): Promise<number> {
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
     configStore: stateDir ? (mkdirSync(stateDir, { recursive: true }), fileConfigStore(stateDir))
       : memoryConfigStore('serve without --state-dir'),
+    ...(configFile ? { config: { bytes: readFileSync(configFile), name: configFile } } : {}),
   });
   await engine.setBootStatus({ phase: 'running', ready: true });
   // Machine-readable for whoever started us (tests read the port from it).

@@ -7,6 +7,7 @@ import type {
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { messagePlan, type MessagePlan } from '../cosi/spec/proto-object.ts';
 import { specMessages } from '../model/spec-codecs.ts';
+import { StateError } from '../cosi/state/errors.ts';
 
 export type { ApplyConfigRequest, ApplyConfigResponse, ConfirmConfigResponse };
 
@@ -24,10 +25,16 @@ const plan = (name: string) => {
 
 export interface MessageCodec<T> { encode(m: T): Uint8Array; decode(b: Uint8Array): T }
 
+/** decode throws invalid-argument for bytes that are not the message (a client's mistake, not ours). */
 function codec<T>(name: string): MessageCodec<T> {
   return {
     encode: (m) => plan(name).encode(m as Obj),
-    decode: (b) => plan(name).decode(b) as T,
+    decode(b) {
+      try { return plan(name).decode(b) as T; } catch (e) {
+        throw new StateError('invalid-argument', `the request is not a ${name.replace(/^.*\./, '')}: `
+          + `${(e as Error).message}`, name, { cause: e });
+      }
+    },
   };
 }
 

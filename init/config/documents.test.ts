@@ -1,6 +1,6 @@
 import t from 'tap';
 import { fillDefinition } from '../cosi/meta/definition.ts';
-import { formatProblem, parseDocuments } from './documents.ts';
+import { formatProblem, loadDocumentsYielding, parseDocuments, splitDocuments } from './documents.ts';
 
 const defs = [fillDefinition({
   type: 'Motds.config.appliance.dev', defaultNamespace: 'config',
@@ -10,6 +10,7 @@ const defs = [fillDefinition({
   },
 })];
 const ns = new Set(['config', 'runtime']);
+const motdDoc = (id: string) => `metadata: {type: motd, id: ${id}}\nspec: {text: hi}\n`;
 
 t.test('valid documents resolve aliases and default namespaces', async (t) => {
   const { docs, problems } = parseDocuments(
@@ -75,4 +76,26 @@ t.test('a larger bound lets the machine read back its own config, still scanned 
   t.same([saved.problems, saved.docs.length], [[], 20_000]);
   t.match(parseDocuments(`${many}---\nspec: ${'['.repeat(100)}`, defs, ns, 64 << 20).problems,
     [{ index: 0, message: /nested deeper/ }]);
+});
+
+t.test('documents are split at their markers and parsed one by one; a huge one is refused by itself', async (t) => {
+  t.same(splitDocuments('a: 1\n---\nb: 2\n--- # c\nc: 3\n...\n---\n\n'), ['a: 1\n', '---\nb: 2\n', '--- # c\nc: 3\n']);
+  t.same(splitDocuments('--- |\n  text\n---\nx: "--- not a marker"\n'),
+    ['--- |\n  text\n', '---\nx: "--- not a marker"\n']);
+  const big = `metadata: {type: motd, id: big}\nspec: {text: "${'x'.repeat(70_000)}"}\n`;
+  const r = parseDocuments(`${motdDoc('ok')}---\n${big}---\n${motdDoc('also')}`, defs, ns);
+  t.match(r.problems, [{ index: 2, message: /KiB, larger than the 32 KiB a document may be/ }]);
+  t.same(r.docs.map((d) => d.id), ['ok', 'also'], 'the others are read (and reported as the config stands)');
+});
+
+t.test('loading yields to the event loop, so a large config does not hold it', async (t) => {
+  const text = Array.from({ length: 4000 }, (_, i) =>
+    `metadata: {type: motd, id: m${i}, labels: {a: b, c: d}}\nspec: {text: "hello ${i}"}\n`).join('---\n');
+  // A timer can only fire while the loader has handed the loop back; loading all at once lets none fire.
+  let fired = 0;
+  const timer = setInterval(() => { fired++; }, 0);
+  const loaded = await loadDocumentsYielding(text, 64 << 20);
+  clearInterval(timer);
+  t.equal('docs' in loaded && loaded.docs.length, 4000);
+  t.ok(fired >= 3, `other work ran ${fired} times while it loaded`);
 });

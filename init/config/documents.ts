@@ -11,12 +11,13 @@
 //     annotations: { k: v } # optional
 //   spec:
 //     text: Hello
-import YAML from 'yaml';
 import { resolveDefinition, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { validateSpec } from '../cosi/meta/schema.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
 import { MAX_CONFIG_BYTES, scanNesting } from './config-input.ts';
-import { isMap, MAX_ALIAS_COUNT } from './safe-yaml.ts';
+import { isMap } from './safe-yaml.ts';
+import { MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../cosi/spec/yaml-guard.ts';
+import { yielder } from './yielder.ts';
 
 export interface ResourceDocument extends Pointer {
   /** 1-based position in the input. */
@@ -47,37 +48,99 @@ function stringMap(v: unknown, field: string, problems: string[]): Record<string
   return out;
 }
 
-/** maxBytes: an input's limit by default; the machine's own persisted config may be larger. */
-export function parseDocuments(
-  text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>, maxBytes = MAX_CONFIG_BYTES,
+/** A document as YAML gave it: its value, or why there is none. Empty documents are left out. */
+export type LoadedDocument = { index: number; value: unknown } | { index: number; why: string };
+
+/** The documents of a text, each parsed on its own, or the problem of the text as a whole. */
+export type Loaded = { docs: LoadedDocument[] } | { problem: DocumentProblem };
+
+/**
+ * The largest document: the YAML parser takes about 0.7 ms per KiB, and a config is parsed
+ * a document at a time so that no document holds the event loop for much longer than 50 ms.
+ */
+export const MAX_DOCUMENT_BYTES = MAX_YAML_DOCUMENT_BYTES;
+
+/**
+ * The document texts of a stream. A line starting with --- or ... is a document
+ * marker wherever it stands (YAML forbids one inside a scalar), so a linear scan finds them.
+ */
+export function splitDocuments(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  const marker = /^(---|\.\.\.)(?=[ \t\r\n]|$)/gm;
+  for (let m = marker.exec(text); m; m = marker.exec(text)) {
+    if (m.index > start || m[1] === '...') out.push(text.slice(start, m.index));
+    start = m[1] === '...' ? m.index + 3 : m.index;
+  }
+  out.push(text.slice(start));
+  return out.filter((d) => /[^\s]/.test(d.replace(/^---/, '').replace(/#.*$/gm, '')));
+}
+
+function loadOne(text: string, index: number, maxDocumentBytes: number): LoadedDocument | undefined {
+  if (text.length > maxDocumentBytes) {
+    return { index, why: `${(text.length / 1024).toFixed(0)} KiB, larger than the ${maxDocumentBytes >> 10} KiB `
+      + 'a document may be (split it)' };
+  }
+  const p = parseUntrustedYaml(text, { maxBytes: Infinity });
+  if (!p.ok) return { index, why: p.message };
+  return p.value === null ? undefined : { index, value: p.value };
+}
+
+function precheck(text: string, maxBytes: number): DocumentProblem | undefined {
+  if (text.length > maxBytes) return { index: 0, what: '', message: `larger than the ${maxBytes >> 20} MiB limit` };
+  // Here, not where bytes become text: every text meets the parser through this function.
+  const deep = scanNesting(text);
+  return deep ? { index: 0, what: '', message: deep } : undefined;
+}
+
+/**
+ * maxBytes: an input's limit by default; the machine's own persisted config may be larger, and
+ * so may its documents (written through the API as protobuf, which has no YAML limit).
+ */
+export function loadDocuments(
+  text: string, maxBytes = MAX_CONFIG_BYTES, maxDocumentBytes = MAX_DOCUMENT_BYTES,
+): Loaded {
+  const problem = precheck(text, maxBytes);
+  if (problem) return { problem };
+  const docs: LoadedDocument[] = [];
+  for (const piece of splitDocuments(text)) {
+    const d = loadOne(piece, docs.length + 1, maxDocumentBytes);
+    if (d) docs.push(d);
+  }
+  return { docs };
+}
+
+/** loadDocuments, handing the event loop back every ~10 ms (the engine: other clients wait meanwhile). */
+export async function loadDocumentsYielding(
+  text: string, maxBytes = MAX_CONFIG_BYTES, maxDocumentBytes = MAX_DOCUMENT_BYTES,
+): Promise<Loaded> {
+  const problem = precheck(text, maxBytes);
+  if (problem) return { problem };
+  const docs: LoadedDocument[] = [];
+  const pause = yielder();
+  for (const piece of splitDocuments(text)) {
+    const d = loadOne(piece, docs.length + 1, maxDocumentBytes);
+    if (d) docs.push(d);
+    await pause();
+  }
+  return { docs };
+}
+
+/** Loaded documents checked against the definitions and namespaces: the resources, and every problem. */
+export function checkDocuments(
+  loaded: Loaded, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>,
 ): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
   const docs: ResourceDocument[] = [];
   const problems: DocumentProblem[] = [];
+  if ('problem' in loaded) return { docs, problems: [loaded.problem] };
   const seen = new Map<string, number>();
-  if (text.length > maxBytes) {
-    return { docs, problems: [{ index: 0, what: '', message: `larger than the ${maxBytes >> 20} MiB limit` }] };
-  }
-  // Here, not where bytes become text: every text meets the parser through this function.
-  const deep = scanNesting(text);
-  if (deep) return { docs, problems: [{ index: 0, what: '', message: deep }] };
-  let index = 0;
-  for (const d of YAML.parseAllDocuments(text)) {
-    let obj: unknown;
-    let why: string | undefined = d.errors.length
-      ? `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` : undefined;
-    if (!why) {
-      // toJS refuses aliases expanding beyond 100 nodes (an alias bomb) by throwing.
-      try { obj = d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }); } catch (e) {
-        why = `not accepted: ${(e as Error).message}`;
-      }
-    }
-    // an empty document (e.g. a trailing ---)
-    if (!why && obj === null) continue;
-    index++;
-    if (why) {
-      problems.push({ index, what: '', message: why });
+  for (const d of loaded.docs) {
+    const index = d.index;
+    if ('why' in d) {
+      problems.push({ index, what: '', message: d.why });
       continue;
     }
+    const obj = d.value;
     const local: string[] = [];
     if (!isMap(obj)) {
       problems.push({ index, what: '', message: 'must be a mapping with metadata and spec' });
@@ -135,4 +198,11 @@ export function parseDocuments(
     });
   }
   return { docs, problems };
+}
+
+/** Load and check in one go (tests, and callers with a small text). */
+export function parseDocuments(
+  text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>, maxBytes = MAX_CONFIG_BYTES,
+): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
+  return checkDocuments(loadDocuments(text, maxBytes), defs, namespaces);
 }

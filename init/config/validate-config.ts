@@ -3,7 +3,9 @@
 // type and use it), and refusing documents aimed at resources a controller owns. The
 // engine runs it before applying anything; `cosictl validate` runs it offline against
 // the built-in types, so both say the same.
-import { formatProblem, parseDocuments, type ResourceDocument } from './documents.ts';
+import {
+  checkDocuments, formatProblem, loadDocuments, type Loaded, type ResourceDocument,
+} from './documents.ts';
 import { createAdmission, type Admission } from './admission.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type DefinitionInput, type ResourceDefinitionSpec,
@@ -33,16 +35,20 @@ export interface ValidationContext {
   codecs: SpecCodecs;
 }
 
-/** The documents of a valid config, or ConfigRefused naming every problem. */
+/**
+ * The documents of a valid config, or ConfigRefused naming every problem. `text`: a config's text
+ * (loaded here), or documents loaded already (the engine loads them without holding the event loop).
+ */
 export function validateConfig(
-  text: string, ctx: ValidationContext, source: string, maxBytes?: number,
+  text: string | Loaded, ctx: ValidationContext, source: string, maxBytes?: number,
 ): ResourceDocument[] {
+  const loaded = typeof text === 'string' ? loadDocuments(text, maxBytes) : text;
   const { state } = ctx;
   const defs = state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
     .map((r) => r.spec as ResourceDefinitionSpec);
   const namespaces = new Set(state.listSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })
     .map((r) => r.metadata.id));
-  let { docs, problems } = parseDocuments(text, defs, namespaces, maxBytes);
+  let { docs, problems } = checkDocuments(loaded, defs, namespaces);
   const all: string[] = [];
   const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
   if (declared.length) {
@@ -62,7 +68,7 @@ export function validateConfig(
     for (const d of own) namespaces.add(d.defaultNamespace);
     const ownTypes = new Set(own.map((d) => d.type));
     const withOwn = [...defs.filter((d) => !ownTypes.has(d.type)), ...own];
-    ({ docs, problems } = parseDocuments(text, withOwn, namespaces, maxBytes));
+    ({ docs, problems } = checkDocuments(loaded, withOwn, namespaces));
   }
   all.push(...problems.map((p) => formatProblem(p, source)));
   for (const d of docs) {

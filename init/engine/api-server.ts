@@ -1,78 +1,286 @@
 // api-server: the COSI API of the machine, on our gRPC server (init/cosi/remote/grpc).
-// Users (cosictl, any COSI client) reach it over TCP; plugins reach it over a unix
-// socket, where each connection is tied to the plugin whose pid SO_PEERCRED reports
-// and may write only that plugin's outputs.
+// Users reach it over TCP, always TLS: mutual TLS once the machine has a CA (their
+// role is in their certificate), a self-signed certificate and maintenance rights
+// before that (api-certificate.ts decides which). Plugins reach it over a unix socket,
+// where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
+// write only that plugin's outputs. Every call passes the role table (api-access.ts).
 import { mkdirSync, rmSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
+import { createServer as createNetServer, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { dirname } from 'node:path';
+import { X509Certificate } from 'node:crypto';
 import type { Native } from '../../native/index.ts';
-import { grpcHttp2Server } from '../cosi/remote/grpc/http2-server.ts';
-import type { GrpcServerOptions, Method } from '../cosi/remote/grpc/server.ts';
-import { stateMethods, type StateServerOptions, type WriteGuard } from '../cosi/remote/server.ts';
+import { grpcHttp2Server, trackSessions } from '../cosi/remote/grpc/http2-server.ts';
+import { GrpcError, handleGrpcStream, type GrpcServerOptions, type Method } from '../cosi/remote/grpc/server.ts';
+import { Status } from '../cosi/remote/grpc/framing.ts';
+import { stateMethods, type CallAccess, type StateServerOptions } from '../cosi/remote/server.ts';
+import { STATE_METHODS } from '../cosi/remote/service.ts';
 import { toStatus } from '../cosi/remote/status.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
-import type { Logger } from '../log.ts';
+import { parseSubject } from '../pki/certificate.ts';
+import { throttle, type Logger } from '../log.ts';
+import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY } from '../model/access.ts';
+import type { ApiLimits } from '../model/security-types.ts';
 import { pluginOutputs, type Plugin } from '../model/plugin.ts';
+
+/** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
+export interface ApiTls {
+  mode: 'maintenance' | 'secured';
+  certificate: string;
+  key: string;
+  /** Secured: the CA certificates client certificates must chain to. */
+  clientCAs: string[];
+}
 
 export interface ApiServerOptions {
   state: MemoryState;
   log: Logger;
   native: Native;
-  /** Codecs and admission, the same for users and plugins; plugins also get a write guard. */
-  service: Omit<StateServerOptions, 'guardOf'>;
+  /** Codecs and admission, the same for users and plugins. */
+  service: Omit<StateServerOptions, 'accessOf' | 'audit'>;
   /** "host:port" for users; port 0 picks one. */
   listen: string;
   pluginSocket: string;
   pluginByPid: (pid: number) => Plugin | undefined;
-  /** Largest request message (default 4 MiB). */
-  maxRequestBytes?: number;
-  /** More services for users on the same port (the machine config service). */
+  /** More services for users on the same port (the machine config service), each in the role table. */
   userMethods?: ReadonlyMap<string, Method>;
   /** After a user's write went through (the machine config persists it). */
   onUserWrite?: (p: Pointer) => void;
+  /** What a caller may do, per type (api-access.ts). */
+  accessOf: (caller: Caller) => CallAccess;
+  tls: ApiTls;
+  limits: ApiLimits;
 }
 
-export interface ApiServer { port: number; stop(): Promise<void> }
+export interface ApiServer {
+  port: number;
+  /** New certificate or CAs; a switch of mode (or CAs) ends the connections it no longer admits. */
+  setTls(t: ApiTls): void;
+  setLimits(l: ApiLimits): void;
+  stop(): Promise<void>;
+}
 
-function pluginGuard(p: Plugin): WriteGuard {
-  const allowed = new Set(pluginOutputs(p));
+/** TLS handshakes under way at once; more connections wait their turn (within the handshake time). */
+const MAX_HANDSHAKES = 8;
+
+const CALLER = Symbol('caller');
+type Marked = { [CALLER]?: Caller };
+
+/** The caller of a call: set on its connection when the connection was admitted. */
+export function callerOf(session: Http2Session): Caller | undefined {
+  return (session.socket as unknown as Marked)[CALLER];
+}
+
+/** How a caller appears in the log: their certificate's subject and role, or the plugin. */
+export function describeCaller(c: Caller | undefined): string {
+  if (!c) return 'caller=unknown';
+  if (c.kind === 'plugin') return `plugin=${c.name}`;
+  if (c.kind === 'maintenance') return `caller="${c.subject}" role=maintenance`;
+  return `subject="${c.subject}" role=${c.role}`;
+}
+
+/** The caller a client certificate makes, or why it makes none. */
+function userFromCertificate(raw: Buffer | undefined): Caller | string {
+  if (!raw?.length) return 'no client certificate';
+  const cert = new X509Certificate(raw);
+  const subject = parseSubject(cert.subject);
+  const role = roleOf(subject.organization ?? []);
+  const text = cert.subject.replace(/\n/g, ',');
+  if (!role) return `certificate "${text}" names no role (Organization admin, operator or reader)`;
+  return { kind: 'user', role, subject: text };
+}
+
+function pluginGuard(p: Plugin, outputs: ReadonlySet<string>): CallAccess {
   return {
-    check(type) {
-      if (!allowed.has(type)) {
-        throw new StateError('permission-denied',
-          `plugin ${p.name} may not write ${type} (its outputs: ${[...allowed].join(', ') || 'none'})`, type);
-      }
+    read: () => {},
+    write(w) {
+      if (w.finalizersOnly || outputs.has(w.type)) return;
+      throw new StateError('permission-denied',
+        `plugin ${p.name} may not write ${w.type} (its outputs: ${[...outputs].join(', ') || 'none'})`, w.type);
     },
   };
 }
 
-/** The plugin a connection on the plugin socket belongs to: set on the socket when it is accepted. */
-const PLUGIN = Symbol('plugin');
-type PluginSocket = Socket & { [PLUGIN]?: { plugin: Plugin; guard: WriteGuard } };
+/** A plugin-socket connection without an identity never gets this far; if one did, it may do nothing. */
+const REFUSE_ALL: CallAccess = {
+  read: (type) => { throw new StateError('permission-denied', `an unidentified connection may not read ${type}`); },
+  write: (w) => { throw new StateError('permission-denied', `an unidentified connection may not write ${w.type}`); },
+};
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
-  const grpc = (guarded: boolean): GrpcServerOptions => ({
-    methods: new Map([
-      ...stateMethods(guarded || !o.onUserWrite ? o.state : notifyingWrites(o.state, o.onUserWrite), {
-        ...o.service,
-        ...(guarded ? { guardOf: (ctx) => (ctx.session.socket as PluginSocket)[PLUGIN]?.guard ?? REFUSE_ALL } : {}),
-      }),
-      ...(guarded ? [] : o.userMethods ?? []),
-    ]),
-    maxRequestBytes: o.maxRequestBytes ?? 4 << 20,
-    toStatus,
+  let tls = o.tls;
+  let limits = o.limits;
+  const audit = (caller: Caller | undefined, rpc: string, what: string, ok: boolean, error?: string) => {
+    o.log.info(`audit: ${describeCaller(caller)} rpc=${rpc} ${what} result=${ok ? 'ok' : `denied: ${error}`}`);
+  };
+  const state = o.onUserWrite ? notifyingWrites(o.state, o.onUserWrite) : o.state;
+  const requestLimits = () => ({
+    spec: { maxYamlBytes: limits.maxSpecBytes, maxDepth: limits.maxSpecDepth }, maxLabels: limits.maxLabels,
+    maxLabelBytes: limits.maxLabelBytes, maxQueryTerms: limits.maxQueryTerms,
   });
-  const users = grpcHttp2Server(grpc(false));
+  const userState = stateMethods(state, {
+    ...o.service, limits: requestLimits,
+    accessOf: (ctx) => { const c = callerOf(ctx.session); return c ? o.accessOf(c) : REFUSE_ALL; },
+    audit: (ctx, e) => audit(callerOf(ctx.session), `State/${e.rpc}`,
+      `resource=${e.pointer.namespace}/${e.pointer.type}/${e.pointer.id}`, e.ok, e.error),
+  });
+  const watches = { total: 0, bySession: new WeakMap<Http2Session, number>() };
+  const userMethods = new Map<string, Method>();
+  for (const [path, m] of [...userState, ...(o.userMethods ?? [])]) {
+    const rule = rpcRule(path);
+    if (!rule) throw new Error(`${path} is served to users but has no line in the role table (model/access.ts)`);
+    const gate = (session: Http2Session) => {
+      const caller = callerOf(session);
+      const why = !caller ? 'unidentified connection' : callDenied(caller, rule)
+        ?? (caller.kind === 'maintenance' && rule.need === 'write' ? MAINTENANCE_WHY : undefined);
+      if (!why) return;
+      audit(caller, path.replace(/^\/[^/]*\./, ''), '', false, why);
+      throw new StateError('permission-denied', why);
+    };
+    const changesConfig = rule.need === 'apply-config' || rule.need === 'confirm-config';
+    if (m.kind === 'unary') {
+      userMethods.set(path, {
+        kind: 'unary',
+        async handle(req, ctx) {
+          gate(ctx.session);
+          if (!changesConfig) return m.handle(req, ctx);
+          // The machine config changes: a write, audited like the State's (whose writes stateMethods audits).
+          const rpc = path.replace(/^\/[^/]*\./, '');
+          try {
+            const out = await m.handle(req, ctx);
+            audit(callerOf(ctx.session), rpc, 'resource=machine-config', true);
+            return out;
+          } catch (e) {
+            audit(callerOf(ctx.session), rpc, 'resource=machine-config', false, (e as Error).message);
+            throw e;
+          }
+        },
+      });
+    } else if (path !== STATE_METHODS.Watch.path) {
+      userMethods.set(path, {
+        kind: 'server-stream', handle: (req, ctx, out) => { gate(ctx.session); return m.handle(req, ctx, out); },
+      });
+    } else {
+      userMethods.set(path, {
+        kind: 'server-stream',
+        async handle(req, ctx, out) {
+          gate(ctx.session);
+          const mine = watches.bySession.get(ctx.session) ?? 0;
+          if (mine >= limits.maxWatchesPerConnection || watches.total >= limits.maxWatches) {
+            throw new GrpcError(Status.RESOURCE_EXHAUSTED, mine >= limits.maxWatchesPerConnection
+              ? `at most ${limits.maxWatchesPerConnection} watches per connection (ApiLimits maxWatchesPerConnection)`
+              : `the machine serves at most ${limits.maxWatches} watches (ApiLimits maxWatches)`);
+          }
+          watches.bySession.set(ctx.session, mine + 1);
+          watches.total++;
+          try { await m.handle(req, ctx, out); } finally {
+            watches.total--;
+            watches.bySession.set(ctx.session, (watches.bySession.get(ctx.session) ?? 1) - 1);
+          }
+        },
+      });
+    }
+  }
+  const grpcOptions: GrpcServerOptions = {
+    methods: userMethods, maxRequestBytes: limits.maxRequestBytes, toStatus,
+    buffer: { used: 0, max: limits.maxBufferedBytes },
+  };
+
+  const users: Http2SecureServer = createSecureServer({
+    cert: tls.certificate, key: tls.key, ...(tls.mode === 'secured' ? { ca: tls.clientCAs } : {}),
+    requestCert: tls.mode === 'secured', rejectUnauthorized: tls.mode === 'secured', minVersion: 'TLSv1.2',
+    allowHTTP1: false, settings: { maxConcurrentStreams: limits.maxStreamsPerConnection },
+  });
+  users.on('stream', (stream, headers) => handleGrpcStream(grpcOptions, stream, headers));
+  const sessions = trackSessions(users, () => limits.idleSeconds * 1000);
+  // Connections are accepted here and handed to the TLS server a few at a time: a handshake costs a
+  // millisecond or two of the event loop, and a flood of them must not starve the clients already in.
+  const handshakes = new Map<Socket, { timer: NodeJS.Timeout; started: boolean }>();
+  const queue: Socket[] = [];
+  let shaking = 0;
+  const pump = () => {
+    while (shaking < MAX_HANDSHAKES && queue.length) {
+      const raw = queue.shift()!;
+      const h = handshakes.get(raw);
+      if (!h || raw.destroyed) continue;
+      h.started = true;
+      shaking++;
+      users.emit('connection', raw);
+    }
+  };
+  const handshakeOver = (raw: Socket) => {
+    const h = handshakes.get(raw);
+    if (!h) return;
+    clearTimeout(h.timer);
+    handshakes.delete(raw);
+    if (h.started) { shaking--; pump(); }
+  };
+  const once = throttle();
+  const front = createNetServer((raw) => {
+    raw.setNoDelay(true);
+    if (handshakes.size + sessions.size >= limits.maxConnections && !sessions.closeUnused()) {
+      once('full', (more) => o.log.warn(`API: refused a connection from ${raw.remoteAddress}: `
+        + `${limits.maxConnections} are open (ApiLimits maxConnections), each has made calls${more}`));
+      raw.destroy();
+      return;
+    }
+    handshakes.set(raw, {
+      started: false,
+      timer: setTimeout(() => {
+        once('slow handshake', (more) => o.log.warn(
+          `API: ${raw.remoteAddress} did not finish its TLS handshake within ${limits.handshakeSeconds} s${more}`,
+        ));
+        handshakeOver(raw);
+        raw.destroy();
+      }, limits.handshakeSeconds * 1000),
+    });
+    raw.once('close', () => handshakeOver(raw));
+    raw.on('error', () => {}); // a reset before the TLS server owns the socket: nothing to report
+    queue.push(raw);
+    pump();
+  });
+  users.on('secureConnection', (socket: TLSSocket & Marked) => {
+    // node keeps the raw socket as the TLS socket's _parent: the handshake is over for it.
+    const raw = (socket as unknown as { _parent?: Socket })._parent;
+    if (raw) handshakeOver(raw);
+    if (tls.mode === 'maintenance') {
+      socket[CALLER] = { kind: 'maintenance', subject: `${socket.remoteAddress}:${socket.remotePort}` };
+      return;
+    }
+    const who = userFromCertificate(socket.getPeerX509Certificate()?.raw);
+    if (typeof who === 'string') {
+      once('refused', (more) => o.log.warn(`API: refused ${socket.remoteAddress}: ${who}${more}`));
+      socket.destroy();
+      return;
+    }
+    socket[CALLER] = who;
+  });
+  users.on('tlsClientError', (e: Error & { code?: string }, socket: TLSSocket) => {
+    const why = e.code ?? e.message;
+    once(`handshake ${why}`, (more) => o.log.info(`API: TLS handshake with ${socket.remoteAddress ?? 'a client'} `
+      + `failed: ${why}${more}`));
+  });
   const colon = o.listen.lastIndexOf(':');
   const host = o.listen.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = await users.listen({ host, port: Number(o.listen.slice(colon + 1)) })
-    .catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
+  const port = await new Promise<number>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(Number(o.listen.slice(colon + 1)), host, () => {
+      front.off('error', reject); resolve((front.address() as { port: number }).port);
+    });
+  }).catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
 
-  const plugins = grpcHttp2Server(grpc(true));
-  plugins.server.on('connection', (socket: PluginSocket) => {
+  const plugins = grpcHttp2Server({
+    methods: stateMethods(o.state, {
+      ...o.service, accessOf: (ctx) => (ctx.session.socket as unknown as Marked & { guard?: CallAccess }).guard
+        ?? REFUSE_ALL,
+    }),
+    maxRequestBytes: 64 << 20, toStatus,
+  });
+  plugins.server.on('connection', (socket: Socket & Marked & { guard?: CallAccess }) => {
     const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     try {
       const cred = o.native.peerCred(fd ?? -1);
@@ -82,27 +290,59 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         socket.destroy();
         return;
       }
-      socket[PLUGIN] = { plugin, guard: pluginGuard(plugin) };
+      socket[CALLER] = { kind: 'plugin', name: plugin.name };
+      socket.guard = pluginGuard(plugin, new Set(pluginOutputs(plugin)));
     } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); }
   });
   mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
   rmSync(o.pluginSocket, { force: true });
   await plugins.listen({ path: o.pluginSocket });
-  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''}, `
-    + `plugins on ${o.pluginSocket}`);
+  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''} (TLS, `
+    + `${tls.mode}), plugins on ${o.pluginSocket}`);
+
   return {
     port,
+    setTls(t) {
+      const before = tls;
+      tls = t;
+      users.setSecureContext({
+        cert: t.certificate, key: t.key, ...(t.mode === 'secured' ? { ca: t.clientCAs } : {}),
+      });
+      // Read per connection by node's TLS server: what new connections must show.
+      const server = users as unknown as { requestCert: boolean; rejectUnauthorized: boolean };
+      server.requestCert = t.mode === 'secured';
+      server.rejectUnauthorized = t.mode === 'secured';
+      if (before.mode === t.mode && before.clientCAs.join() === t.clientCAs.join()) return;
+      // Connections admitted under the old rules that the new ones would not admit end: the calls under way
+      // (the very ApplyConfig that brought the CA) may finish, new ones go elsewhere, a watch is cut after a while.
+      const cas = t.clientCAs.map((pem) => new X509Certificate(pem));
+      let ended = 0;
+      for (const s of sessions.all()) {
+        const c = callerOf(s);
+        const peer = (s.socket as unknown as TLSSocket).getPeerX509Certificate?.();
+        const keep = t.mode === 'secured' && c?.kind === 'user' && peer && cas.some((ca) => peer.checkIssued(ca)
+          && peer.verify(ca.publicKey));
+        if (keep) continue;
+        ended++;
+        s.close();
+        setTimeout(() => { if (!s.destroyed) s.destroy(); }, 2000).unref();
+      }
+      o.log.info(`API: now ${t.mode}${ended ? `; ended ${ended} connection(s) the new rules do not admit` : ''}`);
+    },
+    setLimits(l) {
+      limits = l;
+      grpcOptions.maxRequestBytes = l.maxRequestBytes;
+      grpcOptions.buffer!.max = l.maxBufferedBytes;
+      users.updateSettings({ maxConcurrentStreams: l.maxStreamsPerConnection });
+    },
     // Open watches never finish by themselves: they are asked to end, then cut after a second.
-    stop: async () => { await Promise.all([users.stop(), plugins.stop()]); },
+    stop: async () => {
+      front.close();
+      for (const raw of handshakes.keys()) raw.destroy();
+      await Promise.all([sessions.stop(users), plugins.stop()]);
+    },
   };
 }
-
-/** A plugin-socket connection without an identity never gets this far; if one did, it may write nothing. */
-const REFUSE_ALL: WriteGuard = {
-  check: (type) => {
-    throw new StateError('permission-denied', `an unidentified plugin connection may not write ${type}`, type);
-  },
-};
 
 /** `state`, telling `after` about each write that went through. */
 function notifyingWrites(state: State, after: (p: Pointer) => void): State {

@@ -3,18 +3,24 @@
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
 } from '../config/config-service-wire.ts';
-import type { Method } from '../cosi/remote/grpc/server.ts';
+import type { CallContext, Method } from '../cosi/remote/grpc/server.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { MachineConfig } from './machine-config.ts';
 
 /** Longest try: a day (a forgotten try must still end). */
 const MAX_TRY_SECONDS = 86_400;
 
-export function configServiceMethods(config: MachineConfig): Map<string, Method> {
+/**
+ * `denied(ctx)`: for the caller of a call, why it may not write a type (its role), or undefined;
+ * none: anything (tests of the service alone).
+ */
+export function configServiceMethods(
+  config: MachineConfig, denied?: (ctx: CallContext) => ((type: string) => string | undefined),
+): Map<string, Method> {
   return new Map<string, Method>([
     [APPLY_CONFIG_PATH, {
       kind: 'unary',
-      async handle(request) {
+      async handle(request, ctx) {
         const req = APPLY_REQUEST.decode(request);
         if (req.trySeconds > MAX_TRY_SECONDS) {
           throw new StateError('invalid-argument', `try_seconds: at most ${MAX_TRY_SECONDS}, got ${req.trySeconds}`);
@@ -23,6 +29,7 @@ export function configServiceMethods(config: MachineConfig): Map<string, Method>
         const r = await config.apply({
           bytes: req.config, mode: req.mode === 'replace' ? 'replace' : 'merge', dryRun: req.dryRun,
           trySeconds: req.trySeconds, source: 'api', ...(req.sourceName ? { sourceName: req.sourceName } : {}),
+          ...(denied ? { denied: denied(ctx) } : {}),
         });
         return APPLY_RESPONSE.encode({
           changes: r.changes, persistedTo: r.persistedTo, persistProblem: r.persistProblem,

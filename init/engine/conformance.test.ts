@@ -12,7 +12,7 @@ import { startServe } from './serve-harness.ts';
 const TYPE = 'Gizmos.conformance.example';
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
-const admin = new RemoteState(`127.0.0.1:${served.port}`);
+const admin = served.client();
 t.teardown(() => admin.close());
 // What a client generated from the upstream meta.proto sends: the definition's own fields, no schema.
 await admin.create(newResource({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: TYPE.toLowerCase() }, {
@@ -25,7 +25,7 @@ runStateSuite(t, async () => {
   await admin.create(newResource(
     { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: namespace }, { description: 'a conformance case' },
   ));
-  const client = new RemoteState(`127.0.0.1:${served.port}`);
+  const client = served.client();
   return { state: client, namespace, type: TYPE, close: async () => { client.close(); } };
 });
 

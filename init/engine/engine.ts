@@ -3,16 +3,15 @@
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
 // API, and supervises the plugins it is handed.
 import { release, arch } from 'node:os';
-import type { ChildProcess } from 'node:child_process';
 import type { Native } from '../../native/index.ts';
-import { DEFINITION_TYPE, META_NAMESPACE, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
+import { DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
 import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { upsert } from '../cosi/state/upsert.ts';
 import { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { HOST_MODE_ENV, type Plugin } from '../model/plugin.ts';
+import { HOST_MODE_ENV, servedTypes, type Plugin } from '../model/plugin.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
   VERSION_TYPE,
@@ -29,8 +28,11 @@ import { feedPlatformConfig } from './platform-config.ts';
 import {
   PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS,
 } from '../model/platform-types.ts';
-import { startApiServer, type ApiServer } from './api-server.ts';
-import { ENGINE_OWNER, PluginSupervisor } from './supervisor.ts';
+import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
+import { createApiAccess } from './api-access.ts';
+import { apiCertificate } from './api-certificate.ts';
+import { consoleSummary } from './console-summary.ts';
+import { ENGINE_OWNER, PluginSupervisor, type SpawnPlugin } from './supervisor.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -38,7 +40,7 @@ export interface EngineOptions {
   listen: string;
   pluginSocket: string;
   cmdline: { raw: string; params: Cmdline };
-  spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
+  spawn: SpawnPlugin;
   /** The plugins to register and run (the caller picks them: plugins/index.ts). */
   plugins: readonly Plugin[];
   /** false: register the plugins' types but start none (benchmarks). Default true. */
@@ -49,6 +51,10 @@ export interface EngineOptions {
   onPowerRequest?: (action: PowerRequestSpec['action'], id: string) => void;
   /** Where the machine config persists (PID 1: the STATE filesystem); default: memory only. */
   configStore?: ConfigStore;
+  /** A machine config applied before the API serves (`serve --config FILE`); a refused one stops the start. */
+  config?: { bytes: Uint8Array; name: string };
+  /** A line for whoever watches the console (the maintenance certificate's fingerprint); default: the log. */
+  announce?: (line: string) => void;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -77,7 +83,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
       await registerNamespace(state, ns, description);
     }
   }
-  await registerTypes(state, withSchemas([...ENGINE_TYPES, ...o.plugins.flatMap((p) => p.types())]));
+  await registerTypes(state, withSchemas(servedTypes(o.plugins)));
   const own = (type: string, id: string, spec: unknown) =>
     state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
   await own(VERSION_TYPE, 'appliance', {
@@ -88,7 +94,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   } satisfies KernelCmdlineSpec);
   await own(BOOT_STATUS_TYPE, 'boot', { phase: 'booting', ready: false } satisfies BootStatusSpec);
   const spawnPlugin = o.hostMode
-    ? (args: string[], env: NodeJS.ProcessEnv) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' })
+    ? ((args, env, so) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }, so)) satisfies SpawnPlugin
     : o.spawn;
   const supervisor = new PluginSupervisor({
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
@@ -104,12 +110,33 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const persisted = await config.loadPersisted();
   // The platform plugin's user data, when it finds some, after that.
   const platformConfig = await feedPlatformConfig({ state, config, persisted, log: o.log.child('config') });
+  if (o.config) {
+    await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });
+  }
+  const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap((p) => p.controllers().map((c) => c.name))]);
+  const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
+  const announce = o.announce ?? ((l: string) => o.log.info(l));
+  const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });
   const api = await startApiServer({
     state, log: o.log, native: o.native,
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
-    userMethods: configServiceMethods(config), onUserWrite: (p) => config.noteUserWrite(p),
+    accessOf, tls: certificate.tls, limits: certificate.limits,
+    userMethods: configServiceMethods(config, (ctx) => {
+      const caller = callerOf(ctx.session);
+      // Maintenance applies any config: that is how a machine gets its CA.
+      if (!caller || caller.kind !== 'user') return () => undefined;
+      const access = accessOf(caller);
+      return (type) => {
+        try { access.write({ type, owner: '', finalizersOnly: false }); return undefined; } catch (e) {
+          return (e as Error).message;
+        }
+      };
+    }),
+    onUserWrite: (p) => config.noteUserWrite(p),
   });
+  await certificate.follow(api);
+  const summary = await consoleSummary(state, announce);
   if (o.startPlugins !== false) supervisor.start(o.plugins);
   const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
     for (const e of events) {
@@ -126,6 +153,8 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     },
     async stop() {
       power.close();
+      certificate.stop();
+      for (const w of summary) w.close();
       platformConfig.close();
       config.stop();
       await supervisor.stop();
@@ -133,3 +162,4 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     },
   };
 }
+

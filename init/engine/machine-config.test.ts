@@ -18,19 +18,22 @@ import { CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, type ConfigStatusSpec } from '../
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { CONFIG_FILE, parseSavedConfig } from '../config/saved-config.ts';
 import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../config/config-service-wire.ts';
+import { BAD_CONFIGS } from '../config/testing/bad-configs.ts';
+import { apiCaDocument } from '../pki/secrets.ts';
 
 const a = artifacts();
 const cosictlExe = join(a.dir, 'cosictl');
 const dir = mkdtempSync(join(tmpdir(), 'machine-config-test-'));
 const stateDir = join(dir, 'state');
 
-let served: Served = await startServe(a.exe, ['--state-dir', stateDir]);
+// No config at all: the machine starts in maintenance mode, and the first test gives it its CA as a user would.
+let served: Served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
 t.teardown(() => served.stop());
-const api = () => new RemoteState(`127.0.0.1:${served.port}`, { codecs: META_CODECS });
+const api = () => served.client('admin', { codecs: META_CODECS });
 
 function cosictl(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    const c = execFile(cosictlExe, ['-e', `127.0.0.1:${served.port}`, ...args], { timeout: 60_000 },
+    const c = execFile(cosictlExe, ['--config', served.cosictlConfig, ...args], { timeout: 60_000 },
       (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
     if (input !== undefined) c.stdin!.end(input);
   });
@@ -54,8 +57,25 @@ const configStatus = async () => {
 };
 const saved = () => parseSavedConfig(readFileSync(join(stateDir, CONFIG_FILE), 'utf8'), 'saved');
 
-t.test('with nothing persisted the machine waits for a config', async (t) => {
-  t.match(await configStatus(), { state: 'maintenance', persistedTo: join(stateDir, CONFIG_FILE) });
+t.test('with nothing persisted the machine waits for a config, in maintenance mode, until given its CA', async (t) => {
+  const insecure = (args: string[]) => cosictl(['--insecure', ...args]);
+  t.match((await insecure(['get', 'configstatus', '-o', 'yaml'])).out, /state: maintenance/);
+  t.match((await insecure(['get', 'apicert', '-o', 'yaml'])).out,
+    /mode: maintenance\n\s+fingerprint: ([0-9A-F]{2}:){31}/);
+  const refused = await insecure(['get', 'motd']);
+  t.equal(refused.code, 1);
+  t.match(refused.err, /maintenance mode .*: Motds\.config\.appliance\.dev cannot be read yet/);
+  const verified = await cosictl(['get', 'versions']);
+  t.equal(verified.code, 5, 'a client that verifies the machine cannot reach it yet');
+  t.match(verified.err, /TLS: DEPTH_ZERO_SELF_SIGNED_CERT/);
+  const given = await insecure(['apply-config', '-f', file('ca.yaml', apiCaDocument(served.secrets))]);
+  t.equal(given.code, 0, given.err);
+  t.match(given.out, /apicertificateauthority\/api created/);
+  const st = await until(async () => (await configStatus().catch(() => undefined))?.state, 'applied');
+  t.equal(st, 'applied', 'mutual TLS with the CA it was given');
+  t.match(await configStatus(), { persistedTo: join(stateDir, CONFIG_FILE), resources: 1 });
+  const after = await insecure(['get', 'versions']);
+  t.equal(after.code, 5, 'without a client certificate the machine is out of reach');
 });
 
 t.test('apply merges, persists atomically, and says what it did', async (t) => {
@@ -68,7 +88,7 @@ t.test('apply merges, persists atomically, and says what it did', async (t) => {
   const again = await cosictl(['apply', '-f', file('b.yaml', motd('two', 'changed'))]);
   t.match(again.out, /motd\/two configured/);
   t.same(await motds(), { one: 'first', two: 'changed' }, 'merge leaves the others');
-  t.match(await configStatus(), { state: 'applied', source: 'api', resources: 2 });
+  t.match(await configStatus(), { state: 'applied', source: 'api', resources: 3 }, 'the CA and the two motds');
 });
 
 t.test('a bad config is refused whole with document, field and reason; nothing changes', async (t) => {
@@ -113,6 +133,20 @@ t.test('hostile inputs are refused quickly', async (t) => {
   await t.rejects(send(Buffer.alloc(2 << 20, 0x20)), /raw: config is 2\.0 MiB, larger than the 1\.0 MiB limit/);
   await t.rejects(send(readFileSync(deep)), /line 2: nested deeper/);
   t.same(await motds(), { one: 'first', two: 'changed' });
+});
+
+t.test('the bad-config corpus, sent past cosictl: each refused whole with its reason; nothing changes', async (t) => {
+  const s = api();
+  t.teardown(() => s.close());
+  const before = await configStatus();
+  for (const bad of BAD_CONFIGS) {
+    const sent = s.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: Buffer.from(bad.text), mode: 'replace', dryRun: false, trySeconds: 0, sourceName: bad.name,
+    }));
+    await t.rejects(sent, bad.expect, bad.name);
+  }
+  t.same(await motds(), { one: 'first', two: 'changed' }, 'nothing applied');
+  t.match(await configStatus(), { state: 'applied', appliedAt: before.appliedAt }, 'the config in force is kept');
 });
 
 t.test('dry run shows the plan and changes nothing; gzip is accepted', async (t) => {
@@ -171,7 +205,7 @@ spec: {level: 3}
 
 t.test('the next engine loads the persisted config before anything else', async (t) => {
   await served.stop();
-  served = await startServe(a.exe, ['--state-dir', stateDir]);
+  served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
   t.same(await motds(), { one: 'first' });
   const s = api();
   t.teardown(() => s.close());

@@ -5,7 +5,8 @@
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
 import { decodeConfigInput } from '../config/config-input.ts';
-import type { ResourceDocument } from '../config/documents.ts';
+import { loadDocumentsYielding, type ResourceDocument } from '../config/documents.ts';
+import { yielder } from '../config/yielder.ts';
 import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../config/saved-config.ts';
 import {
@@ -23,6 +24,7 @@ import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
 } from '../model/runtime-types.ts';
 import type { Admission } from '../config/admission.ts';
+import { API_CA_TYPE } from '../model/security-types.ts';
 
 export type ApplyMode = 'merge' | 'replace';
 
@@ -40,6 +42,13 @@ export interface ApplyRequest {
   instanceId?: string;
   /** Input understood but not used (cloud-init keys), with why. */
   ignored?: string[];
+  /** What the applied config's status message should say first (a persisted config replaced, and why). */
+  note?: string;
+  /**
+   * Why the sender may not write resources of a type (its role), or undefined when it may. A config
+   * naming such a type is refused whole; a replace leaves such types as they are. Default: anything.
+   */
+  denied?: (type: string) => string | undefined;
 }
 
 /** Where the config was persisted, or why it was not. */
@@ -159,11 +168,13 @@ export class MachineConfig {
     };
   }
 
-  private parse(text: string, source: string, maxBytes?: number): Desired[] {
-    return validateConfig(text, this.o, source, maxBytes).map((d) => this.desiredOf(d));
+  /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
+  private async parse(text: string, source: string, maxBytes?: number): Promise<Desired[]> {
+    const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
+    return validateConfig(loaded, this.o, source).map((d) => this.desiredOf(d));
   }
 
-  private plan(want: Desired[], mode: ApplyMode): Step[] {
+  private plan(want: Desired[], mode: ApplyMode, denied?: ApplyRequest['denied']): Step[] {
     const steps: Step[] = [];
     const wanted = new Set<string>();
     for (const w of want) {
@@ -185,7 +196,10 @@ export class MachineConfig {
         wanted.add(pointerString({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: ns }));
       }
       for (const r of this.resources()) {
-        if (wanted.has(pointerString(r.metadata))) continue;
+        if (wanted.has(pointerString(r.metadata)) || denied?.(r.metadata.type)) continue;
+        // The API CA is the machine's trust, not its settings: a config written without its secrets keeps it
+        // (deleting it explicitly returns the machine to maintenance), so that no replace locks every client out.
+        if (r.metadata.type === API_CA_TYPE) continue;
         steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
       }
     }
@@ -196,7 +210,10 @@ export class MachineConfig {
     const { state, admission } = this.o;
     const writes = steps.filter((s) => s.action === 'created' || s.action === 'updated')
       .sort((a, b) => byRank(a.want!, b.want!));
+    // The state answers at once, so thousands of writes would never let I/O in: slices of 10 ms.
+    const pause = yielder();
     for (const s of writes) {
+      await pause();
       const w = s.want!;
       if (s.action === 'created') {
         await state.create(admission.admit(newResource(w, w.spec, { labels: w.labels, annotations: w.annotations }),
@@ -244,12 +261,16 @@ export class MachineConfig {
         }
         const input = decodeConfigInput(req.bytes);
         if (!input.ok) throw new ConfigRefused([`${source}: ${input.message}`], source);
-        want = this.parse(input.text, source);
+        want = await this.parse(input.text, source);
       } catch (e) {
         if (e instanceof ConfigRefused && !req.dryRun) await this.refused(req.source, e.problems);
         throw e;
       }
-      const steps = this.plan(want, req.mode);
+      const forbidden = [...new Set(want.map((w) => req.denied?.(w.type)).filter((x): x is string => !!x))];
+      if (forbidden.length) {
+        throw new StateError('permission-denied', `the config from ${source} was not applied: ${forbidden.join('; ')}`);
+      }
+      const steps = this.plan(want, req.mode, req.denied);
       const changes = this.changesOf(steps, true);
       const needsReboot = changes.filter((c) => c.needsReboot).map((c) => `${c.resource} ${c.action}`);
       const result: ApplyResult = {
@@ -288,8 +309,8 @@ export class MachineConfig {
       await this.setStatus({
         state: 'applied', source: req.source, instanceId: instanceId ?? '', changes, needsReboot,
         ignored: result.ignored, appliedAt: this.now().toISOString(), refusedSource: '', refusedProblems: [],
-        message: `config from ${source} applied (${counts})${needsReboot.length ? `; ${needsReboot.length} `
-          + 'change(s) need a reboot' : ''}; ${whereSaved(saved)}`,
+        message: `${req.note ? `${req.note}; ` : ''}config from ${source} applied (${counts})`
+          + `${needsReboot.length ? `; ${needsReboot.length} change(s) need a reboot` : ''}; ${whereSaved(saved)}`,
       });
       this.o.log.info(`config from ${source} applied: ${counts}`);
       for (const i of result.ignored) this.o.log.warn(`config from ${source}: ignored ${i}`);
@@ -398,7 +419,7 @@ export class MachineConfig {
       }
       const where = this.o.store.path ?? 'memory';
       let want: Desired[];
-      try { want = this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES); } catch (e) {
+      try { want = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES); } catch (e) {
         if (e instanceof ConfigRefused) { await this.refused('state', e.problems); return undefined; }
         throw e;
       }

@@ -50,7 +50,7 @@ export async function feedPlatformConfig(o: PlatformConfigOptions): Promise<Watc
       await o.config.apply({
         bytes: new TextEncoder().encode(t.data.config), mode: 'replace', source: u.source,
         sourceName: `${u.source} (${t.data.format})`, instanceId: u.instanceId,
-        ignored: [...(u.ignored ?? []), ...t.data.ignored],
+        ignored: [...(u.ignored ?? []), ...t.data.ignored], ...(d.replacing ? { note: d.replacing } : {}),
       });
     } catch (e) {
       // A refused config is already in ConfigStatus and the log; anything else is logged here.

@@ -10,14 +10,20 @@ import type { Logger } from '../log.ts';
 import { pluginOutputs, type Plugin } from '../model/plugin.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
+import { killReason, oomKills } from '../sys/oom-kills.ts';
 
 export const ENGINE_OWNER = 'engine';
+
+/**
+ * Starts `<exe> plugin <name>` with the given environment; `ownMounts`: the plugin needs none of
+ * the machine's mount operations, so it may be born in a mount namespace of its own.
+ */
+export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMounts: boolean }) => ChildProcess;
 
 export interface SupervisorOptions {
   state: MemoryState;
   log: Logger;
-  /** Starts `<exe> plugin <name>` with the given environment. */
-  spawn: (args: string[], env: NodeJS.ProcessEnv) => ChildProcess;
+  spawn: SpawnPlugin;
   socketPath: string;
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -76,7 +82,11 @@ export class PluginSupervisor {
   private launch(r: Running): void {
     const log = this.o.log.child(`plugin/${r.plugin.name}`);
     const started = Date.now();
-    const child = this.o.spawn(['plugin', r.plugin.name], { ...process.env, COSI_PLUGIN_SOCKET: this.o.socketPath });
+    const killsAtStart = oomKills();
+    const child = this.o.spawn(
+      ['plugin', r.plugin.name], { ...process.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
+      { ownMounts: !r.plugin.hostMounts },
+    );
     r.child = child;
     r.status = { ...r.status, state: 'running', pid: child.pid ?? 0 }; // backoffMs stays: the wait before this start
     void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
@@ -97,7 +107,8 @@ export class PluginSupervisor {
       // A plugin that ran longer than the longest wait was healthy: start the backoff over.
       if (Date.now() - started > backoff.maxMs) r.delay = backoff.initialMs;
       r.status.backoffMs = Math.round(r.delay);
-      log.warn(`exited (${signal ? `signal ${signal}` : `code ${code}`}); `
+      const why = killReason(signal, killsAtStart, oomKills());
+      log.warn(`exited (${signal ? `signal ${signal}${why}` : `code ${code}`}); `
         + `restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
       void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
       r.timer = setTimeout(() => { r.status.restarts++; this.launch(r); }, r.delay);

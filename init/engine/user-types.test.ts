@@ -19,7 +19,7 @@ import { startServe } from './serve-harness.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
-const api = new RemoteState(`127.0.0.1:${served.port}`);
+const api = served.client();
 t.teardown(() => api.close());
 const define = (spec: Partial<ResourceDefinitionSpec> & { type: string; defaultNamespace: string }) =>
   api.create(newResource(
@@ -91,7 +91,7 @@ t.test('a type with its own protobuf message: both encodings, the message checke
   // A client that compiles the definition's descriptor reads proto_spec: the same spec.
   const defs = (await api.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }))
     .map((r) => r.spec as ResourceDefinitionSpec);
-  const typed = new RemoteState(`127.0.0.1:${served.port}`, {
+  const typed = served.client('admin', {
     codecs: codecsFromDefinitions(() => defs, (d, e) => t.fail(`${d.type}: ${e.message}`)),
   });
   t.teardown(() => typed.close());
@@ -134,16 +134,19 @@ t.test('built-in definitions and namespaces cannot be changed or deleted; '
   + 'one holding resources cannot go', async (t) => {
   const motd = await api.get({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: MOTD_TYPE.toLowerCase() });
   await t.rejects(
-    api.update({ ...motd, spec: { ...(motd.spec as object), aliases: ['m'] } } as Resource, { owner: 'meta' }),
+    api.update({ ...motd, spec: { ...(motd.spec as object), aliases: ['m'] } } as Resource),
     { code: 'permission-denied', message: /a built-in type cannot be changed/ },
   );
   await t.rejects(
-    api.teardownAndDestroy(
-      { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: MOTD_TYPE.toLowerCase() }, { owner: 'meta' },
-    ),
+    api.update({ ...motd, spec: { ...(motd.spec as object), aliases: ['m'] } } as Resource, { owner: 'meta' }),
+    { code: 'permission-denied', message: /"meta" is a controller of the machine: only it writes as it/ },
+    'nor by posing as its owner',
+  );
+  await t.rejects(
+    api.teardownAndDestroy({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: MOTD_TYPE.toLowerCase() }),
     { code: 'permission-denied', message: /built in/ },
   );
-  await t.rejects(api.destroy({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: 'network' }, { owner: 'meta' }),
+  await t.rejects(api.destroy({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: 'network' }),
     { code: 'permission-denied' });
   await t.rejects(api.destroy({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: 'backups.example.com' }),
     { code: 'in-use', message: /1 Backups\.example\.com resource\(s\) still exist/ });

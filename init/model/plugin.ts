@@ -3,7 +3,9 @@
 // engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
 import type { Controller } from '../cosi/controller/contract.ts';
 import type { DefinitionInput } from '../cosi/meta/definition.ts';
+import { ENGINE_TYPES } from './runtime-types.ts';
 import type { CapabilityName } from '../../native/index.ts';
+import type { SyscallName } from '../sys/seccomp.ts';
 
 export interface Plugin {
   readonly name: string;
@@ -15,6 +17,16 @@ export interface Plugin {
   controllers(): Controller[];
   /** The only capabilities the plugin process keeps (no_new_privs is always set). */
   readonly capabilities: readonly CapabilityName[];
+  /**
+   * The dangerous syscalls (init/sys/seccomp.ts) its job needs; its seccomp filter refuses the
+   * others with EPERM, whatever its capabilities would allow. Default: none.
+   */
+  readonly syscalls?: readonly SyscallName[];
+  /**
+   * true: it works on the machine's own mounts (mounts what others use). Otherwise it runs in a mount
+   * namespace of its own, which sees the machine's mounts but whose own mounts nobody else sees.
+   */
+  readonly hostMounts?: boolean;
   /** Off unless the engine runs with test plugins enabled. */
   readonly testOnly?: boolean;
 }
@@ -27,4 +39,15 @@ export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
 /** The types a plugin's connection may write. */
 export function pluginOutputs(p: Plugin): string[] {
   return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
+}
+
+/**
+ * Every type a machine with these plugins serves: the engine's and the plugins'. A type
+ * some plugin's controller writes exclusively is a status: written by that controller only.
+ */
+export function servedTypes(plugins: readonly Plugin[]): DefinitionInput[] {
+  const exclusive = new Set(plugins.flatMap((p) => p.controllers())
+    .flatMap((c) => c.outputs().filter((x) => x.kind === 'exclusive').map((x) => x.type)));
+  return [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]
+    .map((d) => (d.access || !exclusive.has(d.type) ? d : { ...d, access: 'controllers' as const }));
 }

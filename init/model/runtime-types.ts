@@ -1,8 +1,10 @@
 // runtime-types: the namespaces and types the engine itself serves (proto/appliance/
-// runtime). Plugins read some of them (the kernel command line, the version), so they
-// live here, below both. Plugins' own types are defined next to their controllers.
+// runtime, and the API's security types of security-types.ts). Plugins read some of
+// them (the kernel command line, the version), so they live here, below both. Plugins'
+// own types are defined next to their controllers.
 import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
+import { SECURITY_NAMESPACES, SECURITY_TYPES } from './security-types.ts';
 
 export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
@@ -15,6 +17,7 @@ export const CONFIG_NS = 'config';
 export const NAMESPACES: Record<string, string> = {
   [RUNTIME_NS]: 'Observed state: what the engine and the plugins report.',
   [CONFIG_NS]: 'Desired state: what users and the machine config declare.',
+  ...SECURITY_NAMESPACES,
 };
 
 export const VERSION_TYPE = 'Versions.runtime.appliance.dev';
@@ -28,21 +31,21 @@ export const CONFIG_STATUS_ID = 'machine';
 
 export const ENGINE_TYPES: DefinitionInput[] = [
   {
-    type: VERSION_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.VersionSpec,
+    type: VERSION_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.VersionSpec, access: 'controllers',
     printColumns: [
       { name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' },
       { name: 'Kernel', jsonPath: '{.kernel}' },
     ],
   },
   {
-    type: BOOT_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.BootStatusSpec,
+    type: BOOT_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.BootStatusSpec, access: 'controllers',
     printColumns: [
       { name: 'Phase', jsonPath: '{.phase}' }, { name: 'Ready', jsonPath: '{.ready}' },
       { name: 'Ready At', jsonPath: '{.readyUptimeSeconds}' },
     ],
   },
   {
-    type: PLUGIN_STATUS_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['plugins'],
+    type: PLUGIN_STATUS_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['plugins'], access: 'controllers',
     protoMessage: MESSAGES.PluginStatusSpec,
     printColumns: [
       { name: 'State', jsonPath: '{.state}' }, { name: 'PID', jsonPath: '{.pid}' },
@@ -50,7 +53,7 @@ export const ENGINE_TYPES: DefinitionInput[] = [
     ],
   },
   {
-    type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'],
+    type: KERNEL_CMDLINE_TYPE, defaultNamespace: RUNTIME_NS, aliases: ['cmdline'], access: 'controllers',
     protoMessage: MESSAGES.KernelCmdlineSpec,
     printColumns: [{ name: 'Cmdline', jsonPath: '{.raw}' }],
   },
@@ -60,9 +63,11 @@ export const ENGINE_TYPES: DefinitionInput[] = [
   },
   {
     type: CONFIG_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.ConfigStatusSpec,
+    access: 'controllers',
     printColumns: [
       { name: 'State', jsonPath: '{.state}' }, { name: 'Source', jsonPath: '{.source}' },
       { name: 'Resources', jsonPath: '{.resources}' }, { name: 'Persisted', jsonPath: '{.persistedTo}' },
     ],
   },
+  ...SECURITY_TYPES,
 ];

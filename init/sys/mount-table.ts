@@ -3,7 +3,7 @@
 
 export const MS = {
   RDONLY: 1, NOSUID: 2, NODEV: 4, NOEXEC: 8, SYNCHRONOUS: 16, REMOUNT: 32, NOATIME: 1024, BIND: 4096, REC: 16384,
-  RELATIME: 1 << 21,
+  SHARED: 1 << 20, RELATIME: 1 << 21,
 } as const;
 export const MNT_DETACH = 2;
 

@@ -11,6 +11,8 @@ void InitNamespaces(Napi::Env env, Napi::Object exports);
 void InitPacket(Napi::Env env, Napi::Object exports);
 void InitModules(Napi::Env env, Napi::Object exports);
 void InitClock(Napi::Env env, Napi::Object exports);
+void InitSeccomp(Napi::Env env, Napi::Object exports);
+void InitBlock(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -23,6 +25,8 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitPacket(env, exports);
   appliance::InitModules(env, exports);
   appliance::InitClock(env, exports);
+  appliance::InitSeccomp(env, exports);
+  appliance::InitBlock(env, exports);
   return exports;
 }
 

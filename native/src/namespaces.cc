@@ -1,8 +1,10 @@
 // namespaces.cc: unshare(2) for the calling thread (Node's main thread). Tests use
 // private network, UTS and mount namespaces so they never touch the host's.
+#include <fcntl.h>
 #include <napi.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <unistd.h>
 #include "errors.h"
 
 namespace appliance {
@@ -22,12 +24,32 @@ static Napi::Value UnshareUts(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// unshareMounts(): a private mount namespace for this thread, propagation private,
-// so mounts made by tests stay theirs.
+// unshareMounts(slave): a mount namespace of its own for this thread. Propagation private
+// (tests: their mounts stay theirs, and the host's stay out), or slave (a plugin: the
+// machine's mounts come in, its own do not go out).
 static Napi::Value UnshareMounts(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  bool slave = info.Length() > 0 && info[0].ToBoolean().Value();
   if (::unshare(CLONE_NEWNS) != 0) { ThrowErrno(env, "unshare", "CLONE_NEWNS", errno); return env.Undefined(); }
-  if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ThrowErrno(env, "mount", "make / rprivate", errno);
+  if (::mount("none", "/", nullptr, MS_REC | (slave ? MS_SLAVE : MS_PRIVATE), nullptr) != 0) {
+    ThrowErrno(env, "mount", slave ? "make / rslave" : "make / rprivate", errno);
+  }
+  return env.Undefined();
+}
+
+// mountNamespaceFd(): a descriptor of this thread's mount namespace, to come back to it.
+static Napi::Value MountNamespaceFd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = ::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) { ThrowErrno(env, "open", "/proc/thread-self/ns/mnt", errno); return env.Undefined(); }
+  return Napi::Number::New(env, fd);
+}
+
+// setMountNamespace(fd): this thread enters the mount namespace `fd` refers to (setns(2)).
+static Napi::Value SetMountNamespace(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  if (::setns(fd, CLONE_NEWNS) != 0) ThrowErrno(env, "setns", "CLONE_NEWNS", errno);
   return env.Undefined();
 }
 
@@ -35,6 +57,8 @@ void InitNamespaces(Napi::Env env, Napi::Object exports) {
   exports.Set("unshareNet", Napi::Function::New(env, UnshareNet));
   exports.Set("unshareUts", Napi::Function::New(env, UnshareUts));
   exports.Set("unshareMounts", Napi::Function::New(env, UnshareMounts));
+  exports.Set("mountNamespaceFd", Napi::Function::New(env, MountNamespaceFd));
+  exports.Set("setMountNamespace", Napi::Function::New(env, SetMountNamespace));
 }
 
 }  // namespace appliance

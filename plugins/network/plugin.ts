@@ -37,6 +37,8 @@ export const networkPlugin: Plugin = {
   types: () => NETWORK_TYPES,
   // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's names).
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
+  // CAP_SYS_ADMIN is for these two; the filter refuses the rest of what it allows (mount, ...).
+  syscalls: ['sethostname', 'setdomainname'],
   controllers: () => [
     linkStatusController(rtnl),
     // On a host (`serve`) nothing by itself: no links brought up, no DHCP on the host's network.

@@ -19,8 +19,9 @@ export type {
   RouteStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 
-export const NETWORK_NS = 'network';
-export const LINK_STATUS_TYPE = 'LinkStatuses.net.appliance.dev';
+import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../init/model/network-names.ts';
+
+export { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS };
 export const LINK_SPEC_TYPE = 'LinkSpecs.net.appliance.dev';
 export const MERGED_LINK_SPEC_TYPE = 'MergedLinkSpecs.net.appliance.dev';
 export const LINK_SPEC_STATUS_TYPE = 'LinkSpecStatuses.net.appliance.dev';
@@ -35,7 +36,6 @@ export const MERGED_DHCP_SPEC_TYPE = 'MergedDhcpSpecs.net.appliance.dev';
 export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
 export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 export const MERGED_HOSTNAME_SPEC_TYPE = 'MergedHostnameSpecs.net.appliance.dev';
-export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
 export const MERGED_RESOLVER_SPEC_TYPE = 'MergedResolverSpecs.net.appliance.dev';
 export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';

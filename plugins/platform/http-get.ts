@@ -1,8 +1,11 @@
 // http-get: the one HTTP client of the platform sources. Strict and bounded: every
 // request has a timeout, every body a size limit, and a body shorter than its
 // Content-Length (a truncated answer) is an error, not data. Failures are values that
-// name the URL and what went wrong.
-import { request } from 'node:http';
+// name the URL and what went wrong. https is verified against the CA bundle in the image:
+// the Mozilla roots compiled into the init's Node runtime (there is no other trust store
+// on a machine without a root filesystem).
+import { request as httpRequestOf, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequestOf } from 'node:https';
 
 export interface HttpRequest {
   url: string;
@@ -11,6 +14,27 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Bodies larger than this are refused (default 1 MiB). */
   maxBytes?: number;
+  /** https: trust these CAs (PEM) instead of the image's bundle (tests, private clouds). */
+  ca?: string[];
+}
+
+const TLS_TRUST_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED',
+]);
+
+/** A failed request's reason, with what to check for the TLS failures a machine at boot meets. */
+function failure(url: string, e: NodeJS.ErrnoException): string {
+  const code = e.code ?? '';
+  if (TLS_TRUST_CODES.has(code)) {
+    return `${url}: TLS: the server's certificate is not signed by a CA the image trusts (${code})`;
+  }
+  if (code === 'CERT_NOT_YET_VALID' || code === 'CERT_HAS_EXPIRED') {
+    const now = new Date().toISOString();
+    return `${url}: TLS: the server's certificate is not valid at the machine's time ${now} (${code})`;
+  }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${url}: TLS: the certificate does not name this host (${code})`;
+  return `${url}: ${e.code ?? e.message}`;
 }
 
 export type HttpResult =
@@ -22,13 +46,19 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
   const maxBytes = r.maxBytes ?? 1 << 20;
   let url: URL;
   try { url = new URL(r.url); } catch { return Promise.resolve({ ok: false, message: `${r.url}: not a URL` }); }
-  if (url.protocol !== 'http:') {
-    return Promise.resolve({ ok: false, message: `${r.url}: only http:// is supported (got ${url.protocol})` });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    const message = `${r.url}: only http:// and https:// are supported (got ${url.protocol})`;
+    return Promise.resolve({ ok: false, message });
   }
+  const options: RequestOptions & { ca?: string[] } = { method: r.method ?? 'GET', headers: r.headers ?? {} };
+  if (r.ca) options.ca = r.ca;
+  const start = (onAnswer: (res: IncomingMessage) => void): ClientRequest => (
+    url.protocol === 'https:' ? httpsRequestOf(url, options, onAnswer) : httpRequestOf(url, options, onAnswer)
+  );
   return new Promise((resolve) => {
     let settled = false;
     const done = (x: HttpResult) => { if (!settled) { settled = true; clearTimeout(timer); resolve(x); } };
-    const req = request(url, { method: r.method ?? 'GET', headers: r.headers ?? {} }, (res) => {
+    const req = start((res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -50,7 +80,7 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
       req.destroy();
       done({ ok: false, message: `${r.url}: no complete answer within ${timeoutMs} ms` });
     }, timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => done({ ok: false, message: `${r.url}: ${e.code ?? e.message}` }));
+    req.on('error', (e: NodeJS.ErrnoException) => done({ ok: false, message: failure(r.url, e) }));
     req.end();
   });
 }

@@ -15,6 +15,7 @@ export const platformPlugin: Plugin = {
   namespaces: () => ({ [PLATFORM_NS]: 'Where the machine config comes from, and what the platform says.' }),
   types: () => PLATFORM_TYPES,
   capabilities: ['CAP_SYS_ADMIN'], // mount(2) of seed volumes (cidata, config-2), read-only
+  syscalls: ['mount', 'umount2'], // in its own mount namespace: nobody else sees a seed mounted
   controllers: () => [
     // On a host (`serve`) no probing: nothing mounted, no metadata service asked.
     ...(inHostMode() ? [] : [configSourceController({ env: (params, mac) => machineEnv(native, params, mac) })]),

@@ -3,7 +3,11 @@
 // 500, truncated bodies, 404 user data). The sources' fixed addresses
 // (169.254.169.254) are redirected to the test server; everything else is the real code.
 import t from 'tap';
+import { createPublicKey } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { generateKey, issueCertificate, keyToPem } from '../../init/pki/certificate.ts';
 import { detectPlatform } from './detect.ts';
 import { httpRequest } from './http-get.ts';
 import { platformSpecs } from './platform-network.ts';
@@ -179,4 +183,34 @@ t.test('platform network -> platform-layer specs, interfaces matched by name or 
     'TimeServerSpecs platform {"servers":["169.254.169.123"],"layer":"platform"}',
   ]);
   t.end();
+});
+
+t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wrong name, ftp refused', async (t) => {
+  const caKey = generateKey();
+  const now = Date.now();
+  const validity = { notBefore: new Date(now - 60_000), notAfter: new Date(now + 3600_000) };
+  const ca = issueCertificate({
+    subject: { commonName: 'test config CA' }, publicKey: createPublicKey(caKey), selfKey: caKey, usage: 'ca',
+    ...validity,
+  });
+  const key = generateKey();
+  const cert = issueCertificate({
+    subject: { commonName: 'config server' }, publicKey: createPublicKey(key),
+    issuer: { certificate: ca, key: caKey }, usage: 'server', names: ['127.0.0.1'], ...validity,
+  });
+  const body = 'metadata: {type: motd, id: s}\n';
+  const tlsServer = createHttpsServer({ key: keyToPem(key), cert }, (_q, s) => s.end(body));
+  await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', r));
+  t.teardown(() => { tlsServer.closeAllConnections(); tlsServer.close(); });
+  const { port: tlsPort } = tlsServer.address() as AddressInfo;
+  const base = `https://127.0.0.1:${tlsPort}`;
+  const trusted = await httpRequest({ url: `${base}/c`, ca: [ca] });
+  t.ok(trusted.ok && trusted.body.toString().includes('id: s'), 'fetched over TLS with the CA trusted');
+  const image = await httpRequest({ url: `${base}/c` });
+  t.match(!image.ok && image.message, /not signed by a CA the image trusts \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/,
+    'the image bundle (Node\'s roots) does not trust a private CA');
+  const wrongName = await httpRequest({ url: `https://localhost:${tlsPort}/c`, ca: [ca] });
+  t.match(!wrongName.ok && wrongName.message, /does not name this host/);
+  const ftp = await httpRequest({ url: 'ftp://127.0.0.1/c' });
+  t.match(!ftp.ok && ftp.message, /only http:\/\/ and https:\/\/ are supported \(got ftp:\)/);
 });

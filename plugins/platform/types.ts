@@ -14,11 +14,10 @@ export type {
 } from '../../proto/gen/spec-types.ts';
 
 import {
-  PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE,
+  CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE,
 } from '../../init/model/platform-types.ts';
 
-export { PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE };
-export const CONFIG_SOURCE_TYPE = 'ConfigSources.platform.appliance.dev';
+export { CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE };
 export const PLATFORM_NETWORK_TYPE = 'PlatformNetworks.platform.appliance.dev';
 
 export const PLATFORM_TYPES: DefinitionInput[] = [
@@ -29,7 +28,9 @@ export const PLATFORM_TYPES: DefinitionInput[] = [
       col('Location', 'location'), col('Message', 'message')],
   },
   {
+    // User data carries the machine's secrets (its API CA): admins only.
     type: USER_DATA_TYPE, defaultNamespace: PLATFORM_NS, aliases: ['userdata'], protoMessage: MESSAGES.UserDataSpec,
+    sensitive: true,
     printColumns: [col('Source', 'source'), col('Format', 'format'), col('Instance', 'instanceId')],
   },
   {

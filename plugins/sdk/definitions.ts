@@ -7,10 +7,10 @@ export const LAYER_COLUMN = col('Layer', 'layer');
 export const STATE_COLUMN = col('State', 'state');
 export const ERROR_COLUMN = col('Error', 'error');
 
-/** A declared type and its merged twin (Merged<Type>): same namespace, message and columns. */
+/** A declared type and its merged twin (Merged<Type>): same namespace, message, columns and sensitivity. */
 export function declaredAndMerged(d: DefinitionInput, mergedType: string): DefinitionInput[] {
   return [d, {
     type: mergedType, defaultNamespace: d.defaultNamespace, protoMessage: d.protoMessage!,
-    printColumns: d.printColumns ?? [],
+    printColumns: d.printColumns ?? [], ...(d.sensitive ? { sensitive: true } : {}),
   }];
 }

@@ -3,7 +3,7 @@
 // and stops cleanly on SIGTERM.
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
-import { CAPABILITY, native } from '../../native/index.ts';
+import { confine } from './confine.ts';
 import type { Plugin } from '../../init/model/plugin.ts';
 import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
 
@@ -15,8 +15,11 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   const socket = process.env[PLUGIN_SOCKET_ENV];
   if (!socket) { line('', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`); return 2; }
   // Privileges go first, before the plugin talks to anyone.
-  try { native().dropCapabilities(p.capabilities.map((c) => CAPABILITY[c])); } catch (e) {
-    line('ERROR ', p.name, `cannot drop capabilities: ${(e as Error).message}`);
+  try {
+    const { withheld } = confine(p);
+    if (withheld.length) line('WARN ', p.name, `running without ${withheld.join(', ')}: this host withholds them`);
+  } catch (e) {
+    line('ERROR ', p.name, `cannot confine itself: ${(e as Error).message}`);
     return 1;
   }
   const state = new RemoteState(`unix://${socket}`, { codecs });

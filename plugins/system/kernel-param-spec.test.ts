@@ -10,6 +10,7 @@ import { builtinCodecs } from '../../init/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { kernelParamMergeController } from './kernel-param-merge.ts';
 import { kernelParamSpecController, sysctlPath } from './kernel-param-spec.ts';
+import { kernelParamConfigController } from './kernel-param-config.ts';
 import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from './types.ts';
 
 t.test('names map into /proc/sys and cannot leave it', async (t) => {
@@ -85,3 +86,29 @@ if (process.getuid?.() !== 0) {
     t.equal(readHost(), hostForward, `host ip_forward still ${hostForward}`);
   });
 }
+
+t.test('the hardening defaults: published for the keys the kernel has, written, overridden by a user', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'sysctl-hardening-'));
+  mkdirSync(join(root, 'kernel'), { recursive: true });
+  writeFileSync(join(root, 'kernel', 'kptr_restrict'), '0\n');
+  writeFileSync(join(root, 'kernel', 'dmesg_restrict'), '0\n');
+  const has = (key: string) => { try { readFileSync(sysctlPath(key, root)); return true; } catch { return false; } };
+  const h = await controllerHarness(t, [
+    kernelParamConfigController({ has }), kernelParamMergeController(), kernelParamSpecController(root),
+  ], { codecs: builtinCodecs(builtinTypes()) });
+  const file = (k: string) => readFileSync(join(root, 'kernel', k), 'utf8').trim();
+  t.equal(await h.until(() => file('kptr_restrict'), '2'), '2', 'kptr_restrict hardened');
+  t.equal(await h.until(() => file('dmesg_restrict'), '1'), '1', 'dmesg_restrict hardened');
+  const specs = (await h.state.list({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE })).map((r) => r.metadata.id);
+  t.same(specs, ['default/kernel.dmesg_restrict', 'default/kernel.kptr_restrict'], 'only the keys this kernel has');
+  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'kernel.kptr_restrict' }, { value: '1' });
+  t.equal(await h.until(() => file('kptr_restrict'), '1'), '1', 'a user\'s spec wins over the default');
+  await h.remove({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'kernel.kptr_restrict' });
+  t.equal(await h.until(() => file('kptr_restrict'), '2'), '2', 'and the default is back when it goes');
+});
+
+t.test('on a host the hardening defaults are never published', async (t) => {
+  const h = await controllerHarness(t, [kernelParamConfigController({})], { codecs: builtinCodecs(builtinTypes()) });
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(await h.state.list({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE }), []);
+});

@@ -1,26 +1,34 @@
 // system: kernel parameters (sysctls) through /proc/sys; kernel modules through
 // finit_module with modules.dep.
 import { native } from '../../native/index.ts';
-import type { Plugin } from '../../init/model/plugin.ts';
+import { existsSync } from 'node:fs';
+import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
 import { kernelParamMergeController } from './kernel-param-merge.ts';
-import { kernelParamSpecController } from './kernel-param-spec.ts';
+import { kernelParamSpecController, sysctlPath } from './kernel-param-spec.ts';
+import { kernelParamConfigController } from './kernel-param-config.ts';
 import { kernelModuleMergeController } from './modules/kernel-module-merge.ts';
 import { kernelModuleSpecController } from './modules/kernel-module-spec.ts';
 import { kernelModuleStatusController } from './modules/kernel-module-status.ts';
 import { defaultModuleSources, nativeLoader } from './modules/module-index.ts';
 import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
+import { fileMergeController } from './files/file-merge.ts';
+import { fileSpecController } from './files/file-spec.ts';
 
 export const systemPlugin: Plugin = {
   name: 'system',
   description: 'Kernel parameters (sysctls), written to /proc/sys and read back; '
-    + 'kernel modules loaded with their dependencies.',
+    + 'kernel modules loaded with their dependencies; files on /run, /var and /tmp.',
   namespaces: () => ({ [SYSTEM_NS]: 'Kernel and machine settings.' }),
   types: () => SYSTEM_TYPES,
-  // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE.
-  capabilities: ['CAP_SYS_ADMIN', 'CAP_NET_ADMIN', 'CAP_SYS_MODULE'],
+  // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE; Yama's
+  // ptrace_scope CAP_SYS_PTRACE (its filter refuses ptrace itself; CAP_SYS_MODULE outweighs it anyway).
+  capabilities: ['CAP_SYS_ADMIN', 'CAP_NET_ADMIN', 'CAP_SYS_MODULE', 'CAP_SYS_PTRACE'],
+  syscalls: ['finit_module', 'delete_module'],
   controllers: () => [
+    kernelParamConfigController({ ...(inHostMode() ? {} : { has: (key) => existsSync(sysctlPath(key)) }) }),
     kernelParamMergeController(), kernelParamSpecController(),
     kernelModuleMergeController(), kernelModuleSpecController(nativeLoader(native), defaultModuleSources()),
     kernelModuleStatusController(defaultModuleSources(), native),
+    fileMergeController(), fileSpecController(),
   ],
 };

@@ -7,7 +7,8 @@
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
 import { RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
 import type { Plugin } from '../../init/model/plugin.ts';
@@ -77,9 +78,12 @@ const reader: Controller = {
       const keep = new Set<string>();
       for (const r of await ctx.state.list({ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE })) {
         keep.add(r.metadata.id);
-        const path = (r.spec as { path: string }).path;
+        const { path, walk } = r.spec as { path: string; walk?: boolean };
         let spec: { path: string; content?: string; error?: string };
-        try { spec = { path, content: readFileSync(path, 'utf8').slice(0, 4096) }; } catch (e) {
+        try {
+          const content = walk ? listTree(path).slice(0, 256 << 10) : readFileSync(path, 'utf8').slice(0, 4096);
+          spec = { path, content };
+        } catch (e) {
           spec = { path, error: (e as Error).message };
         }
         await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec);
@@ -88,6 +92,22 @@ const reader: Controller = {
     }
   },
 };
+
+/** "<octal mode> <path>" for every entry under `root`, the kernel's own trees (/proc, /sys, /dev) left out. */
+function listTree(root: string): string {
+  const lines: string[] = [];
+  const visit = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (['/proc', '/sys', '/dev'].includes(p)) continue;
+      const st = lstatSync(p);
+      lines.push(`${st.mode.toString(8)} ${p}`);
+      if (st.isDirectory()) visit(p);
+    }
+  };
+  visit(root);
+  return lines.join('\n');
+}
 
 export const testReaderPlugin: Plugin = {
   name: 'test-reader', description: 'test: reads a file named by a TestFileRead', testOnly: true, capabilities: [],

@@ -15,6 +15,7 @@ export const timePlugin: Plugin = {
   types: () => TIME_TYPES,
   // clock_settime, adjtime and RTC_SET_TIME all check CAP_SYS_TIME.
   capabilities: ['CAP_SYS_TIME'],
+  syscalls: ['clock_settime', 'clock_adjtime', 'adjtimex', 'settimeofday'],
   // On a host (`serve`) it measures only: the host's clock is not ours to set.
   controllers: () => [
     timeServerMergeController(), timeSpecController(inHostMode() ? hostModeClock() : nativeClock(native)),

@@ -5,6 +5,7 @@ export const BUILTIN_TYPES = [
     "type": "Versions.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.VersionSpec",
+    "access": "controllers",
     "printColumns": [
       {
         "name": "Appliance",
@@ -24,6 +25,7 @@ export const BUILTIN_TYPES = [
     "type": "BootStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.BootStatusSpec",
+    "access": "controllers",
     "printColumns": [
       {
         "name": "Phase",
@@ -45,6 +47,7 @@ export const BUILTIN_TYPES = [
     "aliases": [
       "plugins"
     ],
+    "access": "controllers",
     "protoMessage": "appliance.runtime.v1alpha1.PluginStatusSpec",
     "printColumns": [
       {
@@ -67,6 +70,7 @@ export const BUILTIN_TYPES = [
     "aliases": [
       "cmdline"
     ],
+    "access": "controllers",
     "protoMessage": "appliance.runtime.v1alpha1.KernelCmdlineSpec",
     "printColumns": [
       {
@@ -91,6 +95,7 @@ export const BUILTIN_TYPES = [
     "type": "ConfigStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.ConfigStatusSpec",
+    "access": "controllers",
     "printColumns": [
       {
         "name": "State",
@@ -107,6 +112,64 @@ export const BUILTIN_TYPES = [
       {
         "name": "Persisted",
         "jsonPath": "{.persistedTo}"
+      }
+    ]
+  },
+  {
+    "type": "ApiCertificateAuthorities.security.appliance.dev",
+    "defaultNamespace": "security",
+    "aliases": [
+      "apica"
+    ],
+    "sensitive": true,
+    "access": "admin",
+    "protoMessage": "appliance.security.v1alpha1.ApiCertificateAuthoritySpec",
+    "printColumns": []
+  },
+  {
+    "type": "ApiCertificateStatuses.security.appliance.dev",
+    "defaultNamespace": "security",
+    "aliases": [
+      "apicert"
+    ],
+    "access": "controllers",
+    "protoMessage": "appliance.security.v1alpha1.ApiCertificateStatusSpec",
+    "printColumns": [
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Fingerprint",
+        "jsonPath": "{.fingerprint}"
+      },
+      {
+        "name": "Names",
+        "jsonPath": "{.names}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
+    "type": "ApiLimits.security.appliance.dev",
+    "defaultNamespace": "security",
+    "displayType": "ApiLimits",
+    "aliases": [
+      "apilimits"
+    ],
+    "access": "admin",
+    "protoMessage": "appliance.security.v1alpha1.ApiLimitsSpec",
+    "printColumns": [
+      {
+        "name": "Connections",
+        "jsonPath": "{.maxConnections}"
+      },
+      {
+        "name": "Watches",
+        "jsonPath": "{.maxWatches}"
       }
     ]
   },
@@ -146,7 +209,8 @@ export const BUILTIN_TYPES = [
         "name": "Addresses",
         "jsonPath": "{.addresses}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -184,7 +248,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "LinkSpecStatuses.net.appliance.dev",
@@ -215,7 +280,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -253,7 +319,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "AddressStatuses.net.appliance.dev",
@@ -280,7 +347,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -334,7 +402,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "RouteStatuses.net.appliance.dev",
@@ -365,7 +434,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -395,7 +465,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "DhcpLeases.net.appliance.dev",
@@ -425,7 +496,8 @@ export const BUILTIN_TYPES = [
         "name": "Acquired",
         "jsonPath": "{.acquired}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -463,7 +535,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "HostnameStatuses.net.appliance.dev",
@@ -486,7 +559,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "defaultNamespace": "network",
@@ -524,7 +598,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "ResolverStatuses.net.appliance.dev",
@@ -547,7 +622,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "ConfigSources.platform.appliance.dev",
@@ -577,7 +653,8 @@ export const BUILTIN_TYPES = [
         "name": "Message",
         "jsonPath": "{.message}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "UserDatas.platform.appliance.dev",
@@ -586,6 +663,7 @@ export const BUILTIN_TYPES = [
       "userdata"
     ],
     "protoMessage": "appliance.platform.v1alpha1.UserDataSpec",
+    "sensitive": true,
     "printColumns": [
       {
         "name": "Source",
@@ -599,7 +677,8 @@ export const BUILTIN_TYPES = [
         "name": "Instance",
         "jsonPath": "{.instanceId}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "PlatformMetadatas.platform.appliance.dev",
@@ -629,7 +708,8 @@ export const BUILTIN_TYPES = [
         "name": "Detected by",
         "jsonPath": "{.detectedBy}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "PlatformNetworks.platform.appliance.dev",
@@ -644,7 +724,8 @@ export const BUILTIN_TYPES = [
         "name": "Nameservers",
         "jsonPath": "{.nameservers}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "BlockDevices.storage.appliance.dev",
@@ -670,7 +751,8 @@ export const BUILTIN_TYPES = [
         "name": "Parent",
         "jsonPath": "{.parent}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "MountSpecs.storage.appliance.dev",
@@ -716,7 +798,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "MountStatuses.storage.appliance.dev",
@@ -743,7 +826,43 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
+  },
+  {
+    "type": "EphemeralStatuses.storage.appliance.dev",
+    "defaultNamespace": "storage",
+    "aliases": [
+      "ephemeral"
+    ],
+    "protoMessage": "appliance.storage.v1alpha1.EphemeralStatusSpec",
+    "printColumns": [
+      {
+        "name": "Device",
+        "jsonPath": "{.device}"
+      },
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Partition",
+        "jsonPath": "{.partitionBytes}"
+      },
+      {
+        "name": "Filesystem",
+        "jsonPath": "{.filesystemBytes}"
+      },
+      {
+        "name": "Grew",
+        "jsonPath": "{.grew}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelParamSpecs.system.appliance.dev",
@@ -777,7 +896,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelParamStatuses.system.appliance.dev",
@@ -804,7 +924,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelModuleSpecs.system.appliance.dev",
@@ -838,7 +959,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelModuleSpecStatuses.system.appliance.dev",
@@ -865,7 +987,81 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "access": "controllers"
+  },
+  {
+    "type": "FileSpecs.system.appliance.dev",
+    "defaultNamespace": "system",
+    "aliases": [
+      "files"
+    ],
+    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
+    "sensitive": true,
+    "printColumns": [
+      {
+        "name": "Path",
+        "jsonPath": "{.path}"
+      },
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
     ]
+  },
+  {
+    "type": "MergedFileSpecs.system.appliance.dev",
+    "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
+    "printColumns": [
+      {
+        "name": "Path",
+        "jsonPath": "{.path}"
+      },
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
+    ],
+    "sensitive": true,
+    "access": "controllers"
+  },
+  {
+    "type": "FileStatuses.system.appliance.dev",
+    "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.FileStatusSpec",
+    "sensitive": true,
+    "printColumns": [
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Size",
+        "jsonPath": "{.size}"
+      },
+      {
+        "name": "SHA256",
+        "jsonPath": "{.sha256}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelModuleStatuses.system.appliance.dev",
@@ -891,7 +1087,8 @@ export const BUILTIN_TYPES = [
         "name": "Requested",
         "jsonPath": "{.requested}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "TimeServerSpecs.time.appliance.dev",
@@ -925,7 +1122,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "TimeStatuses.time.appliance.dev",
@@ -959,7 +1157,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "Motds.config.appliance.dev",
@@ -985,13 +1184,15 @@ export const BUILTIN_TYPES = [
         "name": "Text",
         "jsonPath": "{.text}"
       }
-    ]
+    ],
+    "access": "controllers"
   }
 ];
 
 export const BUILTIN_NAMESPACES: Record<string, string> = {
   "runtime": "Observed state: what the engine and the plugins report.",
   "config": "Desired state: what users and the machine config declare.",
+  "security": "The API's certificate authority, its server certificate and its limits.",
   "network": "Network configuration (specs per layer, merged) and what the kernel reports (statuses).",
   "platform": "Where the machine config comes from, and what the platform says.",
   "storage": "Disks, filesystems and mounts.",

@@ -42,9 +42,17 @@ export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting',
 export type SourceState = 'pending' | 'waiting' | 'absent' | 'failed' | 'used' | 'skipped';
 export const SourceStateValues: readonly SourceState[] = ['pending', 'waiting', 'absent', 'failed', 'used', 'skipped'];
 
+/** ApiMode: how the API authenticates its clients. */
+export type ApiMode = 'maintenance' | 'secured';
+export const ApiModeValues: readonly ApiMode[] = ['maintenance', 'secured'];
+
 /** FsType: the filesystems a MountSpec may name. */
 export type FsType = 'ext4' | 'ext3' | 'ext2' | 'vfat' | 'iso9660' | 'squashfs' | 'tmpfs';
 export const FsTypeValues: readonly FsType[] = ['ext4', 'ext3', 'ext2', 'vfat', 'iso9660', 'squashfs', 'tmpfs'];
+
+/** FileEncoding: how a FileSpec's content is written in the spec. */
+export type FileEncoding = 'text' | 'base64';
+export const FileEncodingValues: readonly FileEncoding[] = ['text', 'base64'];
 
 /** TimeSource: where the clock's time comes from now. */
 export type TimeSource = 'none' | 'rtc' | 'sntp';
@@ -589,6 +597,78 @@ export interface PlatformNetworkSpec {
   ignored?: string[];
 }
 
+/** ApiCertificateAuthoritySpec: the CA of the API (id "api"; sensitive, admin only).
+ * The machine issues its own server certificate from it, and accepts only client
+ * certificates that chain to it (or to one of `accepted`); a client's role is the
+ * Organization of its certificate (admin, operator, reader). Without one the API is in
+ * maintenance mode. `cosictl gen secrets` makes one; `cosictl gen config --secrets` puts
+ * it in a machine config. Changes take effect at once, without a reboot.
+ * 
+ * Example:
+ * certificate: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"
+ * key: "-----BEGIN PRIVATE KEY-----\nMIGH...\n-----END PRIVATE KEY-----\n" */
+export interface ApiCertificateAuthoritySpec {
+  /** The CA certificate (PEM): the issuer of the server certificate, and what client certificates must chain to. */
+  certificate: string;
+  /** The CA's private key (PEM, PKCS#8 or SEC1), with which the machine issues its server certificate. */
+  key: string;
+  /** More CA certificates (PEM) whose client certificates are accepted too: the overlap of a rotation. */
+  accepted?: string[];
+}
+
+/** ApiCertificateStatusSpec: the certificate the API serves with (id "api"), written by the engine. */
+export interface ApiCertificateStatusSpec {
+  /** Maintenance or secured. */
+  mode?: ApiMode;
+  /** The SHA-256 fingerprint of the server certificate (AA:BB:...), as the console prints it. */
+  fingerprint: string;
+  /** The names it is valid for: the hostname and the machine's addresses. */
+  names?: string[];
+  /** Its issuer: the CA's subject, or the certificate itself when self-signed (maintenance). */
+  issuer: string;
+  /** When it expires (it is issued again before then, and whenever the names change). */
+  notAfter?: string;
+  /** The SHA-256 fingerprints of the CAs whose client certificates are accepted. */
+  clientCas?: string[];
+  /** Why the CA could not be used, when it could not (the API stays as it was). */
+  error: string;
+}
+
+/** ApiLimitsSpec: the API's limits (id "api"; admin only). Every field has a default,
+ * used when it is unset or when no ApiLimits exists; see docs/security.md.
+ * 
+ * Example:
+ * maxConnections: 512
+ * maxWatchesPerConnection: 128 */
+export interface ApiLimitsSpec {
+  /** Largest request message, bytes (default 4194304). */
+  maxRequestBytes?: number;
+  /** Open connections at once (default 256); at the limit, the oldest one that made no call yet makes room. */
+  maxConnections?: number;
+  /** Calls open at once on one connection: its watches and 64 more (default 320). */
+  maxStreamsPerConnection?: number;
+  /** Watches open at once on one connection (default 256). */
+  maxWatchesPerConnection?: number;
+  /** Watches open at once on the machine, every client together (default 4096). */
+  maxWatches?: number;
+  /** A connection with no open call is closed after this many seconds (default 300). */
+  idleSeconds?: number;
+  /** A TLS handshake must finish within this many seconds (default 10). */
+  handshakeSeconds?: number;
+  /** Labels plus annotations on one resource (default 256). */
+  maxLabels?: number;
+  /** Bytes of one resource's labels and annotations, keys and values together (default 262144). */
+  maxLabelBytes?: number;
+  /** Open [ and { at once in a yaml_spec (default 64). */
+  maxSpecDepth?: number;
+  /** Bytes of a yaml_spec a client writes; its YAML is parsed at 0.7-2 ms per KiB (default 32768). */
+  maxSpecBytes?: number;
+  /** Label terms in one List's or Watch's queries (default 64). */
+  maxQueryTerms?: number;
+  /** Bytes of requests being read at once, every connection together (default 33554432). */
+  maxBufferedBytes?: number;
+}
+
 /** BlockDeviceSpec: a block device (id = kernel name, e.g. vda1) from sysfs, with what
  * its superblock says; kept current by uevents. */
 export interface BlockDeviceSpec {
@@ -669,6 +749,30 @@ export interface MountStatusSpec {
   applied?: AppliedMount;
 }
 
+/** EphemeralStatusSpec: the disk image's EPHEMERAL partition (mounted at /var), grown at
+ * first boot to the end of a disk larger than the image: the GPT moved and the partition
+ * enlarged (written by the storage plugin), the kernel told, the ext4 grown while mounted.
+ * One resource, id "ephemeral". */
+export interface EphemeralStatusSpec {
+  /** applied: the partition fills its disk and the filesystem its partition; pending: waiting
+   * for the mount; error: why it could not grow (it is used as it is). */
+  state?: ApplyState;
+  /** The partition, e.g. /dev/vda4. */
+  device: string;
+  /** The disk it is on, e.g. /dev/vda. */
+  disk: string;
+  /** The disk's size, in bytes. */
+  diskBytes: number;
+  /** The partition's size, in bytes. */
+  partitionBytes: number;
+  /** The filesystem's size, in bytes. */
+  filesystemBytes: number;
+  /** What this boot grew: "partition and filesystem", "filesystem", or empty when it already filled the disk. */
+  grew: string;
+  /** Why it is pending or could not grow. */
+  error?: string;
+}
+
 /** KernelParamSpecSpec: a kernel parameter to set (`sysctl net.ipv4.ip_forward`). Specs of
  * every layer that name the same key merge; the highest layer wins.
  * 
@@ -740,6 +844,49 @@ export interface KernelModuleStatusSpec {
   requested: boolean;
 }
 
+/** FileSpecSpec: a file the machine writes, on /run, /var or /tmp only (the image itself
+ * stays as it was built). Specs of every layer for the same path merge; the highest layer
+ * wins. A file that was there before is put back when the spec goes (one that was not is
+ * removed); cloud-init's write_files become these. Sensitive: files often carry
+ * credentials, so only admins read FileSpecs, MergedFileSpecs and FileStatuses.
+ * 
+ * Example:
+ * path: /run/app/settings.json
+ * content: '{"debug": false}'
+ * mode: "0640" */
+export interface FileSpecSpec {
+  /** The file: an absolute path under /run, /var or /tmp, without "." or ".." parts. */
+  path: string;
+  /** The content: text, or base64 with encoding base64. */
+  content: string;
+  /** text (unset) or base64. */
+  encoding?: FileEncoding;
+  /** Permission bits in octal, e.g. "0644" (unset); setuid, setgid and sticky bits cannot be set. */
+  mode?: string;
+  /** Where this spec comes from (unset: config). */
+  layer?: Layer;
+}
+
+/** FileStatusSpec: a merged FileSpec's file (id = path), written by the system plugin. */
+export interface FileStatusSpec {
+  /** Whether the file holds the content. */
+  state?: ApplyState;
+  /** The file. */
+  path: string;
+  /** The SHA-256 of what was written, hex. */
+  sha256: string;
+  /** Its size in bytes. */
+  size: number;
+  /** The layer of the winning spec. */
+  layer?: Layer;
+  /** Why it could not be written. */
+  error?: string;
+  /** The file as it was before the first write (base64), put back when the spec goes; unset: there was none. */
+  original?: string;
+  /** The permission bits of the file before the first write, when there was one. */
+  originalMode?: string;
+}
+
 /** TestReportSpec: what test-writer's forbidden writes got back (id "forbidden-write"). */
 export interface TestReportSpec {
   /** The error code of creating a type it does not own. */
@@ -750,13 +897,15 @@ export interface TestReportSpec {
   specChange: string;
 }
 
-/** TestFileReadSpec: a file test-reader is to read (the system has no shell). */
+/** TestFileReadSpec: a file test-reader is to read, or a tree it is to list (the system has no shell). */
 export interface TestFileReadSpec {
-  /** The file to read. */
+  /** The file to read, or the directory to walk. */
   path: string;
+  /** List the tree under path instead (/proc, /sys and /dev left out): one "<octal mode> <path>" line per entry. */
+  walk: boolean;
 }
 
-/** TestFileContentSpec: the first 4 KiB of a TestFileRead's file, or why it could not be read. */
+/** TestFileContentSpec: the first 4 KiB of a TestFileRead's file (256 KiB of a walk), or why it could not be read. */
 export interface TestFileContentSpec {
   /** The file read. */
   path: string;
@@ -848,15 +997,21 @@ export const MESSAGES = {
   PlatformRoute: 'appliance.platform.v1alpha1.PlatformRoute',
   PlatformInterface: 'appliance.platform.v1alpha1.PlatformInterface',
   PlatformNetworkSpec: 'appliance.platform.v1alpha1.PlatformNetworkSpec',
+  ApiCertificateAuthoritySpec: 'appliance.security.v1alpha1.ApiCertificateAuthoritySpec',
+  ApiCertificateStatusSpec: 'appliance.security.v1alpha1.ApiCertificateStatusSpec',
+  ApiLimitsSpec: 'appliance.security.v1alpha1.ApiLimitsSpec',
   BlockDeviceSpec: 'appliance.storage.v1alpha1.BlockDeviceSpec',
   MountSpecSpec: 'appliance.storage.v1alpha1.MountSpecSpec',
   AppliedMount: 'appliance.storage.v1alpha1.AppliedMount',
   MountStatusSpec: 'appliance.storage.v1alpha1.MountStatusSpec',
+  EphemeralStatusSpec: 'appliance.storage.v1alpha1.EphemeralStatusSpec',
   KernelParamSpecSpec: 'appliance.system.v1alpha1.KernelParamSpecSpec',
   KernelParamStatusSpec: 'appliance.system.v1alpha1.KernelParamStatusSpec',
   KernelModuleSpecSpec: 'appliance.system.v1alpha1.KernelModuleSpecSpec',
   KernelModuleSpecStatusSpec: 'appliance.system.v1alpha1.KernelModuleSpecStatusSpec',
   KernelModuleStatusSpec: 'appliance.system.v1alpha1.KernelModuleStatusSpec',
+  FileSpecSpec: 'appliance.system.v1alpha1.FileSpecSpec',
+  FileStatusSpec: 'appliance.system.v1alpha1.FileStatusSpec',
   TestReportSpec: 'appliance.test.v1alpha1.TestReportSpec',
   TestFileReadSpec: 'appliance.test.v1alpha1.TestFileReadSpec',
   TestFileContentSpec: 'appliance.test.v1alpha1.TestFileContentSpec',

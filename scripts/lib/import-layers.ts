@@ -24,6 +24,11 @@ export const LAYERS: readonly Layer[] = [
     why: 'the appliance contracts: plugin, layers, engine types, spec messages',
   },
   { prefix: 'init/config/', rank: 2, group: 'base', why: 'configuration documents' },
+  { prefix: 'init/pki/', rank: 2, group: 'base', why: 'certificates for the API\'s mutual TLS' },
+  {
+    prefix: 'init/disk/', rank: 2, group: 'base',
+    why: 'on-disk formats shared by the image build and the storage plugin',
+  },
   { prefix: 'plugins/', rank: 3, group: 'plugins', why: 'the plugins' },
   { prefix: 'init/engine/', rank: 3, group: 'engine', why: 'the engine: state, API server, supervisor' },
   { prefix: 'cli/', rank: 3, group: 'cli', why: 'cosictl' },

@@ -3,10 +3,13 @@
 // monotonic clock every thread shares, and reports the arrivals when told to stop.
 import { parentPort, workerData } from 'node:worker_threads';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
+import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
 
-interface Job { address: string; namespace: string; type: string; watchers: number; connections: number }
+interface Job {
+  address: string; tls: ChannelTls; namespace: string; type: string; watchers: number; connections: number;
+}
 const job = workerData as Job;
-const conns = Array.from({ length: job.connections }, () => new RemoteState(job.address));
+const conns = Array.from({ length: job.connections }, () => new RemoteState(job.address, { tls: job.tls }));
 /** [sequence label, arrival ns] per event, flat. */
 const arrivals: number[] = [];
 const watches = await Promise.all(Array.from({ length: job.watchers }, (_, i) => conns[i % conns.length]!.watch(

@@ -4,9 +4,11 @@
 // one client thread handling a hundred copies of each event in turn. Latency is from
 // just before the Update call to the event's arrival at each watcher.
 import { Worker } from 'node:worker_threads';
+import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
 
 export interface WatchDeliveryOptions {
   address: string;
+  tls: ChannelTls;
   kind: { namespace: string; type: string };
   watchers: number;
   /** Client threads the watchers are spread over. */
@@ -30,7 +32,8 @@ export async function measureWatchDelivery(o: WatchDeliveryOptions): Promise<Wat
     const entry = new URL('./watch-delivery-worker.ts', import.meta.url).href;
     const boot = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`;
     return new Worker(boot, {
-      eval: true, workerData: { address: o.address, ...o.kind, watchers: share, connections: o.connections },
+      eval: true,
+      workerData: { address: o.address, tls: o.tls, ...o.kind, watchers: share, connections: o.connections },
     });
   });
   const message = (w: Worker) => new Promise<Record<string, unknown>>((resolve, reject) => {

@@ -3,6 +3,7 @@
 // ignored with why (this system has no shell, packages or login users), never dropped
 // silently. The documents then meet the same validation as any machine config.
 import { isMap } from '../safe-yaml.ts';
+import { translateWriteFiles } from './write-files.ts';
 
 // The network and time plugins' types, by name (init never imports plugins/); the
 // translated documents are validated against the definitions, so a rename fails loudly.
@@ -26,7 +27,6 @@ const WHY: Record<string, string> = {
   password: NO_LOGINS, ssh_keys: NO_LOGINS, disable_root: NO_LOGINS, ssh_deletekeys: NO_LOGINS,
   timezone: 'this system keeps UTC (there is no time zone setting)',
   locale: 'this system has no locales', keyboard: 'this system has no console keyboard setting',
-  write_files: 'files are not written yet (a FileSpec type is planned)',
   mounts: 'declare MountSpec resources instead', disk_setup: 'declare storage resources instead',
   fs_setup: 'declare storage resources instead', growpart: 'the image grows its own partitions',
   resize_rootfs: 'the image grows its own partitions',
@@ -40,8 +40,8 @@ export function translateCloudConfig(cfg: Record<string, unknown>): Translation 
   const ignored: string[] = [];
   const ignore = (key: string, why: string) => ignored.push(`cloud-config ${key}: ${why}`);
   for (const key of Object.keys(cfg)) {
-    if (['hostname', 'fqdn', 'ntp', 'manage_etc_hosts', 'preserve_hostname', 'prefer_fqdn_over_hostname']
-      .includes(key)) continue;
+    if (['hostname', 'fqdn', 'ntp', 'manage_etc_hosts', 'preserve_hostname', 'prefer_fqdn_over_hostname',
+      'write_files'].includes(key)) continue;
     ignore(key, WHY[key] ?? 'not supported by this system');
   }
   // hostname and fqdn: the short name from hostname (or the fqdn's first label), the domain from the fqdn.
@@ -66,6 +66,11 @@ export function translateCloudConfig(cfg: Record<string, unknown>): Translation 
     for (const k of Object.keys(ntp)) {
       if (!['servers', 'pools', 'enabled'].includes(k)) ignore(`ntp.${k}`, 'this system has its own SNTP client');
     }
+  }
+  if (cfg.write_files !== undefined) {
+    const files = translateWriteFiles(cfg.write_files);
+    docs.push(...files.docs);
+    ignored.push(...files.ignored.map((why) => `cloud-config ${why}`));
   }
   return { docs, ignored };
 }

@@ -52,7 +52,7 @@ t.test('user-data kinds: our own config as it is, gzip undone, scripts ignored, 
   const bad = translateUserData(enc('#cloud-config\nhostname: [unclosed\n'));
   t.notOk(bad.ok);
   t.match(bad.ok ? '' : bad.message, /#cloud-config.*not valid YAML/);
-  const deep = translateUserData(enc(`#cloud-config\nx: ${'['.repeat(100_000)}\n`));
+  const deep = translateUserData(enc(`#cloud-config\nx: ${'['.repeat(20_000)}\n`));
   t.match(deep.ok ? '' : deep.message, /nested/);
   const empty = translateUserData(enc('  \n'));
   t.ok(empty.ok && empty.data.format === 'empty');
@@ -174,5 +174,56 @@ t.test('meta-data: instance-id and local-hostname; other keys listed', (t) => {
     ignored: ['meta-data public-keys: this system has no SSH logins'] } });
   t.same(parseMetaData('{"instance-id": "i-1"}'), { ok: true, meta: { instanceId: 'i-1', hostname: '', ignored: [] } });
   t.notOk(parseMetaData('- a list\n').ok);
+  t.end();
+});
+
+t.test('#cloud-config write_files: FileSpecs for /run, /var and /tmp; what cannot be honoured listed with why', (t) => {
+  const packed = gzipSync('compressed\n').toString('base64');
+  const r = translateUserData(enc(`#cloud-config
+write_files:
+  - path: /run/app/settings.json
+    content: '{"debug": false}'
+    permissions: '0640'
+  - path: /var/lib/app/blob
+    encoding: b64
+    content: aGVsbG8K
+    owner: app:app
+    permissions: 0600
+  - path: /tmp/packed
+    encoding: gz+b64
+    content: ${packed}
+    defer: true
+  - path: /etc/motd
+    content: nope
+  - path: /var/log/app.log
+    content: more
+    append: true
+  - path: /run/suid
+    permissions: '4755'
+  - path: /run/app/settings.json
+    content: '{"debug": true}'
+  - just a string
+`));
+  if (!r.ok) throw new Error(r.message);
+  const docs = validateConfig(r.data.config, ctx, 'user-data');
+  t.same(docs.map((d) => [d.type, d.id, d.spec]), [
+    ['FileSpecs.system.appliance.dev', 'cloud-init-file-1',
+      { path: '/var/lib/app/blob', content: 'aGVsbG8K', encoding: 'base64', mode: '0600' }],
+    ['FileSpecs.system.appliance.dev', 'cloud-init-file-2',
+      { path: '/tmp/packed', content: Buffer.from('compressed\n').toString('base64'), encoding: 'base64' }],
+    ['FileSpecs.system.appliance.dev', 'cloud-init-file-6',
+      { path: '/run/app/settings.json', content: '{"debug": true}' }],
+  ], 'the last entry for a path wins, as cloud-init writes them in order');
+  const ignored = r.data.ignored.join('\n');
+  t.match(ignored, /write_files\[0\] \/run\/app\/settings.json: replaced by write_files\[6\]/);
+  t.match(ignored, /write_files\[1\] \/var\/lib\/app\/blob: owner app:app ignored, written as root/);
+  t.match(ignored, /write_files\[3\] \/etc\/motd: only files under \/run, \/var and \/tmp are written/);
+  t.match(ignored, /write_files\[4\] \/var\/log\/app.log: append is not supported/);
+  t.match(ignored, /write_files\[5\] \/run\/suid: permissions 4755 set setuid/);
+  t.match(ignored, /write_files\[7\] must be a mapping/);
+  const bomb = translateUserData(enc(`#cloud-config
+write_files: [{path: /tmp/bomb, encoding: gz+b64, content: ${gzipSync(Buffer.alloc(2 << 20)).toString('base64')}}]
+`));
+  t.match(bomb.ok ? bomb.data.ignored.join('\n') : bomb.message, /\/tmp\/bomb: content is not gzip of at most 1 MiB/);
   t.end();
 });

@@ -32,7 +32,16 @@ export interface DefinitionInput {
   ephemeral?: boolean;
   /** Changes to resources of this type take effect at the next boot, not at once. */
   needsReboot?: boolean;
+  /** Who writes resources of this type (default users). */
+  access?: TypeAccess;
 }
+
+/**
+ * Who writes resources of a type: users (declarations and requests: admins and operators),
+ * admin (admins only: the machine's trust, limits, types), or controllers (statuses:
+ * only the controller or engine that owns them; users only read them).
+ */
+export type TypeAccess = 'users' | 'admin' | 'controllers';
 
 /** The spec of a ResourceDefinition, with the YAML keys of the wire format. */
 export interface ResourceDefinitionSpec {
@@ -49,7 +58,14 @@ export interface ResourceDefinitionSpec {
   schema?: SpecSchema;
   ephemeral?: boolean;
   needsReboot?: boolean;
+  /** Absent: users. */
+  access?: 'admin' | 'controllers';
 }
+
+/** Our extension of a definition: no field in the upstream message, so it travels in the YAML only. */
+export const EXTENSION_KEYS = [
+  'protoMessage', 'protoDescriptor', 'schema', 'ephemeral', 'needsReboot', 'access',
+] as const satisfies readonly (keyof ResourceDefinitionSpec)[];
 
 export interface NamespaceSpec { description: string }
 
@@ -111,6 +127,7 @@ export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {
     ...(d.schema ? { schema: d.schema } : {}),
     ...(d.ephemeral ? { ephemeral: true } : {}),
     ...(d.needsReboot ? { needsReboot: true } : {}),
+    ...(d.access && d.access !== 'users' ? { access: d.access } : {}),
   };
 }
 

@@ -16,11 +16,11 @@ export async function registerNamespace(state: State, name: string, description:
 /** The meta namespace's own two types. */
 export const META_TYPES: DefinitionInput[] = [
   {
-    type: NAMESPACE_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['ns'],
+    type: NAMESPACE_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['ns'], access: 'admin',
     printColumns: [{ name: 'Description', jsonPath: '{.description}' }],
   },
   {
-    type: DEFINITION_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['api-resources'],
+    type: DEFINITION_TYPE, defaultNamespace: META_NAMESPACE, aliases: ['api-resources'], access: 'admin',
     printColumns: [
       { name: 'Aliases', jsonPath: '{.aliases}' }, { name: 'Default Namespace', jsonPath: '{.defaultNamespace}' },
     ],

@@ -129,7 +129,7 @@ export class RemoteState implements State {
       };
       // Each batch waits for the previous sink call: order kept, the stream paused meanwhile.
       const failed = (e: unknown) => { sinkError = e as Error; closed = true; stream.cancel(); };
-      const events = (m: Buffer) => (decode<{ event?: WireEvent[] }>('WatchResponse', m).event ?? [])
+      const events = (m: Uint8Array) => (decode<{ event?: WireEvent[] }>('WatchResponse', m).event ?? [])
         .map((e) => eventFromWire(e, this.codecs, true, true));
       stream.onMessage((m) => {
         if (!started) {
@@ -139,7 +139,7 @@ export class RemoteState implements State {
         }
         if (closed) return undefined;
         try {
-          const p = sink(sharedDecodes.get(m, this.codecs, () => events(m)) as WatchEvent[]);
+          const p = sink(sharedDecodes.get(m, this.codecs, events));
           return p ? p.catch(failed) : undefined;
         } catch (e) { failed(e); return undefined; }
       });

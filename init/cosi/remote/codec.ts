@@ -11,6 +11,7 @@ import type { EventType, WatchEvent, WatchOptions } from '../state/state.ts';
 import { FREE_FORM, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
 import { specDifferences } from '../spec/spec-equal.ts';
 import { has } from './proto.ts';
+import { MAX_FLOW_DEPTH, MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../spec/yaml-guard.ts';
 
 interface WireTimestamp { seconds: number | { toNumber(): number }; nanos: number }
 export interface WireMetadata {
@@ -61,20 +62,32 @@ function parseVersion(v: string, where: string): number {
   return Number(v);
 }
 
-function parseYamlSpec(text: string, what: string): unknown {
-  try {
-    return YAML.parse(text, { maxAliasCount: 100, uniqueKeys: true });
-  } catch (e) {
-    throw new StateError('invalid-argument',
-      `${what}: yaml_spec is not valid YAML: ${(e as Error).message.split('\n')[0]}`, text.slice(0, 200), { cause: e });
+/** What a writer's yaml_spec may be, checked before the YAML parser sees it. */
+export interface SpecLimits {
+  /** Bytes of a yaml_spec (the parser costs about 0.7 ms per KiB of the event loop). */
+  maxYamlBytes: number;
+  /** Open [ and { at once; block nesting is bounded by column (yaml-guard.ts). */
+  maxDepth: number;
+}
+
+export const DEFAULT_SPEC_LIMITS: SpecLimits = { maxYamlBytes: MAX_YAML_DOCUMENT_BYTES, maxDepth: MAX_FLOW_DEPTH };
+
+function parseYamlSpec(text: string, what: string, limits?: SpecLimits): unknown {
+  if (limits && text.length > limits.maxYamlBytes) {
+    throw new StateError('resource-exhausted', `${what}: yaml_spec is ${text.length} bytes, more than the `
+      + `${limits.maxYamlBytes} allowed (send proto_spec, which has no such limit, or raise ApiLimits maxSpecBytes)`);
   }
+  // A server's YAML (client side, no limits) is as large as its resource may be.
+  const p = parseUntrustedYaml(text, { maxBytes: limits?.maxYamlBytes ?? Infinity, maxDepth: limits?.maxDepth });
+  if (!p.ok) throw new StateError('invalid-argument', `${what}: yaml_spec: ${p.message}`, text.slice(0, 200));
+  return p.value;
 }
 
 /**
  * A spec as a writer sent it (server side): from proto_spec, yaml_spec or both, checked
  * against the type's schema and brought to its object form. Both sent: they must agree.
  */
-function admitSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
+function admitSpec(w: WireResource, codec: SpecCodec, what: string, limits: SpecLimits): unknown {
   const yamlText = w.spec?.yaml_spec ?? '';
   const proto = w.spec?.proto_spec;
   const hasProto = !!proto?.length;
@@ -84,10 +97,16 @@ function admitSpec(w: WireResource, codec: SpecCodec, what: string): unknown {
   };
   if (hasProto && !codec.message) {
     // A type without a message of ours: the bytes travel along, untouched; the YAML is what we check.
-    if (yamlText) checked(parseYamlSpec(yamlText, what));
+    if (yamlText) checked(parseYamlSpec(yamlText, what, limits));
     return new OpaqueSpec(new Uint8Array(proto!), yamlText);
   }
-  const fromYaml = yamlText ? checked(parseYamlSpec(yamlText, what)) : undefined;
+  if (hasProto && yamlText && codec.message && !codec.combine) {
+    // Our own clients send the YAML our emitter makes of the same object: the same text
+    // agrees without parsing it (a YAML parse is most of the cost of a small Update).
+    const fromProto = checked(codec.fromProto(proto!));
+    if (codec.toYaml(fromProto) === yamlText) return fromProto;
+  }
+  const fromYaml = yamlText ? checked(parseYamlSpec(yamlText, what, limits)) : undefined;
   if (!codec.message) return fromYaml ?? null;
   // An all-default message encodes to nothing, and an empty proto_spec is never sent.
   const fromProto = hasProto || fromYaml === undefined
@@ -127,6 +146,8 @@ export interface FromWireOptions {
   where?: string;
   /** Server: check and normalize the spec as a writer's input. */
   admit?: boolean;
+  /** Server: what a writer's yaml_spec may be (default DEFAULT_SPEC_LIMITS). */
+  limits?: SpecLimits;
   /** Client: decode the spec on first read (a List of 10,000 need not decode them all). */
   lazy?: boolean;
   /** Client: immutable, as a state's resources are, so that watchers can share it. */
@@ -145,7 +166,8 @@ export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWir
   };
   const codec = codecOf(codecs, m.type);
   const what = () => `${m.type} "${m.id}"`;
-  const decode = () => (o.admit ? admitSpec(w, codec, what()) : readSpec(w, codec, what()));
+  const decode = () => (o.admit ? admitSpec(w, codec, what(), o.limits ?? DEFAULT_SPEC_LIMITS)
+    : readSpec(w, codec, what()));
   // A protobuf spec decodes in a microsecond or two; only YAML is worth putting off.
   if (!o.lazy || codec.message) {
     const r = { metadata, spec: decode() };

@@ -1,10 +1,11 @@
 // meta-codecs: the specs of the meta namespace on the wire. Both travel as proto_spec
 // (the upstream meta.proto messages; clients such as talosctl decode definitions from
-// it) and yaml_spec. Our extension of a definition (protoMessage, protoDescriptor,
-// schema) has no field in the upstream message and travels in the YAML only.
+// it) and yaml_spec. Our extension of a definition (EXTENSION_KEYS: protoMessage,
+// schema, access, ...) has no field in the upstream message and travels in the YAML only.
 import { checkSchema, validateSpec, type SpecSchema } from '../meta/schema.ts';
 import {
-  DEFINITION_TYPE, fillDefinition, NAMESPACE_TYPE, typeNameProblem, type NamespaceSpec, type ResourceDefinitionSpec,
+  DEFINITION_TYPE, EXTENSION_KEYS, fillDefinition, NAMESPACE_TYPE, typeNameProblem, type NamespaceSpec,
+  type ResourceDefinitionSpec,
 } from '../meta/definition.ts';
 import { StateError } from '../state/errors.ts';
 import { staticCodecs, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
@@ -64,6 +65,11 @@ const DEFINITION_SCHEMA: SpecSchema = {
     needsReboot: {
       type: 'boolean', description: 'Changes to resources of this type take effect at the next boot.',
     },
+    access: {
+      type: 'string', enum: ['admin', 'controllers'],
+      description: 'Who writes resources of this type: admin (admins only), controllers (statuses: nobody '
+        + 'through the API); absent: users (admins and operators).',
+    },
   },
 };
 
@@ -121,16 +127,15 @@ export const DEFINITION_CODEC: SpecCodec = {
   combine(fromProto, fromYaml) {
     const p = fromProto as ResourceDefinitionSpec;
     const y = fromYaml as ResourceDefinitionSpec;
-    const { protoMessage, protoDescriptor, schema, ephemeral, needsReboot, ...upstream } = y;
+    const upstream: Record<string, unknown> = { ...y };
+    const extension: Record<string, unknown> = {};
+    for (const k of EXTENSION_KEYS) {
+      if (y[k] !== undefined && y[k] !== false) extension[k] = y[k];
+      delete upstream[k];
+    }
     const disagree = specDifferences(p, upstream);
     if (disagree.length) return { disagree };
-    return {
-      spec: {
-        ...p, ...(protoMessage ? { protoMessage } : {}), ...(protoDescriptor ? { protoDescriptor } : {}),
-        ...(schema ? { schema } : {}), ...(ephemeral ? { ephemeral } : {}),
-        ...(needsReboot ? { needsReboot } : {}),
-      },
-    };
+    return { spec: { ...p, ...extension } };
   },
   validate: (v) => {
     const shape = validateSpec(DEFINITION_SCHEMA, v);
@@ -140,16 +145,15 @@ export const DEFINITION_CODEC: SpecCodec = {
   normalize(v) {
     const d = v as ResourceDefinitionSpec;
     try {
+      const extension: Record<string, unknown> = {};
+      for (const k of EXTENSION_KEYS) if (d[k] !== undefined && d[k] !== false) extension[k] = d[k];
+      if (d.protoDescriptor) extension.protoDescriptor = d.protoDescriptor.replace(/\s+/g, '');
       return fillDefinition({
+        ...extension,
         type: d.type, defaultNamespace: d.defaultNamespace, aliases: d.aliases ?? [],
         ...(d.displayType ? { displayType: d.displayType } : {}),
         ...(d.printColumns ? { printColumns: d.printColumns } : {}),
         ...(d.sensitivity === 'sensitive' ? { sensitive: true } : {}),
-        ...(d.protoMessage ? { protoMessage: d.protoMessage } : {}),
-        ...(d.protoDescriptor ? { protoDescriptor: d.protoDescriptor.replace(/\s+/g, '') } : {}),
-        ...(d.schema ? { schema: d.schema } : {}),
-        ...(d.ephemeral ? { ephemeral: true } : {}),
-        ...(d.needsReboot ? { needsReboot: true } : {}),
       }, { initials: false });
     } catch (e) { throw StateError.from(e); }
   },

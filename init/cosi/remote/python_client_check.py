@@ -2,7 +2,8 @@
 protoc generated from proto/. Drives a running server through the cases a foreign
 client depends on and prints one line per check: `ok <name>` or `FAIL <name>: why`.
 
-usage: python3 python_client_check.py GENERATED_DIR HOST:PORT
+usage: python3 python_client_check.py GENERATED_DIR HOST:PORT CA.pem CERT.pem KEY.pem
+(mutual TLS, as every client of the machine; the server's certificate names 127.0.0.1)
 """
 import sys
 
@@ -10,7 +11,15 @@ sys.path.insert(0, sys.argv[1])
 import grpc  # noqa: E402
 from v1alpha1 import resource_pb2, state_pb2  # noqa: E402
 
-channel = grpc.insecure_channel(sys.argv[2])
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+credentials = grpc.ssl_channel_credentials(
+    root_certificates=read(sys.argv[3]), private_key=read(sys.argv[5]), certificate_chain=read(sys.argv[4]))
+channel = grpc.secure_channel(sys.argv[2], credentials)
 S = "/cosi.resource.State/"
 
 

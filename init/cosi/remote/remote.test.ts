@@ -223,7 +223,7 @@ t.test('a spec with a message travels as proto_spec and yaml_spec; either is acc
   await refused({ yaml_spec: 'name: c\nmode: slow\n' }, /spec.mode: must be one of fast, safe, got "slow"/,
     'an enum value');
   await refused({ proto_spec: Buffer.from([0xff, 0xff, 0xff]) }, /proto_spec is not a GadgetSpec/, 'garbage bytes');
-  await refused({ yaml_spec: 'name: [unclosed\n' }, /yaml_spec is not valid YAML/, 'broken YAML');
+  await refused({ yaml_spec: 'name: [unclosed\n' }, /yaml_spec: not valid YAML/, 'broken YAML');
 
   // What every client then reads: both encodings, equal.
   const got = await call('Get', { namespace: 'n', type: GADGETS, id: 'by-yaml' });

@@ -1,14 +1,15 @@
 // server: serves any State as cosi.resource.State (the methods of our gRPC server,
-// grpc/server.ts). A writer guard can restrict which types a connection may write
-// (plugins: their declared outputs), and an admission hook sees each resource a client
-// creates or updates before it is stored.
+// grpc/server.ts). An access hook decides per call what the caller may read and write
+// (users: their role; plugins: their declared outputs) and hears the outcome of every
+// write and every refusal (the audit log); an admission hook sees each resource a
+// client creates or updates before it is stored.
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
 import protobuf from 'protobufjs';
 import {
-  labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire, type WireResource,
-  type WireWatchOptions,
+  DEFAULT_SPEC_LIMITS, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire,
+  type SpecLimits, type WireResource, type WireWatchOptions,
 } from './codec.ts';
 import { frame } from './grpc/framing.ts';
 import type { CallContext, Method } from './grpc/server.ts';
@@ -17,14 +18,46 @@ import { STATE_METHODS, type StateMethod } from './service.ts';
 import type { SpecCodecs } from '../spec/spec-codec.ts';
 import { sameSpec } from '../spec/spec-equal.ts';
 
-export interface WriteGuard {
-  /** Throws permission-denied (naming the writer) if this connection may not write `type`. */
-  check(type: string): void;
+/** A write as the access hook sees it. */
+export interface WriteIntent {
+  type: string;
+  /** The owner the caller writes as ("" for users; a controller's name for plugins). */
+  owner: string;
+  /** An Update that changes nothing but the finalizers (a dependant holding or letting go). */
+  finalizersOnly: boolean;
 }
 
+/** What one connection may do; each method throws permission-denied, saying why. */
+export interface CallAccess {
+  read(type: string): void;
+  write(w: WriteIntent): void;
+}
+
+/** The outcome of a call the audit log records: every write, and every refused read. */
+export interface AuditEntry { rpc: StateMethod; pointer: Pointer; ok: boolean; error?: string }
+
+/** What a writer's resource and a reader's query may be (read per call: the engine's limits may change). */
+export interface RequestLimits {
+  spec: SpecLimits;
+  /** Labels and annotations of one resource, together. */
+  maxLabels: number;
+  /** Their keys and values, in bytes. */
+  maxLabelBytes: number;
+  /** Label terms of a List's or Watch's queries, together. */
+  maxQueryTerms: number;
+}
+
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
+  spec: DEFAULT_SPEC_LIMITS, maxLabels: 256, maxLabelBytes: 256 << 10, maxQueryTerms: 64,
+};
+
 export interface StateServerOptions {
-  /** The write guard of the connection a call came on (plugins: their outputs); none = may write anything. */
-  guardOf?: (ctx: CallContext) => WriteGuard | undefined;
+  /** Limits of requests (default DEFAULT_REQUEST_LIMITS). */
+  limits?: () => RequestLimits;
+  /** What the connection a call came on may do; none = anything. */
+  accessOf?: (ctx: CallContext) => CallAccess;
+  /** Told of every write's outcome and of every refused read. */
+  audit?: (ctx: CallContext, e: AuditEntry) => void;
   /** How specs travel and are checked, per type (a type it does not know is free-form YAML). */
   codecs: SpecCodecs;
   /** A resource a client creates or updates, as it is to be stored; throws to refuse it (unknown type, namespace). */
@@ -85,35 +118,82 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
   const response = (r: Resource) => wrapField1(resourceBytes(r));
   // An event most watchers share (the state hands them the same object) is encoded and framed once.
   const eventFrames = new WeakMap<WatchEvent, Buffer>();
-  const watchResponse = (events: WatchEvent[]): Buffer => {
+  const watchResponse = (events: readonly WatchEvent[]): Buffer => {
     if (events.length !== 1) return frame(encodeWatchResponse(events, resourceBytes));
     let b = eventFrames.get(events[0]!);
     if (!b) { b = frame(encodeWatchResponse(events, resourceBytes)); eventFrames.set(events[0]!, b); }
     return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
-  const fromWire = (w: WireResource | undefined, where: string) =>
-    resourceFromWire(w ?? {}, o.codecs, { where, admit: true });
-  const checkWrite = (ctx: CallContext, type: string) => o.guardOf?.(ctx)?.check(type);
+  const limits = () => o.limits?.() ?? DEFAULT_REQUEST_LIMITS;
+  const fromWire = (w: WireResource | undefined, where: string) => {
+    const l = limits();
+    const m = w?.metadata;
+    const entries = [...Object.entries(m?.labels ?? {}), ...Object.entries(m?.annotations ?? {})];
+    if (entries.length > l.maxLabels) {
+      throw new StateError('resource-exhausted', `${where}: ${entries.length} labels and annotations, at most `
+        + `${l.maxLabels} (ApiLimits maxLabels)`);
+    }
+    const bytes = entries.reduce((n, [k, v]) => n + k.length + v.length, 0);
+    if (bytes > l.maxLabelBytes) {
+      throw new StateError('resource-exhausted', `${where}: labels and annotations of ${bytes} bytes, at most `
+        + `${l.maxLabelBytes} (ApiLimits maxLabelBytes)`);
+    }
+    return resourceFromWire(w ?? {}, o.codecs, { where, admit: true, limits: l.spec });
+  };
+  const queries = (qs: { terms: unknown[] }[] | undefined, where: string) => {
+    const terms = (qs ?? []).reduce((n, q) => n + (q.terms?.length ?? 0), 0);
+    if (terms > limits().maxQueryTerms) {
+      throw new StateError('resource-exhausted', `${where}: ${terms} label terms, at most ${limits().maxQueryTerms} `
+        + '(ApiLimits maxQueryTerms)');
+    }
+    return labelQueriesFromWire(qs as never);
+  };
+  const accessOf = (ctx: CallContext) => o.accessOf?.(ctx);
   const removal = (ctx: CallContext, req: PointerRequest) => {
-    const p = ptr(req); checkWrite(ctx, p.type); o.admitRemoval?.(p); return p;
+    const p = ptr(req);
+    accessOf(ctx)?.write({ type: p.type, owner: req.options?.owner ?? '', finalizersOnly: false });
+    o.admitRemoval?.(p);
+    return p;
+  };
+  const WRITES = new Set<StateMethod>(['Create', 'Update', 'Destroy', 'Teardown', 'TeardownAndDestroy']);
+  /** Runs a call, telling the audit hook about writes and about refusals. */
+  const audited = async <T>(name: StateMethod, ctx: CallContext, p: () => Pointer, fn: () => Promise<T>) => {
+    try {
+      const out = await fn();
+      if (WRITES.has(name)) o.audit?.(ctx, { rpc: name, pointer: p(), ok: true });
+      return out;
+    } catch (e) {
+      if (o.audit && (WRITES.has(name) || (e instanceof StateError && e.code === 'permission-denied'))) {
+        o.audit(ctx, { rpc: name, pointer: p(), ok: false, error: (e as Error).message });
+      }
+      throw e;
+    }
   };
 
   const unary = <Req>(
-    name: StateMethod, fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>,
+    name: StateMethod, pointerOf: (req: Req) => Pointer,
+    fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>,
   ): [string, Method] => {
     const def = STATE_METHODS[name];
     return [def.path, {
       kind: 'unary',
       handle: async (bytes, ctx) => {
-        const res = await fn(decodeRequest<Req>(def.request, bytes), ctx);
+        const req = decodeRequest<Req>(def.request, bytes);
+        const res = await audited(name, ctx, () => pointerOf(req), () => fn(req, ctx));
         return res instanceof Uint8Array ? res : encode(def.response, res);
       },
     }];
   };
+  const wirePointer = (w: WireResource | undefined): Pointer => ({
+    namespace: w?.metadata?.namespace ?? '', type: w?.metadata?.type ?? '', id: w?.metadata?.id ?? '',
+  });
 
   return new Map<string, Method>([
-    unary('Get', async (req: PointerRequest) => response(await state.get(ptr(req)))),
+    unary('Get', ptr, async (req: PointerRequest, ctx) => {
+      accessOf(ctx)?.read(req.type);
+      return response(await state.get(ptr(req)));
+    }),
 
     [STATE_METHODS.List.path, {
       kind: 'server-stream',
@@ -121,8 +201,10 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         const req = decodeRequest<{
           namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } };
         }>('ListRequest', bytes);
+        await audited('List', ctx, () => ({ namespace: req.namespace, type: req.type, id: '' }),
+          async () => accessOf(ctx)?.read(req.type));
         const list = await state.list({ namespace: req.namespace, type: req.type }, {
-          labelQueries: labelQueriesFromWire(req.options?.label_query),
+          labelQueries: queries(req.options?.label_query, 'list'),
           ...(req.options?.id_query?.regexp ? { idQuery: req.options.id_query.regexp } : {}),
         });
         for (const r of list) {
@@ -133,20 +215,26 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       },
     }],
 
-    unary('Create', async (req: { resource?: WireResource; options?: { owner: string } }, ctx) => {
+    unary('Create', (req: { resource?: WireResource }) => wirePointer(req.resource), async (
+      req: { resource?: WireResource; options?: { owner: string } }, ctx,
+    ) => {
       const r = fromWire(req.resource, 'create');
-      checkWrite(ctx, r.metadata.type);
+      accessOf(ctx)?.write({ type: r.metadata.type, owner: req.options?.owner ?? '', finalizersOnly: false });
       return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
-    unary('Update', async (
+    unary('Update', (req: { new_resource?: WireResource }) => wirePointer(req.new_resource), async (
       req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }, ctx,
     ) => {
       const r = fromWire(req.new_resource, 'update');
-      // A controller holds its strong inputs with finalizers: an update that changes
-      // nothing but the finalizers is allowed on any type; anything more needs the type as an output.
-      try { checkWrite(ctx, r.metadata.type); } catch (e) {
-        if (!finalizersOnly(await state.get(r.metadata), r)) throw e;
+      // A controller holds its strong inputs with finalizers: an update that changes nothing but the
+      // finalizers is a lesser write (allowed on any type a caller may hold), told apart here.
+      const access = accessOf(ctx);
+      if (access) {
+        const current = await state.get(r.metadata);
+        access.write({
+          type: r.metadata.type, owner: req.options?.owner ?? '', finalizersOnly: finalizersOnly(current, r),
+        });
       }
       const admitted = admit(r, 'update');
       const o2 = req.options;
@@ -162,13 +250,13 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       }));
     }),
 
-    unary('Destroy', async (req: PointerRequest, ctx) => {
+    unary('Destroy', ptr, async (req: PointerRequest, ctx) => {
       await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' }); return {};
     }),
-    unary('Teardown', async (req: PointerRequest, ctx) => ({
+    unary('Teardown', ptr, async (req: PointerRequest, ctx) => ({
       destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }),
     })),
-    unary('TeardownAndDestroy', async (req: PointerRequest, ctx) => {
+    unary('TeardownAndDestroy', ptr, async (req: PointerRequest, ctx) => {
       await state.teardownAndDestroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
       return {};
     }),
@@ -179,19 +267,22 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         const req = decodeRequest<{
           namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number;
         }>('WatchRequest', bytes);
+        await audited('Watch', ctx, () => ({ namespace: req.namespace, type: req.type, id: req.id ?? '' }),
+          async () => accessOf(ctx)?.read(req.type));
         // The sink waits at this gate until the empty first response is out; the watch
-        // awaits each sink call, so events keep their order without a side buffer.
+        // awaits each sink call that returns a promise (a slow client), so events keep
+        // their order without a side buffer. Past the gate an event is written at once.
         let openGate!: () => void;
-        const gate = new Promise<void>((r) => { openGate = r; });
-        const send = async (events: WatchEvent[]) => {
-          await gate;
-          if (ctx.signal.aborted) return;
-          out.writeFramed(watchResponse(events));
-          await out.flush();
+        let open = false;
+        const gate = new Promise<void>((r) => { openGate = () => { open = true; r(); }; });
+        const send = (events: readonly WatchEvent[]): Promise<void> | undefined => {
+          if (!open) return gate.then(() => send(events));
+          if (ctx.signal.aborted) return undefined;
+          return out.writeFramedNow(watchResponse(events));
         };
         const watch = await state.watch(
           { namespace: req.namespace, type: req.type, ...(has(req, 'id') ? { id: req.id! } : {}) },
-          watchOptionsFromWire(req.options),
+          { ...watchOptionsFromWire(req.options), labelQueries: queries(req.options?.label_query, 'watch') },
           send,
           req.api_version >= 1,
         );

@@ -18,9 +18,11 @@ export class SharedDecodes {
   constructor(private readonly size = 8) {}
 
   /** The events of `bytes` (decoded with `codecs`), from a recent identical message when there is one. */
-  get(bytes: Uint8Array, codecs: SpecCodecs, decode: () => readonly WatchEvent[]): readonly WatchEvent[] {
+  get(
+    bytes: Uint8Array, codecs: SpecCodecs, decode: (bytes: Uint8Array) => readonly WatchEvent[],
+  ): readonly WatchEvent[] {
     for (const e of this.entries) if (e.codecs === codecs && sameBytes(e.bytes, bytes)) return e.events;
-    const events = Object.freeze(decode());
+    const events = Object.freeze(decode(bytes));
     if (bytes.length > MAX_SHARED_BYTES) return events;
     if (this.entries.length >= this.size) this.entries.shift();
     // A copy: the message may be a view into a larger read buffer.

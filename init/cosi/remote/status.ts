@@ -19,6 +19,7 @@ const TO_GRPC: Record<StateErrorCode, StatusCode> = {
   'invalid-argument': Status.INVALID_ARGUMENT,
   'unimplemented': Status.UNIMPLEMENTED,
   'buffer-overrun': Status.ABORTED,
+  'resource-exhausted': Status.RESOURCE_EXHAUSTED,
   'internal': Status.INTERNAL,
 };
 
@@ -38,6 +39,7 @@ const FROM_GRPC: Partial<Record<StatusCode, StateErrorCode>> = {
   [Status.FAILED_PRECONDITION]: 'version-conflict',
   [Status.UNIMPLEMENTED]: 'unimplemented',
   [Status.ABORTED]: 'buffer-overrun',
+  [Status.RESOURCE_EXHAUSTED]: 'resource-exhausted',
 };
 
 /** What the client throws for a failed call. `unavailable` marks the server as unreachable (cosictl's exit code 5). */

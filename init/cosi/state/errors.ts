@@ -16,6 +16,7 @@ export type StateErrorCode =
   | 'unimplemented'        // bootstrap/labels on a single-resource watch, unknown label op
   | 'permission-denied'    // a writer writing a type it does not own
   | 'buffer-overrun'
+  | 'resource-exhausted'   // over a limit (request size, watches, labels): ask for less
   | 'internal';
 
 export class StateError extends Error {

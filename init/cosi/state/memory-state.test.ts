@@ -47,3 +47,32 @@ t.test('stored resources are immutable and writers cannot reach them', async (t)
   t.equal((await c.next())[0]!.type, 'created');
   c.watch.close();
 });
+
+t.test('watchers are woken after the writer returns, never inside its call', async (t) => {
+  const s = new MemoryState();
+  const seen: string[] = [];
+  await s.watch({ namespace: 'n', type: 'T' }, {}, (batch) => {
+    seen.push(...batch.map((e) => e.resource.metadata.id));
+  });
+  const pending = s.create(newResource({ namespace: 'n', type: 'T', id: 'a' }, {}));
+  t.same(seen, [], 'nothing delivered while create runs');
+  await pending;
+  await new Promise((r) => setImmediate(r));
+  t.same(seen, ['a']);
+});
+
+t.test('a sink that throws, or whose promise rejects, ends the watch with its error', async (t) => {
+  const s = new MemoryState();
+  const thrower = await s.watch({ namespace: 'n', type: 'T' }, {}, () => { throw new Error('sink broke'); });
+  const rejecter = await s.watch({ namespace: 'n', type: 'T' }, {}, async () => { throw new Error('sink rejected'); });
+  let later = 0;
+  const bystander = await s.watch({ namespace: 'n', type: 'T' }, {}, () => { later++; });
+  await s.create(newResource({ namespace: 'n', type: 'T', id: 'a' }, {}));
+  t.match((await thrower.done)?.message, /sink broke/);
+  t.match((await rejecter.done)?.message, /sink rejected/);
+  await s.create(newResource({ namespace: 'n', type: 'T', id: 'b' }, {}));
+  await new Promise((r) => setImmediate(r));
+  t.equal(later, 2, 'other watchers are not disturbed');
+  bystander.close();
+  t.equal(await bystander.done, undefined);
+});

@@ -23,8 +23,11 @@ export interface MemoryStateOptions {
 export class Bucket {
   readonly resources = new Map<string, Resource>();
   readonly ring: EventRing;
+  /** Called once after each write (watchers, waits for finalizers), in a microtask: never inside the writer's call. */
   readonly wakers = new Set<() => void>();
   private sorted: Resource[] | null = null;
+  private wakeQueued = false;
+  private readonly wakeAll = () => { this.wakeQueued = false; for (const w of this.wakers) w(); };
 
   constructor(readonly namespace: string, readonly type: string, readonly hash: Buffer, capacity: number) {
     this.ring = new EventRing(capacity);
@@ -46,7 +49,7 @@ export class Bucket {
     else if (e.type === 'created') { this.resources.set(e.resource.metadata.id, e.resource); this.sorted = null; }
     else { this.resources.delete(e.resource.metadata.id); this.sorted = null; }
     this.ring.append(e);
-    for (const w of this.wakers) w();
+    if (!this.wakeQueued && this.wakers.size) { this.wakeQueued = true; queueMicrotask(this.wakeAll); }
   }
 }
 

@@ -2,6 +2,7 @@
 // all. Semantics follow the reference runtime: a missing label makes a term false
 // (so an inverted term true); an unparsable number makes a numeric term never match,
 // inverted or not.
+import { setFlagsFromString } from 'node:v8';
 import { StateError } from './errors.ts';
 
 export type LabelOp = 'exists' | 'equal' | 'in' | 'lt' | 'lte' | 'lt-numeric' | 'lte-numeric';
@@ -66,10 +67,21 @@ export function matchesLabelQueries(
   return !queries || queries.length === 0 || queries.some((q) => matchesQuery(labels, q));
 }
 
-/** Compiles an id regexp (unanchored, as in the reference). A bad one is invalid-argument. */
+let linearEngine = false;
+
+/**
+ * Compiles an id regexp (unanchored, as in the reference). A client's regexp runs on V8's
+ * linear-time engine: a backtracking one ("(a+)+$") takes seconds on a 26-character id
+ * and would stall everyone else's calls; what that engine cannot run (back references,
+ * lookaround) is refused. A bad one is invalid-argument.
+ */
 export function compileIdQuery(regexp: string | undefined): RegExp | undefined {
   if (!regexp) return undefined;
-  try { return new RegExp(regexp); } catch (e) {
+  if (regexp.length > 1024) {
+    throw new StateError('invalid-argument', `id query regexp of ${regexp.length} characters: at most 1024`);
+  }
+  if (!linearEngine) { setFlagsFromString('--enable-experimental-regexp_engine'); linearEngine = true; }
+  try { return new RegExp(regexp, 'l'); } catch (e) {
     throw new StateError('invalid-argument', `invalid id query regexp "${regexp}": ${(e as Error).message}`, regexp);
   }
 }

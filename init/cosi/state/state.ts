@@ -31,7 +31,7 @@ export interface WatchOptions extends ResourceFilter {
 }
 
 /** What a watch delivers to: a batch of events. Returning a promise applies backpressure. */
-export type WatchSink = (events: WatchEvent[]) => void | Promise<void>;
+export type WatchSink = (events: readonly WatchEvent[]) => void | Promise<void>;
 
 export interface Watch {
   /** Ends the watch; no events are delivered after it returns. */

@@ -31,15 +31,18 @@ function validate(single: boolean, o: WatchOptions): void {
 /**
  * A stored event as every unfiltered watcher of its kind sees it: one object per event,
  * shared, so that whoever serializes it (the API server) can do so once for all of them.
+ * It comes with the one-event batch a non-aggregated watcher is handed, shared too.
  */
-const shared = new WeakMap<StoredEvent, WatchEvent>();
-function asIs(ev: StoredEvent, bookmark: (seq: number) => Uint8Array): WatchEvent {
-  let e = shared.get(ev);
-  if (!e) {
-    e = { type: ev.type, resource: ev.resource, ...(ev.old ? { old: ev.old } : {}), bookmark: bookmark(ev.seq) };
-    shared.set(ev, e);
+const shared = new WeakMap<StoredEvent, readonly [WatchEvent]>();
+function asIs(ev: StoredEvent, bookmark: (seq: number) => Uint8Array): readonly [WatchEvent] {
+  let one = shared.get(ev);
+  if (!one) {
+    one = Object.freeze([{
+      type: ev.type, resource: ev.resource, ...(ev.old ? { old: ev.old } : {}), bookmark: bookmark(ev.seq),
+    }] as const);
+    shared.set(ev, one);
   }
-  return e;
+  return one;
 }
 
 export async function runWatch(
@@ -51,18 +54,18 @@ export async function runWatch(
   const filtered = !single && !!(o.idQuery || o.labelQueries?.length);
   const bookmark = (seq: number) => state.bookmarks.encode(b.hash, seq);
 
-  /** What a stored event looks like to this watcher, or null if it does not concern it. */
-  const translate = (ev: StoredEvent): WatchEvent | null => {
+  /** What a stored event looks like to this watcher (as a one-event batch), or null if it does not concern it. */
+  const translate = (ev: StoredEvent): readonly WatchEvent[] | null => {
     const r = ev.resource;
     if (single) return r.metadata.id === id ? asIs(ev, bookmark) : null;
     if (!filtered) return asIs(ev, bookmark);
     const base = { bookmark: bookmark(ev.seq) };
     const now = match(r.metadata.id, r.metadata.labels);
-    if (ev.type !== 'updated') return now ? { type: ev.type, resource: r, ...base } : null;
+    if (ev.type !== 'updated') return now ? [{ type: ev.type, resource: r, ...base }] : null;
     const before = match(ev.old!.metadata.id, ev.old!.metadata.labels);
-    if (before && now) return { type: 'updated', resource: r, old: ev.old!, ...base };
-    if (now) return { type: 'created', resource: r, ...base };
-    if (before) return { type: 'destroyed', resource: r, ...base };
+    if (before && now) return [{ type: 'updated', resource: r, old: ev.old!, ...base }];
+    if (now) return [{ type: 'created', resource: r, ...base }];
+    if (before) return [{ type: 'destroyed', resource: r, ...base }];
     return null;
   };
 
@@ -99,46 +102,67 @@ export async function runWatch(
   }
 
   const visible = (e: WatchEvent) => showAll || (e.type !== 'bootstrapped' && e.type !== 'errored');
-  let closed = false;
-  let wake: (() => void) | null = null;
-  const waker = () => { const w = wake; wake = null; w?.(); };
-  b.wakers.add(waker);
+  /** Events handed out before the ring's: the initial ones, or the errored one of an overrun. */
+  let queued = initial.filter(visible);
+  let overrun: StateError | undefined;
+  /** close() was called: end once no sink call is pending. */
+  let closing = false;
+  /** A sink call returned a promise that has not settled (a slow reader): nothing more until it does. */
+  let waiting = false;
+  let ended = false;
+  let resolveDone!: (e: Error | undefined) => void;
+  const done = new Promise<Error | undefined>((r) => { resolveDone = r; });
+  const finish = (e: Error | undefined) => {
+    if (ended) return;
+    ended = true;
+    b.wakers.delete(pump);
+    resolveDone(e);
+  };
+  const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 
-  const deliver = async (events: WatchEvent[]) => {
-    const shown = events.filter(visible);
-    if (!shown.length) return;
-    if (o.aggregated) { if (!closed) await sink(shown); return; }
-    for (const e of shown) { if (closed) return; await sink([e]); }
+  /** Hands a batch to the sink; true when it asked to wait (the pump resumes once its promise settles). */
+  const send = (events: readonly WatchEvent[]): boolean => {
+    const wait = sink(events);
+    if (!wait) return false;
+    waiting = true;
+    wait.then(() => { waiting = false; pump(); }, (e: unknown) => { waiting = false; finish(asError(e)); });
+    return true;
   };
 
-  const done = (async (): Promise<Error | undefined> => {
+  // Delivers everything due, in order, synchronously: the bucket wakes its watchers with
+  // one microtask per write, so a hundred watchers cost no promise or allocation each.
+  function pump(): void {
     try {
-      await deliver(initial);
-      while (!closed) {
-        if (pos >= b.ring.next) { await new Promise<void>((r) => { wake = r; }); continue; }
-        const batch: WatchEvent[] = [];
-        while (pos < b.ring.next && (o.aggregated || batch.length === 0)) {
-          if (pos < b.ring.oldest) {
-            const err = new StateError('buffer-overrun',
-              `watch of ${b.type} in ${b.namespace} fell behind by more than ${b.ring.capacity} events: `
-                + 'buffer overrun');
-            await deliver([{ type: 'errored', resource: state.kindTombstone(b), error: 'buffer overrun' }]);
-            return err;
-          }
-          const out = translate(b.ring.at(pos)!);
-          pos++;
-          if (out) batch.push(out);
+      while (!ended && !waiting) {
+        if (closing) { finish(undefined); return; }
+        if (queued.length) {
+          const batch = o.aggregated ? queued : [queued[0]!];
+          queued = o.aggregated ? [] : queued.slice(1);
+          if (send(batch)) return;
+          continue;
         }
-        await deliver(batch);
+        if (overrun) { finish(overrun); return; }
+        if (pos >= b.ring.next) return;
+        if (pos < b.ring.oldest) {
+          overrun = new StateError('buffer-overrun',
+            `watch of ${b.type} in ${b.namespace} fell behind by more than ${b.ring.capacity} events: buffer overrun`);
+          queued = [{ type: 'errored' as const, resource: state.kindTombstone(b), error: 'buffer overrun' }]
+            .filter(visible);
+          continue;
+        }
+        if (!o.aggregated) {
+          const one = translate(b.ring.at(pos++)!);
+          if (one && send(one)) return;
+          continue;
+        }
+        const batch: WatchEvent[] = [];
+        while (pos < b.ring.next) { const one = translate(b.ring.at(pos++)!); if (one) batch.push(one[0]!); }
+        if (batch.length && send(batch)) return;
       }
-      return undefined;
-    } catch (e) {
-      return e instanceof Error ? e : new Error(String(e));
-    } finally {
-      b.wakers.delete(waker);
-    }
-  })();
+    } catch (e) { finish(asError(e)); }
+  }
 
-  return { close: () => { closed = true; waker(); }, done };
+  b.wakers.add(pump);
+  pump();
+  return { close: () => { closing = true; if (!waiting) pump(); }, done };
 }
-

@@ -1,6 +1,6 @@
 // cmdline: the kernel command line's own config sources.
 //   appliance.config.inline=<base64>   the config itself (gzip allowed), for small configs
-//   appliance.config=<http URL>        fetched once the network is up; ${uuid} ${serial}
+//   appliance.config=<http(s) URL>     fetched once the network is up; ${uuid} ${serial}
 //                                      ${mac} ${hostname} are substituted
 import { absent, bodyOf, failed, type ConfigSourceDef, type SourceEnv } from './source.ts';
 

@@ -89,8 +89,8 @@ export const nocloud: ConfigSourceDef = {
     }
     const seed = found?.ds.seedfrom;
     if (!seed) return absent('no volume labelled cidata and no ds=nocloud;s=... seed');
-    if (!seed.startsWith('http://')) {
-      return failed(`seedfrom ${seed} (from ${found.from}): only http:// seeds are fetched`);
+    if (!/^https?:\/\//.test(seed)) {
+      return failed(`seedfrom ${seed} (from ${found.from}): only http:// and https:// seeds are fetched`);
     }
     const base = seed.endsWith('/') ? seed : `${seed}/`;
     const got = await fetchEach(FILES, (f) => env.http({ url: `${base}${f}` }),

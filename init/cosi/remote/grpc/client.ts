@@ -3,9 +3,10 @@
 // is lost; a refused or unreachable address fails at once with UNAVAILABLE naming
 // why; deadlines travel as grpc-timeout and are enforced here too; a server that
 // stops answering pings is noticed (keepalive) and every call on it fails.
-import { connect as netConnect } from 'node:net';
+import { connect as netConnect, isIP } from 'node:net';
+import { checkServerIdentity, connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import {
-  connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders,
+  connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type Http2Session, type IncomingHttpHeaders,
 } from 'node:http2';
 import {
   decodeGrpcMessage, formatTimeout, frame, FrameError, MessageReader, Status, type StatusCode,
@@ -19,7 +20,24 @@ export class GrpcCallError extends Error {
   }
 }
 
+/** TLS to the server: verified against `ca`, with a client certificate when given. */
+export interface ChannelTls {
+  /** CA certificate(s), PEM, the server's certificate must chain to. */
+  ca?: string;
+  /** The client certificate and its key, PEM (mutual TLS). */
+  cert?: string;
+  key?: string;
+  /** The name (DNS or IP) the server's certificate must carry, when it is not the address dialled (a port forward). */
+  serverName?: string;
+  /** Skip verifying the server (a machine in maintenance mode, whose certificate is self-signed). */
+  insecure?: boolean;
+  /** With insecure: the server certificate's SHA-256 fingerprint (AA:BB:...) must be this one. */
+  fingerprint?: string;
+}
+
 export interface ChannelOptions {
+  /** TLS on a TCP address; without it the connection is plaintext (the plugins' unix socket). */
+  tls?: ChannelTls;
   /** Largest response message accepted. */
   maxMessageBytes?: number;
   /** A PING every this many ms on an idle connection; no answer within `keepaliveTimeoutMs` fails its calls. */
@@ -65,7 +83,7 @@ export class GrpcChannel {
   /** address: "host:port", "[v6]:port" or "unix:///path/to.sock". */
   constructor(readonly address: string, private readonly o: ChannelOptions = {}) {
     this.socketPath = address.startsWith('unix://') ? address.slice('unix://'.length) : undefined;
-    this.authority = this.socketPath ? 'http://localhost' : `http://${address}`;
+    this.authority = this.socketPath ? 'http://localhost' : `${o.tls ? 'https' : 'http'}://${address}`;
     this.max = o.maxMessageBytes ?? 64 << 20;
   }
 
@@ -80,8 +98,8 @@ export class GrpcChannel {
     this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
       // Small messages go out at once (no Nagle delay waiting for an ACK).
       const s = connect(this.authority, {
-        createConnection: () => (this.socketPath
-          ? netConnect(this.socketPath)
+        createConnection: () => (this.socketPath ? netConnect(this.socketPath)
+          : this.o.tls ? this.tlsSocket(this.o.tls)
           : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
@@ -90,8 +108,16 @@ export class GrpcChannel {
         reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
       };
       const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms (timed out)`), timeoutMs);
+      s.once('remoteSettings', () => this.heard.add(s));
       s.once('connect', () => {
         clearTimeout(timer);
+        // A pinned certificate is checked before any call can send a byte (a config holds secrets).
+        const pinned = this.o.tls?.insecure && this.o.tls.fingerprint;
+        const got = pinned ? (s.socket as unknown as TLSSocket).getPeerX509Certificate()?.fingerprint256 : undefined;
+        if (pinned && got !== pinned.toUpperCase()) {
+          fail(`TLS: the machine's certificate fingerprint is ${got}, not ${pinned}`);
+          return;
+        }
         s.setLocalWindowSize(8 << 20); // the connection's window: many streams' data in flight
         this.session = s;
         this.ready = undefined;
@@ -100,12 +126,51 @@ export class GrpcChannel {
         resolve(s);
       });
       s.once('error', (e: NodeJS.ErrnoException) => {
-        clearTimeout(timer); if (!this.session) fail(e.code ? `${e.code} (${e.message})` : e.message);
+        clearTimeout(timer);
+        if (this.session) return;
+        const tls = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_CERT)/.test(e.code ?? '')
+          || /certificate|TLS|SSL/.test(e.message);
+        fail(`${tls ? 'TLS: ' : ''}${e.code ? `${e.code} (${e.message})` : e.message}`);
       });
       s.once('close', () => { if (this.session === s) { this.session = undefined; clearInterval(this.keepalive); } });
       s.on('goaway', () => { if (this.session === s) this.session = undefined; });
     });
     return this.ready;
+  }
+
+  /**
+   * Why a call's connection went away. A TLS server that checks client certificates after the
+   * handshake (node's) refuses one by closing the connection before a word of HTTP/2: say so.
+   */
+  private lostWhy(session: Http2Session | undefined, e?: Error & { code?: string }): string {
+    if (e?.code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') {
+      return `TLS: ${this.address} requires a client certificate (a context made by \`cosictl gen config `
+        + '--secrets`), and this client sent none';
+    }
+    const heard = session !== undefined && this.heard.has(session);
+    if (this.o.tls && !this.o.tls.insecure && !heard && (!e || e.code === 'ECONNRESET')) {
+      return `TLS: ${this.address} closed the connection right after the handshake: it refused this client's `
+        + 'certificate (not from the machine\'s CA, naming no role, or expired?)';
+    }
+    return e ? `connection to ${this.address} lost: ${e.message}`
+      : `the call to ${this.address} ended without a status (the server went away?)`;
+  }
+
+  /** Sessions the server has spoken HTTP/2 on (sent its SETTINGS). */
+  private readonly heard = new WeakSet<Http2Session>();
+
+  private tlsSocket(t: ChannelTls): TLSSocket {
+    const { host, port } = this.hostPort();
+    const name = t.serverName ?? host;
+    const socket = tlsConnect({
+      host, port, ALPNProtocols: ['h2'], ...(t.ca ? { ca: t.ca } : {}), ...(t.cert ? { cert: t.cert } : {}),
+      ...(t.key ? { key: t.key } : {}), rejectUnauthorized: !t.insecure,
+      // SNI carries DNS names only; the certificate is checked against the name either way.
+      ...(isIP(name) ? {} : { servername: name }),
+      checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(name, cert),
+    });
+    socket.setNoDelay(true);
+    return socket;
   }
 
   private startKeepalive(s: ClientHttp2Session): void {
@@ -158,24 +223,28 @@ export class GrpcChannel {
     let ended = false;
     let handlerError: Error | undefined;
     let drained: (() => void) | undefined;
-    const pump = () => {
-      while (handler && !busy && queue.length) {
-        const m = queue.shift()!;
-        let p: void | Promise<void>;
-        try { p = handler(m); } catch (e) {
-          handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); break;
-        }
-        if (p) {
-          busy = true;
-          stream?.pause();
-          p.then(() => { busy = false; if (!ended) stream?.resume(); pump(); }, (e: Error) => {
-            busy = false; handlerError = e; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); pump();
-          });
-        }
+    const run = (m: Buffer) => {
+      let p: void | Promise<void>;
+      try { p = handler!(m); } catch (e) {
+        handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); return;
       }
+      if (p) {
+        busy = true;
+        stream?.pause();
+        p.then(() => { busy = false; if (!ended) stream?.resume(); pump(); }, (e: Error) => {
+          busy = false; handlerError = e; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); pump();
+        });
+      }
+    };
+    const pump = () => {
+      while (handler && !busy && queue.length) run(queue.shift()!);
       if (!busy && !queue.length) { const d = drained; drained = undefined; d?.(); }
     };
-    const deliver = (m: Buffer) => { queue.push(m); pump(); };
+    // A message that finds nobody ahead of it goes straight to the handler.
+    const deliver = (m: Buffer) => {
+      if (handler && !busy && !queue.length) run(m); else queue.push(m);
+      pump();
+    };
     const end = (e: GrpcCallError | undefined) => {
       if (ended) return;
       ended = true;
@@ -200,10 +269,15 @@ export class GrpcChannel {
           headersStatus = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`);
           return;
         }
-        if (h['grpc-status'] !== undefined) headersStatus = statusOf(h); // trailers-only
+        if (h['grpc-status'] !== undefined) {
+          // Trailers-only: the outcome is final. Stop sending the rest of a large request at once
+          // (a refused 10 MB request waited for the whole upload before it was reported).
+          end(statusOf(h));
+          st.close(constants.NGHTTP2_CANCEL);
+        }
       });
       st.on('data', (chunk: Buffer) => {
-        try { for (const m of reader.push(chunk)) deliver(m); } catch (e) {
+        try { reader.push(chunk, deliver); } catch (e) {
           st.close(constants.NGHTTP2_CANCEL);
           end(new GrpcCallError(e instanceof FrameError ? e.status : Status.INTERNAL, (e as Error).message));
         }
@@ -212,12 +286,11 @@ export class GrpcChannel {
       // A server that answered (say, RESOURCE_EXHAUSTED for a request too large) and then reset the stream
       // still sent its answer: that is the outcome, not the reset.
       st.on('error', (e: Error) => end(headersStatus ?? new GrpcCallError(
-        cancelled ? Status.CANCELLED : Status.UNAVAILABLE, `connection to ${this.address} lost: ${e.message}`)));
+        cancelled ? Status.CANCELLED : Status.UNAVAILABLE, this.lostWhy(st.session, e))));
       st.on('close', () => {
         if (headersStatus !== null) { end(headersStatus); return; }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')
-          : new GrpcCallError(Status.UNAVAILABLE,
-            `the call to ${this.address} ended without a status (the server went away?)`));
+          : new GrpcCallError(Status.UNAVAILABLE, this.lostWhy(st.session)));
       });
     }, (e: GrpcCallError) => end(e));
     return {

@@ -36,30 +36,45 @@ export class MessageReader {
 
   constructor(private readonly maxBytes: number) {}
 
-  /** The complete messages this chunk finishes (in order). */
-  push(chunk: Buffer): Buffer[] {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
-    const out: Buffer[] = [];
-    for (;;) {
-      if (this.buffered < 5) return out;
-      const head = this.peek(5);
-      const length = head.readUInt32BE(1);
-      if (head[0] !== 0) {
-        throw new FrameError(Status.UNIMPLEMENTED,
-          'compressed messages are not accepted (grpc-accept-encoding: identity)');
-      }
-      if (length > this.maxBytes) {
-        throw new FrameError(Status.RESOURCE_EXHAUSTED,
-          `message of ${length} bytes exceeds the limit of ${this.maxBytes}`);
-      }
-      if (this.buffered < 5 + length) return out;
-      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
-      out.push(all.subarray(5, 5 + length));
-      const rest = all.subarray(5 + length);
-      this.chunks = rest.length ? [rest] : [];
-      this.buffered = rest.length;
+  /** Hands `each` the complete messages this chunk finishes, in order. */
+  push(chunk: Buffer, each: (message: Buffer) => void): void {
+    let at = 0;
+    // The usual case: nothing half-read, the chunk holds whole messages. Read in place.
+    while (this.buffered === 0 && chunk.length - at >= 5) {
+      const length = this.check(chunk, at);
+      if (chunk.length - at < 5 + length) break;
+      each(chunk.subarray(at + 5, at + 5 + length));
+      at += 5 + length;
     }
+    if (at === chunk.length) return;
+    const rest = at ? chunk.subarray(at) : chunk;
+    this.chunks.push(rest);
+    this.buffered += rest.length;
+    for (;;) {
+      if (this.buffered < 5) return;
+      const head = this.peek(5);
+      const length = this.check(head, 0);
+      if (this.buffered < 5 + length) return;
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered);
+      const after = all.subarray(5 + length);
+      this.chunks = after.length ? [after] : [];
+      this.buffered = after.length;
+      each(all.subarray(5, 5 + length));
+    }
+  }
+
+  /** The length of the message whose prefix starts at `at`; throws for one we do not take. */
+  private check(b: Buffer, at: number): number {
+    const length = b.readUInt32BE(at + 1);
+    if (b[at] !== 0) {
+      throw new FrameError(Status.UNIMPLEMENTED,
+        'compressed messages are not accepted (grpc-accept-encoding: identity)');
+    }
+    if (length > this.maxBytes) {
+      throw new FrameError(Status.RESOURCE_EXHAUSTED,
+        `message of ${length} bytes exceeds the limit of ${this.maxBytes}`);
+    }
+    return length;
   }
 
   /** True when a message is half-read (the stream ended in the middle of one). */

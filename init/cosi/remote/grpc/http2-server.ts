@@ -1,6 +1,8 @@
-// http2-server: an http2 server whose streams are gRPC calls (server.ts), keeping its
-// sessions so that stop() can end the ones that never finish by themselves (watches).
-import { createServer, type Http2Server, type Http2Session } from 'node:http2';
+// http2-server: an http2 server whose streams are gRPC calls (server.ts), and the
+// session bookkeeping any of our http2 servers needs: stop() ends the sessions that
+// never finish by themselves (watches), a session without open calls is closed after
+// an idle time, and the longest-idle session can make room for a new connection.
+import { createServer, type Http2Server, type Http2SecureServer, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { handleGrpcStream, type GrpcServerOptions } from './server.ts';
 
@@ -12,11 +14,65 @@ export interface GrpcHttp2Server {
   stop(graceMs?: number): Promise<void>;
 }
 
+export interface Sessions {
+  readonly size: number;
+  all(): Iterable<Http2Session>;
+  /**
+   * Closes the oldest session that never made a call, to make room for a new connection; false when
+   * there is none (a client that made calls keeps its connection until it is idle too long).
+   */
+  closeUnused(): boolean;
+  /** Stops the server listening, asks open calls to end, cuts them after `graceMs`. */
+  stop(server: Http2Server | Http2SecureServer, graceMs?: number): Promise<void>;
+}
+
+interface Entry { open: number; calls: number; idleSince: number; timer?: NodeJS.Timeout }
+
+/** Keeps `server`'s sessions; one with no open call for `idleMs()` is closed (0: never). */
+export function trackSessions(server: Http2Server | Http2SecureServer, idleMs: () => number): Sessions {
+  const sessions = new Map<Http2Session, Entry>();
+  const idle = (s: Http2Session, e: Entry) => {
+    e.idleSince = performance.now();
+    const ms = idleMs();
+    if (ms > 0) e.timer = setTimeout(() => { if (e.open === 0) s.close(); }, ms);
+  };
+  server.on('session', (s: Http2Session) => {
+    const e: Entry = { open: 0, calls: 0, idleSince: performance.now() };
+    sessions.set(s, e);
+    idle(s, e);
+    s.once('close', () => { clearTimeout(e.timer); sessions.delete(s); });
+  });
+  server.on('stream', (stream) => {
+    const e = sessions.get(stream.session!);
+    if (!e) return;
+    e.calls++;
+    if (e.open++ === 0) clearTimeout(e.timer);
+    stream.once('close', () => { if (--e.open === 0) idle(stream.session!, e); });
+  });
+  return {
+    get size() { return sessions.size; },
+    all: () => [...sessions.keys()],
+    closeUnused() {
+      let best: [Http2Session, Entry] | undefined;
+      for (const [s, e] of sessions) if (e.calls === 0 && (!best || e.idleSince < best[1].idleSince)) best = [s, e];
+      if (!best) return false;
+      sessions.delete(best[0]);
+      best[0].destroy();
+      return true;
+    },
+    async stop(srv, graceMs = 1000) {
+      srv.close();
+      for (const s of sessions.keys()) s.close();
+      if (sessions.size) await new Promise((r) => setTimeout(r, graceMs).unref());
+      for (const s of sessions.keys()) s.destroy();
+    },
+  };
+}
+
 export function grpcHttp2Server(o: GrpcServerOptions): GrpcHttp2Server {
-  const sessions = new Set<Http2Session>();
   const server = createServer({ settings: { maxConcurrentStreams: 1024 } });
   server.on('stream', (stream, headers) => handleGrpcStream(o, stream, headers));
-  server.on('session', (s) => { sessions.add(s); s.once('close', () => sessions.delete(s)); });
+  const sessions = trackSessions(server, () => 0);
   // Small messages go out at once (no Nagle delay waiting for an ACK); a unix socket has no such delay.
   server.on('connection', (socket: Socket) => {
     if (typeof socket.setNoDelay === 'function' && socket.remoteAddress) socket.setNoDelay(true);
@@ -30,11 +86,6 @@ export function grpcHttp2Server(o: GrpcServerOptions): GrpcHttp2Server {
       };
       if ('path' in where) server.listen(where.path, done); else server.listen(where.port, where.host, done);
     }),
-    async stop(graceMs = 1000) {
-      server.close();
-      for (const s of sessions) s.close();
-      if (sessions.size) await new Promise((r) => setTimeout(r, graceMs).unref());
-      for (const s of sessions) s.destroy();
-    },
+    stop: (graceMs) => sessions.stop(server, graceMs),
   };
 }

@@ -31,7 +31,9 @@ export interface MessageWriter {
   write(message: Uint8Array): Promise<void> | undefined;
   /** Writes a message framed already (grpc/framing.ts frame()): one framing shared by many calls. */
   writeFramed(framed: Buffer): Promise<void> | undefined;
-  /** Sends what is batched now (a watch flushes after each batch of events). */
+  /** Sends what is batched and then `framed` at once, unbatched (a watch's events go out as they happen). */
+  writeFramedNow(framed: Buffer): Promise<void> | undefined;
+  /** Sends what is batched now. */
   flush(): Promise<void> | undefined;
 }
 
@@ -44,6 +46,11 @@ export interface GrpcServerOptions {
   methods: ReadonlyMap<string, Method>;
   /** Largest request message accepted (bytes). */
   maxRequestBytes: number;
+  /**
+   * Bytes of requests being read at once, every stream together: a request that would pass it is refused
+   * (RESOURCE_EXHAUSTED), so a thousand streams of 4 MiB requests cannot run the machine out of memory.
+   */
+  buffer?: { used: number; max: number };
   /** Maps anything a handler throws to a status, a message and extra trailers. */
   toStatus(e: unknown): { code: StatusCode; message: string; trailers?: Record<string, string> };
 }
@@ -78,21 +85,26 @@ function startResponse(stream: ServerHttp2Stream): void {
 }
 
 function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promise<void> | undefined } {
-  let batch: Buffer[] = [];
+  const batch: Buffer[] = [];
   let size = 0;
   let scheduled = false;
-  const send = (): Promise<void> | undefined => {
-    scheduled = false;
-    if (!batch.length || stream.destroyed || stream.writableEnded) { batch = []; size = 0; return undefined; }
+  /** Writes `chunk`; a promise when the peer is slow (resolved on drain or close). */
+  const put = (chunk: Buffer): Promise<void> | undefined => {
+    if (stream.destroyed || stream.writableEnded) return undefined;
     startResponse(stream);
-    const chunk = batch.length === 1 ? batch[0]! : Buffer.concat(batch, size);
-    batch = []; size = 0;
     if (stream.write(chunk)) return undefined;
     return new Promise<void>((resolve) => {
       const done = () => { stream.off('drain', done); stream.off('close', done); resolve(); };
       stream.once('drain', done);
       stream.once('close', done);
     });
+  };
+  const send = (): Promise<void> | undefined => {
+    scheduled = false;
+    if (!batch.length) return undefined;
+    const chunk = batch.length === 1 ? batch[0]! : Buffer.concat(batch, size);
+    batch.length = 0; size = 0;
+    return put(chunk);
   };
   const writeFramed = (f: Buffer) => {
     batch.push(f); size += f.length;
@@ -103,6 +115,11 @@ function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promi
   };
   return {
     writeFramed,
+    writeFramedNow(f) {
+      if (!batch.length) return put(f);
+      batch.push(f); size += f.length;
+      return send();
+    },
     write: (message) => writeFramed(frame(message)),
     flush: send,
     finish: send,
@@ -140,6 +157,10 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
   const reader = new MessageReader(o.maxRequestBytes);
   const messages: Buffer[] = [];
   let refused: unknown;
+  /** What this request holds of the shared buffer; given back when it is read (or refused, or gone). */
+  let held = 0;
+  const release = () => { if (o.buffer) o.buffer.used -= held; held = 0; };
+  stream.once('close', release);
   const fail = (e: unknown) => {
     if (abort.signal.aborted && stream.closed) return;
     const s = e instanceof GrpcError ? { code: e.code, message: e.message, trailers: e.trailers }
@@ -148,7 +169,17 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     respondStatus(stream, s.code, s.message, s.trailers);
   };
   stream.on('data', (chunk: Buffer) => {
-    try { messages.push(...reader.push(chunk)); } catch (e) {
+    try {
+      if (o.buffer) {
+        if (o.buffer.used + chunk.length > o.buffer.max) {
+          throw new GrpcError(Status.RESOURCE_EXHAUSTED, `the server is reading ${o.buffer.used} bytes of requests `
+            + `already, at most ${o.buffer.max} at once: try again`);
+        }
+        o.buffer.used += chunk.length; held += chunk.length;
+      }
+      reader.push(chunk, (m) => messages.push(m));
+    } catch (e) {
+      release();
       // Answered once the request has ended: the rest is read and dropped, up to a bound. Answering at once
       // lets node close the stream, and the DATA frames still coming count as invalid until the session is
       // reset (ENHANCE_YOUR_CALM) and the client sees that instead of the answer.
@@ -159,6 +190,7 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     }
   });
   stream.on('end', () => {
+    release();
     if (refused) { fail(refused); return; }
     if (stream.closed || stream.headersSent) return;
     if (reader.pending || messages.length !== 1) {

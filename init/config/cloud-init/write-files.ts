@@ -1,0 +1,106 @@
+// write-files: cloud-config's write_files -> FileSpec documents (ids cloud-init-file-N).
+// What a FileSpec can say is translated: content as text or base64 (gzip undone here),
+// permissions. An entry this system cannot honour (a path outside /run, /var and /tmp,
+// append, content from a URL, setuid bits) is left out with why; an owner other than root
+// is noted, since the file is still written (as root: this system has no other users).
+import { gunzipSync } from 'node:zlib';
+import { isMap } from '../safe-yaml.ts';
+import type { Translation } from './cloud-config.ts';
+
+// The system plugin's type, by name (init never imports plugins/); the documents are
+// validated against its definition, so a rename or a bad field fails loudly.
+const FILE_SPEC_TYPE = 'FileSpecs.system.appliance.dev';
+/** What a FileSpec's content may hold, decoded; gunzip stops here rather than fill memory. */
+const MAX_FILE_BYTES = 1 << 20;
+const ALLOWED_PATH = /^\/(run|var|tmp)(\/(?!\.\.?(\/|$))[^/\0]+)+$/;
+
+/** cloud-init's encodings, by the name it accepts. */
+const ENCODINGS: Record<string, { base64: boolean; gzip: boolean }> = {
+  'text/plain': { base64: false, gzip: false },
+  b64: { base64: true, gzip: false }, base64: { base64: true, gzip: false },
+  'gz+b64': { base64: true, gzip: true }, 'gz+base64': { base64: true, gzip: true },
+  'gzip+b64': { base64: true, gzip: true }, 'gzip+base64': { base64: true, gzip: true },
+  gz: { base64: false, gzip: true }, gzip: { base64: false, gzip: true },
+};
+
+/** cloud-init's permissions ("0644", "0o644", "644", or 0644 read as the integer 644) -> "0644". */
+export function octalMode(v: unknown): string | Error {
+  const text = typeof v === 'number' && Number.isInteger(v) ? String(v)
+    : typeof v === 'string' ? v.trim() : undefined;
+  const m = text === undefined ? null : /^0?o?([0-7]{3,4})$/i.exec(text);
+  if (!m) return new Error(`permissions ${JSON.stringify(v)} are not octal permission bits such as "0644"`);
+  const bits = parseInt(m[1]!, 8);
+  if (bits > 0o777) {
+    return new Error(`permissions ${text} set setuid, setgid or sticky bits, which files here cannot have`);
+  }
+  return `0${bits.toString(8).padStart(3, '0')}`;
+}
+
+type Content = { content: string; encoding?: 'base64' };
+
+function contentOf(entry: Record<string, unknown>): Content | Error {
+  const name = entry.encoding === undefined ? 'text/plain' : String(entry.encoding).toLowerCase();
+  const enc = ENCODINGS[name];
+  if (!enc) return new Error(`encoding "${name}" is not one of ${Object.keys(ENCODINGS).join(', ')}`);
+  const raw = entry.content ?? '';
+  if (typeof raw !== 'string') return new Error('content must be a string');
+  if (!enc.base64 && enc.gzip) return new Error(`encoding ${name} needs binary YAML content: use gz+b64`);
+  if (!enc.base64) return { content: raw };
+  const packed = Buffer.from(raw.replace(/\s+/g, ''), 'base64');
+  if (!enc.gzip) return { content: packed.toString('base64'), encoding: 'base64' };
+  try {
+    return { content: gunzipSync(packed, { maxOutputLength: MAX_FILE_BYTES }).toString('base64'), encoding: 'base64' };
+  } catch (e) {
+    return new Error(`content is not gzip of at most ${MAX_FILE_BYTES >> 20} MiB (${(e as Error).message})`);
+  }
+}
+
+/** One write_files entry -> a FileSpec, or why it is left out; notes say what was changed. */
+function translateEntry(entry: unknown, notes: string[]): Record<string, unknown> | Error {
+  if (!isMap(entry)) return new Error('must be a mapping with a path');
+  const path = entry.path;
+  if (typeof path !== 'string' || !path) return new Error('has no path');
+  if (!ALLOWED_PATH.test(path)) {
+    return new Error(`${path}: only files under /run, /var and /tmp are written (the image itself is read-only)`);
+  }
+  if (entry.append === true) return new Error(`${path}: append is not supported (a FileSpec declares the whole file)`);
+  if (entry.source !== undefined) return new Error(`${path}: content from a URL (source) is not fetched`);
+  const content = contentOf(entry);
+  if (content instanceof Error) return new Error(`${path}: ${content.message}`);
+  const mode = entry.permissions === undefined ? undefined : octalMode(entry.permissions);
+  if (mode instanceof Error) return new Error(`${path}: ${mode.message}`);
+  const owner = entry.owner === undefined ? 'root:root' : String(entry.owner);
+  if (!/^root(:root)?$/.test(owner)) {
+    notes.push(`${path}: owner ${owner} ignored, written as root (there are no other users)`);
+  }
+  for (const key of Object.keys(entry)) {
+    if (!['path', 'content', 'encoding', 'permissions', 'owner', 'append', 'defer', 'source'].includes(key)) {
+      notes.push(`${path}: ${key} is not a write_files key`);
+    }
+  }
+  return { path, ...content, ...(mode ? { mode } : {}) };
+}
+
+export function translateWriteFiles(value: unknown): Translation {
+  const ignored: string[] = [];
+  if (!Array.isArray(value)) return { docs: [], ignored: ['write_files: must be a list of files'] };
+  const specs = new Map<string, { index: number; spec: Record<string, unknown> }>();
+  value.forEach((entry, index) => {
+    const notes: string[] = [];
+    const spec = translateEntry(entry, notes);
+    ignored.push(...notes.map((n) => `write_files[${index}] ${n}`));
+    if (spec instanceof Error) {
+      ignored.push(`write_files[${index}] ${spec.message}`);
+      return;
+    }
+    // cloud-init writes the entries in order, so the last one for a path is what stays.
+    const earlier = specs.get(spec.path as string);
+    if (earlier) ignored.push(`write_files[${earlier.index}] ${spec.path}: replaced by write_files[${index}]`);
+    specs.delete(spec.path as string);
+    specs.set(spec.path as string, { index, spec });
+  });
+  const docs = [...specs.values()].map(({ index, spec }) => ({
+    type: FILE_SPEC_TYPE, id: `cloud-init-file-${index}`, spec,
+  }));
+  return { docs, ignored };
+}
