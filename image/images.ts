@@ -2,7 +2,7 @@
 // all that wrap it, and lists each artifact (format, file, size, sha256) in a manifest.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { buildRawDisk, type RawDisk } from './disk/raw.ts';
 import type { BootArtifacts, OutputFormat } from './formats/format.ts';
 import { describeArtifact, type ArtifactInfo } from './manifest.ts';
@@ -45,12 +45,13 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
       o.progress(`${f.name}: ${f.summary}`);
       for (const file of await f.build(ctx)) {
         const info = await describeArtifact(file);
-        artifacts.push({ format: f.name, ...info });
+        // Relative to out/images, so that pxe/ keeps its folder.
+        artifacts.push({ format: f.name, ...info, file: relative(o.outDir, file) });
         o.progress(`${f.name}: ${file} (${(info.size / 1e6).toFixed(1)} MB, ${((performance.now() - t0) / 1000)
           .toFixed(1)} s)`);
       }
     }
   } finally { rmSync(workDir, { recursive: true, force: true }); }
-  writeFileSync(join(o.outDir, 'manifest.json'), JSON.stringify({ images: artifacts }, null, 2) + '\n');
+  writeFileSync(join(o.outDir, 'manifest.json'), JSON.stringify({ cmdline: o.inputs.cmdline, images: artifacts }, null, 2) + '\n');
   return artifacts;
 }

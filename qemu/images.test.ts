@@ -3,7 +3,7 @@
 // identical bytes; the raw disk boots under SeaBIOS and the qcow2 under OVMF, through
 // GRUB, to a machine whose API answers and which keeps its config on the disk's STATE;
 // on a larger disk the first boot grows EPHEMERAL (/var) to its end, and a second boot
-// finds what the first wrote there.
+// finds what the first wrote there; the PXE folder boots through iPXE and QEMU's TFTP.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, truncateSync } from 'node:fs';
@@ -50,7 +50,7 @@ t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and sl
 t.test('identical inputs give identical images; another seed another disk', async (t) => {
   const again = await build('again');
   for (const x of first) {
-    t.equal(again.find((y) => y.format === x.format)?.sha256, x.sha256, `${x.format}: same sha256`);
+    t.equal(again.find((y) => y.file === x.file)?.sha256, x.sha256, `${x.file}: same sha256`);
   }
   const other = await build('other', 'another-seed');
   t.not(other.find((y) => y.format === 'raw')!.sha256, first.find((y) => y.format === 'raw')!.sha256);
@@ -85,6 +85,19 @@ for (const [what, image, format, firmware, memoryMiB] of [
       /persistedTo: \/\S+machine-config\.yaml/, 'the config is persisted on the disk\'s STATE');
   });
 }
+
+t.test('PXE: the NIC\'s iPXE runs the script from QEMU\'s TFTP server; the machine it boots answers', async (t) => {
+  const folder = join(dir, 'first', 'pxe');
+  t.same(first.filter((x) => x.format === 'pxe').map((x) => x.file),
+    ['pxe/boot.ipxe', 'pxe/vmlinuz', 'pxe/initramfs.cpio.zst'], 'the folder, listed in the manifest');
+  const { vm, run } = await bootWithApi({ bootFrom: 'network', tftp: { dir: folder, bootfile: 'boot.ipxe' } }, 'dhcp');
+  t.teardown(() => vm.kill());
+  // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.
+  const cmdline = await run(['get', 'cmdline', 'current', '-o', 'json']);
+  t.equal(cmdline.code, 0, `the API answers: ${cmdline.err}`);
+  t.match((JSON.parse(cmdline.out) as { spec: { raw: string } }).spec.raw,
+    /^initrd=initramfs\.cpio\.zst console=ttyS0 /, 'with the script\'s command line');
+});
 
 t.test('a larger disk: the first boot grows EPHEMERAL to its end and keeps /var on it; the second boot keeps '
   + 'what the first wrote', async (t) => {

@@ -28,9 +28,12 @@ export interface VmOptions {
   cmdline: string;
   /**
    * kernel (default): QEMU loads kernel, initrd and cmdline itself. disk: the firmware boots
-   * the first disk (its loader picks kernel and command line; `append` is not used).
+   * the first disk (its loader picks kernel and command line; `append` is not used). network:
+   * the NIC's iPXE boots `tftp.bootfile` from slirp's TFTP server (the script picks them).
    */
-  bootFrom?: 'kernel' | 'disk';
+  bootFrom?: 'kernel' | 'disk' | 'network';
+  /** slirp's TFTP server: the folder it serves and the file its DHCP offers as the boot file. */
+  tftp?: { dir: string; bootfile: string };
   /** seabios (QEMU's default, legacy BIOS) or ovmf (UEFI). */
   firmware?: 'seabios' | 'ovmf';
   /** Appended to cmdline (test switches, debug flags). */
@@ -120,7 +123,8 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     '-cpu', accel === 'kvm' ? 'host' : 'max',
     '-smp', String(o.cpus ?? 1),
     '-m', `${o.memoryMiB ?? 256}M`,
-    ...(o.bootFrom === 'disk' ? [] : ['-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline]),
+    // Only a direct boot hands QEMU the kernel; a disk's or a network's loader picks its own.
+    ...((o.bootFrom ?? 'kernel') === 'kernel' ? ['-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline] : []),
     '-display', 'none', '-vga', 'none', '-nodefaults',
     '-serial', 'stdio', '-monitor', 'none',
     '-qmp', `unix:${qmpSocket},server=on,wait=off`,
@@ -144,8 +148,9 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
   args.push(
     '-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']),
       ...(o.slirpNet ? [`net=${o.slirpNet.net}`, `host=${o.slirpNet.host}`, `dhcpstart=${o.slirpNet.dhcpStart}`] : []),
+      ...(o.tftp ? [`tftp=${o.tftp.dir}`, `bootfile=${o.tftp.bootfile}`] : []),
       ...fwd].join(','),
-    '-device', 'virtio-net-pci,netdev=n0',
+    '-device', `virtio-net-pci,netdev=n0${o.bootFrom === 'network' ? ',bootindex=1' : ''}`,
   );
   if (o.firmware === 'ovmf') {
     const vars = join(dirname(qmpSocket), 'OVMF_VARS.fd');

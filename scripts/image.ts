@@ -9,6 +9,7 @@ import { OUT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
 
 const HELP = `usage: npm run image -- --format <name>[,<name>...] | --format all [--size MiB] [--seed S]
+                      [--cmdline TEXT | --append TEXT]
 
 Builds out/vmlinuz and out/initramfs.cpio.zst if needed, then each format into out/images,
 listing every artifact (format, size, sha256) in out/images/manifest.json. The same inputs
@@ -20,9 +21,14 @@ ${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
   --size MiB  the raw disk's size (default: what it needs, rounded up to 64 MiB); the
               EPHEMERAL partition takes the rest, and grows to a larger disk at first boot
   --seed S    seeds the disk's GUIDs and volume ids (default: the version and commit)
+  --cmdline TEXT  the kernel command line every image boots with, instead of out/cmdline's
+                  (e.g. "console=ttyS0 appliance.platform=metal appliance.config=https://...")
+  --append TEXT   words added to it (e.g. "appliance.config=http://10.0.0.1/machine.yaml")
 `;
 
-export function parseImageArgs(argv: readonly string[]): { formats: string[]; sizeMiB?: number; seed?: string } {
+export interface ImageArgs { formats: string[]; sizeMiB?: number; seed?: string; cmdline?: string; append?: string }
+
+export function parseImageArgs(argv: readonly string[]): ImageArgs {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
     if (i < 0) return undefined;
@@ -43,12 +49,29 @@ export function parseImageArgs(argv: readonly string[]): { formats: string[]; si
     throw new Error(`--size "${size}": a whole number of MiB`);
   }
   const seed = value('--seed');
-  return { formats, ...(size ? { sizeMiB: Number(size) } : {}), ...(seed ? { seed } : {}) };
+  const cmdline = value('--cmdline');
+  const append = value('--append');
+  if (cmdline !== undefined && append !== undefined) {
+    throw new Error('--cmdline replaces the command line and --append adds to it: give one');
+  }
+  for (const [flag, v] of [['--cmdline', cmdline], ['--append', append]] as const) {
+    // One line: GRUB's config and the iPXE script take the words as they are.
+    if (v !== undefined && /[\n\r]/.test(v)) throw new Error(`${flag}: the command line is one line`);
+  }
+  return {
+    formats, ...(size ? { sizeMiB: Number(size) } : {}), ...(seed ? { seed } : {}),
+    ...(cmdline !== undefined ? { cmdline } : {}), ...(append !== undefined ? { append } : {}),
+  };
+}
+
+/** The command line the images boot with: the build's, replaced or added to by the arguments. */
+export function imageCmdline(built: string, args: Pick<ImageArgs, 'cmdline' | 'append'>): string {
+  return (args.cmdline ?? [built.trim(), args.append ?? ''].filter(Boolean).join(' ')).trim();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--help')) { process.stdout.write(HELP); process.exit(0); }
-  let args: ReturnType<typeof parseImageArgs>;
+  let args: ImageArgs;
   try { args = parseImageArgs(process.argv.slice(2)); } catch (e) {
     process.stderr.write(`image: ${(e as Error).message}\n(npm run image -- --help)\n`);
     process.exit(2);
@@ -58,7 +81,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const s = step('image');
   const artifacts = await buildImages({
     formats: args.formats.map((n) => formatNamed(n)!),
-    inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: readFileSync(b.cmdline, 'utf8').trim() },
+    inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: imageCmdline(readFileSync(b.cmdline, 'utf8'), args) },
     outDir: join(OUT, 'images'), seed: args.seed ?? `${manifest.version}+${manifest.commit}`,
     epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0), progress: (m) => s.info(m),
     ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),

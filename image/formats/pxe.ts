@@ -1,0 +1,42 @@
+// pxe: network boot. The kernel, the initramfs and an iPXE script that loads both with the
+// image's command line, side by side in pxe/, so that a TFTP or HTTP server serving that
+// folder boots machines: the script names the other two relatively, and iPXE resolves them
+// against the URL it fetched the script from (tftp://server/boot.ipxe, http://server/pxe/boot.ipxe).
+import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OutputFormat } from './format.ts';
+
+export const PXE_KERNEL = 'vmlinuz';
+export const PXE_INITRAMFS = 'initramfs.cpio.zst';
+export const PXE_SCRIPT = 'boot.ipxe';
+
+/**
+ * The script. `initrd=` names the initramfs for the kernel's EFI stub under UEFI iPXE (a
+ * BIOS boot ignores it); no other word of the command line is iPXE's business.
+ */
+export function ipxeScript(cmdline: string): string {
+  return [
+    '#!ipxe',
+    '# The appliance over the network: kernel and initramfs from beside this script.',
+    `kernel ${PXE_KERNEL} initrd=${PXE_INITRAMFS} ${cmdline.trim()}`.trimEnd(),
+    `initrd ${PXE_INITRAMFS}`,
+    'boot',
+    '',
+  ].join('\n');
+}
+
+export const pxe: OutputFormat = {
+  name: 'pxe',
+  summary: 'network boot: kernel, initramfs and an iPXE script (serve pxe/ over TFTP or HTTP)',
+  build(ctx) {
+    const dir = join(ctx.outDir, 'pxe');
+    mkdirSync(dir, { recursive: true });
+    const files = [join(dir, PXE_SCRIPT), join(dir, PXE_KERNEL), join(dir, PXE_INITRAMFS)];
+    writeFileSync(files[0]!, ipxeScript(ctx.inputs.cmdline));
+    copyFileSync(ctx.inputs.kernel, files[1]!);
+    copyFileSync(ctx.inputs.initramfs, files[2]!);
+    // Fixed times, like every other artifact: a server's Last-Modified says nothing of the build.
+    for (const f of files) utimesSync(f, ctx.epoch, ctx.epoch);
+    return files;
+  },
+};
