@@ -52,6 +52,7 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
       }
     }
   } finally { rmSync(workDir, { recursive: true, force: true }); }
-  writeFileSync(join(o.outDir, 'manifest.json'), JSON.stringify({ cmdline: o.inputs.cmdline, images: artifacts }, null, 2) + '\n');
+  const manifest = { cmdline: o.inputs.cmdline, images: artifacts };
+  writeFileSync(join(o.outDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   return artifacts;
 }
