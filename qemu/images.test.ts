@@ -6,11 +6,12 @@
 // finds what the first wrote there; the PXE folder boots through iPXE and QEMU's TFTP.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, truncateSync } from 'node:fs';
+import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeGrubEnv } from '../init/disk/grubenv.ts';
+import { decodeGrubEnv, encodeGrubEnv } from '../init/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../init/disk/gpt.ts';
+import { BOOT_TRIES } from '../image/disk/raw.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
 import { bootWithApi } from './api-vm.ts';
@@ -84,6 +85,41 @@ for (const [what, image, format, firmware, memoryMiB] of [
     t.match((await poll(['get', 'configstatus', 'machine', '-o', 'yaml'], /persistedTo: \/\S+/)).out,
       /persistedTo: \/\S+machine-config\.yaml/, 'the config is persisted on the disk\'s STATE');
   });
+}
+
+// Boot counting, as the upgrade work relies on it: slot B is being tried (try_slot=B, BOOT_TRIES
+// left) and never comes up (its initramfs is garbage, so the kernel panics and reboots). GRUB
+// counts each try in grubenv before the kernel starts; when none are left it boots slot A again
+// and leaves tried_slot=B for the system to report.
+for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) {
+  t.test(`${firmware}: a tried slot that never comes up is booted ${BOOT_TRIES} times, then GRUB falls back to A`,
+    async (t) => {
+      const disk = join(dir, `fallback-${firmware}.raw`);
+      execFileSync('cp', ['--sparse=always', rawFile, disk]);
+      const table = (JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
+        partitiontable: { partitions: { start: number }[] };
+      }).partitiontable;
+      const esp = `${disk}@@${table.partitions[1]!.start * SECTOR}`;
+      const put = (to: string, content: Buffer) => {
+        const file = join(dir, `put-${firmware}`);
+        writeFileSync(file, content);
+        execFileSync('mcopy', ['-o', '-i', esp, file, to]);
+      };
+      put('::/B/vmlinuz', readFileSync(a.kernel));
+      put('::/B/initramfs.cpio.zst', Buffer.from('not an initramfs'));
+      put('::/boot/grub/grubenv', encodeGrubEnv({ default_slot: 'A', try_slot: 'B', tries_left: String(BOOT_TRIES) }));
+      const { vm, run } = await bootWithApi(
+        { bootFrom: 'disk', firmware, memoryMiB, noReboot: false, disks: [{ file: disk, format: 'raw' }] }, 'dhcp',
+      );
+      t.teardown(() => vm.kill());
+      const slots = [...vm.console().matchAll(/appliance: booting slot ([AB])/g)].map((m) => m[1]);
+      t.same(slots, [...Array(BOOT_TRIES).fill('B'), 'A'], `slots booted: ${slots.join(' ')}`);
+      t.match((await run(['get', 'kernelcmdline', '-o', 'yaml'])).out, /appliance\.slot=A/, 'the machine runs A');
+      t.ok((await vm.powerdown(60_000)).clean, 'powered off cleanly');
+      const env = decodeGrubEnv(execFileSync('mtype', ['-i', esp, '::/boot/grub/grubenv']));
+      t.same(Object.fromEntries(env), { default_slot: 'A', try_slot: '', tries_left: '0', tried_slot: 'B' },
+        'grubenv: the try is over, and says which slot failed');
+    });
 }
 
 t.test('PXE: the NIC\'s iPXE runs the script from QEMU\'s TFTP server; the machine it boots answers', async (t) => {

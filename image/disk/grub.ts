@@ -86,9 +86,16 @@ export function grubConfig(o: GrubConfigOptions): string {
   ].join('\n')).join('\n');
   return `# Written by the image build. Slots A and B live in /A and /B; grubenv says which boots.
 set timeout=0
-serial --unit=0 --speed=115200
-terminal_input serial console
-terminal_output serial console
+if [ "$grub_platform" = efi ]; then
+  # UEFI firmware sends its console to the serial port where there is one (OVMF, clouds): GRUB's
+  # own serial terminal beside it would print every line twice.
+  terminal_input console
+  terminal_output console
+else
+  serial --unit=0 --speed=115200
+  terminal_input serial console
+  terminal_output serial console
+fi
 set default_slot=A
 load_env default_slot try_slot tries_left
 set slot=$default_slot
