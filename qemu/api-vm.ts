@@ -2,6 +2,7 @@
 // drives it with the built cosictl: what the whole-system tests share. Every machine
 // talks mutual TLS: the test run's CA reaches the guest in its machine config (QEMU
 // fw_cfg by default), and cosictl uses a context with the run's admin certificate.
+import t from 'tap';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -41,6 +42,21 @@ export interface ApiVmOptions {
    * or not at all (the test gives it another way: another config source, or the API in maintenance mode).
    */
   secrets?: 'fw_cfg' | 'none';
+}
+
+/** What on a console explains a failure: plugin warnings and errors, OOM kills, panics. */
+const TELLING = /WARN|ERROR|Out of memory|Kernel panic|exited \(/;
+
+/**
+ * When a test fails while this machine runs, its telling console lines go to stderr, which CI keeps:
+ * an assertion alone ("the lease is kept") does not say that the OOM killer ended the network plugin.
+ */
+function reportConsoleOnFailure(vm: Vm): void {
+  t.afterEach((st) => {
+    if (st.passing() || vm.process.exitCode !== null || vm.process.signalCode !== null) return;
+    const lines = vm.console().split('\n').filter((l) => TELLING.test(l)).slice(-30);
+    process.stderr.write(`[${st.name}] the machine's console, telling lines:\n${lines.join('\n') || '(none)'}\n`);
+  });
 }
 
 /** The machine config document that gives a guest the run's CA (for tests that pass their config another way). */
@@ -105,6 +121,7 @@ export async function bootWithApi(
     }
     return r;
   };
+  reportConsoleOnFailure(vm);
   await vm.waitFor(READY_RE, 180_000);
   // The address comes from the network plugin shortly after ready. A machine given its CA another way may
   // still be in maintenance mode (where anyone may read its version), or already past it.
