@@ -1,6 +1,7 @@
 // oom-kills: how many processes the kernel's OOM killer has ended since boot
 // (/proc/vmstat oom_kill), so that a SIGKILL nobody sent can be named for what it was.
 import { readFileSync } from 'node:fs';
+import { isErrno } from '../../native/errno.ts';
 
 /** The oom_kill counter of `vmstat` text; undefined when the kernel does not report it. */
 export function parseOomKills(vmstat: string): number | undefined {
@@ -11,7 +12,10 @@ export function parseOomKills(vmstat: string): number | undefined {
 /** The counter now; undefined when /proc/vmstat cannot be read or lacks it (then no guess is made). */
 export function oomKills(path = '/proc/vmstat'): number | undefined {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch { return undefined; } // no procfs: nothing to name, by design
+  try { text = readFileSync(path, 'utf8'); } catch (e) {
+    if (isErrno(e, 'ENOENT', 'ENOTDIR')) return undefined; // no procfs: nothing to name
+    throw e;
+  }
   return parseOomKills(text);
 }
 
