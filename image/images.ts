@@ -3,8 +3,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { buildInstallPayload, type InstallPayload } from './disk/install-payload.ts';
 import { buildRawDisk, type RawDisk } from './disk/raw.ts';
-import type { BootArtifacts, OutputFormat } from './formats/format.ts';
+import type { BootArtifacts, FormatContext, OutputFormat } from './formats/format.ts';
 import { describeArtifact, type ArtifactInfo } from './manifest.ts';
 
 export interface ImagesOptions {
@@ -24,7 +25,8 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
   mkdirSync(o.outDir, { recursive: true });
   const workDir = mkdtempSync(join(tmpdir(), 'appliance-images-'));
   let raw: RawDisk | undefined;
-  const ctx = {
+  let payload: Promise<InstallPayload> | undefined;
+  const ctx: FormatContext = {
     inputs: o.inputs, outDir: o.outDir, workDir, seed: o.seed, epoch: o.epoch, progress: o.progress,
     raw: () => {
       if (!raw) {
@@ -37,6 +39,11 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
       }
       return raw;
     },
+    installPayload: () => (payload ??= (async () => {
+      const disk = ctx.raw();
+      o.progress('install payload: the raw disk, gzip\'d, and its manifest');
+      return buildInstallPayload(disk, o.inputs.cmdline, join(workDir, 'payload'));
+    })()),
   };
   const artifacts: ImageArtifact[] = [];
   try {

@@ -58,7 +58,7 @@ export function moduleName(info: Modinfo, path: string): string {
   return info.get('name')?.[0] ?? moduleNameOf(path);
 }
 
-/** The direct dependencies named in .modinfo (`depends=a,b`). */
+/** The direct dependencies named in .modinfo (`depends=a,b`), as module names (usb-common -> usb_common). */
 export function moduleDepends(info: Modinfo): string[] {
-  return (info.get('depends')?.[0] ?? '').split(',').filter(Boolean);
+  return (info.get('depends')?.[0] ?? '').split(',').filter(Boolean).map((d) => d.replace(/-/g, '_'));
 }

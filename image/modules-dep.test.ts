@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { elfSection, moduleDepends, moduleName, readModinfo } from './modinfo.ts';
-import { dependencyClosure, modulesDep, type ShippedModule } from './modules-dep.ts';
+import { dependencyClosure, modulesAlias, modulesDep, scanModules, type ShippedModule } from './modules-dep.ts';
 
 const fixture = (f: string) => new URL(`./fixtures/${f}`, import.meta.url).pathname;
 
@@ -29,7 +29,9 @@ t.test('refuses what is not a module, naming the file', async (t) => {
 });
 
 t.test('modules.dep lists every dependency, deepest last', async (t) => {
-  const m = (name: string, ...depends: string[]): ShippedModule => ({ name, path: `kernel/${name}.ko`, depends });
+  const m = (name: string, ...depends: string[]): ShippedModule => ({
+    name, path: `kernel/${name}.ko`, depends, aliases: [],
+  });
   const mods = [m('a', 'b', 'c'), m('b', 'd'), m('c', 'd'), m('d'), m('e')];
   t.equal(modulesDep(mods), [
     'kernel/a.ko: kernel/c.ko kernel/b.ko kernel/d.ko',
@@ -44,4 +46,13 @@ t.test('modules.dep lists every dependency, deepest last', async (t) => {
     () => dependencyClosure('p', new Map([['p', m('p', 'q')], ['q', m('q', 'p')]])),
     /circular module dependency: p -> q -> p/,
   );
+});
+
+t.test('modules.alias: every alias of every module, as depmod writes it', async (t) => {
+  const shipped = scanModules(new URL('./fixtures', import.meta.url).pathname);
+  t.same(shipped.map((m) => [m.name, m.aliases]), [['dummy', ['rtnl-link-dummy']], ['ip6_udp_tunnel', []]]);
+  t.equal(modulesAlias(shipped), 'alias rtnl-link-dummy dummy\n');
+  t.equal(modulesAlias([{ name: 'e1000e', path: 'e.ko', depends: [], aliases: ['pci:v00008086d000010D3sv*sd*bc*sc*i*',
+    'pci:v00008086d0000105Esv*sd*bc*sc*i*'] }]),
+  'alias pci:v00008086d000010D3sv*sd*bc*sc*i* e1000e\nalias pci:v00008086d0000105Esv*sd*bc*sc*i* e1000e\n');
 });

@@ -1,12 +1,13 @@
 // modules-dep: writes modules.dep for the modules shipped in the image, from each
 // module's .modinfo, the way depmod does: one line per module, its path relative to
 // /lib/modules/<release>, then every module it needs, directly or not, ordered so
-// that loading the list from the right end to the left satisfies each one's symbols.
+// that loading the list from the right end to the left satisfies each one's symbols; and
+// modules.alias, each module's `alias=` patterns (the devices it drives, by modalias).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { moduleDepends, moduleName, readModinfo } from './modinfo.ts';
 
-export interface ShippedModule { name: string; path: string; depends: string[] }
+export interface ShippedModule { name: string; path: string; depends: string[]; aliases: string[] }
 
 export class ModuleDepError extends Error {
   constructor(message: string, readonly module: string) { super(message); }
@@ -20,7 +21,10 @@ export function scanModules(releaseDir: string): ShippedModule[] {
       if (statSync(p).isDirectory()) walk(p);
       else if (e.endsWith('.ko')) {
         const info = readModinfo(readFileSync(p), p);
-        out.push({ name: moduleName(info, p), path: relative(releaseDir, p), depends: moduleDepends(info) });
+        out.push({
+          name: moduleName(info, p), path: relative(releaseDir, p), depends: moduleDepends(info),
+          aliases: info.get('alias') ?? [],
+        });
       }
     }
   };
@@ -51,4 +55,9 @@ export function modulesDep(modules: readonly ShippedModule[]): string {
     const deps = dependencyClosure(m.name, byName).map((d) => d.path);
     return `${m.path}:${deps.length ? ' ' + deps.join(' ') : ''}\n`;
   }).join('');
+}
+
+/** modules.alias as depmod writes it: `alias <pattern> <module>`, one line per pattern. */
+export function modulesAlias(modules: readonly ShippedModule[]): string {
+  return modules.flatMap((m) => m.aliases.map((a) => `alias ${a} ${m.name}\n`)).join('');
 }

@@ -6,9 +6,11 @@
 // finds what the first wrote there; the PXE folder boots through iPXE and QEMU's TFTP.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { decodeGrubEnv, encodeGrubEnv } from '../init/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../init/disk/gpt.ts';
 import { BOOT_TRIES } from '../image/disk/raw.ts';
@@ -87,6 +89,52 @@ for (const [what, image, format, firmware, memoryMiB] of [
   });
 }
 
+const isoFile = join(dir, 'first', first.find((x) => x.format === 'iso')!.file);
+
+t.test('the ISO: El Torito entries for BIOS and UEFI, a hybrid MBR, and the install payload that is the raw disk',
+  async (t) => {
+    const report = execFileSync('xorriso', ['-indev', isoFile, '-report_el_torito', 'plain'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    t.match(report, /El Torito boot img :\s+1\s+BIOS\s+y\s+none/, 'a BIOS no-emulation entry');
+    t.match(report, /El Torito boot img :\s+2\s+UEFI\s+y\s+none/, 'a UEFI entry');
+    const mbr = readFileSync(isoFile).subarray(0, 512);
+    t.equal(mbr.readUInt16LE(510), 0xaa55, 'boot code and a (protective) MBR: the stick boots as a disk');
+    const table = (JSON.parse(execFileSync('sfdisk', ['--json', isoFile], { encoding: 'utf8' })) as {
+      partitiontable: { label: string; partitions: { type: string }[] };
+    }).partitiontable;
+    t.equal(table.label, 'gpt');
+    t.ok(table.partitions.some((p) => p.type === PARTITION_TYPE.esp), 'with an EFI system partition in its GPT');
+    const extract = (path: string) => {
+      const to = join(dir, `iso-${path.replace(/\W/g, '_')}`);
+      execFileSync('xorriso', ['-osirrox', 'on', '-indev', isoFile, '-extract', path, to], { stdio: 'pipe' });
+      return to;
+    };
+    const manifest = JSON.parse(readFileSync(extract('/install/install.json'), 'utf8')) as {
+      disk: { sha256: string; size: number; compressedSha256: string }; cmdline: string;
+    };
+    const rawSha = first.find((x) => x.format === 'raw')!.sha256;
+    t.equal(manifest.disk.sha256, rawSha, 'the payload is this build\'s raw disk');
+    const disk = gunzipSync(readFileSync(extract('/install/appliance.raw.gz')));
+    t.equal(disk.length, manifest.disk.size);
+    t.equal(createHash('sha256').update(disk).digest('hex'), rawSha, 'and decompresses to it');
+    t.equal(manifest.cmdline, a.cmdline);
+  });
+
+// The ISO as a CD-ROM and as a USB stick, under both firmwares: GRUB boots the live system from it.
+for (const [medium, firmware, memoryMiB] of [
+  ['cdrom', 'seabios', 256], ['cdrom', 'ovmf', 320], ['usb', 'seabios', 256], ['usb', 'ovmf', 320],
+] as const) {
+  t.test(`the ISO as ${medium === 'cdrom' ? 'a CD-ROM' : 'a USB stick'} under ${firmware}: boots to a machine `
+    + 'that answers', async (t) => {
+    const { vm, run } = await bootWithApi(
+      { bootFrom: 'disk', firmware, memoryMiB, disks: [{ file: isoFile, interface: medium, readonly: true }] }, 'dhcp',
+    );
+    t.teardown(() => vm.kill());
+    t.match(vm.console(), /appliance: booting the ISO/);
+    t.equal((await run(['get', 'versions'])).code, 0, 'the API answers');
+  });
+}
+
 // Boot counting, as the upgrade work relies on it: slot B is being tried (try_slot=B, BOOT_TRIES
 // left) and never comes up (its initramfs is garbage, so the kernel panics and reboots). GRUB
 // counts each try in grubenv before the kernel starts; when none are left it boots slot A again
@@ -125,7 +173,8 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
 t.test('PXE: the NIC\'s iPXE runs the script from QEMU\'s TFTP server; the machine it boots answers', async (t) => {
   const folder = join(dir, 'first', 'pxe');
   t.same(first.filter((x) => x.format === 'pxe').map((x) => x.file),
-    ['pxe/boot.ipxe', 'pxe/vmlinuz', 'pxe/initramfs.cpio.zst'], 'the folder, listed in the manifest');
+    ['pxe/boot.ipxe', 'pxe/vmlinuz', 'pxe/initramfs.cpio.zst', 'pxe/install/install.json',
+      'pxe/install/appliance.raw.gz'], 'the folder, listed in the manifest');
   const { vm, run } = await bootWithApi({ bootFrom: 'network', tftp: { dir: folder, bootfile: 'boot.ipxe' } }, 'dhcp');
   t.teardown(() => vm.kill());
   // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.

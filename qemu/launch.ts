@@ -13,8 +13,13 @@ export interface PortForward { proto?: 'tcp' | 'udp'; hostAddr?: string; hostPor
  * server on 127.0.0.1.
  */
 export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?: string; hostPort: number }
+/**
+ * A drive and the controller it hangs on: virtio-blk (default), an IDE CD-ROM, a USB stick (xHCI), an NVMe
+ * namespace (as EC2's Nitro gives its disks) or a virtio-scsi disk (as GCE does).
+ */
 export interface Disk {
-  file: string; format?: 'raw' | 'qcow2'; id?: string; interface?: 'virtio' | 'cdrom'; readonly?: boolean;
+  file: string; format?: 'raw' | 'qcow2' | 'vmdk'; id?: string; readonly?: boolean;
+  interface?: 'virtio' | 'cdrom' | 'usb' | 'nvme' | 'scsi';
 }
 /** A fw_cfg item: from a file, or a string (QEMU's option syntax: a comma must be written twice). */
 export interface FwCfg { name: string; file?: string; string?: string }
@@ -34,6 +39,8 @@ export interface VmOptions {
   bootFrom?: 'kernel' | 'disk' | 'network';
   /** slirp's TFTP server: the folder it serves and the file its DHCP offers as the boot file. */
   tftp?: { dir: string; bootfile: string };
+  /** The NIC: virtio-net (default; its driver is built in) or an Intel e1000e (a module, loaded by modalias). */
+  nic?: 'virtio' | 'e1000e';
   /** seabios (QEMU's default, legacy BIOS) or ovmf (UEFI). */
   firmware?: 'seabios' | 'ovmf';
   /** Appended to cmdline (test switches, debug flags). */
@@ -89,8 +96,8 @@ export interface Vm {
   /** Resolves with the first match of `re` on the console, rejects on timeout or QEMU exit. */
   waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   qmp(): Promise<QmpClient>;
-  /** Hot-plugs a raw disk image as a virtio-blk device into a spare root port (hp1, hp2). */
-  hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2'): Promise<void>;
+  /** Hot-plugs a raw disk image as a virtio-blk device (or an NVMe controller) into a spare root port. */
+  hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2', device?: 'virtio-blk-pci' | 'nvme'): Promise<void>;
   /** Unplugs it (the guest acknowledges through PCIe hotplug) and drops the backend. */
   unplugDisk(id: string): Promise<void>;
   /** Presses the ACPI power button and waits for QEMU to exit; quits QEMU after `timeoutMs`. */
@@ -150,7 +157,8 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
       ...(o.slirpNet ? [`net=${o.slirpNet.net}`, `host=${o.slirpNet.host}`, `dhcpstart=${o.slirpNet.dhcpStart}`] : []),
       ...(o.tftp ? [`tftp=${o.tftp.dir}`, `bootfile=${o.tftp.bootfile}`] : []),
       ...fwd].join(','),
-    '-device', `virtio-net-pci,netdev=n0${o.bootFrom === 'network' ? ',bootindex=1' : ''}`,
+    '-device', [o.nic === 'e1000e' ? 'e1000e' : 'virtio-net-pci', 'netdev=n0',
+      ...(o.bootFrom === 'network' ? ['bootindex=1'] : [])].join(','),
   );
   if (o.firmware === 'ovmf') {
     const vars = join(dirname(qmpSocket), 'OVMF_VARS.fd');
@@ -158,15 +166,25 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     args.push('-drive', `if=pflash,format=raw,readonly=on,file=${OVMF.code}`,
       '-drive', `if=pflash,format=raw,file=${vars}`);
   }
+  const controllers = new Set<string>();
+  const controller = (id: string, device: string) => {
+    if (!controllers.has(id)) { controllers.add(id); args.push('-device', `${device},id=${id}`); }
+  };
   (o.disks ?? []).forEach((d, i) => {
     const id = d.id ?? `disk${i}`;
-    if (d.interface === 'cdrom') args.push('-drive', `file=${d.file},media=cdrom,if=ide,index=${i + 1},readonly=on`);
-    else {
-      args.push(
-        '-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${d.readonly ? ',readonly=on' : ''}`,
-      );
-      const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
-      args.push('-device', `virtio-blk-pci,drive=${id},id=${id}-dev${boot}`);
+    const cdrom = d.interface === 'cdrom';
+    const readonly = d.readonly || cdrom ? ',readonly=on' : '';
+    args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${cdrom ? ',media=cdrom' : ''}`
+      + readonly);
+    const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
+    const dev = `drive=${id},id=${id}-dev${boot}`;
+    switch (d.interface ?? 'virtio') {
+      case 'virtio': args.push('-device', `virtio-blk-pci,${dev}`); break;
+      // q35's built-in AHCI controller has six ports, ide.0 to ide.5: one per disk, by its place in the list.
+      case 'cdrom': args.push('-device', `ide-cd,bus=ide.${i + 1},${dev}`); break;
+      case 'usb': controller('xhci', 'qemu-xhci'); args.push('-device', `usb-storage,bus=xhci.0,${dev}`); break;
+      case 'nvme': args.push('-device', `nvme,serial=nvme${i},${dev}`); break;
+      case 'scsi': controller('scsi', 'virtio-scsi-pci'); args.push('-device', `scsi-hd,bus=scsi.0,${dev}`); break;
     }
   });
   for (const f of o.fwcfg ?? []) args.push(
@@ -238,12 +256,14 @@ export function launch(o: VmOptions): Vm {
       });
     },
     qmp: () => (qmpClient ??= connectQmp(qmpSocket)),
-    async hotplugDisk(id, file, port = 'hp1') {
+    async hotplugDisk(id, file, port = 'hp1', device = 'virtio-blk-pci') {
       const q = await vm.qmp();
       await q.execute('blockdev-add', {
         driver: 'raw', 'node-name': `${id}-node`, file: { driver: 'file', filename: file },
       });
-      await q.execute('device_add', { driver: 'virtio-blk-pci', drive: `${id}-node`, id, bus: port });
+      await q.execute('device_add', {
+        driver: device, drive: `${id}-node`, id, bus: port, ...(device === 'nvme' ? { serial: id } : {}),
+      });
     },
     async unplugDisk(id) {
       const q = await vm.qmp();

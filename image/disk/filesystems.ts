@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 export type Tree = Record<string, string | Buffer>;
 
 /** Stages `tree` (plus empty `dirs`) under a fresh directory, every mtime `epoch`. */
-function stage(workDir: string, tree: Tree, dirs: readonly string[], epoch: number): string {
+export function stageTree(workDir: string, tree: Tree, dirs: readonly string[], epoch: number): string {
   const root = mkdtempSync(join(workDir, 'tree-'));
   for (const d of dirs) mkdirSync(join(root, d), { recursive: true });
   for (const [path, from] of Object.entries(tree)) {
@@ -37,9 +37,11 @@ export interface FatOptions {
   dirs?: readonly string[];
   epoch: number;
   workDir: string;
+  /** FAT32 (default; needs 33 MiB or more) or FAT12/16 for small images such as an ISO's EFI boot image. */
+  fatBits?: 12 | 16 | 32;
 }
 
-/** A FAT32 image holding `tree`. */
+/** A FAT image holding `tree`. */
 export function fatImage(o: FatOptions): void {
   if (!/^[0-9A-Fa-f]{8}$/.test(o.volumeId)) throw new Error(`FAT volume id "${o.volumeId}": 8 hex digits`);
   rmSync(o.file, { force: true });
@@ -47,9 +49,10 @@ export function fatImage(o: FatOptions): void {
   // --invariant fixes the label entry's time (mkfs.vfat ignores SOURCE_DATE_EPOCH); given before -i, which
   // then still sets the volume id (after it, --invariant rewrites half of it). mcopy -m keeps the staged mtimes.
   execFileSync('mkfs.vfat', [
-    '--invariant', '-i', o.volumeId, '-F', '32', '-n', o.label, '-C', o.file, String(o.sizeMiB * 1024),
+    '--invariant', '-i', o.volumeId, '-F', String(o.fatBits ?? 32), '-n', o.label, '-C', o.file,
+    String(o.sizeMiB * 1024),
   ], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  const root = stage(o.workDir, o.tree, o.dirs ?? [], o.epoch);
+  const root = stageTree(o.workDir, o.tree, o.dirs ?? [], o.epoch);
   const top = readdirSync(root).sort().map((n) => join(root, n));
   if (top.length) {
     execFileSync('mcopy', ['-s', '-m', '-Q', '-i', o.file, ...top, '::/'],
@@ -72,7 +75,7 @@ export interface Ext4Options {
 /** An ext4 image, empty or holding `tree` (root-owned). */
 export function ext4Image(o: Ext4Options): void {
   rmSync(o.file, { force: true });
-  const root = o.tree ? stage(o.workDir, o.tree, [], o.epoch) : undefined;
+  const root = o.tree ? stageTree(o.workDir, o.tree, [], o.epoch) : undefined;
   execFileSync('mkfs.ext4', [
     '-q', '-F', '-L', o.label, '-U', o.uuid, '-E', `hash_seed=${o.hashSeed},root_owner=0:0`,
     ...(root ? ['-d', root] : []), o.file, `${o.sizeMiB}M`,

@@ -4,13 +4,13 @@ import t from 'tap';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { biosBoot, earlyConfig, GRUB_DIR, grubConfig, grubMkimage } from './grub.ts';
+import { biosBoot, earlyConfig, espSearch, GRUB_DIR, grubConfig, grubMkimage } from './grub.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'grub-'));
 
 t.test('BIOS: boot.img points at core.img, core.img lists its own rest', async (t) => {
   const core = join(dir, 'core.img');
-  grubMkimage('i386-pc', core, dir, 'ABCD-1234');
+  grubMkimage('i386-pc', core, { medium: 'disk', search: espSearch('ABCD-1234'), workDir: dir });
   const img = readFileSync(core);
   const { bootCode, core: patched } = biosBoot(img, 2048);
   t.equal(bootCode.length, 440, 'only the code area of the MBR');
@@ -28,11 +28,12 @@ t.test('BIOS: boot.img points at core.img, core.img lists its own rest', async (
 
 t.test('UEFI: a PE image for the removable-media path', async (t) => {
   const efi = join(dir, 'BOOTX64.EFI');
-  grubMkimage('x86_64-efi', efi, dir, 'ABCD-1234');
+  grubMkimage('x86_64-efi', efi, { medium: 'disk', search: espSearch('ABCD-1234'), workDir: dir });
   const b = readFileSync(efi);
   t.equal(b.toString('ascii', 0, 2), 'MZ');
   t.equal(b.toString('ascii', b.readUInt32LE(0x3c), b.readUInt32LE(0x3c) + 4), 'PE\0\0');
-  t.ok(b.includes(Buffer.from(earlyConfig('ABCD-1234'))), 'the early config is embedded (core.img compresses it)');
+  t.ok(b.includes(Buffer.from(earlyConfig(espSearch('ABCD-1234')))),
+    'the early config is embedded (core.img compresses it)');
 });
 
 t.test('grub.cfg counts down the tries of a new slot, then falls back and says which failed', async (t) => {

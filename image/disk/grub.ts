@@ -13,10 +13,22 @@ import { join } from 'node:path';
 
 export const GRUB_DIR = '/usr/lib/grub';
 const MODULES = [
-  'part_gpt', 'fat', 'search', 'search_fs_uuid', 'configfile', 'normal', 'loadenv', 'linux', 'echo', 'test',
+  'search', 'search_fs_uuid', 'search_fs_file', 'configfile', 'normal', 'loadenv', 'linux', 'echo', 'test',
   'serial', 'terminal', 'sleep', 'reboot',
 ];
-const PLATFORM_MODULES = { 'i386-pc': ['biosdisk'], 'x86_64-efi': [] } as const;
+/**
+ * Where GRUB runs: from a disk under BIOS (core.img) or UEFI, or from a CD under BIOS (El Torito,
+ * no emulation). The ISO's UEFI loader is the x86_64-efi one with the ISO's modules.
+ */
+export type GrubTarget = 'i386-pc' | 'x86_64-efi' | 'i386-pc-eltorito';
+const TARGET_MODULES: Record<GrubTarget, readonly string[]> = {
+  'i386-pc': ['biosdisk'], 'i386-pc-eltorito': ['biosdisk'], 'x86_64-efi': [],
+};
+/** What the loader reads its config from: the disk's ESP (FAT on GPT), or the ISO's iso9660 (as a CD or a stick). */
+export type GrubMedium = 'disk' | 'iso';
+const MEDIUM_MODULES: Record<GrubMedium, readonly string[]> = {
+  disk: ['part_gpt', 'fat'], iso: ['iso9660', 'part_msdos'],
+};
 
 // boot.img (GRUB 2's boot/i386/pc/boot.S): where grub-bios-setup patches it.
 const KERNEL_SECTOR = 0x5c;
@@ -25,21 +37,32 @@ const DRIVE_CHECK = 0x66;
 const BLOCKLIST = 0x200 - 12;
 const KERNEL_SEGMENT = 0x820;
 
-/** The early config both images carry: find the ESP, then its grub.cfg. */
-export const earlyConfig = (espVolumeId: string) => [
-  `search --no-floppy --fs-uuid --set=root ${espVolumeId}`,
+/** The early config every image carries: find the filesystem holding grub.cfg (`search` arguments), then read it. */
+export const earlyConfig = (search: string) => [
+  `search --no-floppy --set=root ${search}`,
   'set prefix=($root)/boot/grub',
   'configfile $prefix/grub.cfg',
   '',
 ].join('\n');
 
-/** A GRUB image of `format` with our modules and early config, written to `out`. */
-export function grubMkimage(format: 'i386-pc' | 'x86_64-efi', out: string, workDir: string, espVolumeId: string): void {
-  const early = join(workDir, `early-${format}.cfg`);
-  writeFileSync(early, earlyConfig(espVolumeId));
+/** The search that finds the disk's ESP by its FAT volume id (XXXX-XXXX). */
+export const espSearch = (espVolumeId: string) => `--fs-uuid ${espVolumeId}`;
+
+export interface GrubImageOptions {
+  medium: GrubMedium;
+  /** `search` arguments that find the filesystem holding /boot/grub/grub.cfg. */
+  search: string;
+  workDir: string;
+}
+
+/** A GRUB image for `target` with the modules its medium needs and the early config, written to `out`. */
+export function grubMkimage(target: GrubTarget, out: string, o: GrubImageOptions): void {
+  const early = join(o.workDir, `early-${target}-${o.medium}.cfg`);
+  writeFileSync(early, earlyConfig(o.search));
+  const dir = join(GRUB_DIR, target === 'x86_64-efi' ? 'x86_64-efi' : 'i386-pc');
   execFileSync('grub-mkimage', [
-    '-O', format, '-d', join(GRUB_DIR, format), '-o', out, '-p', '/boot/grub', '-c', early,
-    ...MODULES, ...PLATFORM_MODULES[format],
+    '-O', target, '-d', dir, '-o', out, '-p', '/boot/grub', '-c', early,
+    ...MODULES, ...MEDIUM_MODULES[o.medium], ...TARGET_MODULES[target],
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
@@ -66,6 +89,20 @@ export function biosBoot(
   return { bootCode: boot.subarray(0, 440), core };
 }
 
+/** Where GRUB prints and reads, under either firmware; the start of every grub.cfg. */
+const GRUB_TERMINALS = `set timeout=0
+if [ "$grub_platform" = efi ]; then
+  # UEFI firmware sends its console to the serial port where there is one (OVMF, clouds): GRUB's
+  # own serial terminal beside it would print every line twice.
+  terminal_input console
+  terminal_output console
+else
+  serial --unit=0 --speed=115200
+  terminal_input serial console
+  terminal_output serial console
+fi
+`;
+
 export interface GrubConfigOptions {
   /** The kernel command line (the slot is added as appliance.slot=). */
   cmdline: string;
@@ -85,18 +122,7 @@ export function grubConfig(o: GrubConfigOptions): string {
     '    set slot=$try_slot',
   ].join('\n')).join('\n');
   return `# Written by the image build. Slots A and B live in /A and /B; grubenv says which boots.
-set timeout=0
-if [ "$grub_platform" = efi ]; then
-  # UEFI firmware sends its console to the serial port where there is one (OVMF, clouds): GRUB's
-  # own serial terminal beside it would print every line twice.
-  terminal_input console
-  terminal_output console
-else
-  serial --unit=0 --speed=115200
-  terminal_input serial console
-  terminal_output serial console
-fi
-set default_slot=A
+${GRUB_TERMINALS}set default_slot=A
 load_env default_slot try_slot tries_left
 set slot=$default_slot
 if [ -n "$try_slot" ]; then
@@ -116,5 +142,15 @@ boot
 echo "appliance: slot $slot did not load; rebooting"
 sleep 3
 reboot
+`;
+}
+
+/** The ISO's grub.cfg: one system, nothing counted (a CD cannot be written). */
+export function isoGrubConfig(o: { cmdline: string; kernel: string; initramfs: string }): string {
+  return `# Written by the image build: the live system on this ISO.
+${GRUB_TERMINALS}echo "appliance: booting the ISO"
+linux ${o.kernel} ${o.cmdline}
+initrd ${o.initramfs}
+boot
 `;
 }

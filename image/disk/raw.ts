@@ -14,7 +14,7 @@ import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } fr
 import { encodeGrubEnv } from '../../init/disk/grubenv.ts';
 import { EPHEMERAL_LABEL, STATE_LABEL } from '../../init/disk/labels.ts';
 import { ext4Image, fatImage } from './filesystems.ts';
-import { biosBoot, grubConfig, grubMkimage } from './grub.ts';
+import { biosBoot, espSearch, grubConfig, grubMkimage } from './grub.ts';
 
 const MiB = 1 << 20;
 const SECTORS_PER_MiB = MiB / SECTOR;
@@ -85,9 +85,10 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
 
   const efiImage = join(o.workDir, 'BOOTX64.EFI');
   const espUuid = `${espVolumeId.slice(0, 4)}-${espVolumeId.slice(4)}`.toUpperCase(); // as GRUB and blkid show it
-  grubMkimage('x86_64-efi', efiImage, o.workDir, espUuid);
+  const loader = { medium: 'disk', search: espSearch(espUuid), workDir: o.workDir } as const;
+  grubMkimage('x86_64-efi', efiImage, loader);
   const coreImage = join(o.workDir, 'core.img');
-  grubMkimage('i386-pc', coreImage, o.workDir, espUuid);
+  grubMkimage('i386-pc', coreImage, loader);
   const { bootCode, core } = biosBoot(readFileSync(coreImage), bios.firstLba);
   if (core.length > (bios.lastLba - bios.firstLba + 1) * SECTOR) throw new Error(`core.img (${core.length} bytes) `
     + 'does not fit the 1 MiB BIOS boot partition');

@@ -2,6 +2,7 @@
 // alike, as LinuxKit keeps its outputs): a name, one line of what it is for, and a build
 // that writes its artifacts from the shared inputs. Formats that wrap the raw disk ask the
 // context for it, which builds it once per run.
+import type { InstallPayload } from '../disk/install-payload.ts';
 import type { RawDisk } from '../disk/raw.ts';
 
 export interface BootArtifacts { kernel: string; initramfs: string; cmdline: string }
@@ -18,6 +19,8 @@ export interface FormatContext {
   epoch: number;
   /** The raw disk, built on first use. */
   raw(): RawDisk;
+  /** The install payload (the raw disk gzip'd, and its manifest) in the scratch space, built on first use. */
+  installPayload(): Promise<InstallPayload>;
   progress(message: string): void;
 }
 

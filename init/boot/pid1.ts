@@ -15,6 +15,7 @@ import { formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
+import { coldplugDrivers, describeColdplug } from './coldplug.ts';
 import { mountEphemeralPartition, mountStatePartition } from './state-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import type { Engine } from '../engine/engine.ts';
@@ -91,6 +92,11 @@ export async function runPid1(): Promise<void> {
       const watched = watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
       log.info(`power button: ${watched}`);
     });
+    // A machine missing a driver still boots and serves the API, which then says what is missing.
+    await phase(log, 'drivers', () => coldplugDrivers(n).then(
+      (r) => (r.failed.length ? log.warn : log.info)(`drivers: ${describeColdplug(r)}`),
+      (e: Error) => log.warn(`drivers: cannot load the devices' modules: ${e.message}`),
+    ));
     const stateMount = await phase(log, 'state', () => mountStatePartition(n));
     if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
     else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);

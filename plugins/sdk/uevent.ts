@@ -12,14 +12,15 @@ export function parseUevent(b: Buffer): Record<string, string> | null {
   return Object.fromEntries(parts.slice(1).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 }
 
-/** Calls onEvent for each kernel uevent of `subsystem`; returns stop(). */
+/** Calls onEvent for each kernel uevent of `subsystem` (or of any of several); returns stop(). */
 export function subscribeUevents(
-  n: Native, subsystem: string, onEvent: (event: Record<string, string>) => void,
+  n: Native, subsystem: string | readonly string[], onEvent: (event: Record<string, string>) => void,
 ): () => void {
+  const wanted = new Set(typeof subsystem === 'string' ? [subsystem] : subsystem);
   const fd = n.netlinkOpen(NETLINK_KOBJECT_UEVENT, [KERNEL_GROUP]);
   const stop = n.subscribeDatagrams(fd, (d) => {
     const event = parseUevent(d);
-    if (event?.SUBSYSTEM === subsystem) onEvent(event);
+    if (event?.SUBSYSTEM !== undefined && wanted.has(event.SUBSYSTEM)) onEvent(event);
   });
   return () => { stop(); n.closeFd(fd); };
 }

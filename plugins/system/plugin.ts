@@ -9,6 +9,7 @@ import { kernelParamConfigController } from './kernel-param-config.ts';
 import { kernelModuleMergeController } from './modules/kernel-module-merge.ts';
 import { kernelModuleSpecController } from './modules/kernel-module-spec.ts';
 import { kernelModuleStatusController } from './modules/kernel-module-status.ts';
+import { deviceStatusController } from './modules/device-status.ts';
 import { defaultModuleSources, nativeLoader } from './modules/module-index.ts';
 import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
 import { fileMergeController } from './files/file-merge.ts';
@@ -17,7 +18,8 @@ import { fileSpecController } from './files/file-spec.ts';
 export const systemPlugin: Plugin = {
   name: 'system',
   description: 'Kernel parameters (sysctls), written to /proc/sys and read back; '
-    + 'kernel modules loaded with their dependencies; files on /run, /var and /tmp.',
+    + 'kernel modules loaded with their dependencies; devices and their drivers, loaded by modalias; '
+    + 'files on /run, /var and /tmp.',
   namespaces: () => ({ [SYSTEM_NS]: 'Kernel and machine settings.' }),
   types: () => SYSTEM_TYPES,
   // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE; Yama's
@@ -29,6 +31,9 @@ export const systemPlugin: Plugin = {
     kernelParamMergeController(), kernelParamSpecController(),
     kernelModuleMergeController(), kernelModuleSpecController(nativeLoader(native), defaultModuleSources()),
     kernelModuleStatusController(defaultModuleSources(), native),
+    deviceStatusController({
+      sources: defaultModuleSources(), native, ...(inHostMode() ? {} : { loader: nativeLoader(native) }),
+    }),
     fileMergeController(), fileSpecController(),
   ],
 };

@@ -2,13 +2,14 @@
 //   KernelParamSpec     a sysctl to set, per layer -> MergedKernelParamSpec (id = key) -> KernelParamStatus
 //   KernelModuleSpec    a module to load, per layer -> MergedKernelModuleSpec (id = module) -> KernelModuleSpecStatus
 //   KernelModuleStatus  every module in /proc/modules (lsmod), and whether a spec asks for it
+//   Device              each device on the pci, usb, virtio and scsi buses, its driver and matching modules
 //   FileSpec            a file on /run, /var or /tmp, per layer -> MergedFileSpec (id = path) -> FileStatus
 import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN, STATE_COLUMN } from '../sdk/definitions.ts';
 
 export type {
-  FileSpecSpec, FileStatusSpec, KernelModuleSpecSpec, KernelModuleSpecStatusSpec, KernelModuleStatusSpec,
+  DeviceSpec, FileSpecSpec, FileStatusSpec, KernelModuleSpecSpec, KernelModuleSpecStatusSpec, KernelModuleStatusSpec,
   KernelParamSpecSpec, KernelParamStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 
@@ -20,6 +21,7 @@ export const KERNEL_MODULE_SPEC_TYPE = 'KernelModuleSpecs.system.appliance.dev';
 export const MERGED_KERNEL_MODULE_SPEC_TYPE = 'MergedKernelModuleSpecs.system.appliance.dev';
 export const KERNEL_MODULE_SPEC_STATUS_TYPE = 'KernelModuleSpecStatuses.system.appliance.dev';
 export const KERNEL_MODULE_STATUS_TYPE = 'KernelModuleStatuses.system.appliance.dev';
+export const DEVICE_TYPE = 'Devices.system.appliance.dev';
 export const FILE_SPEC_TYPE = 'FileSpecs.system.appliance.dev';
 export const MERGED_FILE_SPEC_TYPE = 'MergedFileSpecs.system.appliance.dev';
 export const FILE_STATUS_TYPE = 'FileStatuses.system.appliance.dev';
@@ -58,5 +60,10 @@ export const SYSTEM_TYPES: DefinitionInput[] = [
     type: KERNEL_MODULE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['lsmod'],
     protoMessage: MESSAGES.KernelModuleStatusSpec,
     printColumns: [col('Size', 'size'), col('Used', 'refCount'), col('By', 'usedBy'), col('Requested', 'requested')],
+  },
+  {
+    type: DEVICE_TYPE, defaultNamespace: SYSTEM_NS, aliases: ['devices', 'dev'], protoMessage: MESSAGES.DeviceSpec,
+    printColumns: [col('Driver', 'driver'), col('Modules', 'modules'), col('Vendor', 'vendor'), col('Device', 'device'),
+      col('Class', 'class'), ERROR_COLUMN],
   },
 ];

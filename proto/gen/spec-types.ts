@@ -844,6 +844,29 @@ export interface KernelModuleStatusSpec {
   requested: boolean;
 }
 
+/** DeviceSpec: a device on the machine's buses (id = <bus>/<name>, e.g. pci/0000:00:02.0), the
+ * driver bound to it, and the shipped modules that drive it by modalias. PID 1 loads those at boot
+ * before it mounts disks; the system plugin loads them for devices plugged in later. */
+export interface DeviceSpec {
+  /** The bus: pci, usb, virtio, scsi, ... */
+  bus: string;
+  /** Its name on that bus (a PCI address, a USB port path, ...). */
+  name: string;
+  /** What the kernel says it is, the key modules.alias is matched against. */
+  modalias: string;
+  /** The driver bound to it; unset while none is. */
+  driver: string;
+  /** The shipped modules whose aliases match it (none: the kernel has its driver built in, or no
+   * module in this image drives it). */
+  modules?: string[];
+  /** Vendor, device and class ids where the bus has them (pci, virtio), in hex. */
+  vendor: string;
+  device: string;
+  class: string;
+  /** Why a module it needs could not be loaded. */
+  error: string;
+}
+
 /** FileSpecSpec: a file the machine writes, on /run, /var or /tmp only (the image itself
  * stays as it was built). Specs of every layer for the same path merge; the highest layer
  * wins. A file that was there before is put back when the spec goes (one that was not is
@@ -1010,6 +1033,7 @@ export const MESSAGES = {
   KernelModuleSpecSpec: 'appliance.system.v1alpha1.KernelModuleSpecSpec',
   KernelModuleSpecStatusSpec: 'appliance.system.v1alpha1.KernelModuleSpecStatusSpec',
   KernelModuleStatusSpec: 'appliance.system.v1alpha1.KernelModuleStatusSpec',
+  DeviceSpec: 'appliance.system.v1alpha1.DeviceSpec',
   FileSpecSpec: 'appliance.system.v1alpha1.FileSpecSpec',
   FileStatusSpec: 'appliance.system.v1alpha1.FileStatusSpec',
   TestReportSpec: 'appliance.test.v1alpha1.TestReportSpec',

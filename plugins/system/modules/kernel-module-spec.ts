@@ -3,8 +3,6 @@
 // KernelModuleSpecStatus, which lists what this spec loaded. When the spec goes those
 // are unloaded (delete_module) in reverse, each only while nothing uses it and no other
 // spec asks for it, so the kernel ends as it was.
-import { join } from 'node:path';
-import { errnoOf, isErrno } from '../../../native/errno.ts';
 import { layerOf } from '../../../init/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
 import {
@@ -12,20 +10,9 @@ import {
   type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec,
 } from '../types.ts';
 import {
-  readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader, type ModuleSources,
+  loadWithDependencies, ModuleLoadError, readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader,
+  type ModuleSources,
 } from './module-index.ts';
-import { loadOrder, moduleNameOf } from './modules-dep.ts';
-
-function explainLoad(path: string, e: unknown): string {
-  switch (errnoOf(e)) {
-    case 'ENOEXEC':
-      return `${path} is not a module this kernel can load (ENOEXEC: built for another kernel or corrupt)`;
-    case 'ENOENT': return `${path}: unknown symbol or missing file (ENOENT; a dependency missing from modules.dep?)`;
-    case 'EINVAL': return `${path}: the kernel refused it or its parameters (EINVAL)`;
-    case 'EPERM': return `${path}: not permitted (EPERM: CAP_SYS_MODULE missing, or module loading disabled)`;
-    default: return (e as Error).message;
-  }
-}
 
 interface World { index: ModuleIndex; loaded: Set<string>; requested: Set<string> }
 
@@ -52,16 +39,11 @@ export function kernelModuleSpecController(loader: ModuleLoader, sources: Module
         return { ...base, state: 'error', builtin: false, error, loaded: loadedBefore };
       }
       const loaded = [...loadedBefore];
-      for (const rel of loadOrder(entry)) {
-        const mod = moduleNameOf(rel);
-        if (world.loaded.has(mod)) continue;
-        try { loader.load(join(sources.dir, rel), rel === entry.path ? s.parameters ?? '' : ''); } catch (e) {
-          if (!isErrno(e, 'EEXIST')) {
-            return { ...base, state: 'error', builtin: false, error: explainLoad(rel, e), loaded };
-          }
-        }
-        world.loaded.add(mod);
-        if (!loaded.includes(mod)) loaded.push(mod);
+      const record = (mods: string[]) => { for (const m of mods) if (!loaded.includes(m)) loaded.push(m); };
+      try { record(loadWithDependencies(entry, sources.dir, loader, world.loaded, s.parameters ?? '')); } catch (e) {
+        if (!(e instanceof ModuleLoadError)) throw e;
+        record(e.loaded);
+        return { ...base, state: 'error', builtin: false, error: e.message, loaded };
       }
       return { ...base, state: 'applied', builtin: false, loaded };
     },

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
-import { isErrno } from '../../../native/errno.ts';
+import { errnoOf, isErrno } from '../../../native/errno.ts';
 import type { Native } from '../../../native/index.ts';
-import { parseBuiltin, parseModulesDep, type ModuleEntry } from './modules-dep.ts';
+import { loadOrder, moduleNameOf, parseBuiltin, parseModulesDep, type ModuleEntry } from './modules-dep.ts';
 import { parseProcModules, type LoadedModule } from './proc-modules.ts';
 
 /** The syscalls this controller ends in; the plugin passes the native addon's. */
@@ -55,4 +55,44 @@ export function readLoaded(s: ModuleSources): Map<string, LoadedModule> {
     if (!isErrno(e, 'ENOENT')) throw e;
   }
   return new Map(parseProcModules(text).map((m) => [m.name, m]));
+}
+
+/** What a failed finit_module means, for a status a person reads. */
+export function explainModuleLoad(path: string, e: unknown): string {
+  switch (errnoOf(e)) {
+    case 'ENOEXEC':
+      return `${path} is not a module this kernel can load (ENOEXEC: built for another kernel or corrupt)`;
+    case 'ENOENT': return `${path}: unknown symbol or missing file (ENOENT; a dependency missing from modules.dep?)`;
+    case 'EINVAL': return `${path}: the kernel refused it or its parameters (EINVAL)`;
+    case 'EPERM': return `${path}: not permitted (EPERM: CAP_SYS_MODULE missing, or module loading disabled)`;
+    default: return (e as Error).message;
+  }
+}
+
+export class ModuleLoadError extends Error {
+  constructor(message: string, readonly module: string, readonly loaded: string[], options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/**
+ * Loads a shipped module and everything modules.dep says it needs, deepest first, skipping what
+ * `loaded` holds (updated as it goes); `params` go to the module itself. Returns the modules this
+ * call loaded; a failure throws ModuleLoadError with what it had loaded by then.
+ */
+export function loadWithDependencies(
+  entry: ModuleEntry, dir: string, loader: ModuleLoader, loaded: Set<string>, params = '',
+): string[] {
+  const now: string[] = [];
+  for (const rel of loadOrder(entry)) {
+    const mod = moduleNameOf(rel);
+    if (loaded.has(mod)) continue;
+    try { loader.load(join(dir, rel), rel === entry.path ? params : ''); } catch (e) {
+      // EEXIST: loaded meanwhile (by the kernel's request_module, or a device's coldplug).
+      if (!isErrno(e, 'EEXIST')) throw new ModuleLoadError(explainModuleLoad(rel, e), mod, now, { cause: e });
+    }
+    loaded.add(mod);
+    now.push(mod);
+  }
+  return now;
 }

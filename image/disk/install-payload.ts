@@ -1,0 +1,59 @@
+// install-payload: what a machine booted from the ISO or over PXE writes to its disk when it
+// installs itself: the raw disk of this build (GPT, loaders, ESP with slot A, empty STATE and
+// EPHEMERAL), gzip'd, with a manifest saying what it is and how to check it. Installing is a
+// copy: no mkfs and no loader setup on the machine; EPHEMERAL grows to the target disk at its
+// first boot, as it does for a cloud disk larger than the image.
+import { createReadStream, createWriteStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { sha256File } from '../hash.ts';
+import type { RawDisk } from './raw.ts';
+
+/** The folder the payload lives in, on the ISO and beside the PXE files. */
+export const INSTALL_DIR = 'install';
+export const INSTALL_MANIFEST = 'install.json';
+export const INSTALL_DISK = 'appliance.raw.gz';
+export const INSTALL_PAYLOAD_KIND = 'appliance-install/v1';
+
+export interface InstallManifest {
+  kind: typeof INSTALL_PAYLOAD_KIND;
+  /** The command line the installed disk boots with. */
+  cmdline: string;
+  disk: {
+    file: string;
+    compression: 'gzip';
+    /** The disk as written: its size and sha256 once decompressed. */
+    size: number;
+    sha256: string;
+    /** The file as shipped. */
+    compressedSize: number;
+    compressedSha256: string;
+  };
+  partitions: { name: string; type: string; guid: string; firstLba: number; lastLba: number }[];
+}
+
+export interface InstallPayload { dir: string; files: string[]; manifest: InstallManifest }
+
+/** Writes the payload for `raw` into `<dir>/install/`. */
+export async function buildInstallPayload(raw: RawDisk, cmdline: string, dir: string): Promise<InstallPayload> {
+  const out = join(dir, INSTALL_DIR);
+  mkdirSync(out, { recursive: true });
+  const disk = join(out, INSTALL_DISK);
+  // Node's gzip header carries no name and no time: the same disk gives the same bytes.
+  await pipeline(createReadStream(raw.file), createGzip({ level: 6 }), createWriteStream(disk));
+  const manifest: InstallManifest = {
+    kind: INSTALL_PAYLOAD_KIND,
+    cmdline,
+    disk: {
+      file: INSTALL_DISK, compression: 'gzip', size: raw.sizeBytes, sha256: await sha256File(raw.file),
+      compressedSize: statSync(disk).size, compressedSha256: await sha256File(disk),
+    },
+    partitions: raw.gpt.partitions.map((p) => ({
+      name: p.name, type: p.type, guid: p.guid, firstLba: p.firstLba, lastLba: p.lastLba,
+    })),
+  };
+  const manifestFile = join(out, INSTALL_MANIFEST);
+  writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
+  return { dir: out, files: [manifestFile, disk], manifest };
+}

@@ -1,0 +1,84 @@
+// coldplug: PID 1 loads the drivers the machine's devices ask for (by modalias, see
+// plugins/system/modules/device-drivers.ts) before it looks for the STATE and EPHEMERAL disks,
+// because the disk may be on a controller whose driver is a module (NVMe on EC2 and bare metal,
+// virtio-scsi on GCE, a USB stick). Loading a driver makes new devices (an NVMe namespace, the
+// disk behind a USB port) some time later, and they may need drivers of their own: so after each
+// round that loaded something, it waits for the devices to settle and looks again.
+import { readdirSync } from 'node:fs';
+import { release } from 'node:os';
+import { join } from 'node:path';
+import { isErrno } from '../../native/errno.ts';
+import type { Native } from '../../native/index.ts';
+import {
+  loadDrivers, readDevices, readDriverIndex, type DriverLoadResult,
+} from '../../plugins/system/modules/device-drivers.ts';
+import { readLoaded, type ModuleLoader } from '../../plugins/system/modules/module-index.ts';
+
+export interface ColdplugOptions {
+  modulesDir?: string;
+  sysBus?: string;
+  sysBlock?: string;
+  /** How long the devices must stay the same to count as settled, and the most to wait for that. */
+  quietMs?: number;
+  maxWaitMs?: number;
+  maxRounds?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What sysfs shows of devices and disks, to tell when it stops changing. */
+function snapshot(sysBus: string, sysBlock: string): string {
+  const devices = readDevices(sysBus).map((d) => `${d.bus}/${d.name}=${d.driver ?? ''}`);
+  let disks: string[] = [];
+  try { disks = readdirSync(sysBlock); } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e; // no block layer: no disks to wait for
+  }
+  return [...devices, ...disks].join('\n');
+}
+
+/** Waits until the snapshot is unchanged for quietMs (at most maxWaitMs); returns the time waited. */
+async function settle(sysBus: string, sysBlock: string, quietMs: number, maxWaitMs: number): Promise<number> {
+  const t0 = performance.now();
+  let last = snapshot(sysBus, sysBlock);
+  let since = t0;
+  while (performance.now() - t0 < maxWaitMs) {
+    await sleep(50);
+    const now = snapshot(sysBus, sysBlock);
+    if (now !== last) { last = now; since = performance.now(); } else if (performance.now() - since >= quietMs) break;
+  }
+  return performance.now() - t0;
+}
+
+export interface ColdplugResult extends DriverLoadResult { rounds: number; settledMs: number; aliases: number }
+
+export async function coldplugDrivers(n: Native, o: ColdplugOptions = {}): Promise<ColdplugResult> {
+  const dir = o.modulesDir ?? join('/lib/modules', release());
+  const sysBus = o.sysBus ?? '/sys/bus';
+  const sysBlock = o.sysBlock ?? '/sys/class/block';
+  const index = readDriverIndex(dir);
+  const loader: ModuleLoader = { load: (path, params) => n.finitModule(path, params), unload: () => {} };
+  const loaded = new Set(readLoaded({ dir, procModules: '/proc/modules' }).keys());
+  const result: ColdplugResult = { loaded: [], failed: [], rounds: 0, settledMs: 0, aliases: index.aliases.size };
+  if (!index.aliases.size) return result;
+  for (let round = 0; round < (o.maxRounds ?? 4); round++) {
+    result.rounds++;
+    const r = loadDrivers(readDevices(sysBus), index, loader, loaded);
+    result.loaded.push(...r.loaded);
+    result.failed.push(...r.failed);
+    if (!r.loaded.length) break;
+    result.settledMs += await settle(sysBus, sysBlock, o.quietMs ?? 300, o.maxWaitMs ?? 5000);
+  }
+  return result;
+}
+
+/** One console line: what was loaded for which device, what failed, and how long the devices took. */
+export function describeColdplug(r: ColdplugResult): string {
+  if (!r.aliases) return 'no modules.alias: this image ships no drivers as modules';
+  const loaded = r.loaded.map((l) => `${l.module} (${l.device})`).join(', ');
+  const failed = r.failed.map((f) => `${f.module} for ${f.device}: ${f.error}`).join('; ');
+  return [
+    loaded ? `loaded ${loaded}` : 'no device needed a module',
+    ...(failed ? [`FAILED ${failed}`] : []),
+    ...(r.loaded.length ? [`${r.rounds} rounds, devices settled in ${(r.settledMs / 1000).toFixed(2)} s`] : []),
+  ].join('; ');
+}

@@ -1,0 +1,111 @@
+// device-drivers: the machine's devices as sysfs lists them (/sys/bus/<bus>/devices/<name>:
+// modalias, bound driver, ids), and the loading of the modules that drive those no driver has
+// claimed yet, by modalias (modalias.ts). PID 1 runs it once before it mounts disks (coldplug);
+// the system plugin's device-status controller runs it again for each device plugged in later.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { isErrno } from '../../../native/errno.ts';
+import { AliasIndex, parseModulesAlias } from './modalias.ts';
+import { loadWithDependencies, ModuleLoadError, readModuleIndex, type ModuleLoader } from './module-index.ts';
+
+export interface HardwareDevice {
+  bus: string;
+  /** The device's name on its bus: 0000:00:02.0, 1-1:1.0, virtio3, 2:0:0:0. */
+  name: string;
+  modalias: string;
+  /** The driver bound to it, if any. */
+  driver?: string;
+  /** vendor, device, class, as the bus's sysfs attributes give them (pci, virtio), without 0x. */
+  ids: Partial<Record<'vendor' | 'device' | 'class', string>>;
+}
+
+/** A sysfs attribute, or undefined when the device has none (ENOENT), or cannot tell (ENODEV, EINVAL). */
+function attribute(path: string): string | undefined {
+  try { return readFileSync(path, 'utf8').trim(); } catch (e) {
+    if (isErrno(e, 'ENOENT') || isErrno(e, 'ENODEV') || isErrno(e, 'EINVAL')) return undefined;
+    throw e;
+  }
+}
+
+/** Every device with a modalias, on every bus, in bus and name order. */
+export function readDevices(sysBus = '/sys/bus'): HardwareDevice[] {
+  const out: HardwareDevice[] = [];
+  for (const bus of readdirSync(sysBus).sort()) {
+    let names: string[];
+    try { names = readdirSync(join(sysBus, bus, 'devices')).sort(); } catch (e) {
+      if (isErrno(e, 'ENOENT')) continue;
+      throw e;
+    }
+    for (const name of names) {
+      const dir = join(sysBus, bus, 'devices', name);
+      const modalias = attribute(join(dir, 'modalias'));
+      if (!modalias) continue;
+      let driver: string | undefined;
+      try { driver = basename(readlinkSync(join(dir, 'driver'))); } catch (e) {
+        if (!isErrno(e, 'ENOENT')) throw e;
+      }
+      const ids: HardwareDevice['ids'] = {};
+      for (const k of ['vendor', 'device', 'class'] as const) {
+        const v = attribute(join(dir, k));
+        if (v) ids[k] = v.replace(/^0x/, '');
+      }
+      out.push({ bus, name, modalias, ...(driver ? { driver } : {}), ids });
+    }
+  }
+  return out;
+}
+
+/** The shipped modules and the devices they drive, from /lib/modules/<release>. */
+export interface DriverIndex {
+  dir: string;
+  aliases: AliasIndex;
+  modules: ReturnType<typeof readModuleIndex>['modules'];
+}
+
+/** Reads modules.alias and modules.dep; an image without modules has an empty index. */
+export function readDriverIndex(dir: string): DriverIndex {
+  let text = '';
+  try { text = readFileSync(join(dir, 'modules.alias'), 'utf8'); } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e;
+  }
+  return { dir, aliases: new AliasIndex(parseModulesAlias(text)), modules: readModuleIndex(dir).modules };
+}
+
+export interface DriverLoadResult {
+  /** Each module loaded, with the device that asked for it (a dependency names its module's device). */
+  loaded: { module: string; device: string }[];
+  failed: { module: string; device: string; error: string }[];
+}
+
+/**
+ * For each device no driver has claimed, loads the shipped modules its modalias matches, with their
+ * dependencies, skipping what `loaded` (the names in /proc/modules) holds; `loaded` is updated.
+ */
+export function loadDrivers(
+  devices: readonly HardwareDevice[], index: DriverIndex, loader: ModuleLoader, loaded: Set<string>,
+): DriverLoadResult {
+  const result: DriverLoadResult = { loaded: [], failed: [] };
+  const tried = new Set<string>();
+  for (const d of devices) {
+    if (d.driver) continue;
+    const device = `${d.bus} ${d.name}`;
+    for (const module of index.aliases.modulesFor(d.modalias)) {
+      if (loaded.has(module) || tried.has(module)) continue;
+      tried.add(module);
+      const entry = index.modules.get(module);
+      if (!entry) {
+        result.failed.push({ module, device, error: `modules.alias names ${module}, which modules.dep does not list` });
+        continue;
+      }
+      try {
+        const now = loadWithDependencies(entry, index.dir, loader, loaded);
+        for (const m of now) result.loaded.push({ module: m, device });
+      } catch (e) {
+        if (!(e instanceof ModuleLoadError)) throw e;
+        for (const m of e.loaded) result.loaded.push({ module: m, device });
+        result.failed.push({ module, device, error: e.message });
+      }
+    }
+  }
+  return result;
+}

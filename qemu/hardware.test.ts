@@ -1,0 +1,52 @@
+// Hardware whose drivers are modules, loaded by modalias: a machine with an Intel e1000e NIC
+// (QEMU's, PCI id 8086:10d3) gets its driver from PID 1 before anything else runs and a DHCP lease
+// through it; an NVMe controller plugged in later gets its driver from the system plugin, and its
+// namespace shows as a BlockDevice. Each device is listed with its driver and matching modules.
+import t from 'tap';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootWithApi } from './api-vm.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'hardware-'));
+const { vm, run, poll } = await bootWithApi({ nic: 'e1000e' }, 'dhcp');
+t.teardown(() => vm.kill());
+
+interface Device {
+  metadata: { id: string };
+  spec: { driver: string; modules: string[]; vendor: string; device: string };
+}
+/** Every Device: cosictl prints one JSON object per resource, one after the other. */
+const devices = async () => (await run(['get', 'devices', '-o', 'json'])).out.trim().split(/\n(?=\{)/)
+  .map((text) => JSON.parse(text) as Device);
+
+t.test('PID 1 loads e1000e for the NIC before the plugins start, and eth0 gets a lease through it', async (t) => {
+  t.match(vm.console(), /drivers: loaded e1000e \(pci 0000:00:\w+\.\d\)/, 'the coldplug says so');
+  const lease = JSON.parse((await poll(['get', 'leases', 'eth0', '-o', 'json'], /bound/)).out) as {
+    spec: { state: string; address: string };
+  };
+  t.match(lease.spec, { state: 'bound', address: '10.0.2.15/24' });
+  t.match((await run(['get', 'lsmod', 'e1000e'])).out, /e1000e/, 'KernelModuleStatus lists it');
+  const nic = (await devices()).find((d) => d.spec.vendor === '8086' && d.spec.device === '10d3');
+  t.ok(nic, 'the NIC is a Device');
+  t.match(nic?.spec, { driver: 'e1000e', modules: ['e1000e'] });
+  t.match(nic?.metadata.id, /^pci\/0000:/);
+  const virtio = (await devices()).find((d) => d.metadata.id.startsWith('virtio/'));
+  t.ok(virtio, 'a virtio device is listed too');
+  t.same(virtio?.spec.modules ?? [], [], 'a device whose driver is built in names no module');
+  t.ok(virtio?.spec.driver, `and has its driver: ${virtio?.spec.driver}`);
+});
+
+t.test('an NVMe controller plugged in later: the plugin loads nvme, and the namespace is a BlockDevice', async (t) => {
+  t.notMatch((await run(['get', 'lsmod'])).out, /^nvme\s/m, 'not loaded before');
+  const disk = join(dir, 'nvme.raw');
+  writeFileSync(disk, '');
+  truncateSync(disk, 64 * 2 ** 20);
+  await vm.hotplugDisk('hot0', disk, 'hp1', 'nvme');
+  t.match((await poll(['get', 'blockdevices', 'nvme0n1', '-o', 'yaml'], /sizeBytes/, 60_000)).out,
+    /sizeBytes: "?67108864/, 'nvme0n1, 64 MiB');
+  t.match((await run(['get', 'lsmod', 'nvme'])).out, /nvme/);
+  const nvme = (await devices()).find((d) => d.spec.driver === 'nvme');
+  t.match(nvme?.spec, { modules: ['nvme'] }, 'the controller is a Device bound to nvme');
+  t.match(vm.console(), /loaded nvme for pci /, 'the plugin logged it');
+});
