@@ -2,8 +2,12 @@
 // initramfs; the GPT read back by sfdisk, the ESP by mtools; identical inputs give
 // identical bytes; the raw disk boots under SeaBIOS and the qcow2 under OVMF, through
 // GRUB, to a machine whose API answers and which keeps its config on the disk's STATE;
-// on a larger disk the first boot grows EPHEMERAL (/var) to its end, and a second boot
-// finds what the first wrote there; the PXE folder boots through iPXE and QEMU's TFTP.
+// the hybrid ISO boots as a CD and as a USB stick under both firmwares and carries the raw
+// disk as its install payload; the AWS disk boots from NVMe (its VMDK converts back to the
+// same bytes) and the GCE disk from virtio-scsi, their drivers loaded by modalias; a tried
+// slot that never comes up is left for slot A under both firmwares; on a larger disk the
+// first boot grows EPHEMERAL (/var) to its end, and a second boot finds what the first wrote
+// there; the PXE folder boots through BIOS and EFI iPXE from QEMU's TFTP.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -135,6 +139,46 @@ for (const [medium, firmware, memoryMiB] of [
   });
 }
 
+// The clouds' disks, as their hypervisors attach them: EC2 Nitro's NVMe (UEFI, as register-image's
+// uefi-preferred boots it), the VMDK the same disk once qemu-img converts it back (SeaBIOS), and
+// GCE's disk.raw on virtio-scsi. Their drivers are modules: PID 1 loads them before it looks for
+// STATE and EPHEMERAL, which must then be found on those disks.
+t.test('the AWS VMDK is the raw disk: qemu-img converts it back to the same bytes', async (t) => {
+  const vmdk = join(dir, 'first', first.find((x) => x.file.endsWith('.vmdk'))!.file);
+  t.match(execFileSync('qemu-img', ['info', vmdk], { encoding: 'utf8' }), /create type: streamOptimized/);
+  execFileSync('qemu-img', ['convert', '-f', 'vmdk', '-O', 'raw', vmdk, join(dir, 'from-vmdk.raw')]);
+  t.equal(createHash('sha256').update(readFileSync(join(dir, 'from-vmdk.raw'))).digest('hex'),
+    first.find((x) => x.format === 'raw')!.sha256);
+});
+
+for (const [what, prepare, disk, firmware, module, device] of [
+  ['AWS raw on NVMe under OVMF', () => rawFile, 'nvme', 'ovmf', 'nvme', 'nvme0n1'],
+  ['AWS VMDK, converted back, on NVMe under SeaBIOS', () => join(dir, 'from-vmdk.raw'), 'nvme', 'seabios', 'nvme',
+    'nvme0n1'],
+  ['GCE disk.raw on virtio-scsi under OVMF', () => {
+    execFileSync('tar', ['-xzf', join(dir, 'first', first.find((x) => x.format === 'gce')!.file), '-C', dir]);
+    return join(dir, 'disk.raw');
+  }, 'scsi', 'ovmf', 'virtio_scsi', 'sda'],
+] as const) {
+  t.test(`${what}: PID 1 loads ${module}, mounts STATE and EPHEMERAL from ${device}, and the API answers`,
+    async (t) => {
+      const file = join(dir, `cloud-${module}-${firmware}.raw`);
+      execFileSync('cp', ['--sparse=always', prepare(), file]);
+      const { vm, run, poll } = await bootWithApi({
+        bootFrom: 'disk', firmware, memoryMiB: firmware === 'ovmf' ? 320 : 256,
+        disks: [{ file, format: 'raw', interface: disk }],
+      }, 'dhcp');
+      t.teardown(() => vm.kill());
+      t.match(vm.console(), new RegExp(`drivers: loaded [^\\n]*\\b${module} \\((pci|virtio) `),
+        `${module} loaded by modalias`);
+      t.match(vm.console(), new RegExp(`state: /dev/${device}p?3 mounted`), 'STATE found on the cloud disk');
+      t.match(vm.console(), new RegExp(`ephemeral: /dev/${device}p?4 mounted on /var`), 'and EPHEMERAL');
+      t.equal((await run(['get', 'versions'])).code, 0, 'the API answers');
+      t.match((await poll(['get', 'configstatus', 'machine', '-o', 'yaml'], /persistedTo: \/\S+/)).out,
+        /persistedTo: \/\S+machine-config\.yaml/, 'the config is persisted on it');
+    });
+}
+
 // Boot counting, as the upgrade work relies on it: slot B is being tried (try_slot=B, BOOT_TRIES
 // left) and never comes up (its initramfs is garbage, so the kernel panics and reboots). GRUB
 // counts each try in grubenv before the kernel starts; when none are left it boots slot A again
@@ -170,19 +214,31 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
     });
 }
 
-t.test('PXE: the NIC\'s iPXE runs the script from QEMU\'s TFTP server; the machine it boots answers', async (t) => {
-  const folder = join(dir, 'first', 'pxe');
+t.test('PXE: the folder is listed in the manifest, with the install payload', async (t) => {
   t.same(first.filter((x) => x.format === 'pxe').map((x) => x.file),
     ['pxe/boot.ipxe', 'pxe/vmlinuz', 'pxe/initramfs.cpio.zst', 'pxe/install/install.json',
-      'pxe/install/appliance.raw.gz'], 'the folder, listed in the manifest');
-  const { vm, run } = await bootWithApi({ bootFrom: 'network', tftp: { dir: folder, bootfile: 'boot.ipxe' } }, 'dhcp');
-  t.teardown(() => vm.kill());
-  // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.
-  const cmdline = await run(['get', 'cmdline', 'current', '-o', 'json']);
-  t.equal(cmdline.code, 0, `the API answers: ${cmdline.err}`);
-  t.match((JSON.parse(cmdline.out) as { spec: { raw: string } }).spec.raw,
-    /^initrd=initramfs\.cpio\.zst console=ttyS0 /, 'with the script\'s command line');
+      'pxe/install/appliance.raw.gz']);
 });
+
+// Under SeaBIOS the NIC's option ROM is BIOS iPXE; under OVMF its EFI iPXE, which starts the kernel
+// through its EFI stub (the script's initrd= names the initramfs for it).
+for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) {
+  t.test(`PXE under ${firmware}: the NIC's iPXE runs the script from QEMU's TFTP server; the machine it boots `
+    + 'answers', async (t) => {
+    const folder = join(dir, 'first', 'pxe');
+    const { vm, run } = await bootWithApi(
+      { bootFrom: 'network', firmware, memoryMiB, tftp: { dir: folder, bootfile: 'boot.ipxe' } }, 'dhcp',
+    );
+    t.teardown(() => vm.kill());
+    // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.
+    const cmdline = await run(['get', 'cmdline', 'current', '-o', 'json']);
+    t.equal(cmdline.code, 0, `the API answers: ${cmdline.err}`);
+    t.match((JSON.parse(cmdline.out) as { spec: { raw: string } }).spec.raw,
+      // EFI iPXE puts the image's name first, as a UEFI loader does.
+      new RegExp(`^${firmware === 'ovmf' ? 'vmlinuz ' : ''}initrd=initramfs\\.cpio\\.zst console=ttyS0 `),
+      'with the script\'s command line');
+  });
+}
 
 t.test('a larger disk: the first boot grows EPHEMERAL to its end and keeps /var on it; the second boot keeps '
   + 'what the first wrote', async (t) => {
