@@ -1091,6 +1091,42 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
+    "type": "Devices.system.appliance.dev",
+    "defaultNamespace": "system",
+    "aliases": [
+      "devices",
+      "dev"
+    ],
+    "protoMessage": "appliance.system.v1alpha1.DeviceSpec",
+    "printColumns": [
+      {
+        "name": "Driver",
+        "jsonPath": "{.driver}"
+      },
+      {
+        "name": "Modules",
+        "jsonPath": "{.modules}"
+      },
+      {
+        "name": "Vendor",
+        "jsonPath": "{.vendor}"
+      },
+      {
+        "name": "Device",
+        "jsonPath": "{.device}"
+      },
+      {
+        "name": "Class",
+        "jsonPath": "{.class}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "access": "controllers"
+  },
+  {
     "type": "TimeServerSpecs.time.appliance.dev",
     "defaultNamespace": "time",
     "aliases": [

@@ -846,7 +846,17 @@ export interface KernelModuleStatusSpec {
 
 /** DeviceSpec: a device on the machine's buses (id = <bus>/<name>, e.g. pci/0000:00:02.0), the
  * driver bound to it, and the shipped modules that drive it by modalias. PID 1 loads those at boot
- * before it mounts disks; the system plugin loads them for devices plugged in later. */
+ * before it mounts disks; the system plugin loads them for devices plugged in later.
+ * 
+ * Example:
+ * bus: pci
+ * name: "0000:00:02.0"
+ * modalias: pci:v00008086d000010D3sv00001AF4sd00001100bc02sc00i00
+ * driver: e1000e
+ * modules: [e1000e]
+ * vendor: "8086"
+ * device: "10d3"
+ * class: "020000" */
 export interface DeviceSpec {
   /** The bus: pci, usb, virtio, scsi, ... */
   bus: string;
@@ -859,9 +869,11 @@ export interface DeviceSpec {
   /** The shipped modules whose aliases match it (none: the kernel has its driver built in, or no
    * module in this image drives it). */
   modules?: string[];
-  /** Vendor, device and class ids where the bus has them (pci, virtio), in hex. */
+  /** The vendor id, in hex, where the bus has one (pci: 8086 is Intel; virtio). */
   vendor: string;
+  /** The device id, in hex, where the bus has one (pci: 10d3 is the 82574L NIC QEMU calls e1000e). */
   device: string;
+  /** The PCI class, in hex (010802: an NVMe controller; 020000: an Ethernet controller). */
   class: string;
   /** Why a module it needs could not be loaded. */
   error: string;
