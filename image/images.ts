@@ -5,12 +5,15 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildInstallPayload, type InstallPayload } from './disk/install-payload.ts';
 import { buildRawDisk, type RawDisk } from './disk/raw.ts';
-import type { BootArtifacts, FormatContext, OutputFormat } from './formats/format.ts';
+import type { BootArtifacts, FormatContext, OutputFormat, SigningKey } from './formats/format.ts';
 import { describeArtifact, type ArtifactInfo } from './manifest.ts';
 
 export interface ImagesOptions {
   formats: readonly OutputFormat[];
   inputs: BootArtifacts;
+  release: { version: string; commit: string };
+  /** Reads (or makes) the upgrade signing key; asked only when a format signs. */
+  signingKey(): SigningKey;
   outDir: string;
   seed: string;
   epoch: number;
@@ -26,8 +29,11 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
   const workDir = mkdtempSync(join(tmpdir(), 'appliance-images-'));
   let raw: RawDisk | undefined;
   let payload: Promise<InstallPayload> | undefined;
+  let key: SigningKey | undefined;
   const ctx: FormatContext = {
-    inputs: o.inputs, outDir: o.outDir, workDir, seed: o.seed, epoch: o.epoch, progress: o.progress,
+    signingKey: () => (key ??= o.signingKey()),
+    inputs: o.inputs, release: o.release, outDir: o.outDir, workDir, seed: o.seed, epoch: o.epoch,
+    progress: o.progress,
     raw: () => {
       if (!raw) {
         o.progress('raw disk: GPT, GRUB for BIOS and UEFI, ESP with slot A, STATE, EPHEMERAL');

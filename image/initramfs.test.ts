@@ -32,11 +32,16 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
   const mods = others.filter((p) => p.startsWith(modDir)).map((p) => p.slice(modDir.length));
   t.same(
     mods.filter((p) => !p.endsWith('.ko')).sort(),
-    ['modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'], 'module index files',
+    ['modules.alias', 'modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'],
+    'module index files',
   );
   const dep = archive.find((e) => e.path === `${modDir}modules.dep`)!.data.toString();
   t.match(dep, VXLAN_DEP_LINE, 'vxlan after what it needs');
   t.match(dep, /^kernel\/drivers\/net\/dummy\.ko:$/m, 'dummy needs nothing');
+  const alias = archive.find((e) => e.path === `${modDir}modules.alias`)!.data.toString();
+  t.match(alias, /^alias pci:v00008086d000010D3sv\*sd\*bc\*sc\*i\* e1000e$/m, 'the NIC QEMU calls e1000e');
+  t.match(alias, /^alias pci:v\*d\*sv\*sd\*bc01sc08i02\* nvme$/m, 'any NVMe controller, by class');
+  t.match(alias, /^alias virtio:d00000008v\* virtio_scsi$/m, 'virtio-scsi');
   const names = archive.map((e) => e.path.split('/').pop());
   const shells = ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip'];
   for (const shell of shells) t.notOk(names.includes(shell), `no ${shell}`);

@@ -10,7 +10,7 @@
 // there; the PXE folder boots through BIOS and EFI iPXE from QEMU's TFTP.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { gunzipSync } from 'node:zlib';
 import { decodeGrubEnv, encodeGrubEnv } from '../init/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../init/disk/gpt.ts';
 import { BOOT_TRIES } from '../image/disk/raw.ts';
+import { verifyUpgradeBundle } from '../init/disk/upgrade-bundle.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
 import { bootWithApi } from './api-vm.ts';
@@ -25,8 +26,10 @@ import { artifacts } from './artifacts.ts';
 
 const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'images-'));
+const signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' };
 const build = (out: string, seed = 'images-test') => buildImages({
   formats: FORMATS, inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+  release: { version: '0.0.0-test', commit: 'test' }, signingKey: () => signingKey,
   outDir: join(dir, out), seed, epoch: 0, progress: () => {},
 });
 const first = await build('first');
@@ -123,6 +126,20 @@ t.test('the ISO: El Torito entries for BIOS and UEFI, a hybrid MBR, and the inst
     t.equal(createHash('sha256').update(disk).digest('hex'), rawSha, 'and decompresses to it');
     t.equal(manifest.cmdline, a.cmdline);
   });
+
+t.test('the upgrade bundle: a tar of manifest, signature, kernel and initramfs that verifies with the key '
+  + 'written beside it, and with no other', async (t) => {
+  const bundle = join(dir, 'first', first.find((x) => x.file.endsWith('.tar') && x.format === 'upgrade')!.file);
+  const pub = join(dir, 'first', first.find((x) => x.file.endsWith('.pub'))!.file);
+  t.same(execFileSync('tar', ['-tf', bundle], { encoding: 'utf8' }).trim().split('\n'),
+    ['manifest.json', 'manifest.sig', 'vmlinuz', 'initramfs.cpio.zst'], 'tar reads it, in streaming order');
+  const { manifest, parts } = verifyUpgradeBundle(readFileSync(bundle), createPublicKey(readFileSync(pub)));
+  t.match(manifest, { version: '0.0.0-test', commit: 'test', cmdline: a.cmdline });
+  t.same(parts.get('vmlinuz'), readFileSync(a.kernel));
+  t.same(parts.get('initramfs.cpio.zst'), readFileSync(a.initrd));
+  t.throws(() => verifyUpgradeBundle(readFileSync(bundle), createPublicKey(generateKeyPairSync('ed25519').privateKey)),
+    /manifest\.sig: the signature does not verify with key sha256:\w+ \(the manifest names sha256:\w+\)/);
+});
 
 // The ISO as a CD-ROM and as a USB stick, under both firmwares: GRUB boots the live system from it.
 for (const [medium, firmware, memoryMiB] of [

@@ -4,10 +4,14 @@ import { imageCmdline, parseImageArgs } from './image.ts';
 
 t.test('formats by name or all; size and seed; errors say what is wrong', async (t) => {
   t.same(parseImageArgs(['--format', 'raw,qcow2']), { formats: ['raw', 'qcow2'] });
-  t.same(parseImageArgs(['--format', 'all', '--size', '1024', '--seed', 's']).formats, ['raw', 'qcow2', 'gce', 'pxe']);
+  t.same(parseImageArgs(['--format', 'all', '--size', '1024', '--seed', 's']).formats,
+    ['raw', 'qcow2', 'iso', 'aws', 'gce', 'pxe', 'upgrade']);
   t.equal(parseImageArgs(['--format', 'raw', '--size', '1024']).sizeMiB, 1024);
-  t.throws(() => parseImageArgs([]), /--format is required: one or more of raw, qcow2, gce, pxe, or all/);
-  t.throws(() => parseImageArgs(['--format', 'raw,vhd']), /unknown format "vhd": one of raw, qcow2, gce, pxe/);
+  const all = 'raw, qcow2, iso, aws, gce, pxe, upgrade';
+  t.throws(() => parseImageArgs([]), new RegExp(`--format is required: one or more of ${all}, or all`));
+  t.throws(() => parseImageArgs(['--format', 'raw,vhd']), new RegExp(`unknown format "vhd": one of ${all}`));
+  t.equal(parseImageArgs(['--format', 'upgrade', '--signing-key', 'k.pem']).signingKey, 'k.pem');
+  t.throws(() => parseImageArgs(['--format', 'upgrade', '--signing-key']), /--signing-key needs a value/);
   t.throws(() => parseImageArgs(['--format', 'raw', '--size', '1.5']), /--size "1\.5": a whole number of MiB/);
   t.throws(() => parseImageArgs(['--format']), /--format needs a value/);
 });

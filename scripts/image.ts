@@ -3,13 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildImages } from '../image/images.ts';
+import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import { FORMATS, formatNamed } from '../image/formats/index.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
 
 const HELP = `usage: npm run image -- --format <name>[,<name>...] | --format all [--size MiB] [--seed S]
-                      [--cmdline TEXT | --append TEXT]
+                      [--cmdline TEXT | --append TEXT] [--signing-key FILE]
 
 Builds out/vmlinuz and out/initramfs.cpio.zst if needed, then each format into out/images,
 listing every artifact (format, size, sha256) in out/images/manifest.json. The same inputs
@@ -24,9 +25,13 @@ ${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
   --cmdline TEXT  the kernel command line every image boots with, instead of out/cmdline's
                   (e.g. "console=ttyS0 appliance.platform=metal appliance.config=https://...")
   --append TEXT   words added to it (e.g. "appliance.config=http://10.0.0.1/machine.yaml")
+  --signing-key FILE  the Ed25519 private key (PKCS#8 PEM) that signs the upgrade bundle; default:
+                  a development key made once in out/dev/upgrade-signing-key.pem
 `;
 
-export interface ImageArgs { formats: string[]; sizeMiB?: number; seed?: string; cmdline?: string; append?: string }
+export interface ImageArgs {
+  formats: string[]; sizeMiB?: number; seed?: string; cmdline?: string; append?: string; signingKey?: string;
+}
 
 export function parseImageArgs(argv: readonly string[]): ImageArgs {
   const value = (flag: string) => {
@@ -51,6 +56,7 @@ export function parseImageArgs(argv: readonly string[]): ImageArgs {
   const seed = value('--seed');
   const cmdline = value('--cmdline');
   const append = value('--append');
+  const signingKey = value('--signing-key');
   if (cmdline !== undefined && append !== undefined) {
     throw new Error('--cmdline replaces the command line and --append adds to it: give one');
   }
@@ -61,6 +67,7 @@ export function parseImageArgs(argv: readonly string[]): ImageArgs {
   return {
     formats, ...(size ? { sizeMiB: Number(size) } : {}), ...(seed ? { seed } : {}),
     ...(cmdline !== undefined ? { cmdline } : {}), ...(append !== undefined ? { append } : {}),
+    ...(signingKey !== undefined ? { signingKey } : {}),
   };
 }
 
@@ -82,6 +89,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const artifacts = await buildImages({
     formats: args.formats.map((n) => formatNamed(n)!),
     inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: imageCmdline(readFileSync(b.cmdline, 'utf8'), args) },
+    release: { version: manifest.version, commit: manifest.commit },
+    signingKey: () => (args.signingKey ? loadSigningKey(args.signingKey)
+      : developmentSigningKey(join(OUT, 'dev', 'upgrade-signing-key.pem'))),
     outDir: join(OUT, 'images'), seed: args.seed ?? `${manifest.version}+${manifest.commit}`,
     epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0), progress: (m) => s.info(m),
     ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),

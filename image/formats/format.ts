@@ -2,13 +2,19 @@
 // alike, as LinuxKit keeps its outputs): a name, one line of what it is for, and a build
 // that writes its artifacts from the shared inputs. Formats that wrap the raw disk ask the
 // context for it, which builds it once per run.
+import type { KeyObject } from 'node:crypto';
 import type { InstallPayload } from '../disk/install-payload.ts';
 import type { RawDisk } from '../disk/raw.ts';
 
 export interface BootArtifacts { kernel: string; initramfs: string; cmdline: string }
 
+/** The key that signs upgrade bundles, and where it came from (a file, or the development key). */
+export interface SigningKey { privateKey: KeyObject; description: string }
+
 export interface FormatContext {
   inputs: BootArtifacts;
+  /** What is being built: the version and commit the upgrade manifest names. */
+  release: { version: string; commit: string };
   /** Where artifacts go (out/images). */
   outDir: string;
   /** Scratch space for this run. */
@@ -21,6 +27,8 @@ export interface FormatContext {
   raw(): RawDisk;
   /** The install payload (the raw disk gzip'd, and its manifest) in the scratch space, built on first use. */
   installPayload(): Promise<InstallPayload>;
+  /** The upgrade signing key, read (or made) on first use. */
+  signingKey(): SigningKey;
   progress(message: string): void;
 }
 

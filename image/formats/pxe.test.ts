@@ -29,6 +29,8 @@ t.test('the folder: the three files and the install payload, with fixed times', 
     inputs: { kernel: join(dir, 'k'), initramfs: join(dir, 'i'), cmdline: 'console=ttyS0' }, outDir: join(dir, 'out'),
     workDir: dir, seed: 's', epoch: 86400, progress: () => {},
     raw: () => { throw new Error('PXE needs no disk of its own'); },
+    release: { version: '1', commit: 'c' },
+    signingKey: () => { throw new Error('PXE signs nothing'); },
     installPayload: async () => ({
       dir: join(dir, 'payload'), files: ['install.json', 'appliance.raw.gz'].map((f) => join(dir, 'payload', f)),
       manifest: {} as InstallManifest,
