@@ -16,9 +16,9 @@ interface Device {
   metadata: { id: string };
   spec: { driver: string; modules: string[]; vendor: string; device: string };
 }
-/** Every Device: cosictl prints one JSON object per resource, one after the other. */
-const devices = async () => (await run(['get', 'devices', '-o', 'json'])).out.trim().split(/\n(?=\{)/)
-  .map((text) => JSON.parse(text) as Device);
+const devices = async () => (JSON.parse((await run(['get', 'devices', '-o', 'json'])).out) as {
+  items: Device[];
+}).items;
 
 t.test('PID 1 loads e1000e for the NIC before the plugins start, and eth0 gets a lease through it', async (t) => {
   t.match(vm.console(), /drivers: loaded e1000e \(pci 0000:00:\w+\.\d\)/, 'the coldplug says so');

@@ -21,7 +21,7 @@ const json = async (args: string[]) => JSON.parse(
 ) as { spec: Record<string, unknown> };
 // The list is sorted and names every shipped module: the test ones among the hardware drivers.
 const NOT_SHIPPED = new RegExp('^module "no_such_module" is not shipped in this image '
-  + '\\(\\d+ modules are: [a-z0-9_, ]*\\bdummy, [a-z0-9_, ]*\\budp_tunnel, vxlan\\b');
+  + '\\(\\d+ modules are: [a-z0-9_, ]*\\bdummy\\b[a-z0-9_, ]*\\budp_tunnel\\b[a-z0-9_, ]*\\bvxlan\\b');
 
 t.test('a module is loaded with its dependencies and listed; it works; it unloads', async (t) => {
   const applied = await run(['apply', '-f', '-'], [
