@@ -173,3 +173,74 @@ t.test('a config file supplies the endpoint and the credentials; without a CA it
   ));
   t.equal(bad, 2, 'unknown context is a usage error');
 });
+
+t.test('kubectl\'s output habits: json List, name, wide, labels, sort, jsonpath, and an empty result', async (t) => {
+  await run(['apply', '-f', '-'], [
+    'metadata: {type: motd, id: out-b, labels: {team: b, tier: web}}', 'spec: {text: B, priority: 2}', '---',
+    'metadata: {type: motd, id: out-a, labels: {team: a}}', 'spec: {text: A, priority: 10}', '',
+  ].join('\n'));
+  const sel = ['-l', 'team in (a,b)', '--id-regexp', '^out-'];
+  const list = JSON.parse((await run(['get', 'motd', ...sel, '-o', 'json'])).out) as {
+    kind: string; items: { metadata: { id: string } }[];
+  };
+  t.equal(list.kind, 'List', 'several resources are one JSON document');
+  t.same(list.items.map((i) => i.metadata.id).sort(), ['out-a', 'out-b']);
+  t.match(JSON.parse((await run(['get', 'motd', 'out-a', '-o', 'json'])).out), { metadata: { id: 'out-a' } },
+    'one asked for by id is the resource itself');
+  t.equal((await run(['get', 'motd', ...sel, '-o', 'name', '--sort-by', '{.metadata.id}'])).out,
+    'motd/out-a\nmotd/out-b\n');
+  t.equal((await run(['get', 'motd', ...sel, '-o', 'name', '--sort-by', '.spec.priority'])).out,
+    'motd/out-b\nmotd/out-a\n', 'numbers sort as numbers (2 before 10)');
+  const wide = (await run(['get', 'motd', 'out-a', '-o', 'wide'])).out;
+  t.match(wide, /^NAMESPACE\s+TYPE\s+ID\s+VERSION\s.*\sOWNER\s+PHASE\s+AGE\n/);
+  t.match(wide, /out-a\s.*running\s+\d+s\n$/);
+  const labels = (await run(['get', 'motd', ...sel, '--show-labels', '-L', 'team', '--sort-by', '{.metadata.id}'])).out;
+  t.match(labels, /\sTEAM\s+LABELS\n/);
+  t.match(labels, /out-a\s.*\sa\s+team=a\n/);
+  t.match(labels, /out-b\s.*\sb\s+team=b,tier=web\n/);
+  t.equal((await run(['get', 'motd', ...sel, '--sort-by', '{.metadata.id}', '-o',
+    'jsonpath={range .items[*]}{.metadata.id}={.spec.text}{"\\n"}{end}'])).out, 'out-a=A\nout-b=B\n');
+  t.equal((await run(['get', 'motd', ...sel, '--sort-by', '{.metadata.id}', '-o',
+    'jsonpath={.items[*].metadata.id}'])).out, 'out-a out-b');
+  const none = await run(['get', 'motd', '-l', 'team=nobody']);
+  t.same([none.code, none.out, none.err], [0, '', 'No resources found in config namespace.\n']);
+  const bad = await run(['get', 'motd', '-o', 'xml']);
+  t.equal(bad.code, 2);
+  t.match(bad.err, /--output: expected table, wide, yaml, json, name or jsonpath=TEMPLATE, got "xml"/);
+  t.match((await run(['get', 'motd', '-o', 'yaml', '--show-labels'])).err, /use them with -o table or -o wide/);
+});
+
+t.test('get --watch: the table lines up with its header; yaml and json say which event', async (t) => {
+  const watch = (args: string[]) => {
+    const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch', ...args]);
+    let out = '';
+    w.stdout.on('data', (d: Buffer) => { out += d; });
+    return {
+      text: () => out,
+      until: async (re: RegExp) => {
+        for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+        return re.test(out);
+      },
+      stop: () => { w.kill('SIGINT'); return new Promise((r) => w.on('exit', r)); },
+    };
+  };
+  const table = watch([]);
+  t.ok(await table.until(/out-b/), 'the resources there already');
+  await run(['apply', '-f', '-'], 'metadata: {type: motd, id: a-much-longer-id-than-any-before}\nspec: {text: x}\n');
+  t.ok(await table.until(/a-much-longer-id/));
+  await table.stop();
+  const lines = table.text().trimEnd().split('\n');
+  const versionAt = lines[0]!.indexOf('VERSION');
+  // The rows there at the start share the header's widths; the later, longer id may widen its column.
+  for (const l of lines.slice(1, -1)) t.match(l.slice(versionAt - 1), /^ \d+( |$)/, `VERSION lines up: ${l}`);
+  t.ok(lines.length > 3, `${lines.length - 2} rows at the start`);
+  const json = watch(['-o', 'json']);
+  t.ok(await json.until(/"type":"created"/));
+  await json.stop();
+  const first = JSON.parse(json.text().split('\n')[0]!) as { type: string; resource: { metadata: { type: string } } };
+  t.match(first, { type: 'created', resource: { metadata: { type: 'Motds.config.appliance.dev' } } });
+  const yaml = watch(['-o', 'yaml']);
+  t.ok(await yaml.until(/type: created\nresource:\n/));
+  await yaml.stop();
+  await run(['delete', 'motd', 'a-much-longer-id-than-any-before']);
+});

@@ -17,7 +17,8 @@ const HELP = `usage: cosictl [global flags] COMMAND [args]
 Reads, watches and declares the appliance's resources over the COSI API.
 
 commands:
-  get TYPE [ID...]       show resources (table, -o yaml|json, --watch, -l selectors)
+  get TYPE [ID...]       show resources (table, -o wide|yaml|json|name|jsonpath=..., --watch,
+                         -l selectors, --sort-by, -L label columns)
   apply -f FILE          create or update resources from multi-document YAML (kept in the machine config)
   apply-config -f FILE   replace the whole machine config (--dry-run, --try 60s, --confirm)
   validate -f FILE       check a machine config offline
@@ -48,7 +49,9 @@ const FLAGS: FlagSpec[] = [
   { name: 'namespace', short: 'n', value: true }, { name: 'timeout', value: true },
   { name: 'output', short: 'o', value: true },
   { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
-  { name: 'watch', short: 'w' }, { name: 'filename', short: 'f', value: true, repeat: true },
+  { name: 'watch', short: 'w' }, { name: 'sort-by', value: true }, { name: 'show-labels' },
+  { name: 'label-columns', short: 'L', value: true, repeat: true },
+  { name: 'filename', short: 'f', value: true, repeat: true },
   { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
   { name: 'insecure', short: 'i' }, { name: 'fingerprint', value: true },
   { name: 'secrets', value: true }, { name: 'role', value: true }, { name: 'algorithm', value: true },
@@ -101,7 +104,7 @@ export async function cosictl(argv: string[]): Promise<number> {
     await session.connect(timeoutMs);
     const sub = { ...p, positional: rest };
     switch (command) {
-      case 'get': return await get(session, sub, out);
+      case 'get': return await get(session, sub, out, err);
       case 'apply': return await applyConfig(session, sub, 'merge', out, err);
       case 'apply-config': return await applyConfig(session, sub, 'replace', out, err);
       case 'delete': return await del(session, sub, out);

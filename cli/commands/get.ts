@@ -1,11 +1,17 @@
-// get: list or show resources; --watch streams changes (+ created, - destroyed,
-// blank updated) until interrupted.
+// get: list or show resources in the forms kubectl users know (table, wide, yaml, json
+// List, name, jsonpath, label columns, sort); --watch streams changes until interrupted.
 import type { LabelQuery } from '../../init/cosi/state/query.ts';
 import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
-import { renderDocuments, tableHeader, tableRow, type OutputFormat } from '../output/format.ts';
-import { renderTable } from '../output/table.ts';
+import YAML from 'yaml';
+import type { Resource } from '../../init/cosi/resource/resource.ts';
+import {
+  nameOf, OUTPUT_FORMATS, parseOutput, renderDocuments, renderJsonPath, resourceDocument, tableHeader, tableRow,
+  type Output, type TableOptions,
+} from '../output/format.ts';
+import { evalJsonPath, renderCell } from '../output/jsonpath.ts';
+import { renderTable, StreamingTable } from '../output/table.ts';
 import { parseSelector } from '../selector.ts';
 import type { Session } from '../session.ts';
 
@@ -14,63 +20,132 @@ export const GET_HELP = `usage: cosictl get TYPE [ID...] [flags]
 Shows resources of TYPE (a type name or alias, see \`cosictl api-resources\`).
 
 flags:
-  -o, --output FORMAT    table (default), yaml or json
+  -o, --output FORMAT    table (default); wide (with OWNER, PHASE, AGE); yaml (one document
+                         per resource, what apply -f takes back); json (the resource, or a
+                         List of several); name (TYPE/ID); jsonpath=TEMPLATE, kubectl's form:
+                         -o 'jsonpath={range .items[*]}{.metadata.id}{"\\n"}{end}'
   -l, --selector SEL     label selector: k=v, k!=v, k, !k, "k in (a,b)", k<10 (numeric);
                          commas AND terms; repeat -l to OR selectors
       --id-regexp RE     only ids matching RE
-  -w, --watch            keep printing changes (+ created, - destroyed, blank updated)
+      --sort-by PATH     order by a jsonpath of each resource: {.metadata.id}, {.spec.mtu}
+                         (numbers numerically; resources without it last)
+      --show-labels      a LABELS column
+  -L, --label-columns K  a column with each resource's label K (repeat, or K1,K2)
+  -w, --watch            keep printing changes: tables mark them (+ created, - destroyed,
+                         blank updated); yaml and json print {type, resource} per event
   -n, --namespace NS     namespace (default: the type's default namespace)
+
+An empty result prints "No resources found in NAMESPACE." on stderr and exits 0.
 `;
 
-export function outputFormat(p: Parsed): OutputFormat {
+export function outputOf(p: Parsed): Output {
   const o = flag(p, 'output') ?? 'table';
-  if (o !== 'table' && o !== 'yaml' && o !== 'json') throw new CliError(
-    `--output: expected table, yaml or json, got "${o}"`, EXIT.usage,
-  );
-  return o;
+  const parsed = parseOutput(o);
+  if (!parsed) throw new CliError(`--output: expected ${OUTPUT_FORMATS}, got "${o}"`, EXIT.usage);
+  return parsed;
 }
 
-export async function get(s: Session, p: Parsed, out: (text: string) => void): Promise<number> {
+function tableOptions(p: Parsed, o: Output): TableOptions {
+  return {
+    wide: o.format === 'wide', showLabels: has(p, 'show-labels'),
+    labelColumns: flagAll(p, 'label-columns').flatMap((k) => k.split(',')).map((k) => k.trim()).filter(Boolean),
+  };
+}
+
+/** Orders by the value at `path` in each resource's document: numbers numerically, then text, missing last. */
+export function sortByPath(rs: Resource[], path: string): Resource[] {
+  const key = (r: Resource) => evalJsonPath(path, resourceDocument(r));
+  return [...rs].sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;
+    const nx = Number(x);
+    const ny = Number(y);
+    if (typeof x !== 'object' && typeof y !== 'object' && !Number.isNaN(nx) && !Number.isNaN(ny)) return nx - ny;
+    return renderCell(x).localeCompare(renderCell(y));
+  });
+}
+
+export async function get(
+  s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void = () => {},
+): Promise<number> {
   const [typeName, ...ids] = p.positional;
   if (!typeName) throw new CliError('get: name a resource type (see `cosictl api-resources`)', EXIT.usage);
-  const format = outputFormat(p);
+  const output = outputOf(p);
   const def = await s.resolve(typeName);
   const namespace = s.namespaceFor(def);
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
   const idRegexp = flag(p, 'id-regexp');
+  const sortBy = flag(p, 'sort-by');
+  const table = tableOptions(p, output);
+  const isTable = output.format === 'table' || output.format === 'wide';
+  if (!isTable && (table.showLabels || table.labelColumns?.length)) {
+    throw new CliError('--show-labels and -L add table columns: use them with -o table or -o wide', EXIT.usage);
+  }
 
   if (has(p, 'watch')) {
     if (ids.length > 1) throw new CliError('get --watch: at most one id', EXIT.usage);
-    if (format === 'table') out(renderTable(tableHeader(def, true), []));
+    if (sortBy) {
+      throw new CliError('get --watch: --sort-by orders a list; a watch prints events as they come', EXIT.usage);
+    }
+    const streaming = new StreamingTable(tableHeader(def, true, table));
+    // The header waits for the resources there already, so that both share their widths.
+    let pending: string[][] | undefined = ids[0] === undefined ? [] : undefined;
+    if (isTable && !pending) out(streaming.rows([]));
     const mark = (e: WatchEvent) => (e.type === 'created' ? '+' : e.type === 'destroyed' ? '-' : ' ');
     const watch = await s.state.watch(
       { namespace, type: def.type, ...(ids[0] !== undefined ? { id: ids[0] } : {}) },
       ids[0] !== undefined ? {} : { bootstrapContents: true, labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) },
       (events) => {
+        const rows: string[][] = [];
         for (const e of events) {
+          if (e.type === 'bootstrapped' && pending) { out(streaming.rows(pending)); pending = undefined; continue; }
           if (e.type !== 'created' && e.type !== 'updated' && e.type !== 'destroyed') continue;
           if (e.resource.metadata.version === 0) continue; // a tombstone: nothing there yet
-          if (format === 'table') out(renderTable(
-            ['', ...tableHeader(def, true).slice(1)], [tableRow(e.resource, def, mark(e))],
-          ).split('\n')[1] + '\n');
-          else out(`${format === 'yaml' ? '---\n' : ''}${renderDocuments([e.resource], format).trimEnd()}\n`);
+          if (isTable) rows.push(tableRow(e.resource, def, mark(e), table));
+          else out(watchEventText(e, def, output));
         }
+        if (!rows.length) return;
+        if (pending) pending.push(...rows); else out(streaming.rows(rows));
       },
-      false,
+      true, // with bootstrapped, which says the resources there already have all come
     );
     await new Promise<void>((r) => {
       process.once('SIGINT', r); process.once('SIGTERM', r); void watch.done.then(() => r());
     });
     watch.close();
-    const err = await Promise.race([watch.done, Promise.resolve(undefined)]);
-    if (err) throw err;
+    const failed = await Promise.race([watch.done, Promise.resolve(undefined)]);
+    if (failed) throw failed;
     return EXIT.ok;
   }
 
-  const resources = ids.length
+  let resources = ids.length
     ? await Promise.all(ids.map((id) => s.state.get({ namespace, type: def.type, id })))
     : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
-  if (format === 'table') out(renderTable(tableHeader(def, false), resources.map((r) => tableRow(r, def))));
-  else if (resources.length) out(renderDocuments(resources, format));
+  if (sortBy) resources = sortByPath(resources, sortBy);
+  if (!resources.length) {
+    err(`No resources found in ${namespace} namespace.\n`);
+    if (output.format === 'json') out(renderDocuments([], 'json'));
+    return EXIT.ok;
+  }
+  const single = ids.length === 1;
+  switch (output.format) {
+    case 'table': case 'wide':
+      out(renderTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table))));
+      break;
+    case 'name': out(resources.map((r) => `${nameOf(r, def)}\n`).join('')); break;
+    case 'jsonpath': out(renderJsonPath(output.template!, resources, single)); break;
+    default: out(renderDocuments(resources, output.format, single));
+  }
   return EXIT.ok;
+}
+
+/** One watch event in yaml, json or name form: which event, and the resource after it. */
+function watchEventText(e: WatchEvent, def: Parameters<typeof nameOf>[1], o: Output): string {
+  switch (o.format) {
+    case 'name': return `${e.type} ${nameOf(e.resource, def)}\n`;
+    case 'jsonpath': return renderJsonPath(o.template!, [e.resource], true) + '\n';
+    case 'json': return JSON.stringify({ type: e.type, resource: resourceDocument(e.resource) }) + '\n';
+    default: return `---\n${YAML.stringify({ type: e.type, resource: resourceDocument(e.resource) }).trimEnd()}\n`;
+  }
 }

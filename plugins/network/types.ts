@@ -44,7 +44,7 @@ export const NETWORK_TYPES: DefinitionInput[] = [
   {
     type: LINK_STATUS_TYPE, defaultNamespace: NETWORK_NS, aliases: ['links'], protoMessage: MESSAGES.LinkStatusSpec,
     printColumns: [
-      col('Type', 'type'), col('Kind', 'kind'), col('Up', 'up'), col('Oper', 'operState'), col('MTU', 'mtu'),
+      col('LinkType', 'type'), col('Kind', 'kind'), col('Up', 'up'), col('Oper', 'operState'), col('MTU', 'mtu'),
       col('MAC', 'mac'), col('Addresses', 'addresses'),
     ],
   },

@@ -182,7 +182,7 @@ export const BUILTIN_TYPES = [
     "protoMessage": "appliance.net.v1alpha1.LinkStatusSpec",
     "printColumns": [
       {
-        "name": "Type",
+        "name": "LinkType",
         "jsonPath": "{.type}"
       },
       {
