@@ -27,8 +27,8 @@ export interface ColdplugOptions {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What sysfs shows of devices and disks, to tell when it stops changing. */
-function snapshot(sysBus: string, sysBlock: string): string {
-  const devices = readDevices(sysBus).map((d) => `${d.bus}/${d.name}=${d.driver ?? ''}`);
+function snapshot(sysBus: string, sysBlock: string, buses: ReadonlySet<string>): string {
+  const devices = readDevices(sysBus, { buses }).map((d) => `${d.bus}/${d.name}=${d.driver ?? ''}`);
   let disks: string[] = [];
   try { disks = readdirSync(sysBlock); } catch (e) {
     if (!isErrno(e, 'ENOENT')) throw e; // no block layer: no disks to wait for
@@ -37,13 +37,15 @@ function snapshot(sysBus: string, sysBlock: string): string {
 }
 
 /** Waits until the snapshot is unchanged for quietMs (at most maxWaitMs); returns the time waited. */
-async function settle(sysBus: string, sysBlock: string, quietMs: number, maxWaitMs: number): Promise<number> {
+async function settle(
+  sysBus: string, sysBlock: string, buses: ReadonlySet<string>, quietMs: number, maxWaitMs: number,
+): Promise<number> {
   const t0 = performance.now();
-  let last = snapshot(sysBus, sysBlock);
+  let last = snapshot(sysBus, sysBlock, buses);
   let since = t0;
   while (performance.now() - t0 < maxWaitMs) {
     await sleep(50);
-    const now = snapshot(sysBus, sysBlock);
+    const now = snapshot(sysBus, sysBlock, buses);
     if (now !== last) { last = now; since = performance.now(); } else if (performance.now() - since >= quietMs) break;
   }
   return performance.now() - t0;
@@ -58,15 +60,16 @@ export async function coldplugDrivers(n: Native, o: ColdplugOptions = {}): Promi
   const index = readDriverIndex(dir);
   const loader: ModuleLoader = { load: (path, params) => n.finitModule(path, params), unload: () => {} };
   const loaded = new Set(readLoaded({ dir, procModules: '/proc/modules' }).keys());
+  const buses = index.aliases.kinds();
   const result: ColdplugResult = { loaded: [], failed: [], rounds: 0, settledMs: 0, aliases: index.aliases.size };
   if (!index.aliases.size) return result;
   for (let round = 0; round < (o.maxRounds ?? 4); round++) {
     result.rounds++;
-    const r = loadDrivers(readDevices(sysBus), index, loader, loaded);
+    const r = loadDrivers(readDevices(sysBus, { buses }), index, loader, loaded);
     result.loaded.push(...r.loaded);
     result.failed.push(...r.failed);
     if (!r.loaded.length) break;
-    result.settledMs += await settle(sysBus, sysBlock, o.quietMs ?? 300, o.maxWaitMs ?? 5000);
+    result.settledMs += await settle(sysBus, sysBlock, buses, o.quietMs ?? 300, o.maxWaitMs ?? 5000);
   }
   return result;
 }

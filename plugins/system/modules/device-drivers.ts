@@ -27,10 +27,21 @@ function attribute(path: string): string | undefined {
   }
 }
 
-/** Every device with a modalias, on every bus, in bus and name order. */
-export function readDevices(sysBus = '/sys/bus'): HardwareDevice[] {
+/**
+ * Every device with a modalias, on every bus (or on `buses` only), in bus and name order; with their ids
+ * only when asked. PID 1's coldplug needs modalias and driver alone, on the buses its modules drive, and
+ * reads sysfs often while devices settle: under TCG each device costs milliseconds.
+ */
+export function readDevices(
+  sysBus = '/sys/bus', o: { ids?: boolean; buses?: ReadonlySet<string> } = {},
+): HardwareDevice[] {
   const out: HardwareDevice[] = [];
-  for (const bus of readdirSync(sysBus).sort()) {
+  let buses: string[];
+  try { buses = readdirSync(sysBus).sort(); } catch (e) {
+    if (isErrno(e, 'ENOENT')) return out; // no sysfs (a container): no devices
+    throw e;
+  }
+  for (const bus of buses.filter((b) => !o.buses || o.buses.has(b))) {
     let names: string[];
     try { names = readdirSync(join(sysBus, bus, 'devices')).sort(); } catch (e) {
       if (isErrno(e, 'ENOENT')) continue;
@@ -45,7 +56,7 @@ export function readDevices(sysBus = '/sys/bus'): HardwareDevice[] {
         if (!isErrno(e, 'ENOENT')) throw e;
       }
       const ids: HardwareDevice['ids'] = {};
-      for (const k of ['vendor', 'device', 'class'] as const) {
+      for (const k of o.ids ? ['vendor', 'device', 'class'] as const : []) {
         const v = attribute(join(dir, k));
         if (v) ids[k] = v.replace(/^0x/, '');
       }

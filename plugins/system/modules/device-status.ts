@@ -35,14 +35,14 @@ export function deviceStatusController(o: DeviceStatusOptions): Controller {
       const failed = new Map<string, string>();
       try {
         while (await ctx.next()) {
-          let devices = readDevices(o.sysBus);
+          let devices = readDevices(o.sysBus, { ids: true });
           if (o.loader) {
             const skip = new Set([...readLoaded(o.sources).keys(), ...failed.keys()]);
             const r = loadDrivers(devices, index, o.loader, skip);
             for (const f of r.failed) failed.set(f.module, f.error);
             for (const l of r.loaded) ctx.log.info(`loaded ${l.module} for ${l.device}`);
             for (const f of r.failed) ctx.log.warn(`cannot load ${f.module} for ${f.device}: ${f.error}`);
-            if (r.loaded.length) devices = readDevices(o.sysBus); // bound now, some of them
+            if (r.loaded.length) devices = readDevices(o.sysBus, { ids: true }); // bound now, some of them
           }
           const listed = devices.filter((d) => (LISTED_BUSES as readonly string[]).includes(d.bus));
           for (const d of listed) {

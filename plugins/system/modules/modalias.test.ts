@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadDrivers, readDevices, type DriverIndex } from './device-drivers.ts';
-import { AliasIndex, globRegExp, parseModulesAlias } from './modalias.ts';
+import { AliasIndex, globRegExp, literalPrefix, parseModulesAlias } from './modalias.ts';
 
 t.test('globs: * ? and classes, the rest literal', async (t) => {
   const e1000e = globRegExp('pci:v00008086d000010D3sv*sd*bc*sc*i*');
@@ -21,6 +21,10 @@ t.test('globs: * ? and classes, the rest literal', async (t) => {
   t.ok(globRegExp('a.b+(c)').test('a.b+(c)'), 'regex characters are literal');
   t.notOk(globRegExp('a.b').test('axb'));
   t.ok(globRegExp('a[b').test('a[b'), 'an unclosed [ is literal');
+  t.equal(literalPrefix('pci:v00008086d000010D3sv*sd*'), 'pci:v00008086d000010D3sv');
+  t.equal(literalPrefix('acpi*:PNP0C0[CD]:*'), 'acpi');
+  t.equal(literalPrefix('x?'), 'x');
+  t.equal(literalPrefix('rtnl-link-dummy'), 'rtnl-link-dummy');
 });
 
 t.test('modules.alias: parsed; a bad line is named', async (t) => {
@@ -33,6 +37,8 @@ t.test('modules.alias: parsed; a bad line is named', async (t) => {
   t.same(index.modulesFor('pci:v00008086d000010D3sv00008086sd00000000bc02sc00i00'), ['e1000e'], 'each module once');
   t.same(index.modulesFor('pci:v00001B36d00000010sv00001AF4sd00001100bc01sc08i02'), ['nvme'], 'by class');
   t.same(index.modulesFor('pci:v00001AF4d00001041sv00001AF4sd00001100bc02sc00i00'), []);
+  t.same(new AliasIndex([{ pattern: '*', module: 'any' }]).modulesFor('acpi:X:'), ['any'], 'a glob may lead');
+  t.same(readDevices(join(tmpdir(), 'no-such-sysfs-bus-dir-x'), {}).length, 0, 'no /sys/bus: no devices');
 });
 
 t.test('the devices of a sysfs tree, and the modules loaded for those no driver claimed', async (t) => {
@@ -53,7 +59,7 @@ t.test('the devices of a sysfs tree, and the modules loaded for those no driver 
   device('pci', '0000:00:1f.2', { modalias: 'pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01' }, 'ahci');
   device('platform', 'serial8250', { driver_override: '(null)' }); // no modalias: not a device to drive
   mkdirSync(join(sys, 'bus', 'empty')); // a bus without devices/
-  const devices = readDevices(join(sys, 'bus'));
+  const devices = readDevices(join(sys, 'bus'), { ids: true });
   t.same(devices.map((d) => [d.bus, d.name, d.driver ?? null]), [
     ['pci', '0000:00:02.0', null], ['pci', '0000:00:03.0', null], ['pci', '0000:00:1f.2', 'ahci'],
   ]);

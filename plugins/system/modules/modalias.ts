@@ -45,19 +45,41 @@ export function globRegExp(pattern: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-/** The patterns compiled once: lookups for each device of a boot, and each hotplugged one. */
+/** The text of a glob before its first special character: every match starts with it. */
+export function literalPrefix(pattern: string): string {
+  const i = pattern.search(/[*?[]/);
+  return i < 0 ? pattern : pattern.slice(0, i);
+}
+
+/**
+ * The patterns, for lookups for each device of a boot and each hotplugged one. A device's modalias is
+ * compared with each pattern's literal prefix first (pci:v00008086d000010D3sv...), so only the few
+ * patterns that can match are run as RegExps, and those are compiled on first use.
+ */
 export class AliasIndex {
-  private readonly compiled: { re: RegExp; module: string }[];
+  private readonly entries: { prefix: string; pattern: string; module: string; re?: RegExp }[];
   constructor(aliases: readonly ModuleAlias[]) {
-    this.compiled = aliases.map((a) => ({ re: globRegExp(a.pattern), module: a.module }));
+    this.entries = aliases.map((a) => ({ prefix: literalPrefix(a.pattern), pattern: a.pattern, module: a.module }));
   }
 
-  get size(): number { return this.compiled.length; }
+  get size(): number { return this.entries.length; }
+
+  /**
+   * The kinds of device the patterns name (pci, usb, virtio, ...: a modalias's text before its colon,
+   * which is also its bus's name), so a scan can skip the buses no shipped module drives.
+   */
+  kinds(): Set<string> {
+    return new Set(this.entries.map((e) => e.prefix.split(':')[0]!).filter(Boolean));
+  }
 
   /** The modules whose aliases match `modalias`, each once, in modules.alias order. */
   modulesFor(modalias: string): string[] {
     const out: string[] = [];
-    for (const { re, module } of this.compiled) if (re.test(modalias) && !out.includes(module)) out.push(module);
+    for (const e of this.entries) {
+      if (!modalias.startsWith(e.prefix) || out.includes(e.module)) continue;
+      e.re ??= globRegExp(e.pattern);
+      if (e.re.test(modalias)) out.push(e.module);
+    }
     return out;
   }
 }
