@@ -32,7 +32,7 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
   const mods = others.filter((p) => p.startsWith(modDir)).map((p) => p.slice(modDir.length));
   t.same(
     mods.filter((p) => !p.endsWith('.ko')).sort(),
-    ['modules.alias', 'modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order'],
+    ['modules.alias', 'modules.builtin', 'modules.builtin.modinfo', 'modules.dep', 'modules.order', 'modules.softdep'],
     'module index files',
   );
   const dep = archive.find((e) => e.path === `${modDir}modules.dep`)!.data.toString();
@@ -42,6 +42,8 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
   t.match(alias, /^alias pci:v00008086d000010D3sv\*sd\*bc\*sc\*i\* e1000e$/m, 'the NIC QEMU calls e1000e');
   t.match(alias, /^alias pci:v\*d\*sv\*sd\*bc01sc08i02\* nvme$/m, 'any NVMe controller, by class');
   t.match(alias, /^alias virtio:d00000008v\* virtio_scsi$/m, 'virtio-scsi');
+  t.match(archive.find((e) => e.path === `${modDir}modules.softdep`)!.data.toString(), /^softdep r8169 pre: realtek$/m,
+    'r8169 asks for its PHY driver first');
   const names = archive.map((e) => e.path.split('/').pop());
   const shells = ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip'];
   for (const shell of shells) t.notOk(names.includes(shell), `no ${shell}`);

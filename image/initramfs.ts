@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
-import { modulesAlias, modulesDep, scanModules } from './modules-dep.ts';
+import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
 
 export interface InitramfsInputs {
   /** The single executable; becomes /init. */
@@ -48,6 +48,7 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
     const shipped = scanModules(root);
     add(join('lib/modules', i.modules.release, 'modules.dep'), Buffer.from(modulesDep(shipped)), 0o644);
     add(join('lib/modules', i.modules.release, 'modules.alias'), Buffer.from(modulesAlias(shipped)), 0o644);
+    add(join('lib/modules', i.modules.release, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped)), 0o644);
   }
   for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });
   // The kernel opens /dev/console for init's stdio before anything is mounted.

@@ -3,7 +3,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { elfSection, moduleDepends, moduleName, readModinfo } from './modinfo.ts';
-import { dependencyClosure, modulesAlias, modulesDep, scanModules, type ShippedModule } from './modules-dep.ts';
+import {
+  dependencyClosure, modulesAlias, modulesDep, modulesSoftdep, scanModules, type ShippedModule,
+} from './modules-dep.ts';
 
 const fixture = (f: string) => new URL(`./fixtures/${f}`, import.meta.url).pathname;
 
@@ -55,4 +57,12 @@ t.test('modules.alias: every alias of every module, as depmod writes it', async 
   t.equal(modulesAlias([{ name: 'e1000e', path: 'e.ko', depends: [], aliases: ['pci:v00008086d000010D3sv*sd*bc*sc*i*',
     'pci:v00008086d0000105Esv*sd*bc*sc*i*'] }]),
   'alias pci:v00008086d000010D3sv*sd*bc*sc*i* e1000e\nalias pci:v00008086d0000105Esv*sd*bc*sc*i* e1000e\n');
+});
+
+t.test('modules.softdep: the pre: modules .modinfo names, as depmod writes them', async (t) => {
+  t.equal(modulesSoftdep([
+    { name: 'r8169', path: 'r.ko', depends: ['libphy'], aliases: [], softPre: ['realtek'] },
+    { name: 'e1000e', path: 'e.ko', depends: [], aliases: [] },
+  ]), 'softdep r8169 pre: realtek\n');
+  t.equal(modulesSoftdep(scanModules(new URL('./fixtures', import.meta.url).pathname)), '', 'the fixtures have none');
 });

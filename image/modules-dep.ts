@@ -5,9 +5,15 @@
 // modules.alias, each module's `alias=` patterns (the devices it drives, by modalias).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { softdepPre } from '../plugins/system/modules/modules-dep.ts';
 import { moduleDepends, moduleName, readModinfo } from './modinfo.ts';
 
-export interface ShippedModule { name: string; path: string; depends: string[]; aliases: string[] }
+export interface ShippedModule {
+  name: string; path: string; depends: string[]; aliases: string[];
+  /** Modules to load before this one that its symbols do not show (MODULE_SOFTDEP("pre: ...")). */
+  softPre?: string[];
+}
+
 
 export class ModuleDepError extends Error {
   constructor(message: string, readonly module: string) { super(message); }
@@ -24,6 +30,7 @@ export function scanModules(releaseDir: string): ShippedModule[] {
         out.push({
           name: moduleName(info, p), path: relative(releaseDir, p), depends: moduleDepends(info),
           aliases: info.get('alias') ?? [],
+          ...(info.get('softdep') ? { softPre: info.get('softdep')!.flatMap(softdepPre) } : {}),
         });
       }
     }
@@ -60,4 +67,10 @@ export function modulesDep(modules: readonly ShippedModule[]): string {
 /** modules.alias as depmod writes it: `alias <pattern> <module>`, one line per pattern. */
 export function modulesAlias(modules: readonly ShippedModule[]): string {
   return modules.flatMap((m) => m.aliases.map((a) => `alias ${a} ${m.name}\n`)).join('');
+}
+
+/** modules.softdep as depmod writes it, for the modules with `pre:` modules: `softdep <module> pre: a b`. */
+export function modulesSoftdep(modules: readonly ShippedModule[]): string {
+  return modules.filter((m) => m.softPre?.length).map((m) => `softdep ${m.name} pre: ${m.softPre!.join(' ')}\n`)
+    .join('');
 }

@@ -109,7 +109,7 @@ export function loadDrivers(
         continue;
       }
       try {
-        const now = loadWithDependencies(entry, index.dir, loader, loaded);
+        const now = loadWithDependencies(entry, index.dir, loader, loaded, '', index.modules);
         for (const m of now) result.loaded.push({ module: m, device });
       } catch (e) {
         if (!(e instanceof ModuleLoadError)) throw e;

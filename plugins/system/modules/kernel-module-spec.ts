@@ -40,7 +40,9 @@ export function kernelModuleSpecController(loader: ModuleLoader, sources: Module
       }
       const loaded = [...loadedBefore];
       const record = (mods: string[]) => { for (const m of mods) if (!loaded.includes(m)) loaded.push(m); };
-      try { record(loadWithDependencies(entry, sources.dir, loader, world.loaded, s.parameters ?? '')); } catch (e) {
+      try {
+        record(loadWithDependencies(entry, sources.dir, loader, world.loaded, s.parameters ?? '', world.index.modules));
+      } catch (e) {
         if (!(e instanceof ModuleLoadError)) throw e;
         record(e.loaded);
         return { ...base, state: 'error', builtin: false, error: e.message, loaded };

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadDrivers, readDevices, type DriverIndex } from './device-drivers.ts';
 import { AliasIndex, globRegExp, literalPrefix, parseModulesAlias } from './modalias.ts';
+import { loadWithDependencies } from './module-index.ts';
+import { parseSoftdepPre, softdepPre } from './modules-dep.ts';
 
 t.test('globs: * ? and classes, the rest literal', async (t) => {
   const e1000e = globRegExp('pci:v00008086d000010D3sv*sd*bc*sc*i*');
@@ -95,4 +97,22 @@ t.test('the devices of a sysfs tree, and the modules loaded for those no driver 
   calls.length = 0;
   loadDrivers(devices, index, loader, new Set(['e1000e', ...loaded]));
   t.same(calls, [], 'nothing is loaded twice');
+});
+
+t.test('soft dependencies: modules.softdep parsed; a pre: module loads first, with its own dependencies', async (t) => {
+  t.same(softdepPre('pre: realtek'), ['realtek']);
+  t.same(softdepPre('pre: a b-c post: d'), ['a', 'b_c']);
+  t.same(softdepPre('post: d'), []);
+  t.same([...parseSoftdepPre('softdep r8169 pre: realtek\n# x\nsoftdep m post: z\n')], [['r8169', ['realtek']]]);
+  const modules = new Map([
+    ['r8169', { path: 'kernel/r8169.ko', deps: ['kernel/libphy.ko'], softPre: ['realtek', 'not_shipped'] }],
+    ['realtek', { path: 'kernel/realtek.ko', deps: ['kernel/libphy.ko'] }],
+    ['libphy', { path: 'kernel/libphy.ko', deps: [] }],
+  ]);
+  const calls: string[] = [];
+  const loaded = new Set<string>();
+  const now = loadWithDependencies(modules.get('r8169')!, '/m', { load: (p) => { calls.push(p); }, unload: () => {} },
+    loaded, '', modules);
+  t.same(calls, ['/m/kernel/libphy.ko', '/m/kernel/realtek.ko', '/m/kernel/r8169.ko'], 'realtek before r8169, once');
+  t.same(now, ['libphy', 'realtek', 'r8169']);
 });

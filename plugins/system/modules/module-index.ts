@@ -6,7 +6,9 @@ import { release } from 'node:os';
 import { join } from 'node:path';
 import { errnoOf, isErrno } from '../../../native/errno.ts';
 import type { Native } from '../../../native/index.ts';
-import { loadOrder, moduleNameOf, parseBuiltin, parseModulesDep, type ModuleEntry } from './modules-dep.ts';
+import {
+  loadOrder, moduleNameOf, parseBuiltin, parseModulesDep, parseSoftdepPre, type ModuleEntry,
+} from './modules-dep.ts';
 import { parseProcModules, type LoadedModule } from './proc-modules.ts';
 
 /** The syscalls this controller ends in; the plugin passes the native addon's. */
@@ -38,8 +40,17 @@ export function readModuleIndex(dir: string): ModuleIndex {
     // Optional: without it a built-in module reads as "not shipped".
     if (!isErrno(e, 'ENOENT')) throw e;
   }
+  let soft = new Map<string, string[]>();
+  try { soft = parseSoftdepPre(readFileSync(join(dir, 'modules.softdep'), 'utf8')); } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e; // optional: an image built before softdeps were written
+  }
   try {
-    return { modules: parseModulesDep(readFileSync(join(dir, 'modules.dep'), 'utf8')), builtin };
+    const modules = parseModulesDep(readFileSync(join(dir, 'modules.dep'), 'utf8'));
+    for (const [name, pre] of soft) {
+      const entry = modules.get(name);
+      if (entry) entry.softPre = pre;
+    }
+    return { modules, builtin };
   } catch (e) {
     if (!isErrno(e, 'ENOENT')) throw e;
     return {
@@ -76,14 +87,25 @@ export class ModuleLoadError extends Error {
 }
 
 /**
- * Loads a shipped module and everything modules.dep says it needs, deepest first, skipping what
- * `loaded` holds (updated as it goes); `params` go to the module itself. Returns the modules this
- * call loaded; a failure throws ModuleLoadError with what it had loaded by then.
+ * Loads a shipped module and everything modules.dep says it needs, deepest first, after its soft
+ * `pre:` dependencies (r8169 needs its PHY driver, realtek, before it probes: the kernel would ask
+ * for it through a modprobe helper this image does not have), skipping what `loaded` holds (updated
+ * as it goes); `params` go to the module itself. `modules` resolves the soft dependencies' names.
+ * Returns the modules this call loaded; a failure throws ModuleLoadError with what it had loaded by then.
  */
 export function loadWithDependencies(
   entry: ModuleEntry, dir: string, loader: ModuleLoader, loaded: Set<string>, params = '',
+  modules?: ReadonlyMap<string, ModuleEntry>,
 ): string[] {
   const now: string[] = [];
+  for (const pre of entry.softPre ?? []) {
+    const soft = modules?.get(pre);
+    if (!soft || loaded.has(pre)) continue; // not shipped (a soft dependency may be absent), or there
+    try { now.push(...loadWithDependencies(soft, dir, loader, loaded, '', modules)); } catch (e) {
+      if (e instanceof ModuleLoadError) throw new ModuleLoadError(e.message, e.module, [...now, ...e.loaded]);
+      throw e;
+    }
+  }
   for (const rel of loadOrder(entry)) {
     const mod = moduleNameOf(rel);
     if (loaded.has(mod)) continue;

@@ -2,7 +2,11 @@
 // or by depmod) and answers "which files, in which order, to load module X".
 // Each line is `path: dep dep ...`, every dependency listed, deepest last.
 
-export interface ModuleEntry { path: string; deps: string[] }
+export interface ModuleEntry {
+  path: string; deps: string[];
+  /** Modules to load first that modules.dep does not list (modules.softdep's `pre:`). */
+  softPre?: string[];
+}
 
 /** kernel/net/ipv4/udp_tunnel.ko -> udp_tunnel; names use _ where files may use -. */
 export function moduleNameOf(path: string): string {
@@ -28,4 +32,21 @@ export function loadOrder(entry: ModuleEntry): string[] {
 /** modules.builtin: one path per module compiled into the kernel. */
 export function parseBuiltin(text: string): Set<string> {
   return new Set(text.split('\n').filter(Boolean).map(moduleNameOf));
+}
+
+/** The `pre:` modules of a soft dependency ("pre: a b post: c", as .modinfo and modules.softdep write it). */
+export function softdepPre(text: string): string[] {
+  const pre = /(?:^|\s)pre:\s*((?:(?!post:)\S+\s*)*)/.exec(text)?.[1] ?? '';
+  return pre.trim().split(/\s+/).filter(Boolean).map((m) => m.replace(/-/g, '_'));
+}
+
+/** modules.softdep: `softdep <module> pre: a b post: c` -> module -> its pre: modules. */
+export function parseSoftdepPre(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    const m = /^softdep\s+(\S+)\s+(.*)$/.exec(line.trim());
+    const pre = m ? softdepPre(m[2]!) : [];
+    if (pre.length) out.set(m![1]!.replace(/-/g, '_'), pre);
+  }
+  return out;
 }
