@@ -109,8 +109,11 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
   t.match(status, /instanceId: iid-nocloud-iso/);
   t.match(await yaml(vm, 'platform'),
     /platform: nocloud[\s\S]*detectedBy: a volume labelled cidata[\s\S]*instanceId: iid-nocloud-iso/);
-  t.match((await vm.run(['get', 'addressstatus'])).out, /eth0\/10\.0\.2\.15\/24\s.*platform/);
-  t.match(await yaml(vm, 'mergeddhcpspec', 'eth0'), /enabled: false/);
+  // The config is applied before the network plugin has merged the platform layer over a DHCP lease that
+  // may have come first (the same address): the address changes layer, and DHCP stops, a moment later.
+  t.match((await vm.poll(['get', 'addressstatus'], /eth0\/10\.0\.2\.15\/24\s.*platform/)).out,
+    /eth0\/10\.0\.2\.15\/24\s.*platform/);
+  t.match((await vm.poll(['get', 'mergeddhcpspec', 'eth0', '-o', 'yaml'], /enabled: false/)).out, /enabled: false/);
   t.match((await vm.poll(['get', 'hostnamestatus'], /from-userdata\.example\.net/)).out, /from-userdata\.example\.net/,
     "user-data's hostname (config layer) over meta-data's (platform layer)");
   t.match(await yaml(vm, 'platformnetwork'), /network-config ethernets\.eth0\.dhcp6: not supported yet/);
