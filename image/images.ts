@@ -52,12 +52,14 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
     })()),
   };
   const artifacts: ImageArtifact[] = [];
+  const described: Record<string, Promise<ArtifactInfo>> = {};
   try {
     for (const f of o.formats) {
       const t0 = performance.now();
       o.progress(`${f.name}: ${f.summary}`);
       for (const file of await f.build(ctx)) {
-        const info = await describeArtifact(file);
+        // A file two formats share (the raw disk is raw's and aws's) is hashed once.
+        const info = await (described[file] ??= describeArtifact(file));
         // Relative to out/images, so that pxe/ keeps its folder.
         artifacts.push({ format: f.name, ...info, file: relative(o.outDir, file) });
         o.progress(`${f.name}: ${file} (${(info.size / 1e6).toFixed(1)} MB, ${((performance.now() - t0) / 1000)

@@ -34,12 +34,18 @@ const build = (out: string, seed = 'images-test') => buildImages({
 });
 const first = await build('first');
 const rawFile = join(dir, 'first', first.find((x) => x.format === 'raw')!.file);
+
+/** The partition table as sfdisk reads it. */
+interface SfdiskTable {
+  label: string; lastlba: number; partitions: { start: number; size: number; type: string; name: string }[];
+}
+const partitionTable = (file: string) => (JSON.parse(
+  execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' }),
+) as { partitiontable: SfdiskTable }).partitiontable;
 const qcow2File = join(dir, 'first', first.find((x) => x.format === 'qcow2')!.file);
 
 t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and slot A', async (t) => {
-  const table = (JSON.parse(execFileSync('sfdisk', ['--json', rawFile], { encoding: 'utf8' })) as {
-    partitiontable: { label: string; partitions: { start: number; size: number; type: string; name: string }[] };
-  }).partitiontable;
+  const table = partitionTable(rawFile);
   t.equal(table.label, 'gpt');
   t.same(table.partitions.map((p) => [p.name, p.type]), [
     ['BIOS', PARTITION_TYPE.biosBoot], ['EFI', PARTITION_TYPE.esp],
@@ -106,9 +112,7 @@ t.test('the ISO: El Torito entries for BIOS and UEFI, a hybrid MBR, and the inst
     t.match(report, /El Torito boot img :\s+2\s+UEFI\s+y\s+none/, 'a UEFI entry');
     const mbr = readFileSync(isoFile).subarray(0, 512);
     t.equal(mbr.readUInt16LE(510), 0xaa55, 'boot code and a (protective) MBR: the stick boots as a disk');
-    const table = (JSON.parse(execFileSync('sfdisk', ['--json', isoFile], { encoding: 'utf8' })) as {
-      partitiontable: { label: string; partitions: { type: string }[] };
-    }).partitiontable;
+    const table = partitionTable(isoFile);
     t.equal(table.label, 'gpt');
     t.ok(table.partitions.some((p) => p.type === PARTITION_TYPE.esp), 'with an EFI system partition in its GPT');
     const extract = (path: string) => {
@@ -205,9 +209,7 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
     async (t) => {
       const disk = join(dir, `fallback-${firmware}.raw`);
       execFileSync('cp', ['--sparse=always', rawFile, disk]);
-      const table = (JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
-        partitiontable: { partitions: { start: number }[] };
-      }).partitiontable;
+      const table = partitionTable(disk);
       const esp = `${disk}@@${table.partitions[1]!.start * SECTOR}`;
       const put = (to: string, content: Buffer) => {
         const file = join(dir, `put-${firmware}`);
@@ -272,11 +274,9 @@ t.test('a larger disk: the first boot grows EPHEMERAL to its end and keeps /var 
   t.ok(bytes('partitionBytes', grown) > 400 * 2 ** 20, `partition ${bytes('partitionBytes', grown)} bytes`);
   t.ok(bytes('filesystemBytes', grown) > bytes('partitionBytes', grown) - 4096, 'the filesystem fills it');
   t.equal(bytes('diskBytes', grown), 512 * 2 ** 20);
-  const table = JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })) as {
-    partitiontable: { lastlba: number; partitions: { start: number; size: number }[] };
-  };
-  const last = table.partitiontable.partitions.at(-1)!;
-  t.equal(last.start + last.size - 1, table.partitiontable.lastlba, 'the GPT on the disk says so too');
+  const table = partitionTable(disk);
+  const last = table.partitions.at(-1)!;
+  t.equal(last.start + last.size - 1, table.lastlba, 'the GPT on the disk says so too');
   t.equal((await run(['apply', '-f', '-'],
     'metadata: {type: filespec, id: kept}\nspec: {path: /var/lib/kept.txt, content: kept}\n')).code, 0);
   await poll(['get', 'filestatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/);

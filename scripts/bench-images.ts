@@ -88,7 +88,7 @@ for (const name of cases) {
     const vm: VmOptions = {
       kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB: 320, firmware: c.firmware,
       ...(c.pxe ? { bootFrom: 'network', tftp: { dir: target, bootfile: 'boot.ipxe' } }
-        : { bootFrom: 'disk', disks: [{ file: copy, format: name.startsWith('qcow2') ? 'qcow2' : 'raw',
+        : { bootFrom: 'disk', disks: [{ file: copy, format: target.endsWith('.qcow2') ? 'qcow2' : 'raw',
           ...(c.disk ? { interface: c.disk } : {}) }] }),
     };
     const started = performance.now();

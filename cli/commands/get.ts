@@ -54,16 +54,15 @@ function tableOptions(p: Parsed, o: Output): TableOptions {
 
 /** Orders by the value at `path` in each resource's document: numbers numerically, then text, missing last. */
 export function sortByPath(rs: Resource[], path: string): Resource[] {
-  const key = (r: Resource) => evalJsonPath(path, resourceDocument(r));
-  return [...rs].sort((a, b) => {
-    const x = key(a);
-    const y = key(b);
+  // Each key once, not once per comparison: a document is built per resource for it.
+  const keyed = rs.map((r) => ({ r, key: evalJsonPath(path, resourceDocument(r)) }));
+  return keyed.sort(({ key: x }, { key: y }) => {
     if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;
     const nx = Number(x);
     const ny = Number(y);
     if (typeof x !== 'object' && typeof y !== 'object' && !Number.isNaN(nx) && !Number.isNaN(ny)) return nx - ny;
     return renderCell(x).localeCompare(renderCell(y));
-  });
+  }).map(({ r }) => r);
 }
 
 export async function get(

@@ -3,11 +3,12 @@
 // EPHEMERAL), gzip'd, with a manifest saying what it is and how to check it. Installing is a
 // copy: no mkfs and no loader setup on the machine; EPHEMERAL grows to the target disk at its
 // first boot, as it does for a cloud disk larger than the image.
+import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { sha256File } from '../hash.ts';
 import type { RawDisk } from './raw.ts';
 
 /** The folder the payload lives in, on the ISO and beside the PXE files. */
@@ -33,21 +34,30 @@ export interface InstallManifest {
   partitions: { name: string; type: string; guid: string; firstLba: number; lastLba: number }[];
 }
 
-export interface InstallPayload { dir: string; files: string[]; manifest: InstallManifest }
+/** The payload's files: each one's name in install/ and where it lies now. */
+export interface InstallPayload { files: { name: string; path: string }[]; manifest: InstallManifest }
+
+/** Passes the bytes on, hashing them: the disk and its gzip are each hashed as they stream, not read again. */
+const hashing = (h: Hash) => new Transform({
+  transform(chunk: Buffer, _enc, done) { h.update(chunk); done(null, chunk); },
+});
 
 /** Writes the payload for `raw` into `<dir>/install/`. */
 export async function buildInstallPayload(raw: RawDisk, cmdline: string, dir: string): Promise<InstallPayload> {
   const out = join(dir, INSTALL_DIR);
   mkdirSync(out, { recursive: true });
   const disk = join(out, INSTALL_DISK);
+  const rawHash = createHash('sha256');
+  const gzHash = createHash('sha256');
   // Node's gzip header carries no name and no time: the same disk gives the same bytes.
-  await pipeline(createReadStream(raw.file), createGzip({ level: 6 }), createWriteStream(disk));
+  await pipeline(createReadStream(raw.file), hashing(rawHash), createGzip({ level: 6 }), hashing(gzHash),
+    createWriteStream(disk));
   const manifest: InstallManifest = {
     kind: INSTALL_PAYLOAD_KIND,
     cmdline,
     disk: {
-      file: INSTALL_DISK, compression: 'gzip', size: raw.sizeBytes, sha256: await sha256File(raw.file),
-      compressedSize: statSync(disk).size, compressedSha256: await sha256File(disk),
+      file: INSTALL_DISK, compression: 'gzip', size: raw.sizeBytes, sha256: rawHash.digest('hex'),
+      compressedSize: statSync(disk).size, compressedSha256: gzHash.digest('hex'),
     },
     partitions: raw.gpt.partitions.map((p) => ({
       name: p.name, type: p.type, guid: p.guid, firstLba: p.firstLba, lastLba: p.lastLba,
@@ -55,5 +65,5 @@ export async function buildInstallPayload(raw: RawDisk, cmdline: string, dir: st
   };
   const manifestFile = join(out, INSTALL_MANIFEST);
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2) + '\n');
-  return { dir: out, files: [manifestFile, disk], manifest };
+  return { files: [{ name: INSTALL_MANIFEST, path: manifestFile }, { name: INSTALL_DISK, path: disk }], manifest };
 }

@@ -59,7 +59,7 @@ export const iso: OutputFormat = {
       [KERNEL.slice(1)]: ctx.inputs.kernel,
       [INITRAMFS.slice(1)]: ctx.inputs.initramfs,
     };
-    for (const f of payload.files) tree[`${INSTALL_DIR}/${f.slice(payload.dir.length + 1)}`] = f;
+    for (const f of payload.files) tree[`${INSTALL_DIR}/${f.name}`] = f.path;
     const root = stageTree(work, tree, [], ctx.epoch);
 
     const out = join(ctx.outDir, 'appliance.iso');

@@ -32,7 +32,7 @@ t.test('the folder: the three files and the install payload, with fixed times', 
     release: { version: '1', commit: 'c' },
     signingKey: () => { throw new Error('PXE signs nothing'); },
     installPayload: async () => ({
-      dir: join(dir, 'payload'), files: ['install.json', 'appliance.raw.gz'].map((f) => join(dir, 'payload', f)),
+      files: ['install.json', 'appliance.raw.gz'].map((name) => ({ name, path: join(dir, 'payload', name) })),
       manifest: {} as InstallManifest,
     }),
   });

@@ -39,8 +39,8 @@ export const pxe: OutputFormat = {
     copyFileSync(ctx.inputs.initramfs, files[2]!);
     const payload = await ctx.installPayload();
     for (const f of payload.files) {
-      const to = join(dir, INSTALL_DIR, f.slice(payload.dir.length + 1));
-      copyFileSync(f, to);
+      const to = join(dir, INSTALL_DIR, f.name);
+      copyFileSync(f.path, to);
       files.push(to);
     }
     // Fixed times, like every other artifact: a server's Last-Modified says nothing of the build.

@@ -4,14 +4,13 @@
 // virtio-scsi on GCE, a USB stick). Loading a driver makes new devices (an NVMe namespace, the
 // disk behind a USB port) some time later, and they may need drivers of their own: so after each
 // round that loaded something, it waits for the devices to settle and looks again.
-import { readdirSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
-import { isErrno } from '../../native/errno.ts';
 import type { Native } from '../../native/index.ts';
 import {
-  loadDrivers, readDevices, readDriverIndex, type DriverLoadResult,
+  loadDrivers, readDevices, readDriverIndex, type DriverLoadResult, type HardwareDevice,
 } from '../../plugins/system/modules/device-drivers.ts';
+import { listDir } from '../sys/optional-fs.ts';
 import { readLoaded, type ModuleLoader } from '../../plugins/system/modules/module-index.ts';
 
 export interface ColdplugOptions {
@@ -26,29 +25,30 @@ export interface ColdplugOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** What sysfs shows of devices and disks, to tell when it stops changing. */
-function snapshot(sysBus: string, sysBlock: string, buses: ReadonlySet<string>): string {
-  const devices = readDevices(sysBus, { buses }).map((d) => `${d.bus}/${d.name}=${d.driver ?? ''}`);
-  let disks: string[] = [];
-  try { disks = readdirSync(sysBlock); } catch (e) {
-    if (!isErrno(e, 'ENOENT')) throw e; // no block layer: no disks to wait for
-  }
-  return [...devices, ...disks].join('\n');
+/** What sysfs shows of devices and disks (none without a block layer), to tell when it stops changing. */
+function snapshot(sysBus: string, sysBlock: string, buses: ReadonlySet<string>) {
+  const devices = readDevices(sysBus, { buses });
+  const key = [...devices.map((d) => `${d.bus}/${d.name}=${d.driver ?? ''}`), ...listDir(sysBlock)].join('\n');
+  return { devices, key };
 }
 
-/** Waits until the snapshot is unchanged for quietMs (at most maxWaitMs); returns the time waited. */
+/**
+ * Waits until the snapshot is unchanged for quietMs (at most maxWaitMs); returns the time waited and the
+ * devices last read, which the next round looks at.
+ */
 async function settle(
   sysBus: string, sysBlock: string, buses: ReadonlySet<string>, quietMs: number, maxWaitMs: number,
-): Promise<number> {
+): Promise<{ ms: number; devices: HardwareDevice[] }> {
   const t0 = performance.now();
   let last = snapshot(sysBus, sysBlock, buses);
   let since = t0;
   while (performance.now() - t0 < maxWaitMs) {
     await sleep(50);
     const now = snapshot(sysBus, sysBlock, buses);
-    if (now !== last) { last = now; since = performance.now(); } else if (performance.now() - since >= quietMs) break;
+    if (now.key !== last.key) since = performance.now(); else if (performance.now() - since >= quietMs) break;
+    last = now;
   }
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, devices: last.devices };
 }
 
 export interface ColdplugResult extends DriverLoadResult { rounds: number; settledMs: number; aliases: number }
@@ -63,13 +63,16 @@ export async function coldplugDrivers(n: Native, o: ColdplugOptions = {}): Promi
   const buses = index.aliases.kinds();
   const result: ColdplugResult = { loaded: [], failed: [], rounds: 0, settledMs: 0, aliases: index.aliases.size };
   if (!index.aliases.size) return result;
+  let devices = readDevices(sysBus, { buses });
   for (let round = 0; round < (o.maxRounds ?? 4); round++) {
     result.rounds++;
-    const r = loadDrivers(readDevices(sysBus, { buses }), index, loader, loaded);
+    const r = loadDrivers(devices, index, loader, loaded);
     result.loaded.push(...r.loaded);
     result.failed.push(...r.failed);
     if (!r.loaded.length) break;
-    result.settledMs += await settle(sysBus, sysBlock, buses, o.quietMs ?? 300, o.maxWaitMs ?? 5000);
+    const settled = await settle(sysBus, sysBlock, buses, o.quietMs ?? 300, o.maxWaitMs ?? 5000);
+    result.settledMs += settled.ms;
+    devices = settled.devices;
   }
   return result;
 }

@@ -1,10 +1,10 @@
 // power-button: the ACPI power button (QMP system_powerdown presses it) reaches user
 // space twice: as an acpi_event over generic netlink (acpi-events.ts), which we use,
 // and as KEY_POWER on an evdev device, the fallback for a kernel without the former.
-import { isErrno } from '../../native/errno.ts';
-import { createReadStream, openSync, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, openSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 import type { Logger } from '../log.ts';
+import { listDir, readOptional } from '../sys/optional-fs.ts';
 import { isPowerButton, watchAcpiEvents } from './acpi-events.ts';
 
 const EV_KEY = 1;
@@ -32,15 +32,9 @@ export function powerPresses(chunk: Buffer): number {
 }
 
 export function findPowerButtons(sysInput = '/sys/class/input'): string[] {
-  let names: string[];
-  try { names = readdirSync(sysInput).filter((n) => n.startsWith('event')); } catch (e) {
-    if (isErrno(e, 'ENOENT')) return []; throw e;
-  }
-  return names.filter((n) => {
-    try { return hasKey(readFileSync(`${sysInput}/${n}/device/capabilities/key`, 'utf8'), KEY_POWER); } catch (e) {
-      if (isErrno(e, 'ENOENT')) return false; // a device without keys
-      throw e;
-    }
+  return listDir(sysInput).filter((n) => n.startsWith('event')).filter((n) => {
+    const keys = readOptional(`${sysInput}/${n}/device/capabilities/key`); // absent: a device without keys
+    return keys !== undefined && hasKey(keys, KEY_POWER);
   }).map((n) => `/dev/input/${n}`);
 }
 

@@ -1,14 +1,13 @@
 // sysfs-block: block devices as /sys/class/block describes them, plus their
 // superblock (read from /dev). Size is in 512-byte sectors whatever the device.
-import { errnoOf, isErrno } from '../../native/errno.ts';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { errnoOf } from '../../native/errno.ts';
+import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { listDir, readOptional } from './optional-fs.ts';
 import { probe, PROBE_BYTES } from './superblock.ts';
 import type { BlockDeviceSpec } from '../../proto/gen/spec-types.ts';
 
-const read = (p: string) => {
-  try { return readFileSync(p, 'utf8').trim(); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
-};
+const read = (p: string) => readOptional(p)?.trim();
 
 /** The device's first bytes, or why they cannot be read (no medium in a CD-ROM, gone, not permitted). */
 function readHead(dev: string): Buffer | { error: string } {
@@ -27,9 +26,7 @@ function readHead(dev: string): Buffer | { error: string } {
 /** Devices worth reporting: not RAM disks, not unattached loop devices. */
 export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<string, BlockDeviceSpec> {
   const out = new Map<string, BlockDeviceSpec>();
-  let names: string[];
-  try { names = readdirSync(sys); } catch (e) { if (isErrno(e, 'ENOENT')) return out; throw e; }
-  for (const name of names.sort()) {
+  for (const name of listDir(sys).sort()) {
     if (/^ram\d+$/.test(name)) continue;
     const base = join(sys, name);
     const sizeBytes = Number(read(join(base, 'size')) ?? 0) * 512;

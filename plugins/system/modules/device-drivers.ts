@@ -2,9 +2,10 @@
 // modalias, bound driver, ids), and the loading of the modules that drive those no driver has
 // claimed yet, by modalias (modalias.ts). PID 1 runs it once before it mounts disks (coldplug);
 // the system plugin's device-status controller runs it again for each device plugged in later.
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
+import { listDir, readOptional } from '../../../init/sys/optional-fs.ts';
 import { AliasIndex, parseModulesAlias } from './modalias.ts';
 import { loadWithDependencies, ModuleLoadError, readModuleIndex, type ModuleLoader } from './module-index.ts';
 
@@ -20,12 +21,7 @@ export interface HardwareDevice {
 }
 
 /** A sysfs attribute, or undefined when the device has none (ENOENT), or cannot tell (ENODEV, EINVAL). */
-function attribute(path: string): string | undefined {
-  try { return readFileSync(path, 'utf8').trim(); } catch (e) {
-    if (isErrno(e, 'ENOENT') || isErrno(e, 'ENODEV') || isErrno(e, 'EINVAL')) return undefined;
-    throw e;
-  }
-}
+const attribute = (path: string) => readOptional(path, 'ENODEV', 'EINVAL')?.trim();
 
 /**
  * Every device with a modalias, on every bus (or on `buses` only), in bus and name order; with their ids
@@ -36,18 +32,9 @@ export function readDevices(
   sysBus = '/sys/bus', o: { ids?: boolean; buses?: ReadonlySet<string> } = {},
 ): HardwareDevice[] {
   const out: HardwareDevice[] = [];
-  let buses: string[];
-  try { buses = readdirSync(sysBus).sort(); } catch (e) {
-    if (isErrno(e, 'ENOENT')) return out; // no sysfs (a container): no devices
-    throw e;
-  }
-  for (const bus of buses.filter((b) => !o.buses || o.buses.has(b))) {
-    let names: string[];
-    try { names = readdirSync(join(sysBus, bus, 'devices')).sort(); } catch (e) {
-      if (isErrno(e, 'ENOENT')) continue;
-      throw e;
-    }
-    for (const name of names) {
+  // No sysfs (a container): no buses; a bus without devices/: none on it.
+  for (const bus of listDir(sysBus).sort().filter((b) => !o.buses || o.buses.has(b))) {
+    for (const name of listDir(join(sysBus, bus, 'devices')).sort()) {
       const dir = join(sysBus, bus, 'devices', name);
       const modalias = attribute(join(dir, 'modalias'));
       if (!modalias) continue;
@@ -75,10 +62,7 @@ export interface DriverIndex {
 
 /** Reads modules.alias and modules.dep; an image without modules has an empty index. */
 export function readDriverIndex(dir: string): DriverIndex {
-  let text = '';
-  try { text = readFileSync(join(dir, 'modules.alias'), 'utf8'); } catch (e) {
-    if (!isErrno(e, 'ENOENT')) throw e;
-  }
+  const text = readOptional(join(dir, 'modules.alias')) ?? '';
   return { dir, aliases: new AliasIndex(parseModulesAlias(text)), modules: readModuleIndex(dir).modules };
 }
 

@@ -31,18 +31,22 @@ export function deviceStatusController(o: DeviceStatusOptions): Controller {
     async run(ctx) {
       const stop = o.native ? subscribeUevents(o.native(), LISTED_BUSES, () => ctx.requestReconcile()) : () => {};
       const index = readDriverIndex(o.sources.dir);
+      // The listed buses and those the shipped modules drive, as PID 1's coldplug reads them: not the dozens
+      // of ACPI devices, each a few sysfs reads, at every event.
+      const buses = new Set<string>([...LISTED_BUSES, ...index.aliases.kinds()]);
+      const read = () => readDevices(o.sysBus, { ids: true, buses });
       // A module that failed to load is not tried again for each event; its devices keep saying why.
       const failed = new Map<string, string>();
       try {
         while (await ctx.next()) {
-          let devices = readDevices(o.sysBus, { ids: true });
+          let devices = read();
           if (o.loader) {
             const skip = new Set([...readLoaded(o.sources).keys(), ...failed.keys()]);
             const r = loadDrivers(devices, index, o.loader, skip);
             for (const f of r.failed) failed.set(f.module, f.error);
             for (const l of r.loaded) ctx.log.info(`loaded ${l.module} for ${l.device}`);
             for (const f of r.failed) ctx.log.warn(`cannot load ${f.module} for ${f.device}: ${f.error}`);
-            if (r.loaded.length) devices = readDevices(o.sysBus, { ids: true }); // bound now, some of them
+            if (r.loaded.length) devices = read(); // bound now, some of them
           }
           const listed = devices.filter((d) => (LISTED_BUSES as readonly string[]).includes(d.bus));
           for (const d of listed) {

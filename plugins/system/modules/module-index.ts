@@ -1,11 +1,11 @@
 // module-index: what the kernel-module controllers read: the modules this image ships
 // (modules.dep, modules.builtin in /lib/modules/<release>) and what is loaded
 // (/proc/modules), and the syscalls they end in.
-import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
 import { errnoOf, isErrno } from '../../../native/errno.ts';
 import type { Native } from '../../../native/index.ts';
+import { readOptional } from '../../../init/sys/optional-fs.ts';
 import {
   loadOrder, moduleNameOf, parseBuiltin, parseModulesDep, parseSoftdepPre, type ModuleEntry,
 } from './modules-dep.ts';
@@ -35,37 +35,27 @@ export const nativeLoader = (n: () => Native): ModuleLoader => ({
 export interface ModuleIndex { modules: Map<string, ModuleEntry>; builtin: Set<string>; error?: string }
 
 export function readModuleIndex(dir: string): ModuleIndex {
-  let builtin = new Set<string>();
-  try { builtin = parseBuiltin(readFileSync(join(dir, 'modules.builtin'), 'utf8')); } catch (e) {
-    // Optional: without it a built-in module reads as "not shipped".
-    if (!isErrno(e, 'ENOENT')) throw e;
-  }
-  let soft = new Map<string, string[]>();
-  try { soft = parseSoftdepPre(readFileSync(join(dir, 'modules.softdep'), 'utf8')); } catch (e) {
-    if (!isErrno(e, 'ENOENT')) throw e; // optional: an image built before softdeps were written
-  }
-  try {
-    const modules = parseModulesDep(readFileSync(join(dir, 'modules.dep'), 'utf8'));
-    for (const [name, pre] of soft) {
-      const entry = modules.get(name);
-      if (entry) entry.softPre = pre;
-    }
-    return { modules, builtin };
-  } catch (e) {
-    if (!isErrno(e, 'ENOENT')) throw e;
+  // Optional: without modules.builtin a built-in module reads as "not shipped"; without modules.softdep
+  // (an image built before softdeps were written) no module has soft dependencies.
+  const builtin = parseBuiltin(readOptional(join(dir, 'modules.builtin')) ?? '');
+  const soft = parseSoftdepPre(readOptional(join(dir, 'modules.softdep')) ?? '');
+  const dep = readOptional(join(dir, 'modules.dep'));
+  if (dep === undefined) {
     return {
       modules: new Map(), builtin, error: `cannot read ${join(dir, 'modules.dep')}: this image ships no modules`,
     };
   }
+  const modules = parseModulesDep(dep);
+  for (const [name, pre] of soft) {
+    const entry = modules.get(name);
+    if (entry) entry.softPre = pre;
+  }
+  return { modules, builtin };
 }
 
 /** Loaded modules; a kernel built without module support has no /proc/modules and nothing loaded. */
 export function readLoaded(s: ModuleSources): Map<string, LoadedModule> {
-  let text = '';
-  try { text = readFileSync(s.procModules, 'utf8'); } catch (e) {
-    if (!isErrno(e, 'ENOENT')) throw e;
-  }
-  return new Map(parseProcModules(text).map((m) => [m.name, m]));
+  return new Map(parseProcModules(readOptional(s.procModules) ?? '').map((m) => [m.name, m]));
 }
 
 /** What a failed finit_module means, for a status a person reads. */
