@@ -10,19 +10,29 @@ import { guidFrom } from '../../init/disk/gpt.ts';
 import type { OutputFormat } from './format.ts';
 
 /**
- * qemu-img writes a random content id (CID=xxxxxxxx) into the VMDK's descriptor; it becomes one
- * derived from the seed, so that the same disk gives the same file.
+ * qemu-img writes a random content id (CID=, printed with %x: one to eight hex digits) into the VMDK's
+ * descriptor; it becomes eight digits derived from the seed, so that the same disk gives the same file
+ * whatever the random id's length was. The descriptor is text in a fixed region the sparse header names
+ * (its offset and size in sectors); it is rewritten whole, padded with zeros as qemu-img pads it.
  */
 export function fixVmdkCid(file: string, seed: string): void {
   const fd = openSync(file, 'r+');
   try {
-    const head = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, head, 0, head.length, 0);
-    // %x, not zero-padded: the new id takes as many digits, so that the descriptor keeps its length.
-    const m = /\nCID=([0-9a-f]{1,8})\n/.exec(head.subarray(0, n).toString('latin1'));
-    if (!m) throw new Error(`${file}: no CID= line in the VMDK descriptor`);
-    const cid = Buffer.from(guidFrom(`${seed}/vmdk-cid`).slice(0, m[1]!.length).toLowerCase(), 'latin1');
-    writeSync(fd, cid, 0, cid.length, m.index + '\nCID='.length);
+    const header = Buffer.alloc(512);
+    readSync(fd, header, 0, 512, 0);
+    if (header.toString('latin1', 0, 4) !== 'KDMV') throw new Error(`${file}: not a sparse VMDK (no KDMV header)`);
+    const offset = Number(header.readBigUInt64LE(28)) * 512;
+    const region = Buffer.alloc(Number(header.readBigUInt64LE(36)) * 512);
+    readSync(fd, region, 0, region.length, offset);
+    const end = region.indexOf(0);
+    const text = region.toString('latin1', 0, end < 0 ? region.length : end);
+    if (!/^CID=[0-9a-f]{1,8}$/m.test(text)) throw new Error(`${file}: no CID= line in the VMDK descriptor`);
+    const cid = guidFrom(`${seed}/vmdk-cid`).slice(0, 8).toLowerCase();
+    const fixed = Buffer.from(text.replace(/^CID=[0-9a-f]{1,8}$/m, `CID=${cid}`), 'latin1');
+    if (fixed.length > region.length) throw new Error(`${file}: the descriptor outgrows its ${region.length} bytes`);
+    const out = Buffer.alloc(region.length);
+    fixed.copy(out);
+    writeSync(fd, out, 0, out.length, offset);
   } finally { closeSync(fd); }
 }
 
