@@ -62,20 +62,36 @@ const kernel: EphemeralKernel = {
   growExt4: (...a) => { grown.push(a); },
   mountedDevice: (target) => mounts.get(target),
 };
-const mounts = new Map([['/var', '/dev/vda2']]); // PID 1 mounted it at boot
+const mounts = new Map<string, string>();
 const device = (name: string, spec: object) => newResource({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name },
   { devPath: `/dev/${name}`, major: 254, minor: 0, readOnly: false, removable: false, ...spec });
 
-t.test('a larger disk: the GPT moved and the partition grown, then the ext4 mounted on /var', async (t) => {
+const seed = () => [
+  device('vda', { sizeBytes: 2 * small * SECTOR, partition: false, partitions: ['vda1', 'vda2'] }),
+  device('vda2', {
+    sizeBytes: (small - 9 * MiB - TAIL_SECTORS) * SECTOR, partition: true, parent: 'vda', fstype: 'ext4',
+    label: 'EPHEMERAL',
+  }),
+];
+
+t.test('an EPHEMERAL that is not on /var (a live system\'s disk, one it installs to) is left alone', async (t) => {
   const h = await controllerHarness(t, [ephemeralController(kernel)], {
-    codecs: builtinCodecs(builtinTypes()),
-    seed: [
-      device('vda', { sizeBytes: 2 * small * SECTOR, partition: false, partitions: ['vda1', 'vda2'] }),
-      device('vda2', {
-        sizeBytes: (small - 9 * MiB - TAIL_SECTORS) * SECTOR, partition: true, parent: 'vda', fstype: 'ext4',
-        label: 'EPHEMERAL',
-      }),
-    ],
+    codecs: builtinCodecs(builtinTypes()), seed: seed(),
+  });
+  const status = () => h.spec<Record<string, unknown>>({ namespace: STORAGE_NS, type: EPHEMERAL_STATUS_TYPE,
+    id: 'ephemeral' });
+  t.match(await h.until(async () => (await status())?.state, 'pending') && await status(),
+    { state: 'pending', grew: '', error: 'waiting for /dev/vda2 on /var' });
+  t.same(resized, [], 'no partition ioctl');
+  t.same(grown, [], 'no filesystem ioctl');
+  t.equal(JSON.parse(execFileSync('sfdisk', ['--json', disk], { encoding: 'utf8' })).partitiontable.lastlba,
+    small - TAIL_SECTORS - 1, 'the GPT as it was');
+});
+
+t.test('a larger disk: the GPT moved and the partition grown, then the ext4 mounted on /var', async (t) => {
+  mounts.set('/var', '/dev/vda2'); // PID 1 mounted it at boot
+  const h = await controllerHarness(t, [ephemeralController(kernel)], {
+    codecs: builtinCodecs(builtinTypes()), seed: seed(),
   });
   const status = () => h.spec<Record<string, unknown>>({ namespace: STORAGE_NS, type: EPHEMERAL_STATUS_TYPE,
     id: 'ephemeral' });

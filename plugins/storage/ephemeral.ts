@@ -94,17 +94,20 @@ export function ephemeralController(k: EphemeralKernel): Controller {
         const out = outputSet(ctx, [[STORAGE_NS, EPHEMERAL_STATUS_TYPE]]);
         const devices = await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }) as
           Resource<BlockDeviceSpec>[];
-        const found = devices.find((d) => d.spec.partition && d.spec.parent && d.spec.label === EPHEMERAL
+        const candidates = devices.filter((d) => d.spec.partition && d.spec.parent && d.spec.label === EPHEMERAL
           && d.spec.fstype === 'ext4');
+        // Only the one PID 1 put on /var is this machine's: a live system's disks, or one it installs to, are not.
+        const onVar = k.mountedDevice(EPHEMERAL_MOUNT);
+        const found = candidates.find((d) => d.spec.devPath === onVar) ?? candidates[0];
         if (!found) { await out.cleanup(); continue; }
         const part = { ...found.spec, name: found.metadata.id };
-        if (partition?.device !== part.devPath && !error) {
+        const mounted = onVar === part.devPath;
+        if (mounted && partition?.device !== part.devPath && !error) {
           try { partition = { device: part.devPath, ...growPartition(k, part) }; } catch (e) {
             error = `the partition cannot grow: ${(e as Error).message}`;
             ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
           }
         }
-        const mounted = k.mountedDevice(EPHEMERAL_MOUNT) === part.devPath;
         const partitionBytes = partition?.bytes ?? part.sizeBytes;
         const geometry = extGeometry(k.read(part.devPath, 0, 4096));
         let filesystemBytes = Math.max(filesystemGrownTo ?? 0, geometry ? geometry.blocks * geometry.blockSize : 0);
