@@ -8,6 +8,7 @@ import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './commands/apply.ts'
 import { validate, VALIDATE_HELP } from './commands/validate.ts';
 import { del, DELETE_HELP } from './commands/delete.ts';
 import { get, GET_HELP } from './commands/get.ts';
+import { install, INSTALL_HELP } from './commands/install.ts';
 import { genCommand, GEN_HELP } from './commands/gen.ts';
 import { parseDuration } from './duration.ts';
 import { Session } from './session.ts';
@@ -23,6 +24,8 @@ commands:
   apply-config -f FILE   replace the whole machine config (--dry-run, --try 60s, --confirm)
   validate -f FILE       check a machine config offline
   delete TYPE ID...      tear down and destroy resources
+  install --disk PATH    install the machine's build to a disk (or --serial, --model, --size;
+                         --wipe, --reboot), printing progress until done
   api-resources          the resource types the machine serves
   version                client and machine versions
   gen secrets|config     make a machine's API secrets, a starting config and a cosictl context
@@ -56,8 +59,13 @@ const FLAGS: FlagSpec[] = [
   { name: 'insecure', short: 'i' }, { name: 'fingerprint', value: true },
   { name: 'secrets', value: true }, { name: 'role', value: true }, { name: 'algorithm', value: true },
   { name: 'days', value: true }, { name: 'force' }, { name: 'server-name', value: true },
+  { name: 'disk', value: true }, { name: 'serial', value: true }, { name: 'model', value: true },
+  { name: 'size', value: true }, { name: 'wipe' }, { name: 'reboot' }, { name: 'source', value: true },
+  { name: 'id', value: true }, { name: 'no-wait' },
   { name: 'help', short: 'h' },
 ];
+/** Flags only `install` takes. */
+const INSTALL_FLAGS = ['disk', 'serial', 'model', 'size', 'wipe', 'reboot', 'source', 'id', 'no-wait'];
 
 const out = (s: string) => { process.stdout.write(s); };
 const err = (s: string) => { process.stderr.write(s); };
@@ -67,13 +75,13 @@ export async function cosictl(argv: string[]): Promise<number> {
   const [command, ...rest] = p.positional;
   const helpFor: Record<string, string> = {
     get: GET_HELP, apply: APPLY_HELP, 'apply-config': APPLY_CONFIG_HELP, validate: VALIDATE_HELP, delete: DELETE_HELP,
-    gen: GEN_HELP,
+    gen: GEN_HELP, install: INSTALL_HELP,
   };
   if (has(p, 'help') || !command || command === 'help') {
     out((command && helpFor[command]) || HELP);
     return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
   }
-  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'api-resources', 'version', 'gen'];
+  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'api-resources', 'version', 'gen'];
   if (!known.includes(command)) throw new CliError(
     `unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage,
   );
@@ -83,6 +91,9 @@ export async function cosictl(argv: string[]): Promise<number> {
     }
   };
   only(command === 'apply' ? ['dry-run', 'try'] : command === 'apply-config' ? ['dry-run', 'try', 'confirm'] : []);
+  for (const n of command === 'install' ? [] : INSTALL_FLAGS) {
+    if (has(p, n)) throw new CliError(`--${n} is a flag of install, not of ${command}`, EXIT.usage);
+  }
   if (command === 'validate') return validate({ ...p, positional: rest }, out, err);
   if (command === 'gen') return genCommand({ ...p, positional: rest }, flag(p, 'config'), out, err);
   for (const n of ['secrets', 'role', 'algorithm', 'days', 'force', 'server-name']) {
@@ -108,6 +119,7 @@ export async function cosictl(argv: string[]): Promise<number> {
       case 'apply': return await applyConfig(session, sub, 'merge', out, err);
       case 'apply-config': return await applyConfig(session, sub, 'replace', out, err);
       case 'delete': return await del(session, sub, out);
+      case 'install': return await install(session, sub, out, err);
       case 'api-resources': return await apiResources(session, out);
       default: {
         const v = await session.state.get({

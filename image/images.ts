@@ -48,7 +48,7 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
     installPayload: () => (payload ??= (async () => {
       const disk = ctx.raw();
       o.progress('install payload: the raw disk, gzip\'d, and its manifest');
-      return buildInstallPayload(disk, o.inputs.cmdline, join(workDir, 'payload'));
+      return buildInstallPayload(disk, o.release, o.inputs.cmdline, join(workDir, 'payload'));
     })()),
   };
   const artifacts: ImageArtifact[] = [];

@@ -39,6 +39,8 @@ export interface Native {
   unshareMounts(slave?: boolean): void;
   /** Tells the kernel partition `number` of `disk` now spans these bytes (BLKPG_RESIZE_PARTITION). */
   resizePartition(disk: string, number: number, startBytes: number, lengthBytes: number): void;
+  /** Has the kernel read `disk`'s partition table again (BLKRRPART): EBUSY while a partition is in use. */
+  rereadPartitions(disk: string): void;
   /** Grows the ext4 mounted at `mountPoint` to `blocks` filesystem blocks, online (EXT4_IOC_RESIZE_FS). */
   growExt4(mountPoint: string, blocks: number): void;
   /** A descriptor of the calling thread's mount namespace (close it with closeFd). */

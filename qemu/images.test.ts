@@ -7,11 +7,14 @@
 // same bytes) and the GCE disk from virtio-scsi, their drivers loaded by modalias; a tried
 // slot that never comes up is left for slot A under both firmwares; on a larger disk the
 // first boot grows EPHEMERAL (/var) to its end, and a second boot finds what the first wrote
-// there; the PXE folder boots through BIOS and EFI iPXE from QEMU's TFTP.
+// there; the PXE folder boots through BIOS and EFI iPXE from QEMU's TFTP; a machine booted from the ISO or over PXE
+// installs itself to a disk through the API, and the disk then boots alone with the live machine's config.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream, existsSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -21,8 +24,10 @@ import { BOOT_TRIES } from '../image/disk/raw.ts';
 import { verifyUpgradeBundle } from '../init/disk/upgrade-bundle.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
-import { bootWithApi } from './api-vm.ts';
+import { bootWithApi, type CliResult } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
+import { SEED_ADDR } from './config-seeds.ts';
+import { startServer } from '../plugins/platform/testing/metadata-servers.ts';
 
 const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'images-'));
@@ -160,6 +165,79 @@ for (const [medium, firmware, memoryMiB] of [
   });
 }
 
+// Installing from the ISO (issue 12): the live system leaves the disks alone; requests that name no disk, another
+// machine's disk or a mounted one are refused with the reason and nothing written; the install writes the disk,
+// reads it back, puts the machine config on its STATE and records this machine; installing again to that disk needs
+// no wipe and reboots when asked; the disk then boots alone, under the other firmware, with the same config.
+t.test('install from the ISO: refusals touch nothing; the installed disk boots alone with the live machine\'s config',
+  async (t) => {
+    const target = join(dir, 'install-target.raw');
+    writeFileSync(target, '');
+    truncateSync(target, 2 ** 30);
+    const other = join(dir, 'install-other.qcow2'); // another machine's disk: the image, with its STATE
+    execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', rawFile, '-F', 'raw', other]);
+    const uuid = '5eed0001-0000-4000-8000-00000000cafe';
+    const live = await bootWithApi({
+      bootFrom: 'disk', firmware: 'seabios', memoryMiB: 256, extraArgs: ['-uuid', uuid],
+      disks: [{ file: isoFile, interface: 'cdrom' }, { file: target, serial: 'target-disk' },
+        { file: other, format: 'qcow2', serial: 'other-disk' }],
+    }, 'dhcp');
+    t.teardown(() => live.vm.kill());
+    const { run, poll } = live;
+    t.match(live.vm.console(), /state: a live system \(appliance\.live\) leaves disks alone/);
+    t.notMatch(live.vm.console(), /ephemeral: \/dev\/vdb4 mounted/, 'the other disk\'s EPHEMERAL is not /var');
+    const install = (args: string[]) => new Promise<CliResult>((resolve) => {
+      execFile(live.cosictl, ['--config', live.cosictlConfig, 'install', ...args], { timeout: 240_000 },
+        (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+    });
+    t.equal((await run(['apply', '-f', '-'], 'metadata: {type: motd, id: installed}\nspec: {text: From the ISO}\n'
+      + '---\nmetadata: {type: mountspec, id: other}\nspec: {source: LABEL=EPHEMERAL, target: /mnt/other, options: [ro]}\n')).code, 0);
+    t.match((await poll(['get', 'mountstatus', '/mnt/other', '-o', 'yaml'], /state: mounted/)).out,
+      /device: \/dev\/vd/);
+
+    const nothing = await install(['--serial', 'nope']);
+    t.equal(nothing.code, 1, nothing.err);
+    t.match(nothing.err, /no disk matches serial "nope"; the disks: \/dev\/vd\w 1\.00 GiB serial "target-disk"/);
+    t.notMatch(nothing.err, /sr0/, 'the medium is no candidate');
+    const mounted = await install(['--serial', 'other-disk', '--wipe']);
+    t.match(mounted.err, /refused: \/dev\/vd\w has mounted filesystems \(\/dev\/vd\w4 on \/mnt\/other\)/);
+    t.equal((await run(['delete', 'mountspec', 'other'])).code, 0);
+    await poll(['get', 'mountstatuses', '-o', 'name'], /^$/);
+    const foreign = await install(['--serial', 'other-disk', '--id', 'foreign']);
+    t.equal(foreign.code, 1);
+    t.match(foreign.err,
+      /holds the STATE of another machine on \/dev\/vd\w3 \(no install record: made by a disk image/);
+    t.match((await run(['get', 'installstatus', 'foreign', '-o', 'yaml'])).out,
+      /diskTouched: false[\s\S]*phase: failed/);
+
+    const first = await install(['--serial', 'target-disk', '--id', 'first']);
+    t.equal(first.code, 0, first.err);
+    t.match(first.out, /^installed 0\.0\.0-test on \/dev\/vd\w: \d+ resources \(from \S+\) on \/dev\/vd\w3\n$/);
+    t.match(first.err, /writing \/dev\/vd\w: [\d.]+ of 134\.2 MB \(100%\)[\s\S]*verifying[\s\S]*configuring/);
+    const status = (await run(['get', 'installstatus', 'first', '-o', 'yaml'])).out;
+    t.match(status, /phase: done/);
+    t.match(status, /source: \/dev\/sr0/, 'the payload came from the CD');
+    const again = await install(['--serial', 'target-disk', '--reboot', '--id', 'again']);
+    t.equal(again.code, 0, `this machine's own install needs no wipe: ${again.err}`);
+    const exit = await Promise.race([live.vm.exited,
+      new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000))]);
+    t.not(exit, 'running', 'asked to reboot, it did (QEMU runs with -no-reboot)');
+    t.match(live.vm.console(), /install "again" done: booting \/dev\/vd\w/);
+    t.equal(execFileSync('qemu-img', ['compare', '-q', other, rawFile], { stdio: 'pipe' }).length, 0,
+      'the refused disk is the image it was');
+
+    const { vm, run: runDisk, poll: pollDisk } = await bootWithApi({
+      bootFrom: 'disk', firmware: 'ovmf', memoryMiB: 320, disks: [{ file: target, format: 'raw' }],
+    }, 'dhcp', { secrets: 'none' });
+    t.teardown(() => vm.kill());
+    t.match(vm.console(), /state: \/dev\/vda3 mounted/);
+    t.match((await runDisk(['get', 'motd', 'installed', '-o', 'yaml'])).out, /text: From the ISO/,
+      'the live machine\'s config, CA included (this client is trusted), came along');
+    t.match((await runDisk(['get', 'configstatus', 'machine', '-o', 'yaml'])).out, /source: state/);
+    t.match((await pollDisk(['get', 'ephemeral', 'ephemeral', '-o', 'yaml'], /state: applied/, 60_000)).out,
+      /grew: partition and filesystem/, 'EPHEMERAL grown to the 1 GiB disk');
+  });
+
 // The clouds' disks, as their hypervisors attach them: EC2 Nitro's NVMe (UEFI, as register-image's
 // uefi-preferred boots it), the VMDK the same disk once qemu-img converts it back (SeaBIOS), and
 // GCE's disk.raw on virtio-scsi. Their drivers are modules: PID 1 loads them before it looks for
@@ -241,13 +319,25 @@ t.test('PXE: the folder is listed in the manifest, with the install payload', as
 
 // Under SeaBIOS the NIC's option ROM is BIOS iPXE; under OVMF its EFI iPXE, which starts the kernel
 // through its EFI stub (the script's initrd= names the initramfs for it).
+// Under SeaBIOS the live machine then installs itself from the install folder over HTTP (issue 12).
 for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) {
   t.test(`PXE under ${firmware}: the NIC's iPXE runs the script from QEMU's TFTP server; the machine it boots `
-    + 'answers', async (t) => {
+    + `answers${firmware === 'seabios' ? ' and installs itself from the folder over HTTP' : ''}`, async (t) => {
     const folder = join(dir, 'first', 'pxe');
-    const { vm, run } = await bootWithApi(
-      { bootFrom: 'network', firmware, memoryMiB, tftp: { dir: folder, bootfile: 'boot.ipxe' } }, 'dhcp',
-    );
+    const target = join(dir, `pxe-target-${firmware}.raw`);
+    writeFileSync(target, '');
+    truncateSync(target, 2 ** 30);
+    const http = await startServer((q, s) => {
+      const file = join(folder, decodeURIComponent(q.url ?? '/'));
+      if (!file.startsWith(`${folder}/`) || !existsSync(file)) { s.statusCode = 404; s.end(); return; }
+      s.setHeader('content-length', statSync(file).size);
+      createReadStream(file).pipe(s);
+    });
+    t.teardown(() => http.close());
+    const { vm, run, cosictl, cosictlConfig } = await bootWithApi({
+      bootFrom: 'network', firmware, memoryMiB, tftp: { dir: folder, bootfile: 'boot.ipxe' },
+      disks: [{ file: target, serial: 'pxe-target' }], guestfwd: [{ ...SEED_ADDR, hostPort: http.port }],
+    }, 'dhcp');
     t.teardown(() => vm.kill());
     // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.
     const cmdline = await run(['get', 'cmdline', 'current', '-o', 'json']);
@@ -256,6 +346,21 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
       // EFI iPXE puts the image's name first, as a UEFI loader does.
       new RegExp(`^${firmware === 'ovmf' ? 'vmlinuz ' : ''}initrd=initramfs\\.cpio\\.zst console=ttyS0 `),
       'with the script\'s command line');
+    if (firmware !== 'seabios') return;
+    const source = `http://${SEED_ADDR.guestAddr}/install/`;
+    const installed = await new Promise<CliResult>((resolve) => {
+      execFile(cosictl, ['--config', cosictlConfig, 'install', '--serial', 'pxe-target', '--source', source],
+        { timeout: 240_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+    });
+    t.equal(installed.code, 0, installed.err);
+    t.match(http.log, ['GET /install/install.json', 'GET /install/appliance.raw.gz'], 'the folder, over HTTP');
+    // Byte for byte the raw disk, but for STATE, where the machine config went.
+    const state = partitionTable(rawFile).partitions[2]!;
+    const outsideState = (b: Buffer) => Buffer.concat([b.subarray(0, state.start * SECTOR),
+      b.subarray((state.start + state.size) * SECTOR, statSync(rawFile).size)]);
+    t.ok(outsideState(readFileSync(target)).equals(outsideState(readFileSync(rawFile))),
+      'the disk holds the raw image (STATE aside)');
+    t.match((await run(['get', 'installstatus', '-o', 'yaml'])).out, new RegExp(`source: ${source}`));
   });
 }
 

@@ -20,6 +20,8 @@ export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?:
 export interface Disk {
   file: string; format?: 'raw' | 'qcow2' | 'vmdk'; id?: string; readonly?: boolean;
   interface?: 'virtio' | 'cdrom' | 'usb' | 'nvme' | 'scsi';
+  /** The serial number the guest reads (virtio, usb, scsi; NVMe disks get nvme<N>). */
+  serial?: string;
 }
 /** A fw_cfg item: from a file, or a string (QEMU's option syntax: a comma must be written twice). */
 export interface FwCfg { name: string; file?: string; string?: string }
@@ -177,7 +179,7 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${cdrom ? ',media=cdrom' : ''}`
       + readonly);
     const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
-    const dev = `drive=${id},id=${id}-dev${boot}`;
+    const dev = `drive=${id},id=${id}-dev${boot}${d.serial && d.interface !== 'nvme' ? `,serial=${d.serial}` : ''}`;
     switch (d.interface ?? 'virtio') {
       case 'virtio': args.push('-device', `virtio-blk-pci,${dev}`); break;
       // q35's built-in AHCI controller has six ports, ide.0 to ide.5: one per disk, by its place in the list.

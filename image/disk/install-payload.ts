@@ -3,57 +3,37 @@
 // EPHEMERAL), gzip'd, with a manifest saying what it is and how to check it. Installing is a
 // copy: no mkfs and no loader setup on the machine; EPHEMERAL grows to the target disk at its
 // first boot, as it does for a cloud disk larger than the image.
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import {
+  INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, INSTALL_PAYLOAD_KIND, type InstallManifest,
+} from '../../init/disk/install-manifest.ts';
+import { hashingStream } from '../../init/sys/hashing-stream.ts';
 import type { RawDisk } from './raw.ts';
 
-/** The folder the payload lives in, on the ISO and beside the PXE files. */
-export const INSTALL_DIR = 'install';
-export const INSTALL_MANIFEST = 'install.json';
-export const INSTALL_DISK = 'appliance.raw.gz';
-export const INSTALL_PAYLOAD_KIND = 'appliance-install/v1';
-
-export interface InstallManifest {
-  kind: typeof INSTALL_PAYLOAD_KIND;
-  /** The command line the installed disk boots with. */
-  cmdline: string;
-  disk: {
-    file: string;
-    compression: 'gzip';
-    /** The disk as written: its size and sha256 once decompressed. */
-    size: number;
-    sha256: string;
-    /** The file as shipped. */
-    compressedSize: number;
-    compressedSha256: string;
-  };
-  partitions: { name: string; type: string; guid: string; firstLba: number; lastLba: number }[];
-}
+export { INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, type InstallManifest } from '../../init/disk/install-manifest.ts';
 
 /** The payload's files: each one's name in install/ and where it lies now. */
 export interface InstallPayload { files: { name: string; path: string }[]; manifest: InstallManifest }
 
-/** Passes the bytes on, hashing them: the disk and its gzip are each hashed as they stream, not read again. */
-const hashing = (h: Hash) => new Transform({
-  transform(chunk: Buffer, _enc, done) { h.update(chunk); done(null, chunk); },
-});
-
 /** Writes the payload for `raw` into `<dir>/install/`. */
-export async function buildInstallPayload(raw: RawDisk, cmdline: string, dir: string): Promise<InstallPayload> {
+export async function buildInstallPayload(
+  raw: RawDisk, release: { version: string; commit: string }, cmdline: string, dir: string,
+): Promise<InstallPayload> {
   const out = join(dir, INSTALL_DIR);
   mkdirSync(out, { recursive: true });
   const disk = join(out, INSTALL_DISK);
   const rawHash = createHash('sha256');
   const gzHash = createHash('sha256');
   // Node's gzip header carries no name and no time: the same disk gives the same bytes.
-  await pipeline(createReadStream(raw.file), hashing(rawHash), createGzip({ level: 6 }), hashing(gzHash),
+  await pipeline(createReadStream(raw.file), hashingStream(rawHash), createGzip({ level: 6 }), hashingStream(gzHash),
     createWriteStream(disk));
   const manifest: InstallManifest = {
     kind: INSTALL_PAYLOAD_KIND,
+    version: release.version, commit: release.commit,
     cmdline,
     disk: {
       file: INSTALL_DISK, compression: 'gzip', size: raw.sizeBytes, sha256: rawHash.digest('hex'),

@@ -15,6 +15,7 @@ import { guidFrom } from '../../init/disk/gpt.ts';
 import { fatImage, stageTree, type Tree } from '../disk/filesystems.ts';
 import { GRUB_DIR, grubMkimage, isoGrubConfig } from '../disk/grub.ts';
 import { INSTALL_DIR } from '../disk/install-payload.ts';
+import { liveCmdline } from '../../init/disk/labels.ts';
 import type { OutputFormat } from './format.ts';
 
 export const ISO_VOLUME = 'APPLIANCE';
@@ -52,7 +53,7 @@ export const iso: OutputFormat = {
     const tree: Tree = {
       [marker.slice(1)]: Buffer.from(`${ISO_VOLUME} ${id}\n`),
       'boot/grub/grub.cfg': Buffer.from(isoGrubConfig({
-        cmdline: ctx.inputs.cmdline, kernel: KERNEL, initramfs: INITRAMFS,
+        cmdline: liveCmdline(ctx.inputs.cmdline), kernel: KERNEL, initramfs: INITRAMFS,
       })),
       [ELTORITO]: eltorito,
       [EFI_IMAGE]: efiImage,

@@ -6,6 +6,7 @@
 import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_DIR } from '../disk/install-payload.ts';
+import { liveCmdline } from '../../init/disk/labels.ts';
 import type { OutputFormat } from './format.ts';
 
 export const PXE_KERNEL = 'vmlinuz';
@@ -34,7 +35,7 @@ export const pxe: OutputFormat = {
     const dir = join(ctx.outDir, 'pxe');
     mkdirSync(join(dir, INSTALL_DIR), { recursive: true });
     const files = [join(dir, PXE_SCRIPT), join(dir, PXE_KERNEL), join(dir, PXE_INITRAMFS)];
-    writeFileSync(files[0]!, ipxeScript(ctx.inputs.cmdline));
+    writeFileSync(files[0]!, ipxeScript(liveCmdline(ctx.inputs.cmdline)));
     copyFileSync(ctx.inputs.kernel, files[1]!);
     copyFileSync(ctx.inputs.initramfs, files[2]!);
     const payload = await ctx.installPayload();

@@ -18,6 +18,8 @@ import { runTestSwitches } from './test-switches.ts';
 import { coldplugDrivers, describeColdplug } from './coldplug.ts';
 import { mountEphemeralPartition, mountStatePartition } from './state-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
+import { LIVE_PARAM } from '../disk/labels.ts';
+import { machineId } from '../sys/machine-id.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
@@ -97,10 +99,12 @@ export async function runPid1(): Promise<void> {
       (r) => (r.failed.length ? log.warn : log.info)(`drivers: ${describeColdplug(r)}`),
       (e: Error) => log.warn(`drivers: cannot load the devices' modules: ${e.message}`),
     ));
-    const stateMount = await phase(log, 'state', () => mountStatePartition(n));
+    const live = cmdlineFlag(cmdline, LIVE_PARAM)
+      ? { why: `a live system (${LIVE_PARAM}) leaves disks alone` } : undefined;
+    const stateMount = live ?? await phase(log, 'state', () => mountStatePartition(n));
     if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
     else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);
-    const varMount = await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
+    const varMount = live ?? await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
     if (varMount.why === undefined) log.info(`ephemeral: ${varMount.device} mounted on ${varMount.dir}`);
     else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
@@ -118,6 +122,14 @@ export async function runPid1(): Promise<void> {
         return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
       },
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
+      installer: {
+        kernel: {
+          mount: (...a) => n.mount(...a), umount2: (...a) => n.umount2(...a), sync: () => n.sync(),
+          rereadPartitions: (disk) => n.rereadPartitions(disk),
+        },
+        machineId: () => machineId(),
+        reboot: (why) => void shutdown?.('reboot', why),
+      },
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));

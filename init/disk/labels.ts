@@ -6,3 +6,9 @@ export const STATE_MOUNT = '/system/state';
 /** GPT partition name and filesystem label of the machine's data, grown to its disk at first boot. */
 export const EPHEMERAL_LABEL = 'EPHEMERAL';
 export const EPHEMERAL_MOUNT = '/var';
+/**
+ * On the command line of a live system (the ISO's and the PXE script's): it leaves every disk's STATE and
+ * EPHEMERAL alone, so that a disk it may install to is never in use, and its config lives in memory.
+ */
+export const LIVE_PARAM = 'appliance.live';
+export const liveCmdline = (cmdline: string): string => `${cmdline.trim()} ${LIVE_PARAM}`.trim();

@@ -33,6 +33,7 @@ import { createApiAccess } from './api-access.ts';
 import { apiCertificate } from './api-certificate.ts';
 import { consoleSummary } from './console-summary.ts';
 import { ENGINE_OWNER, PluginSupervisor, type SpawnPlugin } from './supervisor.ts';
+import { startInstaller, type InstallerMachine } from '../install/installer.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -55,6 +56,8 @@ export interface EngineOptions {
   config?: { bytes: Uint8Array; name: string };
   /** A line for whoever watches the console (the maintenance certificate's fingerprint); default: the log. */
   announce?: (line: string) => void;
+  /** PID 1: what the installer acts on (InstallRequests). Absent: every request is refused, nothing touched. */
+  installer?: InstallerMachine;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -146,6 +149,12 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
       o.onPowerRequest?.(action, e.resource.metadata.id);
     }
   });
+  const installer = await startInstaller({
+    state, log: o.log.child('install'), owner: ENGINE_OWNER, machineConfig: () => config.forDisk(),
+    machine: o.installer ?? {
+      refuse: o.hostMode ? 'this engine runs on a host (serve): it installs nothing' : 'this engine has no installer',
+    },
+  });
   return {
     state, api, config,
     async setBootStatus(s) {
@@ -153,6 +162,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     },
     async stop() {
       power.close();
+      installer.close();
       certificate.stop();
       for (const w of summary) w.close();
       platformConfig.close();

@@ -154,6 +154,18 @@ export class MachineConfig {
     }).join('');
   }
 
+  /** The config as it would be persisted now, for another disk's STATE (the installer's), and its size. */
+  forDisk(): { saved: SavedConfig; resources: number } {
+    const instanceId = this.status.instanceId || this.o.currentInstanceId?.() || undefined;
+    return {
+      saved: {
+        text: this.text(), source: this.status.source || 'api', savedAt: this.now().toISOString(),
+        ...(instanceId ? { instanceId } : {}),
+      },
+      resources: this.resources().length,
+    };
+  }
+
   private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
     const short = `${(def?.displayType ?? p.type).toLowerCase()}/${p.id}`;
     return def && def.defaultNamespace === p.namespace ? short : `${p.namespace}/${short}`;

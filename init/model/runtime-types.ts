@@ -8,7 +8,7 @@ import { SECURITY_NAMESPACES, SECURITY_TYPES } from './security-types.ts';
 
 export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
-  PowerAction, PowerRequestSpec, VersionSpec,
+  InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -26,6 +26,8 @@ export const PLUGIN_STATUS_TYPE = 'PluginStatuses.runtime.appliance.dev';
 export const KERNEL_CMDLINE_TYPE = 'KernelCmdlines.runtime.appliance.dev';
 export const POWER_REQUEST_TYPE = 'PowerRequests.runtime.appliance.dev';
 export const CONFIG_STATUS_TYPE = 'ConfigStatuses.runtime.appliance.dev';
+export const INSTALL_REQUEST_TYPE = 'InstallRequests.runtime.appliance.dev';
+export const INSTALL_STATUS_TYPE = 'InstallStatuses.runtime.appliance.dev';
 /** The id of the one ConfigStatus. */
 export const CONFIG_STATUS_ID = 'machine';
 
@@ -67,6 +69,25 @@ export const ENGINE_TYPES: DefinitionInput[] = [
     printColumns: [
       { name: 'State', jsonPath: '{.state}' }, { name: 'Source', jsonPath: '{.source}' },
       { name: 'Resources', jsonPath: '{.resources}' }, { name: 'Persisted', jsonPath: '{.persistedTo}' },
+    ],
+  },
+  {
+    // Writes a whole disk: admins only. A request, not config: never persisted.
+    type: INSTALL_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.InstallRequestSpec,
+    ephemeral: true, access: 'admin',
+    printColumns: [
+      { name: 'Path', jsonPath: '{.disk.path}' }, { name: 'Serial', jsonPath: '{.disk.serial}' },
+      { name: 'Size', jsonPath: '{.disk.size}' }, { name: 'Wipe', jsonPath: '{.wipe}' },
+      { name: 'Reboot', jsonPath: '{.reboot}' },
+    ],
+  },
+  {
+    type: INSTALL_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.InstallStatusSpec,
+    access: 'controllers',
+    printColumns: [
+      { name: 'Phase', jsonPath: '{.phase}' }, { name: 'Disk', jsonPath: '{.disk}' },
+      { name: 'Version', jsonPath: '{.version}' }, { name: 'Done', jsonPath: '{.bytesDone}' },
+      { name: 'Total', jsonPath: '{.bytesTotal}' }, { name: 'Error', jsonPath: '{.error}' },
     ],
   },
   ...SECURITY_TYPES,

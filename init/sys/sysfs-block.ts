@@ -38,8 +38,12 @@ export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<st
     const head = sizeBytes > 0 ? readHead(devPath) : undefined;
     const p = Buffer.isBuffer(head) ? probe(head) : null;
     const probeError = head && !Buffer.isBuffer(head) ? head.error : undefined;
+    // Whole disks only: a partition's device/ is its disk's.
+    const model = partition ? undefined : read(join(base, 'device', 'model'));
+    const serial = partition ? undefined : read(join(base, 'serial')) || read(join(base, 'device', 'serial'));
     out.set(name, {
       devPath, major, minor, sizeBytes, partition, partitions: [],
+      ...(model ? { model } : {}), ...(serial ? { serial } : {}),
       readOnly: read(join(base, 'ro')) === '1',
       removable: read(join(parent ? join(sys, parent) : base, 'removable')) === '1',
       ...(parent ? { parent } : {}), ...(p ?? {}), ...(probeError ? { probeError } : {}),

@@ -1,8 +1,10 @@
-// block.cc: the two ioctls that grow a disk's last partition and its ext4 filesystem in
-// place, with no tool binaries: BLKPG_RESIZE_PARTITION tells the kernel the partition's new
-// size (the GPT itself is written from TypeScript), EXT4_IOC_RESIZE_FS grows a mounted ext4.
+// block.cc: the ioctls that change a disk in place with no tool binaries: BLKPG_RESIZE_PARTITION
+// tells the kernel a partition's new size (the GPT itself is written from TypeScript),
+// EXT4_IOC_RESIZE_FS grows a mounted ext4, BLKRRPART has the kernel read a freshly written
+// partition table (the installer's).
 #include <fcntl.h>
 #include <linux/blkpg.h>
+#include <linux/fs.h>
 #include <linux/types.h>
 #include <napi.h>
 #include <sys/ioctl.h>
@@ -57,9 +59,23 @@ static Napi::Value GrowExt4(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// rereadPartitions(disk): BLKRRPART; EBUSY while a partition of the disk is open or mounted.
+static Napi::Value RereadPartitions(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string disk = info[0].As<Napi::String>();
+  int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) { ThrowErrno(env, "open", disk, errno); return env.Undefined(); }
+  int r = ::ioctl(fd, BLKRRPART);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) ThrowErrno(env, "ioctl", "BLKRRPART " + disk, err);
+  return env.Undefined();
+}
+
 void InitBlock(Napi::Env env, Napi::Object exports) {
   exports.Set("resizePartition", Napi::Function::New(env, ResizePartition));
   exports.Set("growExt4", Napi::Function::New(env, GrowExt4));
+  exports.Set("rereadPartitions", Napi::Function::New(env, RereadPartitions));
 }
 
 }  // namespace appliance

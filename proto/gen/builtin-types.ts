@@ -116,6 +116,67 @@ export const BUILTIN_TYPES = [
     ]
   },
   {
+    "type": "InstallRequests.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.InstallRequestSpec",
+    "ephemeral": true,
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Path",
+        "jsonPath": "{.disk.path}"
+      },
+      {
+        "name": "Serial",
+        "jsonPath": "{.disk.serial}"
+      },
+      {
+        "name": "Size",
+        "jsonPath": "{.disk.size}"
+      },
+      {
+        "name": "Wipe",
+        "jsonPath": "{.wipe}"
+      },
+      {
+        "name": "Reboot",
+        "jsonPath": "{.reboot}"
+      }
+    ]
+  },
+  {
+    "type": "InstallStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.InstallStatusSpec",
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "Phase",
+        "jsonPath": "{.phase}"
+      },
+      {
+        "name": "Disk",
+        "jsonPath": "{.disk}"
+      },
+      {
+        "name": "Version",
+        "jsonPath": "{.version}"
+      },
+      {
+        "name": "Done",
+        "jsonPath": "{.bytesDone}"
+      },
+      {
+        "name": "Total",
+        "jsonPath": "{.bytesTotal}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
     "type": "ApiCertificateAuthorities.security.appliance.dev",
     "defaultNamespace": "security",
     "aliases": [

@@ -34,6 +34,10 @@ export const PowerActionValues: readonly PowerAction[] = ['poweroff', 'reboot', 
 export type ConfigState = 'maintenance' | 'applied' | 'trying' | 'reverted' | 'failed';
 export const ConfigStateValues: readonly ConfigState[] = ['maintenance', 'applied', 'trying', 'reverted', 'failed'];
 
+/** InstallPhase: where an install stands. */
+export type InstallPhase = 'checking' | 'writing' | 'verifying' | 'configuring' | 'done' | 'failed';
+export const InstallPhaseValues: readonly InstallPhase[] = ['checking', 'writing', 'verifying', 'configuring', 'done', 'failed'];
+
 /** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
@@ -236,6 +240,69 @@ export interface ConfigStatusSpec {
   tryUntil?: string;
   /** A line saying what happened last, for the console and `cosictl get configstatus`. */
   message: string;
+}
+
+/** InstallDiskSelector: which disk an InstallRequest writes. Every field given must match, and
+ * exactly one whole disk may match (partitions, CD-ROMs and the install medium never do). */
+export interface InstallDiskSelector {
+  /** The disk's device node, e.g. /dev/vda or /dev/nvme0n1. */
+  path: string;
+  /** The disk's model as the kernel reports it (sysfs device/model), compared whole; * stands for any run of
+   * characters. */
+  model: string;
+  /** The disk's serial number (sysfs serial or device/serial), compared whole; * as in model. */
+  serial: string;
+  /** A size condition: ">= 10GiB", "< 2TB", "8GiB" (exactly). Units B, kB/MB/GB/TB (powers of 1000),
+   * KiB/MiB/GiB/TiB (powers of 1024). */
+  size: string;
+}
+
+/** InstallRequestSpec: declared by a user on a machine booted from the ISO or over PXE: the engine
+ * writes this build's disk (the install payload: GPT, loaders, slot A, empty STATE and EPHEMERAL)
+ * to the selected disk, checks what it wrote, puts the running machine config on the disk's STATE,
+ * and reboots into it when asked. InstallStatus (same id) follows it.
+ * 
+ * Example:
+ * disk: {serial: "disk-1"}
+ * wipe: true
+ * reboot: true */
+export interface InstallRequestSpec {
+  /** The disk to install to. */
+  disk: InstallDiskSelector;
+  /** Overwrite a disk that holds partitions, filesystems or another machine's STATE. Without it such a disk
+   * is refused, and nothing is written. A disk with a mounted filesystem is always refused. */
+  wipe: boolean;
+  /** Reboot once the disk is written and checked (the firmware must then boot the disk, not the medium). */
+  reboot: boolean;
+  /** Where the install payload is: empty for the medium the machine booted from (the ISO), or the http://
+   * URL of an install/ folder (the one beside the PXE files). */
+  source: string;
+}
+
+/** InstallStatusSpec: one InstallRequest's progress (same id), written by the engine. */
+export interface InstallStatusSpec {
+  /** Where the install stands. */
+  phase?: InstallPhase;
+  /** The disk chosen, e.g. /dev/vda. */
+  disk: string;
+  /** Where the payload came from: the medium's device or the URL. */
+  source: string;
+  /** The version of the build being installed, from the payload. */
+  version: string;
+  /** Bytes of the disk written so far (and, while verifying, read back). */
+  bytesDone: number;
+  /** The disk image's size. */
+  bytesTotal: number;
+  /** What was put on STATE: how many resources of the machine config, from which source. */
+  config: string;
+  /** Why it was refused or failed; empty otherwise. */
+  error: string;
+  /** Whether anything was written to the disk (false: the disk is as it was). */
+  diskTouched: boolean;
+  /** When the install began. */
+  startedAt?: string;
+  /** When it was done or failed. */
+  finishedAt?: string;
 }
 
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
@@ -698,6 +765,10 @@ export interface BlockDeviceSpec {
   uuid?: string;
   /** Why its first bytes could not be read to tell the filesystem (no medium, not permitted). */
   probeError?: string;
+  /** The disk's model (sysfs device/model: SCSI, NVMe, ATA), for whole disks that have one. */
+  model?: string;
+  /** The disk's serial number (sysfs serial, or device/serial), for whole disks that have one. */
+  serial?: string;
 }
 
 /** MountSpecSpec: a filesystem to mount. Specs of every layer with the same target
@@ -1010,6 +1081,9 @@ export const MESSAGES = {
   IssueSpec: 'appliance.runtime.v1alpha1.IssueSpec',
   ConfigChange: 'appliance.runtime.v1alpha1.ConfigChange',
   ConfigStatusSpec: 'appliance.runtime.v1alpha1.ConfigStatusSpec',
+  InstallDiskSelector: 'appliance.runtime.v1alpha1.InstallDiskSelector',
+  InstallRequestSpec: 'appliance.runtime.v1alpha1.InstallRequestSpec',
+  InstallStatusSpec: 'appliance.runtime.v1alpha1.InstallStatusSpec',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',

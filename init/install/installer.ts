@@ -1,0 +1,230 @@
+// installer: the engine's controller of InstallRequests (config namespace, admins only). A machine
+// booted from the ISO or over PXE writes this build's disk to the disk a request selects, checks
+// what it wrote, puts its machine config on the new disk's STATE, and reboots when asked. Each
+// request's progress is an InstallStatus of the same id. It runs in PID 1, not in a plugin: the
+// machine config it copies (the API's CA, sensitive files) is the engine's to hand out.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno } from '../../native/errno.ts';
+import type { BlockDeviceSpec, InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { State } from '../cosi/state/state.ts';
+import { upsert } from '../cosi/state/upsert.ts';
+import { fileConfigStore, type SavedConfig } from '../config/saved-config.ts';
+import type { InstallManifest } from '../disk/install-manifest.ts';
+import { STATE_LABEL } from '../disk/labels.ts';
+import type { Logger } from '../log.ts';
+import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../model/runtime-types.ts';
+import { writeFileAtomic } from '../sys/atomic-write.ts';
+import { MS, parseMounts } from '../sys/mount-table.ts';
+import { listBlockDevices } from '../sys/sysfs-block.ts';
+import { selectDisk } from './disk-selector.ts';
+import { formatInstallRecord, INSTALL_RECORD_FILE, parseInstallRecord, type InstallRecord } from './install-record.ts';
+import { fetchPayload, findMedium, type MountOps, type PayloadSource } from './payload-source.ts';
+import { targetProblems, type TargetFacts } from './target-check.ts';
+import { verifyImage, writeImage } from './write-image.ts';
+
+export interface InstallerKernel extends MountOps {
+  /** BLKRRPART: the kernel reads the new partition table. */
+  rereadPartitions(disk: string): void;
+  sync(): void;
+}
+
+/** What the installer acts on: PID 1's kernel, the machine's identity, its reboot. */
+export interface InstallerMachine {
+  kernel: InstallerKernel;
+  machineId: () => string | undefined;
+  /** Runs the graceful reboot (PID 1's shutdown). */
+  reboot: (why: string) => void;
+}
+
+export interface InstallerOptions {
+  state: State;
+  log: Logger;
+  owner: string;
+  /** The machine config as it would be persisted now, and how many resources it holds. */
+  machineConfig: () => { saved: SavedConfig; resources: number };
+  /** The machine, or why this engine installs nothing (a host running `serve`): each request is refused so. */
+  machine: InstallerMachine | { refuse: string };
+  paths?: Partial<InstallerPaths>;
+  /** How often progress is written to the status (default 500 ms). */
+  progressMs?: number;
+}
+
+export interface InstallerPaths {
+  sys: string; dev: string; mounts: string; dropCaches: string;
+  /** Where the installer mounts the medium and the new disk's STATE. */
+  work: string;
+}
+
+const DEFAULT_PATHS: InstallerPaths = {
+  sys: '/sys/class/block', dev: '/dev', mounts: '/proc/self/mounts', dropCaches: '/proc/sys/vm/drop_caches',
+  work: '/run/install',
+};
+
+/** How long the kernel may take to show the new partitions once told to read the table. */
+const PARTITIONS_MS = 10_000;
+
+class Refused extends Error {}
+
+export async function startInstaller(o: InstallerOptions): Promise<{ close(): void }> {
+  const paths = { ...DEFAULT_PATHS, ...o.paths };
+  let running: string | undefined;
+  const watch = await o.state.watch({ namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE }, {}, (events) => {
+    for (const e of events) {
+      if (e.type !== 'created') continue;
+      const id = e.resource.metadata.id;
+      const spec = e.resource.spec as InstallRequestSpec;
+      if (running !== undefined) {
+        void report(o, id, { phase: 'failed', error: `install "${running}" is running; one install at a time`,
+          startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() });
+        continue;
+      }
+      running = id;
+      void install(o, paths, id, spec).finally(() => { running = undefined; });
+    }
+  });
+  return { close: () => watch.close() };
+}
+
+const blank = (): InstallStatusSpec => ({
+  disk: '', source: '', version: '', bytesDone: 0, bytesTotal: 0, config: '', error: '', diskTouched: false,
+});
+
+function report(o: InstallerOptions, id: string, spec: Partial<InstallStatusSpec>): Promise<unknown> {
+  return upsert(o.state, { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id }, { ...blank(), ...spec }, o.owner)
+    .catch((e: Error) => o.log.warn(`install "${id}": cannot write its status: ${e.message}`));
+}
+
+async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec: InstallRequestSpec): Promise<void> {
+  const machine = 'kernel' in o.machine ? o.machine : undefined;
+  const log = o.log.child(`install ${id}`);
+  let status: InstallStatusSpec = { ...blank(), phase: 'checking', startedAt: new Date().toISOString() };
+  let lastReport = 0;
+  const set = async (change: Partial<InstallStatusSpec>, force = true) => {
+    status = { ...status, ...change };
+    const now = Date.now();
+    if (!force && now - lastReport < (o.progressMs ?? 500)) return;
+    lastReport = now;
+    await report(o, id, status);
+  };
+  await set({});
+  let payload: PayloadSource | undefined;
+  try {
+    if (!machine) throw new Refused((o.machine as { refuse: string }).refuse);
+    const found = spec.source ? await fetchPayload(spec.source)
+      : findMedium(machine.kernel, [...listBlockDevices(p.sys, p.dev).values()], join(p.work, 'medium'));
+    if (found instanceof Error) throw new Refused(found.message);
+    payload = found;
+    const m = payload.manifest;
+    await set({ source: payload.origin, version: m.version, bytesTotal: m.disk.size });
+    const devices = listBlockDevices(p.sys, p.dev);
+    const chosen = selectDisk(spec.disk, [...devices.values()], payload.device);
+    if (chosen.error !== undefined) throw new Refused(chosen.error);
+    const disk = chosen.disk;
+    await set({ disk: disk.devPath });
+    const facts = targetFacts(machine, p, disk, devices, m.disk.size);
+    const problems = targetProblems(facts, spec.wipe);
+    if (problems.length) throw new Refused(problems.join('; '));
+    log.info(`writing ${m.version} (${m.disk.size} bytes) from ${payload.origin} to ${disk.devPath}`);
+    await set({ phase: 'writing', diskTouched: true });
+    await writeImage({
+      compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, manifest: m,
+      progress: (n) => void set({ bytesDone: n }, false),
+    });
+    await set({ phase: 'verifying', bytesDone: 0 });
+    await verifyImage({
+      target: disk.devPath, size: m.disk.size, sha256: m.disk.sha256,
+      dropCaches: () => writeFileSync(p.dropCaches, '1'), progress: (n) => void set({ bytesDone: n }, false),
+    });
+    await set({ phase: 'configuring', bytesDone: m.disk.size });
+    const config = await putConfig(o, machine, p, disk, m, log);
+    await set({ phase: 'done', config, finishedAt: new Date().toISOString() });
+    log.info(`installed ${m.version} on ${disk.devPath}; ${config}`);
+  } catch (e) {
+    const refused = e instanceof Refused;
+    const error = refused ? `refused: ${e.message}` : `${status.phase ?? 'checking'}: ${(e as Error).message}`;
+    log.error(error + (status.diskTouched ? ` (${status.disk} was partly written: install again)` : ''));
+    await set({ phase: 'failed', error, finishedAt: new Date().toISOString() });
+    return;
+  } finally { payload?.close(); }
+  if (spec.reboot) machine?.reboot(`install "${id}" done: booting ${status.disk}`);
+}
+
+/** What is on the chosen disk: partitions, mounts, and the install record of a STATE it holds. */
+function targetFacts(
+  o: InstallerMachine, p: InstallerPaths, disk: BlockDeviceSpec, devices: Map<string, BlockDeviceSpec>,
+  imageBytes: number,
+): TargetFacts {
+  const partitions = (disk.partitions ?? []).flatMap((n) => devices.get(n) ?? []);
+  const own = new Set([disk.devPath, ...partitions.map((d) => d.devPath)]);
+  const mounted = parseMounts(readFileSync(p.mounts, 'utf8')).filter((m) => own.has(m.source))
+    .map((m) => ({ device: m.source, target: m.target }));
+  const stateDev = partitions.find((d) => d.label === STATE_LABEL);
+  const machineId = o.machineId();
+  const facts: TargetFacts = { disk, partitions, mounted, imageBytes, ...(machineId ? { machineId } : {}) };
+  if (!stateDev || mounted.length) return facts;
+  return { ...facts, state: { device: stateDev.devPath, ...readRecord(o.kernel, stateDev, join(p.work, 'probe')) } };
+}
+
+/** The install record on a STATE filesystem, mounted read-only (no journal replay) while it is read. */
+function readRecord(k: MountOps, dev: BlockDeviceSpec, dir: string): { record?: InstallRecord; unreadable?: string } {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    k.mount(dev.devPath, dir, dev.fstype ?? 'ext4', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC);
+  } catch (e) { return { unreadable: `cannot mount it: ${(e as Error).message}` }; }
+  try {
+    const where = `${dev.devPath}:/${INSTALL_RECORD_FILE}`;
+    const r = parseInstallRecord(readFileSync(join(dir, INSTALL_RECORD_FILE), 'utf8'), where);
+    return r instanceof Error ? { unreadable: r.message } : { record: r };
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return {};
+    return { unreadable: (e as Error).message };
+  } finally { k.umount2(dir); } // not lazily: the disk must be free before it is opened O_EXCL
+}
+
+/** BLKRRPART, again while the kernel says EBUSY: a partition of the old table may be open for a moment (a probe). */
+async function rereadPartitions(k: InstallerKernel, disk: string): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try { k.rereadPartitions(disk); return; } catch (e) {
+      if (!isErrno(e, 'EBUSY') || tries >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/** The new disk's STATE, found once the kernel has read the table, given the machine config and the record. */
+async function putConfig(
+  o: InstallerOptions, machine: InstallerMachine, p: InstallerPaths, disk: BlockDeviceSpec, m: InstallManifest,
+  log: Logger,
+): Promise<string> {
+  await rereadPartitions(machine.kernel, disk.devPath);
+  const name = disk.devPath.replace(/^.*\//, '');
+  const deadline = Date.now() + PARTITIONS_MS;
+  const findState = () => [...listBlockDevices(p.sys, p.dev).values()]
+    .find((d) => d.parent === name && d.label === STATE_LABEL);
+  let state: BlockDeviceSpec | undefined;
+  while (!(state = findState())) {
+    if (Date.now() > deadline) {
+      throw new Error(`no partition of ${disk.devPath} labelled ${STATE_LABEL} ${PARTITIONS_MS / 1000} s `
+        + 'after BLKRRPART');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const dir = join(p.work, 'state');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  machine.kernel.mount(state.devPath, dir, state.fstype ?? 'ext4', MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME);
+  try {
+    const { saved, resources } = o.machineConfig();
+    fileConfigStore(dir).save(saved);
+    const record: InstallRecord = {
+      machineId: machine.machineId() ?? '', version: m.version, commit: m.commit,
+      installedAt: new Date().toISOString(), disk: disk.devPath,
+    };
+    writeFileAtomic(join(dir, INSTALL_RECORD_FILE), formatInstallRecord(record), 0o644);
+    log.info(`machine config (${resources} resources) written to ${state.devPath}`);
+    return `${resources} resources (from ${saved.source}) on ${state.devPath}`;
+  } finally {
+    machine.kernel.umount2(dir);
+    machine.kernel.sync();
+  }
+}

@@ -1,0 +1,81 @@
+// The installer's byte work against real files: the disk streams out of its gzip onto the
+// target, checked by both sha256s on the way; damage and truncation are caught; the tail of a
+// larger target is cleared of a former backup GPT; reading back catches a disk that lies.
+import t from 'tap';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { INSTALL_PAYLOAD_KIND, type InstallManifest } from '../disk/install-manifest.ts';
+import { verifyImage, writeImage } from './write-image.ts';
+
+const MiB = 1 << 20;
+const dir = mkdtempSync(join(tmpdir(), 'write-image-'));
+const disk = Buffer.concat([randomBytes(MiB), Buffer.alloc(2 * MiB), randomBytes(512)]);
+const gz = gzipSync(disk);
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const manifest: InstallManifest = {
+  kind: INSTALL_PAYLOAD_KIND, version: '1.2.3', commit: 'abc', cmdline: 'console=ttyS0',
+  disk: {
+    file: 'appliance.raw.gz', compression: 'gzip', size: disk.length, sha256: sha(disk),
+    compressedSize: gz.length, compressedSha256: sha(gz),
+  },
+  partitions: [],
+};
+const target = (name: string, bytes = 8 * MiB) => {
+  const p = join(dir, name);
+  writeFileSync(p, Buffer.alloc(bytes, 0xaa)); // a disk that held something
+  return p;
+};
+
+t.test('the disk is written whole, progress heard, and the last MiB of a larger target cleared', async (t) => {
+  const p = target('good');
+  const seen: number[] = [];
+  await writeImage({ compressed: Readable.from([gz]), target: p, targetBytes: 8 * MiB, manifest,
+    progress: (n) => seen.push(n) });
+  const out = readFileSync(p);
+  t.same(out.subarray(0, disk.length), disk, 'the disk, byte for byte');
+  t.ok(out.subarray(disk.length, 7 * MiB).every((b) => b === 0xaa), 'between: untouched');
+  t.ok(out.subarray(7 * MiB).every((b) => b === 0), 'the tail, where a backup GPT would be: zeros');
+  t.equal(seen.at(-1), disk.length);
+  t.ok(seen.length > 1, 'progress heard as it goes');
+  await verifyImage({ target: p, size: disk.length, sha256: manifest.disk.sha256, dropCaches: () => {},
+    progress: () => {} });
+});
+
+t.test('a damaged, truncated or mislabelled payload fails and says what did not match', async (t) => {
+  const flipped = Buffer.from(gz);
+  flipped[gz.length - 12]! ^= 0xff; // in the deflate data's end or the trailer: gunzip or the sha256 notices
+  await t.rejects(writeImage({ compressed: Readable.from([flipped]), target: target('flip'), targetBytes: 8 * MiB,
+    manifest, progress: () => {} }));
+  await t.rejects(writeImage({ compressed: Readable.from([gz.subarray(0, gz.length >> 1)]), target: target('cut'),
+    targetBytes: 8 * MiB, manifest, progress: () => {} }), /unexpected end of file/);
+  const wrong = { ...manifest, disk: { ...manifest.disk, sha256: '0'.repeat(64) } };
+  await t.rejects(writeImage({ compressed: Readable.from([gz]), target: target('label'), targetBytes: 8 * MiB,
+    manifest: wrong, progress: () => {} }),
+  /the disk's sha256 is [0-9a-f]{64}; the manifest says 0{64}: the medium or the download is damaged/);
+  await t.rejects(writeImage({ compressed: Readable.from([gz]), target: join(dir, 'missing', 'x'),
+    targetBytes: 8 * MiB, manifest, progress: () => {} }), /cannot open .*missing\/x for writing: ENOENT/);
+});
+
+t.test('reading back catches a disk that does not keep what was written', async (t) => {
+  const p = target('liar');
+  await writeImage({ compressed: createReadStream(writeGz()), target: p, targetBytes: 8 * MiB, manifest,
+    progress: () => {} });
+  let dropped = false;
+  const b = readFileSync(p);
+  b[MiB + 5] = 1;
+  writeFileSync(p, b);
+  await t.rejects(verifyImage({ target: p, size: disk.length, sha256: manifest.disk.sha256,
+    dropCaches: () => { dropped = true; }, progress: () => {} }),
+  /read back, its sha256 is [0-9a-f]{64}, not the [0-9a-f]{64} written/);
+  t.ok(dropped, 'the page cache is dropped before reading back');
+});
+
+function writeGz(): string {
+  const p = join(dir, 'payload.gz');
+  writeFileSync(p, gz);
+  return p;
+}

@@ -1,0 +1,105 @@
+// write-image: the installer's byte work. The payload's gzip'd disk streams onto the target,
+// hashed on both sides of the gunzip as it goes, so a damaged medium or a cut download is caught
+// by the sha256 the manifest gives; then the target is read back from the device (the page cache
+// dropped first) and hashed again, so what the disk holds is what was meant.
+import { createHash } from 'node:crypto';
+import { closeSync, constants, createReadStream, fsyncSync, openSync, write, writeSync } from 'node:fs';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import type { InstallManifest } from '../disk/install-manifest.ts';
+import { hashingStream } from '../sys/hashing-stream.ts';
+
+/** Big chunks: a disk takes thousands of writes fewer than with the 16 KiB default. */
+const CHUNK = 1 << 20;
+/** Zeroed at the end of a larger target: a backup GPT left there by a former table. */
+const TAIL_BYTES = 1 << 20;
+
+const mismatch = (what: string, got: string | number, want: string | number) =>
+  `${what} is ${got}; the manifest says ${want}`;
+
+/** Writes what streams in at `fd` from offset 0 on. Not fs.createWriteStream: its destroy closes the fd. */
+function fdSink(fd: number): Writable {
+  let pos = 0;
+  return new Writable({
+    highWaterMark: CHUNK,
+    write(chunk: Buffer, _enc, done) {
+      const more = (off: number): void => {
+        if (off === chunk.length) { done(); return; }
+        write(fd, chunk, off, chunk.length - off, pos, (e, n) => {
+          if (e) { done(e); return; }
+          pos += n;
+          more(off + n);
+        });
+      };
+      more(0);
+    },
+  });
+}
+
+export interface WriteOptions {
+  compressed: Readable;
+  /** The device (or, in tests, a file) to write. */
+  target: string;
+  /** The target's size in bytes. */
+  targetBytes: number;
+  manifest: InstallManifest;
+  /** Hears the bytes of disk written so far. */
+  progress: (bytes: number) => void;
+}
+
+/**
+ * Writes the disk. The target is opened O_EXCL: the kernel refuses a block device that is mounted or held, the
+ * last guard against writing under a filesystem. Throws an Error naming what did not match.
+ */
+export async function writeImage(o: WriteOptions): Promise<void> {
+  let fd: number;
+  try { fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL); } catch (e) {
+    throw new Error(`cannot open ${o.target} for writing: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    const gzDigest = createHash('sha256');
+    const rawDigest = createHash('sha256');
+    const gzTap = hashingStream(gzDigest);
+    const rawTap = hashingStream(rawDigest, o.progress);
+    await pipeline(o.compressed, gzTap, createGunzip({ chunkSize: CHUNK }), rawTap,
+      fdSink(fd));
+    const d = o.manifest.disk;
+    const problems = [
+      ...(gzTap.bytes !== d.compressedSize ? [mismatch(`the payload's size`, gzTap.bytes, d.compressedSize)] : []),
+      ...(rawTap.bytes !== d.size ? [mismatch(`the disk's size once decompressed`, rawTap.bytes, d.size)] : []),
+    ];
+    const gzSum = gzDigest.digest('hex');
+    const rawSum = rawDigest.digest('hex');
+    if (!problems.length && gzSum !== d.compressedSha256) {
+      problems.push(mismatch(`the payload's sha256`, gzSum, d.compressedSha256));
+    }
+    if (!problems.length && rawSum !== d.sha256) problems.push(mismatch(`the disk's sha256`, rawSum, d.sha256));
+    if (problems.length) throw new Error(`${problems.join('; ')}: the medium or the download is damaged`);
+    if (o.targetBytes >= d.size + TAIL_BYTES) {
+      const zeros = Buffer.alloc(TAIL_BYTES);
+      writeSync(fd, zeros, 0, zeros.length, o.targetBytes - TAIL_BYTES);
+    }
+    fsyncSync(fd);
+  } finally { closeSync(fd); }
+}
+
+/**
+ * Reads the first `size` bytes of `target` back and compares their sha256 with `sha256`. `dropCaches` runs first,
+ * so the bytes come from the disk rather than from the page cache the writes just filled.
+ */
+export async function verifyImage(o: {
+  target: string; size: number; sha256: string; dropCaches: () => void; progress: (bytes: number) => void;
+}): Promise<void> {
+  o.dropCaches();
+  const digest = createHash('sha256');
+  const tap = hashingStream(digest, o.progress);
+  await pipeline(createReadStream(o.target, { start: 0, end: o.size - 1, highWaterMark: CHUNK }), tap,
+    async function* drain(source: AsyncIterable<Buffer>) { for await (const _ of source) { /* hashed by tap */ } });
+  const sum = digest.digest('hex');
+  if (tap.bytes !== o.size) throw new Error(`${o.target}: read back ${tap.bytes} bytes of ${o.size}`);
+  if (sum !== o.sha256) {
+    throw new Error(`${o.target}: read back, its sha256 is ${sum}, not the ${o.sha256} written: the disk does not `
+      + 'keep what is written to it');
+  }
+}
