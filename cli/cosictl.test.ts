@@ -244,3 +244,20 @@ t.test('get --watch: the table lines up with its header; yaml and json say which
   await yaml.stop();
   await run(['delete', 'motd', 'a-much-longer-id-than-any-before']);
 });
+
+t.test('install: the request validated, followed to its end; on a host it is refused and says so', async (t) => {
+  const refused = await run(['install', '--disk', '/dev/sda', '--size', '>= 1GiB', '--id', 'host']);
+  t.equal(refused.code, 1, refused.err);
+  t.match(refused.err, /install "host": refused: this engine runs on a host \(serve\): it installs nothing/);
+  const status = (await run(['get', 'installstatus', 'host', '-o', 'yaml'])).out;
+  t.match(status, /phase: failed/);
+  t.match(status, /diskTouched: false/);
+  const bad = await run(['install', '--size', 'huge']);
+  t.equal(bad.code, 1, 'the API refuses it');
+  t.match(bad.err, /spec\.disk\.size: must be an optional comparison and a size, such as >= 10GiB, got "huge"/);
+  const usage = await run(['install']);
+  t.equal(usage.code, 2);
+  t.match(usage.err, /name the disk with --disk, --serial, --model or --size/);
+  t.match((await run(['get', 'versions', '--wipe'])).err, /--wipe is a flag of install, not of get/);
+  t.match((await run(['install', '--help'])).out, /^usage: cosictl install/);
+});

@@ -1,5 +1,6 @@
 // install: declares an InstallRequest and follows its InstallStatus until the machine says done
 // or failed, printing each phase and the progress of the long ones.
+import { randomBytes } from 'node:crypto';
 import { newResource } from '../../init/cosi/resource/resource.ts';
 import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import {
@@ -32,7 +33,7 @@ flags:
                          the medium: take the ISO out, or put the disk first in the boot order)
       --source URL       the install/ folder's http(s) URL (a machine booted over the network);
                          default: the medium the machine booted from
-      --id ID            the request's id (default install-<time>)
+      --id ID            the request's id (default install-<time>-<4 hex digits>)
       --no-wait          declare the request and return; follow it with
                          \`cosictl get installstatus ID -w\`
 
@@ -62,17 +63,18 @@ export function progressLine(s: InstallStatusSpec, last: { phase?: string; tenth
 export async function install(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
   if (p.positional.length) throw new CliError(`install: unexpected argument "${p.positional[0]}"`, EXIT.usage);
-  const disk = {
-    path: flag(p, 'disk') ?? '', serial: flag(p, 'serial') ?? '', model: flag(p, 'model') ?? '',
-    size: flag(p, 'size') ?? '',
-  };
-  if (!disk.path && !disk.serial && !disk.model && !disk.size) {
+  const given = (k: string, f: string) => (flag(p, f) !== undefined ? { [k]: flag(p, f) } : {});
+  const disk = { ...given('path', 'disk'), ...given('serial', 'serial'), ...given('model', 'model'),
+    ...given('size', 'size') };
+  if (!Object.keys(disk).length) {
     throw new CliError('install: name the disk with --disk, --serial, --model or --size', EXIT.usage);
   }
   const spec: InstallRequestSpec = {
-    disk, wipe: has(p, 'wipe'), reboot: has(p, 'reboot'), source: flag(p, 'source') ?? '',
+    disk, wipe: has(p, 'wipe'), reboot: has(p, 'reboot'), ...given('source', 'source'),
   };
-  const id = flag(p, 'id') ?? `install-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}`;
+  // The time says when; the suffix keeps two requests of the same second apart.
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const id = flag(p, 'id') ?? `install-${stamp}-${randomBytes(2).toString('hex')}`;
   const statusOf = { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id };
   let resolveEnd: (r: InstallStatusSpec) => void = () => undefined;
   const end = new Promise<InstallStatusSpec>((r) => { resolveEnd = r; });

@@ -4,6 +4,7 @@
 // tried, crashes (a parser throwing what it does not promise, the server answering
 // INTERNAL or dying), the slowest input, the bystander's Get p99, the engine's memory.
 import t from 'tap';
+import protobuf from 'protobufjs';
 import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { connect as h2Connect } from 'node:http2';
@@ -12,8 +13,8 @@ import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { hostileYaml, mutate, rng } from '../cosi/conformance/fuzz.ts';
 import { resourceFromWire, resourceToWire } from '../cosi/remote/codec.ts';
-import { decode, encode } from '../cosi/remote/proto.ts';
-import { STATE_METHODS, type StateMethod } from '../cosi/remote/service.ts';
+import { encode } from '../cosi/remote/proto.ts';
+import { STATE_METHODS } from '../cosi/remote/service.ts';
 import { GrpcChannel, GrpcCallError } from '../cosi/remote/grpc/client.ts';
 import { FrameError, MessageReader, Status, frame } from '../cosi/remote/grpc/framing.ts';
 import { newResource, type Resource } from '../cosi/resource/resource.ts';
@@ -30,6 +31,23 @@ import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { ADDRESS_SPEC_TYPE } from '../../plugins/network/types.ts';
 import { fillDefinitions } from '../cosi/meta/definition.ts';
 import { startBystander } from '../cosi/conformance/bystander.ts';
+
+/** Every string at a field path (CreateResponse.resource.metadata.id is [1, 1, 3]) of raw protobuf, any occurrence. */
+function idsAt(buf: Uint8Array, path: readonly number[]): string[] {
+  const out: string[] = [];
+  try {
+    const r = protobuf.Reader.create(buf);
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if ((tag & 7) !== 2) { r.skipType(tag & 7); continue; }
+      const b = r.bytes();
+      if (tag >>> 3 !== path[0]) continue;
+      if (path.length === 1) out.push(Buffer.from(b).toString('utf8'));
+      else out.push(...idsAt(b, path.slice(1)));
+    }
+  } catch { /* the rest is not protobuf: what was read stands */ }
+  return out;
+}
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const N = Number(process.env.FUZZ_N ?? 10_000);
@@ -150,18 +168,10 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
         for (const c of APPLY_RESPONSE.decode(response).changes ?? []) touched.add(c.resource.replace(/^.*\//, ''));
         return;
       }
-      const name = Object.entries(STATE_METHODS).find(([, m]) => m.path === path)?.[0] as StateMethod | undefined;
-      if (!name) return;
-      // The answer first, on its own: the server's decoder takes inputs this test's stricter one refuses, and
-      // what it created is named in the answer even when the mutated request cannot be read back here.
-      try {
-        const res = decode<{ resource?: { metadata?: { id?: string } } }>(STATE_METHODS[name].response, response);
-        if (res.resource?.metadata?.id) touched.add(res.resource.metadata.id);
-      } catch { /* an answer without a resource (Destroy, Teardown): the request names it */ }
-      const req = decode<Record<string, { metadata?: { id?: string } } | string>>(STATE_METHODS[name].request, input);
-      for (const v of Object.values(req)) {
-        if (typeof v === 'string') touched.add(v);
-        else if (v?.metadata?.id) touched.add(v.metadata.id);
+      // Read as bare protobuf, not through this test's decoders: the server takes mutated inputs they refuse (a
+      // phase's tag turned into the id's), and what it wrote is named there all the same. Every candidate counts.
+      for (const id of [...idsAt(response, [1, 1, 3]), ...idsAt(input, [1, 1, 3]), ...idsAt(input, [3])]) {
+        touched.add(id);
       }
     } catch { /* undecodable: it could not have named a resource */ }
   };

@@ -100,12 +100,15 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
   const log = o.log.child(`install ${id}`);
   let status: InstallStatusSpec = { ...blank(), phase: 'checking', startedAt: new Date().toISOString() };
   let lastReport = 0;
-  const set = async (change: Partial<InstallStatusSpec>, force = true) => {
+  let reports: Promise<unknown> = Promise.resolve();
+  // Reports run one after another, each writing the status as it is by then: never an older one over a newer.
+  const set = (change: Partial<InstallStatusSpec>, force = true): Promise<unknown> => {
     status = { ...status, ...change };
     const now = Date.now();
-    if (!force && now - lastReport < (o.progressMs ?? 500)) return;
+    if (!force && now - lastReport < (o.progressMs ?? 500)) return reports;
     lastReport = now;
-    await report(o, id, status);
+    reports = reports.then(() => report(o, id, status));
+    return reports;
   };
   await set({});
   let payload: PayloadSource | undefined;
@@ -131,12 +134,14 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
       compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, manifest: m,
       progress: (n) => void set({ bytesDone: n }, false),
     });
+    await set({ bytesDone: m.disk.size }); // the last progress may have fallen between two reports
     await set({ phase: 'verifying', bytesDone: 0 });
     await verifyImage({
       target: disk.devPath, size: m.disk.size, sha256: m.disk.sha256,
       dropCaches: () => writeFileSync(p.dropCaches, '1'), progress: (n) => void set({ bytesDone: n }, false),
     });
-    await set({ phase: 'configuring', bytesDone: m.disk.size });
+    await set({ bytesDone: m.disk.size });
+    await set({ phase: 'configuring' });
     const config = await putConfig(o, machine, p, disk, m, log);
     await set({ phase: 'done', config, finishedAt: new Date().toISOString() });
     log.info(`installed ${m.version} on ${disk.devPath}; ${config}`);

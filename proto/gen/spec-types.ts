@@ -246,15 +246,15 @@ export interface ConfigStatusSpec {
  * exactly one whole disk may match (partitions, CD-ROMs and the install medium never do). */
 export interface InstallDiskSelector {
   /** The disk's device node, e.g. /dev/vda or /dev/nvme0n1. */
-  path: string;
+  path?: string;
   /** The disk's model as the kernel reports it (sysfs device/model), compared whole; * stands for any run of
    * characters. */
-  model: string;
+  model?: string;
   /** The disk's serial number (sysfs serial or device/serial), compared whole; * as in model. */
-  serial: string;
+  serial?: string;
   /** A size condition: ">= 10GiB", "< 2TB", "8GiB" (exactly). Units B, kB/MB/GB/TB (powers of 1000),
    * KiB/MiB/GiB/TiB (powers of 1024). */
-  size: string;
+  size?: string;
 }
 
 /** InstallRequestSpec: declared by a user on a machine booted from the ISO or over PXE: the engine
@@ -276,7 +276,7 @@ export interface InstallRequestSpec {
   reboot: boolean;
   /** Where the install payload is: empty for the medium the machine booted from (the ISO), or the http://
    * URL of an install/ folder (the one beside the PXE files). */
-  source: string;
+  source?: string;
 }
 
 /** InstallStatusSpec: one InstallRequest's progress (same id), written by the engine. */
