@@ -2,27 +2,17 @@
 // folder, a manifest that is not one or is far too large, a disk whose announced length is not
 // the manifest's, and a connection cut half way, which the writer then refuses.
 import t from 'tap';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { INSTALL_PAYLOAD_KIND, type InstallManifest } from '../disk/install-manifest.ts';
+import { testPayload } from './testing/payload.ts';
 import { fetchPayload, type PayloadSource } from './payload-source.ts';
 import { writeImage } from './write-image.ts';
 
 const disk = Buffer.concat([randomBytes(64 << 10), Buffer.alloc(192 << 10)]);
-const gz = gzipSync(disk);
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const manifest: InstallManifest = {
-  kind: INSTALL_PAYLOAD_KIND, version: '2.0', commit: 'def', cmdline: '',
-  disk: {
-    file: 'appliance.raw.gz', compression: 'gzip', size: disk.length, sha256: sha(disk),
-    compressedSize: gz.length, compressedSha256: sha(gz),
-  },
-  partitions: [],
-};
+const { gz, manifest } = testPayload(disk);
 
 const server: Server = createServer((req, res) => {
   const [, folder, file] = /^\/(\w+)\/(.*)$/.exec(req.url ?? '') ?? [];

@@ -2,28 +2,18 @@
 // target, checked by both sha256s on the way; damage and truncation are caught; the tail of a
 // larger target is cleared of a former backup GPT; reading back catches a disk that lies.
 import t from 'tap';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
-import { INSTALL_PAYLOAD_KIND, type InstallManifest } from '../disk/install-manifest.ts';
+import { testPayload } from './testing/payload.ts';
 import { verifyImage, writeImage } from './write-image.ts';
 
 const MiB = 1 << 20;
 const dir = mkdtempSync(join(tmpdir(), 'write-image-'));
 const disk = Buffer.concat([randomBytes(MiB), Buffer.alloc(2 * MiB), randomBytes(512)]);
-const gz = gzipSync(disk);
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const manifest: InstallManifest = {
-  kind: INSTALL_PAYLOAD_KIND, version: '1.2.3', commit: 'abc', cmdline: 'console=ttyS0',
-  disk: {
-    file: 'appliance.raw.gz', compression: 'gzip', size: disk.length, sha256: sha(disk),
-    compressedSize: gz.length, compressedSha256: sha(gz),
-  },
-  partitions: [],
-};
+const { gz, manifest } = testPayload(disk);
 const target = (name: string, bytes = 8 * MiB) => {
   const p = join(dir, name);
   writeFileSync(p, Buffer.alloc(bytes, 0xaa)); // a disk that held something
