@@ -11,7 +11,7 @@ import {
   INSTALL_DIR, INSTALL_MANIFEST, MAX_INSTALL_MANIFEST_BYTES, parseInstallManifest, type InstallManifest,
 } from '../disk/install-manifest.ts';
 import { MNT_DETACH, MS } from '../sys/mount-table.ts';
-import { httpOpen, readBody } from './http-open.ts';
+import { httpOpen, httpRequest } from '../sys/http-get.ts';
 
 export interface PayloadSource {
   /** Where the payload is read from: the medium's device (/dev/sr0) or the folder's URL. */
@@ -69,18 +69,17 @@ export async function fetchPayload(url: string): Promise<PayloadSource | Error> 
   const base = url.endsWith(`/${INSTALL_MANIFEST}`) ? url.slice(0, -INSTALL_MANIFEST.length)
     : url.endsWith('/') ? url : `${url}/`;
   const manifestUrl = new URL(INSTALL_MANIFEST, base).href;
-  let manifest: InstallManifest | Error;
-  try {
-    const body = await readBody(await httpOpen(manifestUrl), manifestUrl, MAX_INSTALL_MANIFEST_BYTES);
-    manifest = parseInstallManifest(body.toString('utf8'), manifestUrl);
-  } catch (e) { return e as Error; }
+  const got = await httpRequest({ url: manifestUrl, maxBytes: MAX_INSTALL_MANIFEST_BYTES, timeoutMs: 30_000 });
+  if (!got.ok) return new Error(`GET ${got.message}`);
+  if (got.status !== 200) return new Error(`GET ${manifestUrl}: HTTP ${got.status}`);
+  const manifest = parseInstallManifest(got.body.toString('utf8'), manifestUrl);
   if (manifest instanceof Error) return manifest;
   const m = manifest;
   const diskUrl = new URL(m.disk.file, base).href;
   return {
     origin: base, manifest: m,
     async openDisk() {
-      const res = await httpOpen(diskUrl);
+      const res = await httpOpen(diskUrl).catch((e: Error) => { throw new Error(`GET ${e.message}`, { cause: e }); });
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (Number.isFinite(declared) && declared !== m.disk.compressedSize) {
         res.destroy();

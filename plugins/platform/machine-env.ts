@@ -8,7 +8,7 @@ import { isErrno } from '../../native/errno.ts';
 import type { Native } from '../../native/index.ts';
 import { MS } from '../../init/sys/mount-table.ts';
 import { listBlockDevices } from '../../init/sys/sysfs-block.ts';
-import { httpRequest } from './http-get.ts';
+import { httpRequest } from '../../init/sys/http-get.ts';
 import type { Dmi, SourceEnv, Volume } from './sources/source.ts';
 
 /** The most a seed file may hold. */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { generateKey, issueCertificate, keyToPem } from '../../init/pki/certificate.ts';
 import { detectPlatform } from './detect.ts';
-import { httpRequest } from './http-get.ts';
+import { httpRequest } from '../../init/sys/http-get.ts';
 import { platformSpecs } from './platform-network.ts';
 import { cmdlineInline, cmdlineUrl, substitute } from './sources/cmdline.ts';
 import { ec2 } from './sources/ec2.ts';

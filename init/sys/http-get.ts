@@ -1,9 +1,9 @@
-// http-get: the one HTTP client of the platform sources. Strict and bounded: every
-// request has a timeout, every body a size limit, and a body shorter than its
-// Content-Length (a truncated answer) is an error, not data. Failures are values that
-// name the URL and what went wrong. https is verified against the CA bundle in the image:
-// the Mozilla roots compiled into the init's Node runtime (there is no other trust store
-// on a machine without a root filesystem).
+// http-get: the one HTTP client of the machine (the platform sources, the installer). Strict
+// and bounded: every request has a timeout, every body a size limit, and a body shorter than
+// its Content-Length (a truncated answer) is an error, not data. Failures name the URL and
+// what went wrong. A body too large to hold (a disk image) streams instead (httpOpen). https
+// is verified against the CA bundle in the image: the Mozilla roots compiled into the init's
+// Node runtime (there is no other trust store on a machine without a root filesystem).
 import { request as httpRequestOf, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequestOf } from 'node:https';
 
@@ -41,20 +41,30 @@ export type HttpResult =
   | { ok: true; status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
   | { ok: false; message: string };
 
+/** The URL, or why it cannot be fetched. */
+function parseHttpUrl(raw: string): URL | string {
+  let url: URL;
+  try { url = new URL(raw); } catch { return `${raw}: not a URL`; }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return `${raw}: only http:// and https:// are supported (got ${url.protocol})`;
+  }
+  return url;
+}
+
+/** A request over http or https, as the URL says. */
+function send(url: URL, r: Pick<HttpRequest, 'method' | 'headers' | 'ca'>, onAnswer: (res: IncomingMessage) => void):
+ClientRequest {
+  const options: RequestOptions & { ca?: string[] } = { method: r.method ?? 'GET', headers: r.headers ?? {} };
+  if (r.ca) options.ca = r.ca;
+  return url.protocol === 'https:' ? httpsRequestOf(url, options, onAnswer) : httpRequestOf(url, options, onAnswer);
+}
+
 export function httpRequest(r: HttpRequest): Promise<HttpResult> {
   const timeoutMs = r.timeoutMs ?? 5000;
   const maxBytes = r.maxBytes ?? 1 << 20;
-  let url: URL;
-  try { url = new URL(r.url); } catch { return Promise.resolve({ ok: false, message: `${r.url}: not a URL` }); }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const message = `${r.url}: only http:// and https:// are supported (got ${url.protocol})`;
-    return Promise.resolve({ ok: false, message });
-  }
-  const options: RequestOptions & { ca?: string[] } = { method: r.method ?? 'GET', headers: r.headers ?? {} };
-  if (r.ca) options.ca = r.ca;
-  const start = (onAnswer: (res: IncomingMessage) => void): ClientRequest => (
-    url.protocol === 'https:' ? httpsRequestOf(url, options, onAnswer) : httpRequestOf(url, options, onAnswer)
-  );
+  const url = parseHttpUrl(r.url);
+  if (typeof url === 'string') return Promise.resolve({ ok: false, message: url });
+  const start = (onAnswer: (res: IncomingMessage) => void): ClientRequest => send(url, r, onAnswer);
   return new Promise((resolve) => {
     let settled = false;
     const done = (x: HttpResult) => { if (!settled) { settled = true; clearTimeout(timer); resolve(x); } };
@@ -81,6 +91,26 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
       done({ ok: false, message: `${r.url}: no complete answer within ${timeoutMs} ms` });
     }, timeoutMs);
     req.on('error', (e: NodeJS.ErrnoException) => done({ ok: false, message: failure(r.url, e) }));
+    req.end();
+  });
+}
+
+/**
+ * GET of a body too large to hold: the answer, to be read as a stream, once its status is 200; else an Error that
+ * names the URL. The server may go quiet for at most `idleMs` at any point, headers or body.
+ */
+export function httpOpen(raw: string, idleMs = 30_000): Promise<IncomingMessage> {
+  const url = parseHttpUrl(raw);
+  if (typeof url === 'string') return Promise.reject(new Error(url));
+  return new Promise((resolve, reject) => {
+    const req = send(url, {}, (res) => {
+      if (res.statusCode === 200) { resolve(res); return; }
+      res.resume();
+      reject(new Error(`${raw}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
+    });
+    req.setTimeout(idleMs, () => req.destroy(new Error(`${raw}: nothing received for ${idleMs / 1000} s`)));
+    req.on('error', (e: NodeJS.ErrnoException) => reject(e.message.startsWith(`${raw}: `) ? e
+      : new Error(failure(raw, e), { cause: e })));
     req.end();
   });
 }
