@@ -5,6 +5,7 @@
 // machine config it copies (the API's CA, sensitive files) is the engine's to hand out.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isErrno } from '../../native/errno.ts';
 import type { BlockDeviceSpec, InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../cosi/state/state.ts';
@@ -114,13 +115,14 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
   let payload: PayloadSource | undefined;
   try {
     if (!machine) throw new Refused((o.machine as { refuse: string }).refuse);
+    // One reading of the devices (each probed by its first bytes) serves the medium's search and the choice.
+    const devices = listBlockDevices(p.sys, p.dev);
     const found = spec.source ? await fetchPayload(spec.source)
-      : findMedium(machine.kernel, [...listBlockDevices(p.sys, p.dev).values()], join(p.work, 'medium'));
+      : findMedium(machine.kernel, [...devices.values()], join(p.work, 'medium'));
     if (found instanceof Error) throw new Refused(found.message);
     payload = found;
     const m = payload.manifest;
     await set({ source: payload.origin, version: m.version, bytesTotal: m.disk.size });
-    const devices = listBlockDevices(p.sys, p.dev);
     const chosen = selectDisk(spec.disk, [...devices.values()], payload.device);
     if (chosen.error !== undefined) throw new Refused(chosen.error);
     const disk = chosen.disk;
@@ -192,7 +194,7 @@ async function rereadPartitions(k: InstallerKernel, disk: string): Promise<void>
   for (let tries = 1; ; tries++) {
     try { k.rereadPartitions(disk); return; } catch (e) {
       if (!isErrno(e, 'EBUSY') || tries >= 20) throw e;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 }
@@ -213,7 +215,7 @@ async function putConfig(
       throw new Error(`no partition of ${disk.devPath} labelled ${STATE_LABEL} ${PARTITIONS_MS / 1000} s `
         + 'after BLKRRPART');
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   const dir = join(p.work, 'state');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
