@@ -173,11 +173,16 @@ function targetFacts(
   return { ...facts, state: { device: stateDev.devPath, ...readRecord(o.kernel, stateDev, join(p.work, 'probe')) } };
 }
 
-/** The install record on a STATE filesystem, mounted read-only (no journal replay) while it is read. */
+/**
+ * The install record on a STATE filesystem, mounted read-only while it is read. ext3/4 without journal replay
+ * (noload): a read-only mount still replays a dirty journal, which would write to a disk that may be refused.
+ */
 function readRecord(k: MountOps, dev: BlockDeviceSpec, dir: string): { record?: InstallRecord; unreadable?: string } {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fstype = dev.fstype ?? 'ext4';
   try {
-    k.mount(dev.devPath, dir, dev.fstype ?? 'ext4', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC);
+    k.mount(dev.devPath, dir, fstype, MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC,
+      fstype === 'ext3' || fstype === 'ext4' ? 'noload' : undefined);
   } catch (e) { return { unreadable: `cannot mount it: ${(e as Error).message}` }; }
   try {
     const where = `${dev.devPath}:/${INSTALL_RECORD_FILE}`;

@@ -26,7 +26,7 @@ export interface PayloadSource {
 }
 
 export interface MountOps {
-  mount(source: string, target: string, fstype: string, flags: number): void;
+  mount(source: string, target: string, fstype: string, flags: number, data?: string): void;
   umount2(target: string, flags?: number): void;
 }
 
