@@ -156,14 +156,17 @@ export class MachineConfig {
 
   /** The config as it would be persisted now, for another disk's STATE (the installer's), and its size. */
   forDisk(): { saved: SavedConfig; resources: number } {
-    const instanceId = this.status.instanceId || this.o.currentInstanceId?.() || undefined;
-    return {
-      saved: {
-        text: this.text(), source: this.status.source || 'api', savedAt: this.now().toISOString(),
-        ...(instanceId ? { instanceId } : {}),
-      },
-      resources: this.resources().length,
-    };
+    return { saved: this.saved(this.status.source || 'api', this.instanceId()), resources: this.resources().length };
+  }
+
+  /** The config as the store keeps it, as of now. */
+  private saved(source: string, instanceId?: string): SavedConfig {
+    return { text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}) };
+  }
+
+  /** The platform instance the config belongs to: the one it was applied for, else the platform's now. */
+  private instanceId(): string | undefined {
+    return this.status.instanceId || this.o.currentInstanceId?.() || undefined;
   }
 
   private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
@@ -386,9 +389,7 @@ export class MachineConfig {
     // In memory the resources are the config already: no text to make.
     if (!path) return { persistedTo: '', persistProblem: why };
     try {
-      this.o.store.save({
-        text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
-      });
+      this.o.store.save(this.saved(source, instanceId));
     } catch (e) {
       this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
       return { persistedTo: '', persistProblem: (e as Error).message };
@@ -408,7 +409,7 @@ export class MachineConfig {
       this.persistTimer = undefined;
       void this.serial(async () => {
         if (this.trying) return;
-        const saved = this.persist('api', this.status.instanceId || this.o.currentInstanceId?.() || undefined);
+        const saved = this.persist('api', this.instanceId());
         await this.setStatus({
           state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
