@@ -39,7 +39,7 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
         o.progress('raw disk: GPT, GRUB for BIOS and UEFI, ESP with slot A, STATE, EPHEMERAL');
         raw = buildRawDisk({
           out: join(o.outDir, 'appliance.raw'), kernel: o.inputs.kernel, initramfs: o.inputs.initramfs,
-          cmdline: o.inputs.cmdline, seed: o.seed, epoch: o.epoch, workDir,
+          cmdline: o.inputs.cmdline, seed: o.seed, epoch: o.epoch, workDir, release: o.release,
           ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
         });
       }

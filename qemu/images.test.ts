@@ -64,7 +64,9 @@ t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and sl
   t.match(ls('::/A'), /vmlinuz[\s\S]*initramfs\.cpio\.zst|initramfs\.cpio\.zst[\s\S]*vmlinuz/);
   const env = execFileSync('mtype', ['-i', esp, '::/boot/grub/grubenv']);
   t.equal(env.length, 1024);
-  t.same([...decodeGrubEnv(env)], [['default_slot', 'A']]);
+  t.same([...decodeGrubEnv(env)], [['default_slot', 'A'], ['good_slots', 'A']]);
+  t.match(execFileSync('mtype', ['-i', esp, '::/A/slot.env'], { encoding: 'latin1' }),
+    /^# GRUB Environment Block\ncmdline=console=ttyS0[^\n]*\nversion=0\.0\.0-test\ncommit=test\n/, 'slot A\'s own command line');
   t.match(execFileSync('mtype', ['-i', esp, '::/boot/grub/grub.cfg'], { encoding: 'utf8' }), /tries_left/);
 });
 

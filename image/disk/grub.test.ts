@@ -42,6 +42,9 @@ t.test('grub.cfg counts down the tries of a new slot, then falls back and says w
   for (const n of [3, 2, 1]) t.match(cfg, new RegExp(`"\\$tries_left" = ${n} \\]; then\\s+set tries_left=${n - 1}`));
   t.match(cfg, /set tried_slot=\$try_slot\s+set try_slot=\s+save_env tried_slot/);
   t.match(cfg, /save_env try_slot tries_left/);
-  t.match(cfg, /linux \/\$slot\/vmlinuz console=ttyS0 appliance\.slot=\$slot/);
+  t.match(cfg, /set cmdline="console=ttyS0"\nload_env --file \/\$slot\/slot\.env cmdline\n/,
+    'the slot\'s own command line, this one without it');
+  t.match(cfg, /linux \/\$slot\/vmlinuz \$cmdline appliance\.slot=\$slot/);
+  t.throws(() => grubConfig({ cmdline: 'a="b c"', tries: 3 }), /not allowed/, 'quotes would change the words');
   t.match(cfg, /initrd \/\$slot\/initramfs\.cpio\.zst\nboot\n[\s\S]*reboot\n$/);
 });

@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { encodeSlotEnv, SLOT_FILES, SLOT_PARAM } from '../../init/disk/boot-slots.ts';
 
 export const GRUB_DIR = '/usr/lib/grub';
 const MODULES = [
@@ -116,6 +117,7 @@ export interface GrubConfigOptions {
  * after `tries` boots. The running system marks a slot good (default_slot, try_slot unset).
  */
 export function grubConfig(o: GrubConfigOptions): string {
+  encodeSlotEnv({ cmdline: o.cmdline, version: '', commit: '' }); // the same words are safe in grub.cfg
   const countdown = Array.from({ length: o.tries }, (_, i) => o.tries - i).map((n, i) => [
     `${i === 0 ? 'if' : 'elif'} [ "$tries_left" = ${n} ]; then`,
     `    set tries_left=${n - 1}`,
@@ -134,9 +136,12 @@ if [ -n "$try_slot" ]; then
   fi
   save_env try_slot tries_left
 fi
+# Each slot boots with its own command line (an upgrade may change it); this one when slot.env is missing.
+set cmdline="${o.cmdline}"
+load_env --file /$slot/${SLOT_FILES.env} cmdline
 echo "appliance: booting slot $slot"
-linux /$slot/vmlinuz ${o.cmdline} appliance.slot=$slot
-initrd /$slot/initramfs.cpio.zst
+linux /$slot/${SLOT_FILES.kernel} $cmdline ${SLOT_PARAM}=$slot
+initrd /$slot/${SLOT_FILES.initramfs}
 boot
 # Only reached when the slot could not be loaded: the try is counted, so rebooting falls back.
 echo "appliance: slot $slot did not load; rebooting"

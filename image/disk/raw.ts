@@ -11,7 +11,7 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../init/disk/gpt.ts';
-import { encodeGrubEnv } from '../../init/disk/grubenv.ts';
+import { encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES } from '../../init/disk/boot-slots.ts';
 import { EPHEMERAL_LABEL, STATE_LABEL } from '../../init/disk/labels.ts';
 import { ext4Image, fatImage } from './filesystems.ts';
 import { biosBoot, espSearch, grubConfig, grubMkimage } from './grub.ts';
@@ -31,6 +31,8 @@ export interface RawDiskOptions {
   /** Seeds every GUID, UUID and volume id: the same seed and inputs give the same bytes. */
   seed: string;
   epoch: number;
+  /** What slot A holds (its slot.env). */
+  release: { version: string; commit: string };
   workDir: string;
 }
 
@@ -76,7 +78,7 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
     diskGuid: id('disk'), sectors,
     partitions: [
       part('BIOS', PARTITION_TYPE.biosBoot, 1),
-      { ...part('EFI', PARTITION_TYPE.esp, espMiB), attributes: 1n },
+      { ...part(ESP_LABEL, PARTITION_TYPE.esp, espMiB), attributes: 1n },
       part(STATE_LABEL, PARTITION_TYPE.linuxData, STATE_MIB),
       part(EPHEMERAL_LABEL, PARTITION_TYPE.linuxData, 'rest'),
     ],
@@ -95,13 +97,14 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
 
   const espFile = join(o.workDir, 'esp.img');
   fatImage({
-    file: espFile, sizeMiB: espMiB, label: 'EFI', volumeId: espVolumeId, epoch: o.epoch, workDir: o.workDir,
+    file: espFile, sizeMiB: espMiB, label: ESP_LABEL, volumeId: espVolumeId, epoch: o.epoch, workDir: o.workDir,
     tree: {
       'EFI/BOOT/BOOTX64.EFI': efiImage,
       'boot/grub/grub.cfg': Buffer.from(grubConfig({ cmdline: o.cmdline, tries: BOOT_TRIES })),
-      'boot/grub/grubenv': encodeGrubEnv({ default_slot: 'A' }),
-      'A/vmlinuz': o.kernel,
-      'A/initramfs.cpio.zst': o.initramfs,
+      [GRUBENV_PATH]: encodeLoaderState({ defaultSlot: 'A', triesLeft: 0, good: new Set(['A']) }),
+      [`A/${SLOT_FILES.kernel}`]: o.kernel,
+      [`A/${SLOT_FILES.initramfs}`]: o.initramfs,
+      [`A/${SLOT_FILES.env}`]: encodeSlotEnv({ cmdline: o.cmdline, ...o.release }),
     },
     dirs: ['B'],
   });
