@@ -6,7 +6,7 @@
 // A reader checks the signature against a key it trusts before it believes the manifest, and
 // each part against the manifest before it uses the part; manifest and signature come first so
 // that a reader streaming the bundle knows what to expect before the parts arrive.
-import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, sign, verify, type Hash, type KeyObject } from 'node:crypto';
 
 export const UPGRADE_KIND = 'appliance-upgrade/v1';
 export const MANIFEST_MEMBER = 'manifest.json';
@@ -125,42 +125,171 @@ export function parseTar(b: Buffer): { name: string; data: Buffer }[] {
   return out;
 }
 
-export interface VerifiedBundle { manifest: UpgradeManifest; parts: Map<string, Buffer> }
+/** How large a manifest may be: a few parts' names and hashes fit in far less. */
+const MAX_MANIFEST = 64 << 10;
+
+/** Checks a manifest's bytes against its signature and the trusted keys; the key that signed it, or throws. */
+function checkSignature(manifest: Buffer, signature: Buffer, trusted: readonly KeyObject[]): UpgradeManifest {
+  const signer = trusted.find((k) => verify(null, manifest, k, signature));
+  if (!signer) {
+    let named = 'unknown';
+    try { named = (JSON.parse(manifest.toString()) as { keyId?: string }).keyId ?? named; } catch (e) {
+      named = `unreadable (${(e as Error).message})`;
+    }
+    const keys = trusted.length ? trusted.map(keyIdOf).join(', ') : 'no key at all';
+    throw new UpgradeBundleError(`the signature does not verify with key ${keys} (the manifest names ${named}): `
+      + 'signed by another key, or altered', SIGNATURE_MEMBER);
+  }
+  let m: UpgradeManifest;
+  try { m = JSON.parse(manifest.toString()) as UpgradeManifest; } catch (e) {
+    throw new UpgradeBundleError(`signed, but not JSON: ${(e as Error).message}`, MANIFEST_MEMBER);
+  }
+  if (m.kind !== UPGRADE_KIND) throw new UpgradeBundleError(`kind "${m.kind}", not ${UPGRADE_KIND}`, MANIFEST_MEMBER);
+  const parts = Array.isArray(m.parts) ? m.parts : [];
+  if (!parts.length || parts.some((p) => typeof p?.name !== 'string' || !Number.isSafeInteger(p.size) || p.size < 0
+    || !/^[0-9a-f]{64}$/.test(String(p.sha256)))) {
+    throw new UpgradeBundleError('parts: each needs a name, a size and a sha256', MANIFEST_MEMBER);
+  }
+  return { ...m, keyId: keyIdOf(signer) };
+}
+
+interface Member { name: string; size: number; left: number; padding: number; data?: Buffer[]; hash?: Hash }
 
 /**
- * Checks a bundle against a trusted public key: the signature over the manifest first, then every
- * part against the manifest. Any mismatch throws, naming the member.
+ * A bundle read as it arrives (an upload's chunks, a download's): the signature is checked as soon as the
+ * manifest and its signature are in, before any part, so that a bundle from another key is refused before
+ * its parts are written anywhere; each part is hashed as it passes and checked at its end. push() throws
+ * an UpgradeBundleError naming the member at the first problem; finish() throws unless the archive ended.
  */
-export function verifyUpgradeBundle(bundle: Buffer, trusted: KeyObject): VerifiedBundle {
-  const members = parseTar(bundle);
-  const [m, s] = members;
-  if (m?.name !== MANIFEST_MEMBER || s?.name !== SIGNATURE_MEMBER) {
-    throw new UpgradeBundleError(`expected ${MANIFEST_MEMBER} then ${SIGNATURE_MEMBER} first, found `
-      + `${members.slice(0, 2).map((x) => x.name).join(', ') || 'nothing'}`);
-  }
-  if (!verify(null, m.data, trusted, s.data)) {
-    let signer = 'unknown';
-    try { signer = (JSON.parse(m.data.toString()) as { keyId?: string }).keyId ?? signer; } catch (e) {
-      signer = `unreadable (${(e as Error).message})`;
+export class BundleReader {
+  /** Bytes pushed so far. */
+  received = 0;
+  manifest: UpgradeManifest | undefined;
+  private header = Buffer.alloc(0);
+  private member: Member | undefined;
+  private members = 0;
+  private manifestBytes: Buffer | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly trusted: readonly KeyObject[],
+    private readonly hooks: {
+      /** The manifest verified: throw to refuse it (a version policy). */
+      manifest?(m: UpgradeManifest): void;
+      /** A part's bytes, in order; its sha256 is checked when its last bytes have passed. */
+      part?(p: UpgradePart, data: Buffer): void;
+    } = {},
+  ) {}
+
+  get complete(): boolean { return this.ended; }
+
+  push(chunk: Buffer): void {
+    this.received += chunk.length;
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.ended) {
+        if (chunk.subarray(at).some((b) => b !== 0)) {
+          throw new UpgradeBundleError(`bytes after the end-of-archive block (at byte ${this.received})`);
+        }
+        return;
+      }
+      const m = this.member;
+      if (!m) {
+        const take = Math.min(BLOCK - this.header.length, chunk.length - at);
+        this.header = Buffer.concat([this.header, chunk.subarray(at, at + take)]);
+        at += take;
+        if (this.header.length === BLOCK) { this.startMember(this.header); this.header = Buffer.alloc(0); }
+        continue;
+      }
+      if (m.left > 0) {
+        const data = chunk.subarray(at, at + Math.min(m.left, chunk.length - at));
+        at += data.length; m.left -= data.length;
+        if (m.data) m.data.push(data);
+        else { m.hash!.update(data); this.hooks.part?.(this.partOf(m.name), data); }
+        if (m.left > 0) continue;
+      }
+      const pad = Math.min(m.padding, chunk.length - at);
+      at += pad; m.padding -= pad;
+      if (m.left === 0 && m.padding === 0) { this.member = undefined; this.endMember(m); }
     }
-    throw new UpgradeBundleError(`the signature does not verify with key ${keyIdOf(trusted)} (the manifest names `
-      + `${signer}): signed by another key, or altered`, SIGNATURE_MEMBER);
   }
-  const manifest = JSON.parse(m.data.toString()) as UpgradeManifest;
-  if (manifest.kind !== UPGRADE_KIND) {
-    throw new UpgradeBundleError(`kind "${manifest.kind}", not ${UPGRADE_KIND}`, MANIFEST_MEMBER);
-  }
-  const parts = new Map(members.slice(2).map((x) => [x.name, x.data]));
-  for (const p of manifest.parts) {
-    const data = parts.get(p.name);
-    if (!data) throw new UpgradeBundleError('listed in the manifest, missing from the bundle', p.name);
-    if (data.length !== p.size) {
-      throw new UpgradeBundleError(`${data.length} bytes, the manifest says ${p.size}`, p.name);
+
+  /** The verified manifest, once the whole archive has arrived; throws otherwise. */
+  finish(): UpgradeManifest {
+    if (!this.ended) {
+      throw new UpgradeBundleError(`the archive ends at byte ${this.received}, before its end-of-archive block `
+        + `(truncated?)${this.member ? ` in ${this.member.name}, ${this.member.left} bytes short` : ''}`);
     }
-    const got = sha256(data);
-    if (got !== p.sha256) throw new UpgradeBundleError(`sha256 ${got}, the manifest says ${p.sha256}`, p.name);
+    return this.manifest!;
   }
-  const extra = [...parts.keys()].filter((n) => !manifest.parts.some((p) => p.name === n));
-  if (extra.length) throw new UpgradeBundleError(`members the manifest does not list: ${extra.join(', ')}`);
-  return { manifest, parts };
+
+  private partOf(name: string): UpgradePart { return this.manifest!.parts.find((p) => p.name === name)!; }
+
+  private startMember(h: Buffer): void {
+    if (h.every((x) => x === 0)) {
+      const listed = this.manifest?.parts.length ?? 0;
+      if (this.members < 2 + listed) {
+        const missing = this.members < 2 ? [MANIFEST_MEMBER, SIGNATURE_MEMBER][this.members]!
+          : this.manifest!.parts[this.members - 2]!.name;
+        throw new UpgradeBundleError('listed in the manifest, missing from the bundle', missing);
+      }
+      this.ended = true;
+      return;
+    }
+    const name = h.toString('utf8', 0, 100).replace(/\0.*$/s, '');
+    const stored = parseInt(h.toString('latin1', 148, 156).replace(/[\0 ]+$/, ''), 8);
+    let sum = 0;
+    for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 0x20 : h[k]!;
+    if (sum !== stored) {
+      throw new UpgradeBundleError(`tar header checksum ${stored}, computed ${sum} (not a bundle, or damaged)`,
+        name || `offset ${this.received}`);
+    }
+    const size = parseInt(h.toString('latin1', 124, 136).replace(/[\0 ]+$/, ''), 8);
+    if (!Number.isSafeInteger(size) || size < 0) throw new UpgradeBundleError(`size field unreadable`, name);
+    const index = this.members++;
+    const expected = index === 0 ? MANIFEST_MEMBER : index === 1 ? SIGNATURE_MEMBER
+      : this.manifest!.parts[index - 2]?.name;
+    if (index < 2 && name !== expected) {
+      throw new UpgradeBundleError(`expected ${MANIFEST_MEMBER} then ${SIGNATURE_MEMBER} first, found ${name} `
+        + `as member ${index + 1}`);
+    }
+    if (expected === undefined) throw new UpgradeBundleError('a member the manifest does not list', name);
+    if (name !== expected) {
+      throw new UpgradeBundleError(`found where the manifest lists ${expected} (out of order, or not listed)`, name);
+    }
+    if (index === 0 && size > MAX_MANIFEST) throw new UpgradeBundleError(`${size} bytes: too large`, name);
+    if (index === 1 && size !== 64) throw new UpgradeBundleError(`${size} bytes; an Ed25519 signature is 64`, name);
+    if (index >= 2 && size !== this.partOf(name).size) {
+      throw new UpgradeBundleError(`${size} bytes, the manifest says ${this.partOf(name).size}`, name);
+    }
+    const member: Member = { name, size, left: size, padding: padding(size).length };
+    if (index < 2) member.data = []; else member.hash = createHash('sha256');
+    this.member = member;
+    if (size === 0 && member.padding === 0) { this.member = undefined; this.endMember(member); }
+  }
+
+  private endMember(m: Member): void {
+    if (m.name === MANIFEST_MEMBER && !this.manifestBytes) { this.manifestBytes = Buffer.concat(m.data!); return; }
+    if (m.name === SIGNATURE_MEMBER && this.manifestBytes) {
+      this.manifest = checkSignature(this.manifestBytes, Buffer.concat(m.data!), this.trusted);
+      this.hooks.manifest?.(this.manifest);
+      return;
+    }
+    const want = this.partOf(m.name).sha256;
+    const got = m.hash!.digest('hex');
+    if (got !== want) throw new UpgradeBundleError(`sha256 ${got}, the manifest says ${want}`, m.name);
+  }
+}
+
+export interface VerifiedBundle { manifest: UpgradeManifest; parts: Map<string, Buffer> }
+
+/** A whole bundle in memory, checked by a BundleReader: the manifest and each part's bytes. */
+export function verifyUpgradeBundle(bundle: Buffer, trusted: KeyObject | readonly KeyObject[]): VerifiedBundle {
+  const parts = new Map<string, Buffer[]>();
+  const reader = new BundleReader(Array.isArray(trusted) ? trusted : [trusted as KeyObject], {
+    part: (p, data) => { parts.set(p.name, [...(parts.get(p.name) ?? []), data]); },
+  });
+  reader.push(bundle);
+  const manifest = reader.finish();
+  return { manifest, parts: new Map([...parts].map(([k, v]) => [k, Buffer.concat(v)])) };
 }
