@@ -16,15 +16,22 @@ import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
 import { coldplugDrivers, describeColdplug } from './coldplug.ts';
-import { mountEphemeralPartition, mountStatePartition } from './state-partition.ts';
+import {
+  mountBootPartition, mountEphemeralPartition, mountStatePartition, type LabelledMount,
+} from './state-partition.ts';
+import { isSlot, SLOT_PARAM } from '../disk/boot-slots.ts';
+import { BootPartition } from '../upgrade/boot-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import { LIVE_PARAM } from '../disk/labels.ts';
 import { machineId } from '../sys/machine-id.ts';
+import { testBreak } from '../sys/test-break.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
 export const DEFAULT_API_LISTEN = '0.0.0.0:50000';
 export const PLUGIN_SOCKET = '/run/cosi/plugins.sock';
+/** Where an upgrade's bundle is staged while it is checked (EPHEMERAL on an installed disk). */
+export const UPGRADE_STAGING = '/var/lib/appliance/upgrade';
 
 /** What each signal to PID 1 means. SIGINT is what the kernel sends for
  * ctrl-alt-del once reboot(CAD_OFF) handed that decision to us. */
@@ -99,11 +106,21 @@ export async function runPid1(): Promise<void> {
       (r) => (r.failed.length ? log.warn : log.info)(`drivers: ${describeColdplug(r)}`),
       (e: Error) => log.warn(`drivers: cannot load the devices' modules: ${e.message}`),
     ));
+    if (testBreak() === 'init-exit') {
+      log.error('this build is broken on purpose (test-break init-exit): PID 1 exits before the API serves');
+      process.exit(1);
+    }
     const live = cmdlineFlag(cmdline, LIVE_PARAM)
       ? { why: `a live system (${LIVE_PARAM}) leaves disks alone` } : undefined;
     const stateMount = live ?? await phase(log, 'state', () => mountStatePartition(n));
     if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
     else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);
+    const bootSlot = cmdline.get(SLOT_PARAM);
+    const bootMount: LabelledMount = live ?? (!isSlot(bootSlot) ? { why: `not booted from a boot slot (${SLOT_PARAM})` }
+      : stateMount.why !== undefined ? { why: `no STATE, so no disk to find the boot slots on` }
+        : await phase(log, 'boot', () => mountBootPartition(n, stateMount.device)));
+    if (bootMount.why === undefined) log.info(`boot: slot ${bootSlot}; ${bootMount.device} on ${bootMount.dir}`);
+    else log.info(`boot: ${bootMount.why}: no upgrades`);
     const varMount = live ?? await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
     if (varMount.why === undefined) log.info(`ephemeral: ${varMount.device} mounted on ${varMount.dir}`);
     else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
@@ -130,6 +147,12 @@ export async function runPid1(): Promise<void> {
         machineId: () => machineId(),
         reboot: (why) => void shutdown?.('reboot', why),
       },
+      ...(bootMount.why === undefined && isSlot(bootSlot) ? {
+        upgrade: {
+          boot: new BootPartition(bootMount.dir, bootSlot), stagingDir: UPGRADE_STAGING,
+          reboot: (why) => void shutdown?.('reboot', why),
+        },
+      } : { noUpgradeWhy: bootMount.why }),
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));

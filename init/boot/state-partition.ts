@@ -7,19 +7,26 @@ import { mkdirSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 import { listBlockDevices } from '../sys/sysfs-block.ts';
 import { MS } from '../sys/mount-table.ts';
-import { EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
+import { BOOT_MOUNT, EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
+import { ESP_LABEL } from '../disk/boot-slots.ts';
 
 export { STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
 const WRITABLE = new Set(['ext4', 'ext3', 'ext2', 'vfat']);
 
 export type LabelledMount = { dir: string; device: string; why?: undefined } | { dir?: undefined; why: string };
 
-interface Labelled { label: string; target: string; flags: number; mode: number; fstypes: ReadonlySet<string> }
+interface Labelled {
+  label: string; target: string; flags: number; mode: number; fstypes: ReadonlySet<string>;
+  /** Only a partition of the disk that holds this device. */
+  sameDiskAs?: string;
+}
 
 /** Mounts the one writable filesystem labelled `label` on `target`; or says why not. */
 function mountLabelled(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {
-  const found = [...listBlockDevices(sys, dev).values()].filter((d) => d.label === l.label);
-  if (!found.length) return { why: `no filesystem labelled ${l.label}` };
+  const devices = [...listBlockDevices(sys, dev).values()];
+  const disk = l.sameDiskAs === undefined ? undefined : devices.find((d) => d.devPath === l.sameDiskAs)?.parent ?? '';
+  const found = devices.filter((d) => d.label === l.label && (disk === undefined || d.parent === disk));
+  if (!found.length) return { why: `no filesystem labelled ${l.label}${disk ? ` on ${disk}` : ''}` };
   if (found.length > 1) {
     return { why: `${found.length} filesystems labelled ${l.label} (${found.map((d) => d.devPath).join(', ')}): `
       + 'refusing to guess' };
@@ -47,5 +54,18 @@ export function mountEphemeralPartition(n: Native, sys = '/sys/class/block', dev
   return mountLabelled(n, {
     label: EPHEMERAL_LABEL, target: EPHEMERAL_MOUNT, mode: 0o755, fstypes: new Set(['ext4']),
     flags: MS.NOSUID | MS.NODEV | MS.RELATIME,
+  }, sys, dev);
+}
+
+/**
+ * The ESP of the disk STATE is on, on /system/boot: the boot slots and the loader's environment. Mounted
+ * only when the loader booted a slot; nothing on it runs here (noexec).
+ */
+export function mountBootPartition(
+  n: Native, stateDevice: string, sys = '/sys/class/block', dev = '/dev',
+): LabelledMount {
+  return mountLabelled(n, {
+    label: ESP_LABEL, target: BOOT_MOUNT, mode: 0o700, fstypes: new Set(['vfat']), sameDiskAs: stateDevice,
+    flags: MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME,
   }, sys, dev);
 }

@@ -2,6 +2,7 @@
 import { builtinCodecs } from '../model/spec-codecs.ts';
 import { builtinTypes, findPlugin, PLUGINS } from '../../plugins/index.ts';
 import { runPlugin } from '../../plugins/sdk/run-plugin.ts';
+import { testBreak } from '../sys/test-break.ts';
 
 export async function plugin(args: string[]): Promise<number> {
   const name = args[0];
@@ -10,6 +11,10 @@ export async function plugin(args: string[]): Promise<number> {
     process.stderr.write(`plugin: ${name ? `unknown plugin "${name}"` : 'name a plugin'}; `
       + `built in: ${PLUGINS.map((x) => x.name).join(', ')}\n`);
     return 2;
+  }
+  if (testBreak() === `plugin-crash:${p.name}`) {
+    process.stderr.write(`plugin ${p.name}: this build is broken on purpose (test-break plugin-crash:${p.name})\n`);
+    return 1;
   }
   // A plugin meets only built-in types: their specs travel as protobuf both ways.
   return runPlugin(p, builtinCodecs(builtinTypes()));

@@ -6,6 +6,8 @@ export const STATE_MOUNT = '/system/state';
 /** GPT partition name and filesystem label of the machine's data, grown to its disk at first boot. */
 export const EPHEMERAL_LABEL = 'EPHEMERAL';
 export const EPHEMERAL_MOUNT = '/var';
+/** Where the ESP of the disk the machine booted from is mounted: its boot slots (boot-slots.ts). */
+export const BOOT_MOUNT = '/system/boot';
 /**
  * On the command line of a live system (the ISO's and the PXE script's): it leaves every disk's STATE and
  * EPHEMERAL alone, so that a disk it may install to is never in use, and its config lives in memory.

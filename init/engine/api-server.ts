@@ -136,7 +136,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     const gate = (session: Http2Session) => {
       const caller = callerOf(session);
       const why = !caller ? 'unidentified connection' : callDenied(caller, rule)
-        ?? (caller.kind === 'maintenance' && rule.need === 'write' ? MAINTENANCE_WHY : undefined);
+        ?? (caller.kind === 'maintenance' && (rule.need === 'write' || rule.need === 'admin') ? MAINTENANCE_WHY
+          : undefined);
       if (!why) return;
       audit(caller, path.replace(/^\/[^/]*\./, ''), '', false, why);
       throw new StateError('permission-denied', why);

@@ -2,7 +2,6 @@
 // state, registers every type the system serves, publishes what it knows itself
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
 // API, and supervises the plugins it is handed.
-import { release, arch } from 'node:os';
 import type { Native } from '../../native/index.ts';
 import { DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
@@ -14,11 +13,9 @@ import type { Logger } from '../log.ts';
 import { HOST_MODE_ENV, servedTypes, type Plugin } from '../model/plugin.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
-  VERSION_TYPE,
-  type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec, type VersionSpec,
+  type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec,
 } from '../model/runtime-types.ts';
 import { specMessages, withSchemas } from '../model/spec-codecs.ts';
-import { COMMIT, VERSION } from '../version.ts';
 import type { Cmdline } from '../sys/cmdline.ts';
 import { memoryConfigStore, type ConfigStore } from '../config/saved-config.ts';
 import { createAdmission } from '../config/admission.ts';
@@ -34,6 +31,11 @@ import { apiCertificate } from './api-certificate.ts';
 import { consoleSummary } from './console-summary.ts';
 import { ENGINE_OWNER, PluginSupervisor, type SpawnPlugin } from './supervisor.ts';
 import { startInstaller, type InstallerMachine } from '../install/installer.ts';
+import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
+import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
+import { startTrial } from '../upgrade/trial.ts';
+import { publishVersions } from '../upgrade/versions.ts';
+import { startHealth } from './health.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -58,6 +60,10 @@ export interface EngineOptions {
   announce?: (line: string) => void;
   /** PID 1: what the installer acts on (InstallRequests). Absent: every request is refused, nothing touched. */
   installer?: InstallerMachine;
+  /** PID 1 booted from a slot of an installed disk: its ESP and what an upgrade needs. Absent: none. */
+  upgrade?: UpgradeMachine;
+  /** Why there are no slots to upgrade (a live system, a kernel booted by QEMU); default: a host's reason. */
+  noUpgradeWhy?: string;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
 }
@@ -89,9 +95,8 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   await registerTypes(state, withSchemas(servedTypes(o.plugins)));
   const own = (type: string, id: string, spec: unknown) =>
     state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
-  await own(VERSION_TYPE, 'appliance', {
-    version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch(),
-  } satisfies VersionSpec);
+  const slotsChanged = () => publishVersions(state, ENGINE_OWNER, o.upgrade?.boot);
+  await slotsChanged();
   await own(KERNEL_CMDLINE_TYPE, 'current', {
     raw: o.cmdline.raw, params: Object.fromEntries(o.cmdline.params),
   } satisfies KernelCmdlineSpec);
@@ -120,12 +125,17 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
   const announce = o.announce ?? ((l: string) => o.log.info(l));
   const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });
+  const upgrader = await startUpgrader({
+    state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, slotsChanged,
+    machine: o.upgrade ?? { refuse: o.hostMode ? 'this engine runs on a host (serve): it upgrades nothing'
+      : o.noUpgradeWhy ?? 'this machine was not booted from a boot slot of an installed disk' },
+  });
   const api = await startApiServer({
     state, log: o.log, native: o.native,
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
     accessOf, tls: certificate.tls, limits: certificate.limits,
-    userMethods: configServiceMethods(config, (ctx) => {
+    userMethods: new Map([...upgradeServiceMethods(upgrader), ...configServiceMethods(config, (ctx) => {
       const caller = callerOf(ctx.session);
       // Maintenance applies any config: that is how a machine gets its CA.
       if (!caller || caller.kind !== 'user') return () => undefined;
@@ -135,12 +145,19 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
           return (e as Error).message;
         }
       };
-    }),
+    })]),
     onUserWrite: (p) => config.noteUserWrite(p),
   });
   await certificate.follow(api);
   const summary = await consoleSummary(state, announce);
+  const health = await startHealth({
+    state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
+  });
   if (o.startPlugins !== false) supervisor.start(o.plugins);
+  const trial = o.upgrade ? await startTrial({
+    state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
+    slotsChanged,
+  }) : undefined;
   const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
     for (const e of events) {
       if (e.type !== 'created') continue;
@@ -163,6 +180,9 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     async stop() {
       power.close();
       installer.close();
+      upgrader.close();
+      trial?.close();
+      health.close();
       certificate.stop();
       for (const w of summary) w.close();
       platformConfig.close();

@@ -20,8 +20,8 @@ export type Caller =
   | { kind: 'maintenance'; subject: string }
   | { kind: 'plugin'; name: string };
 
-/** What an RPC needs: to read the type it names, to write it, to change the machine config, or nothing. */
-export type Need = 'read' | 'write' | 'apply-config' | 'confirm-config';
+/** What an RPC needs: to read the type it names, to write it, to change the machine config, or the admin role. */
+export type Need = 'read' | 'write' | 'apply-config' | 'confirm-config' | 'admin';
 
 export interface RpcRule { path: string; need: Need; doc: string }
 
@@ -41,6 +41,10 @@ export const RPC_TABLE: readonly RpcRule[] = [
   {
     path: '/appliance.config.v1alpha1.ConfigService/ConfirmConfig', need: 'confirm-config',
     doc: 'keep a tried config',
+  },
+  {
+    path: '/appliance.upgrade.v1alpha1.UpgradeService/Upload', need: 'admin',
+    doc: 'a chunk of the bundle of an UpgradeRequest (which only admins create)',
   },
 ];
 
@@ -101,6 +105,7 @@ export function callDenied(caller: Caller, rule: RpcRule): string | undefined {
   if ((rule.need === 'apply-config' || rule.need === 'confirm-config') && caller.role === 'reader') {
     return 'the reader role may not change the machine config';
   }
+  if (rule.need === 'admin' && caller.role !== 'admin') return `the ${caller.role} role may not: admins only`;
   return undefined;
 }
 

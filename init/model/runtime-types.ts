@@ -8,7 +8,8 @@ import { SECURITY_NAMESPACES, SECURITY_TYPES } from './security-types.ts';
 
 export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
-  InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec,
+  InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
+  UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -28,15 +29,28 @@ export const POWER_REQUEST_TYPE = 'PowerRequests.runtime.appliance.dev';
 export const CONFIG_STATUS_TYPE = 'ConfigStatuses.runtime.appliance.dev';
 export const INSTALL_REQUEST_TYPE = 'InstallRequests.runtime.appliance.dev';
 export const INSTALL_STATUS_TYPE = 'InstallStatuses.runtime.appliance.dev';
+export const UPGRADE_REQUEST_TYPE = 'UpgradeRequests.runtime.appliance.dev';
+export const UPGRADE_STATUS_TYPE = 'UpgradeStatuses.runtime.appliance.dev';
+export const ROLLBACK_REQUEST_TYPE = 'RollbackRequests.runtime.appliance.dev';
+export const UPGRADE_POLICY_TYPE = 'UpgradePolicies.runtime.appliance.dev';
+export const HEALTH_TYPE = 'HealthStatuses.runtime.appliance.dev';
+/** The id of the one HealthStatus. */
+export const HEALTH_ID = 'machine';
+/** The Version of a system not booted from a slot (a kernel, the ISO, PXE). */
+export const RUNNING_VERSION_ID = 'appliance';
 /** The id of the one ConfigStatus. */
 export const CONFIG_STATUS_ID = 'machine';
 
 export const ENGINE_TYPES: DefinitionInput[] = [
   {
+    // One per boot slot on an installed disk: `get versions` and `get bootslots` show the same table.
     type: VERSION_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.VersionSpec, access: 'controllers',
+    aliases: ['bootslots', 'slots'],
     printColumns: [
       { name: 'Appliance', jsonPath: '{.version}' }, { name: 'Commit', jsonPath: '{.commit}' },
-      { name: 'Kernel', jsonPath: '{.kernel}' },
+      { name: 'Kernel', jsonPath: '{.kernel}' }, { name: 'Running', jsonPath: '{.running}' },
+      { name: 'Default', jsonPath: '{.defaultBoot}' }, { name: 'Good', jsonPath: '{.good}' },
+      { name: 'Tries Left', jsonPath: '{.triesLeft}' }, { name: 'Problem', jsonPath: '{.problem}' },
     ],
   },
   {
@@ -89,6 +103,37 @@ export const ENGINE_TYPES: DefinitionInput[] = [
       { name: 'Version', jsonPath: '{.version}' }, { name: 'Done', jsonPath: '{.bytesDone}' },
       { name: 'Total', jsonPath: '{.bytesTotal}' }, { name: 'Error', jsonPath: '{.error}' },
     ],
+  },
+  {
+    // Replaces the running system: admins only. A request, not config: never persisted.
+    type: UPGRADE_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.UpgradeRequestSpec,
+    ephemeral: true, access: 'admin',
+    printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'Reboot', jsonPath: '{.reboot}' }],
+  },
+  {
+    type: UPGRADE_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.UpgradeStatusSpec,
+    access: 'controllers',
+    printColumns: [
+      { name: 'Phase', jsonPath: '{.phase}' }, { name: 'From', jsonPath: '{.fromVersion}' },
+      { name: 'To', jsonPath: '{.version}' }, { name: 'Slot', jsonPath: '{.slot}' },
+      { name: 'Received', jsonPath: '{.bytesReceived}' }, { name: 'Error', jsonPath: '{.error}' },
+    ],
+  },
+  {
+    type: ROLLBACK_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.RollbackRequestSpec,
+    ephemeral: true, access: 'admin',
+    printColumns: [{ name: 'Reboot', jsonPath: '{.reboot}' }],
+  },
+  {
+    // Which signatures the machine accepts: config, admins only.
+    type: UPGRADE_POLICY_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.UpgradePolicySpec,
+    access: 'admin',
+    printColumns: [{ name: 'Min Version', jsonPath: '{.minVersion}' }],
+  },
+  {
+    type: HEALTH_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.HealthStatusSpec, access: 'controllers',
+    aliases: ['health'],
+    printColumns: [{ name: 'Healthy', jsonPath: '{.healthy}' }, { name: 'Since', jsonPath: '{.since}' }],
   },
   ...SECURITY_TYPES,
 ];

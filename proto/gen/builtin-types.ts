@@ -6,6 +6,10 @@ export const BUILTIN_TYPES = [
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.VersionSpec",
     "access": "controllers",
+    "aliases": [
+      "bootslots",
+      "slots"
+    ],
     "printColumns": [
       {
         "name": "Appliance",
@@ -18,6 +22,26 @@ export const BUILTIN_TYPES = [
       {
         "name": "Kernel",
         "jsonPath": "{.kernel}"
+      },
+      {
+        "name": "Running",
+        "jsonPath": "{.running}"
+      },
+      {
+        "name": "Default",
+        "jsonPath": "{.defaultBoot}"
+      },
+      {
+        "name": "Good",
+        "jsonPath": "{.good}"
+      },
+      {
+        "name": "Tries Left",
+        "jsonPath": "{.triesLeft}"
+      },
+      {
+        "name": "Problem",
+        "jsonPath": "{.problem}"
       }
     ]
   },
@@ -173,6 +197,99 @@ export const BUILTIN_TYPES = [
       {
         "name": "Error",
         "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
+    "type": "UpgradeRequests.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.UpgradeRequestSpec",
+    "ephemeral": true,
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Source",
+        "jsonPath": "{.source}"
+      },
+      {
+        "name": "Reboot",
+        "jsonPath": "{.reboot}"
+      }
+    ]
+  },
+  {
+    "type": "UpgradeStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.UpgradeStatusSpec",
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "Phase",
+        "jsonPath": "{.phase}"
+      },
+      {
+        "name": "From",
+        "jsonPath": "{.fromVersion}"
+      },
+      {
+        "name": "To",
+        "jsonPath": "{.version}"
+      },
+      {
+        "name": "Slot",
+        "jsonPath": "{.slot}"
+      },
+      {
+        "name": "Received",
+        "jsonPath": "{.bytesReceived}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
+    "type": "RollbackRequests.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.RollbackRequestSpec",
+    "ephemeral": true,
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Reboot",
+        "jsonPath": "{.reboot}"
+      }
+    ]
+  },
+  {
+    "type": "UpgradePolicies.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.UpgradePolicySpec",
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Min Version",
+        "jsonPath": "{.minVersion}"
+      }
+    ]
+  },
+  {
+    "type": "HealthStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.HealthStatusSpec",
+    "access": "controllers",
+    "aliases": [
+      "health"
+    ],
+    "printColumns": [
+      {
+        "name": "Healthy",
+        "jsonPath": "{.healthy}"
+      },
+      {
+        "name": "Since",
+        "jsonPath": "{.since}"
       }
     ]
   },

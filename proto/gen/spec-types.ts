@@ -38,6 +38,10 @@ export const ConfigStateValues: readonly ConfigState[] = ['maintenance', 'applie
 export type InstallPhase = 'checking' | 'writing' | 'verifying' | 'configuring' | 'done' | 'failed';
 export const InstallPhaseValues: readonly InstallPhase[] = ['checking', 'writing', 'verifying', 'configuring', 'done', 'failed'];
 
+/** UpgradePhase: where an upgrade stands. */
+export type UpgradePhase = 'receiving' | 'writing' | 'staged' | 'trying' | 'done' | 'failed';
+export const UpgradePhaseValues: readonly UpgradePhase[] = ['receiving', 'writing', 'staged', 'trying', 'done', 'failed'];
+
 /** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
@@ -124,18 +128,34 @@ export interface ConfirmConfigResponse {
   persistProblem: string;
 }
 
-/** VersionSpec: what is running (id "appliance"). */
+/** VersionSpec: the systems this machine holds. Booted from a kernel, the ISO or PXE: one, the running
+ * system (id "appliance"). Installed on a disk: one per boot slot (ids "A" and "B"), whichever runs; also
+ * known as BootSlots (`cosictl get bootslots`). */
 export interface VersionSpec {
-  /** The appliance's version. */
+  /** The appliance's version; empty for a slot that holds no system. */
   version: string;
   /** The git commit the image was built from. */
   commit: string;
-  /** The Node.js runtime inside the executable. */
+  /** The Node.js runtime inside the executable (the running system only). */
   node: string;
-  /** The kernel release. */
+  /** The kernel release (the running system only). */
   kernel: string;
-  /** The CPU architecture (x64). */
+  /** The CPU architecture, x64 (the running system only). */
   arch: string;
+  /** The boot slot, A or B; empty when the system was not booted from a slot. */
+  slot: string;
+  /** This is the system running now. */
+  running: boolean;
+  /** The boot loader boots this slot unless another is being tried. */
+  defaultBoot: boolean;
+  /** The slot has come up healthy (or is the one the disk was installed with): rollback may choose it. */
+  good: boolean;
+  /** The boot loader is trying this slot: it boots it until the tries run out or it is marked good. */
+  trying: boolean;
+  /** Boots left to a slot being tried. */
+  triesLeft: number;
+  /** Why the slot cannot be booted on purpose, or what happened at its last try; empty otherwise. */
+  problem: string;
 }
 
 /** BootStatusSpec: the boot (id "boot"). */
@@ -303,6 +323,95 @@ export interface InstallStatusSpec {
   startedAt?: string;
   /** When it was done or failed. */
   finishedAt?: string;
+}
+
+/** UpgradeRequestSpec: declared by an admin (`cosictl upgrade`): the engine receives a signed upgrade bundle
+ * (the image build's `upgrade` format), checks its signature against the keys it trusts and its version
+ * against UpgradePolicy, writes it to the boot slot not running, tells the boot loader to try that slot, and
+ * reboots when asked. The new system marks itself good once healthy; otherwise the loader falls back.
+ * UpgradeStatus (same id) follows it.
+ * 
+ * Example:
+ * source: https://images.example.com/appliance-upgrade.tar
+ * reboot: true */
+export interface UpgradeRequestSpec {
+  /** Where the bundle is: an http:// or https:// URL the machine fetches, or empty for a bundle uploaded
+   * through appliance.upgrade.v1alpha1.UpgradeService/Upload with this request's id. */
+  source?: string;
+  /** Reboot into the new slot once it is written. */
+  reboot: boolean;
+  /** How many boots the new slot gets before the loader falls back (default 1, at most 3). */
+  tries: number;
+  /** How long the new system has to pass its health checks before it reboots itself (default 300). */
+  healthTimeoutSeconds: number;
+}
+
+/** UpgradeStatusSpec: one UpgradeRequest's progress (same id), written by the engine. Kept on the boot
+ * partition, so that the system booted after it (the new one, or the old one after a fallback) reports it. */
+export interface UpgradeStatusSpec {
+  /** Where the upgrade stands. */
+  phase?: UpgradePhase;
+  /** Where the bundle came from: the URL, or "upload". */
+  source: string;
+  /** The version running when the upgrade was asked for. */
+  fromVersion: string;
+  /** The bundle's version (once its manifest is checked). */
+  version: string;
+  /** The slot written. */
+  slot: string;
+  /** Bytes of the bundle received so far. */
+  bytesReceived: number;
+  /** Bytes written to the slot. */
+  bytesWritten: number;
+  /** Why it was refused or failed; empty otherwise. */
+  error: string;
+  /** When the request was made. */
+  startedAt?: string;
+  /** When it was done or failed. */
+  finishedAt?: string;
+  /** The key that signed the bundle (sha256 of its public key). */
+  keyId: string;
+}
+
+/** RollbackRequestSpec: declared by an admin (`cosictl rollback`): the slot not running, when it holds a
+ * system that was good, becomes the default, and the machine reboots into it when asked. */
+export interface RollbackRequestSpec {
+  /** Reboot into the other slot at once. */
+  reboot: boolean;
+}
+
+/** UpgradePolicySpec: which upgrades this machine accepts, beyond the keys built into its image.
+ * 
+ * Example:
+ * trustedKeys:
+ * - "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAduuQJn5sY9oktJSELJBtrlrqfYFeAVdoP/U/cpZWWuY=\n-----END PUBLIC KEY-----\n"
+ * minVersion: 1.4.0 */
+export interface UpgradePolicySpec {
+  /** Ed25519 public keys (SPKI PEM) whose signatures are accepted, beside the image's own. */
+  trustedKeys?: string[];
+  /** Bundles of a lower version are refused (dotted numbers compared as numbers; empty: no minimum). */
+  minVersion: string;
+}
+
+/** HealthCheck: one thing a ready machine must have. */
+export interface HealthCheck {
+  /** What is checked: api, plugins, config, addresses, mounts. */
+  name: string;
+  /** Whether it holds. */
+  ok: boolean;
+  /** What was found (why not, when it does not hold). */
+  message: string;
+}
+
+/** HealthStatusSpec: whether the machine has what a ready machine must have (id "machine"), kept up to date by the
+ * engine. A new system after an upgrade marks itself good when this is healthy. */
+export interface HealthStatusSpec {
+  /** Every check holds. */
+  healthy: boolean;
+  /** Each check. */
+  checks?: HealthCheck[];
+  /** When healthy last changed. */
+  since?: string;
 }
 
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
@@ -1065,6 +1174,24 @@ export interface TimeStatusSpec {
   layer?: Layer;
 }
 
+/** UploadRequest: the next bytes of an UpgradeRequest's bundle. */
+export interface UploadRequest {
+  /** The UpgradeRequest (config namespace) whose bundle this is; it must have an empty source. */
+  upgradeId: string;
+  /** Where these bytes start in the bundle: the bytes received so far (FAILED_PRECONDITION otherwise). */
+  offset: number;
+  /** At most 1 MiB. */
+  data: Uint8Array;
+}
+
+/** UploadResponse: what the machine holds after this chunk. */
+export interface UploadResponse {
+  /** Bytes of the bundle received and checked so far. */
+  received: number;
+  /** The whole bundle has arrived and checked out: the machine writes it to the slot now. */
+  complete: boolean;
+}
+
 /** Every spec message by its short name. */
 export const MESSAGES = {
   MotdSpec: 'appliance.config.v1alpha1.MotdSpec',
@@ -1084,6 +1211,12 @@ export const MESSAGES = {
   InstallDiskSelector: 'appliance.runtime.v1alpha1.InstallDiskSelector',
   InstallRequestSpec: 'appliance.runtime.v1alpha1.InstallRequestSpec',
   InstallStatusSpec: 'appliance.runtime.v1alpha1.InstallStatusSpec',
+  UpgradeRequestSpec: 'appliance.runtime.v1alpha1.UpgradeRequestSpec',
+  UpgradeStatusSpec: 'appliance.runtime.v1alpha1.UpgradeStatusSpec',
+  RollbackRequestSpec: 'appliance.runtime.v1alpha1.RollbackRequestSpec',
+  UpgradePolicySpec: 'appliance.runtime.v1alpha1.UpgradePolicySpec',
+  HealthCheck: 'appliance.runtime.v1alpha1.HealthCheck',
+  HealthStatusSpec: 'appliance.runtime.v1alpha1.HealthStatusSpec',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',
@@ -1127,4 +1260,6 @@ export const MESSAGES = {
   TestFileContentSpec: 'appliance.test.v1alpha1.TestFileContentSpec',
   TimeServerSpecSpec: 'appliance.time.v1alpha1.TimeServerSpecSpec',
   TimeStatusSpec: 'appliance.time.v1alpha1.TimeStatusSpec',
+  UploadRequest: 'appliance.upgrade.v1alpha1.UploadRequest',
+  UploadResponse: 'appliance.upgrade.v1alpha1.UploadResponse',
 } as const;

@@ -32,6 +32,7 @@ export const LAYERS: readonly Layer[] = [
   { prefix: 'plugins/', rank: 3, group: 'plugins', why: 'the plugins' },
   { prefix: 'init/engine/', rank: 3, group: 'engine', why: 'the engine: state, API server, supervisor' },
   { prefix: 'init/install/', rank: 3, group: 'engine', why: 'the engine\'s installer: a disk written from the medium' },
+  { prefix: 'init/upgrade/', rank: 3, group: 'engine', why: 'the engine\'s upgrades: boot slots, trials, rollback' },
   { prefix: 'cli/', rank: 3, group: 'cli', why: 'cosictl' },
   { prefix: 'init/', rank: 4, group: 'roots', why: 'composition roots: PID 1, commands, main' },
   { prefix: 'image/', rank: 5, group: 'image', why: 'building artifacts' },

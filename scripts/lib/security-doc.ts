@@ -3,7 +3,7 @@
 // type's access and sensitivity in its definition, the limits' defaults), so the page
 // cannot drift from what the machine does.
 import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import { MAINTENANCE_READABLE, readDenied, ROLES, RPC_TABLE, writeDenied, typeFacts, type Caller }
+import { callDenied, MAINTENANCE_READABLE, readDenied, ROLES, RPC_TABLE, writeDenied, typeFacts, type Caller }
   from '../../init/model/access.ts';
 import { API_LIMIT_DEFAULTS } from '../../init/model/security-types.ts';
 import { specMessages } from '../../init/model/spec-codecs.ts';
@@ -36,6 +36,8 @@ function rpcRows(): string[] {
         return users && admin ? "users' and admin types" : users ? "users' types" : '-';
       };
       cells = [...ROLES.map((role) => write(user(role))), '-'];
+    } else if (r.need === 'admin') {
+      cells = [...ROLES.map((role) => yes(callDenied(user(role), r))), '-'];
     } else {
       cells = [...ROLES.map((role) => (role === 'reader' ? '-' : role === 'operator' && r.need === 'apply-config'
         ? "yes (users' types)" : 'yes')), 'yes'];

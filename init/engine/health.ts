@@ -1,0 +1,97 @@
+// health: whether the machine has what a ready machine must have, as one resource (Health "machine",
+// runtime) the engine keeps up to date: the API serves, every plugin runs, the machine config is applied,
+// and each configured link carries its addresses. A system tried after an upgrade marks itself good on
+// it (init/upgrade/trial.ts); `cosictl get health` shows each check and why it fails.
+import type { HealthCheck, HealthStatusSpec, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { Resource } from '../cosi/resource/resource.ts';
+import type { State } from '../cosi/state/state.ts';
+import { upsert } from '../cosi/state/upsert.ts';
+import {
+  LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+} from '../model/network-names.ts';
+import {
+  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, HEALTH_ID, HEALTH_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  type ConfigStatusSpec,
+} from '../model/runtime-types.ts';
+
+export interface HealthFacts {
+  apiServing: boolean;
+  plugins: { name: string; spec: PluginStatusSpec }[];
+  config: ConfigStatusSpec | undefined;
+  /** Address (CIDR) by link, as the config asks for them. */
+  wantAddresses: { link: string; address: string }[];
+  /** Links the config runs DHCP on. */
+  dhcpLinks: string[];
+  /** The addresses each link carries now. */
+  linkAddresses: ReadonlyMap<string, readonly string[]>;
+}
+
+const check = (name: string, problems: string[], fine: string): HealthCheck => (
+  { name, ok: problems.length === 0, message: problems.length ? problems.join('; ') : fine }
+);
+
+export function evaluateHealth(f: HealthFacts): HealthCheck[] {
+  const plugins = f.plugins.filter((p) => p.spec.state !== 'running').map((p) => {
+    const exit = p.spec.lastExit;
+    const how = exit ? `, last exit ${exit.signal ?? `code ${exit.code ?? '?'}`}` : '';
+    return `${p.name} is ${p.spec.state} (${p.spec.restarts} restarts${how})`;
+  });
+  const config = !f.config ? ['no ConfigStatus yet']
+    : f.config.state === 'applied' || f.config.state === 'trying' ? []
+      : [`the machine config is ${f.config.state}${f.config.message ? `: ${f.config.message}` : ''}`];
+  const missing = f.wantAddresses
+    .filter((w) => !(f.linkAddresses.get(w.link) ?? []).includes(w.address))
+    .map((w) => `${w.link} lacks ${w.address}`);
+  for (const link of f.dhcpLinks) {
+    if (!(f.linkAddresses.get(link) ?? []).length) missing.push(`${link} has no address (DHCP)`);
+  }
+  const links = new Set([...f.wantAddresses.map((w) => w.link), ...f.dhcpLinks]);
+  return [
+    check('api', f.apiServing ? [] : ['the API is not serving'], 'serving'),
+    check('plugins', plugins, `${f.plugins.length} running`),
+    check('config', config, `applied (${f.config?.resources ?? 0} resources)`),
+    check('addresses', missing, links.size ? `on ${[...links].sort().join(', ')}` : 'none configured'),
+  ];
+}
+
+const WATCHED = [
+  { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE },
+  { namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, { namespace: NETWORK_NS, type: MERGED_ADDRESS_SPEC_TYPE },
+  { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE },
+] as const;
+
+/** Keeps Health "machine" current; `apiServing` is asked at each change. */
+export async function startHealth(o: {
+  state: State; owner: string; apiServing: () => boolean; onError: (e: Error) => void;
+}): Promise<{ close(): void; refresh(): void }> {
+  let since = new Date().toISOString();
+  let healthy: boolean | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const list = (k: { namespace: string; type: string }) => o.state.list(k).catch((): Resource[] => []); // as above
+  const publish = async () => {
+    const [plugins, configs, links, addresses, dhcp] = await Promise.all(WATCHED.map(list));
+    const checks = evaluateHealth({
+      apiServing: o.apiServing(),
+      plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
+      config: configs!.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
+      wantAddresses: addresses!.map((r) => r.spec as { link: string; address: string }),
+      dhcpLinks: dhcp!.map((r) => r.spec as { link?: string; enabled?: boolean })
+        .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
+      linkAddresses: new Map(links!.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
+    });
+    const now = checks.every((c) => c.ok);
+    if (now !== healthy) { healthy = now; since = new Date().toISOString(); }
+    await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID },
+      { healthy: now, checks, since } satisfies HealthStatusSpec, o.owner);
+  };
+  // Changes come in bursts (a plugin's start writes many statuses): evaluate once they settle.
+  const refresh = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { publish().catch(o.onError); }, 100);
+  };
+  // A type no plugin serves here (a host, a test without the network plugin) has nothing to wait for.
+  const served = await Promise.all(WATCHED.map((k) => o.state.watch(k, {}, refresh).then((w) => w, () => undefined)));
+  const watches = served.filter((w) => w !== undefined);
+  refresh();
+  return { close() { clearTimeout(timer); for (const w of watches) w.close(); }, refresh };
+}

@@ -1,0 +1,94 @@
+// boot-partition: the running system's view of the mounted ESP (init/disk/boot-slots.ts says what is
+// on it): the loader's environment, each slot's files, and the record of the last upgrade. Writes are
+// ordered so that a power cut at any point leaves the default slot booting: a slot's files are written
+// and synced before the loader is told to try it, and slot.env (which says the slot is whole) comes last.
+import {
+  closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import {
+  decodeSlotEnv, encodeLoaderState, encodeSlotEnv, GRUBENV_PATH, loaderState, SLOT_FILES, type LoaderState,
+  type Slot, type SlotInfo,
+} from '../disk/boot-slots.ts';
+import { GRUBENV_SIZE } from '../disk/grubenv.ts';
+import { writeFileAtomic } from '../sys/atomic-write.ts';
+import type { UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
+
+/** The last upgrade, kept beside the slots so that whichever system boots next can report it. */
+export interface UpgradeRecord {
+  id: string;
+  status: UpgradeStatusSpec;
+  healthTimeoutSeconds: number;
+  /** Set by the tried system when its health checks did not pass in time: what failed. */
+  trialProblem?: string;
+}
+
+const RECORD = 'upgrade.json';
+
+const syncDir = (dir: string) => {
+  const fd = openSync(dir, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
+};
+
+export class BootPartition {
+  constructor(readonly dir: string, readonly running: Slot) {}
+
+  loader(): LoaderState { return loaderState(readFileSync(join(this.dir, GRUBENV_PATH))); }
+
+  /**
+   * Rewrites the environment block in place, as GRUB's save_env does: the file keeps its size and its
+   * clusters, so the loader finds its block where it left it.
+   */
+  setLoader(s: LoaderState): void {
+    const file = join(this.dir, GRUBENV_PATH);
+    const block = encodeLoaderState(s, readFileSync(file));
+    if (block.length !== GRUBENV_SIZE) throw new Error(`${file}: a block of ${block.length} bytes`);
+    const fd = openSync(file, 'r+');
+    try { writeSync(fd, block, 0, block.length, 0); fsyncSync(fd); } finally { closeSync(fd); }
+  }
+
+  /** What a slot holds, or undefined when it is not whole (no slot.env, or a part missing). */
+  slot(slot: Slot): SlotInfo | undefined {
+    const dir = join(this.dir, slot);
+    if (!existsSync(join(dir, SLOT_FILES.env))) return undefined;
+    if (![SLOT_FILES.kernel, SLOT_FILES.initramfs].every((f) => existsSync(join(dir, f)))) return undefined;
+    return decodeSlotEnv(readFileSync(join(dir, SLOT_FILES.env)));
+  }
+
+  /** Empties a slot, slot.env first: from then on the slot is not whole. */
+  clearSlot(slot: Slot): void {
+    const dir = join(this.dir, slot);
+    mkdirSync(dir, { recursive: true });
+    rmSync(join(dir, SLOT_FILES.env), { force: true });
+    syncDir(dir);
+    for (const f of readdirSync(dir)) rmSync(join(dir, f), { force: true, recursive: true });
+    syncDir(dir);
+  }
+
+  /** Copies the parts (already checked) into an empty slot, each synced, then its slot.env. */
+  fillSlot(
+    slot: Slot, parts: { kernel: string; initramfs: string }, info: SlotInfo, onBytes: (n: number) => void,
+  ): void {
+    const dir = join(this.dir, slot);
+    for (const [name, from] of [[SLOT_FILES.kernel, parts.kernel], [SLOT_FILES.initramfs, parts.initramfs]] as const) {
+      const to = join(dir, name);
+      copyFileSync(from, to);
+      const fd = openSync(to, 'r+');
+      try { fsyncSync(fd); } finally { closeSync(fd); }
+      onBytes(statSync(to).size);
+    }
+    syncDir(dir);
+    writeFileAtomic(join(dir, SLOT_FILES.env), encodeSlotEnv(info), 0o644);
+  }
+
+  record(): UpgradeRecord | undefined {
+    const file = join(this.dir, RECORD);
+    if (!existsSync(file)) return undefined;
+    try { return JSON.parse(readFileSync(file, 'utf8')) as UpgradeRecord; } catch (e) {
+      throw new Error(`${file}: not an upgrade record (${(e as Error).message})`, { cause: e });
+    }
+  }
+
+  setRecord(r: UpgradeRecord): void { writeFileAtomic(join(this.dir, RECORD), JSON.stringify(r, null, 2) + '\n'); }
+}

@@ -1,0 +1,91 @@
+// trial: what the system booted after an upgrade does with the upgrade's record (boot-partition.ts).
+//   The tried slot is running: it waits for HealthStatus to be healthy and then marks itself good (the
+//     default from now on); if that has not happened within the request's health timeout, it notes which
+//     checks failed and reboots, and the loader counts the try (after the last one it falls back).
+//   The other slot is running and the tried one is no longer being tried: the loader fell back (or the
+//     tried system never reported back); the upgrade failed, and the record says which version and why.
+// Either way the upgrade's UpgradeStatus is published again from the record.
+import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { State } from '../cosi/state/state.ts';
+import { upsert } from '../cosi/state/upsert.ts';
+import { forgetTried, markGood } from '../disk/boot-slots.ts';
+import type { Logger } from '../log.ts';
+import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../model/runtime-types.ts';
+import type { BootPartition, UpgradeRecord } from './boot-partition.ts';
+
+export interface TrialOptions {
+  state: State;
+  log: Logger;
+  owner: string;
+  boot: BootPartition;
+  reboot: (why: string) => void;
+  slotsChanged: () => Promise<void>;
+}
+
+const now = () => new Date().toISOString();
+
+export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
+  const idle = { close() {} };
+  const rec = o.boot.record();
+  if (!rec) return idle;
+  const loader = o.boot.loader();
+  const slot = rec.status.slot;
+  const publish = (r: UpgradeRecord) => upsert(o.state, { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: r.id },
+    r.status, o.owner);
+  const open = rec.status.phase === 'staged' || rec.status.phase === 'trying';
+
+  if (open && o.boot.running !== slot && loader.trySlot !== slot) {
+    const why = rec.trialProblem ? `its health checks did not pass: ${rec.trialProblem}`
+      : 'it never reported back (its system stopped, or could not start, before its health checks passed)';
+    rec.status = {
+      ...rec.status, phase: 'failed', finishedAt: now(),
+      error: `slot ${slot} (version ${rec.status.version}) did not come up healthy: ${why}; the boot loader went `
+        + `back to slot ${o.boot.running}`,
+    };
+    o.boot.setRecord(rec);
+    o.boot.setLoader(forgetTried(loader));
+    o.log.warn(`upgrade "${rec.id}": ${rec.status.error}`);
+    await publish(rec);
+    await o.slotsChanged();
+    return idle;
+  }
+  if (!open || o.boot.running !== slot || loader.trySlot !== slot) { await publish(rec); return idle; }
+
+  rec.status = { ...rec.status, phase: 'trying' };
+  o.boot.setRecord(rec);
+  await publish(rec);
+  o.log.info(`upgrade "${rec.id}": trying ${rec.status.version} in slot ${slot} (${loader.triesLeft} tries left); `
+    + `it must be healthy within ${rec.healthTimeoutSeconds} s`);
+  let latest: HealthStatusSpec | undefined;
+  let settled = false;
+  const settle = async (healthy: boolean) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    watch.close();
+    if (healthy) {
+      o.boot.setLoader(markGood(o.boot.loader(), slot as 'A' | 'B'));
+      rec.status = { ...rec.status, phase: 'done', finishedAt: now() };
+      o.boot.setRecord(rec);
+      o.log.info(`upgrade "${rec.id}": healthy; slot ${slot} (${rec.status.version}) is marked good and the default`);
+      await publish(rec);
+      await o.slotsChanged();
+      return;
+    }
+    const failing = (latest?.checks ?? []).filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`).join('; ')
+      || 'no health status was published';
+    rec.trialProblem = `after ${rec.healthTimeoutSeconds} s: ${failing}`;
+    o.boot.setRecord(rec);
+    o.log.error(`upgrade "${rec.id}": not healthy ${rec.trialProblem}; rebooting (the loader counts the try)`);
+    o.reboot(`upgrade "${rec.id}": slot ${slot} not healthy in time`);
+  };
+  const timer = setTimeout(() => void settle(false), rec.healthTimeoutSeconds * 1000);
+  const watch = await o.state.watch({ namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID }, {}, (events) => {
+    for (const e of events) {
+      if (e.type !== 'created' && e.type !== 'updated') continue;
+      latest = e.resource.spec as HealthStatusSpec;
+      if (latest.healthy) void settle(true);
+    }
+  });
+  return { close() { clearTimeout(timer); watch.close(); } };
+}

@@ -1,0 +1,280 @@
+// upgrader: the engine's controller of UpgradeRequests and RollbackRequests (config namespace, admins
+// only). An upgrade's bundle arrives (fetched from its URL, or uploaded in chunks through UpgradeService)
+// and is checked as it arrives by a BundleReader: the signature against the trusted keys and the version
+// against the policy before any part is kept, each part's sha256 at its end. The parts are staged on /var;
+// only a bundle checked whole reaches the ESP, where it replaces the slot not running, and the loader is
+// told to try that slot. Each request's progress is an UpgradeStatus of the same id, also kept on the ESP
+// (boot-partition.ts) for the system that boots next (trial.ts).
+import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { State } from '../cosi/state/state.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import { upsert } from '../cosi/state/upsert.ts';
+import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../disk/boot-slots.ts';
+import { BundleReader, type UpgradeManifest } from '../disk/upgrade-bundle.ts';
+import type { Logger } from '../log.ts';
+import {
+  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
+} from '../model/runtime-types.ts';
+import { httpOpen } from '../sys/http-get.ts';
+import { VERSION } from '../version.ts';
+import type { BootPartition } from './boot-partition.ts';
+import { compareVersions, currentTrust } from './trust.ts';
+
+/** What the upgrader acts on: the booted disk's ESP and PID 1's reboot. */
+export interface UpgradeMachine {
+  boot: BootPartition;
+  reboot: (why: string) => void;
+  /** Where bundles are staged (on /var). */
+  stagingDir: string;
+}
+
+export interface UpgraderOptions {
+  state: State;
+  log: Logger;
+  owner: string;
+  /** The machine, or why this engine upgrades nothing (a host, a live system): each request is refused so. */
+  machine: UpgradeMachine | { refuse: string };
+  /** After a slot changed: publish the versions again. */
+  slotsChanged: () => Promise<void>;
+  progressMs?: number;
+  /** How long an upload may send nothing (tests shorten it). */
+  idleMs?: number;
+}
+
+export const DEFAULT_TRIES = 1;
+/** An upload that sends nothing for this long is abandoned, so that it does not hold up the next. */
+export const UPLOAD_IDLE_MS = 60_000;
+export const DEFAULT_HEALTH_TIMEOUT_SECONDS = 300;
+/** The parts a bundle must carry, by the slot file each becomes. */
+const PARTS = { kernel: SLOT_FILES.kernel, initramfs: SLOT_FILES.initramfs };
+
+export interface Upgrader {
+  /** One chunk of an uploaded bundle at `offset`; what the machine holds after it. */
+  upload(id: string, offset: number, data: Buffer): Promise<{ received: number; complete: boolean }>;
+  close(): void;
+}
+
+interface Session {
+  id: string;
+  spec: UpgradeRequestSpec;
+  reader: BundleReader;
+  status: UpgradeStatusSpec;
+  /** The bundle arrived whole: the slot is being written (uploads are answered with complete). */
+  done: boolean;
+  failed?: string;
+  idle?: NodeJS.Timeout;
+}
+
+const now = () => new Date().toISOString();
+
+export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
+  let session: Session | undefined;
+  let lastReport = 0;
+  let reports: Promise<unknown> = Promise.resolve();
+  const report = (s: Session, force = false) => {
+    const t = Date.now();
+    if (!force && t - lastReport < (o.progressMs ?? 500)) return reports;
+    lastReport = t;
+    const spec = { ...s.status };
+    reports = reports.then(() => upsert(o.state, { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: s.id },
+      spec, o.owner)).catch((e: Error) => o.log.warn(`upgrade "${s.id}": status: ${e.message}`));
+    return reports;
+  };
+  const blank = (source: string): UpgradeStatusSpec => ({
+    phase: 'receiving', source, fromVersion: VERSION, version: '', slot: '', bytesReceived: 0, bytesWritten: 0,
+    error: '', startedAt: now(), keyId: '',
+  });
+
+  const fail = async (s: Session, why: string) => {
+    if (s.failed) return;
+    s.failed = why;
+    clearTimeout(s.idle);
+    o.log.warn(`upgrade "${s.id}" failed: ${why}`);
+    s.status = { ...s.status, phase: 'failed', error: why, finishedAt: now() };
+    if ('boot' in o.machine) rmSync(join(o.machine.stagingDir, s.id), { recursive: true, force: true });
+    if (session === s) session = undefined;
+    await report(s, true);
+  };
+
+  const begin = async (id: string, spec: UpgradeRequestSpec) => {
+    const s: Session = {
+      id, spec, status: blank(spec.source || 'upload'), done: false,
+      reader: new BundleReader([]),
+    };
+    if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
+    if (session) { await fail(s, `upgrade "${session.id}" is in progress; one upgrade at a time`); return; }
+    const m = o.machine;
+    const loader = m.boot.loader();
+    if (loader.trySlot) {
+      await fail(s, `slot ${loader.trySlot} is being tried: wait until it is marked good or falls back`);
+      return;
+    }
+    const target = otherSlot(m.boot.running);
+    if (target === loader.defaultSlot) {
+      await fail(s, `slot ${target} is the default and ${m.boot.running} is running: reboot into ${target}, or `
+        + 'roll back, before upgrading');
+      return;
+    }
+    const trust = await currentTrust(o.state).catch((e: Error) => e);
+    if (trust instanceof Error) { await fail(s, `the trusted keys: ${trust.message}`); return; }
+    const dir = join(m.stagingDir, id);
+    s.status.slot = target;
+    s.reader = new BundleReader(trust.keys, {
+      manifest: (mf) => {
+        if (trust.minVersion && compareVersions(mf.version, trust.minVersion) < 0) {
+          throw new Error(`version ${mf.version} is below the minimum ${trust.minVersion} (UpgradePolicy): refused`);
+        }
+        const names = mf.parts.map((p) => p.name).sort().join(', ');
+        if (names !== Object.values(PARTS).sort().join(', ')) {
+          throw new Error(`parts ${names}; a bundle carries ${Object.values(PARTS).join(' and ')}`);
+        }
+        encodeSlotEnv({ cmdline: mf.cmdline, version: mf.version, commit: mf.commit });
+        s.status = { ...s.status, version: mf.version, keyId: mf.keyId };
+        rmSync(dir, { recursive: true, force: true });
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const need = mf.parts.reduce((n, p) => n + p.size, 0);
+        const fs = statfsSync(dir);
+        if (fs.bavail * fs.bsize < need) {
+          throw new Error(`the parts need ${(need / 1e6).toFixed(1)} MB to be staged in ${m.stagingDir}, which has `
+            + `${(fs.bavail * fs.bsize / 1e6).toFixed(1)} MB free`);
+        }
+        o.log.info(`upgrade "${id}": ${mf.version} (${mf.commit}) signed by ${mf.keyId}; staging in ${dir}`);
+      },
+      part: (p, data) => {
+        const fd = openSync(join(dir, p.name), 'a', 0o600);
+        try { for (let off = 0; off < data.length;) off += writeSync(fd, data, off); } finally { closeSync(fd); }
+      },
+    });
+    session = s;
+    watchIdle(s);
+    await report(s, true);
+    if (spec.source) void fetchBundle(s, spec.source);
+  };
+
+  const watchIdle = (s: Session) => {
+    clearTimeout(s.idle);
+    s.idle = setTimeout(() => {
+      void fail(s, `nothing received for ${UPLOAD_IDLE_MS / 1000} s after ${s.reader.received} bytes: abandoned`);
+    }, o.idleMs ?? UPLOAD_IDLE_MS);
+  };
+
+  /** Feeds the reader; once the archive ended, writes the slot. Throws the reader's refusal. */
+  const feed = async (s: Session, data: Buffer) => {
+    watchIdle(s);
+    try { s.reader.push(data); } catch (e) {
+      await fail(s, (e as Error).message);
+      throw e;
+    }
+    s.status.bytesReceived = s.reader.received;
+    if (!s.reader.complete) { void report(s); return; }
+    s.done = true;
+    clearTimeout(s.idle);
+    void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
+  };
+
+  const fetchBundle = async (s: Session, url: string) => {
+    try {
+      const res = await httpOpen(url);
+      for await (const chunk of res) {
+        if (s.failed) { res.destroy(); return; }
+        await feed(s, chunk as Buffer);
+      }
+      if (!s.done) s.reader.finish();
+    } catch (e) {
+      await fail(s, (e as Error).message);
+    }
+  };
+
+  const writeSlot = async (s: Session) => {
+    const m = o.machine as UpgradeMachine;
+    const mf: UpgradeManifest = s.reader.finish();
+    const target = s.status.slot as 'A' | 'B';
+    const dir = join(m.stagingDir, s.id);
+    s.status.phase = 'writing';
+    await report(s, true);
+    const tries = s.spec.tries || DEFAULT_TRIES;
+    const before = m.boot.loader();
+    // Not good from here on: a slot being rewritten can be neither rolled back to nor booted.
+    m.boot.setLoader({ ...before, good: new Set([...before.good].filter((x) => x !== target)) });
+    m.boot.clearSlot(target);
+    await o.slotsChanged();
+    m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
+      { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
+      (n) => { s.status.bytesWritten += n; void report(s); });
+    rmSync(dir, { recursive: true, force: true });
+    s.status.phase = 'staged';
+    m.boot.setRecord({
+      id: s.id, status: s.status, healthTimeoutSeconds: s.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS,
+    });
+    m.boot.setLoader(trySlot(m.boot.loader(), target, Math.min(tries, MAX_TRIES)));
+    session = undefined;
+    await report(s, true);
+    await o.slotsChanged();
+    o.log.info(`upgrade "${s.id}": ${mf.version} written to slot ${target} (${s.status.bytesWritten} bytes); `
+      + `the loader tries it ${tries} time(s) at the next boot`);
+    if (s.spec.reboot) m.reboot(`upgrade "${s.id}" to ${mf.version} in slot ${target}`);
+  };
+
+  const rollback = async (id: string, spec: RollbackRequestSpec) => {
+    const s: Session = {
+      id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0 }, status: blank('rollback'),
+      done: true, reader: new BundleReader([]),
+    };
+    if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
+    const m = o.machine;
+    const to = otherSlot(m.boot.running);
+    s.status.slot = to;
+    s.status.version = m.boot.slot(to)?.version ?? '';
+    if (!s.status.version) { await fail(s, `slot ${to} holds no system: there is nothing to roll back to`); return; }
+    try { m.boot.setLoader(rollBack(m.boot.loader(), m.boot.running)); } catch (e) {
+      await fail(s, (e as Error).message);
+      return;
+    }
+    s.status = { ...s.status, phase: 'done', finishedAt: now() };
+    await report(s, true);
+    await o.slotsChanged();
+    o.log.info(`rollback "${id}": slot ${to} (${s.status.version}) is the default`);
+    if (spec.reboot) m.reboot(`rollback "${id}" to slot ${to}`);
+  };
+
+  const watches = [
+    await o.state.watch({ namespace: CONFIG_NS, type: UPGRADE_REQUEST_TYPE }, {}, (events) => {
+      for (const e of events) {
+        if (e.type === 'created') void begin(e.resource.metadata.id, e.resource.spec as UpgradeRequestSpec);
+        // The client gave up (cosictl deletes its request when its upload fails): so does the machine.
+        const s = session;
+        if (e.type === 'destroyed' && s?.id === e.resource.metadata.id && !s.done) {
+          void fail(s, 'the UpgradeRequest was deleted before its bundle arrived whole');
+        }
+      }
+    }),
+    await o.state.watch({ namespace: CONFIG_NS, type: ROLLBACK_REQUEST_TYPE }, {}, (events) => {
+      for (const e of events) {
+        if (e.type === 'created') void rollback(e.resource.metadata.id, e.resource.spec as RollbackRequestSpec);
+      }
+    }),
+  ];
+
+  return {
+    async upload(id, offset, data) {
+      const s = session?.id === id ? session : undefined;
+      if (!s) {
+        throw new StateError('failed-precondition', `no upgrade "${id}" is receiving a bundle (create an `
+          + 'UpgradeRequest with an empty source first; see its UpgradeStatus)', id);
+      }
+      if (s.spec.source) throw new StateError('failed-precondition', `upgrade "${id}" fetches ${s.spec.source}`, id);
+      if (s.done) return { received: s.reader.received, complete: true };
+      if (offset !== s.reader.received) {
+        throw new StateError('failed-precondition', `offset ${offset}: the machine holds ${s.reader.received} bytes `
+          + `of upgrade "${id}"; send from there`, id);
+      }
+      try { await feed(s, data); } catch (e) {
+        throw new StateError('failed-precondition', `upgrade "${id}": ${(e as Error).message}`, id, { cause: e });
+      }
+      return { received: s.reader.received, complete: s.done };
+    },
+    close() { clearTimeout(session?.idle); for (const w of watches) w.close(); },
+  };
+}
