@@ -8,7 +8,10 @@ import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './commands/apply.ts'
 import { validate, VALIDATE_HELP } from './commands/validate.ts';
 import { del, DELETE_HELP } from './commands/delete.ts';
 import { get, GET_HELP } from './commands/get.ts';
-import { install, INSTALL_HELP } from './commands/install.ts';
+import { install, INSTALL_FLAGS, INSTALL_HELP } from './commands/install.ts';
+import {
+  rollback, ROLLBACK_FLAGS, ROLLBACK_HELP, upgrade, UPGRADE_FLAGS, UPGRADE_HELP,
+} from './commands/upgrade.ts';
 import { genCommand, GEN_HELP } from './commands/gen.ts';
 import { parseDuration } from './duration.ts';
 import { Session } from './session.ts';
@@ -26,6 +29,8 @@ commands:
   delete TYPE ID...      tear down and destroy resources
   install --disk PATH    install the machine's build to a disk (or --serial, --model, --size;
                          --wipe, --reboot), printing progress until done
+  upgrade --image FILE|URL  write a signed upgrade bundle to the other boot slot and reboot into it
+  rollback               boot the other slot (the previous version) from now on
   api-resources          the resource types the machine serves
   version                client and machine versions
   gen secrets|config     make a machine's API secrets, a starting config and a cosictl context
@@ -62,10 +67,14 @@ const FLAGS: FlagSpec[] = [
   { name: 'disk', value: true }, { name: 'serial', value: true }, { name: 'model', value: true },
   { name: 'size', value: true }, { name: 'wipe' }, { name: 'reboot' }, { name: 'source', value: true },
   { name: 'id', value: true }, { name: 'no-wait' },
+  { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
+  { name: 'health-timeout', value: true },
   { name: 'help', short: 'h' },
 ];
-/** Flags only `install` takes. */
-const INSTALL_FLAGS = ['disk', 'serial', 'model', 'size', 'wipe', 'reboot', 'source', 'id', 'no-wait'];
+/** Flags only some commands take. */
+const COMMAND_FLAGS: Record<string, readonly string[]> = {
+  install: INSTALL_FLAGS, upgrade: UPGRADE_FLAGS, rollback: ROLLBACK_FLAGS,
+};
 
 const out = (s: string) => { process.stdout.write(s); };
 const err = (s: string) => { process.stderr.write(s); };
@@ -75,13 +84,16 @@ export async function cosictl(argv: string[]): Promise<number> {
   const [command, ...rest] = p.positional;
   const helpFor: Record<string, string> = {
     get: GET_HELP, apply: APPLY_HELP, 'apply-config': APPLY_CONFIG_HELP, validate: VALIDATE_HELP, delete: DELETE_HELP,
-    gen: GEN_HELP, install: INSTALL_HELP,
+    gen: GEN_HELP, install: INSTALL_HELP, upgrade: UPGRADE_HELP, rollback: ROLLBACK_HELP,
   };
   if (has(p, 'help') || !command || command === 'help') {
     out((command && helpFor[command]) || HELP);
     return command || has(p, 'help') ? EXIT.ok : EXIT.usage;
   }
-  const known = ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'api-resources', 'version', 'gen'];
+  const known = [
+    'get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback', 'api-resources', 'version',
+    'gen',
+  ];
   if (!known.includes(command)) throw new CliError(
     `unknown command "${command}" (commands: ${known.join(', ')})`, EXIT.usage,
   );
@@ -91,8 +103,12 @@ export async function cosictl(argv: string[]): Promise<number> {
     }
   };
   only(command === 'apply' ? ['dry-run', 'try'] : command === 'apply-config' ? ['dry-run', 'try', 'confirm'] : []);
-  for (const n of command === 'install' ? [] : INSTALL_FLAGS) {
-    if (has(p, n)) throw new CliError(`--${n} is a flag of install, not of ${command}`, EXIT.usage);
+  for (const [owner, names] of Object.entries(COMMAND_FLAGS)) {
+    for (const n of names) {
+      if (!has(p, n) || COMMAND_FLAGS[command]?.includes(n)) continue;
+      const of = Object.keys(COMMAND_FLAGS).filter((c) => COMMAND_FLAGS[c]!.includes(n)).join(' and ');
+      throw new CliError(`--${n} is a flag of ${of || owner}, not of ${command}`, EXIT.usage);
+    }
   }
   if (command === 'validate') return validate({ ...p, positional: rest }, out, err);
   if (command === 'gen') return genCommand({ ...p, positional: rest }, flag(p, 'config'), out, err);
@@ -120,12 +136,14 @@ export async function cosictl(argv: string[]): Promise<number> {
       case 'apply-config': return await applyConfig(session, sub, 'replace', out, err);
       case 'delete': return await del(session, sub, out);
       case 'install': return await install(session, sub, out, err);
+      case 'upgrade': return await upgrade(session, sub, out, err);
+      case 'rollback': return await rollback(session, sub, out, err);
       case 'api-resources': return await apiResources(session, out);
       default: {
-        const v = await session.state.get({
-          namespace: 'runtime', type: 'Versions.runtime.appliance.dev', id: 'appliance',
-        });
-        out(`client: cosictl ${VERSION} (${COMMIT})\nmachine: ${JSON.stringify(v.spec)}\n`);
+        // The running system: the only Version, or the running slot's on an installed disk.
+        const all = await session.state.list({ namespace: 'runtime', type: 'Versions.runtime.appliance.dev' });
+        const v = all.find((r) => (r.spec as { running?: boolean }).running) ?? all[0];
+        out(`client: cosictl ${VERSION} (${COMMIT})\nmachine: ${JSON.stringify(v?.spec ?? null)}\n`);
         return EXIT.ok;
       }
     }

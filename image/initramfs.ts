@@ -18,6 +18,8 @@ export interface InitramfsInputs {
   mtime: number;
   /** The kernel's modules, `<dir>/<release>/kernel/...`; shipped as /lib/modules/<release> with a modules.dep. */
   modules?: { dir: string; release: string };
+  /** Files of the build's own (the trusted upgrade key), by absolute path in the image. */
+  files?: { path: string; data: Buffer; mode: number }[];
 }
 
 function filesUnder(dir: string): string[] {
@@ -50,6 +52,7 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
     add(join('lib/modules', i.modules.release, 'modules.alias'), Buffer.from(modulesAlias(shipped)), 0o644);
     add(join('lib/modules', i.modules.release, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped)), 0o644);
   }
+  for (const f of i.files ?? []) add(f.path.replace(/^\/+/, ''), f.data, f.mode);
   for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });
   // The kernel opens /dev/console for init's stdio before anything is mounted.
   entries.push({ type: 'chardev', path: 'dev/console', mode: 0o600, major: 5, minor: 1, ...t });

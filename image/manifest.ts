@@ -6,6 +6,10 @@ import { sha256File } from './hash.ts';
 export interface ArtifactInfo { file: string; size: number; sha256: string }
 export interface Manifest {
   version: string; commit: string; kernel: { key: string; source: string }; artifacts: Record<string, ArtifactInfo>;
+  /** The ids of the upgrade signing keys the system trusts. */
+  upgradeKeys: string[];
+  /** A build broken on purpose (init/sys/test-break.ts). */
+  testBreak?: string;
 }
 
 export async function describeArtifact(path: string): Promise<ArtifactInfo> {

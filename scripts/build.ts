@@ -14,6 +14,12 @@ import { buildNative } from './native.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
+import { createPublicKey } from 'node:crypto';
+import { keyIdOf } from '../init/disk/upgrade-bundle.ts';
+import { IMAGE_KEYS_DIR } from '../init/upgrade/trust.ts';
+import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../init/sys/test-break.ts';
+import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
+import type { SigningKey } from '../image/formats/format.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
 
@@ -22,8 +28,10 @@ export interface BuildResult {
 }
 
 /** Runs `make` only when `key` differs from the one recorded by the last successful run. */
-async function keyed(name: string, key: string, outputs: string[], make: () => Promise<void>): Promise<boolean> {
-  const stamp = join(BUILD, `${name}.key`);
+async function keyed(
+  dir: string, name: string, key: string, outputs: string[], make: () => Promise<void>,
+): Promise<boolean> {
+  const stamp = join(dir, `${name}.key`);
   if (outputs.every(existsSync) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return false;
   await make();
   writeFileSync(stamp, key);
@@ -35,90 +43,152 @@ async function gitCommit(): Promise<string> {
   return r.exitCode === 0 ? r.stdout.trim() : 'unknown';
 }
 
-/** hostOnly: just the executables (no initramfs, no kernel), for host tests in a hurry. */
-export async function build(o: { hostOnly?: boolean } = {}): Promise<BuildResult> {
-  mkdirSync(BUILD, { recursive: true });
+export interface BuildOptions {
+  /** Just the executables (no initramfs, no kernel), for host tests in a hurry. */
+  hostOnly?: boolean;
+  /** The upgrade signing key (PKCS#8 PEM) whose public half the system trusts; default: the development key. */
+  signingKey?: string;
+  /**
+   * Another build beside the main one (the upgrade tests' versions): its own out/ folder, version and
+   * test-break, a faster zstd level, no cosictl.
+   */
+  variant?: { outDir: string; version: string; testBreak?: string; zstdLevel: number };
+}
+
+/** The key that signs upgrade bundles: the given file, or the development key made once in out/dev. */
+export const signingKeyOf = (file?: string): SigningKey => (file ? loadSigningKey(file)
+  : developmentSigningKey(join(OUT, 'dev', 'upgrade-signing-key.pem')));
+
+export async function build(o: BuildOptions = {}): Promise<BuildResult> {
+  const OUT_DIR = o.variant?.outDir ?? OUT;
+  const BUILD_DIR = o.variant ? join(OUT_DIR, 'build') : BUILD;
+  mkdirSync(BUILD_DIR, { recursive: true });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  if (o.variant) pkg.version = o.variant.version;
+  const testBreak = o.variant?.testBreak;
+  const breakProblem = testBreak === undefined ? undefined : testBreakProblem(testBreak);
+  if (breakProblem) throw new Error(breakProblem);
+  if (testBreak && o.signingKey) throw new Error('--test-break makes a broken build: not with a signing key of yours');
+  const key = signingKeyOf(o.signingKey);
   const commit = await gitCommit();
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
   const addon = await buildNative();
 
   let s = step('bundle');
-  const bundleFile = join(BUILD, 'init.cjs');
+  const bundleFile = join(BUILD_DIR, 'init.cjs');
   await bundle({ entry: join(ROOT, 'init', 'main.ts'), outfile: bundleFile, version: pkg.version, commit });
   s.done(`${bundleFile} (${statSync(bundleFile).size} bytes)`);
 
   s = step('sea');
-  const exe = join(BUILD, 'appliance');
+  const exe = join(BUILD_DIR, 'appliance');
   const node = process.execPath;
   const nodeId = `${node}:${statSync(node).size}:${statSync(node).mtimeMs}`;
   const seaKey = sha256(readFileSync(bundleFile), nodeId);
-  const seaBuilt = await keyed('sea', seaKey, [exe], async () => {
+  const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
     await makeSea({ main: bundleFile, output: exe, node });
     checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
   });
   s.done(seaBuilt ? `${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
-  s = step('cosictl');
-  const cliBundle = join(OUT, 'cosictl.cjs');
   const cliExe = join(OUT, 'cosictl');
-  await bundle({ entry: join(ROOT, 'cli', 'cosictl.ts'), outfile: cliBundle, version: pkg.version, commit });
-  const cliBuilt = await keyed('cosictl', sha256(readFileSync(cliBundle), nodeId), [cliExe], async () => {
-    await makeSea({ main: cliBundle, output: cliExe, node, scratchDir: BUILD });
-    checkSeaRuns(cliExe, ['--help'], /usage: cosictl/);
-  });
-  s.done(cliBuilt ? `${cliExe} and ${cliBundle}` : 'up to date');
+  if (!o.variant) {
+    s = step('cosictl');
+    const cliBundle = join(OUT, 'cosictl.cjs');
+    await bundle({ entry: join(ROOT, 'cli', 'cosictl.ts'), outfile: cliBundle, version: pkg.version, commit });
+    const cliBuilt = await keyed(BUILD_DIR, 'cosictl', sha256(readFileSync(cliBundle), nodeId), [cliExe], async () => {
+      await makeSea({ main: cliBundle, output: cliExe, node, scratchDir: BUILD });
+      checkSeaRuns(cliExe, ['--help'], /usage: cosictl/);
+    });
+    s.done(cliBuilt ? `${cliExe} and ${cliBundle}` : 'up to date');
+  }
 
   const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '' };
   if (o.hostOnly) return partial;
 
   const kernel = await buildKernel(); // first: the initramfs carries its modules
   s = step('initramfs');
-  const initramfs = join(OUT, 'initramfs.cpio.zst');
+  const initramfs = join(OUT_DIR, 'initramfs.cpio.zst');
+  // The system trusts the key its own upgrades are signed with; a broken test build says how it is broken.
+  const keyId = keyIdOf(key.privateKey);
+  const files = [
+    { path: join(IMAGE_KEYS_DIR, `${keyId.replace(/^sha256:/, '').slice(0, 16)}.pem`), mode: 0o644,
+      data: Buffer.from(createPublicKey(key.privateKey).export({ type: 'spki', format: 'pem' })) },
+    ...(testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : []),
+  ];
   const entries = initramfsEntries({
-    init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release },
+    init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release }, files,
   });
-  const treeKey = sha256(...entries.map(
+  const treeKey = sha256(String(o.variant?.zstdLevel ?? 19), ...entries.map(
     (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
   ));
-  const rdBuilt = await keyed('initramfs', treeKey, [initramfs], async () => {
-    s.info(`compressing ${entries.length} entries with zstd -19 (about a minute)`);
-    await writeCompressed(entries, initramfs, 19);
+  const rdBuilt = await keyed(BUILD_DIR, 'initramfs', treeKey, [initramfs], async () => {
+    s.info(`compressing ${entries.length} entries with zstd -${o.variant?.zstdLevel ?? '19 (about a minute)'}`);
+    await writeCompressed(entries, initramfs, o.variant?.zstdLevel ?? 19);
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
-  const vmlinuz = join(OUT, 'vmlinuz');
+  const vmlinuz = join(OUT_DIR, 'vmlinuz');
   const vmlinuzStale = !existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage));
   if (vmlinuzStale) copyFileSync(kernel.bzImage, vmlinuz);
-  copyFileSync(kernel.config, join(OUT, 'kernel.config'));
-  const cmdline = join(OUT, 'cmdline');
+  copyFileSync(kernel.config, join(OUT_DIR, 'kernel.config'));
+  const cmdline = join(OUT_DIR, 'cmdline');
   writeFileSync(cmdline, DEFAULT_CMDLINE + '\n');
 
-  const manifest = join(OUT, 'manifest.json');
+  const manifest = join(OUT_DIR, 'manifest.json');
   writeManifest(manifest, {
-    version: pkg.version, commit,
+    version: pkg.version, commit, upgradeKeys: [keyId], ...(testBreak ? { testBreak } : {}),
     kernel: { key: kernel.key, source: kernel.sourceVersion },
     artifacts: {
       vmlinuz: await describeArtifact(vmlinuz),
       initramfs: await describeArtifact(initramfs),
       cmdline: await describeArtifact(cmdline),
-      cosictl: await describeArtifact(cliExe),
+      ...(o.variant ? {} : { cosictl: await describeArtifact(cliExe) }),
     },
   });
-  process.stderr.write(`[build] artifacts in ${OUT}: vmlinuz, initramfs.cpio.zst, cmdline, manifest.json, cosictl\n`);
+  process.stderr.write(`[build] artifacts in ${OUT_DIR}: vmlinuz, initramfs.cpio.zst, cmdline, manifest.json`
+    + `${o.variant ? '' : ', cosictl'}; upgrades signed by ${keyId} are trusted\n`);
   return { kernel: vmlinuz, initramfs, cmdline, exe, addon, manifest, cosictl: cliExe };
 }
 
+const USAGE = `usage: npm run build [-- --host-only] [--signing-key FILE]
+       npm run build -- --variant DIR --version V [--test-break WHAT] [--zstd-level N]
+
+Builds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline, out/manifest.json and out/cosictl.
+Steps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.
+  --host-only         only the executables (out/build/appliance, out/cosictl), no image
+  --signing-key FILE  the Ed25519 key (PKCS#8 PEM) upgrades are signed with: the system trusts its
+                      public half; default: the development key in out/dev/upgrade-signing-key.pem
+  --variant DIR       another build, into DIR (the upgrade tests' versions): with --version V, and
+                      --test-break WHAT (${TEST_BREAKS.join(', ')}) for one broken on purpose;
+                      --zstd-level N (default 12)
+`;
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes('--help')) {
-    process.stdout.write(
-      `usage: npm run build [-- --host-only]\n\n`
-        + `Builds out/vmlinuz, out/initramfs.cpio.zst, out/cmdline, out/manifest.json and out/cosictl.\n`
-        + `Steps whose inputs did not change are skipped; the kernel is cached in ~/.cache/cosi-appliance.\n`
-        + `  --host-only   only the executables (out/build/appliance, out/cosictl), no image\n`,
-    );
+  const argv = process.argv.slice(2);
+  const value = (name: string) => {
+    const at = argv.indexOf(name);
+    if (at < 0) return undefined;
+    const v = argv[at + 1];
+    if (v === undefined || v.startsWith('--')) {
+      process.stderr.write(`build: ${name} needs a value\n`);
+      process.exit(2);
+    }
+    return v;
+  };
+  if (argv.includes('--help')) {
+    process.stdout.write(USAGE);
   } else {
-    await build({ hostOnly: process.argv.includes('--host-only') });
+    const signingKey = value('--signing-key');
+    const variantDir = value('--variant');
+    const version = value('--version');
+    if (variantDir && !version) { process.stderr.write('build: --variant needs --version\n'); process.exit(2); }
+    const testBreak = value('--test-break');
+    const zstdLevel = Number(value('--zstd-level') ?? 12);
+    await build({
+      hostOnly: argv.includes('--host-only'), ...(signingKey ? { signingKey } : {}),
+      ...(variantDir
+        ? { variant: { outDir: variantDir, version: version!, zstdLevel, ...(testBreak ? { testBreak } : {}) } } : {}),
+    });
   }
 }

@@ -3,9 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildImages } from '../image/images.ts';
-import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import { FORMATS, formatNamed } from '../image/formats/index.ts';
-import { build } from './build.ts';
+import { build, signingKeyOf } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
 
@@ -83,15 +82,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write(`image: ${(e as Error).message}\n(npm run image -- --help)\n`);
     process.exit(2);
   }
-  const b = await build();
+  // The system built trusts the key the image's upgrade bundle is signed with.
+  const b = await build(args.signingKey ? { signingKey: args.signingKey } : {});
   const manifest = JSON.parse(readFileSync(b.manifest, 'utf8')) as { version: string; commit: string };
   const s = step('image');
   const artifacts = await buildImages({
     formats: args.formats.map((n) => formatNamed(n)!),
     inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: imageCmdline(readFileSync(b.cmdline, 'utf8'), args) },
     release: { version: manifest.version, commit: manifest.commit },
-    signingKey: () => (args.signingKey ? loadSigningKey(args.signingKey)
-      : developmentSigningKey(join(OUT, 'dev', 'upgrade-signing-key.pem'))),
+    signingKey: () => signingKeyOf(args.signingKey),
     outDir: join(OUT, 'images'), seed: args.seed ?? `${manifest.version}+${manifest.commit}`,
     epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0), progress: (m) => s.info(m),
     ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),

@@ -40,6 +40,9 @@ flags:
 exit codes: 0 installed, 1 refused or failed (the reason is printed), as for every command otherwise.
 `;
 
+/** The flags only install takes. */
+export const INSTALL_FLAGS = ['disk', 'serial', 'model', 'size', 'wipe', 'reboot', 'source', 'id', 'no-wait'];
+
 const MB = 1e6;
 
 /** One line per phase, and for the long phases one per tenth of the way. */
