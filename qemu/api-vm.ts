@@ -26,8 +26,8 @@ export interface ApiVm {
   cosictlConfig: string;
   /** TLS of a client of `role` (default admin) of this machine. */
   tls(role?: Role): ChannelTls;
-  /** cosictl as admin over mutual TLS. */
-  run(args: string[], input?: string): Promise<CliResult>;
+  /** cosictl as admin over mutual TLS (killed after `timeoutMs`, default a minute). */
+  run(args: string[], input?: string, timeoutMs?: number): Promise<CliResult>;
   /** cosictl --insecure: what anyone can do while the machine is in maintenance mode. */
   runInsecure(args: string[], input?: string): Promise<CliResult>;
   /** Runs `args` until the output matches `re` (or `ms` pass); returns the last result. */
@@ -104,13 +104,15 @@ export async function bootWithApi(
   writeFileSync(cosictlConfig, JSON.stringify({
     context: 'vm', contexts: { vm: { endpoint, ca: tls().ca, cert: tls().cert, key: tls().key } },
   }), { mode: 0o600 });
-  const cli = (flags: string[]) => (args: string[], input?: string) => new Promise<CliResult>((resolve) => {
-    const c = execFile(
-      cosictl, [...flags, ...args], { timeout: 60_000 },
-      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
-    );
-    if (input !== undefined) c.stdin!.end(input);
-  });
+  const cli = (flags: string[]) => (args: string[], input?: string, timeoutMs = 60_000) => new Promise<CliResult>(
+    (resolve) => {
+      const c = execFile(
+        cosictl, [...flags, ...args], { timeout: timeoutMs },
+        (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
+      );
+      if (input !== undefined) c.stdin!.end(input);
+    },
+  );
   const run = cli(['--config', cosictlConfig]);
   const runInsecure = cli(['--insecure', '-e', endpoint]);
   const pollWith = (exec: typeof run) => async (args: string[], re: RegExp, ms = 30_000) => {
@@ -129,7 +131,7 @@ export async function bootWithApi(
     const r = await run(args);
     return r.code === 0 || o.secrets !== 'none' ? r : runInsecure(args);
   };
-  await pollWith(either)(['get', 'versions'], /appliance/, 60_000);
+  await pollWith(either)(['get', 'versions'], /\sVersion\s/, 60_000);
   return {
     vm, endpoint, cosictl, cosictlConfig, tls, run, runInsecure,
     poll: pollWith(run), pollInsecure: pollWith(runInsecure),
