@@ -94,6 +94,21 @@ export function encodeUpgradeBundle(i: BundleInput): Buffer {
   ]);
 }
 
+/** A ustar header's name and size; refuses one whose checksum is wrong (`at`: where it is, for the message). */
+function readTarHeader(h: Buffer, at: number): { name: string; size: number } {
+  const name = h.toString('utf8', 0, 100).replace(/\0.*$/s, '');
+  const stored = parseInt(h.toString('latin1', 148, 156).replace(/[\0 ]+$/, ''), 8);
+  let sum = 0;
+  for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 0x20 : h[k]!;
+  if (sum !== stored) {
+    throw new UpgradeBundleError(`tar header checksum ${stored}, computed ${sum} (not a bundle, or damaged)`,
+      name || `offset ${at}`);
+  }
+  const size = parseInt(h.toString('latin1', 124, 136).replace(/[\0 ]+$/, ''), 8);
+  if (!Number.isSafeInteger(size) || size < 0) throw new UpgradeBundleError('size field unreadable', name);
+  return { name, size };
+}
+
 /**
  * The members of a ustar archive, in order; refuses a header whose checksum is wrong, and an archive
  * that ends before its end-of-archive block (a download cut short at a member's end is caught too).
@@ -107,16 +122,8 @@ export function parseTar(b: Buffer): { name: string; data: Buffer }[] {
     }
     const h = b.subarray(at, at + BLOCK);
     if (h.every((x) => x === 0)) break;
-    const name = h.toString('utf8', 0, 100).replace(/\0.*$/s, '');
-    const stored = parseInt(h.toString('latin1', 148, 156).replace(/[\0 ]+$/, ''), 8);
-    let sum = 0;
-    for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 0x20 : h[k]!;
-    if (sum !== stored) {
-      throw new UpgradeBundleError(`tar header checksum ${stored}, computed ${sum} (not a bundle, or damaged)`,
-        name || `offset ${at}`);
-    }
-    const size = parseInt(h.toString('latin1', 124, 136).replace(/[\0 ]+$/, ''), 8);
-    if (!Number.isSafeInteger(size) || at + BLOCK + size > b.length) {
+    const { name, size } = readTarHeader(h, at);
+    if (at + BLOCK + size > b.length) {
       throw new UpgradeBundleError(`size ${size} runs past the end of the file (truncated?)`, name);
     }
     out.push({ name, data: b.subarray(at + BLOCK, at + BLOCK + size) });
@@ -236,16 +243,7 @@ export class BundleReader {
       this.ended = true;
       return;
     }
-    const name = h.toString('utf8', 0, 100).replace(/\0.*$/s, '');
-    const stored = parseInt(h.toString('latin1', 148, 156).replace(/[\0 ]+$/, ''), 8);
-    let sum = 0;
-    for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 0x20 : h[k]!;
-    if (sum !== stored) {
-      throw new UpgradeBundleError(`tar header checksum ${stored}, computed ${sum} (not a bundle, or damaged)`,
-        name || `offset ${this.received}`);
-    }
-    const size = parseInt(h.toString('latin1', 124, 136).replace(/[\0 ]+$/, ''), 8);
-    if (!Number.isSafeInteger(size) || size < 0) throw new UpgradeBundleError(`size field unreadable`, name);
+    const { name, size } = readTarHeader(h, this.received);
     const index = this.members++;
     const expected = index === 0 ? MANIFEST_MEMBER : index === 1 ? SIGNATURE_MEMBER
       : this.manifest!.parts[index - 2]?.name;
