@@ -108,7 +108,8 @@ export async function runPid1(): Promise<void> {
     ));
     if (testBreak() === 'init-exit') {
       log.error('this build is broken on purpose (test-break init-exit): PID 1 exits before the API serves');
-      process.exit(1);
+      // Past the guard, which turns process.exit into a graceful reboot: the kernel sees init die, as it would.
+      (process as unknown as { reallyExit(code: number): never }).reallyExit(1);
     }
     const live = cmdlineFlag(cmdline, LIVE_PARAM)
       ? { why: `a live system (${LIVE_PARAM}) leaves disks alone` } : undefined;
