@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isErrno } from '../../native/errno.ts';
 import type { BlockDeviceSpec, InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../cosi/state/state.ts';
-import { upsert } from '../cosi/state/upsert.ts';
+import { statusWriter } from '../cosi/state/status-writer.ts';
 import { fileConfigStore, type SavedConfig } from '../config/saved-config.ts';
 import type { InstallManifest } from '../disk/install-manifest.ts';
 import { STATE_LABEL } from '../disk/labels.ts';
@@ -76,8 +76,10 @@ export async function startInstaller(o: InstallerOptions): Promise<{ close(): vo
       const id = e.resource.metadata.id;
       const spec = e.resource.spec as InstallRequestSpec;
       if (running !== undefined) {
-        void report(o, id, { phase: 'failed', error: `install "${running}" is running; one install at a time`,
-          startedAt: new Date().toISOString(), finishedAt: new Date().toISOString() });
+        void statusOf(o, id).write({
+          ...blank(), phase: 'failed', error: `install "${running}" is running; one install at a time`,
+          startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(),
+        });
         continue;
       }
       running = id;
@@ -91,25 +93,19 @@ const blank = (): InstallStatusSpec => ({
   disk: '', source: '', version: '', bytesDone: 0, bytesTotal: 0, config: '', error: '', diskTouched: false,
 });
 
-function report(o: InstallerOptions, id: string, spec: Partial<InstallStatusSpec>): Promise<unknown> {
-  return upsert(o.state, { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id }, { ...blank(), ...spec }, o.owner)
-    .catch((e: Error) => o.log.warn(`install "${id}": cannot write its status: ${e.message}`));
-}
+const statusOf = (o: InstallerOptions, id: string) => statusWriter<InstallStatusSpec>({
+  state: o.state, pointer: { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id }, owner: o.owner,
+  minMs: o.progressMs ?? 500, onError: (e) => o.log.warn(`install "${id}": cannot write its status: ${e.message}`),
+});
 
 async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec: InstallRequestSpec): Promise<void> {
   const machine = 'kernel' in o.machine ? o.machine : undefined;
   const log = o.log.child(`install ${id}`);
   let status: InstallStatusSpec = { ...blank(), phase: 'checking', startedAt: new Date().toISOString() };
-  let lastReport = 0;
-  let reports: Promise<unknown> = Promise.resolve();
-  // Reports run one after another, each writing the status as it is by then: never an older one over a newer.
+  const writer = statusOf(o, id);
   const set = (change: Partial<InstallStatusSpec>, force = true): Promise<unknown> => {
     status = { ...status, ...change };
-    const now = Date.now();
-    if (!force && now - lastReport < (o.progressMs ?? 500)) return reports;
-    lastReport = now;
-    reports = reports.then(() => report(o, id, status));
-    return reports;
+    return writer.write(status, force);
   };
   await set({});
   let payload: PayloadSource | undefined;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../cosi/state/state.ts';
 import { StateError } from '../cosi/state/errors.ts';
-import { upsert } from '../cosi/state/upsert.ts';
+import { statusWriter, type StatusWriter } from '../cosi/state/status-writer.ts';
 import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../disk/boot-slots.ts';
 import { BundleReader, type UpgradeManifest } from '../disk/upgrade-bundle.ts';
 import type { Logger } from '../log.ts';
@@ -61,6 +61,7 @@ interface Session {
   spec: UpgradeRequestSpec;
   reader: BundleReader;
   status: UpgradeStatusSpec;
+  writer: StatusWriter<UpgradeStatusSpec>;
   /** The bundle arrived whole: the slot is being written (uploads are answered with complete). */
   done: boolean;
   failed?: string;
@@ -71,17 +72,11 @@ const now = () => new Date().toISOString();
 
 export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   let session: Session | undefined;
-  let lastReport = 0;
-  let reports: Promise<unknown> = Promise.resolve();
-  const report = (s: Session, force = false) => {
-    const t = Date.now();
-    if (!force && t - lastReport < (o.progressMs ?? 500)) return reports;
-    lastReport = t;
-    const spec = { ...s.status };
-    reports = reports.then(() => upsert(o.state, { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: s.id },
-      spec, o.owner)).catch((e: Error) => o.log.warn(`upgrade "${s.id}": status: ${e.message}`));
-    return reports;
-  };
+  const report = (s: Session, force = false) => s.writer.write({ ...s.status }, force);
+  const writerOf = (id: string) => statusWriter<UpgradeStatusSpec>({
+    state: o.state, pointer: { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id }, owner: o.owner,
+    minMs: o.progressMs ?? 500, onError: (e) => o.log.warn(`upgrade "${id}": status: ${e.message}`),
+  });
   const blank = (source: string): UpgradeStatusSpec => ({
     phase: 'receiving', source, fromVersion: VERSION, version: '', slot: '', bytesReceived: 0, bytesWritten: 0,
     error: '', startedAt: now(), keyId: '',
@@ -100,7 +95,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
 
   const begin = async (id: string, spec: UpgradeRequestSpec) => {
     const s: Session = {
-      id, spec, status: blank(spec.source || 'upload'), done: false,
+      id, spec, status: blank(spec.source || 'upload'), done: false, writer: writerOf(id),
       reader: new BundleReader([]),
     };
     if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
@@ -220,7 +215,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   const rollback = async (id: string, spec: RollbackRequestSpec) => {
     const s: Session = {
       id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0 }, status: blank('rollback'),
-      done: true, reader: new BundleReader([]),
+      done: true, reader: new BundleReader([]), writer: writerOf(id),
     };
     if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
     const m = o.machine;
