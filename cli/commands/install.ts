@@ -1,14 +1,13 @@
 // install: declares an InstallRequest and follows its InstallStatus until the machine says done
 // or failed, printing each phase and the progress of the long ones.
-import { randomBytes } from 'node:crypto';
 import { newResource } from '../../init/cosi/resource/resource.ts';
-import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import {
   CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
 } from '../../init/model/runtime-types.ts';
 import type { InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
 
 export const INSTALL_HELP = `usage: cosictl install [--disk PATH] [--serial S] [--model M] [--size COND] [--wipe]
@@ -75,33 +74,21 @@ Promise<number> {
   const spec: InstallRequestSpec = {
     disk, wipe: has(p, 'wipe'), reboot: has(p, 'reboot'), ...given('source', 'source'),
   };
-  // The time says when; the suffix keeps two requests of the same second apart.
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const id = flag(p, 'id') ?? `install-${stamp}-${randomBytes(2).toString('hex')}`;
-  const statusOf = { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id };
-  let resolveEnd: (r: InstallStatusSpec) => void = () => undefined;
-  const end = new Promise<InstallStatusSpec>((r) => { resolveEnd = r; });
+  const id = requestId('install', p);
   const last = { tenth: 0 } as { phase?: string; tenth: number };
-  // Watch first: the status may come and finish before a watch started after the create would see it.
-  const watch = has(p, 'no-wait') ? undefined : await s.state.watch(statusOf, {}, (events: readonly WatchEvent[]) => {
-    for (const e of events) {
-      if ((e.type !== 'created' && e.type !== 'updated') || e.resource.metadata.version === 0) continue;
-      const st = e.resource.spec as InstallStatusSpec;
+  const follow = has(p, 'no-wait') ? undefined : await followStatus<InstallStatusSpec>(
+    s, { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE, id }, `install "${id}"`, (st) => {
       const line = progressLine(st, last);
       if (line) err(`${line}\n`);
-      if (st.phase === 'done' || st.phase === 'failed') resolveEnd(st);
-    }
-  });
+      return st.phase === 'done' || st.phase === 'failed';
+    },
+  );
   try {
     await s.state.create(newResource({ namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE, id }, spec));
-    if (!watch) { out(`installrequest/${id} created\n`); return EXIT.ok; }
-    const gone = watch.done.then((e) => {
-      throw new CliError(`the machine stopped answering before install "${id}" ended${e ? `: ${e.message}` : ''}`,
-        EXIT.unreachable);
-    });
-    const st = await Promise.race([end, gone]);
+    if (!follow) { out(`installrequest/${id} created\n`); return EXIT.ok; }
+    const st = await follow.ended;
     if (st.phase === 'failed') throw new CliError(`install "${id}": ${st.error}`, EXIT.failed);
     out(`installed ${st.version} on ${st.disk}: ${st.config}${spec.reboot ? '; the machine reboots into it' : ''}\n`);
     return EXIT.ok;
-  } finally { watch?.close(); }
+  } finally { follow?.close(); }
 }

@@ -1,12 +1,10 @@
 // upgrade, rollback: declare an UpgradeRequest (uploading a local bundle in chunks, resuming where
 // the machine says it stands after a failed call) or a RollbackRequest, and follow the UpgradeStatus
 // of the same id until the new system is written to its slot, or refused.
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newResource } from '../../init/cosi/resource/resource.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
-import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import {
   CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
 } from '../../init/model/runtime-types.ts';
@@ -17,6 +15,7 @@ import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec
 import { flag, has, type Parsed } from '../args.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
 
 export const UPGRADE_HELP = `usage: cosictl upgrade --image FILE|URL [--no-reboot] [--tries N]
@@ -59,34 +58,21 @@ export const UPGRADE_FLAGS = ['image', 'no-reboot', 'tries', 'health-timeout', '
 export const ROLLBACK_FLAGS = ['no-reboot', 'id'];
 
 const MB = 1e6;
-const stampedId = (what: string, p: Parsed) => flag(p, 'id')
-  ?? `${what}-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${randomBytes(2).toString('hex')}`;
-
 /** Follows UpgradeStatus `id` until `until` says it ended; prints each phase. */
-async function follow(
-  s: Session, id: string, err: (t: string) => void, until: (st: UpgradeStatusSpec) => boolean,
-): Promise<{ ended: Promise<UpgradeStatusSpec>; latest: () => UpgradeStatusSpec | undefined; close(): void }> {
-  let resolveEnd: (r: UpgradeStatusSpec) => void = () => undefined;
-  const end = new Promise<UpgradeStatusSpec>((r) => { resolveEnd = r; });
+async function follow(s: Session, id: string, err: (t: string) => void, until: (st: UpgradeStatusSpec) => boolean) {
   let phase = '';
   let latest: UpgradeStatusSpec | undefined;
-  const watch = await s.state.watch({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id }, {},
-    (events: readonly WatchEvent[]) => {
-      for (const e of events) {
-        if ((e.type !== 'created' && e.type !== 'updated') || e.resource.metadata.version === 0) continue;
-        latest = e.resource.spec as UpgradeStatusSpec;
-        if (latest.phase !== phase) {
-          phase = latest.phase ?? '';
-          if (phase === 'writing') err(`writing ${latest.version} to slot ${latest.slot}\n`);
-        }
-        if (until(latest)) resolveEnd(latest);
+  const f = await followStatus<UpgradeStatusSpec>(
+    s, { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id }, `upgrade "${id}"`, (st) => {
+      latest = st;
+      if (st.phase !== phase) {
+        phase = st.phase ?? '';
+        if (phase === 'writing') err(`writing ${st.version} to slot ${st.slot}\n`);
       }
-    });
-  const gone = watch.done.then((e) => {
-    throw new CliError(`the machine stopped answering before upgrade "${id}" ended${e ? `: ${e.message}` : ''}`,
-      EXIT.unreachable);
-  });
-  return { ended: Promise.race([end, gone]), latest: () => latest, close: () => watch.close() };
+      return until(st);
+    },
+  );
+  return { ...f, latest: () => latest };
 }
 
 /** Sends the file from where the machine stands; after a failed call, asks again where that is. */
@@ -147,7 +133,7 @@ Promise<number> {
     ...(url ? { source: image } : {}), reboot: !has(p, 'no-reboot'), tries,
     healthTimeoutSeconds: timeout === undefined ? 0 : parseDuration('health-timeout', timeout),
   };
-  const id = stampedId('upgrade', p);
+  const id = requestId('upgrade', p);
   const noWait = has(p, 'no-wait');
   const ended = (st: UpgradeStatusSpec) => st.phase === 'failed' || st.phase === 'staged' || st.phase === 'done'
     || (noWait && st.phase !== 'receiving');
@@ -179,7 +165,7 @@ Promise<number> {
 export async function rollback(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
   if (p.positional.length) throw new CliError(`rollback: unexpected argument "${p.positional[0]}"`, EXIT.usage);
-  const id = stampedId('rollback', p);
+  const id = requestId('rollback', p);
   const reboot = !has(p, 'no-reboot');
   const f = await follow(s, id, err, (st) => st.phase === 'failed' || st.phase === 'done');
   try {
