@@ -152,6 +152,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const summary = await consoleSummary(state, announce);
   const health = await startHealth({
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
+    expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
   });
   if (o.startPlugins !== false) supervisor.start(o.plugins);
   const trial = o.upgrade ? await startTrial({

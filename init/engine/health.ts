@@ -16,6 +16,8 @@ import {
 
 export interface HealthFacts {
   apiServing: boolean;
+  /** The plugins the engine runs: one without a status has not started yet. */
+  expectedPlugins: readonly string[];
   plugins: { name: string; spec: PluginStatusSpec }[];
   config: ConfigStatusSpec | undefined;
   /** Address (CIDR) by link, as the config asks for them. */
@@ -36,6 +38,9 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     const how = exit ? `, last exit ${exit.signal ?? `code ${exit.code ?? '?'}`}` : '';
     return `${p.name} is ${p.spec.state} (${p.spec.restarts} restarts${how})`;
   });
+  for (const name of f.expectedPlugins) {
+    if (!f.plugins.some((p) => p.name === name)) plugins.push(`${name} has not started`);
+  }
   const config = !f.config ? ['no ConfigStatus yet']
     : f.config.state === 'applied' || f.config.state === 'trying' ? []
       : [`the machine config is ${f.config.state}${f.config.message ? `: ${f.config.message}` : ''}`];
@@ -62,7 +67,8 @@ const WATCHED = [
 
 /** Keeps Health "machine" current; `apiServing` is asked at each change. */
 export async function startHealth(o: {
-  state: State; owner: string; apiServing: () => boolean; onError: (e: Error) => void;
+  state: State; owner: string; apiServing: () => boolean; expectedPlugins: readonly string[];
+  onError: (e: Error) => void;
 }): Promise<{ close(): void; refresh(): void }> {
   let since = new Date().toISOString();
   let healthy: boolean | undefined;
@@ -71,7 +77,7 @@ export async function startHealth(o: {
   const publish = async () => {
     const [plugins, configs, links, addresses, dhcp] = await Promise.all(WATCHED.map(list));
     const checks = evaluateHealth({
-      apiServing: o.apiServing(),
+      apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
       plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
       config: configs!.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
       wantAddresses: addresses!.map((r) => r.spec as { link: string; address: string }),

@@ -20,7 +20,12 @@ export interface TrialOptions {
   boot: BootPartition;
   reboot: (why: string) => void;
   slotsChanged: () => Promise<void>;
+  /** How long health must hold before the slot is marked good (default HEALTHY_FOR_MS). */
+  stableMs?: number;
 }
+
+/** A tried system is marked good once healthy this long without a break. */
+export const HEALTHY_FOR_MS = 15_000;
 
 const now = () => new Date().toISOString();
 
@@ -55,13 +60,15 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
   o.boot.setRecord(rec);
   await publish(rec);
   o.log.info(`upgrade "${rec.id}": trying ${rec.status.version} in slot ${slot} (${loader.triesLeft} tries left); `
-    + `it must be healthy within ${rec.healthTimeoutSeconds} s`);
+    + `it must be healthy for ${(o.stableMs ?? HEALTHY_FOR_MS) / 1000} s within ${rec.healthTimeoutSeconds} s`);
   let latest: HealthStatusSpec | undefined;
   let settled = false;
+  let holding: NodeJS.Timeout | undefined;
   const settle = async (healthy: boolean) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
+    clearTimeout(holding);
     watch.close();
     if (healthy) {
       o.boot.setLoader(markGood(o.boot.loader(), slot as 'A' | 'B'));
@@ -84,8 +91,11 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
     for (const e of events) {
       if (e.type !== 'created' && e.type !== 'updated') continue;
       latest = e.resource.spec as HealthStatusSpec;
-      if (latest.healthy) void settle(true);
+      // Healthy for a while, not for a moment: a plugin that crashes soon after its start is "running" at first.
+      if (!latest.healthy) { clearTimeout(holding); holding = undefined; } else {
+        holding ??= setTimeout(() => void settle(true), o.stableMs ?? HEALTHY_FOR_MS);
+      }
     }
   });
-  return { close() { clearTimeout(timer); watch.close(); } };
+  return { close() { clearTimeout(timer); clearTimeout(holding); watch.close(); } };
 }

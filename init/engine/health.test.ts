@@ -1,0 +1,34 @@
+// health: each check says what fails, naming the plugin, the config state or the missing address; a plugin
+// the engine runs but that has no status yet is not healthy (the moment before the plugins start is not).
+import t from 'tap';
+import type { PluginStatusSpec } from '../../proto/gen/spec-types.ts';
+import { evaluateHealth, type HealthFacts } from './health.ts';
+
+const running = (name: string) => ({ name, spec: { state: 'running', pid: 9, restarts: 0 } as PluginStatusSpec });
+const fine: HealthFacts = {
+  apiServing: true, expectedPlugins: ['network', 'storage'], plugins: [running('network'), running('storage')],
+  config: { state: 'applied', resources: 3 } as HealthFacts['config'],
+  wantAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }], dhcpLinks: ['eth1'],
+  linkAddresses: new Map([['eth0', ['10.0.2.15/24', '10.0.2.99/24']], ['eth1', ['10.0.3.15/24']]]),
+};
+const failing = (f: HealthFacts) => evaluateHealth(f).filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
+
+t.test('a ready machine passes every check', async (t) => {
+  t.same(failing(fine), []);
+  t.same(evaluateHealth(fine).map((c) => c.name), ['api', 'plugins', 'config', 'addresses']);
+});
+
+t.test('each failure names what is wrong', async (t) => {
+  t.same(failing({ ...fine, plugins: [] }), ['plugins: network has not started; storage has not started'],
+    'before the plugins start, not healthy');
+  const crashing = { name: 'network', spec: {
+    state: 'backoff', pid: 0, restarts: 4, lastExit: { code: 1, at: '' },
+  } as PluginStatusSpec };
+  t.same(failing({ ...fine, plugins: [crashing, running('storage')] }),
+    ['plugins: network is backoff (4 restarts, last exit code 1)']);
+  t.same(failing({ ...fine, config: { state: 'maintenance' } as HealthFacts['config'] }),
+    ['config: the machine config is maintenance']);
+  t.same(failing({ ...fine, linkAddresses: new Map([['eth0', ['10.0.2.15/24']]]) }),
+    ['addresses: eth0 lacks 10.0.2.99/24; eth1 has no address (DHCP)']);
+  t.same(failing({ ...fine, apiServing: false }), ['api: the API is not serving']);
+});
