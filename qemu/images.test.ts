@@ -66,7 +66,8 @@ t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and sl
   t.equal(env.length, 1024);
   t.same([...decodeGrubEnv(env)], [['default_slot', 'A'], ['good_slots', 'A']]);
   t.match(execFileSync('mtype', ['-i', esp, '::/A/slot.env'], { encoding: 'latin1' }),
-    /^# GRUB Environment Block\ncmdline=console=ttyS0[^\n]*\nversion=0\.0\.0-test\ncommit=test\n/, 'slot A\'s own command line');
+    /^# GRUB Environment Block\ncmdline=console=ttyS0[^\n]*\nversion=0\.0\.0-test\ncommit=test\n/,
+    'slot A\'s own command line');
   t.match(execFileSync('mtype', ['-i', esp, '::/boot/grub/grub.cfg'], { encoding: 'utf8' }), /tries_left/);
 });
 
