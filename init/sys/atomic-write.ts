@@ -18,6 +18,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     rmSync(tmp, { force: true });
     throw new Error(`cannot write ${path}: ${(e as Error).message}`, { cause: e });
   }
-  const dir = openSync(dirname(path), 'r');
-  try { fsyncSync(dir); } finally { closeSync(dir); }
+  syncDirectory(dirname(path));
+}
+
+/** fsync of a directory: makes the names created, renamed or removed in it durable. */
+export function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try { fsyncSync(fd); } finally { closeSync(fd); }
 }

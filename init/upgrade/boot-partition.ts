@@ -12,7 +12,7 @@ import {
   type Slot, type SlotInfo,
 } from '../disk/boot-slots.ts';
 import { GRUBENV_SIZE } from '../disk/grubenv.ts';
-import { writeFileAtomic } from '../sys/atomic-write.ts';
+import { syncDirectory, writeFileAtomic } from '../sys/atomic-write.ts';
 import type { UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 
 /** The last upgrade, kept beside the slots so that whichever system boots next can report it. */
@@ -25,11 +25,6 @@ export interface UpgradeRecord {
 }
 
 const RECORD = 'upgrade.json';
-
-const syncDir = (dir: string) => {
-  const fd = openSync(dir, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
-};
 
 export class BootPartition {
   constructor(readonly dir: string, readonly running: Slot) {}
@@ -61,9 +56,9 @@ export class BootPartition {
     const dir = join(this.dir, slot);
     mkdirSync(dir, { recursive: true });
     rmSync(join(dir, SLOT_FILES.env), { force: true });
-    syncDir(dir);
+    syncDirectory(dir);
     for (const f of readdirSync(dir)) rmSync(join(dir, f), { force: true, recursive: true });
-    syncDir(dir);
+    syncDirectory(dir);
   }
 
   /** Copies the parts (already checked) into an empty slot, each synced, then its slot.env. */
@@ -78,7 +73,7 @@ export class BootPartition {
       try { fsyncSync(fd); } finally { closeSync(fd); }
       onBytes(statSync(to).size);
     }
-    syncDir(dir);
+    syncDirectory(dir);
     writeFileAtomic(join(dir, SLOT_FILES.env), encodeSlotEnv(info), 0o644);
   }
 
