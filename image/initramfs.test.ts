@@ -23,7 +23,11 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
   const files = archive.filter((e) => e.type === 'file').map((e) => e.path);
   t.ok(files.includes('init'), '/init');
   t.ok(files.includes('lib/appliance_native.node'), 'native addon');
-  const others = files.filter((p) => p !== 'init' && p !== 'lib/appliance_native.node');
+  const keys = files.filter((p) => p.startsWith('etc/appliance/upgrade-keys/'));
+  t.match(keys, [/^etc\/appliance\/upgrade-keys\/[0-9a-f]{16}\.pem$/], 'one trusted upgrade key, the build\'s');
+  t.equal(keys.length, 1);
+  t.match(archive.find((e) => e.path === keys[0])?.data.toString(), /^-----BEGIN PUBLIC KEY-----\n/, 'public only');
+  const others = files.filter((p) => p !== 'init' && p !== 'lib/appliance_native.node' && !keys.includes(p));
   const modDir = `lib/modules/${kernel.release}/`;
   t.same(
     others.filter((p) => !/^lib(64)?\/(x86_64-linux-gnu\/)?[\w+-]+\.so(\.[\d.]+)?$/.test(p) && !p.startsWith(modDir)),
@@ -63,10 +67,13 @@ t.test('holds the executable, the addon, shared libraries, kernel modules, direc
 
 t.test('deterministic: the same tree encodes and compresses to the same sha256', async (t) => {
   t.ok(existsSync(ADDON_PATH));
-  const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules });
+  // The build's own files (its trusted key) as the build put them: the same inputs.
+  const files = archive.flatMap((e) => (e.type === 'file' && e.path.startsWith('etc/appliance/')
+    ? [{ path: `/${e.path}`, data: Buffer.from(e.data), mode: e.mode & 0o7777 }] : []));
+  const entries = initramfsEntries({ init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules, files });
   const cpio1 = encodeCpioBuffer(entries);
   const cpio2 = encodeCpioBuffer(initramfsEntries({
-    init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules,
+    init: a.exe, addon: ADDON_PATH, mtime: archive[0]!.mtime, modules, files,
   }));
   t.equal(sha256(cpio1), sha256(cpio2), 'cpio bytes');
   const built = execFileSync('zstd', ['-dc', a.initrd], { maxBuffer: 1 << 30 });
