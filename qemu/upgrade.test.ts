@@ -79,6 +79,10 @@ const versions = async (m: ApiVm) => (JSON.parse((await m.run(['get', 'versions'
 const slotLine = async (m: ApiVm) => (await versions(m)).map((v) => `${v.metadata.id}:${v.spec.version || '-'}`
   + `${v.spec.running ? ' running' : ''}${v.spec.defaultBoot ? ' default' : ''}${v.spec.good ? ' good' : ''}`)
   .join(' | ');
+/** Why an upgrade failed, as its UpgradeStatus says (JSON: YAML folds a long message over lines). */
+const upgradeError = async (m: ApiVm, id: string) => (JSON.parse(
+  (await m.run(['get', 'upgradestatus', id, '-o', 'json'])).out,
+) as { spec: { error: string } }).spec.error;
 const upgrade = (m: ApiVm, ...args: string[]) => m.run(['upgrade', ...args], undefined, 300_000);
 
 const only = process.env.UPGRADE_TEST_FIRMWARE;
@@ -141,7 +145,7 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.match(m.vm.console(), /test-break init-exit/, 'B\'s PID 1 exited');
     const status = await m.poll(['get', 'upgradestatus', 'to-init-exits'], /failed/, 60_000);
     t.match(status.out, /failed/, status.err);
-    t.match((await m.run(['get', 'upgradestatus', 'to-init-exits', '-o', 'yaml'])).out,
+    t.match(await upgradeError(m, 'to-init-exits'),
       /slot B \(version 0\.9\.1\) did not come up healthy: it never reported back/, 'A says which version, and why');
     t.equal(await slotLine(m), `A:${manifest.version} running default good | B:0.9.1`, 'B is not good');
 
@@ -150,12 +154,13 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.equal(crash.code, 0, crash.err);
     await readyAgain(m, 6); // B's ready line, then A's
     t.match(m.vm.console(), /not healthy after 40 s: plugins: network is backoff/);
-    t.match((await m.run(['get', 'upgradestatus', 'to-network-crashes', '-o', 'yaml'])).out,
-      /its health checks did not pass: after 40 s: plugins: network is backoff/);
+    t.match(await upgradeError(m, 'to-network-crashes'),
+      /its health checks did not pass: after 40 s: plugins: network is backoff/, 'A says which checks failed');
 
     // Killed while slot B is being written: the loader was not told to try it, so A boots.
     const cut = m.run(['upgrade', '--image', good, '--no-reboot', '--id', 'cut'], undefined, 300_000);
-    await m.poll(['get', 'upgradestatus', 'cut'], /writing/, 240_000);
+    // The console says so at once; a status read through cosictl could come after the few seconds it takes.
+    await m.vm.waitFor(/upgrade "cut": writing 0\.9\.0 to slot B/, 240_000);
     m.vm.kill();
     await cut;
     m = await bootWithApi({ bootFrom: 'disk', firmware, memoryMiB, noReboot: false,

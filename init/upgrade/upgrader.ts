@@ -188,6 +188,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     const target = s.status.slot as 'A' | 'B';
     const dir = join(m.stagingDir, s.id);
     s.status.phase = 'writing';
+    o.log.info(`upgrade "${s.id}": writing ${mf.version} to slot ${target}`);
     await report(s, true);
     const tries = s.spec.tries || DEFAULT_TRIES;
     const before = m.boot.loader();
