@@ -1,6 +1,9 @@
 // test: runs the test files with tap and ends with `N passed, N failed` (the line CI
 // reads). A "test" is one t.test() block (or a bare assertion at a file's top level).
 //   --unit   host tests only (no QEMU boots)
+//   --qemu   the QEMU boots only
+// The QEMU files run on two lanes (TEST_QEMU_JOBS, default 2), the longest first: a TCG guest keeps
+// one host core busy and its test mostly waits, so two lanes nearly halve the wall time on 2 cores.
 import { isErrno } from '../native/errno.ts';
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -22,8 +25,11 @@ function findTests(dir: string): string[] {
 
 interface Counts { passed: number; failed: number; skipped: number; failures: string[] }
 
-/** Runs tap on `files` with `jobs` in parallel, echoing its TAP, counting depth-1 results. */
-function runTap(files: string[], jobs: number, counts: Counts): Promise<number> {
+/**
+ * Runs tap on `files` with `jobs` in parallel, echoing its TAP (at the end when `buffered`, so that
+ * lanes running beside each other do not interleave), counting depth-1 results.
+ */
+function runTap(files: string[], jobs: number, counts: Counts, buffered = false): Promise<number> {
   if (!files.length) return Promise.resolve(0);
   return new Promise((resolve) => {
     const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['-R', 'tap', `-j${jobs}`, ...files], {
@@ -37,23 +43,57 @@ function runTap(files: string[], jobs: number, counts: Counts): Promise<number> 
         else { counts.failed++; counts.failures.push(`${file.name}: ${r.name}`); }
       });
     });
-    child.stdout.on('data', (d: Buffer) => { process.stdout.write(d); root.write(d); });
-    child.on('close', (code) => { root.end(); resolve(code ?? 1); });
+    const held: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => {
+      if (buffered) held.push(d); else process.stdout.write(d);
+      root.write(d);
+    });
+    child.on('close', (code) => { process.stdout.write(Buffer.concat(held)); root.end(); resolve(code ?? 1); });
   });
 }
 
+/** Runs `files` in order, one tap per file, on `lanes` lanes: each lane takes the next file when it is free. */
+async function runLanes(files: string[], lanes: number, counts: Counts): Promise<number> {
+  const queue = [...files];
+  let code = 0;
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    for (let f = queue.shift(); f; f = queue.shift()) code = (await runTap([f], 1, counts, true)) || code;
+  }));
+  return code;
+}
+
 const unitOnly = process.argv.includes('--unit');
+const qemuOnly = process.argv.includes('--qemu');
 if (process.argv.includes('--help')) {
   process.stdout.write(
-    'usage: tsx scripts/test.ts [--unit]\n  runs every *.test.ts; --unit skips the QEMU boots under qemu/\n',
+    'usage: tsx scripts/test.ts [--unit | --qemu]\n  runs every *.test.ts; --unit skips the QEMU boots under qemu/,'
+      + ' --qemu runs only them\n'
+      + '  TEST_QEMU_JOBS=N  QEMU test files run N at a time (default 2; 1 for one VM at a time)\n',
   );
   process.exit(0);
 }
+/** The longest QEMU files start first, so the two lanes end together (minutes on a 2-core machine). */
+const SLOW_FIRST = ['qemu/images.test.ts', 'qemu/upgrade.test.ts', 'qemu/platform.test.ts'];
+const slowFirst = (files: string[]) => [...SLOW_FIRST.filter((f) => files.includes(f)),
+  ...files.filter((f) => !SLOW_FIRST.includes(f))];
+const qemuJobs = Number(process.env.TEST_QEMU_JOBS ?? 2);
+if (!Number.isInteger(qemuJobs) || qemuJobs < 1) {
+  process.stderr.write(`test: TEST_QEMU_JOBS=${process.env.TEST_QEMU_JOBS}: not a whole number of at least 1\n`);
+  process.exit(2);
+}
+const minutes = (since: number) => `${((performance.now() - since) / 60_000).toFixed(1)} min`;
 const all = DIRS.flatMap((d) => findTests(join(ROOT, d))).sort();
 const isBoot = (f: string) => f.startsWith('qemu/');
 const counts: Counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
-let code = await runTap(all.filter((f) => !isBoot(f)), 2, counts);
-if (!unitOnly) code = (await runTap(all.filter(isBoot), 1, counts)) || code;
+const t0 = performance.now();
+let code = qemuOnly ? 0 : await runTap(all.filter((f) => !isBoot(f)), 2, counts);
+const phases = qemuOnly ? [] : [`unit ${minutes(t0)}`];
+if (!unitOnly) {
+  const t1 = performance.now();
+  code = (await runLanes(slowFirst(all.filter(isBoot)), qemuJobs, counts)) || code;
+  phases.push(`qemu ${minutes(t1)} (${qemuJobs} at a time)`);
+}
+process.stdout.write(`\n# wall time: ${phases.join(', ')}\n`);
 if (counts.failures.length) process.stdout.write(`\nfailed:\n${counts.failures.map((f) => `  ${f}`).join('\n')}\n`);
 // tap exits non-zero also when a file crashes outside any test; count that as a failure.
 if (code !== 0 && counts.failed === 0) counts.failed = 1;
