@@ -1,0 +1,129 @@
+// api-machine: boots the image with the COSI API forwarded to a free host port and
+// drives it with the built cosictl: what the whole-system tests and the benchmarks share.
+// Every machine talks mutual TLS: the run's CA reaches the guest in its machine config
+// (QEMU fw_cfg by default), and cosictl uses a context with the run's admin certificate.
+// No tap here, so benchmarks can use it; tests take qemu/api-vm.ts, which adds tap's hooks.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { READY_RE } from '../init/boot/ready-line.ts';
+import { testSecrets } from '../init/engine/serve-harness.ts';
+import type { ChannelTls } from '../init/cosi/remote/grpc/client.ts';
+import type { Role } from '../init/model/access.ts';
+import { apiCaDocument } from '../init/pki/secrets.ts';
+import { artifacts } from './artifacts.ts';
+import { launch, slirpStaticIp, type Vm, type VmOptions } from './launch.ts';
+
+export interface CliResult { code: number; out: string; err: string }
+
+export interface ApiVm {
+  vm: Vm;
+  endpoint: string;
+  cosictl: string;
+  /** A cosictl config file whose current context is this machine, as admin. */
+  cosictlConfig: string;
+  /** TLS of a client of `role` (default admin) of this machine. */
+  tls(role?: Role): ChannelTls;
+  /** cosictl as admin over mutual TLS (killed after `timeoutMs`, default a minute). */
+  run(args: string[], input?: string, timeoutMs?: number): Promise<CliResult>;
+  /** cosictl --insecure: what anyone can do while the machine is in maintenance mode. */
+  runInsecure(args: string[], input?: string): Promise<CliResult>;
+  /** Runs `args` until the output matches `re` (or `ms` pass); returns the last result. */
+  poll(args: string[], re: RegExp, ms?: number): Promise<CliResult>;
+  /** poll, with --insecure. */
+  pollInsecure(args: string[], re: RegExp, ms?: number): Promise<CliResult>;
+}
+
+export interface ApiVmOptions {
+  /**
+   * How the machine gets the run's CA: in its machine config through QEMU fw_cfg (default),
+   * or not at all (the test gives it another way: another config source, or the API in maintenance mode).
+   */
+  secrets?: 'fw_cfg' | 'none';
+  /** Called with the launched machine before it is waited for (tests hook their failure reports here). */
+  onLaunch?: (vm: Vm) => void;
+}
+
+/** What on a console explains a failure: plugin warnings and errors, OOM kills, panics. */
+export const TELLING = /WARN|ERROR|Out of memory|Kernel panic|exited \(/;
+
+/** The machine config document that gives a guest the run's CA (for tests that pass their config another way). */
+export const TEST_CA_DOCUMENT = (): string => apiCaDocument(testSecrets());
+
+const freePort = () => new Promise<number>((r) => {
+  const s = createServer();
+  s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => r(p)); });
+});
+
+/**
+ * Boots and waits until the API answers through the forwarded port. The guest's
+ * address comes from `ip=` on the command line (static, default) or from QEMU's DHCP
+ * server (dhcp); either way it is the network plugin that configures it.
+ */
+export async function bootApiMachine(
+  extra: Partial<VmOptions> = {}, addressing: 'static' | 'dhcp' = 'static', o: ApiVmOptions = {},
+): Promise<ApiVm> {
+  const a = artifacts();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'api-vm-'));
+  const secrets = testSecrets();
+  const fwcfg = [...(extra.fwcfg ?? [])];
+  if ((o.secrets ?? 'fw_cfg') === 'fw_cfg') {
+    const config = join(dir, 'machine.yaml');
+    writeFileSync(config, TEST_CA_DOCUMENT());
+    fwcfg.push({ name: 'opt/dev.appliance/config', file: config });
+  }
+  const vm = launch({
+    // The test plugins are three more Node processes (about 17 MB each): in 256 MiB beside the six
+    // built-in ones the kernel's OOM killer ends plugins while a test applies its examples.
+    kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline,
+    memoryMiB: extra.append?.includes('appliance.test.plugins') ? 320 : 256, ...extra, fwcfg,
+    append: [
+      ...(addressing === 'static' ? [slirpStaticIp(extra.slirpNet)] : []), ...(extra.append ?? []),
+    ],
+    hostfwd: [{ hostPort: port, guestPort: 50000 }, ...(extra.hostfwd ?? [])],
+  });
+  const endpoint = `127.0.0.1:${port}`;
+  const cosictl = join(a.dir, 'cosictl');
+  const tls = (role: Role = 'admin'): ChannelTls => ({
+    ca: secrets.ca.certificate, cert: secrets.clients[role].certificate, key: secrets.clients[role].key,
+  });
+  const cosictlConfig = join(dir, 'cosictl.yaml');
+  writeFileSync(cosictlConfig, JSON.stringify({
+    context: 'vm', contexts: { vm: { endpoint, ca: tls().ca, cert: tls().cert, key: tls().key } },
+  }), { mode: 0o600 });
+  const cli = (flags: string[]) => (args: string[], input?: string, timeoutMs = 60_000) => new Promise<CliResult>(
+    (resolve) => {
+      const c = execFile(
+        cosictl, [...flags, ...args], { timeout: timeoutMs },
+        (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
+      );
+      if (input !== undefined) c.stdin!.end(input);
+    },
+  );
+  const run = cli(['--config', cosictlConfig]);
+  const runInsecure = cli(['--insecure', '-e', endpoint]);
+  const pollWith = (exec: typeof run) => async (args: string[], re: RegExp, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    let r = await exec(args);
+    while (!re.test(r.out) && Date.now() < deadline) {
+      await new Promise((x) => setTimeout(x, 250)); r = await exec(args);
+    }
+    return r;
+  };
+  o.onLaunch?.(vm);
+  await vm.waitFor(READY_RE, 180_000);
+  // The address comes from the network plugin shortly after ready. A machine given its CA another way may
+  // still be in maintenance mode (where anyone may read its version), or already past it.
+  const either = async (args: string[]) => {
+    const r = await run(args);
+    return r.code === 0 || o.secrets !== 'none' ? r : runInsecure(args);
+  };
+  await pollWith(either)(['get', 'versions'], /\sVersion\s/, 60_000);
+  return {
+    vm, endpoint, cosictl, cosictlConfig, tls, run, runInsecure,
+    poll: pollWith(run), pollInsecure: pollWith(runInsecure),
+  };
+}
