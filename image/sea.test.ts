@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { artifacts } from '../qemu/artifacts.ts';
 import { checkSeaRuns } from './sea.ts';
+import { findIcuPackages, readIcuPackage } from './icu-data.ts';
 
 const { exe } = artifacts();
 const version = (
@@ -13,6 +14,15 @@ t.test('the single executable runs our entry, multi-call', async (t) => {
   t.doesNotThrow(() => checkSeaRuns(exe, ['version'], new RegExp(`"version":"${version}"`)));
   t.match(execFileSync(exe, ['--help'], { encoding: 'utf8' }), /usage: init \[command\]/);
   t.ok(statSync(exe).size < statSync(process.execPath).size, 'stripped: smaller than the node it came from');
+});
+
+t.test('the executable embeds English ICU data only (image/icu-subset.ts)', async (t) => {
+  const bin = readFileSync(exe);
+  const starts = findIcuPackages(bin);
+  t.equal(starts.length, 1, 'one ICU data package');
+  const names = new Set(readIcuPackage(bin, starts[0]!).items.map((i) => i.name.replace(/^icudt\w+\//, '')));
+  t.ok(names.has('en.res') && names.has('root.res') && names.has('coll/ucadata.icu'), 'English, root, collation');
+  t.notOk(names.has('de.res') || names.has('zone/fr.res') || names.has('brkitr/cjdict.dict'), 'no other locale');
 });
 
 t.test('the build check refuses a plain copy of node', async (t) => {

@@ -1,5 +1,6 @@
 // sea: makes the single executable with Node's own SEA mechanism, offline: the
-// build machine's node binary, stripped, with the bundle injected by postject.
+// build machine's node binary, stripped, its ICU data cut to English (image/icu-subset.ts),
+// with the bundle injected by postject.
 // (@yao-pkg/pkg's SEA mode downloads a Node build and shells out to `npx postject`,
 // and swallows injection errors, so we drive the same two steps directly.)
 import { execFileSync } from 'node:child_process';
@@ -7,6 +8,8 @@ import { chmodSync, copyFileSync, readFileSync, renameSync, writeFileSync } from
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { sha256File } from './hash.ts';
+import { shrinkIcuInFile } from './icu-subset.ts';
+import type { ShrinkResult } from './icu-data.ts';
 
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
@@ -22,7 +25,15 @@ export interface SeaOptions {
   codeCache?: boolean;
 }
 
-export async function makeSea(o: SeaOptions): Promise<void> {
+/** What the recipe below does to the node it starts from: part of the build's cache key. */
+export const SEA_RECIPE = 'strip, icu english, postject';
+
+export interface SeaResult {
+  /** The embedded ICU data, cut to English; undefined when the node embeds none. */
+  icu: ShrinkResult | undefined;
+}
+
+export async function makeSea(o: SeaOptions): Promise<SeaResult> {
   const node = o.node ?? process.execPath;
   const scratch = join(o.scratchDir ?? dirname(o.output), basename(o.output));
   const config = `${scratch}.sea-config.json`;
@@ -41,6 +52,7 @@ export async function makeSea(o: SeaOptions): Promise<void> {
   chmodSync(building, 0o755);
   // The distro's node keeps ~10 MB of symbols; nothing at run time needs them.
   execFileSync('strip', ['--strip-all', building]);
+  const icu = shrinkIcuInFile(building);
   const stripped = await sha256File(building);
 
   const { inject } = createRequire(import.meta.url)('postject') as {
@@ -58,6 +70,7 @@ export async function makeSea(o: SeaOptions): Promise<void> {
     `${building}: SEA fuse not flipped; the executable would run as plain node`,
   );
   renameSync(building, o.output);
+  return { icu };
 }
 
 /** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */

@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync, statS
 import { join } from 'node:path';
 import { $ } from 'zx';
 import { bundle } from '../image/bundle.ts';
-import { checkSeaRuns, makeSea } from '../image/sea.ts';
+import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { initramfsEntries, writeCompressed } from '../image/initramfs.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
 import { buildKernel } from './kernel.ts';
@@ -83,13 +83,16 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   s = step('sea');
   const exe = join(BUILD_DIR, 'appliance');
   const node = process.execPath;
-  const nodeId = `${node}:${statSync(node).size}:${statSync(node).mtimeMs}`;
+  const nodeId = `${node}:${statSync(node).size}:${statSync(node).mtimeMs}:${SEA_RECIPE}`;
   const seaKey = sha256(readFileSync(bundleFile), nodeId);
+  let sea: SeaResult | undefined;
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
-    await makeSea({ main: bundleFile, output: exe, node });
+    sea = await makeSea({ main: bundleFile, output: exe, node });
     checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
   });
-  s.done(seaBuilt ? `${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB)` : 'up to date');
+  const icu = sea?.icu ? `; ICU data ${(sea.icu.bytesBefore / 1e6).toFixed(1)} MB -> `
+    + `${(sea.icu.bytesAfter / 1e6).toFixed(1)} MB, English only` : sea ? `; ${node} embeds no ICU data` : '';
+  s.done(seaBuilt ? `${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB${icu})` : 'up to date');
 
   const cliExe = join(OUT, 'cosictl');
   if (!o.variant) {
