@@ -60,6 +60,7 @@ const manifest = JSON.parse(
   readFileSync(join(OUT, 'manifest.json'), 'utf8'),
 ) as { artifacts: Record<string, { size: number }> };
 const mb = (n: number) => `${(n / 1048576).toFixed(2)} MiB`;
+const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 const readyS = stats(ours.map((o) => o.uptime));
 const floorS = stats(floor.map((o) => o.uptime));
 const result = {
@@ -87,6 +88,6 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   static-init floor (wall)      ${fmt(result.floorWall)}
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
-  initramfs (zstd)              ${mb(result.initramfsBytes)}, ${(result.initramfsBytes / 1e6).toFixed(1)} MB (target <= 20 MB)
+  initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} (target <= 20 MB)
 figures saved to out/bench-boot.json
 `);
