@@ -1,10 +1,14 @@
 // bench:boot: boots the image N times under QEMU (TCG) and prints where the time and
-// memory go, next to a trivial static init on the same kernel (the floor).
+// memory go, next to a trivial static init on the same kernel (the floor): init exec, JS main,
+// API ready, and the milestones PID 1 prints after it (every plugin running, the network
+// configured: DHCP bound on eth0 and its default route), each also as a ratio of the floor.
 //   --runs N     boots of each (default 5)
 //   --memory M   guest memory in MiB (default 256)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { READY_RE, parseReady, type ReadyFigures } from '../init/boot/ready-line.ts';
+import {
+  READY_RE, milestoneLine, parseMilestones, parseReady, type ReadyFigures,
+} from '../init/boot/ready-line.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
 import { launch } from '../qemu/launch.ts';
@@ -29,7 +33,7 @@ const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
 // Whatever happens, no VM outlives the benchmark.
 const vms: { kill(): void }[] = [];
 process.on('exit', () => { for (const v of vms) v.kill(); });
-const ours: (ReadyFigures & { wall: number })[] = [];
+const ours: (ReadyFigures & { wall: number; plugins: number; network: number; networkMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
@@ -39,12 +43,17 @@ for (let i = 0; i < runs; i++) {
   const wall = (performance.now() - t0) / 1000;
   const f = parseReady(line[0]);
   if (!f) throw new Error(`unparsable ready line: ${line[0]}`);
+  await vm.waitFor(milestoneLine('network'), 180_000);
+  const milestones = new Map(parseMilestones(vm.console()).map((m) => [m.name, m]));
+  const plugins = milestones.get('plugins');
+  const network = milestones.get('network')!;
+  if (!plugins) throw new Error(`run ${i + 1}: the network was configured before all plugins ran?`);
   const exit = await vm.powerdown(60_000);
   if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
-  ours.push({ ...f, wall });
-  process.stderr.write(
-    `[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, ${wall.toFixed(2)}s wall\n`,
-  );
+  ours.push({ ...f, wall, plugins: plugins.uptime, network: network.uptime, networkMemKiB: network.memUsedKiB });
+  process.stderr.write(`[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, `
+    + `${wall.toFixed(2)}s wall; plugins running at ${plugins.uptime.toFixed(3)}s, `
+    + `network at ${network.uptime.toFixed(3)}s\n`);
 
   const f0 = performance.now();
   const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB });
@@ -70,12 +79,16 @@ const result = {
   ready: readyS,
   wallToReady: stats(ours.map((o) => o.wall)),
   memUsedKiB: stats(ours.map((o) => o.memUsedKiB)),
+  pluginsRunning: stats(ours.map((o) => o.plugins)),
+  networkConfigured: stats(ours.map((o) => o.network)),
+  memUsedAtNetworkKiB: stats(ours.map((o) => o.networkMemKiB)),
   floorReady: floorS,
   floorWall: stats(floor.map((o) => o.wall)),
   ratioToFloor: readyS.median / floorS.median,
   kernelBytes: manifest.artifacts.vmlinuz!.size,
   initramfsBytes: manifest.artifacts.initramfs!.size,
 };
+const ratio = (x: { median: number }) => `${(x.median / floorS.median).toFixed(2)}x floor`;
 writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
 boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
@@ -84,6 +97,9 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   guest uptime at ready         ${fmt(readyS)}
   wall time QEMU start->ready   ${fmt(result.wallToReady)}
   guest used memory at ready    ${fmt(stats(ours.map((o) => o.memUsedKiB / 1024)), ' MiB', 1)}
+  guest uptime, plugins running ${fmt(result.pluginsRunning)}  ${ratio(result.pluginsRunning)} (target <= 3x)
+  guest uptime, network up      ${fmt(result.networkConfigured)}  ${ratio(result.networkConfigured)} (target <= 2x)
+  used memory, network up       ${fmt(stats(ours.map((o) => o.networkMemKiB / 1024)), ' MiB', 1)}  (target <= 96 MiB)
   static-init floor (ready)     ${fmt(floorS)}
   static-init floor (wall)      ${fmt(result.floorWall)}
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)

@@ -4,7 +4,9 @@ import { parseMeminfo } from './meminfo.ts';
 import { parseMounts } from '../sys/mount-table.ts';
 import { hasKey, INPUT_EVENT_SIZE, powerPresses } from './power-button.ts';
 import { parseStat } from './proc-table.ts';
-import { formatReady, parseReady } from './ready-line.ts';
+import {
+  formatMilestone, formatReady, milestoneLine, parseMilestones, parseReady,
+} from './ready-line.ts';
 
 t.test('stat: comm with spaces and parens', async (t) => {
   const s = parseStat('42 (a (b) c) Z 1 42 42 0 -1 4194560 0 0');
@@ -39,4 +41,14 @@ t.test('ready line round trip', async (t) => {
   const f = { uptime: 3.851, initStart: 3.105, mainStart: 3.671, memUsedKiB: 106448 };
   t.same(parseReady(`[init 3.868] ${formatReady(f)}`), f);
   t.equal(parseReady('nothing here'), null);
+});
+
+t.test('milestone lines round trip, in order, a partial line not counted', async (t) => {
+  const plugins = { name: 'plugins', uptime: 9.5, memUsedKiB: 150000 };
+  const network = { name: 'network', uptime: 12.25, memUsedKiB: 151000 };
+  const console = `[init 9.5] ${formatMilestone(plugins)}\nnoise\n[init 12.3] ${formatMilestone(network)}\n`
+    + '[init 13] APPLIANCE MILESTONE later uptime=13.0';
+  t.same(parseMilestones(console), [plugins, network]);
+  t.same(parseMilestones('nothing here'), []);
+  t.ok(milestoneLine('network').test(console) && !milestoneLine('later').test(console), 'one milestone\'s line');
 });

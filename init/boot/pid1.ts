@@ -11,7 +11,7 @@ import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
-import { formatReady } from './ready-line.ts';
+import { formatMilestone, formatReady } from './ready-line.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
@@ -140,6 +140,9 @@ export async function runPid1(): Promise<void> {
         return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
       },
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
+      onMilestone: (name) => log.info(
+        formatMilestone({ name, uptime: monotonicSeconds(), memUsedKiB: usedMemoryKiB() }),
+      ),
       installer: {
         kernel: {
           mount: (...a) => n.mount(...a), umount2: (...a) => n.umount2(...a), sync: () => n.sync(),

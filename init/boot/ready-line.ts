@@ -1,5 +1,6 @@
-// ready-line: the one unmistakable line printed when the system is ready. Tests and
-// `npm run bench:boot` parse it, so its format lives here with its parser.
+// ready-line: the one unmistakable line printed when the system is ready, and the milestone
+// lines after it (every plugin running, the network configured). Tests and `npm run bench:boot`
+// parse them, so their format lives here with their parsers.
 export interface ReadyFigures { uptime: number; initStart: number; mainStart: number; memUsedKiB: number }
 
 export const READY_MARK = 'APPLIANCE READY';
@@ -16,4 +17,23 @@ export function parseReady(line: string): ReadyFigures | null {
   const m = READY_RE.exec(line);
   if (!m) return null;
   return { uptime: Number(m[1]), initStart: Number(m[2]), mainStart: Number(m[3]), memUsedKiB: Number(m[4]) };
+}
+
+/** A milestone after ready: the name (health.ts Milestone), guest uptime and used memory then. */
+export interface MilestoneFigures { name: string; uptime: number; memUsedKiB: number }
+
+export const MILESTONE_MARK = 'APPLIANCE MILESTONE';
+
+export function formatMilestone(f: MilestoneFigures): string {
+  return `${MILESTONE_MARK} ${f.name} uptime=${f.uptime.toFixed(3)}s mem_used=${f.memUsedKiB}KiB`;
+}
+
+export const MILESTONE_RE = /APPLIANCE MILESTONE (\w+) uptime=([\d.]+)s mem_used=(\d+)KiB/;
+/** A complete line of the milestone `name`. */
+export const milestoneLine = (name: string) => new RegExp(MILESTONE_RE.source.replace('(\\w+)', name));
+
+/** Every complete milestone line in `text`, in order. */
+export function parseMilestones(text: string): MilestoneFigures[] {
+  return [...text.matchAll(new RegExp(MILESTONE_RE.source, 'g'))].map((m) => (
+    { name: m[1]!, uptime: Number(m[2]), memUsedKiB: Number(m[3]) }));
 }

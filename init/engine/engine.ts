@@ -35,7 +35,7 @@ import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
-import { startHealth } from './health.ts';
+import { startHealth, type Milestone } from './health.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -66,6 +66,8 @@ export interface EngineOptions {
   noUpgradeWhy?: string;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
+  /** Called the first time each boot milestone is reached (PID 1 prints it for bench:boot). */
+  onMilestone?: (m: Milestone) => void;
 }
 
 export interface Engine {
@@ -153,6 +155,7 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
   const health = await startHealth({
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
+    ...(o.onMilestone ? { onMilestone: o.onMilestone } : {}),
   });
   if (o.startPlugins !== false) supervisor.start(o.plugins);
   const trial = o.upgrade ? await startTrial({

@@ -1,15 +1,19 @@
 // health: each check says what fails, naming the plugin, the config state or the missing address; a plugin
-// the engine runs but that has no status yet is not healthy (the moment before the plugins start is not).
+// the engine runs but that has no status yet is not healthy (the moment before the plugins start is not);
+// a DHCP link needs its bound lease's address (the IPv6 link-local address every up link has is not one).
+// Milestones: plugins when all run, network when the addresses are there and each lease's default route.
 import t from 'tap';
 import type { PluginStatusSpec } from '../../proto/gen/spec-types.ts';
-import { evaluateHealth, type HealthFacts } from './health.ts';
+import { evaluateHealth, reachedMilestones, type HealthFacts } from './health.ts';
 
 const running = (name: string) => ({ name, spec: { state: 'running', pid: 9, restarts: 0 } as PluginStatusSpec });
 const fine: HealthFacts = {
   apiServing: true, expectedPlugins: ['network', 'storage'], plugins: [running('network'), running('storage')],
   config: { state: 'applied', resources: 3 } as HealthFacts['config'],
   wantAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }], dhcpLinks: ['eth1'],
-  linkAddresses: new Map([['eth0', ['10.0.2.15/24', '10.0.2.99/24']], ['eth1', ['10.0.3.15/24']]]),
+  leases: new Map([['eth1', { state: 'bound', address: '10.0.3.15/24', gateway: '10.0.3.2' }]]),
+  defaultRouteLinks: ['eth1'],
+  linkAddresses: new Map([['eth0', ['10.0.2.15/24', '10.0.2.99/24']], ['eth1', ['10.0.3.15/24', 'fe80::1/64']]]),
 };
 const failing = (f: HealthFacts) => evaluateHealth(f).filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
 
@@ -29,6 +33,22 @@ t.test('each failure names what is wrong', async (t) => {
   t.same(failing({ ...fine, config: { state: 'maintenance' } as HealthFacts['config'] }),
     ['config: the machine config is maintenance']);
   t.same(failing({ ...fine, linkAddresses: new Map([['eth0', ['10.0.2.15/24']]]) }),
-    ['addresses: eth0 lacks 10.0.2.99/24; eth1 has no address (DHCP)']);
+    ['addresses: eth0 lacks 10.0.2.99/24; eth1 lacks 10.0.3.15/24 (DHCP)']);
+  const linkLocalOnly = new Map([['eth0', ['10.0.2.99/24']], ['eth1', ['fe80::1/64']]]);
+  t.same(failing({ ...fine, linkAddresses: linkLocalOnly, leases: new Map([['eth1', { state: 'selecting' }]]) }),
+    ['addresses: eth1 has no DHCP lease (selecting)'], 'a link-local address is not a DHCP lease');
+  t.same(failing({ ...fine, leases: new Map() }), ['addresses: eth1 has no DHCP lease (no client yet)']);
   t.same(failing({ ...fine, apiServing: false }), ['api: the API is not serving']);
 });
+
+t.test('milestones: plugins when every plugin runs; network when addresses and the lease\'s default route are in',
+  async (t) => {
+    const reached = (f: HealthFacts) => reachedMilestones(f, evaluateHealth(f));
+    t.same(reached(fine), ['plugins', 'network']);
+    t.same(reached({ ...fine, plugins: [running('network')] }), ['network'], 'storage has not started');
+    t.same(reached({ ...fine, defaultRouteLinks: [] }), ['plugins'], 'the lease\'s gateway is not a route yet');
+    t.same(reached({ ...fine, defaultRouteLinks: [], leases: new Map([['eth1', { state: 'bound',
+      address: '10.0.3.15/24' }]]) }), ['plugins', 'network'], 'a lease without a gateway needs no route');
+    t.same(reached({ ...fine, leases: new Map([['eth1', { state: 'requesting' }]]) }), ['plugins']);
+    t.same(reached({ ...fine, wantAddresses: [], dhcpLinks: [] }), ['plugins'], 'no network configured: no milestone');
+  });

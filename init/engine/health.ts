@@ -1,13 +1,17 @@
 // health: whether the machine has what a ready machine must have, as one resource (Health "machine",
 // runtime) the engine keeps up to date: the API serves, every plugin runs, the machine config is applied,
-// and each configured link carries its addresses. A system tried after an upgrade marks itself good on
-// it (init/upgrade/trial.ts); `cosictl get health` shows each check and why it fails.
-import type { HealthCheck, HealthStatusSpec, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
+// and each configured link carries its addresses (a DHCP link: the address of a bound lease). A system tried
+// after an upgrade marks itself good on it (init/upgrade/trial.ts); `cosictl get health` shows each check and
+// why it fails. The first time the plugins all run, and the first time the network is configured (addresses,
+// and the default route a lease brings), are boot milestones: PID 1 prints them for bench:boot.
+import type {
+  DhcpLeaseSpec, HealthCheck, HealthStatusSpec, PluginStatusSpec, RouteStatusSpec,
+} from '../../proto/gen/spec-types.ts';
 import type { Resource } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
 import { upsert } from '../cosi/state/upsert.ts';
 import {
-  LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+  DHCP_LEASE_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
 } from '../model/network-names.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, HEALTH_ID, HEALTH_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
@@ -24,9 +28,15 @@ export interface HealthFacts {
   wantAddresses: { link: string; address: string }[];
   /** Links the config runs DHCP on. */
   dhcpLinks: string[];
-  /** The addresses each link carries now. */
+  /** Each DHCP client's state and lease, by link. */
+  leases: ReadonlyMap<string, Pick<DhcpLeaseSpec, 'state' | 'address' | 'gateway'>>;
+  /** Default routes (0.0.0.0/0, ::/0) as applied: their links. */
+  defaultRouteLinks: readonly string[];
+  /** The addresses each link carries now (IPv6 link-local ones too). */
   linkAddresses: ReadonlyMap<string, readonly string[]>;
 }
+
+export type Milestone = 'plugins' | 'network';
 
 const check = (name: string, problems: string[], fine: string): HealthCheck => (
   { name, ok: problems.length === 0, message: problems.length ? problems.join('; ') : fine }
@@ -48,7 +58,12 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     .filter((w) => !(f.linkAddresses.get(w.link) ?? []).includes(w.address))
     .map((w) => `${w.link} lacks ${w.address}`);
   for (const link of f.dhcpLinks) {
-    if (!(f.linkAddresses.get(link) ?? []).length) missing.push(`${link} has no address (DHCP)`);
+    const lease = f.leases.get(link);
+    if (lease?.state !== 'bound' || !lease.address) {
+      missing.push(`${link} has no DHCP lease (${lease?.state ?? 'no client yet'})`);
+    } else if (!(f.linkAddresses.get(link) ?? []).includes(lease.address)) {
+      missing.push(`${link} lacks ${lease.address} (DHCP)`);
+    }
   }
   const links = new Set([...f.wantAddresses.map((w) => w.link), ...f.dhcpLinks]);
   return [
@@ -59,32 +74,57 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   ];
 }
 
+/**
+ * The milestones `checks` show reached: plugins, when every plugin runs; network, when the configured
+ * links carry their addresses and each lease's gateway is a default route on its link.
+ */
+export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milestone[] {
+  const ok = (name: string) => checks.some((c) => c.name === name && c.ok);
+  const reached: Milestone[] = ok('plugins') ? ['plugins'] : [];
+  const configured = f.wantAddresses.length + f.dhcpLinks.length > 0;
+  const routes = f.dhcpLinks.every((l) => !f.leases.get(l)?.gateway || f.defaultRouteLinks.includes(l));
+  if (configured && ok('addresses') && routes) reached.push('network');
+  return reached;
+}
+
 const WATCHED = [
   { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE },
   { namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, { namespace: NETWORK_NS, type: MERGED_ADDRESS_SPEC_TYPE },
-  { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE },
+  { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }, { namespace: NETWORK_NS, type: DHCP_LEASE_TYPE },
+  { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE },
 ] as const;
+const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
 /** Keeps Health "machine" current; `apiServing` is asked at each change. */
 export async function startHealth(o: {
   state: State; owner: string; apiServing: () => boolean; expectedPlugins: readonly string[];
   onError: (e: Error) => void;
+  /** Called once per milestone, the first time it is reached. */
+  onMilestone?: (m: Milestone) => void;
 }): Promise<{ close(): void; refresh(): void }> {
+  const passed = new Set<Milestone>();
   let since = new Date().toISOString();
   let healthy: boolean | undefined;
   let timer: NodeJS.Timeout | undefined;
   const list = (k: { namespace: string; type: string }) => o.state.list(k).catch((): Resource[] => []); // as above
   const publish = async () => {
-    const [plugins, configs, links, addresses, dhcp] = await Promise.all(WATCHED.map(list));
-    const checks = evaluateHealth({
+    const [plugins, configs, links, addresses, dhcp, leases, routes] = await Promise.all(WATCHED.map(list));
+    const facts: HealthFacts = {
       apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
       plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
       config: configs!.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
       wantAddresses: addresses!.map((r) => r.spec as { link: string; address: string }),
       dhcpLinks: dhcp!.map((r) => r.spec as { link?: string; enabled?: boolean })
         .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
+      leases: new Map(leases!.map((r) => [r.metadata.id, r.spec as DhcpLeaseSpec])),
+      defaultRouteLinks: routes!.map((r) => r.spec as RouteStatusSpec)
+        .filter((r) => r.state === 'applied' && DEFAULT_ROUTES.includes(r.destination)).map((r) => r.link),
       linkAddresses: new Map(links!.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
-    });
+    };
+    const checks = evaluateHealth(facts);
+    for (const m of reachedMilestones(facts, checks)) {
+      if (!passed.has(m)) { passed.add(m); o.onMilestone?.(m); }
+    }
     const now = checks.every((c) => c.ok);
     if (now !== healthy) { healthy = now; since = new Date().toISOString(); }
     await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID },

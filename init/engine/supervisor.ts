@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { pluginOutputs, type Plugin } from '../model/plugin.ts';
+import { PLUGIN_READY_LINE, pluginOutputs, type Plugin } from '../model/plugin.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
 import { killReason, oomKills } from '../sys/oom-kills.ts';
@@ -88,10 +88,17 @@ export class PluginSupervisor {
       { ownMounts: !r.plugin.hostMounts },
     );
     r.child = child;
-    r.status = { ...r.status, state: 'running', pid: child.pid ?? 0 }; // backoffMs stays: the wait before this start
+    // Running once it says so (PLUGIN_READY_LINE): a process that dies while it starts never looked healthy.
+    r.status = { ...r.status, state: 'starting', pid: child.pid ?? 0 }; // backoffMs stays: the wait before this start
     void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) createInterface({ input: stream }).on('line', (l) => log.info(l));
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (l) => {
+        if (stream !== child.stdout || l !== PLUGIN_READY_LINE) { log.info(l); return; }
+        if (r.child !== child || r.status.state !== 'starting') return;
+        r.status = { ...r.status, state: 'running' };
+        void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+      });
     }
     child.on('error', (e) => log.error(`cannot start: ${e.message}`));
     child.on('exit', (code, signal) => {

@@ -7,3 +7,7 @@ export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
 /** The addresses and DHCP the config asks for, merged over their layers: what health expects on the links. */
 export const MERGED_ADDRESS_SPEC_TYPE = 'MergedAddressSpecs.net.appliance.dev';
 export const MERGED_DHCP_SPEC_TYPE = 'MergedDhcpSpecs.net.appliance.dev';
+/** A link's DHCP client and its lease: health wants a bound lease on each DHCP link, not just any address. */
+export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
+/** The routes as applied: the network milestone wants the default route a lease brings. */
+export const ROUTE_STATUS_TYPE = 'RouteStatuses.net.appliance.dev';

@@ -31,6 +31,12 @@ export interface Plugin {
   readonly testOnly?: boolean;
 }
 
+/**
+ * The line a plugin process writes to its standard output once its controllers run (as systemd's
+ * READY=1): until then its PluginStatus says starting. Any process can say it, in any language.
+ */
+export const PLUGIN_READY_LINE = 'COSI-PLUGIN-READY';
+
 /** Set (to "1") in a plugin's environment when the engine runs on a host (`serve`)
  * rather than as PID 1: plugins must then never act on the host by themselves. */
 export const HOST_MODE_ENV = 'COSI_HOST_MODE';

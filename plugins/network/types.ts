@@ -20,10 +20,14 @@ export type {
 } from '../../proto/gen/spec-types.ts';
 
 import {
-  HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+  DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+  ROUTE_STATUS_TYPE,
 } from '../../init/model/network-names.ts';
 
-export { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS };
+export {
+  DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+  ROUTE_STATUS_TYPE,
+};
 export const LINK_SPEC_TYPE = 'LinkSpecs.net.appliance.dev';
 export const MERGED_LINK_SPEC_TYPE = 'MergedLinkSpecs.net.appliance.dev';
 export const LINK_SPEC_STATUS_TYPE = 'LinkSpecStatuses.net.appliance.dev';
@@ -31,9 +35,7 @@ export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
 export const ADDRESS_STATUS_TYPE = 'AddressStatuses.net.appliance.dev';
 export const ROUTE_SPEC_TYPE = 'RouteSpecs.net.appliance.dev';
 export const MERGED_ROUTE_SPEC_TYPE = 'MergedRouteSpecs.net.appliance.dev';
-export const ROUTE_STATUS_TYPE = 'RouteStatuses.net.appliance.dev';
 export const DHCP_SPEC_TYPE = 'DhcpSpecs.net.appliance.dev';
-export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
 export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 export const MERGED_HOSTNAME_SPEC_TYPE = 'MergedHostnameSpecs.net.appliance.dev';
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';

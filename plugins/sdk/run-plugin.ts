@@ -4,7 +4,7 @@
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { confine } from './confine.ts';
-import type { Plugin } from '../../init/model/plugin.ts';
+import { PLUGIN_READY_LINE, type Plugin } from '../../init/model/plugin.ts';
 import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
@@ -31,6 +31,7 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   for (const c of p.controllers()) runtime.register(c);
   runtime.start();
   line('', p.name, `running ${p.controllers().length} controller(s)`);
+  process.stdout.write(`${PLUGIN_READY_LINE}\n`);
   // Signal listeners do not keep Node alive; a plugin without input watches would
   // otherwise exit as soon as its first reconcile is done.
   const alive = setInterval(() => {}, 1 << 30);

@@ -1,0 +1,53 @@
+// supervisor: a plugin process is starting until it writes the ready line to its standard output, then
+// running; one that dies before it says so goes to backoff without ever having been running. Real child
+// processes (node -e), real pipes.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Logger } from '../log.ts';
+import { PLUGIN_READY_LINE, type Plugin } from '../model/plugin.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
+import { PluginSupervisor } from './supervisor.ts';
+
+const plugin = (name: string): Plugin => ({ name, description: name, types: () => [], controllers: () => [],
+  capabilities: [] });
+/** A "plugin" whose process runs `script`. */
+const SCRIPTS: Record<string, string> = {
+  ready: `setTimeout(() => console.log(${JSON.stringify(PLUGIN_READY_LINE)}), 300); setInterval(() => {}, 1000);`,
+  silent: 'console.log("just a log line"); setTimeout(() => process.exit(3), 600);',
+};
+
+t.test('starting until the ready line, then running; dying before it: backoff, never running', async (t) => {
+  const state = new MemoryState();
+  const lines: string[] = [];
+  const log: Logger = { info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m),
+    child: () => log };
+  const seen = new Map<string, string[]>();
+  const w = await state.watch({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, {}, (events) => {
+    for (const e of events) {
+      if (e.type !== 'created' && e.type !== 'updated') continue;
+      const states = seen.get(e.resource.metadata.id) ?? [];
+      const s = (e.resource.spec as PluginStatusSpec).state!;
+      if (states.at(-1) !== s) states.push(s);
+      seen.set(e.resource.metadata.id, states);
+    }
+  });
+  t.teardown(() => w.close());
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    spawn: (args: string[]) => spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  });
+  t.teardown(() => sup.stop(1000));
+  sup.start([plugin('ready'), plugin('silent')]);
+  const deadline = Date.now() + 15_000;
+  const settled = () => seen.get('ready')?.at(-1) === 'running' && seen.get('silent')?.at(-1) === 'backoff';
+  while (Date.now() < deadline && !settled()) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.same(seen.get('ready')?.slice(-2), ['starting', 'running'], 'running once it said so');
+  t.same(seen.get('silent')?.filter((s) => s !== 'starting'), ['backoff'], 'never running before it died');
+  t.ok(lines.some((l) => l === 'just a log line'), 'other output is logged');
+  t.notOk(lines.includes(PLUGIN_READY_LINE), 'the ready line is not');
+});
