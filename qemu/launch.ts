@@ -95,8 +95,11 @@ export interface Vm {
   readonly exited: Promise<VmExit>;
   /** Everything the serial console printed so far. */
   console(): string;
-  /** Resolves with the first match of `re` on the console, rejects on timeout or QEMU exit. */
-  waitFor(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /**
+   * Resolves with the `nth` match (default the first) of `re` on the console, rejects on timeout or QEMU
+   * exit: the nth ready line is the nth boot of a machine that reboots in place.
+   */
+  waitFor(re: RegExp, timeoutMs: number, nth?: number): Promise<RegExpMatchArray>;
   qmp(): Promise<QmpClient>;
   /** Hot-plugs a raw disk image as a virtio-blk device (or an NVMe controller) into a spare root port. */
   hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2', device?: 'virtio-blk-pci' | 'nvme'): Promise<void>;
@@ -239,10 +242,11 @@ export function launch(o: VmOptions): Vm {
     qmpSocket,
     exited,
     console: () => text,
-    waitFor(re, timeoutMs) {
+    waitFor(re, timeoutMs, nth = 1) {
+      const every = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
       return new Promise((resolve, reject) => {
         const check = () => {
-          const m = re.exec(text);
+          const m = nth === 1 ? re.exec(text) : [...text.matchAll(every)][nth - 1];
           if (m) { cleanup(); resolve(m); } else if (done) {
             cleanup();
             reject(new Error(`QEMU exited before ${re} appeared on the console; last output:\n${text.slice(-3000)}`));
@@ -250,7 +254,8 @@ export function launch(o: VmOptions): Vm {
         };
         const timer = setTimeout(() => {
           cleanup();
-          reject(new Error(`timed out after ${timeoutMs}ms waiting for ${re}; last output:\n${text.slice(-3000)}`));
+          const which = nth === 1 ? `${re}` : `match #${nth} of ${re}`;
+          reject(new Error(`timed out after ${timeoutMs}ms waiting for ${which}; last output:\n${text.slice(-3000)}`));
         }, timeoutMs);
         const cleanup = () => { clearTimeout(timer); waiters.delete(check); };
         waiters.add(check);

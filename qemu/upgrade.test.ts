@@ -60,14 +60,9 @@ const images = await buildImages({
 });
 const rawFile = join(dir, 'images', images[0]!.file);
 
-const count = (vm: ApiVm['vm'], re: RegExp) => [...vm.console().matchAll(new RegExp(re.source, 'g'))].length;
 /** Waits for the `n`-th ready line on the console, then for the API. */
 async function readyAgain(m: ApiVm, n: number, ms = 300_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (count(m.vm, READY_RE) < n) {
-    if (Date.now() > deadline) throw new Error(`no ready line #${n}: ${m.vm.console().slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await m.vm.waitFor(READY_RE, ms, n);
   await m.poll(['get', 'versions'], /Version/, 60_000);
 }
 interface VersionDoc {

@@ -59,30 +59,18 @@ log(`booting the ${release.version} disk under ${firmware} ...`);
 const m = await bootApiMachine({ bootFrom: 'disk', firmware, memoryMiB: 320, noReboot: false,
   disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
 machine = m;
-const readyLines = () => [...m.vm.console().matchAll(new RegExp(READY_RE.source, 'g'))].map((x) => x[0]);
-async function readyLine(n: number, ms: number): Promise<string> {
-  const deadline = performance.now() + ms;
-  while (readyLines().length < n) {
-    if (performance.now() > deadline) {
-      throw new Error(`no ready line #${n} in ${ms / 1000} s; the console ends:\n${m.vm.console().slice(-2000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return readyLines()[n - 1]!;
-}
-
 interface Run { write: number; reboot: number; guestReady: number; good: number; total: number; sent: number;
   written: number }
 const results: Run[] = [];
 const seconds = (from: number) => (performance.now() - from) / 1000;
 for (let i = 0; i < runs; i++) {
   const id = `bench-${i + 1}`;
-  const before = readyLines().length;
   const t0 = performance.now();
   const up = await m.run(['upgrade', '--image', bundle, '--id', id, '--health-timeout', '5m'], undefined, 600_000);
   if (up.code !== 0) throw new Error(`run ${i + 1}: cosictl upgrade failed: ${up.err.trim()}`);
   const write = seconds(t0);
-  const ready = parseReady(await readyLine(before + 1, 600_000))!;
+  // The first boot printed ready line #1; run i's new version prints #(i + 2).
+  const ready = parseReady((await m.vm.waitFor(READY_RE, 600_000, i + 2))[0])!;
   const reboot = seconds(t0) - write;
   const guestReady = ready.uptime;
   const done = await m.poll(['get', 'upgradestatus', id, '-o', 'json'], /"phase": "(done|failed)"/, 600_000);
