@@ -1,33 +1,27 @@
-// initramfs: the root filesystem the kernel unpacks: our executable as /init, the
-// native addon, the shared libraries they need, a few directories and the two device
-// nodes the kernel and libc expect before devtmpfs is mounted. Nothing else: no
-// shell, no busybox. Deterministic: sorted entries, fixed mtime, uid/gid 0.
+// initramfs: the root filesystem the kernel unpacks, kept small because it stays in RAM:
+// stage0 as /init, the system image (system-image.ts: the executable, addon, libraries and
+// modules, compressed) that stage0 mounts, a link from the root to each of the image's
+// top-level directories, the build's own files (upgrade key), a few directories and the two
+// device nodes the kernel and libc expect before devtmpfs is mounted. No shell, no busybox.
+// Deterministic: sorted entries, fixed mtime, uid/gid 0.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
-import { sharedLibs } from './elf-deps.ts';
-import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
+import { SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_MOUNT } from './system-image.ts';
 
 export interface InitramfsInputs {
-  /** The single executable; becomes /init. */
-  init: string;
-  /** The native addon; becomes /lib/appliance_native.node (found beside /init's lib/). */
-  addon: string;
+  /** stage0 (image/stage0/), a static executable; becomes /init. */
+  stage0: string;
+  /** The system image (squashfs) and its top-level directories, each linked from the root. */
+  systemImage: { file: string; topLevelDirs: readonly string[] };
   /** Fixed mtime for every entry (SOURCE_DATE_EPOCH). */
   mtime: number;
-  /** The kernel's modules, `<dir>/<release>/kernel/...`; shipped as /lib/modules/<release> with a modules.dep. */
-  modules?: { dir: string; release: string };
   /** Files of the build's own (the trusted upgrade key), by absolute path in the image. */
   files?: { path: string; data: Buffer; mode: number }[];
 }
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
-}
-
-const DIRS = ['dev', 'etc', 'lib', 'proc', 'run', 'sys', 'tmp', 'var'];
+const DIRS = ['dev', 'etc', 'proc', 'run', 'sys', 'tmp', 'var', 'system', SYSTEM_IMAGE_MOUNT];
 
 export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
   const t = { mtime: i.mtime, uid: 0, gid: 0 };
@@ -38,19 +32,11 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
     for (let d = dirname(p); d !== '.'; d = dirname(d)) dirs.add(d);
     entries.push({ type: 'file', path: p, mode, data, ...t });
   };
-  const file = (path: string, source: string) => add(path, readFileSync(source), statSync(source).mode & 0o755);
-  file('init', i.init);
-  file('lib/appliance_native.node', i.addon);
-  for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source);
-  if (i.modules) {
-    const root = join(i.modules.dir, i.modules.release);
-    for (const f of filesUnder(root)) add(
-      join('lib/modules', i.modules.release, relative(root, f)), readFileSync(f), 0o644,
-    );
-    const shipped = scanModules(root);
-    add(join('lib/modules', i.modules.release, 'modules.dep'), Buffer.from(modulesDep(shipped)), 0o644);
-    add(join('lib/modules', i.modules.release, 'modules.alias'), Buffer.from(modulesAlias(shipped)), 0o644);
-    add(join('lib/modules', i.modules.release, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped)), 0o644);
+  add('init', readFileSync(i.stage0), 0o755);
+  add(SYSTEM_IMAGE_FILE, readFileSync(i.systemImage.file), 0o444);
+  for (const d of i.systemImage.topLevelDirs) {
+    if (dirs.has(d)) throw new Error(`the system image's ${d}/ would hide the initramfs's own ${d}/`);
+    entries.push({ type: 'symlink', path: d, target: `/${SYSTEM_IMAGE_MOUNT}/${d}`, ...t });
   }
   for (const f of i.files ?? []) add(f.path.replace(/^\/+/, ''), f.data, f.mode);
   for (const d of dirs) entries.push({ type: 'dir', path: d, mode: d === 'tmp' ? 0o1777 : 0o755, ...t });

@@ -108,8 +108,9 @@ t.test('hardened at run time: kernel parameters, nothing setuid or world-writabl
     const [mode, path] = l.split(' ');
     return { mode: parseInt(mode!, 8), path: path! };
   });
-  t.ok(entries.some((e) => e.path === '/init') && entries.some((e) => e.path.startsWith('/lib/modules/')),
-    `the walk saw the image (${entries.length} entries)`);
+  t.ok(entries.some((e) => e.path === '/init') && entries.some((e) => e.path === '/system/image/init')
+    && entries.some((e) => e.path.startsWith('/system/image/lib/modules/')),
+  `the walk saw the initramfs and the system image mounted in it (${entries.length} entries)`);
   t.same(entries.filter((e) => e.mode & 0o6000).map((e) => e.path), [], 'no setuid or setgid file');
   t.same(entries.filter((e) => (e.mode & 0o170000) === 0o100000 && e.mode & 0o002).map((e) => e.path), [],
     'no world-writable file');

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  READY_RE, milestoneLine, parseMilestones, parseReady, type ReadyFigures,
+  READY_RE, milestoneLine, parseMilestones, parseProcesses, parseReady, type ProcessFigures, type ReadyFigures,
 } from '../init/boot/ready-line.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
@@ -35,6 +35,8 @@ const vms: { kill(): void }[] = [];
 process.on('exit', () => { for (const v of vms) v.kill(); });
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; networkMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
+/** Each run's processes at the network milestone, by name. */
+const processes: Map<string, ProcessFigures>[] = [];
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
@@ -48,6 +50,7 @@ for (let i = 0; i < runs; i++) {
   const plugins = milestones.get('plugins');
   const network = milestones.get('network')!;
   if (!plugins) throw new Error(`run ${i + 1}: the network was configured before all plugins ran?`);
+  processes.push(new Map(parseProcesses(vm.console()).map((p) => [p.name, p])));
   const exit = await vm.powerdown(60_000);
   if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
   ours.push({ ...f, wall, plugins: plugins.uptime, network: network.uptime, networkMemKiB: network.memUsedKiB });
@@ -87,7 +90,15 @@ const result = {
   ratioToFloor: readyS.median / floorS.median,
   kernelBytes: manifest.artifacts.vmlinuz!.size,
   initramfsBytes: manifest.artifacts.initramfs!.size,
+  processesAtNetwork: Object.fromEntries([...new Set(processes.flatMap((m) => [...m.keys()]))].map((name) => {
+    const of = (k: 'rssKiB' | 'pssKiB' | 'privateKiB') => stats(processes.flatMap((m) => m.get(name)?.[k] ?? []));
+    return [name, { rssKiB: of('rssKiB'), pssKiB: of('pssKiB'), privateKiB: of('privateKiB') }];
+  })),
 };
+const mib = (kib: number) => `${(kib / 1024).toFixed(1).padStart(6)} MiB`;
+const processRows = Object.entries(result.processesAtNetwork).map(([name, f]) => `    ${name.padEnd(26)}`
+  + `RSS ${mib(f.rssKiB.median)}  PSS ${mib(f.pssKiB.median)}  private ${mib(f.privateKiB.median)}`).join('\n');
+const pssSum = Object.values(result.processesAtNetwork).reduce((n, f) => n + f.pssKiB.median, 0);
 const ratio = (x: { median: number }) => `${(x.median / floorS.median).toFixed(2)}x floor`;
 writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
@@ -100,6 +111,8 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   guest uptime, plugins running ${fmt(result.pluginsRunning)}  ${ratio(result.pluginsRunning)} (target <= 3x)
   guest uptime, network up      ${fmt(result.networkConfigured)}  ${ratio(result.networkConfigured)} (target <= 2x)
   used memory, network up       ${fmt(stats(ours.map((o) => o.networkMemKiB / 1024)), ' MiB', 1)}  (target <= 96 MiB)
+  each process then (medians; PSS shares what several map; the PSS sum is ${mib(pssSum).trim()})
+${processRows}
   static-init floor (ready)     ${fmt(floorS)}
   static-init floor (wall)      ${fmt(result.floorWall)}
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)

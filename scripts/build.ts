@@ -8,6 +8,11 @@ import { $ } from 'zx';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { initramfsEntries, writeCompressed } from '../image/initramfs.ts';
+import {
+  describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs, writeSystemImage,
+  type SystemImageCompression,
+} from '../image/system-image.ts';
+import { buildStage0 } from '../image/stage0/build-stage0.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
 import { buildKernel } from './kernel.ts';
 import { buildNative } from './native.ts';
@@ -22,6 +27,8 @@ import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
+/** What is left to compress in the initramfs is stage0 and a few small files: the system image is compressed. */
+const CPIO_ZSTD_LEVEL = 3;
 
 export interface BuildResult {
   kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
@@ -50,7 +57,7 @@ export interface BuildOptions {
   signingKey?: string;
   /**
    * Another build beside the main one (the upgrade tests' versions): its own out/ folder, version and
-   * test-break, a faster zstd level, no cosictl.
+   * test-break, a faster zstd level for its system image, no cosictl.
    */
   variant?: { outDir: string; version: string; testBreak?: string; zstdLevel: number };
 }
@@ -109,7 +116,24 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '' };
   if (o.hostOnly) return partial;
 
-  const kernel = await buildKernel(); // first: the initramfs carries its modules
+  const kernel = await buildKernel(); // first: the system image carries its modules
+  s = step('system image');
+  const systemImage = join(BUILD_DIR, SYSTEM_IMAGE_FILE);
+  const imageEntries = systemImageEntries({
+    init: exe, addon, modules: { dir: kernel.modules, release: kernel.release },
+  });
+  // A variant (the tests' other versions) trades size for a faster build.
+  const compression: SystemImageCompression = o.variant
+    ? { compressor: 'zstd', level: o.variant.zstdLevel, blockSize: RELEASE_COMPRESSION.blockSize } : RELEASE_COMPRESSION;
+  const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(compression), String(mtime), ...imageEntries.map(
+    (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
+  ));
+  const imageBuilt = await keyed(BUILD_DIR, 'system-image', imageKey, [systemImage], async () => {
+    s.info(`squashfs of ${imageEntries.length} files, ${describeCompression(compression)} (about half a minute)`);
+    await writeSystemImage(imageEntries, systemImage, mtime, compression);
+  });
+  s.done(imageBuilt ? `${systemImage} (${(statSync(systemImage).size / 1e6).toFixed(1)} MB)` : 'up to date');
+
   s = step('initramfs');
   const initramfs = join(OUT_DIR, 'initramfs.cpio.zst');
   // The system trusts the key its own upgrades are signed with; a broken test build says how it is broken.
@@ -120,14 +144,14 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
     ...(testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : []),
   ];
   const entries = initramfsEntries({
-    init: exe, addon, mtime, modules: { dir: kernel.modules, release: kernel.release }, files,
+    stage0: buildStage0(BUILD_DIR), systemImage: { file: systemImage, topLevelDirs: topLevelDirs(imageEntries) },
+    mtime, files,
   });
-  const treeKey = sha256(String(o.variant?.zstdLevel ?? 19), ...entries.map(
+  const treeKey = sha256(String(CPIO_ZSTD_LEVEL), ...entries.map(
     (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
   ));
   const rdBuilt = await keyed(BUILD_DIR, 'initramfs', treeKey, [initramfs], async () => {
-    s.info(`compressing ${entries.length} entries with zstd -${o.variant?.zstdLevel ?? '19 (about a minute)'}`);
-    await writeCompressed(entries, initramfs, o.variant?.zstdLevel ?? 19);
+    await writeCompressed(entries, initramfs, CPIO_ZSTD_LEVEL);
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
@@ -164,7 +188,7 @@ Steps whose inputs did not change are skipped; the kernel is cached in ~/.cache/
                       public half; default: the development key in out/dev/upgrade-signing-key.pem
   --variant DIR       another build, into DIR (the upgrade tests' versions): with --version V, and
                       --test-break WHAT (${TEST_BREAKS.join(', ')}) for one broken on purpose;
-                      --zstd-level N (default 12)
+                      --zstd-level N: its system image's zstd level (default 12; a release: 19)
 `;
 
 if (import.meta.url === `file://${process.argv[1]}`) {

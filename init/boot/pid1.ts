@@ -11,7 +11,8 @@ import { usedMemoryKiB } from './meminfo.ts';
 import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
-import { formatMilestone, formatReady } from './ready-line.ts';
+import { formatMilestone, formatProcess, formatReady } from './ready-line.ts';
+import { machineProcesses } from './process-memory.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
@@ -140,9 +141,17 @@ export async function runPid1(): Promise<void> {
         return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
       },
       onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
-      onMilestone: (name) => log.info(
-        formatMilestone({ name, uptime: monotonicSeconds(), memUsedKiB: usedMemoryKiB() }),
-      ),
+      onMilestone: (name) => {
+        const figures = { name, uptime: monotonicSeconds(), memUsedKiB: usedMemoryKiB() };
+        // What each process costs once the machine is up, printed before the milestone's own line so that
+        // whoever waits for that line (bench:boot) has them.
+        if (name === 'network') {
+          try {
+            for (const p of machineProcesses()) log.info(formatProcess(p));
+          } catch (e) { log.warn(`cannot list what each process costs: ${(e as Error).message}`); }
+        }
+        log.info(formatMilestone(figures));
+      },
       installer: {
         kernel: {
           mount: (...a) => n.mount(...a), umount2: (...a) => n.umount2(...a), sync: () => n.sync(),

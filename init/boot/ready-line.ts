@@ -37,3 +37,21 @@ export function parseMilestones(text: string): MilestoneFigures[] {
   return [...text.matchAll(new RegExp(MILESTONE_RE.source, 'g'))].map((m) => (
     { name: m[1]!, uptime: Number(m[2]), memUsedKiB: Number(m[3]) }));
 }
+
+/** One process's memory, printed for each process after the network milestone (process-memory.ts). */
+export interface ProcessFigures { name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number }
+
+export const PROCESS_MARK = 'APPLIANCE PROCESS';
+
+export function formatProcess(f: ProcessFigures): string {
+  return `${PROCESS_MARK} ${f.name} pid=${f.pid} rss=${f.rssKiB}KiB pss=${f.pssKiB}KiB private=${f.privateKiB}KiB`;
+}
+
+const PROCESS_RE = /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB/g;
+
+/** Every complete process line in `text`, in order. */
+export function parseProcesses(text: string): ProcessFigures[] {
+  return [...text.matchAll(PROCESS_RE)].map((m) => ({
+    name: m[1]!, pid: Number(m[2]), rssKiB: Number(m[3]), pssKiB: Number(m[4]), privateKiB: Number(m[5]),
+  }));
+}

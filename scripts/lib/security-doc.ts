@@ -162,10 +162,12 @@ every RPC and prints what happened.
 
 ## Hardening
 
-The image holds \`/init\`, the native addon, the shared libraries they need and the
-kernel modules: no shell, no interpreter but \`/init\`, nothing setuid, setgid or
-world-writable (checked on the initramfs and on the mounted filesystems of a running
-machine). The kernel is built with seccomp, Yama, stack canaries, KASLR, hardened
+The initramfs holds stage0 (\`/init\`, a static program that only mounts the system image
+and executes the real init from it) and the read-only system image (squashfs, mounted at
+\`/system/image\`): the executable, the native addon, the shared libraries they need and
+the kernel modules. No shell, no interpreter but the executable, nothing setuid, setgid
+or world-writable (checked on the initramfs, in the system image, and on the mounted
+filesystems of a running machine). The kernel is built with seccomp, Yama, stack canaries, KASLR, hardened
 usercopy and FORTIFY_SOURCE, SLUB freelist randomization and checks, and without
 /dev/mem, /dev/port, kexec, hibernation, x32/i386 ABIs, userfaultfd or magic SysRq
 (\`scripts/kernel.test.ts\`).

@@ -1,0 +1,25 @@
+// build-stage0: compiles stage0.c into a static executable (no shared libraries: it runs
+// before the system image, where they live, is mounted).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** gcc -static, small and stripped; warnings are errors. */
+export function compileStaticC(source: string, output: string): void {
+  try {
+    execFileSync('gcc', ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', '-o', output, source],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    const err = (e as { stderr?: Buffer }).stderr?.toString().trim();
+    const why = err || (e as Error).message;
+    throw new Error(`cannot compile ${source} (npm run setup installs gcc): ${why}`, { cause: e });
+  }
+}
+
+export function buildStage0(outDir: string): string {
+  mkdirSync(outDir, { recursive: true });
+  const exe = join(outDir, 'stage0');
+  compileStaticC(fileURLToPath(new URL('stage0.c', import.meta.url)), exe);
+  return exe;
+}

@@ -1,0 +1,108 @@
+// system-image: the squashfs inside the initramfs that holds everything big: the executable
+// as /init, the native addon, the shared libraries they need and the kernel's modules.
+// stage0 (image/stage0/) mounts it read-only at /system/image and executes /init from it;
+// the initramfs links each of its top-level directories (lib, lib64) from the root, so
+// /lib/modules and the ELF interpreter's path are where they always were.
+// Why not unpacked: what the kernel unpacks stays in RAM for good; a page of this image
+// is read and decompressed only when a process touches it, and may be dropped again.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
+import { sharedLibs } from './elf-deps.ts';
+import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
+
+/** The image's file in the initramfs, and where stage0 mounts it (both without the leading slash). */
+export const SYSTEM_IMAGE_FILE = 'system.squashfs';
+export const SYSTEM_IMAGE_MOUNT = 'system/image';
+
+export interface SystemImageInputs {
+  /** The single executable; becomes /init in the image (/system/image/init on the machine). */
+  init: string;
+  /** The native addon; becomes lib/appliance_native.node, found beside the executable's lib/. */
+  addon: string;
+  /** The kernel's modules, `<dir>/<release>/kernel/...`; shipped as lib/modules/<release> with a modules.dep. */
+  modules?: { dir: string; release: string };
+}
+
+/** How the image is compressed: squashfs's compressor, its level (zstd) and block size. */
+export interface SystemImageCompression { compressor: 'zstd' | 'xz' | 'lz4'; level?: number; blockSize: string }
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/** Bump when writeSystemImage changes what it writes from the same entries (the build's cache key). */
+export const SYSTEM_IMAGE_RECIPE = '1';
+
+/** The release's compression (measured: see ARCHITECTURE.md, "The system image"). */
+export const RELEASE_COMPRESSION: SystemImageCompression = { compressor: 'zstd', level: 19, blockSize: '1M' };
+
+export const describeCompression = (c: SystemImageCompression) =>
+  `${c.compressor}${c.level === undefined ? '' : ` -${c.level}`}, ${c.blockSize} blocks`;
+
+/** Files only (the directories follow from their paths); paths relative to the image's root. */
+export function systemImageEntries(i: SystemImageInputs): CpioEntry[] {
+  const entries: CpioEntry[] = [];
+  const add = (path: string, data: Buffer, mode: number) => entries.push(
+    { type: 'file', path: normalizePath(path), mode, data, uid: 0, gid: 0 },
+  );
+  const file = (path: string, source: string, mode: number) => add(path, readFileSync(source), mode);
+  file('init', i.init, 0o755);
+  file('lib/appliance_native.node', i.addon, 0o755);
+  for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source, 0o755);
+  if (i.modules) {
+    const root = join(i.modules.dir, i.modules.release);
+    const dir = join('lib/modules', i.modules.release);
+    for (const f of filesUnder(root)) file(join(dir, relative(root, f)), f, 0o644);
+    const shipped = scanModules(root);
+    add(join(dir, 'modules.dep'), Buffer.from(modulesDep(shipped)), 0o644);
+    add(join(dir, 'modules.alias'), Buffer.from(modulesAlias(shipped)), 0o644);
+    add(join(dir, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped)), 0o644);
+  }
+  return sortEntries(entries);
+}
+
+/** The image's top-level directories: the initramfs links each from its root. */
+export const topLevelDirs = (entries: readonly CpioEntry[]): string[] => [...new Set(
+  entries.map((e) => e.path.split('/')).filter((parts) => parts.length > 1).map((parts) => parts[0]!),
+)].sort();
+
+/**
+ * Writes the image with mksquashfs from a staging copy of `entries`. Reproducible: every file
+ * owned by root, every time `mtime`, no extended attributes, entries in name order.
+ */
+export async function writeSystemImage(
+  entries: readonly CpioEntry[], output: string, mtime: number, c: SystemImageCompression,
+): Promise<void> {
+  const stage = mkdtempSync(join(tmpdir(), 'system-image-'));
+  try {
+    chmodSync(stage, 0o755); // the image's root: mkdtemp makes it 0700
+    for (const e of entries) {
+      if (e.type !== 'file') throw new Error(`system image: ${e.path} is a ${e.type}; the image holds files only`);
+      const to = join(stage, e.path);
+      mkdirSync(dirname(to), { recursive: true });
+      writeFileSync(to, e.data);
+      chmodSync(to, e.mode & 0o7777);
+    }
+    const level = c.level === undefined ? [] : ['-Xcompression-level', String(c.level)];
+    await run('mksquashfs', [
+      stage, output, '-noappend', '-quiet', '-no-progress', '-all-root', '-no-xattrs',
+      '-mkfs-time', String(mtime), '-all-time', String(mtime), '-comp', c.compressor, ...level, '-b', c.blockSize,
+    ]);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    p.on('error', (e) => reject(new Error(`cannot run ${cmd} (npm run setup installs squashfs-tools): ${e.message}`)));
+    p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err.trim()}`))));
+  });
+}

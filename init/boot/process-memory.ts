@@ -1,0 +1,50 @@
+// process-memory: what each of the machine's processes costs, from /proc/<pid>/smaps_rollup:
+// resident size (RSS), its proportional share of pages it shares with others (PSS: the
+// sum over processes is what they take together) and the pages no other process maps
+// (private: what stopping it would free). PID 1 prints them at the network milestone, so
+// `npm run bench:boot` can show the cost of the engine and of each plugin.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno } from '../../native/errno.ts';
+
+export interface ProcessMemory { name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number }
+
+/** RSS, PSS and private KiB of one smaps_rollup text; undefined when a field is missing. */
+export function parseSmapsRollup(text: string): Omit<ProcessMemory, 'name' | 'pid'> | undefined {
+  const kib = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  const [rss, pss, clean, dirty] = ['Rss', 'Pss', 'Private_Clean', 'Private_Dirty'].map(kib);
+  if (rss === undefined || pss === undefined || clean === undefined || dirty === undefined) return undefined;
+  return { rssKiB: rss, pssKiB: pss, privateKiB: clean + dirty };
+}
+
+/** A process's name for the figures: `init` for PID 1, `plugin/<name>` for `<exe> plugin <name>`. */
+export function processName(pid: number, argv: readonly string[]): string {
+  if (pid === 1) return 'init';
+  if (argv[1] === 'plugin' && argv[2]) return `plugin/${argv[2]}`;
+  return argv.map((a) => a.split('/').pop()).join(' ') || `pid ${pid}`;
+}
+
+/**
+ * Every user process (kernel threads have no command line and no memory of their own), by pid.
+ * A process that ends while it is read, or that this one may not inspect (EACCES: on a host, where PID 1 is
+ * not ours), is left out; other read errors are thrown.
+ */
+export function machineProcesses(proc = '/proc'): ProcessMemory[] {
+  const out: ProcessMemory[] = [];
+  for (const entry of readdirSync(proc).filter((e) => /^\d+$/.test(e)).sort((a, b) => Number(a) - Number(b))) {
+    const pid = Number(entry);
+    try {
+      const argv = readFileSync(join(proc, entry, 'cmdline'), 'utf8').split('\0').filter(Boolean);
+      if (!argv.length) continue;
+      const mem = parseSmapsRollup(readFileSync(join(proc, entry, 'smaps_rollup'), 'utf8'));
+      if (mem) out.push({ name: processName(pid, argv), pid, ...mem });
+    } catch (e) {
+      if (isErrno(e, 'ENOENT', 'ESRCH', 'EACCES')) continue;
+      throw e;
+    }
+  }
+  return out;
+}
