@@ -91,13 +91,19 @@ const result = {
   kernelBytes: manifest.artifacts.vmlinuz!.size,
   initramfsBytes: manifest.artifacts.initramfs!.size,
   processesAtNetwork: Object.fromEntries([...new Set(processes.flatMap((m) => [...m.keys()]))].map((name) => {
-    const of = (k: 'rssKiB' | 'pssKiB' | 'privateKiB') => stats(processes.flatMap((m) => m.get(name)?.[k] ?? []));
-    return [name, { rssKiB: of('rssKiB'), pssKiB: of('pssKiB'), privateKiB: of('privateKiB') }];
+    const of = (k: 'rssKiB' | 'pssKiB' | 'privateKiB' | 'cpuSeconds') => stats(
+      processes.flatMap((m) => m.get(name)?.[k] ?? []),
+    );
+    return [name, {
+      rssKiB: of('rssKiB'), pssKiB: of('pssKiB'), privateKiB: of('privateKiB'), cpuSeconds: of('cpuSeconds'),
+    }];
   })),
 };
 const mib = (kib: number) => `${(kib / 1024).toFixed(1).padStart(6)} MiB`;
 const processRows = Object.entries(result.processesAtNetwork).map(([name, f]) => `    ${name.padEnd(26)}`
-  + `RSS ${mib(f.rssKiB.median)}  PSS ${mib(f.pssKiB.median)}  private ${mib(f.privateKiB.median)}`).join('\n');
+  + `RSS ${mib(f.rssKiB.median)}  PSS ${mib(f.pssKiB.median)}  private ${mib(f.privateKiB.median)}  `
+  + `CPU ${f.cpuSeconds.median.toFixed(2).padStart(5)} s`).join('\n');
+const cpuSum = Object.values(result.processesAtNetwork).reduce((n, f) => n + f.cpuSeconds.median, 0);
 const pssSum = Object.values(result.processesAtNetwork).reduce((n, f) => n + f.pssKiB.median, 0);
 const ratio = (x: { median: number }) => `${(x.median / floorS.median).toFixed(2)}x floor`;
 writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\n');
@@ -111,7 +117,8 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   guest uptime, plugins running ${fmt(result.pluginsRunning)}  ${ratio(result.pluginsRunning)} (target <= 3x)
   guest uptime, network up      ${fmt(result.networkConfigured)}  ${ratio(result.networkConfigured)} (target <= 2x)
   used memory, network up       ${fmt(stats(ours.map((o) => o.networkMemKiB / 1024)), ' MiB', 1)}  (target <= 96 MiB)
-  each process then (medians; PSS shares what several map; the PSS sum is ${mib(pssSum).trim()})
+  each process then (medians; PSS shares what several map; sums: PSS ${mib(pssSum).trim()}, CPU `
+  + `${cpuSum.toFixed(2)} s of the ${result.networkConfigured.median.toFixed(2)} s to network)
 ${processRows}
   static-init floor (ready)     ${fmt(floorS)}
   static-init floor (wall)      ${fmt(result.floorWall)}

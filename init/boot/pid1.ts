@@ -12,7 +12,7 @@ import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
 import { formatMilestone, formatProcess, formatReady } from './ready-line.ts';
-import { machineProcesses } from './process-memory.ts';
+import { machineProcesses } from './process-cost.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';

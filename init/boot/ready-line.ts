@@ -38,20 +38,24 @@ export function parseMilestones(text: string): MilestoneFigures[] {
     { name: m[1]!, uptime: Number(m[2]), memUsedKiB: Number(m[3]) }));
 }
 
-/** One process's memory, printed for each process after the network milestone (process-memory.ts). */
-export interface ProcessFigures { name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number }
+/** One process's memory and CPU time, printed for each process at the network milestone (process-cost.ts). */
+export interface ProcessFigures {
+  name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number; cpuSeconds: number;
+}
 
 export const PROCESS_MARK = 'APPLIANCE PROCESS';
 
 export function formatProcess(f: ProcessFigures): string {
-  return `${PROCESS_MARK} ${f.name} pid=${f.pid} rss=${f.rssKiB}KiB pss=${f.pssKiB}KiB private=${f.privateKiB}KiB`;
+  return `${PROCESS_MARK} ${f.name} pid=${f.pid} rss=${f.rssKiB}KiB pss=${f.pssKiB}KiB private=${f.privateKiB}KiB `
+    + `cpu=${f.cpuSeconds.toFixed(2)}s`;
 }
 
-const PROCESS_RE = /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB/g;
+const PROCESS_RE = /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB cpu=([\d.]+)s/g;
 
 /** Every complete process line in `text`, in order. */
 export function parseProcesses(text: string): ProcessFigures[] {
   return [...text.matchAll(PROCESS_RE)].map((m) => ({
     name: m[1]!, pid: Number(m[2]), rssKiB: Number(m[3]), pssKiB: Number(m[4]), privateKiB: Number(m[5]),
+    cpuSeconds: Number(m[6]),
   }));
 }

@@ -30,7 +30,9 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   });
   for (const c of p.controllers()) runtime.register(c);
   runtime.start();
-  line('', p.name, `running ${p.controllers().length} controller(s)`);
+  // Ready once every controller watches its inputs: from then on no change goes unseen.
+  await runtime.watching();
+  line('', p.name, `running ${p.controllers().length} controller(s) on ${runtime.openWatches} watch(es)`);
   process.stdout.write(`${PLUGIN_READY_LINE}\n`);
   // Signal listeners do not keep Node alive; a plugin without input watches would
   // otherwise exit as soon as its first reconcile is done.

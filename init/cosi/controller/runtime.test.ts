@@ -139,3 +139,20 @@ t.test('teardown pattern: finalizer on a strong input, outputs torn down first',
   await t.rejects(state.get(p(B, 'td')), { code: 'not-found' }, 'output destroyed before the input went');
   await t.rejects(state.get(p(A, 'td')), { code: 'not-found' });
 });
+
+t.test('controllers with the same input share one watch, and both wake on its events', async (t) => {
+  const runs = { a: 0, b: 0 };
+  const counter = (name: 'a' | 'b'): Controller => ({
+    name: `counter-${name}`,
+    inputs: () => [{ namespace: NS, type: A, kind: 'weak' }, { namespace: NS, type: A, id: 'one', kind: 'weak' }],
+    outputs: () => [],
+    async run(ctx: ControllerContext) { while (await ctx.next()) runs[name]++; },
+  });
+  const { state, rt } = await setup(t, counter('a'), counter('b'));
+  await rt.watching();
+  t.equal(rt.openWatches, 2, 'two distinct inputs, two watches for four subscriptions');
+  const before = { ...runs };
+  await state.create(newResource(p(A, 'one'), { n: 1 }));
+  await until(() => runs.a > before.a && runs.b > before.b, true);
+  t.pass('both controllers reconciled');
+});

@@ -2,8 +2,10 @@
 // inputs and turns their events into reconcile requests (a one-slot queue: requests
 // coalesce), asks for one reconcile at every start, and restarts run() with
 // exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns.
+// Controllers that watch the same input share one watch (shared-watches.ts).
 import { StateError } from '../state/errors.ts';
-import type { State, Watch } from '../state/state.ts';
+import type { State } from '../state/state.ts';
+import { SharedWatches } from './shared-watches.ts';
 import type { Controller, ControllerLog } from './contract.ts';
 import { guardedState, type SpecNormalizer } from './guarded-state.ts';
 
@@ -18,7 +20,11 @@ export interface ControllerStatus {
   name: string; running: boolean; restarts: number; lastError?: string; nextBackoffMs: number;
 }
 
-interface Entry { controller: Controller; status: ControllerStatus; stop: () => void; done: Promise<void> }
+interface Entry {
+  controller: Controller; status: ControllerStatus; stop: () => void; done: Promise<void>;
+  /** Settles when the controller's watches are set up (or could not be). */
+  watching: Promise<void>;
+}
 
 export const DEFAULT_BACKOFF = { initialMs: 500, factor: 1.5, maxMs: 60_000 };
 
@@ -27,8 +33,11 @@ export class ControllerRuntime {
   private readonly exclusive = new Map<string, string>();
   private started = false;
   private readonly pending: Controller[] = [];
+  private readonly watches: SharedWatches;
 
-  constructor(private readonly state: State, private readonly o: RuntimeOptions) {}
+  constructor(private readonly state: State, private readonly o: RuntimeOptions) {
+    this.watches = new SharedWatches(state);
+  }
 
   /** Registers a controller; exclusive outputs may have only one controller. */
   register(c: Controller): void {
@@ -50,6 +59,18 @@ export class ControllerRuntime {
     this.started = true;
     for (const c of this.pending.splice(0)) this.launch(c);
   }
+
+  /**
+   * Resolves when every controller started so far watches its inputs: from then on no change to an input
+   * goes unseen (a plugin says it is ready then). A controller whose watch failed to open counts as settled:
+   * it says why in its log.
+   */
+  async watching(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((e) => e.watching));
+  }
+
+  /** Watches open on the state (one per distinct input of all controllers). */
+  get openWatches(): number { return this.watches.size; }
 
   statuses(): ControllerStatus[] { return [...this.entries.values()].map((e) => ({ ...e.status })); }
 
@@ -81,19 +102,19 @@ export class ControllerRuntime {
       },
     };
 
-    const watches: Watch[] = [];
+    // Every input's watch at once (each is a round trip to the state), shared with other controllers.
+    const subscribed = Promise.allSettled(c.inputs().map((input) => this.watches.subscribe(input, (events) => {
+      const relevant = input.kind !== 'destroy-ready' || events.some((e) =>
+        e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
+      if (relevant) request();
+    }))).then((results) => {
+      const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) { for (const u of ok) u(); throw failed.reason; } // all inputs or none
+      return ok;
+    });
     const done = (async () => {
-      for (const input of c.inputs()) {
-        watches.push(await this.state.watch(
-          { namespace: input.namespace, type: input.type, ...(input.id !== undefined ? { id: input.id } : {}) },
-          {},
-          (events) => {
-            const relevant = input.kind !== 'destroy-ready' || events.some((e) =>
-              e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
-            if (relevant) request();
-          },
-        ));
-      }
+      const unsubscribe = await subscribed;
       let delay = backoff.initialMs;
       while (!abort.signal.aborted) {
         status.running = true;
@@ -121,9 +142,12 @@ export class ControllerRuntime {
         requested = true;
       }
       status.running = false;
-      for (const w of watches) w.close();
+      for (const u of unsubscribe) u();
     })().catch((e) => log.error(`cannot start: ${(e as Error).message}`));
 
-    this.entries.set(c.name, { controller: c, status, stop: () => abort.abort(), done });
+    this.entries.set(c.name, {
+      controller: c, status, stop: () => abort.abort(), done,
+      watching: subscribed.then(() => undefined, () => undefined),
+    });
   }
 }

@@ -1,10 +1,10 @@
-// Tests of the per-process memory figures: the smaps_rollup parser on this kernel's own
-// text, names, and the walk over a /proc that loses a process while it is read.
+// Tests of the per-process figures: the smaps_rollup parser on this kernel's own text,
+// names, and the walk over a /proc that loses a process while it is read.
 import t from 'tap';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineProcesses, parseSmapsRollup, processName } from './process-memory.ts';
+import { machineProcesses, parseSmapsRollup, processName } from './process-cost.ts';
 import { formatProcess, parseProcesses } from './ready-line.ts';
 
 const ROLLUP = `55f9900cd000-7ffdbe30b000 ---p 00000000 00:00 0                          [rollup]
@@ -37,19 +37,22 @@ t.test('walks /proc: kernel threads and processes gone while read are left out',
     mkdirSync(join(proc, pid));
     if (cmdline !== undefined) writeFileSync(join(proc, pid, 'cmdline'), cmdline);
     if (rollup !== undefined) writeFileSync(join(proc, pid, 'smaps_rollup'), rollup);
+    // utime 250 and stime 62 ticks: 3.12 s
+    writeFileSync(join(proc, pid, 'stat'), `${pid} (in it) S 0 1 1 0 -1 4194560 0 0 0 0 250 62 0 0 20 0 1 0 5\n`);
   };
   add('1', '/init\0', ROLLUP);
   add('2', '', ''); // a kernel thread
   add('17', '/init\0plugin\0time\0', ROLLUP);
   add('18', '/init\0plugin\0issue\0', undefined); // exited between the two reads
   mkdirSync(join(proc, 'self'));
-  t.same(machineProcesses(proc).map((p) => [p.name, p.pid, p.privateKiB]),
-    [['init', 1, 156], ['plugin/time', 17, 156]]);
-  t.ok(machineProcesses().some((p) => p.pid === process.pid && p.rssKiB > 0), 'the real /proc has this process');
+  t.same(machineProcesses(proc).map((p) => [p.name, p.pid, p.privateKiB, p.cpuSeconds]),
+    [['init', 1, 156, 3.12], ['plugin/time', 17, 156, 3.12]]);
+  const self = machineProcesses().find((p) => p.pid === process.pid);
+  t.ok(self && self.rssKiB > 0 && self.cpuSeconds > 0, 'the real /proc has this process, and its CPU time');
 });
 
 t.test('the console line reads back', async (t) => {
-  const f = { name: 'plugin/network', pid: 311, rssKiB: 61234, pssKiB: 20111, privateKiB: 15000 };
+  const f = { name: 'plugin/network', pid: 311, rssKiB: 61234, pssKiB: 20111, privateKiB: 15000, cpuSeconds: 4.25 };
   t.same(parseProcesses(`x\n${formatProcess(f)}\n${formatProcess({ ...f, name: 'init', pid: 1 })}\n`),
     [f, { ...f, name: 'init', pid: 1 }]);
 });

@@ -1,16 +1,22 @@
-// process-memory: what each of the machine's processes costs, from /proc/<pid>/smaps_rollup:
-// resident size (RSS), its proportional share of pages it shares with others (PSS: the
-// sum over processes is what they take together) and the pages no other process maps
-// (private: what stopping it would free). PID 1 prints them at the network milestone, so
-// `npm run bench:boot` can show the cost of the engine and of each plugin.
+// process-cost: what each of the machine's processes costs. Memory from /proc/<pid>/smaps_rollup:
+// resident size (RSS), its proportional share of pages it shares with others (PSS: the sum
+// over processes is what they take together) and the pages no other process maps (private:
+// what stopping it would free); CPU time used so far (user + system, /proc/<pid>/stat). PID 1
+// prints them at the network milestone, so `npm run bench:boot` shows the engine's and each
+// plugin's share of the boot.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
+import { parseStat } from './proc-table.ts';
 
-export interface ProcessMemory { name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number }
+export interface ProcessCost {
+  name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number; cpuSeconds: number;
+}
+/** The kernel's USER_HZ: /proc's clock ticks per second (100 on every Linux architecture we build for). */
+const USER_HZ = 100;
 
 /** RSS, PSS and private KiB of one smaps_rollup text; undefined when a field is missing. */
-export function parseSmapsRollup(text: string): Omit<ProcessMemory, 'name' | 'pid'> | undefined {
+export function parseSmapsRollup(text: string): Omit<ProcessCost, 'name' | 'pid' | 'cpuSeconds'> | undefined {
   const kib = (field: string) => {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
     return m ? Number(m[1]) : undefined;
@@ -32,15 +38,16 @@ export function processName(pid: number, argv: readonly string[]): string {
  * A process that ends while it is read, or that this one may not inspect (EACCES: on a host, where PID 1 is
  * not ours), is left out; other read errors are thrown.
  */
-export function machineProcesses(proc = '/proc'): ProcessMemory[] {
-  const out: ProcessMemory[] = [];
+export function machineProcesses(proc = '/proc'): ProcessCost[] {
+  const out: ProcessCost[] = [];
   for (const entry of readdirSync(proc).filter((e) => /^\d+$/.test(e)).sort((a, b) => Number(a) - Number(b))) {
     const pid = Number(entry);
     try {
       const argv = readFileSync(join(proc, entry, 'cmdline'), 'utf8').split('\0').filter(Boolean);
       if (!argv.length) continue;
       const mem = parseSmapsRollup(readFileSync(join(proc, entry, 'smaps_rollup'), 'utf8'));
-      if (mem) out.push({ name: processName(pid, argv), pid, ...mem });
+      const cpuSeconds = parseStat(readFileSync(join(proc, entry, 'stat'), 'utf8')).cpuTicks / USER_HZ;
+      if (mem) out.push({ name: processName(pid, argv), pid, ...mem, cpuSeconds });
     } catch (e) {
       if (isErrno(e, 'ENOENT', 'ESRCH', 'EACCES')) continue;
       throw e;
