@@ -9,8 +9,8 @@ import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { initramfsEntries, writeCompressed } from '../image/initramfs.ts';
 import {
-  describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs, writeSystemImage,
-  type SystemImageCompression,
+  describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
+  writeSystemImage, type SystemImageCompression,
 } from '../image/system-image.ts';
 import { buildStage0 } from '../image/stage0/build-stage0.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
@@ -124,7 +124,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   });
   // A variant (the tests' other versions) trades size for a faster build.
   const compression: SystemImageCompression = o.variant
-    ? { compressor: 'zstd', level: o.variant.zstdLevel, blockSize: RELEASE_COMPRESSION.blockSize } : RELEASE_COMPRESSION;
+    ? { ...RELEASE_COMPRESSION, compressor: 'zstd', level: o.variant.zstdLevel } : RELEASE_COMPRESSION;
   const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(compression), String(mtime), ...imageEntries.map(
     (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
   ));
