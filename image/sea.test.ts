@@ -4,6 +4,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { artifacts } from '../qemu/artifacts.ts';
 import { checkSeaRuns } from './sea.ts';
 import { findIcuPackages, readIcuPackage } from './icu-data.ts';
+import { nodeRuntime, pinnedVersion, RUNTIME_DIR } from '../scripts/runtime.ts';
+import { join } from 'node:path';
 
 const { exe } = artifacts();
 const version = (
@@ -13,7 +15,18 @@ const version = (
 t.test('the single executable runs our entry, multi-call', async (t) => {
   t.doesNotThrow(() => checkSeaRuns(exe, ['version'], new RegExp(`"version":"${version}"`)));
   t.match(execFileSync(exe, ['--help'], { encoding: 'utf8' }), /usage: init \[command\]/);
-  t.ok(statSync(exe).size < statSync(process.execPath).size, 'stripped: smaller than the node it came from');
+  const from = (await nodeRuntime()).node;
+  t.ok(statSync(exe).size < statSync(from).size, 'stripped: smaller than the node it came from');
+});
+
+t.test('the executable embeds the pinned runtime (runtime/package-lock.json), not the host\'s node', async (t) => {
+  const { node } = JSON.parse(execFileSync(exe, ['version'], { encoding: 'utf8' })) as { node: string };
+  t.equal(node, `v${pinnedVersion()}`);
+  const runtime = await nodeRuntime();
+  t.equal(runtime.version, node, 'the installed runtime is the pinned one');
+  t.not(runtime.node, process.execPath, 'and it is not the node running this test');
+  t.notOk((process.env.PATH ?? '').split(':').some((d) => d.startsWith(join(RUNTIME_DIR, 'node_modules'))),
+    'nor on the PATH of npm scripts');
 });
 
 t.test('the executable embeds English ICU data only (image/icu-subset.ts)', async (t) => {

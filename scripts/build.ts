@@ -16,6 +16,7 @@ import { buildStage0 } from '../image/stage0/build-stage0.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
 import { buildKernel } from './kernel.ts';
 import { buildNative } from './native.ts';
+import { nodeRuntime } from './runtime.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
@@ -80,7 +81,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const commit = await gitCommit();
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
-  const addon = await buildNative();
+  const runtime = await nodeRuntime();
+  const addon = await buildNative(runtime.nodedir);
 
   let s = step('bundle');
   const bundleFile = join(BUILD_DIR, 'init.cjs');
@@ -89,8 +91,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
 
   s = step('sea');
   const exe = join(BUILD_DIR, 'appliance');
-  const node = process.execPath;
-  const nodeId = `${node}:${statSync(node).size}:${statSync(node).mtimeMs}:${SEA_RECIPE}`;
+  const node = runtime.node;
+  const nodeId = `${runtime.version}:${statSync(node).size}:${SEA_RECIPE}`;
   const seaKey = sha256(readFileSync(bundleFile), nodeId);
   let sea: SeaResult | undefined;
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
@@ -99,7 +101,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   });
   const icu = sea?.icu ? `; ICU data ${(sea.icu.bytesBefore / 1e6).toFixed(1)} MB -> `
     + `${(sea.icu.bytesAfter / 1e6).toFixed(1)} MB, English only` : sea ? `; ${node} embeds no ICU data` : '';
-  s.done(seaBuilt ? `${exe} (${(statSync(exe).size / 1e6).toFixed(1)} MB${icu})` : 'up to date');
+  const size = `${(statSync(exe).size / 1e6).toFixed(1)} MB`;
+  s.done(seaBuilt ? `${exe} (${size}, node ${runtime.version}${icu})` : 'up to date');
 
   const cliExe = join(OUT, 'cosictl');
   if (!o.variant) {

@@ -1,5 +1,7 @@
-// native: builds native/ with cmake-js against the local Node headers (offline:
-// npm_config_nodedir points cmake-js at them instead of a download).
+// native: builds native/ with cmake-js against Node headers on this machine (offline:
+// npm_config_nodedir points cmake-js at them instead of a download): the build passes the
+// pinned runtime's (scripts/runtime.ts); run alone, the host node's. The addon uses N-API
+// only, so it loads in any Node at or above that N-API version.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -21,9 +23,8 @@ export function localNodeDir(): string {
   return dir;
 }
 
-export async function buildNative(): Promise<string> {
+export async function buildNative(nodedir = localNodeDir()): Promise<string> {
   const s = step('native');
-  const nodedir = localNodeDir();
   const addonApi = createRequire(import.meta.url)('node-addon-api').include_dir as string;
   const cmakeJs = join(ROOT, 'node_modules', '.bin', 'cmake-js');
   const r = await $({ cwd: join(ROOT, 'native'), env: { ...process.env, npm_config_nodedir: nodedir }, nothrow: true })`
