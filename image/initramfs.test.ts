@@ -12,6 +12,7 @@ import { BUILD } from '../scripts/lib/paths.ts';
 import { sha256 } from './hash.ts';
 import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
 import { initramfsEntries } from './initramfs.ts';
+import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../init/disk/labels.ts';
 import {
   RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, systemImageEntries, topLevelDirs, writeSystemImage,
 } from './system-image.ts';
@@ -58,6 +59,8 @@ t.test('the initramfs: stage0 as /init, the system image, links into it, the bui
     t.same(archive.filter((e) => e.type === 'symlink').map((e) => [e.path, e.data.toString()]),
       [['lib', '/system/image/lib'], ['lib64', '/system/image/lib64']], 'lib and lib64 lead into the image');
     t.ok(archive.some((e) => e.type === 'dir' && e.path === 'system/image'), 'the mount point is there');
+    t.match(readFileSync(new URL('stage0/stage0.c', import.meta.url), 'utf8'),
+      new RegExp(`#define MOUNT_DIR "${SYSTEM_IMAGE_DIR}"`), 'where stage0 mounts it is where PID 1 expects it');
     t.same(archive.filter((e) => e.type === 'chardev').map((e) => e.path).sort(), ['dev/console', 'dev/null']);
     t.ok(archive.every((e) => e.uid === 0 && e.gid === 0), 'owned by root');
     t.same(archive.filter((e) => e.mode & 0o6000).map((e) => e.path), [], 'no setuid or setgid file');

@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts';
 
 import { isErrno } from '../../native/errno.ts';
 import { MNT_DETACH, MS, parseMounts, type ProcMount } from '../sys/mount-table.ts';
+import { SYSTEM_IMAGE_MOUNT } from '../disk/labels.ts';
 
 export interface MountEntry {
   target: string; fstype: string; source: string; flags: number; data?: string; mode?: number;
@@ -51,9 +52,12 @@ export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] 
   return mounted;
 }
 
-/** Unmounts everything but the root, deepest first; a busy one is detached. Returns what stayed. */
+/**
+ * Unmounts everything but the root and the system image, deepest first; a busy one is detached. Returns what
+ * stayed. The system image is read-only and holds the executable this process runs: it goes with the root.
+ */
 export function unmountAll(n: Native, log: Logger): { unmounted: number; failed: string[] } {
-  const targets = readMounts().map((m) => m.target).filter((t) => t !== '/').reverse();
+  const targets = readMounts().map((m) => m.target).filter((t) => t !== '/' && t !== SYSTEM_IMAGE_MOUNT).reverse();
   let unmounted = 0;
   const failed: string[] = [];
   for (const t of targets) {

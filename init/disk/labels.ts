@@ -9,6 +9,11 @@ export const EPHEMERAL_MOUNT = '/var';
 /** Where the ESP of the disk the machine booted from is mounted: its boot slots (boot-slots.ts). */
 export const BOOT_MOUNT = '/system/boot';
 /**
+ * Where stage0 (image/stage0/stage0.c, MOUNT_DIR) mounts the system image from the initramfs, read-only:
+ * the executable PID 1 and every plugin run from (image/system-image.ts).
+ */
+export const SYSTEM_IMAGE_MOUNT = '/system/image';
+/**
  * On the command line of a live system (the ISO's and the PXE script's): it leaves every disk's STATE and
  * EPHEMERAL alone, so that a disk it may install to is never in use, and its config lives in memory.
  */

@@ -44,11 +44,25 @@ t.test('each failure names what is wrong', async (t) => {
 t.test('milestones: plugins when every plugin runs; network when addresses and the lease\'s default route are in',
   async (t) => {
     const reached = (f: HealthFacts) => reachedMilestones(f, evaluateHealth(f));
-    t.same(reached(fine), ['plugins', 'network']);
-    t.same(reached({ ...fine, plugins: [running('network')] }), ['network'], 'storage has not started');
-    t.same(reached({ ...fine, defaultRouteLinks: [] }), ['plugins'], 'the lease\'s gateway is not a route yet');
+    t.same(reached(fine), ['plugins', 'network', 'config']);
+    t.same(reached({ ...fine, plugins: [running('network')] }), ['network', 'config'], 'storage has not started');
+    t.same(reached({ ...fine, defaultRouteLinks: [] }), ['plugins', 'config'],
+      'the lease\'s gateway is not a route yet');
     t.same(reached({ ...fine, defaultRouteLinks: [], leases: new Map([['eth1', { state: 'bound',
-      address: '10.0.3.15/24' }]]) }), ['plugins', 'network'], 'a lease without a gateway needs no route');
-    t.same(reached({ ...fine, leases: new Map([['eth1', { state: 'requesting' }]]) }), ['plugins']);
-    t.same(reached({ ...fine, wantAddresses: [], dhcpLinks: [] }), ['plugins'], 'no network configured: no milestone');
+      address: '10.0.3.15/24' }]]) }), ['plugins', 'network', 'config'], 'a lease without a gateway needs no route');
+    t.same(reached({ ...fine, leases: new Map([['eth1', { state: 'requesting' }]]) }), ['plugins', 'config'],
+      'the config waits for no lease');
+    t.same(reached({ ...fine, wantAddresses: [], dhcpLinks: [] }), ['plugins', 'config'],
+      'no network configured: no network milestone');
+  });
+
+t.test('milestones: config when a config of some resources is applied and its addresses are on their links',
+  async (t) => {
+    const reached = (f: HealthFacts) => reachedMilestones(f, evaluateHealth(f)).filter((m) => m === 'config');
+    t.same(reached(fine), ['config']);
+    t.same(reached({ ...fine, config: { state: 'trying', resources: 3 } as HealthFacts['config'] }), [], 'tried');
+    t.same(reached({ ...fine, config: { state: 'applied', resources: 0 } as HealthFacts['config'] }), [],
+      'an empty config is no config');
+    t.same(reached({ ...fine, config: undefined }), []);
+    t.same(reached({ ...fine, linkAddresses: new Map([['eth0', []]]) }), [], 'an address not on its link yet');
   });

@@ -2,8 +2,9 @@
 // runtime) the engine keeps up to date: the API serves, every plugin runs, the machine config is applied,
 // and each configured link carries its addresses (a DHCP link: the address of a bound lease). A system tried
 // after an upgrade marks itself good on it (init/upgrade/trial.ts); `cosictl get health` shows each check and
-// why it fails. The first time the plugins all run, and the first time the network is configured (addresses,
-// and the default route a lease brings), are boot milestones: PID 1 prints them for bench:boot.
+// why it fails. The first time the plugins all run, the first time the network is configured (addresses,
+// and the default route a lease brings), and the first time a machine config is applied are boot
+// milestones: PID 1 prints them for bench:boot.
 import type {
   DhcpLeaseSpec, HealthCheck, HealthStatusSpec, PluginStatusSpec, RouteStatusSpec,
 } from '../../proto/gen/spec-types.ts';
@@ -36,7 +37,7 @@ export interface HealthFacts {
   linkAddresses: ReadonlyMap<string, readonly string[]>;
 }
 
-export type Milestone = 'plugins' | 'network';
+export type Milestone = 'plugins' | 'network' | 'config';
 
 const check = (name: string, problems: string[], fine: string): HealthCheck => (
   { name, ok: problems.length === 0, message: problems.length ? problems.join('; ') : fine }
@@ -76,7 +77,9 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
 
 /**
  * The milestones `checks` show reached: plugins, when every plugin runs; network, when the configured
- * links carry their addresses and each lease's gateway is a default route on its link.
+ * links carry their addresses and each lease's gateway is a default route on its link; config, when a
+ * machine config of at least one resource (from STATE, a platform source or the API) is applied, not only
+ * tried, and every address asked for is on its link (a DHCP lease is not waited for).
  */
 export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milestone[] {
   const ok = (name: string) => checks.some((c) => c.name === name && c.ok);
@@ -84,6 +87,8 @@ export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milest
   const configured = f.wantAddresses.length + f.dhcpLinks.length > 0;
   const routes = f.dhcpLinks.every((l) => !f.leases.get(l)?.gateway || f.defaultRouteLinks.includes(l));
   if (configured && ok('addresses') && routes) reached.push('network');
+  const addressesOn = f.wantAddresses.every((w) => (f.linkAddresses.get(w.link) ?? []).includes(w.address));
+  if (f.config?.state === 'applied' && f.config.resources > 0 && addressesOn) reached.push('config');
   return reached;
 }
 
