@@ -11,6 +11,7 @@ const fine: HealthFacts = {
   apiServing: true, expectedPlugins: ['network', 'storage'], plugins: [running('network'), running('storage')],
   config: { state: 'applied', resources: 3 } as HealthFacts['config'],
   wantAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }], dhcpLinks: ['eth1'],
+  declaredAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }],
   leases: new Map([['eth1', { state: 'bound', address: '10.0.3.15/24', gateway: '10.0.3.2' }]]),
   defaultRouteLinks: ['eth1'],
   linkAddresses: new Map([['eth0', ['10.0.2.15/24', '10.0.2.99/24']], ['eth1', ['10.0.3.15/24', 'fe80::1/64']]]),
@@ -45,7 +46,7 @@ t.test('milestones: plugins when every plugin runs; network when addresses and t
   async (t) => {
     const reached = (f: HealthFacts) => reachedMilestones(f, evaluateHealth(f));
     t.same(reached(fine), ['plugins', 'network', 'config']);
-    t.same(reached({ ...fine, plugins: [running('network')] }), ['network', 'config'], 'storage has not started');
+    t.same(reached({ ...fine, plugins: [running('network')] }), ['network'], 'storage has not started');
     t.same(reached({ ...fine, defaultRouteLinks: [] }), ['plugins', 'config'],
       'the lease\'s gateway is not a route yet');
     t.same(reached({ ...fine, defaultRouteLinks: [], leases: new Map([['eth1', { state: 'bound',
@@ -65,4 +66,7 @@ t.test('milestones: config when a config of some resources is applied and its ad
       'an empty config is no config');
     t.same(reached({ ...fine, config: undefined }), []);
     t.same(reached({ ...fine, linkAddresses: new Map([['eth0', []]]) }), [], 'an address not on its link yet');
+    t.same(reached({ ...fine, wantAddresses: [], linkAddresses: new Map([['eth0', []]]) }), [],
+      'declared but not merged yet (the network plugin has not seen it): not applied');
+    t.same(reached({ ...fine, plugins: [running('network')] }), [], 'a plugin has not started');
   });

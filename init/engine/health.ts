@@ -12,7 +12,8 @@ import type { Resource } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
 import { upsert } from '../cosi/state/upsert.ts';
 import {
-  DHCP_LEASE_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
+  ROUTE_STATUS_TYPE,
 } from '../model/network-names.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, HEALTH_ID, HEALTH_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
@@ -27,6 +28,8 @@ export interface HealthFacts {
   config: ConfigStatusSpec | undefined;
   /** Address (CIDR) by link, as the config asks for them. */
   wantAddresses: { link: string; address: string }[];
+  /** Addresses as declared (AddressSpecs of every layer), before any merge: the config milestone wants them. */
+  declaredAddresses: { link: string; address: string }[];
   /** Links the config runs DHCP on. */
   dhcpLinks: string[];
   /** Each DHCP client's state and lease, by link. */
@@ -79,7 +82,8 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
  * The milestones `checks` show reached: plugins, when every plugin runs; network, when the configured
  * links carry their addresses and each lease's gateway is a default route on its link; config, when a
  * machine config of at least one resource (from STATE, a platform source or the API) is applied, not only
- * tried, and every address asked for is on its link (a DHCP lease is not waited for).
+ * tried, every plugin runs (each watches what it owns) and every declared address is on its link (a DHCP
+ * lease is not waited for).
  */
 export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milestone[] {
   const ok = (name: string) => checks.some((c) => c.name === name && c.ok);
@@ -87,8 +91,8 @@ export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milest
   const configured = f.wantAddresses.length + f.dhcpLinks.length > 0;
   const routes = f.dhcpLinks.every((l) => !f.leases.get(l)?.gateway || f.defaultRouteLinks.includes(l));
   if (configured && ok('addresses') && routes) reached.push('network');
-  const addressesOn = f.wantAddresses.every((w) => (f.linkAddresses.get(w.link) ?? []).includes(w.address));
-  if (f.config?.state === 'applied' && f.config.resources > 0 && addressesOn) reached.push('config');
+  const addressesOn = f.declaredAddresses.every((w) => (f.linkAddresses.get(w.link) ?? []).includes(w.address));
+  if (f.config?.state === 'applied' && f.config.resources > 0 && ok('plugins') && addressesOn) reached.push('config');
   return reached;
 }
 
@@ -96,7 +100,7 @@ const WATCHED = [
   { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE },
   { namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, { namespace: NETWORK_NS, type: MERGED_ADDRESS_SPEC_TYPE },
   { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }, { namespace: NETWORK_NS, type: DHCP_LEASE_TYPE },
-  { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE },
+  { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE },
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
@@ -113,12 +117,13 @@ export async function startHealth(o: {
   let timer: NodeJS.Timeout | undefined;
   const list = (k: { namespace: string; type: string }) => o.state.list(k).catch((): Resource[] => []); // as above
   const publish = async () => {
-    const [plugins, configs, links, addresses, dhcp, leases, routes] = await Promise.all(WATCHED.map(list));
+    const [plugins, configs, links, addresses, dhcp, leases, routes, declared] = await Promise.all(WATCHED.map(list));
     const facts: HealthFacts = {
       apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
       plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
       config: configs!.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
       wantAddresses: addresses!.map((r) => r.spec as { link: string; address: string }),
+      declaredAddresses: declared!.map((r) => r.spec as { link: string; address: string }),
       dhcpLinks: dhcp!.map((r) => r.spec as { link?: string; enabled?: boolean })
         .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
       leases: new Map(leases!.map((r) => [r.metadata.id, r.spec as DhcpLeaseSpec])),

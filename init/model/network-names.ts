@@ -4,6 +4,8 @@
 export const NETWORK_NS = 'network';
 export const LINK_STATUS_TYPE = 'LinkStatuses.net.appliance.dev';
 export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
+/** Addresses as declared, at any layer: the config milestone wants each one on its link. */
+export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
 /** The addresses and DHCP the config asks for, merged over their layers: what health expects on the links. */
 export const MERGED_ADDRESS_SPEC_TYPE = 'MergedAddressSpecs.net.appliance.dev';
 export const MERGED_DHCP_SPEC_TYPE = 'MergedDhcpSpecs.net.appliance.dev';

@@ -20,18 +20,17 @@ export type {
 } from '../../proto/gen/spec-types.ts';
 
 import {
-  DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
-  ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE,
+  MERGED_DHCP_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
 } from '../../init/model/network-names.ts';
 
 export {
-  DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
-  ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE,
+  MERGED_DHCP_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
 };
 export const LINK_SPEC_TYPE = 'LinkSpecs.net.appliance.dev';
 export const MERGED_LINK_SPEC_TYPE = 'MergedLinkSpecs.net.appliance.dev';
 export const LINK_SPEC_STATUS_TYPE = 'LinkSpecStatuses.net.appliance.dev';
-export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
 export const ADDRESS_STATUS_TYPE = 'AddressStatuses.net.appliance.dev';
 export const ROUTE_SPEC_TYPE = 'RouteSpecs.net.appliance.dev';
 export const MERGED_ROUTE_SPEC_TYPE = 'MergedRouteSpecs.net.appliance.dev';
