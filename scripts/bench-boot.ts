@@ -1,10 +1,15 @@
 // bench:boot: boots the image N times under QEMU (TCG) and prints where the time and
 // memory go, next to a trivial static init on the same kernel (the floor): init exec, JS main,
 // API ready, and the milestones PID 1 prints after it (every plugin running, the network
-// configured: DHCP bound on eth0 and its default route), each also as a ratio of the floor.
+// configured: DHCP bound on eth0 and its default route), each also as a ratio of the floor. Then,
+// per run, two boots with a machine config: given by fw_cfg onto a blank STATE disk (which persists
+// it), and the same disk again without fw_cfg (the config read back from STATE); each to its "config"
+// milestone (the config applied, its address on eth0).
 //   --runs N     boots of each (default 5)
 //   --memory M   guest memory in MiB (default 256)
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   READY_RE, milestoneLine, parseMilestones, parseProcesses, parseReady, type ProcessFigures, type ReadyFigures,
@@ -19,7 +24,8 @@ import { fmtStats, stats } from './lib/stats.ts';
 
 const args = benchArgs(
   'usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\n'
-    + 'Boots the appliance N times (and a static init N times as the floor) and prints boot figures.\n',
+    + 'Boots the appliance N times (and a static init N times as the floor), then twice per run with a machine\n'
+    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and prints boot figures.\n',
 );
 const runs = args.int('--runs', 5);
 const memoryMiB = args.int('--memory', 256);
@@ -37,6 +43,26 @@ const ours: (ReadyFigures & { wall: number; plugins: number; network: number; ne
 const floor: { uptime: number; wall: number }[] = [];
 /** Each run's processes at the network milestone, by name. */
 const processes: Map<string, ProcessFigures>[] = [];
+/** Guest uptime at the config milestone: config from fw_cfg (onto a blank STATE disk), then from STATE. */
+const configApplied: { fwcfg: number; state: number }[] = [];
+const scratch = mkdtempSync(join(tmpdir(), 'bench-boot-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+const CONFIG = join(scratch, 'machine.yaml');
+writeFileSync(CONFIG, [
+  'metadata: {type: hostnamespec, id: bench}\nspec: {hostname: bench1.example.test}\n',
+  'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n',
+  'metadata: {type: addressspec, id: bench}\nspec: {address: 10.0.2.99/24, link: eth0}\n',
+].join('---\n'));
+/** Boots until the config milestone; returns its guest uptime. */
+async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0]>): Promise<number> {
+  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...o });
+  vms.push(vm);
+  await vm.waitFor(milestoneLine('config'), 180_000);
+  const m = parseMilestones(vm.console()).find((x) => x.name === 'config')!;
+  const exit = await vm.powerdown(60_000);
+  if (!exit.clean || exit.code !== 0) throw new Error(`${what}: power down not clean (${JSON.stringify(exit)})`);
+  return m.uptime;
+}
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
@@ -66,6 +92,17 @@ for (let i = 0; i < runs; i++) {
   await fvm.exited;
   floor.push({ uptime: Number(fl[1]), wall: fwall });
   process.stderr.write(`[bench] static floor run ${i + 1}/${runs}: ready at ${fl[1]}s guest\n`);
+
+  const disk = join(scratch, `state-${i}.img`);
+  execFileSync('truncate', ['-s', '64M', disk]);
+  execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'STATE', disk]);
+  const disks = [{ file: disk, format: 'raw' as const }];
+  const fwcfg = await bootToConfig(`run ${i + 1}, config from fw_cfg`,
+    { disks, fwcfg: [{ name: 'opt/dev.appliance/config', file: CONFIG }] });
+  const state = await bootToConfig(`run ${i + 1}, config from STATE`, { disks });
+  configApplied.push({ fwcfg, state });
+  process.stderr.write(`[bench] config run ${i + 1}/${runs}: applied at ${fwcfg.toFixed(3)}s guest from fw_cfg, `
+    + `${state.toFixed(3)}s from STATE\n`);
 }
 
 const manifest = JSON.parse(
@@ -85,6 +122,8 @@ const result = {
   pluginsRunning: stats(ours.map((o) => o.plugins)),
   networkConfigured: stats(ours.map((o) => o.network)),
   memUsedAtNetworkKiB: stats(ours.map((o) => o.networkMemKiB)),
+  configFromFwCfg: stats(configApplied.map((c) => c.fwcfg)),
+  configFromState: stats(configApplied.map((c) => c.state)),
   floorReady: floorS,
   floorWall: stats(floor.map((o) => o.wall)),
   ratioToFloor: readyS.median / floorS.median,
@@ -117,6 +156,8 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   guest uptime, plugins running ${fmt(result.pluginsRunning)}  ${ratio(result.pluginsRunning)} (target <= 3x)
   guest uptime, network up      ${fmt(result.networkConfigured)}  ${ratio(result.networkConfigured)} (target <= 2x)
   used memory, network up       ${fmt(stats(ours.map((o) => o.networkMemKiB / 1024)), ' MiB', 1)}  (target <= 96 MiB)
+  config applied, from fw_cfg   ${fmt(result.configFromFwCfg)}  ${ratio(result.configFromFwCfg)} (target <= 2x)
+  config applied, from STATE    ${fmt(result.configFromState)}  ${ratio(result.configFromState)} (target <= 2x)
   each process then (medians; PSS shares what several map; sums: PSS ${mib(pssSum).trim()}, CPU `
   + `${cpuSum.toFixed(2)} s of the ${result.networkConfigured.median.toFixed(2)} s to network)
 ${processRows}
