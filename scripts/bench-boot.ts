@@ -12,8 +12,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  READY_RE, milestoneLine, parseMilestones, parseProcesses, parseReady, type ProcessFigures, type ReadyFigures,
+  READY_RE, milestoneLine, parseMilestones, parseProcesses, parseReady, type ReadyFigures,
 } from '../init/boot/ready-line.ts';
+import type { ProcessCost } from '../init/boot/process-cost.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
 import { launch } from '../qemu/launch.ts';
@@ -42,7 +43,7 @@ process.on('exit', () => { for (const v of vms) v.kill(); });
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; networkMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
 /** Each run's processes at the network milestone, by name. */
-const processes: Map<string, ProcessFigures>[] = [];
+const processes: Map<string, ProcessCost>[] = [];
 /** Guest uptime at the config milestone: config from fw_cfg (onto a blank STATE disk), then from STATE. */
 const configApplied: { fwcfg: number; state: number }[] = [];
 const scratch = mkdtempSync(join(tmpdir(), 'bench-boot-'));

@@ -1,6 +1,8 @@
 // ready-line: the one unmistakable line printed when the system is ready, and the milestone
 // lines after it (every plugin running, the network configured). Tests and `npm run bench:boot`
 // parse them, so their format lives here with their parsers.
+import type { ProcessCost } from './process-cost.ts';
+
 export interface ReadyFigures { uptime: number; initStart: number; mainStart: number; memUsedKiB: number }
 
 export const READY_MARK = 'APPLIANCE READY';
@@ -38,14 +40,10 @@ export function parseMilestones(text: string): MilestoneFigures[] {
     { name: m[1]!, uptime: Number(m[2]), memUsedKiB: Number(m[3]) }));
 }
 
-/** One process's memory and CPU time, printed for each process at the network milestone (process-cost.ts). */
-export interface ProcessFigures {
-  name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number; cpuSeconds: number;
-}
-
+// One process's memory and CPU time (process-cost.ts), printed for each process at the network milestone.
 export const PROCESS_MARK = 'APPLIANCE PROCESS';
 
-export function formatProcess(f: ProcessFigures): string {
+export function formatProcess(f: ProcessCost): string {
   return `${PROCESS_MARK} ${f.name} pid=${f.pid} rss=${f.rssKiB}KiB pss=${f.pssKiB}KiB private=${f.privateKiB}KiB `
     + `cpu=${f.cpuSeconds.toFixed(2)}s`;
 }
@@ -53,7 +51,7 @@ export function formatProcess(f: ProcessFigures): string {
 const PROCESS_RE = /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB cpu=([\d.]+)s/g;
 
 /** Every complete process line in `text`, in order. */
-export function parseProcesses(text: string): ProcessFigures[] {
+export function parseProcesses(text: string): ProcessCost[] {
   return [...text.matchAll(PROCESS_RE)].map((m) => ({
     name: m[1]!, pid: Number(m[2]), rssKiB: Number(m[3]), pssKiB: Number(m[4]), privateKiB: Number(m[5]),
     cpuSeconds: Number(m[6]),
