@@ -46,6 +46,9 @@ const check = (name: string, problems: string[], fine: string): HealthCheck => (
   { name, ok: problems.length === 0, message: problems.length ? problems.join('; ') : fine }
 );
 
+/** Whether `link` carries `address` now. */
+const onLink = (f: HealthFacts, link: string, address: string) => (f.linkAddresses.get(link) ?? []).includes(address);
+
 export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   const plugins = f.plugins.filter((p) => p.spec.state !== 'running').map((p) => {
     const exit = p.spec.lastExit;
@@ -58,14 +61,13 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   const config = !f.config ? ['no ConfigStatus yet']
     : f.config.state === 'applied' || f.config.state === 'trying' ? []
       : [`the machine config is ${f.config.state}${f.config.message ? `: ${f.config.message}` : ''}`];
-  const missing = f.wantAddresses
-    .filter((w) => !(f.linkAddresses.get(w.link) ?? []).includes(w.address))
+  const missing = f.wantAddresses.filter((w) => !onLink(f, w.link, w.address))
     .map((w) => `${w.link} lacks ${w.address}`);
   for (const link of f.dhcpLinks) {
     const lease = f.leases.get(link);
     if (lease?.state !== 'bound' || !lease.address) {
       missing.push(`${link} has no DHCP lease (${lease?.state ?? 'no client yet'})`);
-    } else if (!(f.linkAddresses.get(link) ?? []).includes(lease.address)) {
+    } else if (!onLink(f, link, lease.address)) {
       missing.push(`${link} lacks ${lease.address} (DHCP)`);
     }
   }
@@ -91,7 +93,7 @@ export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milest
   const configured = f.wantAddresses.length + f.dhcpLinks.length > 0;
   const routes = f.dhcpLinks.every((l) => !f.leases.get(l)?.gateway || f.defaultRouteLinks.includes(l));
   if (configured && ok('addresses') && routes) reached.push('network');
-  const addressesOn = f.declaredAddresses.every((w) => (f.linkAddresses.get(w.link) ?? []).includes(w.address));
+  const addressesOn = f.declaredAddresses.every((w) => onLink(f, w.link, w.address));
   if (f.config?.state === 'applied' && f.config.resources > 0 && ok('plugins') && addressesOn) reached.push('config');
   return reached;
 }
