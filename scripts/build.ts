@@ -8,6 +8,7 @@ import { $ } from 'zx';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { initramfsEntries, writeCompressed } from '../image/initramfs.ts';
+import type { CpioEntry } from '../image/cpio.ts';
 import {
   describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
   writeSystemImage, type SystemImageCompression,
@@ -34,6 +35,11 @@ const CPIO_ZSTD_LEVEL = 3;
 export interface BuildResult {
   kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
 }
+
+/** What a tree of entries is, for a cache key: each entry with its data replaced by the data's sha256. */
+const entriesKey = (entries: readonly CpioEntry[]) => sha256(...entries.map(
+  (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
+));
 
 /** Runs `make` only when `key` differs from the one recorded by the last successful run. */
 async function keyed(
@@ -128,9 +134,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   // A variant (the tests' other versions) trades size for a faster build.
   const compression: SystemImageCompression = o.variant
     ? { ...RELEASE_COMPRESSION, compressor: 'zstd', level: o.variant.zstdLevel } : RELEASE_COMPRESSION;
-  const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(compression), String(mtime), ...imageEntries.map(
-    (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
-  ));
+  const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(compression), String(mtime), entriesKey(imageEntries));
   const imageBuilt = await keyed(BUILD_DIR, 'system-image', imageKey, [systemImage], async () => {
     s.info(`squashfs of ${imageEntries.length} files, ${describeCompression(compression)} (about half a minute)`);
     await writeSystemImage(imageEntries, systemImage, mtime, compression);
@@ -150,9 +154,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
     stage0: buildStage0(BUILD_DIR), systemImage: { file: systemImage, topLevelDirs: topLevelDirs(imageEntries) },
     mtime, files,
   });
-  const treeKey = sha256(String(CPIO_ZSTD_LEVEL), ...entries.map(
-    (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
-  ));
+  const treeKey = sha256(String(CPIO_ZSTD_LEVEL), entriesKey(entries));
   const rdBuilt = await keyed(BUILD_DIR, 'initramfs', treeKey, [initramfs], async () => {
     await writeCompressed(entries, initramfs, CPIO_ZSTD_LEVEL);
   });

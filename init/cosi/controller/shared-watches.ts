@@ -4,7 +4,7 @@
 // opened one round trip after another at boot, and every event crossed the socket once
 // per watcher. Now the first subscriber opens the watch, later ones join it, the last
 // one to leave closes it; events reach every subscriber in order.
-import type { State, Watch, WatchEvent } from '../state/state.ts';
+import { kindKey, type State, type Watch, type WatchEvent } from '../state/state.ts';
 
 export interface WatchTarget { namespace: string; type: string; id?: string }
 type Listener = (events: readonly WatchEvent[]) => void;
@@ -25,7 +25,7 @@ export class SharedWatches {
    * subscriber opens a new one.
    */
   async subscribe(target: WatchTarget, listener: Listener): Promise<() => void> {
-    const key = [target.namespace, target.type, target.id ?? ''].join('\u0000');
+    const key = `${kindKey(target.namespace, target.type)}\u0000${target.id ?? ''}`;
     let s = this.open.get(key);
     if (!s) {
       const listeners = new Set<Listener>();
