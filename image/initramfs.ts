@@ -47,7 +47,15 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
 }
 
 /** Streams the archive into `zstd -<level>`; multi-threaded zstd output does not depend on the thread count. */
-export function writeCompressed(entries: readonly CpioEntry[], output: string, level = 19): Promise<void> {
+/**
+ * The initramfs's zstd level: what it holds is the system image, already compressed, so a higher
+ * level only costs build time.
+ */
+export const INITRAMFS_ZSTD_LEVEL = 3;
+
+export function writeCompressed(
+  entries: readonly CpioEntry[], output: string, level = INITRAMFS_ZSTD_LEVEL,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const z = spawn(
       'zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] },

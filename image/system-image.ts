@@ -5,7 +5,7 @@
 // /lib/modules and the ELF interpreter's path are where they always were.
 // Why not unpacked: what the kernel unpacks stays in RAM for good; a page of this image
 // is read and decompressed only when a process touches it, and may be dropped again.
-import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -75,9 +75,9 @@ export const topLevelDirs = (entries: readonly CpioEntry[]): string[] => [...new
  * Writes the image with mksquashfs from a staging copy of `entries`. Reproducible: every file
  * owned by root, every time `mtime`, no extended attributes, entries in name order.
  */
-export async function writeSystemImage(
+export function writeSystemImage(
   entries: readonly CpioEntry[], output: string, mtime: number, c: SystemImageCompression,
-): Promise<void> {
+): void {
   const stage = mkdtempSync(join(tmpdir(), 'system-image-'));
   try {
     chmodSync(stage, 0o755); // the image's root: mkdtemp makes it 0700
@@ -89,7 +89,7 @@ export async function writeSystemImage(
       chmodSync(to, e.mode & 0o7777);
     }
     const level = c.level === undefined ? [] : ['-Xcompression-level', String(c.level)];
-    await run('mksquashfs', [
+    run('mksquashfs', [
       stage, output, '-noappend', '-quiet', '-no-progress', '-all-root', '-no-xattrs',
       '-mkfs-time', String(mtime), '-all-time', String(mtime), '-comp', c.compressor, ...level, '-b', c.blockSize,
     ]);
@@ -98,12 +98,14 @@ export async function writeSystemImage(
   }
 }
 
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d: Buffer) => { err += d.toString(); });
-    p.on('error', (e) => reject(new Error(`cannot run ${cmd} (npm run setup installs squashfs-tools): ${e.message}`)));
-    p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}: ${err.trim()}`))));
-  });
+function run(cmd: string, args: string[]): void {
+  try {
+    execFileSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException & { status?: number | null; stderr?: Buffer };
+    if (err.code === 'ENOENT') {
+      throw new Error(`cannot run ${cmd} (npm run setup installs squashfs-tools)`, { cause: e });
+    }
+    throw new Error(`${cmd} exited ${err.status}: ${err.stderr?.toString().trim() ?? ''}`, { cause: e });
+  }
 }

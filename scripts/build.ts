@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { $ } from 'zx';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
-import { initramfsEntries, writeCompressed } from '../image/initramfs.ts';
+import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../image/initramfs.ts';
 import type { CpioEntry } from '../image/cpio.ts';
 import {
   describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
@@ -29,8 +29,6 @@ import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
 
 export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
-/** What is left to compress in the initramfs is stage0 and a few small files: the system image is compressed. */
-const CPIO_ZSTD_LEVEL = 3;
 
 export interface BuildResult {
   kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
@@ -137,7 +135,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(compression), String(mtime), entriesKey(imageEntries));
   const imageBuilt = await keyed(BUILD_DIR, 'system-image', imageKey, [systemImage], async () => {
     s.info(`squashfs of ${imageEntries.length} files, ${describeCompression(compression)} (about half a minute)`);
-    await writeSystemImage(imageEntries, systemImage, mtime, compression);
+    writeSystemImage(imageEntries, systemImage, mtime, compression);
   });
   s.done(imageBuilt ? `${systemImage} (${(statSync(systemImage).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
@@ -154,9 +152,9 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
     stage0: buildStage0(BUILD_DIR), systemImage: { file: systemImage, topLevelDirs: topLevelDirs(imageEntries) },
     mtime, files,
   });
-  const treeKey = sha256(String(CPIO_ZSTD_LEVEL), entriesKey(entries));
+  const treeKey = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
   const rdBuilt = await keyed(BUILD_DIR, 'initramfs', treeKey, [initramfs], async () => {
-    await writeCompressed(entries, initramfs, CPIO_ZSTD_LEVEL);
+    await writeCompressed(entries, initramfs, INITRAMFS_ZSTD_LEVEL);
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
