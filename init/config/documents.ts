@@ -16,7 +16,7 @@ import { validateSpec } from '../cosi/meta/schema.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
 import { MAX_CONFIG_BYTES, scanNesting } from './config-input.ts';
 import { isMap } from './safe-yaml.ts';
-import { MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../cosi/spec/yaml-guard.ts';
+import { codeFrame, MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../cosi/spec/yaml-guard.ts';
 import { yielder } from './yielder.ts';
 
 export interface ResourceDocument extends Pointer {
@@ -28,12 +28,41 @@ export interface ResourceDocument extends Pointer {
   definition: ResourceDefinitionSpec;
 }
 
-export interface DocumentProblem { index: number; what: string; message: string }
+/**
+ * What `cosictl get -o yaml` prints besides the settable fields: the machine's to keep, so a
+ * document carrying them (a resource read back and applied again) has them ignored, not refused.
+ */
+export const READ_ONLY_METADATA = ['version', 'owner', 'phase', 'created', 'updated', 'finalizers'];
+
+/** `duplicateOf`: the document this one repeats (the message says where it is). */
+export interface DocumentProblem { index: number; what: string; message: string; duplicateOf?: number }
+
+/** Where a config's documents came from: one name, or the files it was joined from, in order. */
+export type ConfigSource = string | { name: string; files: readonly { name: string; documents: number }[] };
+
+export const sourceName = (s: ConfigSource): string => (typeof s === 'string' ? s : s.name);
+
+/** A document of the whole as the user knows it: the file it is in, and its number there. */
+export function placeOf(index: number, source: ConfigSource): { name: string; index: number } {
+  if (typeof source === 'string') return { name: source, index };
+  let before = 0;
+  for (const f of source.files) {
+    if (index <= before + f.documents) return { name: f.name, index: index - before };
+    before += f.documents;
+  }
+  return { name: source.name, index };
+}
 
 /** index 0: the input as a whole (too large, nested too deep). */
-export function formatProblem(p: DocumentProblem, source = 'input'): string {
-  if (p.index === 0) return `${source}: ${p.message}`;
-  return `${source}: document ${p.index}${p.what ? ` (${p.what})` : ''}: ${p.message}`;
+export function formatProblem(p: DocumentProblem, source: ConfigSource = 'input'): string {
+  if (p.index === 0) return `${sourceName(source)}: ${p.message}`;
+  const at = placeOf(p.index, source);
+  let message = p.message;
+  if (p.duplicateOf !== undefined) {
+    const first = placeOf(p.duplicateOf, source);
+    message = `duplicate of document ${first.index}${first.name === at.name ? '' : ` of ${first.name}`}`;
+  }
+  return `${at.name}: document ${at.index}${p.what ? ` (${p.what})` : ''}: ${message}`;
 }
 
 function stringMap(v: unknown, field: string, problems: string[]): Record<string, string> {
@@ -65,24 +94,41 @@ export const MAX_DOCUMENT_BYTES = MAX_YAML_DOCUMENT_BYTES;
  * marker wherever it stands (YAML forbids one inside a scalar), so a linear scan finds them.
  */
 export function splitDocuments(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  const marker = /^(---|\.\.\.)(?=[ \t\r\n]|$)/gm;
-  for (let m = marker.exec(text); m; m = marker.exec(text)) {
-    if (m.index > start || m[1] === '...') out.push(text.slice(start, m.index));
-    start = m[1] === '...' ? m.index + 3 : m.index;
-  }
-  out.push(text.slice(start));
-  return out.filter((d) => /[^\s]/.test(d.replace(/^---/, '').replace(/#.*$/gm, '')));
+  return documentPieces(text).map((p) => p.text);
 }
 
-function loadOne(text: string, index: number, maxDocumentBytes: number): LoadedDocument | undefined {
+/** The document texts of a stream, each with the number of its first line in the stream. */
+function documentPieces(text: string): { text: string; line: number }[] {
+  const out: { text: string; line: number }[] = [];
+  let start = 0;
+  let line = 1;
+  const marker = /^(---|\.\.\.)(?=[ \t\r\n]|$)/gm;
+  const piece = (end: number) => {
+    const t = text.slice(start, end);
+    out.push({ text: t, line });
+    line += t.split('\n').length - 1;
+  };
+  for (let m = marker.exec(text); m; m = marker.exec(text)) {
+    if (m.index > start || m[1] === '...') piece(m.index);
+    if (m[1] === '...') { start = m.index + 3; } else start = m.index;
+  }
+  piece(text.length);
+  return out.filter((d) => /[^\s]/.test(d.text.replace(/^---/, '').replace(/#.*$/gm, '')));
+}
+
+function loadOne(text: string, index: number, maxDocumentBytes: number, firstLine = 1): LoadedDocument | undefined {
   if (text.length > maxDocumentBytes) {
     return { index, why: `${(text.length / 1024).toFixed(0)} KiB, larger than the ${maxDocumentBytes >> 10} KiB `
       + 'a document may be (split it)' };
   }
   const p = parseUntrustedYaml(text, { maxBytes: Infinity });
-  if (!p.ok) return { index, why: p.message };
+  if (!p.ok) {
+    if (!p.at) return { index, why: p.message };
+    // Lines counted in the whole input, as an editor shows them; the offending lines below.
+    const line = firstLine + p.at.line - 1;
+    return { index, why: `${p.message.replace(/\(line \d+, column/, `(line ${line}, column`)}\n`
+      + codeFrame(text, p.at, firstLine) };
+  }
   return p.value === null ? undefined : { index, value: p.value };
 }
 
@@ -103,8 +149,8 @@ export function loadDocuments(
   const problem = precheck(text, maxBytes);
   if (problem) return { problem };
   const docs: LoadedDocument[] = [];
-  for (const piece of splitDocuments(text)) {
-    const d = loadOne(piece, docs.length + 1, maxDocumentBytes);
+  for (const piece of documentPieces(text)) {
+    const d = loadOne(piece.text, docs.length + 1, maxDocumentBytes, piece.line);
     if (d) docs.push(d);
   }
   return { docs };
@@ -118,8 +164,8 @@ export async function loadDocumentsYielding(
   if (problem) return { problem };
   const docs: LoadedDocument[] = [];
   const pause = yielder();
-  for (const piece of splitDocuments(text)) {
-    const d = loadOne(piece, docs.length + 1, maxDocumentBytes);
+  for (const piece of documentPieces(text)) {
+    const d = loadOne(piece.text, docs.length + 1, maxDocumentBytes, piece.line);
     if (d) docs.push(d);
     await pause();
   }
@@ -155,7 +201,7 @@ export function checkDocuments(
       continue;
     }
     for (const k of Object.keys(md)) {
-      if (!['type', 'id', 'namespace', 'labels', 'annotations'].includes(k)) {
+      if (!['type', 'id', 'namespace', 'labels', 'annotations', ...READ_ONLY_METADATA].includes(k)) {
         local.push(`metadata.${k}: not settable (allowed: type, id, namespace, labels, annotations)`);
       }
     }
@@ -186,10 +232,13 @@ export function checkDocuments(
     if (!('spec' in obj)) local.push('spec: required');
     else if (def.schema) local.push(...validateSpec(def.schema, obj.spec));
     const key = `${namespace}/${def.type}/${id}`;
-    if (seen.has(key)) local.push(`duplicate of document ${seen.get(key)}`);
+    const duplicateOf = seen.get(key);
     seen.set(key, index);
-    if (local.length) {
+    if (local.length || duplicateOf !== undefined) {
       for (const m of local) problems.push({ index, what: `${def.displayType} ${String(id)}`, message: m });
+      if (duplicateOf !== undefined) {
+        problems.push({ index, what: `${def.displayType} ${String(id)}`, message: 'duplicate', duplicateOf });
+      }
       continue;
     }
     docs.push({

@@ -4,7 +4,8 @@
 // engine runs it before applying anything; `cosictl validate` runs it offline against
 // the built-in types, so both say the same.
 import {
-  checkDocuments, formatProblem, loadDocuments, type Loaded, type ResourceDocument,
+  checkDocuments, formatProblem, loadDocuments, sourceName, type ConfigSource, type Loaded,
+  type ResourceDocument,
 } from './documents.ts';
 import { createAdmission, type Admission } from './admission.ts';
 import {
@@ -21,10 +22,11 @@ import { specMessages, withSchemas } from '../model/spec-codecs.ts';
 
 /** A config refused whole: every problem, formatted with its document, field and reason. */
 export class ConfigRefused extends StateError {
-  constructor(readonly problems: string[], source: string) {
+  constructor(readonly problems: string[], source: ConfigSource) {
     const shown = problems.slice(0, 40);
-    super('invalid-argument', `config from ${source} refused, nothing applied: ${problems.length} problem(s)\n`
-      + shown.join('\n') + (problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : ''));
+    super('invalid-argument', `config from ${sourceName(source)} refused, nothing applied: `
+      + `${problems.length} problem(s)\n${shown.join('\n')}`
+      + (problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : ''));
     this.name = 'ConfigRefused';
   }
 }
@@ -40,7 +42,7 @@ export interface ValidationContext {
  * (loaded here), or documents loaded already (the engine loads them without holding the event loop).
  */
 export function validateConfig(
-  text: string | Loaded, ctx: ValidationContext, source: string, maxBytes?: number,
+  text: string | Loaded, ctx: ValidationContext, source: ConfigSource, maxBytes?: number,
 ): ResourceDocument[] {
   const loaded = typeof text === 'string' ? loadDocuments(text, maxBytes) : text;
   const { state } = ctx;

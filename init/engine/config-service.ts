@@ -29,6 +29,7 @@ export function configServiceMethods(
         const r = await config.apply({
           bytes: req.config, mode: req.mode === 'replace' ? 'replace' : 'merge', dryRun: req.dryRun,
           trySeconds: req.trySeconds, source: 'api', ...(req.sourceName ? { sourceName: req.sourceName } : {}),
+          ...(req.files?.length ? { files: req.files } : {}),
           ...(denied ? { denied: denied(ctx) } : {}),
         });
         return APPLY_RESPONSE.encode({

@@ -5,7 +5,7 @@
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
 import { decodeConfigInput } from '../config/config-input.ts';
-import { loadDocumentsYielding, type ResourceDocument } from '../config/documents.ts';
+import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../config/documents.ts';
 import { yielder } from '../config/yielder.ts';
 import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../config/saved-config.ts';
@@ -39,6 +39,8 @@ export interface ApplyRequest {
   source: string;
   /** What the sender calls the input (a file name), for messages. */
   sourceName?: string;
+  /** The files the input was joined from, in order (messages name each document's file). */
+  files?: readonly { name: string; documents: number }[];
   instanceId?: string;
   /** Input understood but not used (cloud-init keys), with why. */
   ignored?: string[];
@@ -184,7 +186,7 @@ export class MachineConfig {
   }
 
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
-  private async parse(text: string, source: string, maxBytes?: number): Promise<Desired[]> {
+  private async parse(text: string, source: ConfigSource, maxBytes?: number): Promise<Desired[]> {
     const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
     return validateConfig(loaded, this.o, source).map((d) => this.desiredOf(d));
   }
@@ -276,7 +278,7 @@ export class MachineConfig {
         }
         const input = decodeConfigInput(req.bytes);
         if (!input.ok) throw new ConfigRefused([`${source}: ${input.message}`], source);
-        want = await this.parse(input.text, source);
+        want = await this.parse(input.text, req.files?.length ? { name: source, files: req.files } : source);
       } catch (e) {
         if (e instanceof ConfigRefused && !req.dryRun) await this.refused(req.source, e.problems);
         throw e;

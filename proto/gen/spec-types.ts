@@ -98,6 +98,17 @@ export interface ApplyConfigRequest {
   trySeconds: number;
   /** What the client calls its input (a file name), used in messages. */
   sourceName: string;
+  /** When config joins several files: each file in order, so that messages name the file a
+   * document came from and its number there, not its number in the joined whole. */
+  files?: InputFile[];
+}
+
+/** InputFile: one of the files a config was joined from. */
+export interface InputFile {
+  /** What the client calls it (a path or URL). */
+  name: string;
+  /** How many documents of config it holds (empty documents do not count). */
+  documents: number;
 }
 
 /** ApplyConfigResponse: what was (or, in a dry run, would be) done. */
@@ -1196,6 +1207,7 @@ export interface UploadResponse {
 export const MESSAGES = {
   MotdSpec: 'appliance.config.v1alpha1.MotdSpec',
   ApplyConfigRequest: 'appliance.config.v1alpha1.ApplyConfigRequest',
+  InputFile: 'appliance.config.v1alpha1.InputFile',
   ApplyConfigResponse: 'appliance.config.v1alpha1.ApplyConfigResponse',
   ConfirmConfigRequest: 'appliance.config.v1alpha1.ConfirmConfigRequest',
   ConfirmConfigResponse: 'appliance.config.v1alpha1.ConfirmConfigResponse',

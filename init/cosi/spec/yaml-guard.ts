@@ -106,7 +106,26 @@ export const MAX_ALIAS_COUNT = 100;
  */
 export const MAX_YAML_DOCUMENT_BYTES = 32 << 10;
 
-export type YamlParsed = { ok: true; value: unknown } | { ok: false; message: string };
+/** `at`: where a syntax error is, 1-based, in the text parsed. */
+export type YamlParsed = { ok: true; value: unknown }
+  | { ok: false; message: string; at?: { line: number; col: number } };
+
+/**
+ * The lines around a syntax error, numbered, with a caret under its column; `firstLine`: the number
+ * of the text's first line in the input it came from. At the end of the input (a bracket never
+ * closed) the last line with text is shown above the empty one the parser stopped at.
+ */
+export function codeFrame(text: string, at: { line: number; col: number }, firstLine = 1): string {
+  const lines = text.split('\n');
+  const from = Math.max(1, at.line - (lines[at.line - 1]?.trim() ? 0 : 1));
+  const width = String(firstLine + at.line - 1).length;
+  const shown: string[] = [];
+  for (let n = from; n <= at.line; n++) {
+    shown.push(`  ${String(firstLine + n - 1).padStart(width)} | ${(lines[n - 1] ?? '').trimEnd()}`);
+  }
+  shown.push(`  ${' '.repeat(width)} | ${' '.repeat(Math.max(0, at.col - 1))}^`);
+  return shown.join('\n');
+}
 
 /** The first key a mapping of `doc` has twice, found in one pass (the parser's own check is quadratic). */
 function duplicateKey(node: unknown): string | undefined {
@@ -142,7 +161,15 @@ export function parseUntrustedYaml(
   const deep = scanNesting(text, o.maxDepth);
   if (deep) return { ok: false, message: deep };
   const d = parseDocument(text, { uniqueKeys: false });
-  if (d.errors.length) return { ok: false, message: `not valid YAML: ${d.errors[0]!.message.split('\n')[0]}` };
+  if (d.errors.length) {
+    const e = d.errors[0]!;
+    const first = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    const at = e.linePos?.[0];
+    return {
+      ok: false, message: `not valid YAML: ${first}${at ? ` (line ${at.line}, column ${at.col})` : ''}`,
+      ...(at ? { at: { line: at.line, col: at.col } } : {}),
+    };
+  }
   const dup = duplicateKey(d.contents);
   if (dup !== undefined) return { ok: false, message: `not valid YAML: the key "${dup}" appears twice in a mapping` };
   try {

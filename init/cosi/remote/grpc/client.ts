@@ -107,7 +107,8 @@ export class GrpcChannel {
         this.ready = undefined; s.destroy();
         reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
       };
-      const timer = setTimeout(() => fail(`no connection within ${timeoutMs} ms (timed out)`), timeoutMs);
+      const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
+        + 'is a firewall dropping the packets?)'), timeoutMs);
       s.once('remoteSettings', () => this.heard.add(s));
       s.once('connect', () => {
         clearTimeout(timer);
@@ -130,7 +131,7 @@ export class GrpcChannel {
         if (this.session) return;
         const tls = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_CERT)/.test(e.code ?? '')
           || /certificate|TLS|SSL/.test(e.message);
-        fail(`${tls ? 'TLS: ' : ''}${e.code ? `${e.code} (${e.message})` : e.message}`);
+        fail(tls ? `TLS: ${e.code ? `${e.code} (${e.message})` : e.message}` : this.socketWhy(e));
       });
       s.once('close', () => { if (this.session === s) { this.session = undefined; clearInterval(this.keepalive); } });
       s.on('goaway', () => { if (this.session === s) this.session = undefined; });
@@ -154,6 +155,22 @@ export class GrpcChannel {
     }
     return e ? `connection to ${this.address} lost: ${e.message}`
       : `the call to ${this.address} ended without a status (the server went away?)`;
+  }
+
+  /** Why a connection could not be made, in words, with what to check: refused, DNS, unreachable. */
+  private socketWhy(e: NodeJS.ErrnoException): string {
+    const raw = e.code ? `${e.code} (${e.message})` : e.message;
+    switch (e.code) {
+      case 'ECONNREFUSED': return `refused: nothing listens there (is the machine up? the API's port is 50000 `
+        + `unless its config says otherwise) [${raw}]`;
+      case 'ENOTFOUND': case 'EAI_AGAIN': case 'EAI_NONAME':
+        return `DNS: no address for "${this.hostPort().host}" (check its spelling, or give an IP address) [${raw}]`;
+      case 'EHOSTUNREACH': case 'ENETUNREACH':
+        return `unreachable: no route to the machine (is it on a network this computer reaches?) [${raw}]`;
+      case 'ETIMEDOUT': return `timed out: the machine did not answer (a firewall dropping packets?) [${raw}]`;
+      case 'ENOENT': return `no socket at ${this.socketPath ?? this.address} [${raw}]`;
+      default: return raw;
+    }
   }
 
   /** Sessions the server has spoken HTTP/2 on (sent its SETTINGS). */
