@@ -41,6 +41,21 @@ export interface ConfigFile { context?: string; contexts?: Record<string, Contex
 
 export const DEFAULT_ENDPOINT = '127.0.0.1:50000';
 const KNOWN_KEYS = new Set(['endpoint', 'namespace', 'ca', 'cert', 'key', 'serverName']);
+const KNOWN_FILE_KEYS = new Set(['context', 'contexts']);
+
+/** A misspelt key would be silently ignored: each unknown one is warned about, with where it is. */
+export function warnUnknownKeys(file: ConfigFile, path: string, warn: (line: string) => void): void {
+  for (const k of Object.keys(file)) {
+    if (!KNOWN_FILE_KEYS.has(k)) warn(`config ${path}: unknown key "${k}" ignored (known: context, contexts)`);
+  }
+  for (const [name, ctx] of Object.entries(file.contexts ?? {})) {
+    for (const k of Object.keys(ctx ?? {})) {
+      if (!KNOWN_KEYS.has(k)) {
+        warn(`config ${path}: context "${name}": unknown key "${k}" ignored (known: ${[...KNOWN_KEYS].join(', ')})`);
+      }
+    }
+  }
+}
 
 export function defaultConfigPath(): string {
   return process.env.COSICTL_CONFIG
@@ -83,9 +98,7 @@ export function loadContext(o: ContextOptions): Context {
     `context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage,
   );
   const ctx = name ? file.contexts?.[name] : undefined;
-  for (const k of Object.keys(ctx ?? {})) {
-    if (!KNOWN_KEYS.has(k)) o.warn?.(`config ${path}: context "${name}": unknown key "${k}" ignored`);
-  }
+  if (o.warn) warnUnknownKeys(file, path, o.warn);
   const endpoint = toAddress(o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT);
   const tls: ChannelTls | undefined = endpoint.startsWith('unix://') ? undefined : o.insecure
     ? { insecure: true, ...(o.fingerprint ? { fingerprint: o.fingerprint } : {}) }

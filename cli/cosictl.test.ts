@@ -258,6 +258,6 @@ t.test('install: the request validated, followed to its end; on a host it is ref
   const usage = await run(['install']);
   t.equal(usage.code, 2);
   t.match(usage.err, /name the disk with --disk, --serial, --model or --size/);
-  t.match((await run(['get', 'versions', '--wipe'])).err, /--wipe is a flag of install, not of get/);
+  t.match((await run(['get', 'versions', '--wipe'])).err, /--wipe is not a flag of get \(install takes it\)/);
   t.match((await run(['install', '--help'])).out, /^usage: cosictl install/);
 });

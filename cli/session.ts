@@ -10,19 +10,37 @@ import { codecsFromDefinitions } from '../init/model/spec-codecs.ts';
 import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
 
+/** A call's deadline unless --timeout says otherwise: a machine that stops answering is given up on. */
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+/**
+ * Calls the machine works on before it answers: applying a config (validated whole first) or a chunk of
+ * an upgrade bundle (the last one is verified); a large one takes seconds on a small machine.
+ */
+export const DEFAULT_LONG_CALL_TIMEOUT_MS = 60_000;
+/**
+ * An open watch pings the machine this often, and ends when a ping goes unanswered this long: a
+ * machine that went away (powered off, its network gone) ends the watch instead of leaving it silent.
+ */
+const KEEPALIVE_MS = 5_000;
+const KEEPALIVE_TIMEOUT_MS = 10_000;
+
 export class Session {
   readonly state: RemoteState;
   private defs: ResourceDefinitionSpec[] | undefined;
 
-  /** `timeoutMs`: the deadline of every call (none by default: a watch or a slow apply may take long). */
-  constructor(readonly ctx: Context, readonly namespaceFlag?: string, timeoutMs?: number) {
+  /**
+   * `timeoutMs`: --timeout, the deadline of the connection and of every call but a watch's (which
+   * keepalive pings guard instead); DEFAULT_CALL_TIMEOUT_MS when not given.
+   */
+  constructor(readonly ctx: Context, readonly namespaceFlag?: string, readonly timeoutMs?: number) {
     // Specs of the types the machine defines travel as protobuf where this build knows the message.
     const codecs = codecsFromDefinitions(
       () => this.defs ?? [],
       (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`),
     );
     this.state = new RemoteState(ctx.endpoint, {
-      codecs: chainCodecs(codecs, META_CODECS), ...(timeoutMs ? { timeoutMs } : {}),
+      codecs: chainCodecs(codecs, META_CODECS), timeoutMs: timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      keepaliveMs: KEEPALIVE_MS, keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
       ...(ctx.tls ? { tls: ctx.tls } : {}),
     });
   }
@@ -46,7 +64,8 @@ export class Session {
   }
 
   namespaceFor(def: ResourceDefinitionSpec): string {
-    return this.namespaceFlag ?? def.defaultNamespace ?? this.ctx.namespace ?? 'default';
+    // A type registered without a default namespace (an upstream client's ResourceDefinition) takes the context's.
+    return this.namespaceFlag ?? (def.defaultNamespace || this.ctx.namespace || 'default');
   }
 
   close(): void { this.state.close(); }

@@ -4,6 +4,9 @@
 // validates the whole input first: on any problem nothing is written and every
 // problem is printed with its document number and field (exit 3).
 import { decodeConfigInput } from '../../init/config/config-input.ts';
+import { formatProblem, loadDocuments } from '../../init/config/documents.ts';
+import { ConfigRefused } from '../../init/config/validate-config.ts';
+import type { InputFile } from '../../proto/gen/spec-types.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
 } from '../../init/config/config-service-wire.ts';
@@ -11,8 +14,8 @@ import { StateError } from '../../init/cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
-import { readInput } from '../read-input.ts';
-import type { Session } from '../session.ts';
+import { isEmptyText, readInputs } from '../read-input.ts';
+import { DEFAULT_LONG_CALL_TIMEOUT_MS, type Session } from '../session.ts';
 
 const DOCUMENT = `  metadata:
     type: Motd            # type name or alias
@@ -22,7 +25,9 @@ const DOCUMENT = `  metadata:
   spec:
     text: Hello`;
 
-const COMMON = `  -f, --filename FILE   multi-document YAML, plain or gzip (- reads stdin); repeatable
+const COMMON = `  -f, --filename FILE   multi-document YAML, plain or gzip: a file, a directory (its .yaml,
+                        .yml and .json files, recursively, in name order), an http(s) URL,
+                        or - for stdin; repeatable
       --dry-run         validate and show what would change; change nothing
       --try DURATION    apply without persisting (e.g. 60s, 5m); unless
                         \`cosictl apply-config --confirm\` comes in time, the
@@ -31,7 +36,9 @@ const COMMON = `  -f, --filename FILE   multi-document YAML, plain or gzip (- re
 The machine validates the whole input first (types, namespaces, ids, specs, and
 the types and namespaces the input defines itself): on any problem each one is
 printed with its document number and field, nothing is written, and the exit
-code is 3. Changes that take effect only at the next boot are listed as such.`;
+code is 3. Changes that take effect only at the next boot are listed as such.
+What \`cosictl get -o yaml\` prints applies back: the read-only metadata in it
+(version, owner, phase, created, updated, finalizers) is ignored.`;
 
 export const APPLY_HELP = `usage: cosictl apply -f FILE [-f FILE...] [--dry-run] [--try DURATION]
 
@@ -54,22 +61,37 @@ ${COMMON}
   --confirm             keep the config being tried
 `;
 
-/** One input for the machine: a single file as it is (the machine undoes gzip), several joined as documents. */
-function input(files: string[]): { bytes: Uint8Array; name: string } {
-  const name = files.map((f) => (f === '-' ? 'stdin' : f)).join(', ');
-  if (files.length === 1) {
-    // Checked here too (size, gzip, nesting): no point sending what the machine refuses unread.
-    const bytes = readInput(files[0]!);
-    const d = decodeConfigInput(bytes);
-    if (!d.ok) throw new CliError(`${name}: ${d.message}; nothing applied`, EXIT.invalid);
-    return { bytes, name };
-  }
-  const texts = files.map((f) => {
-    const d = decodeConfigInput(readInput(f));
-    if (!d.ok) throw new CliError(`${f}: ${d.message}`, EXIT.invalid);
+/**
+ * One input for the machine: a single file as it is (the machine undoes gzip), several joined as
+ * documents. Each is checked here too (size, gzip, nesting, emptiness): no point sending what the
+ * machine refuses unread.
+ */
+async function input(
+  args: string[], command: string,
+): Promise<{ bytes: Uint8Array; name: string; files: InputFile[] }> {
+  const inputs = await readInputs(args, command);
+  const texts = inputs.map((i) => {
+    const d = decodeConfigInput(i.bytes);
+    if (!d.ok) throw new CliError(`${i.name}: ${d.message}; nothing applied`, EXIT.invalid);
+    if (isEmptyText(d.text)) throw new CliError(`${i.name}: no documents in it; nothing applied`, EXIT.invalid);
     return d.text.endsWith('\n') ? d.text : `${d.text}\n`;
   });
-  return { bytes: Buffer.from(texts.map((t) => `---\n${t}`).join('')), name };
+  const name = inputs.map((i) => i.name).join(', ');
+  if (inputs.length === 1) return { bytes: inputs[0]!.bytes, name, files: [] };
+  // The machine counts documents as loadDocuments does, so the counts here are its own. YAML that does
+  // not parse is reported here, where its lines are counted in its own file, not in the joined whole.
+  const broken: string[] = [];
+  const files = inputs.map((i, n) => {
+    const loaded = loadDocuments(texts[n]!, Infinity, Infinity);
+    if ('problem' in loaded) {
+      broken.push(formatProblem(loaded.problem, i.name));
+      return { name: i.name, documents: 0 };
+    }
+    for (const d of loaded.docs) if ('why' in d) broken.push(formatProblem({ ...d, what: '', message: d.why }, i.name));
+    return { name: i.name, documents: loaded.docs.length };
+  });
+  if (broken.length) throw new ConfigRefused(broken, name);
+  return { bytes: Buffer.from(texts.map((t) => `---\n${t}`).join('')), name, files };
 }
 
 const VERB: Record<string, string> = {
@@ -90,20 +112,19 @@ export async function applyConfig(
     return EXIT.ok;
   }
   const files = flagAll(p, 'filename');
-  if (!files.length) throw new CliError(`${command}: give -f FILE (or -f - for stdin)`, EXIT.usage);
-  if (mode === 'replace' && files.length > 1) {
-    throw new CliError('apply-config: give one -f FILE: it becomes the whole config', EXIT.usage);
+  if (p.positional.length) {
+    throw new CliError(`${command} takes its documents from -f, not arguments ("${p.positional[0]}")`, EXIT.usage);
   }
   const dryRun = has(p, 'dry-run');
   const tryFor = flag(p, 'try');
   const trySeconds = tryFor === undefined ? 0 : parseDuration('try', tryFor);
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
-  const { bytes, name } = input(files);
   let res;
   try {
+    const { bytes, name, files: joined } = await input(files, command);
     res = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
-      config: bytes, mode, dryRun, trySeconds, sourceName: name,
-    })));
+      config: bytes, mode, dryRun, trySeconds, sourceName: name, files: joined,
+    }), s.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS));
   } catch (e) {
     if (e instanceof StateError && e.code === 'invalid-argument') {
       err(`${e.message}\n`);

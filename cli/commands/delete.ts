@@ -1,27 +1,130 @@
-// delete: tears down and destroys resources (waits for their finalizers).
-import { CliError, EXIT } from '../errors.ts';
-import type { Parsed } from '../args.ts';
+// delete: tears down and destroys resources (waits for their finalizers), named on the
+// command line or by the documents of -f files. Each is reported on its own: one that is
+// missing or refused does not stop the others, and the exit code says the worst.
+import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import { StateError } from '../../init/cosi/state/errors.ts';
+import { decodeConfigInput } from '../../init/config/config-input.ts';
+import { loadDocuments } from '../../init/config/documents.ts';
+import { isMap } from '../../init/config/safe-yaml.ts';
+import { flagAll, has, type Parsed } from '../args.ts';
+import { CliError, EXIT, exitCodeOf } from '../errors.ts';
+import { readInputs } from '../read-input.ts';
 import type { Session } from '../session.ts';
 
-export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...]
+export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
+       cosictl delete -f FILE [-f FILE...] [--ignore-not-found]
 
-Tears down and destroys the resources; waits until their finalizers are released.
-Resources managed by a controller cannot be deleted (delete the spec they come from).
+Tears down and destroys the resources, waiting until their finalizers are released. With
+-f, the resources the documents of FILE name (a file, a directory, a URL or - for stdin;
+what apply -f takes). Every resource is tried: one that is missing or refused is reported
+and the others still go. Resources a controller writes cannot be deleted: delete the spec
+they come from.
+
+flags:
+  -f, --filename FILE     the resources FILE's documents name (metadata.type, id, namespace)
+      --ignore-not-found  a resource that does not exist is not an error
+  -n, --namespace NS      namespace (default: the type's default namespace)
+
+exit codes: 0 all deleted, 4 one was not found, 1 one was refused or failed.
 `;
 
-export async function del(s: Session, p: Parsed, out: (text: string) => void): Promise<number> {
-  const [typeName, ...ids] = p.positional;
-  if (!typeName || !ids.length) throw new CliError('delete: give a TYPE and at least one ID', EXIT.usage);
-  const def = await s.resolve(typeName);
-  const namespace = s.namespaceFor(def);
-  for (const id of ids) {
-    const ptr = { namespace, type: def.type, id };
-    const cur = await s.state.get(ptr);
-    if (cur.metadata.owner) throw new CliError(
-      `${def.displayType.toLowerCase()}/${id} is managed by "${cur.metadata.owner}"`, EXIT.failed,
-    );
-    await s.state.teardownAndDestroy(ptr);
-    out(`${def.displayType.toLowerCase()}/${id} deleted\n`);
+/** The flags only delete takes. */
+export const DELETE_FLAGS = ['filename', 'ignore-not-found'];
+
+/** Deletions in flight at once: a burst of 500 takes a fraction of a second, not one round trip each in turn. */
+const PARALLEL = 16;
+
+interface Target { typeName: string; id: string; namespace?: string; from?: string }
+
+async function targetsOfFiles(files: string[]): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const input of await readInputs(files, 'delete')) {
+    const d = decodeConfigInput(input.bytes);
+    if (!d.ok) throw new CliError(`${input.name}: ${d.message}`, EXIT.invalid);
+    const loaded = loadDocuments(d.text);
+    if ('problem' in loaded) throw new CliError(`${input.name}: ${loaded.problem.message}`, EXIT.invalid);
+    if (!loaded.docs.length) throw new CliError(`${input.name}: no documents`, EXIT.usage);
+    for (const doc of loaded.docs) {
+      const where = `${input.name}: document ${doc.index}`;
+      if ('why' in doc) throw new CliError(`${where}: ${doc.why}`, EXIT.invalid);
+      const m = isMap(doc.value) && isMap(doc.value.metadata) ? doc.value.metadata : undefined;
+      const { type, id, namespace } = (m ?? {}) as Record<string, unknown>;
+      if (typeof type !== 'string' || typeof id !== 'string') {
+        throw new CliError(`${where}: metadata.type and metadata.id name the resource to delete`, EXIT.invalid);
+      }
+      targets.push({ typeName: type, id, ...(typeof namespace === 'string' ? { namespace } : {}), from: where });
+    }
   }
-  return EXIT.ok;
+  return targets;
+}
+
+/** What to delete instead of a controller's output: the spec of the same name, or what a merged spec merges. */
+function specsBehind(def: ResourceDefinitionSpec, defs: readonly ResourceDefinitionSpec[]): string[] {
+  const names = new Set([def.displayType.replace(/Status$/, 'Spec'), def.displayType.replace(/^Merged/, '')]);
+  names.delete(def.displayType);
+  return defs.filter((d) => names.has(d.displayType)).map((d) => d.displayType);
+}
+
+export async function del(
+  s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void,
+): Promise<number> {
+  const files = flagAll(p, 'filename');
+  const ignoreMissing = has(p, 'ignore-not-found');
+  let targets: Target[];
+  if (files.length) {
+    if (p.positional.length) throw new CliError('delete: give TYPE ID... or -f FILE, not both', EXIT.usage);
+    targets = await targetsOfFiles(files);
+  } else {
+    const [typeName, ...ids] = p.positional;
+    if (!typeName || !ids.length) throw new CliError('delete: give a TYPE and at least one ID, or -f FILE', EXIT.usage);
+    targets = ids.map((id) => ({ typeName, id }));
+  }
+  const defs = await s.definitions();
+  // Each outcome in input order, as it would be had they gone one by one.
+  const outcomes: { line: string; code: number; toErr: boolean }[] = new Array(targets.length);
+  const one = async (t: Target, i: number) => {
+    let def: ResourceDefinitionSpec;
+    try { def = await s.resolve(t.typeName); } catch (e) {
+      outcomes[i] = { line: `${t.from ? `${t.from}: ` : ''}${(e as Error).message}`, code: exitCodeOf(e), toErr: true };
+      return;
+    }
+    const namespace = t.namespace ?? s.namespaceFor(def);
+    const ptr = { namespace, type: def.type, id: t.id };
+    const name = `${def.displayType.toLowerCase()}/${t.id}`;
+    try {
+      const cur = await s.state.get(ptr);
+      if (cur.metadata.owner) {
+        const specs = specsBehind(def, defs);
+        outcomes[i] = {
+          line: `delete ${name}: a controller ("${cur.metadata.owner}") writes it, so it cannot be deleted; `
+            + (specs.length ? `delete the ${specs.join(' or ')} it comes from`
+              : 'it goes when what it is made from goes'),
+          code: EXIT.failed, toErr: true,
+        };
+        return;
+      }
+      await s.state.teardownAndDestroy(ptr);
+      outcomes[i] = { line: `${name} deleted`, code: EXIT.ok, toErr: false };
+    } catch (e) {
+      if (e instanceof StateError && e.code === 'not-found') {
+        outcomes[i] = ignoreMissing ? { line: '', code: EXIT.ok, toErr: false } : {
+          line: `delete ${name}: no ${def.displayType} "${t.id}" in namespace ${namespace}`,
+          code: EXIT.notFound, toErr: true,
+        };
+        return;
+      }
+      outcomes[i] = { line: `delete ${name}: ${(e as Error).message}`, code: exitCodeOf(e), toErr: true };
+    }
+  };
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, targets.length) }, async () => {
+    while (next < targets.length) { const i = next++; await one(targets[i]!, i); }
+  }));
+  let code: number = EXIT.ok;
+  for (const o of outcomes) {
+    if (o.line) (o.toErr ? err : out)(`${o.toErr ? 'cosictl: ' : ''}${o.line}\n`);
+    // Unreachable beats refused beats not found: the worst outcome is the one a script must see.
+    if (o.code !== EXIT.ok && (code === EXIT.ok || code === EXIT.notFound)) code = o.code;
+  }
+  return code;
 }

@@ -29,6 +29,9 @@ gen config    prints a commented starting machine config (to FILE with -o). With
               such as 10.0.2.15, or its hostname).
 `;
 
+/** The flags only gen takes (besides the global --endpoint and --context it writes into a context). */
+export const GEN_FLAGS = ['secrets', 'role', 'algorithm', 'days', 'force', 'server-name', 'output'];
+
 const write = (path: string, text: string, force: boolean) => {
   if (existsSync(path) && !force) {
     throw new CliError(`${path} exists: give --force to overwrite it (its secrets would be lost)`, EXIT.usage);

@@ -3,7 +3,7 @@
 import type { LabelQuery } from '../../init/cosi/state/query.ts';
 import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
-import { CliError, EXIT } from '../errors.ts';
+import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import YAML from 'yaml';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
 import {
@@ -37,6 +37,9 @@ flags:
 
 An empty result prints "No resources found in NAMESPACE." on stderr and exits 0.
 `;
+
+/** The flags only get takes. */
+export const GET_FLAGS = ['output', 'selector', 'id-regexp', 'watch', 'sort-by', 'show-labels', 'label-columns'];
 
 export function outputOf(p: Parsed): Output {
   const o = flag(p, 'output') ?? 'table';
@@ -114,7 +117,7 @@ export async function get(
     });
     watch.close();
     const failed = await Promise.race([watch.done, Promise.resolve(undefined)]);
-    if (failed) throw failed;
+    if (failed) throw new CliError(`the watch ended: ${failed.message}`, exitCodeOf(failed));
     return EXIT.ok;
   }
 

@@ -1,0 +1,29 @@
+// command: what each cosictl command is to main: its help, the flags it takes besides
+// the global ones, and how it runs. Commands that talk to a machine ask for the session;
+// those that do not (validate, gen, config, completion) never connect.
+import type { Parsed } from './args.ts';
+import type { Session } from './session.ts';
+
+export interface CommandIo {
+  /** The command's arguments (after its name) and every flag given. */
+  p: Parsed;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** The connected session (made on first call). */
+  session: () => Promise<Session>;
+  /** The config file cosictl reads its contexts from (--config, $COSICTL_CONFIG, or the default). */
+  configPath: string;
+  /** --config was given: the file must exist. */
+  configGiven: boolean;
+}
+
+export interface Command {
+  name: string;
+  /** The line(s) in `cosictl --help`'s list of commands. */
+  summary: string;
+  /** `cosictl help NAME`, `cosictl NAME --help`. */
+  help: string;
+  /** The flags it takes besides the global ones (long names). */
+  flags: readonly string[];
+  run(io: CommandIo): Promise<number>;
+}

@@ -1,0 +1,249 @@
+// cosictl as a daily tool, end to end: the built client against the built engine (`appliance
+// serve`) over a real socket: flags each command takes, help and version, label selectors,
+// delete's reports, apply's round trips and inputs (directories, URLs, several files), broken
+// YAML shown where it is, contexts, and calls that fail fast or end when the machine goes away.
+import t from 'tap';
+import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { artifacts } from '../qemu/artifacts.ts';
+import { startServe } from '../init/engine/serve-harness.ts';
+
+const a = artifacts();
+const cosictl = join(a.dir, 'cosictl');
+const served = await startServe(a.exe);
+t.teardown(() => served.stop());
+const dir = mkdtempSync(join(tmpdir(), 'cosictl-daily-'));
+
+type Ran = { code: number; out: string; err: string };
+function run(args: string[], input?: string, config = served.cosictlConfig): Promise<Ran> {
+  return new Promise((resolve) => {
+    const c = execFile(cosictl, ['--config', config, ...args], { timeout: 60_000 },
+      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+    if (input !== undefined) c.stdin!.end(input);
+  });
+}
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  mkdirSync(join(p, '..'), { recursive: true });
+  writeFileSync(p, text);
+  return p;
+};
+const motd = (id: string, text: string, labels = '') =>
+  `metadata: {type: motd, id: ${id}${labels ? `, labels: {${labels}}` : ''}}\nspec: {text: ${text}}\n`;
+
+t.test('a flag a command does not take is refused, naming who takes it', async (t) => {
+  for (const [args, re] of [
+    [['get', 'motd', '-f', 'x.yaml'], /--filename is not a flag of get \(apply, apply-config, validate, delete take it\)/],
+    [['apply', '-w', '-o', 'json', '-f', 'x.yaml'], /--watch is not a flag of apply \(get takes it\)/],
+    [['version', '--wipe'], /--wipe is not a flag of version \(install takes it\)/],
+    [['delete', 'motd', 'x', '--sort-by', '.x'], /--sort-by is not a flag of delete \(get takes it\)/],
+  ] as const) {
+    const r = await run([...args]);
+    t.equal(r.code, 2, args.join(' '));
+    t.match(r.err, re);
+  }
+  const v = await run(['version', '-o', 'table']);
+  t.same([v.code, v.err], [2, 'cosictl: --output: version prints json or yaml, got "table"\n']);
+});
+
+t.test('help: every command has its own, however it is asked for', async (t) => {
+  for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
+    'api-resources', 'version', 'config', 'gen']) {
+    const viaHelp = await run(['help', c]);
+    t.equal(viaHelp.code, 0, `help ${c}`);
+    t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);
+    t.equal((await run([c, '--help'])).out, viaHelp.out, `${c} --help says the same`);
+  }
+  const top = await run(['--help']);
+  t.match(top.out, /COSICTL_ENDPOINT/, 'the environment variables are documented');
+  t.match(top.out, /COSICTL_CONFIG/);
+  t.equal((await run(['help', 'nosuch'])).code, 2);
+});
+
+t.test('version: readable, --client needs no machine, --short, -o json; --version', async (t) => {
+  const v = await run(['version']);
+  t.equal(v.code, 0, v.err);
+  t.match(v.out, /^Client:\n {2}cosictl \d+\.\d+\.\d+ \(commit \w+\)\nServer:\n {2}appliance \d+\.\d+\.\d+ \(commit \w+\)\n/);
+  t.match(v.out, /kernel .*, node v\d+/);
+  t.match((await run(['version', '--short'])).out, /^client: \d+\.\d+\.\d+\nserver: \d+\.\d+\.\d+\n$/);
+  const gone = await run(['version', '--client', '-e', '127.0.0.1:1', '-o', 'json']);
+  t.equal(gone.code, 0, 'no machine asked');
+  t.match(JSON.parse(gone.out), { clientVersion: { version: /^\d/, commit: /\w/ } });
+  t.notOk('serverVersion' in (JSON.parse(gone.out) as object));
+  const both = JSON.parse((await run(['version', '-o', 'json'])).out) as Record<string, { version: string }>;
+  t.equal(both.serverVersion?.version, both.clientVersion?.version);
+  const flagOnly = await run(['--version']);
+  t.match(flagOnly.out, /^cosictl \d+\.\d+\.\d+ \(commit \w+\)\n$/);
+  const unreachable = await run(['version', '-e', '127.0.0.1:1']);
+  t.equal(unreachable.code, 5, 'the machine cannot be reached: the client version still shows');
+  t.match(unreachable.out, /^Client:\n {2}cosictl/);
+});
+
+t.test('label selectors: k>N and k>=N match only resources that have the label', async (t) => {
+  await run(['apply', '-f', '-'], [motd('sel-5', 'a', 'prio: "5"'), motd('sel-20', 'b', 'prio: "20"'),
+    motd('sel-none', 'c')].join('---\n'));
+  const ids = async (sel: string) => (await run(['get', 'motd', '-l', sel, '--id-regexp', '^sel-', '-o', 'name',
+    '--sort-by', '{.metadata.id}'])).out.trim().split('\n').filter(Boolean);
+  t.same(await ids('prio>10'), ['motd/sel-20']);
+  t.same(await ids('prio>=5'), ['motd/sel-20', 'motd/sel-5']);
+  t.same(await ids('prio<10'), ['motd/sel-5']);
+  t.same(await ids('!prio'), ['motd/sel-none']);
+});
+
+t.test('delete: each reported, none stops the others; --ignore-not-found; -f; controller output', async (t) => {
+  await run(['apply', '-f', '-'], [motd('d-a', 'a'), motd('d-b', 'b')].join('---\n'));
+  const r = await run(['delete', 'motd', 'd-a', 'd-nosuch', 'd-b']);
+  t.equal(r.code, 4, 'the worst outcome: not found');
+  t.equal(r.out, 'motd/d-a deleted\nmotd/d-b deleted\n', 'the ones after the missing one went too');
+  t.equal(r.err, 'cosictl: delete motd/d-nosuch: no Motd "d-nosuch" in namespace config\n');
+  t.notMatch(r.err, /get:|undefined/);
+  const quiet = await run(['delete', 'motd', 'd-nosuch', '--ignore-not-found']);
+  t.same([quiet.code, quiet.out, quiet.err], [0, '', '']);
+  const owned = await run(['delete', 'addressstatuses', 'nope', 'x']);
+  t.equal(owned.code, 4);
+  const banner = await run(['delete', 'issue', 'banner']);
+  t.equal(banner.code, 1);
+  t.match(banner.err, /delete issue\/banner: a controller \("issue-status"\) writes it, so it cannot be deleted/);
+  const docs = file('del/set.yaml', [motd('f-1', 'one'), motd('f-2', 'two')].join('---\n'));
+  t.equal((await run(['apply', '-f', docs])).code, 0);
+  const byFile = await run(['delete', '-f', join(dir, 'del')]);
+  t.same([byFile.code, byFile.out], [0, 'motd/f-1 deleted\nmotd/f-2 deleted\n'], 'a directory given to -f');
+  t.equal((await run(['delete', '-f', docs])).code, 4, 'deleted already');
+  t.equal((await run(['delete', '-f', docs, '--ignore-not-found'])).code, 0);
+  t.equal((await run(['delete', 'motd', 'x', '-f', docs])).code, 2, 'ids and -f do not mix');
+});
+
+t.test('round trips and inputs: get -o yaml applies back; directories, URLs, empty input', async (t) => {
+  await run(['apply', '-f', '-'], [motd('rt-1', 'one', 'team: a'), motd('rt-2', 'two')].join('---\n'));
+  const yaml = (await run(['get', 'motd', '--id-regexp', '^rt-', '-o', 'yaml'])).out;
+  t.match(yaml, /version: 1\n/, 'read-only metadata is in what get prints');
+  const back = await run(['apply', '-f', '-'], yaml);
+  t.equal(back.code, 0, back.err);
+  t.equal(back.out.split('\n').filter((l) => /^motd/.test(l)).join('\n'), 'motd/rt-1 unchanged\nmotd/rt-2 unchanged');
+  const edited = await run(['apply', '-f', '-'], yaml.replace('text: one', 'text: uno'));
+  t.match(edited.out, /motd\/rt-1 configured/);
+  const settable = await run(['apply', '-f', '-'], 'metadata: {type: motd, id: rt-3, color: red}\nspec: {text: x}\n');
+  t.match(settable.err, /metadata\.color: not settable/, 'other unknown metadata is still refused');
+
+  file('tree/b/2.yaml', motd('tree-2', 'two'));
+  file('tree/a.yml', motd('tree-1', 'one'));
+  file('tree/notes.txt', 'not a document');
+  const tree = await run(['apply', '-f', join(dir, 'tree')]);
+  t.equal(tree.code, 0, tree.err);
+  t.match(tree.out, /^motd\/tree-1 created\nmotd\/tree-2 created\n/, 'recursively, in name order, YAML files only');
+  t.equal((await run(['apply', '-f', file('empty/none.yaml', '# nothing\n---\n')])).code, 3, 'empty input');
+  t.match((await run(['apply', '-f', '/dev/null'])).err, /\/dev\/null: no documents in it; nothing applied/);
+
+  let asked = '';
+  const http = createServer((req, res) => {
+    asked = req.url ?? '';
+    if (req.url === '/motd.yaml') res.end(motd('url-1', 'fetched'));
+    else { res.statusCode = 404; res.end(); }
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  t.teardown(() => http.close());
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const url = await run(['apply', '-f', `${base}/motd.yaml`]);
+  t.equal(url.code, 0, url.err);
+  t.match(url.out, /motd\/url-1 created/);
+  t.equal(asked, '/motd.yaml');
+  const missing = await run(['apply', '-f', `${base}/nope.yaml`]);
+  t.same([missing.code, missing.err], [2, `cosictl: cannot fetch ${base}/nope.yaml: HTTP 404 Not Found\n`]);
+});
+
+t.test('several files: validated together, each problem named by its own file and document', async (t) => {
+  const one = file('multi/one.yaml', [motd('m-1', 'one'), motd('m-2', 'two')].join('---\n'));
+  const two = file('multi/two.yaml', [motd('m-3', 'three'), motd('m-1', 'again')].join('---\n'));
+  const dup = await run(['apply', '-f', one, '-f', two]);
+  t.equal(dup.code, 3);
+  t.match(dup.err, `${two}: document 2 (Motd m-1): duplicate of document 1 of ${one}`);
+  t.equal((await run(['get', 'motd', 'm-3'])).code, 4, 'nothing was written');
+  const bad = file('multi/bad.yaml', `${motd('m-4', '12')}---\n# the second\n${motd('m-5', 'fine')}`);
+  const r = await run(['apply', '-f', one, '-f', bad]);
+  t.equal(r.code, 3);
+  t.match(r.err, `${bad}: document 1 (Motd m-4): spec.text: must be a string, got 12 (quote it: "12")`);
+});
+
+t.test('broken YAML: the line, counted in the file, and a caret under the place', async (t) => {
+  const text = `${motd('y-1', 'fine')}---\n# two\nmetadata: {type: motd, id: y-2}\nspec: {text: [a, b\n`;
+  const expected = [
+    /document 2: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a \]/,
+    /\(line 7, column 1\)\n {2}6 \| spec: \{text: \[a, b\n {2}7 \| \n {4}\| \^\n/,
+  ];
+  const single = await run(['apply', '-f', file('broken.yaml', text)]);
+  t.equal(single.code, 3);
+  for (const re of expected) t.match(single.err, re, 'sent whole: the machine says where');
+  const joined = await run(['apply', '-f', file('ok.yaml', motd('y-0', 'x')), '-f', join(dir, 'broken.yaml')]);
+  t.equal(joined.code, 3);
+  for (const re of expected) t.match(joined.err, re, 'joined: cosictl says where, in the file\'s own lines');
+  t.match(joined.err, `${join(dir, 'broken.yaml')}: document 2`);
+  const offline = await run(['validate', '-f', join(dir, 'broken.yaml')]);
+  for (const re of expected) t.match(offline.err, re, 'validate says the same');
+});
+
+t.test('contexts: view (secrets redacted), get-contexts, use-context, set-context, delete-context', async (t) => {
+  const cfg = join(dir, 'contexts.yaml');
+  copyFileSync(served.cosictlConfig, cfg);
+  const c = (args: string[]) => run(args, undefined, cfg);
+  const view = await c(['config', 'view']);
+  t.equal(view.code, 0, view.err);
+  t.match(view.out, /key: "<private key, \d+ bytes: --raw shows it>"/);
+  t.notMatch(view.out, /BEGIN/, 'no PEM without --raw');
+  t.match((await c(['config', 'view', '--raw'])).out, /BEGIN CERTIFICATE/);
+  t.match((await c(['config', 'get-contexts'])).out, /^CURRENT\s+NAME\s+ENDPOINT\s+NAMESPACE\s+AUTH\n\*\s+admin\s/);
+  t.equal((await c(['config', 'current-context'])).out, 'admin\n');
+  t.equal((await c(['config', 'use-context', 'reader'])).out, 'switched to context "reader"\n');
+  const denied = await c(['apply', '-f', '-']);
+  t.not(denied.code, 0);
+  t.equal((await c(['config', 'current-context'])).out, 'reader\n');
+  t.equal((await c(['config', 'use-context', 'nosuch'])).code, 4);
+  t.equal((await c(['config', 'set-context', 'reader', '--namespace', 'network'])).out, 'context "reader" modified\n');
+  const ns = await c(['get', 'linkstatuses', '-o', 'name']);
+  t.match(ns.out, /linkstatus\/lo/, 'the context\'s namespace');
+  t.equal((await c(['config', 'set-context', 'lab', '--endpoint', '192.0.2.10'])).out, 'context "lab" created\n');
+  const file = YAML.parse(readFileSync(cfg, 'utf8')) as { contexts: Record<string, { endpoint: string }> };
+  t.equal(file.contexts.lab?.endpoint, '192.0.2.10:50000');
+  t.match((await c(['config', 'delete-context', 'reader'])).out, /deleted context "reader"; "admin" is current now/);
+  writeFileSync(cfg, readFileSync(cfg, 'utf8').replace(/^contexts:/m, 'contxts: {}\ncontexts:'));
+  t.match((await c(['config', 'get-contexts'])).err, /unknown key "contxts" ignored/, 'a misspelt top-level key');
+});
+
+t.test('unreachable: at once, saying which of refused, DNS or no socket, with a hint', async (t) => {
+  const started = Date.now();
+  const refused = await run(['-e', '127.0.0.1:1', 'get', 'motd']);
+  t.equal(refused.code, 5);
+  t.match(refused.err, /refused: nothing listens there \(is the machine up\?/);
+  const dns = await run(['-e', 'no-such-host.invalid', 'get', 'motd']);
+  t.equal(dns.code, 5);
+  t.match(dns.err, /DNS: no address for "no-such-host.invalid"/);
+  const sock = await run(['-e', join(dir, 'no.sock'), 'get', 'motd']);
+  t.match(sock.err, /no socket at .*no\.sock/);
+  t.ok(Date.now() - started < 10_000, 'none waited for a timeout');
+});
+
+t.test('a watch ends, exit 5, when the machine stops answering', async (t) => {
+  const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch']);
+  let out = '';
+  let err = '';
+  w.stdout.on('data', (d: Buffer) => { out += d; });
+  w.stderr.on('data', (d: Buffer) => { err += d; });
+  const exited = new Promise<number | null>((r) => w.on('exit', (c) => r(c)));
+  for (let i = 0; i < 200 && !/Motd/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+  t.match(out, /Motd/, 'watching');
+  // The engine frozen: its sockets stay open, nothing answers (a machine whose network went away).
+  served.process.kill('SIGSTOP');
+  try {
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 40_000))]);
+    t.equal(code, 5);
+    t.match(err, /the watch ended: .*no answer to a keepalive ping/);
+  } finally {
+    served.process.kill('SIGCONT');
+    w.kill();
+  }
+  t.equal((await run(['get', 'versions', '-o', 'name'])).code, 0, 'the engine answers again');
+});
