@@ -54,7 +54,7 @@ t.test('a flag a command does not take is refused, naming who takes it', async (
 
 t.test('help: every command has its own, however it is asked for', async (t) => {
   for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
-    'api-resources', 'version', 'config', 'gen']) {
+    'api-resources', 'version', 'config', 'gen', 'describe', 'explain']) {
     const viaHelp = await run(['help', c]);
     t.equal(viaHelp.code, 0, `help ${c}`);
     t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);
@@ -213,6 +213,40 @@ t.test('contexts: view (secrets redacted), get-contexts, use-context, set-contex
   t.match((await c(['config', 'delete-context', 'reader'])).out, /deleted context "reader"; "admin" is current now/);
   writeFileSync(cfg, readFileSync(cfg, 'utf8').replace(/^contexts:/m, 'contxts: {}\ncontexts:'));
   t.match((await c(['config', 'get-contexts'])).err, /unknown key "contxts" ignored/, 'a misspelt top-level key');
+});
+
+t.test('explain and describe: fields with their rules and docs; one resource with its way', async (t) => {
+  const ex = await run(['explain', 'linkspec']);
+  t.equal(ex.code, 0, ex.err);
+  t.match(ex.out, /^KIND: {7}LinkSpec\nTYPE: {7}LinkSpecs\.net\.appliance\.dev\nNAMESPACE: {2}network\n/);
+  t.match(ex.out, /MESSAGE: {4}appliance\.net\.v1alpha1\.LinkSpecSpec/);
+  t.match(ex.out, /\n {2}mtu <integer, 68 to 65535>\n {6}The MTU/, 'a field: its type, its rules in words, its doc');
+  t.match(ex.out, /layer <string, one of default, cmdline, platform, dhcp, config>/);
+  const field = await run(['explain', 'routespec', 'gateway']);
+  t.match(field.out, /FIELD: {6}gateway <string, an IP address>\n\n {2}Next hop/);
+  const nofield = await run(['explain', 'kernelparamspec', 'nosuch']);
+  t.same([nofield.code, nofield.err], [4, 'cosictl: KernelParamSpec: spec has no field "nosuch" (fields: value, '
+    + 'layer, key)\n']);
+
+  t.equal((await run(['apply', '-f', '-'], 'metadata: {type: linkspec, id: dsc0, labels: {lab: x}}\n'
+    + 'spec: {mtu: 1300}\n')).code, 0);
+  let d: Ran | undefined;
+  for (let i = 0; i < 40; i++) {
+    d = await run(['describe', 'linkspec', 'dsc0']);
+    if (/Related: LinkSpecStatus/.test(d.out)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  t.equal(d!.code, 0, d!.err);
+  t.match(d!.out, /^Kind: {8}LinkSpec\n/);
+  t.match(d!.out, /\nOwner: {7}\(declared by a user or a config\)\n/);
+  t.match(d!.out, /\nLabels: {6}lab=x\n/);
+  t.match(d!.out, /\nFinalizers: {2}link-merge\n/, 'who holds its teardown');
+  t.match(d!.out, /\nSpec:\n {2}mtu: 1300\n/);
+  t.match(d!.out, new RegExp(/Related: MergedLinkSpec dsc0 \(version \d+, written by link-merge\):\n {2}mtu: 1300\n/
+    .source + /[^]*Related: LinkSpecStatus dsc0 \(version \d+, written by link-spec\):/.source), 'in order');
+  t.equal((await run(['describe', 'linkspec', 'nosuch'])).code, 4);
+  t.equal((await run(['describe', 'linkspec'])).code, 2);
+  await run(['delete', 'linkspec', 'dsc0']);
 });
 
 t.test('unreachable: at once, saying which of refused, DNS or no socket, with a hint', async (t) => {

@@ -9,6 +9,7 @@ import { isMap } from '../../init/config/safe-yaml.ts';
 import { flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import { readInputs } from '../read-input.ts';
+import { declaredSpecs } from '../related-types.ts';
 import type { Session } from '../session.ts';
 
 export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
@@ -58,13 +59,6 @@ async function targetsOfFiles(files: string[]): Promise<Target[]> {
   return targets;
 }
 
-/** What to delete instead of a controller's output: the spec of the same name, or what a merged spec merges. */
-function specsBehind(def: ResourceDefinitionSpec, defs: readonly ResourceDefinitionSpec[]): string[] {
-  const names = new Set([def.displayType.replace(/Status$/, 'Spec'), def.displayType.replace(/^Merged/, '')]);
-  names.delete(def.displayType);
-  return defs.filter((d) => names.has(d.displayType)).map((d) => d.displayType);
-}
-
 export async function del(
   s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void,
 ): Promise<number> {
@@ -94,7 +88,7 @@ export async function del(
     try {
       const cur = await s.state.get(ptr);
       if (cur.metadata.owner) {
-        const specs = specsBehind(def, defs);
+        const specs = declaredSpecs(def, defs).map((d) => d.displayType);
         outcomes[i] = {
           line: `delete ${name}: a controller ("${cur.metadata.owner}") writes it, so it cannot be deleted; `
             + (specs.length ? `delete the ${specs.join(' or ')} it comes from`

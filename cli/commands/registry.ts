@@ -9,6 +9,8 @@ import { install, INSTALL_FLAGS, INSTALL_HELP } from './install.ts';
 import { rollback, ROLLBACK_FLAGS, ROLLBACK_HELP, upgrade, UPGRADE_FLAGS, UPGRADE_HELP } from './upgrade.ts';
 import { validate, VALIDATE_HELP } from './validate.ts';
 import { versionCommand } from './version.ts';
+import { explainCommand } from './explain.ts';
+import { describeCommand } from './describe.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -61,6 +63,8 @@ export const COMMANDS: readonly Command[] = [
     summary: 'rollback               boot the other slot (the previous version) from now on',
     run: async ({ p, out, err, session }) => rollback(await session(), p, out, err),
   },
+  describeCommand,
+  explainCommand,
   {
     name: 'api-resources', help: API_RESOURCES_HELP, flags: [],
     summary: 'api-resources          the resource types the machine serves',

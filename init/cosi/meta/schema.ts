@@ -49,7 +49,7 @@ function checkFormat(format: string, v: string): boolean {
   }
 }
 
-const FORMAT_WORDS: Record<StringFormat, string> = {
+export const FORMAT_WORDS: Record<StringFormat, string> = {
   ip: 'an IP address', ipv4: 'an IPv4 address', ipv6: 'an IPv6 address',
   cidr: 'an address with a prefix length (e.g. 192.0.2.10/24)',
   mac: 'a MAC address (aa:bb:cc:dd:ee:ff)', hostname: 'a host name', duration: 'a duration (e.g. 30s, 5m, 1h30m)',

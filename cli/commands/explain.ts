@@ -1,0 +1,106 @@
+// explain: a type's fields with their documentation and their rules in words, from the
+// machine's resource definitions (the schema each carries, derived from the .proto comments
+// for built-in types): kubectl explain's habit, for COSI types.
+import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import { FORMAT_WORDS, type SpecSchema } from '../../init/cosi/meta/schema.ts';
+import type { Command } from '../command.ts';
+import { CliError, EXIT } from '../errors.ts';
+
+export const EXPLAIN_HELP = `usage: cosictl explain TYPE [FIELD[.FIELD...]]
+
+Documents a resource type: its names, namespace and protobuf message, and each field of its
+spec with its type, its rules in words and its documentation. With FIELD, that field (and
+the fields inside it): cosictl explain linkspec mtu, cosictl explain routespec gateway.
+`;
+
+/** A field's type and rules in words: "string, one line, at most 4096 characters". */
+export function schemaWords(s: SpecSchema): string {
+  switch (s.type) {
+    case 'string': {
+      const w = ['string'];
+      if (s.enum) w.push(`one of ${s.enum.join(', ')}`);
+      if (s.format) w.push(FORMAT_WORDS[s.format]);
+      if (s.patternHelp) w.push(s.patternHelp);
+      else if (s.pattern) w.push(`matching ${s.pattern}`);
+      if (s.minLength === 1) w.push('not empty');
+      else if (s.minLength !== undefined) w.push(`at least ${s.minLength} characters`);
+      if (s.maxLength !== undefined) w.push(`at most ${s.maxLength} characters`);
+      return w.join(', ');
+    }
+    case 'integer': case 'number': {
+      const range = s.minimum !== undefined && s.maximum !== undefined ? `, ${s.minimum} to ${s.maximum}`
+        : s.minimum !== undefined ? `, at least ${s.minimum}` : s.maximum !== undefined ? `, at most ${s.maximum}` : '';
+      return `${s.type}${range}`;
+    }
+    case 'array': {
+      const n = s.maxItems !== undefined ? `, at most ${s.maxItems} items` : '';
+      return `list of (${schemaWords(s.items)})${s.minItems === 1 ? ', not empty' : ''}${n}`;
+    }
+    case 'object': return s.properties ? 'mapping with the fields below' : 'mapping';
+    case 'boolean': return 'true or false';
+    default: return 'any value';
+  }
+}
+
+function fieldLines(s: SpecSchema, indent: string, required: readonly string[] = []): string[] {
+  if (s.type === 'array') return fieldLines(s.items, indent);
+  if (s.type !== 'object' || !s.properties) return [];
+  return Object.entries(s.properties).flatMap(([name, f]) => [
+    `${indent}${name} <${schemaWords(f)}>${required.includes(name) ? ' (required)' : ''}`,
+    ...(f.description ? f.description.split('\n').map((l) => `${indent}    ${l}`) : []),
+    ...fieldLines(f, `${indent}  `, f.type === 'object' ? f.required : []),
+  ]);
+}
+
+/** The schema at a dotted path of fields (lists are walked through to their items). */
+function fieldAt(schema: SpecSchema, path: string[], def: ResourceDefinitionSpec): SpecSchema {
+  let s = schema;
+  for (const [i, name] of path.entries()) {
+    while (s.type === 'array') s = s.items;
+    const next = s.type === 'object' ? s.properties?.[name] : undefined;
+    if (!next) {
+      const here = path.slice(0, i).join('.') || 'spec';
+      const known = s.type === 'object' ? Object.keys(s.properties ?? {}) : [];
+      throw new CliError(`${def.displayType}: ${here} has no field "${name}"${known.length
+        ? ` (fields: ${known.join(', ')})` : ''}`, EXIT.notFound);
+    }
+    s = next;
+  }
+  return s;
+}
+
+export const explainCommand: Command = {
+  name: 'explain',
+  summary: 'explain TYPE [FIELD]   a type\'s fields, their rules and documentation',
+  help: EXPLAIN_HELP,
+  flags: [],
+  async run({ p, out, session }) {
+    const [typeName, field, ...extra] = p.positional;
+    if (!typeName) throw new CliError('explain: name a resource type (see `cosictl api-resources`)', EXIT.usage);
+    if (extra.length) throw new CliError(`explain: unexpected argument "${extra[0]}"`, EXIT.usage);
+    const def = await (await session()).resolve(typeName);
+    const head = [
+      `KIND:       ${def.displayType}`, `TYPE:       ${def.type}`, `NAMESPACE:  ${def.defaultNamespace}`,
+      `ALIASES:    ${def.aliases.join(', ') || '-'}`,
+      ...(def.protoMessage ? [`MESSAGE:    ${def.protoMessage}`] : []),
+      ...(def.sensitivity ? ['SENSITIVE:  yes (readers see it redacted)'] : []),
+    ];
+    if (!def.schema) {
+      out(`${head.join('\n')}\n\nNo schema: its specs are free-form (the type was registered without one).\n`);
+      return EXIT.ok;
+    }
+    if (field) {
+      const path = field.replace(/^spec\./, '').split('.');
+      const s = fieldAt(def.schema, path, def);
+      out(`${head.join('\n')}\n\nFIELD:      ${path.join('.')} <${schemaWords(s)}>\n`
+        + (s.description ? `\n${s.description.split('\n').map((l) => `  ${l}`).join('\n')}\n` : '')
+        + (fieldLines(s, '  ').length ? `\nFIELDS:\n${fieldLines(s, '  ', s.type === 'object' ? s.required : [])
+          .join('\n')}\n` : ''));
+      return EXIT.ok;
+    }
+    const lines = fieldLines(def.schema, '  ', def.schema.type === 'object' ? def.schema.required : []);
+    out(`${head.join('\n')}\n\n${def.schema.description ? `${def.schema.description}\n\n` : ''}`
+      + `FIELDS:\n${lines.join('\n') || '  (none)'}\n`);
+    return EXIT.ok;
+  },
+};
