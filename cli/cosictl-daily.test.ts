@@ -39,7 +39,7 @@ const motd = (id: string, text: string, labels = '') =>
 t.test('a flag a command does not take is refused, naming who takes it', async (t) => {
   for (const [args, re] of [
     [['get', 'motd', '-f', 'x.yaml'],
-      /--filename is not a flag of get \(apply, apply-config, validate, delete take it\)/],
+      /--filename is not a flag of get \(apply, apply-config, validate, delete, diff take it\)/],
     [['apply', '-w', '-o', 'json', '-f', 'x.yaml'], /--watch is not a flag of apply \(get takes it\)/],
     [['version', '--wipe'], /--wipe is not a flag of version \(install takes it\)/],
     [['delete', 'motd', 'x', '--sort-by', '.x'], /--sort-by is not a flag of delete \(get takes it\)/],
@@ -54,7 +54,7 @@ t.test('a flag a command does not take is refused, naming who takes it', async (
 
 t.test('help: every command has its own, however it is asked for', async (t) => {
   for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
-    'api-resources', 'version', 'config', 'gen', 'describe', 'explain']) {
+    'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff']) {
     const viaHelp = await run(['help', c]);
     t.equal(viaHelp.code, 0, `help ${c}`);
     t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);
@@ -247,6 +247,24 @@ t.test('explain and describe: fields with their rules and docs; one resource wit
   t.equal((await run(['describe', 'linkspec', 'nosuch'])).code, 4);
   t.equal((await run(['describe', 'linkspec'])).code, 2);
   await run(['delete', 'linkspec', 'dsc0']);
+});
+
+t.test('diff: what apply would change, per resource; nothing written', async (t) => {
+  await run(['apply', '-f', '-'], [motd('df-1', 'one', 'team: a'), motd('df-2', 'same')].join('---\n'));
+  const f = file('diff.yaml', [motd('df-1', 'uno', 'team: b'), motd('df-2', 'same'), motd('df-3', 'new')]
+    .join('---\n'));
+  const d = await run(['diff', '-f', f]);
+  t.equal(d.code, 0, d.err);
+  t.match(d.out, /^--- motd\/df-1 \(the machine, version 1\)\n\+\+\+ motd\/df-1 \(.*diff\.yaml, document 1\)\n/);
+  t.match(d.out, /\n labels:\n-  team: a\n\+  team: b\n spec:\n-  text: one\n\+  text: uno\n/);
+  t.match(d.out, /--- motd\/df-3 \(the machine, none\)\n\+\+\+ motd\/df-3 \(.*document 3\)\n\+spec:\n\+  text: new\n/);
+  t.notMatch(d.out, /df-2/, 'an unchanged resource is not shown');
+  t.match((await run(['get', 'motd', 'df-1', '-o', 'yaml'])).out, /text: one/, 'nothing written');
+  t.equal((await run(['diff', '-f', f, '--exit-code'])).code, 1, '--exit-code: 1 when something differs');
+  const same = await run(['diff', '-f', file('same.yaml', motd('df-2', 'same')), '--exit-code']);
+  t.same([same.code, same.out, same.err], [0, '', 'no differences\n']);
+  t.equal((await run(['diff', '-f', file('bad-diff.yaml', motd('df-9', '12'))])).code, 3, 'invalid input');
+  await run(['delete', 'motd', 'df-1', 'df-2']);
 });
 
 t.test('unreachable: at once, saying which of refused, DNS or no socket, with a hint', async (t) => {

@@ -56,7 +56,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'id', value: true }, { name: 'no-wait' },
   { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
   { name: 'health-timeout', value: true },
-  { name: 'client' }, { name: 'short' }, { name: 'raw' },
+  { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
 ];
 const GLOBAL_FLAGS = ['endpoint', 'config', 'context', 'namespace', 'timeout', 'insecure', 'fingerprint', 'help'];
 

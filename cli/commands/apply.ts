@@ -66,7 +66,7 @@ ${COMMON}
  * documents. Each is checked here too (size, gzip, nesting, emptiness): no point sending what the
  * machine refuses unread.
  */
-async function input(
+export async function configInput(
   args: string[], command: string,
 ): Promise<{ bytes: Uint8Array; name: string; files: InputFile[] }> {
   const inputs = await readInputs(args, command);
@@ -121,7 +121,7 @@ export async function applyConfig(
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
   let res;
   try {
-    const { bytes, name, files: joined } = await input(files, command);
+    const { bytes, name, files: joined } = await configInput(files, command);
     res = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
       config: bytes, mode, dryRun, trySeconds, sourceName: name, files: joined,
     }), s.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS));

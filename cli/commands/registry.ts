@@ -11,6 +11,7 @@ import { validate, VALIDATE_HELP } from './validate.ts';
 import { versionCommand } from './version.ts';
 import { explainCommand } from './explain.ts';
 import { describeCommand } from './describe.ts';
+import { diffCommand } from './diff.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -63,6 +64,7 @@ export const COMMANDS: readonly Command[] = [
     summary: 'rollback               boot the other slot (the previous version) from now on',
     run: async ({ p, out, err, session }) => rollback(await session(), p, out, err),
   },
+  diffCommand,
   describeCommand,
   explainCommand,
   {
