@@ -110,7 +110,7 @@ function documentPieces(text: string): { text: string; line: number }[] {
   };
   for (let m = marker.exec(text); m; m = marker.exec(text)) {
     if (m.index > start || m[1] === '...') piece(m.index);
-    if (m[1] === '...') { start = m.index + 3; } else start = m.index;
+    start = m[1] === '...' ? m.index + 3 : m.index;
   }
   piece(text.length);
   return out.filter((d) => /[^\s]/.test(d.text.replace(/^---/, '').replace(/#.*$/gm, '')));
@@ -121,14 +121,9 @@ function loadOne(text: string, index: number, maxDocumentBytes: number, firstLin
     return { index, why: `${(text.length / 1024).toFixed(0)} KiB, larger than the ${maxDocumentBytes >> 10} KiB `
       + 'a document may be (split it)' };
   }
-  const p = parseUntrustedYaml(text, { maxBytes: Infinity });
-  if (!p.ok) {
-    if (!p.at) return { index, why: p.message };
-    // Lines counted in the whole input, as an editor shows them; the offending lines below.
-    const line = firstLine + p.at.line - 1;
-    return { index, why: `${p.message.replace(/\(line \d+, column/, `(line ${line}, column`)}\n`
-      + codeFrame(text, p.at, firstLine) };
-  }
+  // Lines counted in the whole input, as an editor shows them; the offending lines below the message.
+  const p = parseUntrustedYaml(text, { maxBytes: Infinity, firstLine });
+  if (!p.ok) return { index, why: p.at ? `${p.message}\n${codeFrame(text, p.at, firstLine)}` : p.message };
   return p.value === null ? undefined : { index, value: p.value };
 }
 

@@ -10,7 +10,7 @@ import { yielder } from '../config/yielder.ts';
 import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../config/saved-config.ts';
 import {
-  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec,
+  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
 import { newResource, pointerString, type Pointer, type Resource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
@@ -172,8 +172,7 @@ export class MachineConfig {
   }
 
   private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
-    const short = `${(def?.displayType ?? p.type).toLowerCase()}/${p.id}`;
-    return def && def.defaultNamespace === p.namespace ? short : `${p.namespace}/${short}`;
+    return resourceName(p, def);
   }
 
   private desiredOf(d: ResourceDocument): Desired {

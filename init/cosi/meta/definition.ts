@@ -3,6 +3,7 @@
 // extension, YAML only) the protobuf message of its spec, a descriptor for a message
 // the machine does not know, or a schema for a type without a message.
 import { StateError } from '../state/errors.ts';
+import type { Pointer } from '../resource/resource.ts';
 import type { SpecSchema } from './schema.ts';
 
 export const META_NAMESPACE = 'meta';
@@ -147,6 +148,15 @@ export function matchDefinitions(defs: readonly ResourceDefinitionSpec[], name: 
 }
 
 /** The one definition `name` names, or undefined. Throws when several match, naming them. */
+/**
+ * A resource as users name it (the machine config's change lists, cosictl diff): `type/id` by the
+ * type's display name, with the namespace in front when it is not the type's default one.
+ */
+export function resourceName(p: Pointer, def: ResourceDefinitionSpec | undefined): string {
+  const short = `${(def?.displayType ?? p.type).toLowerCase()}/${p.id}`;
+  return def && def.defaultNamespace === p.namespace ? short : `${p.namespace}/${short}`;
+}
+
 export function resolveDefinition(
   defs: readonly ResourceDefinitionSpec[], name: string,
 ): ResourceDefinitionSpec | undefined {

@@ -106,7 +106,10 @@ export const MAX_ALIAS_COUNT = 100;
  */
 export const MAX_YAML_DOCUMENT_BYTES = 32 << 10;
 
-/** `at`: where a syntax error is, 1-based, in the text parsed. */
+/**
+ * `at`: where a syntax error is, 1-based, in the text parsed; the message counts lines from
+ * `firstLine` (the text's first line in the input it came from).
+ */
 export type YamlParsed = { ok: true; value: unknown }
   | { ok: false; message: string; at?: { line: number; col: number } };
 
@@ -151,7 +154,7 @@ function duplicateKey(node: unknown): string | undefined {
  * YAML text (a yaml_spec, a config document, cloud-init's) is parsed here.
  */
 export function parseUntrustedYaml(
-  text: string, o: { maxBytes?: number; maxDepth?: number } = {},
+  text: string, o: { maxBytes?: number; maxDepth?: number; firstLine?: number } = {},
 ): YamlParsed {
   const maxBytes = o.maxBytes ?? MAX_YAML_DOCUMENT_BYTES;
   if (text.length > maxBytes) {
@@ -166,7 +169,8 @@ export function parseUntrustedYaml(
     const first = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
     const at = e.linePos?.[0];
     return {
-      ok: false, message: `not valid YAML: ${first}${at ? ` (line ${at.line}, column ${at.col})` : ''}`,
+      ok: false,
+      message: `not valid YAML: ${first}${at ? ` (line ${(o.firstLine ?? 1) + at.line - 1}, column ${at.col})` : ''}`,
       ...(at ? { at: { line: at.line, col: at.col } } : {}),
     };
   }
