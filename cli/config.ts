@@ -89,11 +89,14 @@ export interface ContextOptions {
   warn?: (line: string) => void;
 }
 
+/** The context cosictl uses when --context is not given: the file's `context`, else the first. */
+export const currentContext = (f: ConfigFile): string | undefined => f.context ?? Object.keys(f.contexts ?? {})[0];
+
 export function loadContext(o: ContextOptions): Context {
   const path = o.configPath ?? defaultConfigPath();
   const file = readConfigFile(path, !!o.configPath);
   const names = Object.keys(file.contexts ?? {});
-  const name = o.context ?? file.context ?? names[0];
+  const name = o.context ?? currentContext(file);
   if (o.context && !file.contexts?.[o.context]) throw new CliError(
     `context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage,
   );

@@ -261,6 +261,8 @@ t.test('diff: what apply would change, per resource; nothing written', async (t)
   t.notMatch(d.out, /df-2/, 'an unchanged resource is not shown');
   t.match((await run(['get', 'motd', 'df-1', '-o', 'yaml'])).out, /text: one/, 'nothing written');
   t.equal((await run(['diff', '-f', f, '--exit-code'])).code, 1, '--exit-code: 1 when something differs');
+  const stdin = await run(['diff', '-f', '-'], motd('df-1', 'uno'));
+  t.match(stdin.out, /\+\+\+ motd\/df-1 \(stdin, document 1\)\n[^]*\+  text: uno\n/, 'stdin, read once, is diffed too');
   const same = await run(['diff', '-f', file('same.yaml', motd('df-2', 'same')), '--exit-code']);
   t.same([same.code, same.out, same.err], [0, '', 'no differences\n']);
   t.equal((await run(['diff', '-f', file('bad-diff.yaml', motd('df-9', '12'))])).code, 3, 'invalid input');

@@ -1,11 +1,15 @@
 // read-input: what the -f arguments name, as inputs: a file, - for stdin, a directory (its
 // .yaml, .yml and .json files, recursively, in name order, as kubectl does) or an http(s)
-// URL. Unreadable or empty input is a usage error naming it.
+// URL. Unreadable input is a usage error naming it; input that is not a config's (not
+// decodable, or holding no document) is invalid, refused before anything is sent.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { decodeConfigInput } from '../init/config/config-input.ts';
 import { CliError, EXIT } from './errors.ts';
 
 export interface Input { name: string; bytes: Buffer }
+/** An input as text: gzip undone, size and nesting checked, not empty. */
+export interface InputText extends Input { text: string }
 
 /** A URL's body is at most this (a machine config's own limit is lower). */
 const MAX_URL_BYTES = 16 << 20;
@@ -48,7 +52,7 @@ async function fetchInput(url: string): Promise<Input> {
 
 /**
  * Every input the -f arguments name, in order; a directory gives its files. Refused: none given,
- * a directory with no YAML or JSON file, and an input that holds nothing but blanks and comments.
+ * and a directory with no YAML or JSON file.
  */
 export async function readInputs(args: readonly string[], command: string): Promise<Input[]> {
   if (!args.length) throw new CliError(`${command}: give -f FILE (a file, a directory, a URL, or - for stdin)`,
@@ -68,5 +72,18 @@ export async function readInputs(args: readonly string[], command: string): Prom
 }
 
 /** Whether a text holds anything but blanks, comments and document markers. */
-export const isEmptyText = (text: string) =>
-  !/[^\s]/.test(text.replace(/#.*$/gm, '').replace(/^(---|\.\.\.)\s*$/gm, ''));
+const isEmptyText = (text: string) => !/[^\s]/.test(text.replace(/#.*$/gm, '').replace(/^(---|\.\.\.)\s*$/gm, ''));
+
+/**
+ * readInputs, each as the text of a config (what apply, diff and delete read). One that does not
+ * decode (gzip, size, nesting) or holds no document is refused (exit 3); `nothing` says what was
+ * therefore not done ("nothing applied").
+ */
+export async function readTexts(args: readonly string[], command: string, nothing: string): Promise<InputText[]> {
+  return (await readInputs(args, command)).map((i) => {
+    const d = decodeConfigInput(i.bytes);
+    if (!d.ok) throw new CliError(`${i.name}: ${d.message}; ${nothing}`, EXIT.invalid);
+    if (isEmptyText(d.text)) throw new CliError(`${i.name}: no documents in it; ${nothing}`, EXIT.invalid);
+    return { ...i, text: d.text };
+  });
+}

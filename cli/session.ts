@@ -16,7 +16,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
  * Calls the machine works on before it answers: applying a config (validated whole first) or a chunk of
  * an upgrade bundle (the last one is verified); a large one takes seconds on a small machine.
  */
-export const DEFAULT_LONG_CALL_TIMEOUT_MS = 60_000;
+const DEFAULT_LONG_CALL_TIMEOUT_MS = 60_000;
 /**
  * An open watch pings the machine this often, and ends when a ping goes unanswered this long: a
  * machine that went away (powered off, its network gone) ends the watch instead of leaving it silent.
@@ -44,6 +44,9 @@ export class Session {
       ...(ctx.tls ? { tls: ctx.tls } : {}),
     });
   }
+
+  /** The deadline of a call the machine works on before it answers: --timeout, else DEFAULT_LONG_CALL_TIMEOUT_MS. */
+  get longCallMs(): number { return this.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS; }
 
   async connect(timeoutMs = 5000): Promise<void> {
     try { await this.state.waitReady(timeoutMs); } catch (e) {

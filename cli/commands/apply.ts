@@ -3,7 +3,6 @@
 // whole config (and deletes the user resources it does not name). The machine
 // validates the whole input first: on any problem nothing is written and every
 // problem is printed with its document number and field (exit 3).
-import { decodeConfigInput } from '../../init/config/config-input.ts';
 import { formatProblem, loadDocuments } from '../../init/config/documents.ts';
 import { ConfigRefused } from '../../init/config/validate-config.ts';
 import type { InputFile } from '../../proto/gen/spec-types.ts';
@@ -14,8 +13,8 @@ import { StateError } from '../../init/cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
-import { isEmptyText, readInputs } from '../read-input.ts';
-import { DEFAULT_LONG_CALL_TIMEOUT_MS, type Session } from '../session.ts';
+import { readTexts, type InputText } from '../read-input.ts';
+import type { Session } from '../session.ts';
 
 const DOCUMENT = `  metadata:
     type: Motd            # type name or alias
@@ -68,16 +67,11 @@ ${COMMON}
  */
 export async function configInput(
   args: string[], command: string,
-): Promise<{ bytes: Uint8Array; name: string; files: InputFile[] }> {
-  const inputs = await readInputs(args, command);
-  const texts = inputs.map((i) => {
-    const d = decodeConfigInput(i.bytes);
-    if (!d.ok) throw new CliError(`${i.name}: ${d.message}; nothing applied`, EXIT.invalid);
-    if (isEmptyText(d.text)) throw new CliError(`${i.name}: no documents in it; nothing applied`, EXIT.invalid);
-    return d.text.endsWith('\n') ? d.text : `${d.text}\n`;
-  });
+): Promise<{ bytes: Uint8Array; name: string; files: InputFile[]; inputs: InputText[] }> {
+  const inputs = await readTexts(args, command, 'nothing applied');
+  const texts = inputs.map((i) => (i.text.endsWith('\n') ? i.text : `${i.text}\n`));
   const name = inputs.map((i) => i.name).join(', ');
-  if (inputs.length === 1) return { bytes: inputs[0]!.bytes, name, files: [] };
+  if (inputs.length === 1) return { bytes: inputs[0]!.bytes, name, files: [], inputs };
   // The machine counts documents as loadDocuments does, so the counts here are its own. YAML that does
   // not parse is reported here, where its lines are counted in its own file, not in the joined whole.
   const broken: string[] = [];
@@ -91,7 +85,7 @@ export async function configInput(
     return { name: i.name, documents: loaded.docs.length };
   });
   if (broken.length) throw new ConfigRefused(broken, name);
-  return { bytes: Buffer.from(texts.map((t) => `---\n${t}`).join('')), name, files };
+  return { bytes: Buffer.from(texts.map((t) => `---\n${t}`).join('')), name, files, inputs };
 }
 
 const VERB: Record<string, string> = {
@@ -124,7 +118,7 @@ export async function applyConfig(
     const { bytes, name, files: joined } = await configInput(files, command);
     res = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
       config: bytes, mode, dryRun, trySeconds, sourceName: name, files: joined,
-    }), s.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS));
+    }), s.longCallMs));
   } catch (e) {
     if (e instanceof StateError && e.code === 'invalid-argument') {
       err(`${e.message}\n`);

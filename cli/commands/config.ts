@@ -4,7 +4,9 @@
 import YAML from 'yaml';
 import { flag, has } from '../args.ts';
 import type { Command } from '../command.ts';
-import { readConfigFile, toAddress, warnUnknownKeys, writeConfigFile, type ConfigFile } from '../config.ts';
+import {
+  currentContext, readConfigFile, toAddress, warnUnknownKeys, writeConfigFile, type ConfigFile,
+} from '../config.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
 
@@ -31,9 +33,6 @@ environment: COSICTL_CONFIG (the file), COSICTL_ENDPOINT (overrides every contex
 `;
 
 const SECRET_KEYS = ['ca', 'cert', 'key'] as const;
-
-/** The name cosictl uses when --context is not given: the file's `context`, else the first. */
-export const currentContext = (f: ConfigFile): string | undefined => f.context ?? Object.keys(f.contexts ?? {})[0];
 
 export const configCommand: Command = {
   name: 'config',

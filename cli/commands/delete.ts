@@ -3,12 +3,11 @@
 // missing or refused does not stop the others, and the exit code says the worst.
 import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
-import { decodeConfigInput } from '../../init/config/config-input.ts';
 import { loadDocuments } from '../../init/config/documents.ts';
 import { isMap } from '../../init/config/safe-yaml.ts';
 import { flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
-import { readInputs } from '../read-input.ts';
+import { readTexts } from '../read-input.ts';
 import { declaredSpecs } from '../related-types.ts';
 import type { Session } from '../session.ts';
 
@@ -39,12 +38,9 @@ interface Target { typeName: string; id: string; namespace?: string; from?: stri
 
 async function targetsOfFiles(files: string[]): Promise<Target[]> {
   const targets: Target[] = [];
-  for (const input of await readInputs(files, 'delete')) {
-    const d = decodeConfigInput(input.bytes);
-    if (!d.ok) throw new CliError(`${input.name}: ${d.message}`, EXIT.invalid);
-    const loaded = loadDocuments(d.text);
+  for (const input of await readTexts(files, 'delete', 'nothing deleted')) {
+    const loaded = loadDocuments(input.text, Infinity, Infinity);
     if ('problem' in loaded) throw new CliError(`${input.name}: ${loaded.problem.message}`, EXIT.invalid);
-    if (!loaded.docs.length) throw new CliError(`${input.name}: no documents`, EXIT.usage);
     for (const doc of loaded.docs) {
       const where = `${input.name}: document ${doc.index}`;
       if ('why' in doc) throw new CliError(`${where}: ${doc.why}`, EXIT.invalid);

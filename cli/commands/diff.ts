@@ -6,17 +6,16 @@ import YAML from 'yaml';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE,
 } from '../../init/config/config-service-wire.ts';
-import { decodeConfigInput } from '../../init/config/config-input.ts';
 import { loadDocuments } from '../../init/config/documents.ts';
 import { isMap } from '../../init/config/safe-yaml.ts';
+import { resourceName } from '../../init/cosi/meta/definition.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
 import { flagAll, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import { unifiedDiff } from '../output/line-diff.ts';
-import { readInputs } from '../read-input.ts';
-import { DEFAULT_LONG_CALL_TIMEOUT_MS, type Session } from '../session.ts';
+import type { Session } from '../session.ts';
 import { configInput } from './apply.ts';
 
 export const DIFF_HELP = `usage: cosictl diff -f FILE [-f FILE...] [--exit-code]
@@ -44,28 +43,27 @@ const comparable = (d: Doc) => YAML.stringify({
 
 async function run(s: Session, files: string[], out: (t: string) => void, err: (t: string) => void,
   exitCode: boolean): Promise<number> {
+  let input: Awaited<ReturnType<typeof configInput>>;
   let changes;
   try {
-    const { bytes, name, files: joined } = await configInput(files, 'diff');
+    input = await configInput(files, 'diff');
     changes = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
-      config: bytes, mode: 'merge', dryRun: true, trySeconds: 0, sourceName: name, files: joined,
-    }), s.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS)).changes ?? [];
+      config: input.bytes, mode: 'merge', dryRun: true, trySeconds: 0, sourceName: input.name, files: input.files,
+    }), s.longCallMs)).changes ?? [];
   } catch (e) {
     if (e instanceof StateError && e.code === 'invalid-argument') { err(`${e.message}\n`); return EXIT.invalid; }
     throw e;
   }
   const differing = new Map(changes.filter((c) => c.action !== 'unchanged').map((c) => [c.resource, c.action]));
   let shown = 0;
-  for (const input of await readInputs(files, 'diff')) {
-    const text = decodeConfigInput(input.bytes);
-    const loaded = text.ok ? loadDocuments(text.text) : undefined;
-    for (const [n, doc] of (loaded && 'docs' in loaded ? loaded.docs : []).entries()) {
+  for (const file of input.inputs) {
+    const loaded = loadDocuments(file.text, Infinity, Infinity);
+    for (const [n, doc] of ('docs' in loaded ? loaded.docs : []).entries()) {
       if (!('value' in doc) || !isMap(doc.value) || !isMap(doc.value.metadata)) continue;
       const md = doc.value.metadata;
       const def = await s.resolve(String(md.type));
       const namespace = typeof md.namespace === 'string' ? md.namespace : s.namespaceFor(def);
-      const short = `${def.displayType.toLowerCase()}/${String(md.id)}`;
-      const name = namespace === def.defaultNamespace ? short : `${namespace}/${short}`;
+      const name = resourceName({ namespace, type: def.type, id: String(md.id) }, def);
       const action = differing.get(name);
       if (!action) continue;
       const want: Doc = {
@@ -79,7 +77,7 @@ async function run(s: Session, files: string[], out: (t: string) => void, err: (
         before = comparable({ ...cur.metadata, spec: cur.spec });
         version = `version ${String(cur.metadata.version)}`;
       }
-      out(unifiedDiff(`${name} (the machine, ${version})`, `${name} (${input.name}, document ${n + 1})`, before,
+      out(unifiedDiff(`${name} (the machine, ${version})`, `${name} (${file.name}, document ${n + 1})`, before,
         comparable(want)));
       shown++;
     }

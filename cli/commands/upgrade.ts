@@ -16,7 +16,7 @@ import { flag, has, type Parsed } from '../args.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
-import { DEFAULT_LONG_CALL_TIMEOUT_MS, type Session } from '../session.ts';
+import type { Session } from '../session.ts';
 
 export const UPGRADE_HELP = `usage: cosictl upgrade --image FILE|URL [--no-reboot] [--tries N]
                        [--health-timeout DURATION] [--id ID] [--no-wait]
@@ -91,7 +91,7 @@ async function uploadFile(
       try {
         r = UPLOAD_RESPONSE.decode(await s.state.unary(UPLOAD_PATH, UPLOAD_REQUEST.encode({
           upgradeId: id, offset, data: buf.subarray(0, n),
-        }), s.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS));
+        }), s.longCallMs));
       } catch (e) {
         // The machine's answer to the bundle itself (refused) ends the upload; a lost call is sent again.
         if (e instanceof StateError || ++failures > 5) throw e;

@@ -2,13 +2,12 @@
 // The client's is printed before the machine is asked, so it shows even when the machine
 // cannot be reached (the command then fails as any other would).
 import YAML from 'yaml';
+import { RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
 import { COMMIT, VERSION } from '../../init/version.ts';
 import type { VersionSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
-
-const VERSION_TYPE = 'Versions.runtime.appliance.dev';
 
 export const VERSION_HELP = `usage: cosictl version [--client] [--short] [-o json|yaml]
 
@@ -49,7 +48,7 @@ export const versionCommand: Command = {
     let server: VersionSpec | undefined;
     if (!has(p, 'client')) {
       const s = await session();
-      const all = await s.state.list({ namespace: 'runtime', type: VERSION_TYPE });
+      const all = await s.state.list({ namespace: RUNTIME_NS, type: VERSION_TYPE });
       // The running system: the only Version, or the running slot's on an installed disk.
       server = (all.find((r) => (r.spec as VersionSpec).running) ?? all[0])?.spec as VersionSpec | undefined;
       if (!o) {
