@@ -5,7 +5,7 @@
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -20,9 +20,9 @@ t.teardown(() => served.stop());
 const dir = mkdtempSync(join(tmpdir(), 'cosictl-daily-'));
 
 type Ran = { code: number; out: string; err: string };
-function run(args: string[], input?: string, config = served.cosictlConfig): Promise<Ran> {
+function run(args: string[], input?: string, config = served.cosictlConfig, env: NodeJS.ProcessEnv = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    const c = execFile(cosictl, ['--config', config, ...args], { timeout: 60_000 },
+    const c = execFile(cosictl, ['--config', config, ...args], { timeout: 60_000, env: { ...process.env, ...env } },
       (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
     if (input !== undefined) c.stdin!.end(input);
   });
@@ -54,7 +54,7 @@ t.test('a flag a command does not take is refused, naming who takes it', async (
 
 t.test('help: every command has its own, however it is asked for', async (t) => {
   for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
-    'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff']) {
+    'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff', 'edit']) {
     const viaHelp = await run(['help', c]);
     t.equal(viaHelp.code, 0, `help ${c}`);
     t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);
@@ -118,6 +118,57 @@ t.test('delete: each reported, none stops the others; --ignore-not-found; -f; co
   t.equal((await run(['delete', '-f', docs])).code, 4, 'deleted already');
   t.equal((await run(['delete', '-f', docs, '--ignore-not-found'])).code, 0);
   t.equal((await run(['delete', 'motd', 'x', '-f', docs])).code, 2, 'ids and -f do not mix');
+});
+
+t.test('edit: applied on save; a refused edit reopens with its problems; nothing typed is lost', async (t) => {
+  /** An editor: a shell script given the file, as $EDITOR would be. */
+  const editor = (name: string, script: string) => {
+    const p = file(`editors/${name}`, `#!/bin/sh\nset -e\n${script}\n`);
+    chmodSync(p, 0o755);
+    return { COSICTL_EDITOR: p };
+  };
+  const text = async () =>
+    (YAML.parse((await run(['get', 'motd', 'ed', '-o', 'yaml'])).out) as { spec: { text: string } }).spec.text;
+  await run(['apply', '-f', '-'], motd('ed', 'one'));
+  const saved = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('two', `sed -i 's/text: one/text: two/' "$1"`));
+  t.same([saved.code, saved.out.split('\n')[0]], [0, 'motd/ed configured'], saved.err);
+  t.equal(await text(), 'two');
+  const same = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('none', 'true'));
+  t.same([same.code, same.err], [0, 'edit cancelled: no changes; nothing applied\n']);
+  const emptied = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('empty', ': > "$1"'));
+  t.same([emptied.code, emptied.err], [0, 'edit cancelled: the file was emptied; nothing applied\n']);
+  const seen = join(dir, 'editors/seen.yaml');
+  const fixes = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('fixes', `cp "$1" ${seen}
+if grep -q 'refused this edit' "$1"; then sed -i 's/text: .*/text: three/' "$1"; else sed -i 's/text: .*/text: 5/' "$1"; fi`));
+  t.equal(fixes.code, 0, fixes.err);
+  t.match(fixes.err, /edit of motd\/ed: document 1 \(Motd ed\): spec\.text: must be a string/, 'the problem was shown');
+  const second = readFileSync(seen, 'utf8');
+  t.match(second, /^# The machine refused this edit:\n#[^]*spec\.text: must be a string/m, 'the second opening shows the problem');
+  t.match(second, /^ {2}text: 5$/m, '... above the edit as it was');
+  t.equal(await text(), 'three');
+  const stuck = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('bad', `sed -i 's/text: .*/text: 5/' "$1"`));
+  t.equal(stuck.code, 3, 'refused, then left as it was');
+  const kept = /It is kept in (\S+)/.exec(stuck.err)?.[1];
+  t.ok(kept && readFileSync(kept, 'utf8').includes('text: 5'), `the edit is kept: ${stuck.err}`);
+  t.equal(await text(), 'three', 'nothing applied');
+  const renamed = await run(['edit', 'motd', 'ed'], undefined, undefined,
+    editor('rename', `sed -i 's/id: ed$/id: other/' "$1"`));
+  t.equal(renamed.code, 3);
+  t.match(renamed.err, /metadata\.id was "ed", the edit makes it "other": edit changes a resource in place/);
+  const raced = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('race',
+    `printf '${motd('ed', 'theirs').replace(/\n/g, '\\n')}' | ${cosictl} --config ${served.cosictlConfig} apply -f - >/dev/null
+sed -i 's/text: three/text: mine/' "$1"`));
+  t.equal(raced.code, 1, raced.err);
+  t.match(raced.err, /changed on the machine while it was being edited \(version \d+ -> \d+\); nothing applied/);
+  t.equal(await text(), 'theirs', 'the other writer\'s change stands');
+  const failing = await run(['edit', 'motd', 'ed'], undefined, undefined, { COSICTL_EDITOR: 'false' });
+  t.equal(failing.code, 1);
+  t.match(failing.err, /the editor "false" exited with status 1; nothing applied \(the file is kept: /);
+  const missing = await run(['edit', 'motd', 'nosuch'], undefined, undefined, editor('none', 'true'));
+  t.same([missing.code, missing.err], [4, 'cosictl: edit motd/nosuch: no Motd "nosuch" in namespace config\n']);
+  const owned = await run(['edit', 'issue', 'banner'], undefined, undefined, editor('none', 'true'));
+  t.equal(owned.code, 1);
+  t.match(owned.err, /edit issue\/banner: a controller \("issue-status"\) writes it, so it cannot be edited/);
 });
 
 t.test('round trips and inputs: get -o yaml applies back; directories, URLs, empty input', async (t) => {

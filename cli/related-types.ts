@@ -16,3 +16,14 @@ export function relatedTypes(
 /** What a user declares for what `def` holds: the related spec that is not merged. */
 export const declaredSpecs = (def: ResourceDefinitionSpec, defs: readonly ResourceDefinitionSpec[]) =>
   relatedTypes(def, defs).filter((d) => /Spec$/.test(d.displayType) && !/^Merged/.test(d.displayType));
+
+/** Why a controller's output cannot be changed by hand (`verb`: delete, edit), and what to change instead. */
+export function controllerOwnedWhy(
+  verb: string, name: string, owner: string, def: ResourceDefinitionSpec, defs: readonly ResourceDefinitionSpec[],
+): string {
+  const specs = declaredSpecs(def, defs).map((d) => d.displayType);
+  const deleting = verb === 'delete';
+  return `${verb} ${name}: a controller ("${owner}") writes it, so it cannot be ${deleting ? 'deleted' : 'edited'}; `
+    + (specs.length ? `${verb} the ${specs.join(' or ')} it comes from`
+      : `it ${deleting ? 'goes when what it is made from goes' : 'follows what it is made from'}`);
+}

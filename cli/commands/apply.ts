@@ -113,19 +113,37 @@ export async function applyConfig(
   const tryFor = flag(p, 'try');
   const trySeconds = tryFor === undefined ? 0 : parseDuration('try', tryFor);
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
-  let res;
+  const input = await configInput(files, command);
+  const res = await sendConfig(s, input, { mode, dryRun, trySeconds });
+  if ('refused' in res) { err(`${res.refused}\n`); return EXIT.invalid; }
+  reportApplied(res.applied, { dryRun }, out, err);
+  return EXIT.ok;
+}
+
+type Sent = Pick<Awaited<ReturnType<typeof configInput>>, 'bytes' | 'name' | 'files'>;
+export type Applied = ReturnType<typeof APPLY_RESPONSE.decode>;
+
+/**
+ * Sends documents to the machine config service. Input the machine refuses answers `refused`: every
+ * problem, named by file and document; nothing was written.
+ */
+export async function sendConfig(
+  s: Session, input: Sent, how: { mode: 'merge' | 'replace'; dryRun: boolean; trySeconds: number },
+): Promise<{ applied: Applied } | { refused: string }> {
   try {
-    const { bytes, name, files: joined } = await configInput(files, command);
-    res = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
-      config: bytes, mode, dryRun, trySeconds, sourceName: name, files: joined,
-    }), s.longCallMs));
+    return { applied: APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: input.bytes, ...how, sourceName: input.name, files: input.files,
+    }), s.longCallMs)) };
   } catch (e) {
-    if (e instanceof StateError && e.code === 'invalid-argument') {
-      err(`${e.message}\n`);
-      return EXIT.invalid;
-    }
+    if (e instanceof StateError && e.code === 'invalid-argument') return { refused: e.message };
     throw e;
   }
+}
+
+/** What changed, one line per resource as kubectl says it, and where the config was kept. */
+export function reportApplied(
+  res: Applied, { dryRun }: { dryRun: boolean }, out: (text: string) => void, err: (text: string) => void,
+): void {
   for (const c of res.changes ?? []) {
     out(`${c.resource} ${VERB[c.action] ?? c.action}${dryRun ? ' (dry run)' : ''}${c.needsReboot
       ? ' (takes effect at the next boot)' : ''}\n`);
@@ -137,5 +155,4 @@ export async function applyConfig(
   } else if (res.persistedTo) out(`persisted to ${res.persistedTo}\n`);
   else err(`warning: the config is held in memory only: ${res.persistProblem}\n`);
   if (res.needsReboot?.length) err(`${res.needsReboot.length} change(s) take effect at the next boot\n`);
-  return EXIT.ok;
 }

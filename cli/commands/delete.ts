@@ -8,7 +8,7 @@ import { isMap } from '../../init/config/safe-yaml.ts';
 import { flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import { readTexts } from '../read-input.ts';
-import { declaredSpecs } from '../related-types.ts';
+import { controllerOwnedWhy } from '../related-types.ts';
 import type { Session } from '../session.ts';
 
 export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
@@ -84,12 +84,8 @@ export async function del(
     try {
       const cur = await s.state.get(ptr);
       if (cur.metadata.owner) {
-        const specs = declaredSpecs(def, defs).map((d) => d.displayType);
         outcomes[i] = {
-          line: `delete ${name}: a controller ("${cur.metadata.owner}") writes it, so it cannot be deleted; `
-            + (specs.length ? `delete the ${specs.join(' or ')} it comes from`
-              : 'it goes when what it is made from goes'),
-          code: EXIT.failed, toErr: true,
+          line: controllerOwnedWhy('delete', name, cur.metadata.owner, def, defs), code: EXIT.failed, toErr: true,
         };
         return;
       }

@@ -3,20 +3,16 @@
 // diff of its labels, annotations and spec as the machine holds them against the file's,
 // normalized the way the machine stores specs.
 import YAML from 'yaml';
-import {
-  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE,
-} from '../../init/config/config-service-wire.ts';
 import { loadDocuments } from '../../init/config/documents.ts';
 import { isMap } from '../../init/config/safe-yaml.ts';
 import { resourceName } from '../../init/cosi/meta/definition.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
 import { flagAll, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import { unifiedDiff } from '../output/line-diff.ts';
 import type { Session } from '../session.ts';
-import { configInput } from './apply.ts';
+import { configInput, sendConfig } from './apply.ts';
 
 export const DIFF_HELP = `usage: cosictl diff -f FILE [-f FILE...] [--exit-code]
 
@@ -43,17 +39,10 @@ const comparable = (d: Doc) => YAML.stringify({
 
 async function run(s: Session, files: string[], out: (t: string) => void, err: (t: string) => void,
   exitCode: boolean): Promise<number> {
-  let input: Awaited<ReturnType<typeof configInput>>;
-  let changes;
-  try {
-    input = await configInput(files, 'diff');
-    changes = APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
-      config: input.bytes, mode: 'merge', dryRun: true, trySeconds: 0, sourceName: input.name, files: input.files,
-    }), s.longCallMs)).changes ?? [];
-  } catch (e) {
-    if (e instanceof StateError && e.code === 'invalid-argument') { err(`${e.message}\n`); return EXIT.invalid; }
-    throw e;
-  }
+  const input = await configInput(files, 'diff');
+  const res = await sendConfig(s, input, { mode: 'merge', dryRun: true, trySeconds: 0 });
+  if ('refused' in res) { err(`${res.refused}\n`); return EXIT.invalid; }
+  const changes = res.applied.changes ?? [];
   const differing = new Map(changes.filter((c) => c.action !== 'unchanged').map((c) => [c.resource, c.action]));
   let shown = 0;
   for (const file of input.inputs) {

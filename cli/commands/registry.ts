@@ -12,6 +12,7 @@ import { versionCommand } from './version.ts';
 import { explainCommand } from './explain.ts';
 import { describeCommand } from './describe.ts';
 import { diffCommand } from './diff.ts';
+import { editCommand } from './edit.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -65,6 +66,7 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ p, out, err, session }) => rollback(await session(), p, out, err),
   },
   diffCommand,
+  editCommand,
   describeCommand,
   explainCommand,
   {
