@@ -20,7 +20,9 @@ t.teardown(() => served.stop());
 const dir = mkdtempSync(join(tmpdir(), 'cosictl-daily-'));
 
 type Ran = { code: number; out: string; err: string };
-function run(args: string[], input?: string, config = served.cosictlConfig, env: NodeJS.ProcessEnv = {}): Promise<Ran> {
+function run(
+  args: string[], input?: string, config = served.cosictlConfig, env: NodeJS.ProcessEnv = {},
+): Promise<Ran> {
   return new Promise((resolve) => {
     const c = execFile(cosictl, ['--config', config, ...args], { timeout: 60_000, env: { ...process.env, ...env } },
       (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
@@ -127,46 +129,51 @@ t.test('edit: applied on save; a refused edit reopens with its problems; nothing
     chmodSync(p, 0o755);
     return { COSICTL_EDITOR: p };
   };
+  /** cosictl edit ARGS with an editor that runs `script`. */
+  const edit = (args: string[], name: string, script: string) =>
+    run(['edit', ...args], undefined, undefined, editor(name, script));
   const text = async () =>
     (YAML.parse((await run(['get', 'motd', 'ed', '-o', 'yaml'])).out) as { spec: { text: string } }).spec.text;
   await run(['apply', '-f', '-'], motd('ed', 'one'));
-  const saved = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('two', `sed -i 's/text: one/text: two/' "$1"`));
+  const saved = await edit(['motd', 'ed'], 'two', `sed -i 's/text: one/text: two/' "$1"`);
   t.same([saved.code, saved.out.split('\n')[0]], [0, 'motd/ed configured'], saved.err);
   t.equal(await text(), 'two');
-  const same = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('none', 'true'));
+  const same = await edit(['motd', 'ed'], 'none', 'true');
   t.same([same.code, same.err], [0, 'edit cancelled: no changes; nothing applied\n']);
-  const emptied = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('empty', ': > "$1"'));
+  const emptied = await edit(['motd', 'ed'], 'empty', ': > "$1"');
   t.same([emptied.code, emptied.err], [0, 'edit cancelled: the file was emptied; nothing applied\n']);
   const seen = join(dir, 'editors/seen.yaml');
-  const fixes = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('fixes', `cp "$1" ${seen}
-if grep -q 'refused this edit' "$1"; then sed -i 's/text: .*/text: three/' "$1"; else sed -i 's/text: .*/text: 5/' "$1"; fi`));
+  const fixes = await edit(['motd', 'ed'], 'fixes', `cp "$1" ${seen}
+if grep -q 'refused this edit' "$1"; then sed -i 's/text: .*/text: three/' "$1"
+else sed -i 's/text: .*/text: 5/' "$1"; fi`);
   t.equal(fixes.code, 0, fixes.err);
-  t.match(fixes.err, /edit of motd\/ed: document 1 \(Motd ed\): spec\.text: must be a string/, 'the problem was shown');
+  t.match(fixes.err, /edit of motd\/ed: document 1 \(Motd ed\): spec\.text: must be a string/, 
+    'the problem was shown');
   const second = readFileSync(seen, 'utf8');
-  t.match(second, /^# The machine refused this edit:\n#[^]*spec\.text: must be a string/m, 'the second opening shows the problem');
+  t.match(second, /^# The machine refused this edit:\n#[^]*spec\.text: must be a string/m,
+    'the second opening shows the problem');
   t.match(second, /^ {2}text: 5$/m, '... above the edit as it was');
   t.equal(await text(), 'three');
-  const stuck = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('bad', `sed -i 's/text: .*/text: 5/' "$1"`));
+  const stuck = await edit(['motd', 'ed'], 'bad', `sed -i 's/text: .*/text: 5/' "$1"`);
   t.equal(stuck.code, 3, 'refused, then left as it was');
   const kept = /It is kept in (\S+)/.exec(stuck.err)?.[1];
   t.ok(kept && readFileSync(kept, 'utf8').includes('text: 5'), `the edit is kept: ${stuck.err}`);
   t.equal(await text(), 'three', 'nothing applied');
-  const renamed = await run(['edit', 'motd', 'ed'], undefined, undefined,
-    editor('rename', `sed -i 's/id: ed$/id: other/' "$1"`));
+  const renamed = await edit(['motd', 'ed'], 'rename', `sed -i 's/id: ed$/id: other/' "$1"`);
   t.equal(renamed.code, 3);
   t.match(renamed.err, /metadata\.id was "ed", the edit makes it "other": edit changes a resource in place/);
-  const raced = await run(['edit', 'motd', 'ed'], undefined, undefined, editor('race',
-    `printf '${motd('ed', 'theirs').replace(/\n/g, '\\n')}' | ${cosictl} --config ${served.cosictlConfig} apply -f - >/dev/null
-sed -i 's/text: three/text: mine/' "$1"`));
+  const theirs = file('editors/theirs.yaml', motd('ed', 'theirs'));
+  const raced = await edit(['motd', 'ed'], 'race', `${cosictl} --config ${served.cosictlConfig} apply -f ${theirs}
+sed -i 's/text: three/text: mine/' "$1"`);
   t.equal(raced.code, 1, raced.err);
   t.match(raced.err, /changed on the machine while it was being edited \(version \d+ -> \d+\); nothing applied/);
   t.equal(await text(), 'theirs', 'the other writer\'s change stands');
   const failing = await run(['edit', 'motd', 'ed'], undefined, undefined, { COSICTL_EDITOR: 'false' });
   t.equal(failing.code, 1);
   t.match(failing.err, /the editor "false" exited with status 1; nothing applied \(the file is kept: /);
-  const missing = await run(['edit', 'motd', 'nosuch'], undefined, undefined, editor('none', 'true'));
+  const missing = await edit(['motd', 'nosuch'], 'none', 'true');
   t.same([missing.code, missing.err], [4, 'cosictl: edit motd/nosuch: no Motd "nosuch" in namespace config\n']);
-  const owned = await run(['edit', 'issue', 'banner'], undefined, undefined, editor('none', 'true'));
+  const owned = await edit(['issue', 'banner'], 'none', 'true');
   t.equal(owned.code, 1);
   t.match(owned.err, /edit issue\/banner: a controller \("issue-status"\) writes it, so it cannot be edited/);
 });
