@@ -2,6 +2,7 @@
 // the global ones, and how it runs. Commands that talk to a machine ask for the session;
 // those that do not (validate, gen, config, completion) never connect.
 import type { Parsed } from './args.ts';
+import type { Completion, Line, Lookups } from './completion/complete.ts';
 import type { Session } from './session.ts';
 
 export interface CommandIo {
@@ -26,4 +27,6 @@ export interface Command {
   /** The flags it takes besides the global ones (long names). */
   flags: readonly string[];
   run(io: CommandIo): Promise<number>;
+  /** Shell completion of the argument being typed (`current`), after `line.args`. */
+  completeArg?(line: Line, current: string, lookups: Lookups): Promise<Completion>;
 }

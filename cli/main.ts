@@ -1,8 +1,10 @@
 // cosictl: the client of the appliance's COSI API. Runs on the user's machine.
-import { flag, has, parseArgs, type FlagSpec } from './args.ts';
+import { flag, has, parseArgs } from './args.ts';
+import { FLAGS, GLOBAL_FLAGS } from './flags.ts';
 import type { CommandIo } from './command.ts';
 import { COMMANDS, commandNamed } from './commands/registry.ts';
 import { clientLine } from './commands/version.ts';
+import { completeWords } from './commands/completion.ts';
 import { defaultConfigPath, loadContext } from './config.ts';
 import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { parseDuration } from './duration.ts';
@@ -37,29 +39,6 @@ exit codes: 0 ok, 1 the API refused or failed, 2 bad usage, 3 invalid input (not
 written), 4 not found, 5 API unreachable.
 `;
 
-/** Every flag any command takes; which command takes which is each command's `flags`. */
-const FLAGS: FlagSpec[] = [
-  { name: 'endpoint', short: 'e', value: true }, { name: 'config', value: true }, { name: 'context', value: true },
-  { name: 'namespace', short: 'n', value: true }, { name: 'timeout', value: true },
-  { name: 'insecure', short: 'i' }, { name: 'fingerprint', value: true },
-  { name: 'help', short: 'h' }, { name: 'version' },
-  { name: 'output', short: 'o', value: true },
-  { name: 'selector', short: 'l', value: true, repeat: true }, { name: 'id-regexp', value: true },
-  { name: 'watch', short: 'w' }, { name: 'sort-by', value: true }, { name: 'show-labels' },
-  { name: 'label-columns', short: 'L', value: true, repeat: true },
-  { name: 'filename', short: 'f', value: true, repeat: true }, { name: 'ignore-not-found' },
-  { name: 'dry-run' }, { name: 'try', value: true }, { name: 'confirm' },
-  { name: 'secrets', value: true }, { name: 'role', value: true }, { name: 'algorithm', value: true },
-  { name: 'days', value: true }, { name: 'force' }, { name: 'server-name', value: true },
-  { name: 'disk', value: true }, { name: 'serial', value: true }, { name: 'model', value: true },
-  { name: 'size', value: true }, { name: 'wipe' }, { name: 'reboot' }, { name: 'source', value: true },
-  { name: 'id', value: true }, { name: 'no-wait' },
-  { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
-  { name: 'health-timeout', value: true },
-  { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
-];
-const GLOBAL_FLAGS = ['endpoint', 'config', 'context', 'namespace', 'timeout', 'insecure', 'fingerprint', 'help'];
-
 const out = (s: string) => { process.stdout.write(s); };
 const err = (s: string) => { process.stderr.write(s); };
 
@@ -74,6 +53,7 @@ function checkFlags(command: string, given: Iterable<string>, takes: readonly st
 }
 
 export async function cosictl(argv: string[]): Promise<number> {
+  if (argv[0] === '__complete') { out(await completeWords(argv.slice(1), COMMANDS)); return EXIT.ok; }
   const p = parseArgs(argv, FLAGS);
   const [name, ...rest] = p.positional;
   if (has(p, 'version') && !name) { out(`${clientLine()}\n`); return EXIT.ok; }

@@ -24,6 +24,7 @@ PACKAGES=(
   dnsmasq-base      # DHCP server for host network tests
   protobuf-compiler libprotobuf-dev python3-protobuf python3-grpcio # an independent gRPC client (C-core) in the interop test
   lz4               # compression comparisons in the boot notes
+  zsh fish tmux     # the completion tests run each shell's own completion (zsh's in tmux, interactively)
   squashfs-tools    # mksquashfs: the system image (executable, addon, modules) read on demand
   libedit2 libgnutls30 libnettle8 libseccomp2 libcap2 # what the unpacked chronyd links against
 )

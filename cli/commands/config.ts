@@ -34,11 +34,23 @@ environment: COSICTL_CONFIG (the file), COSICTL_ENDPOINT (overrides every contex
 
 const SECRET_KEYS = ['ca', 'cert', 'key'] as const;
 
+/** The subcommands, for the error that lists them and for completion. */
+const VERBS = [
+  { value: 'view', about: 'the config file' }, { value: 'get-contexts', about: 'a table of the contexts' },
+  { value: 'current-context', about: 'the current context' }, { value: 'use-context', about: 'make one current' },
+  { value: 'set-context', about: 'add or change one' }, { value: 'delete-context', about: 'remove one' },
+];
+
 export const configCommand: Command = {
   name: 'config',
   summary: 'config SUBCOMMAND      cosictl\'s contexts: view, get-contexts, use-context, set-context, ...',
   help: CONFIG_HELP,
   flags: ['raw', 'server-name'],
+  async completeArg(line, _current, lookups) {
+    if (!line.args.length) return { values: VERBS };
+    const named = ['use-context', 'set-context', 'delete-context'].includes(line.args[0]!) && line.args.length === 1;
+    return { values: named ? lookups.contexts().map((value) => ({ value })) : [] };
+  },
   async run({ p, out, err, configPath, configGiven }) {
     const [verb, name, ...extra] = p.positional;
     const file = readConfigFile(configPath, configGiven);
@@ -122,8 +134,7 @@ export const configCommand: Command = {
       }
       default:
         throw new CliError(verb ? `config: unknown subcommand "${verb}" (see cosictl config --help)`
-          : 'config: give a subcommand: view, get-contexts, current-context, use-context, set-context, '
-            + 'delete-context', EXIT.usage);
+          : `config: give a subcommand: ${VERBS.map((v) => v.value).join(', ')}`, EXIT.usage);
     }
   },
 };

@@ -11,6 +11,7 @@ import { isMap } from '../../init/config/safe-yaml.ts';
 import { resourceName } from '../../init/cosi/meta/definition.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
 import type { Command } from '../command.ts';
+import { typeThenIds } from '../completion/complete.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import { controllerOwnedWhy } from '../related-types.ts';
@@ -148,5 +149,6 @@ export const editCommand: Command = {
   summary: 'edit TYPE ID           open a resource in $EDITOR and apply it on save',
   help: EDIT_HELP,
   flags: [],
+  completeArg: typeThenIds(1),
   run: async ({ p, out, err, session }) => edit(await session(), p.positional, out, err),
 };

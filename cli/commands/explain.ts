@@ -1,7 +1,8 @@
 // explain: a type's fields with their documentation and their rules in words, from the
 // machine's resource definitions (the schema each carries, derived from the .proto comments
 // for built-in types): kubectl explain's habit, for COSI types.
-import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import { resolveDefinition, type ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import { typeCandidates, type Candidate } from '../completion/complete.ts';
 import { FORMAT_WORDS, type SpecSchema } from '../../init/cosi/meta/schema.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -52,6 +53,21 @@ function fieldLines(s: SpecSchema, indent: string, required: readonly string[] =
   ]);
 }
 
+/** Completes FIELD: the fields inside the dotted path typed so far, as the path plus each field's name. */
+export function fieldCandidates(schema: SpecSchema | undefined, current: string): Candidate[] {
+  const path = current.replace(/^spec\./, '').split('.');
+  path.pop();
+  let s = schema;
+  for (const name of path) {
+    while (s?.type === 'array') s = s.items;
+    s = s?.type === 'object' ? s.properties?.[name] : undefined;
+  }
+  while (s?.type === 'array') s = s.items;
+  const prefix = path.map((p) => `${p}.`).join('');
+  return s?.type === 'object' ? Object.entries(s.properties ?? {})
+    .map(([name, f]) => ({ value: `${prefix}${name}`, about: schemaWords(f) })) : [];
+}
+
 /** The schema at a dotted path of fields (lists are walked through to their items). */
 function fieldAt(schema: SpecSchema, path: string[], def: ResourceDefinitionSpec): SpecSchema {
   let s = schema;
@@ -74,6 +90,12 @@ export const explainCommand: Command = {
   summary: 'explain TYPE [FIELD]   a type\'s fields, their rules and documentation',
   help: EXPLAIN_HELP,
   flags: [],
+  async completeArg(line, current, lookups) {
+    if (!line.args.length) return { values: await typeCandidates(lookups) };
+    if (line.args.length > 1) return { values: [] };
+    const def = resolveDefinition(await lookups.definitions(), line.args[0]!);
+    return { values: fieldCandidates(def?.schema, current) };
+  },
   async run({ p, out, session }) {
     const [typeName, field, ...extra] = p.positional;
     if (!typeName) throw new CliError('explain: name a resource type (see `cosictl api-resources`)', EXIT.usage);
@@ -83,7 +105,7 @@ export const explainCommand: Command = {
       `KIND:       ${def.displayType}`, `TYPE:       ${def.type}`, `NAMESPACE:  ${def.defaultNamespace}`,
       `ALIASES:    ${def.aliases.join(', ') || '-'}`,
       ...(def.protoMessage ? [`MESSAGE:    ${def.protoMessage}`] : []),
-      ...(def.sensitivity ? ['SENSITIVE:  yes (readers see it redacted)'] : []),
+      ...(def.sensitivity ? ['SENSITIVE:  yes (only admins may read it)'] : []),
     ];
     if (!def.schema) {
       out(`${head.join('\n')}\n\nNo schema: its specs are free-form (the type was registered without one).\n`);

@@ -1,5 +1,6 @@
 // registry: every cosictl command, in the order `cosictl --help` lists them.
 import type { Command } from '../command.ts';
+import { firstOf, typeThenIds } from '../completion/complete.ts';
 import { apiResources } from './api-resources.ts';
 import { APPLY_CONFIG_HELP, APPLY_HELP, applyConfig } from './apply.ts';
 import { del, DELETE_FLAGS, DELETE_HELP } from './delete.ts';
@@ -13,13 +14,14 @@ import { explainCommand } from './explain.ts';
 import { describeCommand } from './describe.ts';
 import { diffCommand } from './diff.ts';
 import { editCommand } from './edit.ts';
+import { completionCommand } from './completion.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
 
 Lists the resource types the machine serves: each type's full name, its aliases (any of
 them names the type in get, delete and documents), its default namespace, and whether its
-specs are sensitive (redacted for readers).
+specs are sensitive (only admins may read them).
 `;
 
 export const COMMANDS: readonly Command[] = [
@@ -28,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
     summary: `get TYPE [ID...]       show resources (table, -o wide|yaml|json|name|jsonpath=..., --watch,
                          -l selectors, --sort-by, -L label columns)`,
     run: async ({ p, out, err, session }) => get(await session(), p, out, err),
+    completeArg: typeThenIds(Infinity),
   },
   {
     name: 'apply', help: APPLY_HELP, flags: ['filename', 'dry-run', 'try'],
@@ -48,6 +51,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'delete', help: DELETE_HELP, flags: DELETE_FLAGS,
     summary: 'delete TYPE ID...      tear down and destroy resources (or -f FILE: the resources it names)',
     run: async ({ p, out, err, session }) => del(await session(), p, out, err),
+    completeArg: typeThenIds(Infinity),
   },
   {
     name: 'install', help: INSTALL_HELP, flags: INSTALL_FLAGS,
@@ -76,11 +80,14 @@ export const COMMANDS: readonly Command[] = [
   },
   versionCommand,
   configCommand,
+  completionCommand,
   {
     name: 'gen', help: GEN_HELP, flags: GEN_FLAGS,
     summary: 'gen secrets|config     make a machine\'s API secrets, a starting config and a cosictl context',
     run: async ({ p, out, err, configPath, configGiven }) =>
       genCommand(p, configGiven ? configPath : undefined, out, err),
+    completeArg: firstOf([{ value: 'secrets', about: 'a CA and client certificates' },
+      { value: 'config', about: 'a starting machine config and a cosictl context' }]),
   },
 ];
 

@@ -1,0 +1,126 @@
+// complete: what may come next on a cosictl command line, for the shells' completion scripts
+// (`cosictl completion bash|zsh|fish`), which run `cosictl __complete WORD... CURRENT` on Tab.
+// Commands, flags and fixed values are known here; types, ids and namespaces come from the
+// machine, each command saying what its arguments are (Command.completeArg).
+import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import type { FlagSpec } from '../args.ts';
+import type { Command } from '../command.ts';
+import { FLAGS, GLOBAL_FLAGS } from '../flags.ts';
+
+export interface Candidate { value: string; about?: string }
+
+/** What completion may ask of the machine and of the config file; each answers [] when it cannot. */
+export interface Lookups {
+  definitions(): Promise<ResourceDefinitionSpec[]>;
+  /** The ids of a type (named as users type it) in the namespace -n gives or the type's default. */
+  ids(typeName: string): Promise<string[]>;
+  namespaces(): Promise<string[]>;
+  contexts(): string[];
+}
+
+/** What the shell should do: offer `values`, or complete file names itself. */
+export type Completion = { values: Candidate[] } | { files: true };
+
+/** The command line so far, read as the parser would, without failing on what is unfinished. */
+export interface Line {
+  command?: string;
+  /** The command's arguments before the one being completed. */
+  args: string[];
+  flags: Map<string, string[]>;
+}
+
+const specOf = (word: string): FlagSpec | undefined =>
+  FLAGS.find((f) => `--${f.name}` === word || (f.short !== undefined && `-${f.short}` === word));
+
+/**
+ * Reads `words` (all but the current one). When the last of them is a flag that takes a value, the
+ * current word is that value: `valueFor` names the flag.
+ */
+export function readLine(words: readonly string[]): { line: Line; valueFor?: FlagSpec } {
+  const line: Line = { args: [], flags: new Map() };
+  const positional = (w: string) => { if (line.command === undefined) line.command = w; else line.args.push(w); };
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === '--') { words.slice(i + 1).forEach(positional); break; }
+    if (!w.startsWith('-') || w === '-') { positional(w); continue; }
+    const eq = w.startsWith('--') ? w.indexOf('=') : -1;
+    const spec = specOf(eq > 0 ? w.slice(0, eq) : w);
+    if (!spec) continue;
+    let value = 'true';
+    if (spec.value && eq < 0) {
+      if (i === words.length - 1) return { line, valueFor: spec };
+      value = words[++i]!;
+    } else if (eq > 0) value = w.slice(eq + 1);
+    line.flags.set(spec.name, [...(line.flags.get(spec.name) ?? []), value]);
+  }
+  return { line };
+}
+
+/** The values a flag takes, when they are a known few or files. */
+async function flagValues(flag: string, line: Line, lookups: Lookups): Promise<Completion> {
+  switch (flag) {
+    case 'filename': case 'config': case 'secrets': case 'image': return { files: true };
+    case 'output':
+      if (line.command === 'gen') return { files: true };
+      return { values: (line.command === 'version' ? ['json', 'yaml'] : ['wide', 'yaml', 'json', 'name', 'jsonpath='])
+        .map((value) => ({ value })) };
+    case 'context': return { values: lookups.contexts().map((value) => ({ value })) };
+    case 'namespace': return { values: (await lookups.namespaces()).map((value) => ({ value })) };
+    case 'role': return { values: ['admin', 'operator', 'reader'].map((value) => ({ value })) };
+    case 'algorithm': return { values: ['ecdsa-p256', 'ed25519'].map((value) => ({ value })) };
+    default: return { values: [] };
+  }
+}
+
+/** The names to offer for types: each one's plural and its aliases (the full name is the description). */
+export async function typeCandidates(lookups: Lookups): Promise<Candidate[]> {
+  // Names are unique across types (fillDefinitions gives no type an alias another has).
+  return (await lookups.definitions())
+    .flatMap((d) => [...new Set([d.allAliases[0]!, ...d.aliases])].map((value) => ({ value, about: d.type })));
+}
+
+/** Completes TYPE, then up to `maxIds` ids of it (not those given already); nothing after -f. */
+export const typeThenIds = (maxIds: number) => async (line: Line, _current: string, lookups: Lookups):
+Promise<Completion> => {
+  if (line.flags.has('filename')) return { values: [] };
+  if (line.args.length === 0) return { values: await typeCandidates(lookups) };
+  if (line.args.length > maxIds) return { values: [] };
+  const given = new Set(line.args.slice(1));
+  return { values: (await lookups.ids(line.args[0]!)).filter((id) => !given.has(id)).map((value) => ({ value })) };
+};
+
+/** Completes one of a fixed list of words as the first argument. */
+export const firstOf = (words: readonly Candidate[]) => async (line: Line): Promise<Completion> =>
+  ({ values: line.args.length ? [] : [...words] });
+
+export async function complete(
+  words: readonly string[], current: string, commands: readonly Command[], lookups: Lookups,
+): Promise<Completion> {
+  const { line, valueFor } = readLine(words);
+  let result: Completion;
+  if (valueFor) result = await flagValues(valueFor.name, line, lookups);
+  else if (current.startsWith('-')) {
+    const takes = commands.find((c) => c.name === line.command)?.flags ?? [];
+    result = { values: FLAGS.filter((f) => GLOBAL_FLAGS.includes(f.name) || takes.includes(f.name))
+      .map((f) => ({ value: `--${f.name}` })) };
+  } else if (line.command === undefined || line.command === 'help') {
+    result = line.command === 'help' && line.args.length ? { values: [] } : {
+      values: [
+        ...commands.map((c) => ({ value: c.name, about: c.summary.split('\n')[0]!.replace(/^.*?\s{2,}/, '') })),
+        ...(line.command ? [] : [{ value: 'help', about: "a command's help" }]),
+      ],
+    };
+  } else {
+    const command = commands.find((c) => c.name === line.command);
+    result = command?.completeArg ? await command.completeArg(line, current, lookups) : { values: [] };
+  }
+  if ('files' in result) return result;
+  return { values: result.values.filter((c) => c.value.startsWith(current)) };
+}
+
+/** The protocol the scripts read: one candidate per line ("value<TAB>about"), then ":files" or ":done". */
+export function formatCompletion(c: Completion): string {
+  if ('files' in c) return ':files\n';
+  return `${c.values.map((v) => `${v.value}\t${(v.about ?? '').replace(/[\t\n]/g, ' ')}`).join('\n')}${
+    c.values.length ? '\n' : ''}:done\n`;
+}
