@@ -5,6 +5,8 @@
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { once } from 'node:events';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
@@ -249,7 +251,7 @@ t.test('broken YAML: the line, counted in the file, and a caret under the place'
 t.test('contexts: view (secrets redacted), get-contexts, use-context, set-context, delete-context', async (t) => {
   const cfg = join(dir, 'contexts.yaml');
   copyFileSync(served.cosictlConfig, cfg);
-  const c = (args: string[]) => run(args, undefined, cfg);
+  const c = (args: string[], input?: string) => run(args, input, cfg);
   const view = await c(['config', 'view']);
   t.equal(view.code, 0, view.err);
   t.match(view.out, /key: "<private key, \d+ bytes: --raw shows it>"/);
@@ -258,8 +260,9 @@ t.test('contexts: view (secrets redacted), get-contexts, use-context, set-contex
   t.match((await c(['config', 'get-contexts'])).out, /^CURRENT\s+NAME\s+ENDPOINT\s+NAMESPACE\s+AUTH\n\*\s+admin\s/);
   t.equal((await c(['config', 'current-context'])).out, 'admin\n');
   t.equal((await c(['config', 'use-context', 'reader'])).out, 'switched to context "reader"\n');
-  const denied = await c(['apply', '-f', '-']);
-  t.not(denied.code, 0);
+  const denied = await c(['apply', '-f', '-'], motd('ctx-denied', 'x'));
+  t.equal(denied.code, 1, 'the reader context is used');
+  t.match(denied.err, /reader/);
   t.equal((await c(['config', 'current-context'])).out, 'reader\n');
   t.equal((await c(['config', 'use-context', 'nosuch'])).code, 4);
   t.equal((await c(['config', 'set-context', 'reader', '--namespace', 'network'])).out, 'context "reader" modified\n');
@@ -304,7 +307,23 @@ t.test('explain and describe: fields with their rules and docs; one resource wit
     .source + /[^]*Related: LinkSpecStatus dsc0 \(version \d+, written by link-spec\):/.source), 'in order');
   t.equal((await run(['describe', 'linkspec', 'nosuch'])).code, 4);
   t.equal((await run(['describe', 'linkspec'])).code, 2);
-  await run(['delete', 'linkspec', 'dsc0']);
+  // A second spec for the same link (as DHCP's dhcp/eth0 is beside a user's eth0): the merged spec names both.
+  t.equal((await run(['apply', '-f', '-'], 'metadata: {type: linkspec, id: dsc0-b}\n'
+    + 'spec: {link: dsc0, up: true}\n')).code, 0);
+  let m: Ran | undefined;
+  for (let i = 0; i < 40; i++) {
+    m = await run(['describe', 'mergedlinkspec', 'dsc0']);
+    if (/Related: LinkSpec dsc0-b/.test(m.out)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  t.match(m!.out, new RegExp(/Related: LinkSpec dsc0 \(layer config, version \d+\):\n {2}mtu: 1300\n/.source
+    + /[^]*Related: LinkSpec dsc0-b \(layer config, version \d+\):\n {2}up: true/.source
+    + /[^]*Related: LinkSpecStatus dsc0 /.source), 'a merged spec: its layers\' specs, winner first, then its status');
+  const layered = await run(['describe', 'linkspec', 'dsc0-b']);
+  t.match(layered.out, new RegExp(/Related: LinkSpec dsc0 \(layer config, /.source
+    + /[^]*Related: MergedLinkSpec dsc0 [^]*Related: LinkSpecStatus dsc0 /.source),
+  'one spec: the others for its link, the merged spec it feeds and the status, by the merged id');
+  await run(['delete', 'linkspec', 'dsc0', 'dsc0-b']);
 });
 
 t.test('diff: what apply would change, per resource; nothing written', async (t) => {
@@ -327,6 +346,32 @@ t.test('diff: what apply would change, per resource; nothing written', async (t)
   await run(['delete', 'motd', 'df-1', 'df-2']);
 });
 
+t.test('usage errors say what to do, and never "undefined"', async (t) => {
+  for (const [args, code, re] of [
+    [['get'], 2, /^cosictl: get: name a resource type \(see `cosictl api-resources`\)\n$/],
+    [['get', 'nosuch'], 4, /^cosictl: unknown resource type "nosuch"/],
+    [['get', 'motd', 'nosuch'], 4, /^cosictl: no Motd "nosuch" in namespace config\n$/],
+    [['get', 'motd', '--id-regexp', '('], 2, /^cosictl: --id-regexp: "\(" is not a regular expression: Unterminated/],
+    [['get', 'motd', '-l', 'a in (x'], 2, /bad label selector term "a in \(x"/],
+    [['get', 'motd', '-o', 'bogus'], 2, /--output: expected table, wide, yaml, json, name or jsonpath=TEMPLATE/],
+    [['describe', 'motd'], 2, /describe: give a TYPE and an ID/],
+    [['edit', 'motd'], 2, /edit: give one TYPE and one ID/],
+    [['explain', 'motd', 'a.b'], 4, /Motd: spec has no field "a" \(fields: text, priority\)/],
+    [['apply', '--try', 'soon', '-f', 'x'], 2, /--try: "soon" is not a duration \(e\.g\. 60s, 5m, 1h\)/],
+    [['gen'], 2, /^cosictl: gen: give what to make: secrets or config\n$/],
+    [['gen', 'config', '--role', 'x'], 2, /--role shapes the cosictl context .* give --secrets too/],
+    [['install', '--size', 'big'], 2, /^cosictl: --size: size "big": want an optional comparison/],
+    [['config', 'use-context'], 2, /config use-context: name a context/],
+    [['completion', 'tcsh'], 2, /name one shell: bash, zsh, fish \("tcsh" is not one\)/],
+    [['--timeout', 'soon', 'get', 'motd'], 2, /--timeout: "soon" is not a duration/],
+  ] as const) {
+    const r = await run([...args]);
+    t.equal(r.code, code, args.join(' '));
+    t.match(r.err, re, args.join(' '));
+    t.notMatch(r.out + r.err, /undefined|NaN|\[object Object\]/, `${args.join(' ')}: no undefined`);
+  }
+});
+
 t.test('unreachable: at once, saying which of refused, DNS or no socket, with a hint', async (t) => {
   const started = Date.now();
   const refused = await run(['-e', '127.0.0.1:1', 'get', 'motd']);
@@ -338,6 +383,64 @@ t.test('unreachable: at once, saying which of refused, DNS or no socket, with a 
   const sock = await run(['-e', join(dir, 'no.sock'), 'get', 'motd']);
   t.match(sock.err, /no socket at .*no\.sock/);
   t.ok(Date.now() - started < 10_000, 'none waited for a timeout');
+});
+
+t.test('completion: bash, fish and zsh complete commands, types, aliases and ids from the machine', async (t) => {
+  await run(['apply', '-f', '-'], [motd('tab-alpha', 'a'), motd('tab-beta', 'b')].join('---\n'));
+  const env = { ...process.env, PATH: `${a.dir}:${process.env.PATH}` };
+  const shell = (cmd: string, args: string[]) => new Promise<string>((resolve, reject) => {
+    execFile(cmd, args, { env, timeout: 30_000 },
+      (e, out, err) => (e ? reject(new Error(`${cmd}: ${err}`)) : resolve(out)));
+  });
+  const cfg = served.cosictlConfig;
+  const bash = (words: string[]) => shell('bash', ['-c', `source <(cosictl completion bash)
+COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _cosictl
+printf '%s\\n' "\${COMPREPLY[@]}"`]);
+  t.same((await bash(['cosictl', 'ed'])).split('\n'), ['edit', ''], 'bash: a command');
+  t.same((await bash(['cosictl', '--config', cfg, 'get', 'mot'])).split('\n'), ['motds', 'motd', ''],
+    'bash: a type by its plural and its alias');
+  t.same((await bash(['cosictl', '--config', cfg, 'get', 'motd', 'tab-'])).split('\n'), ['tab-alpha', 'tab-beta', ''],
+    'bash: ids from the machine');
+  const fish = await shell('fish', ['-c', `cosictl completion fish | source
+complete -C 'cosictl --config ${cfg} describe mot'; complete -C 'cosictl --config ${cfg} delete motd tab-alpha tab'`]);
+  t.equal(fish, 'motd\tMotds.config.appliance.dev\nmotds\tMotds.config.appliance.dev\ntab-beta\n',
+    'fish: types with their full names; ids not given already');
+  // zsh completes only in an interactive shell: typed into one in tmux.
+  const session = `cosictl-zsh-${process.pid}`;
+  await shell('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '20', 'zsh', '-f']);
+  t.teardown(() => execFile('tmux', ['kill-session', '-t', session]));
+  const keys = (...k: string[]) => shell('tmux', ['send-keys', '-t', session, ...k]);
+  const screen = async (re: RegExp) => {
+    let text = '';
+    for (let i = 0; i < 100 && !re.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await shell('tmux', ['capture-pane', '-p', '-t', session]);
+    }
+    return text;
+  };
+  await keys(`export PATH='${a.dir}':$PATH; autoload -Uz compinit && compinit -u -D`,
+    'Enter', 'source <(cosictl completion zsh)',
+    'Enter', `PS1='ready> '`, 'Enter');
+  await screen(/^ready> $/m);
+  await keys(`cosictl --config ${cfg} get motd tab-b`, 'Tab');
+  // capture-pane drops trailing spaces: the space zsh adds after a whole word is not seen.
+  t.match(await screen(/get motd tab-beta$/m), /get motd tab-beta$/m,
+    'zsh: an id from the machine, completed in place');
+  await keys('C-u', `cosictl --config ${cfg} explain linkspec m`, 'Tab');
+  t.match(await screen(/explain linkspec mtu$/m), /explain linkspec mtu$/m, 'zsh: a field of the type');
+});
+
+t.test('a Tab never hangs: a machine that does not answer gets 2 s, then nothing is offered', async (t) => {
+  const silent = createNetServer(() => undefined).listen(0, '127.0.0.1');
+  await once(silent, 'listening');
+  t.teardown(() => silent.close());
+  const started = Date.now();
+  const endpoint = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const r = await new Promise<Ran>((resolve) => execFile(cosictl, ['__complete', '-i', '-e', endpoint, 'get', ''],
+    (e, out, err) => resolve({ code: e ? 1 : 0, out, err })));
+  t.same([r.code, r.out], [0, ':done\n']);
+  t.match(r.err, /completion: types: /, 'why is on stderr, which the scripts drop');
+  t.ok(Date.now() - started < 8000, `answered in ${Date.now() - started} ms`);
 });
 
 t.test('a watch ends, exit 5, when the machine stops answering', async (t) => {

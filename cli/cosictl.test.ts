@@ -253,8 +253,8 @@ t.test('install: the request validated, followed to its end; on a host it is ref
   t.match(status, /phase: failed/);
   t.match(status, /diskTouched: false/);
   const bad = await run(['install', '--size', 'huge']);
-  t.equal(bad.code, 1, 'the API refuses it');
-  t.match(bad.err, /spec\.disk\.size: must be an optional comparison and a size, such as >= 10GiB, got "huge"/);
+  t.equal(bad.code, 2, 'refused before the machine is asked');
+  t.match(bad.err, /^cosictl: --size: size "huge": want an optional comparison \(<, <=, >, >=\) and a size/);
   const usage = await run(['install']);
   t.equal(usage.code, 2);
   t.match(usage.err, /name the disk with --disk, --serial, --model or --size/);

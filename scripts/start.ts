@@ -100,10 +100,16 @@ if (!opts.config && !opts.noConfig) {
   process.stderr.write(`[start] cosictl: COSICTL_CONFIG=out/dev/cosictl.yaml out/cosictl get versions`
     + `${opts.hostfwd.some((f) => f.guestPort === 50000) ? '' : ' (boot with --hostfwd 50000:50000)'}\n`);
 }
+// A terminal's Ctrl-C reaches this process more than once: from the terminal (the whole foreground
+// group) and again relayed by npm's and tsx's wrappers. Signals within a second of the first are that press.
+const SAME_PRESS_MS = 1000;
 let presses = 0;
+let firstPress = 0;
 process.on('SIGINT', () => {
+  if (presses && Date.now() - firstPress < SAME_PRESS_MS) return;
   presses++;
   if (presses === 1) {
+    firstPress = Date.now();
     process.stderr.write('\n[start] powering down (ACPI power button); Ctrl-C again to quit QEMU now\n');
     vm.powerdown(30_000).catch((e: Error) => { process.stderr.write(`[start] ${e.message}\n`); vm.kill(); });
   } else vm.kill();

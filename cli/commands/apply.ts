@@ -113,8 +113,7 @@ export async function applyConfig(
   const tryFor = flag(p, 'try');
   const trySeconds = tryFor === undefined ? 0 : parseDuration('try', tryFor);
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
-  const input = await configInput(files, command);
-  const res = await sendConfig(s, input, { mode, dryRun, trySeconds });
+  const res = await sendConfig(s, configInput(files, command), { mode, dryRun, trySeconds });
   if ('refused' in res) { err(`${res.refused}\n`); return EXIT.invalid; }
   reportApplied(res.applied, { dryRun }, out, err);
   return EXIT.ok;
@@ -124,15 +123,16 @@ type Sent = Pick<Awaited<ReturnType<typeof configInput>>, 'bytes' | 'name' | 'fi
 export type Applied = ReturnType<typeof APPLY_RESPONSE.decode>;
 
 /**
- * Sends documents to the machine config service. Input the machine refuses answers `refused`: every
- * problem, named by file and document; nothing was written.
+ * Sends documents to the machine config service. Input refused (by configInput's checks here, or by
+ * the machine) answers `refused`: every problem, named by file and document; nothing was written.
  */
-export async function sendConfig(
-  s: Session, input: Sent, how: { mode: 'merge' | 'replace'; dryRun: boolean; trySeconds: number },
-): Promise<{ applied: Applied } | { refused: string }> {
+export async function sendConfig<T extends Sent>(
+  s: Session, input: T | Promise<T>, how: { mode: 'merge' | 'replace'; dryRun: boolean; trySeconds: number },
+): Promise<{ applied: Applied; sent: T } | { refused: string }> {
   try {
-    return { applied: APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
-      config: input.bytes, ...how, sourceName: input.name, files: input.files,
+    const sent = await input;
+    return { sent, applied: APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+      config: sent.bytes, ...how, sourceName: sent.name, files: sent.files,
     }), s.longCallMs)) };
   } catch (e) {
     if (e instanceof StateError && e.code === 'invalid-argument') return { refused: e.message };

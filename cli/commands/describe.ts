@@ -1,23 +1,27 @@
 // describe: one resource for a person: its metadata in words (owner, phase, age, labels,
-// finalizers), its spec, and the resources of the same id it is made from or makes (a
-// spec's merged spec and status, a status's spec), so one command shows a setting's way
-// from what was declared to what the machine did.
+// finalizers), its spec, and the resources it is made from or makes (the layers' specs, the
+// merged spec, the status), so one command shows a setting's way from what was declared to
+// what the machine did.
 import YAML from 'yaml';
 import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
 import type { Command } from '../command.ts';
+import { typeThenIds } from '../completion/complete.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { age, resourceDocument } from '../output/format.ts';
 import { relatedTypes } from '../related-types.ts';
+import { sourcesOf } from '../../init/model/layers.ts';
 import type { Session } from '../session.ts';
 
 export const DESCRIBE_HELP = `usage: cosictl describe TYPE ID [-n NS]
 
 Shows one resource for reading: namespace, owner (the controller that writes it, if any),
 phase, version, when it was created and last changed, labels, annotations, finalizers (who
-holds its teardown), its spec, and the resources of the same id along its way: a spec's
-merged spec and status, a merged spec's layers, a status's spec.
+holds its teardown), its spec, and the resources along its way, in the order a setting goes:
+the specs declared for it at each layer (default, cmdline, platform, dhcp, config; their ids
+carry the layer: dhcp/eth0), the merged spec they make (eth0), and its status.
+  cosictl describe mergedlinkspec eth0    cosictl describe linkspec dhcp/eth0
 `;
 
 const indent = (text: string, by = '  ') => text.trimEnd().split('\n').map((l) => `${by}${l}`).join('\n');
@@ -47,11 +51,50 @@ async function found(s: Session, def: ResourceDefinitionSpec, id: string): Promi
   }
 }
 
+const isMerged = (d: ResourceDefinitionSpec) => /^Merged/.test(d.displayType);
+const isStatus = (d: ResourceDefinitionSpec) => /Status$/.test(d.displayType);
+
+/**
+ * The resources on `r`'s way, in the order a setting goes: the declared specs (one per layer, as the
+ * merged spec's sources name them), the merged spec, then the status. A declared spec's id is its
+ * own (dhcp/eth0); the merged spec it feeds is the one naming it as a source, and its id (eth0) is
+ * the status's.
+ */
+async function along(s: Session, def: ResourceDefinitionSpec, r: Resource):
+Promise<{ d: ResourceDefinitionSpec; r: Resource; layer?: string }[]> {
+  const related = relatedTypes(def, await s.definitions());
+  const mergedDef = isMerged(def) ? def : related.find(isMerged);
+  let merged: Resource | undefined;
+  if (mergedDef === def) merged = r;
+  else if (mergedDef && !isStatus(def)) {
+    merged = (await s.state.list({ namespace: s.namespaceFor(mergedDef), type: mergedDef.type }))
+      .find((m) => sourcesOf(m.metadata.annotations).some((src) => src.id === r.metadata.id));
+  } else if (mergedDef) merged = await found(s, mergedDef, r.metadata.id);
+  const key = merged?.metadata.id ?? r.metadata.id;
+  const sources = merged ? sourcesOf(merged.metadata.annotations) : [];
+  const shown: { d: ResourceDefinitionSpec; r: Resource; layer?: string }[] = [];
+  const declared = [def, ...related].filter((x) => !isMerged(x) && !isStatus(x));
+  for (const d of declared) {
+    for (const src of sources.length ? sources : [{ id: key, layer: undefined }]) {
+      if (d.type === def.type && src.id === r.metadata.id) continue;
+      const spec = await found(s, d, src.id);
+      if (spec) shown.push({ d, r: spec, ...(src.layer ? { layer: src.layer } : {}) });
+    }
+  }
+  if (merged && mergedDef !== def) shown.push({ d: mergedDef!, r: merged });
+  for (const d of related.filter(isStatus)) {
+    const status = await found(s, d, key);
+    if (status) shown.push({ d, r: status });
+  }
+  return shown;
+}
+
 export const describeCommand: Command = {
   name: 'describe',
   summary: 'describe TYPE ID       one resource for reading, with what it is made from and makes',
   help: DESCRIBE_HELP,
   flags: [],
+  completeArg: typeThenIds(1),
   async run({ p, out, session }) {
     const [typeName, id, ...extra] = p.positional;
     if (!typeName || id === undefined) throw new CliError('describe: give a TYPE and an ID', EXIT.usage);
@@ -62,17 +105,12 @@ export const describeCommand: Command = {
     const def = await s.resolve(typeName);
     const r = await found(s, def, id);
     if (!r) throw new CliError(`no ${def.displayType} "${id}" in namespace ${s.namespaceFor(def)}`, EXIT.notFound);
-    const now = Date.now();
-    // In the order a setting goes: declared, merged, then what the machine did.
-    const rank = (d: ResourceDefinitionSpec) =>
-      (/^Merged/.test(d.displayType) ? 1 : /Status$/.test(d.displayType) ? 2 : 0);
-    const related = (await Promise.all(relatedTypes(def, await s.definitions()).sort((a, b) => rank(a) - rank(b))
-      .map(async (d) => ({ d, r: await found(s, d, id) })))).filter((x) => x.r);
-    out(`${describeOne(r, def, now)}\n`);
-    for (const { d, r: other } of related) {
-      const owner = other!.metadata.owner ? `, written by ${other!.metadata.owner}` : '';
-      out(`\nRelated: ${d.displayType} ${id} (version ${other!.metadata.version}${owner}):\n`
-        + `${indent(YAML.stringify(resourceDocument(other!).spec ?? null))}\n`);
+    out(`${describeOne(r, def, Date.now())}\n`);
+    for (const { d, r: other, layer } of await along(s, def, r)) {
+      const m = other.metadata;
+      const spec = indent(YAML.stringify(resourceDocument(other).spec ?? null));
+      out(`\nRelated: ${d.displayType} ${m.id} (${layer ? `layer ${layer}, ` : ''}version ${m.version}${
+        m.owner ? `, written by ${m.owner}` : ''}):\n${spec}\n`);
     }
     return EXIT.ok;
   },

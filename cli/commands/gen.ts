@@ -81,8 +81,14 @@ export function genCommand(p: Parsed, configPath: string | undefined, out: (s: s
     err(`secrets written to ${file} (keep it secret: it is admin of every machine that trusts this CA)\n`);
     return EXIT.ok;
   }
-  if (what !== 'config') throw new CliError(`gen: secrets or config, not "${what ?? ''}"`, EXIT.usage);
+  if (what === undefined) throw new CliError('gen: give what to make: secrets or config', EXIT.usage);
+  if (what !== 'config') throw new CliError(`gen: secrets or config, not "${what}"`, EXIT.usage);
   const secretsFile = flag(p, 'secrets');
+  const contextFlag = ['role', 'server-name', 'endpoint', 'context'].find((f) => has(p, f));
+  if (!secretsFile && contextFlag) {
+    throw new CliError(`--${contextFlag} shapes the cosictl context gen config writes from --secrets FILE: give `
+      + '--secrets too', EXIT.usage);
+  }
   let config = '# A machine config (cosictl gen config): apply it with `cosictl apply-config -f FILE`, or\n'
     + '# give it to the machine at boot (fw_cfg, NoCloud user-data, a config URL, ...).\n';
   if (!secretsFile) {

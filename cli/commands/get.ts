@@ -1,6 +1,7 @@
 // get: list or show resources in the forms kubectl users know (table, wide, yaml, json
 // List, name, jsonpath, label columns, sort); --watch streams changes until interrupted.
 import type { LabelQuery } from '../../init/cosi/state/query.ts';
+import { StateError } from '../../init/cosi/state/errors.ts';
 import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
@@ -78,6 +79,12 @@ export async function get(
   const namespace = s.namespaceFor(def);
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
   const idRegexp = flag(p, 'id-regexp');
+  if (idRegexp !== undefined) {
+    try { new RegExp(idRegexp); } catch (e) {
+      throw new CliError(`--id-regexp: "${idRegexp}" is not a regular expression: ${(e as Error).message
+        .replace(/^Invalid regular expression: \/.*\/\w*: /, '')}`, EXIT.usage);
+    }
+  }
   const sortBy = flag(p, 'sort-by');
   const table = tableOptions(p, output);
   const isTable = output.format === 'table' || output.format === 'wide';
@@ -122,7 +129,12 @@ export async function get(
   }
 
   let resources = ids.length
-    ? await Promise.all(ids.map((id) => s.state.get({ namespace, type: def.type, id })))
+    ? await Promise.all(ids.map((id) => s.state.get({ namespace, type: def.type, id }).catch((e: unknown) => {
+      if (e instanceof StateError && e.code === 'not-found') {
+        throw new CliError(`no ${def.displayType} "${id}" in namespace ${namespace}`, EXIT.notFound);
+      }
+      throw e;
+    })))
     : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
   if (sortBy) resources = sortByPath(resources, sortBy);
   if (!resources.length) {

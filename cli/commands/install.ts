@@ -1,5 +1,6 @@
 // install: declares an InstallRequest and follows its InstallStatus until the machine says done
 // or failed, printing each phase and the progress of the long ones.
+import { parseSizeCondition } from '../../init/model/size-condition.ts';
 import { newResource } from '../../init/cosi/resource/resource.ts';
 import {
   CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
@@ -71,6 +72,9 @@ Promise<number> {
   if (!Object.keys(disk).length) {
     throw new CliError('install: name the disk with --disk, --serial, --model or --size', EXIT.usage);
   }
+  const size = flag(p, 'size');
+  const parsed = size === undefined ? undefined : parseSizeCondition(size);
+  if (parsed instanceof Error) throw new CliError(`--size: ${parsed.message}`, EXIT.usage);
   const spec: InstallRequestSpec = {
     disk, wipe: has(p, 'wipe'), reboot: has(p, 'reboot'), ...given('source', 'source'),
   };

@@ -2,7 +2,8 @@
 // list the candidates.
 import t from 'tap';
 import type { BlockDeviceSpec } from '../../proto/gen/spec-types.ts';
-import { parseSizeCondition, selectDisk } from './disk-selector.ts';
+import { selectDisk } from './disk-selector.ts';
+import { parseSizeCondition } from '../model/size-condition.ts';
 
 const GiB = 2 ** 30;
 const dev = (name: string, sizeBytes: number, more: Partial<BlockDeviceSpec> = {}): BlockDeviceSpec => ({

@@ -13,5 +13,20 @@ export const UNSAID_LAYER: Layer = 'config';
 
 export const layerOf = (spec: { layer?: Layer }): Layer => spec.layer ?? UNSAID_LAYER;
 
+/** Annotation on a merged spec: its sources, winner first, as layer:id (written by plugins/sdk/merge-controller). */
+export const SOURCES_ANNOTATION = 'appliance.dev/sources';
+
+export interface MergeSource { layer: string; id: string }
+
+export const formatSources = (sources: readonly MergeSource[]): string =>
+  sources.map((s) => `${s.layer}:${s.id}`).join(',');
+
+/** The sources a merged spec names (none when it has no such annotation). */
+export function sourcesOf(annotations: Readonly<Record<string, string>>): MergeSource[] {
+  const text = annotations[SOURCES_ANNOTATION];
+  if (!text) return [];
+  return text.split(',').map((s) => ({ layer: s.slice(0, s.indexOf(':')), id: s.slice(s.indexOf(':') + 1) }));
+}
+
 /** Position in LAYERS: higher wins. */
 export const layerRank = (spec: { layer?: Layer }): number => LAYERS.indexOf(layerOf(spec));

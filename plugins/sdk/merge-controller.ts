@@ -9,10 +9,9 @@
 // spec controller has undone it.
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { layerOf, layerRank, type Layer } from '../../init/model/layers.ts';
+import { formatSources, layerOf, layerRank, SOURCES_ANNOTATION, type Layer } from '../../init/model/layers.ts';
 
-/** Annotation on a merged spec: its sources, winner first, as layer:id. */
-export const SOURCES_ANNOTATION = 'appliance.dev/sources';
+export { SOURCES_ANNOTATION };
 
 export interface MergeDef<S extends { layer?: Layer }> {
   name: string;
@@ -75,7 +74,7 @@ export function mergeController<S extends { layer?: Layer }>(d: MergeDef<S>): Co
             r.spec = spec;
             r.metadata.annotations = {
               ...r.metadata.annotations,
-              [SOURCES_ANNOTATION]: order.map((s) => `${layerOf(s.spec)}:${s.id}`).join(','),
+              [SOURCES_ANNOTATION]: formatSources(order.map((s) => ({ layer: layerOf(s.spec), id: s.id }))),
             };
           });
         }

@@ -1,0 +1,140 @@
+// readme: the README's cosictl examples ("The COSI API and cosictl"), run exactly as written,
+// in order, from the repository's root: the first boots the machine with `npm start`, the
+// others talk to it through out/dev's context. Only what a person would bring is the test's:
+// an editor for `edit`, and Ctrl-C for the watch and, at the end, for the machine.
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const block = /## The COSI API and cosictl\n[^]*?```sh\n([^]*?)```/.exec(readme)?.[1];
+if (!block) throw new Error('README.md: no sh block under "The COSI API and cosictl"');
+
+/**
+ * The block's commands: each ends at a line's end outside single quotes. A comment (# after a space,
+ * outside quotes) runs to the line's end, and its apostrophes open nothing.
+ */
+function commandsOf(text: string): string[] {
+  const commands: string[] = [];
+  let command = '';
+  let quoted = false;
+  let comment = false;
+  for (const [i, ch] of [...text].entries()) {
+    if (ch === '\n' && !quoted) {
+      if (command.trim()) commands.push(command.trim());
+      command = '';
+      comment = false;
+      continue;
+    }
+    if (!quoted && ch === '#' && (i === 0 || /\s/.test(text[i - 1]!))) comment = true;
+    if (comment) continue;
+    if (ch === "'") quoted = !quoted;
+    command += ch;
+  }
+  if (command.trim()) commands.push(command.trim());
+  return commands;
+}
+const commands = commandsOf(block);
+const dir = mkdtempSync(join(tmpdir(), 'readme-'));
+// The person's editor: changes the text and quits.
+const editor = join(dir, 'editor');
+writeFileSync(editor, `#!/bin/sh\nsed -i 's/text: Hello$/text: Hello again/' "$1"\n`);
+chmodSync(editor, 0o755);
+const env = { ...process.env, COSICTL_EDITOR: editor };
+const exports: string[] = [];
+// The examples write motds.yaml where they run; one that was there before is the person's.
+const written = join(ROOT, 'motds.yaml');
+if (!existsSync(written)) t.teardown(() => rmSync(written, { force: true }));
+
+/** Ctrl-C (or a kill) to a command and all it started, as a terminal sends it; one that is gone is left. */
+function signalGroup(c: ChildProcess, signal: NodeJS.Signals): void {
+  try { process.kill(-c.pid!, signal); } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
+
+interface Ran {
+  code: number | null; signal: string | null; out: string; err: string;
+  /** Why it was sent Ctrl-C: its output came (`until`) or it ran out of time. */
+  interrupted?: 'until' | 'timeout';
+}
+function sh(command: string, o: { until?: RegExp; timeoutMs?: number } = {}): Promise<Ran> {
+  return new Promise((resolve) => {
+    const c = spawn('bash', ['-c', [...exports, command].join('\n')], { cwd: ROOT, env, detached: true });
+    let out = '';
+    let err = '';
+    let interrupted: Ran['interrupted'];
+    const interrupt = (why: 'until' | 'timeout') => { interrupted ??= why; signalGroup(c, 'SIGINT'); };
+    c.stdout.on('data', (d: Buffer) => { out += d; if (o.until?.test(out)) interrupt('until'); });
+    c.stderr.on('data', (d: Buffer) => { err += d; });
+    const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs ?? 60_000);
+    c.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err, ...(interrupted ? { interrupted } : {}) });
+    });
+  });
+}
+
+const [start, ...rest] = commands;
+t.match(start, /^npm start -- --hostfwd 50000:50000\b/, 'the block starts the machine');
+let machine: ChildProcess | undefined;
+let machineOutput = '';
+const stopped = new Promise<number | null>((resolve) => {
+  machine = spawn('bash', ['-c', start!], { cwd: ROOT, env, detached: true });
+  machine.stdout!.on('data', (d: Buffer) => { machineOutput += d; });
+  machine.stderr!.on('data', (d: Buffer) => { machineOutput += d; });
+  machine.on('close', (code) => resolve(code));
+});
+t.teardown(() => signalGroup(machine!, 'SIGKILL'));
+
+t.test('the machine npm start boots answers through out/dev\'s context', async (t) => {
+  const deadline = Date.now() + 300_000;
+  let r: Ran;
+  do {
+    await new Promise((x) => setTimeout(x, 2000));
+    r = await sh('COSICTL_CONFIG=out/dev/cosictl.yaml out/cosictl get versions', { timeoutMs: 20_000 });
+  } while (r.code !== 0 && Date.now() < deadline && machine!.exitCode === null);
+  t.equal(r.code, 0, `${r.err}\nconsole:\n${machineOutput.slice(-3000)}`);
+});
+
+t.test('each example, as written', async (t) => {
+  for (const command of rest) {
+    const name = command.split('\n').at(-1)!.replace(/\s+#.*$/, '');
+    if (/^export /.test(command)) { exports.push(command); continue; }
+    const watching = /--watch/.test(command);
+    const r = await sh(command, watching ? { until: /\n.*\n/, timeoutMs: 30_000 } : {});
+    if (watching) {
+      t.equal(r.interrupted, 'until', `${name}: printed its table, then Ctrl-C`);
+      t.match(r.out, /^ +NAMESPACE +TYPE +ID +VERSION\b.*\n\+ +runtime +Issue +banner /, `${name}: the table`);
+    } else t.equal(r.interrupted, undefined, `${name}: ended by itself`);
+    t.equal(r.code, 0, `${name}\n${r.err}`);
+    t.notMatch(r.out + r.err, /undefined|NaN|\[object Object\]/, `${name}: no undefined in what it printed`);
+    if (/ apply -f -$/.test(command)) t.match(r.out, /^motd\/hi (created|configured|unchanged)/m, name);
+    if (/ edit motd hi/.test(command)) {
+      t.match(r.out, /^motd\/hi configured$/m, `${name}: the edit was applied`);
+      const now = await sh('out/cosictl get motd hi -o yaml');
+      t.equal((YAML.parse(now.out) as { spec: { text: string } }).spec.text, 'Hello again');
+    }
+    if (/ diff -f motds\.yaml/.test(command)) t.match(r.err, /^no differences$/m, `${name}: it applied back as it was`);
+    if (/ delete -f motds\.yaml/.test(command)) t.match(r.out, /^motd\/hi deleted$/m, name);
+    if (/ describe mergedlinkspec eth0/.test(command)) {
+      t.match(r.out,
+        /^Kind: +MergedLinkSpec\n[^]*\nRelated: LinkSpec \S+ \(layer \w+, [^]*Related: Link(Spec)?Status eth0 /,
+        `${name}: the layers' specs and the status`);
+    }
+  }
+});
+
+t.test('Ctrl-C on npm start powers the machine down', async (t) => {
+  signalGroup(machine!, 'SIGINT');
+  const code = await Promise.race([stopped, new Promise((r) => setTimeout(() => r('still running'), 90_000))]);
+  t.not(code, 'still running', machineOutput.slice(-2000));
+  t.match(machineOutput, /\[start\] powering down \(ACPI power button\)/);
+  t.match(machineOutput, /reboot: Power down/, 'the guest shut down');
+  t.match(machineOutput, /\[start\] QEMU exited \(code 0\)/, 'and QEMU with it, not killed');
+});
