@@ -1,53 +1,26 @@
-// Disk and cloud images (npm run image): built once here from the built kernel and
-// initramfs; the GPT read back by sfdisk, the ESP by mtools; identical inputs give
-// identical bytes; the raw disk boots under SeaBIOS and the qcow2 under OVMF, through
-// GRUB, to a machine whose API answers and which keeps its config on the disk's STATE;
-// the hybrid ISO boots as a CD and as a USB stick under both firmwares and carries the raw
-// disk as its install payload; the AWS disk boots from NVMe (its VMDK converts back to the
-// same bytes) and the GCE disk from virtio-scsi, their drivers loaded by modalias; a tried
-// slot that never comes up is left for slot A under both firmwares; on a larger disk the
-// first boot grows EPHEMERAL (/var) to its end, and a second boot finds what the first wrote
-// there; the PXE folder boots through BIOS and EFI iPXE from QEMU's TFTP; a machine booted from the ISO or over PXE
-// installs itself to a disk through the API, and the disk then boots alone with the live machine's config.
+// Disk images (npm run image), built here from the built kernel and initramfs: the GPT read back
+// by sfdisk, the ESP by mtools; identical inputs give identical bytes; the raw disk boots under
+// SeaBIOS and the qcow2 under OVMF, through GRUB, to a machine whose API answers and which keeps
+// its config on the disk's STATE; the hybrid ISO boots as a CD and as a USB stick under both
+// firmwares and carries the raw disk as its install payload, and a machine booted from it installs
+// itself to a disk through the API, which then boots alone with the live machine's config.
+// (The clouds' disks, boot counting, PXE and a growing disk: qemu/images-cloud.test.ts.)
 import t from 'tap';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import {
-  createReadStream, existsSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { decodeGrubEnv, encodeGrubEnv } from '../init/disk/grubenv.ts';
+import { decodeGrubEnv } from '../init/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../init/disk/gpt.ts';
-import { BOOT_TRIES } from '../image/disk/raw.ts';
 import { verifyUpgradeBundle } from '../init/disk/upgrade-bundle.ts';
-import { buildImages } from '../image/images.ts';
-import { FORMATS } from '../image/formats/index.ts';
 import { bootWithApi, type CliResult } from './api-vm.ts';
-import { artifacts } from './artifacts.ts';
-import { SEED_ADDR } from './config-seeds.ts';
-import { startServer } from '../plugins/platform/testing/metadata-servers.ts';
+import { buildTestImages, partitionTable } from './image-builds.ts';
 
-const a = artifacts();
-const dir = mkdtempSync(join(tmpdir(), 'images-'));
-const signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' };
-const build = (out: string, seed = 'images-test') => buildImages({
-  formats: FORMATS, inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
-  release: { version: '0.0.0-test', commit: 'test' }, signingKey: () => signingKey,
-  outDir: join(dir, out), seed, epoch: 0, progress: () => {},
-});
-const first = await build('first');
-const rawFile = join(dir, 'first', first.find((x) => x.format === 'raw')!.file);
 
-/** The partition table as sfdisk reads it. */
-interface SfdiskTable {
-  label: string; lastlba: number; partitions: { start: number; size: number; type: string; name: string }[];
-}
-const partitionTable = (file: string) => (JSON.parse(
-  execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' }),
-) as { partitiontable: SfdiskTable }).partitiontable;
-const qcow2File = join(dir, 'first', first.find((x) => x.format === 'qcow2')!.file);
+const { a, dir, build, first, fileOf } = await buildTestImages('images');
+const rawFile = fileOf('raw');
+const qcow2File = fileOf('qcow2');
 
 t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and slot A', async (t) => {
   const table = partitionTable(rawFile);
@@ -249,158 +222,3 @@ t.test('install from the ISO: refusals touch nothing; the installed disk boots a
     t.match((await pollDisk(['get', 'ephemeral', 'ephemeral', '-o', 'yaml'], /state: applied/, 60_000)).out,
       /grew: partition and filesystem/, 'EPHEMERAL grown to the 1 GiB disk');
   });
-
-// The clouds' disks, as their hypervisors attach them: EC2 Nitro's NVMe (UEFI, as register-image's
-// uefi-preferred boots it), the VMDK the same disk once qemu-img converts it back (SeaBIOS), and
-// GCE's disk.raw on virtio-scsi. Their drivers are modules: PID 1 loads them before it looks for
-// STATE and EPHEMERAL, which must then be found on those disks.
-t.test('the AWS VMDK is the raw disk: qemu-img converts it back to the same bytes', async (t) => {
-  const vmdk = join(dir, 'first', first.find((x) => x.file.endsWith('.vmdk'))!.file);
-  t.match(execFileSync('qemu-img', ['info', vmdk], { encoding: 'utf8' }), /create type: streamOptimized/);
-  execFileSync('qemu-img', ['convert', '-f', 'vmdk', '-O', 'raw', vmdk, join(dir, 'from-vmdk.raw')]);
-  t.equal(createHash('sha256').update(readFileSync(join(dir, 'from-vmdk.raw'))).digest('hex'),
-    first.find((x) => x.format === 'raw')!.sha256);
-});
-
-for (const [what, prepare, disk, firmware, module, device] of [
-  ['AWS raw on NVMe under OVMF', () => rawFile, 'nvme', 'ovmf', 'nvme', 'nvme0n1'],
-  ['AWS VMDK, converted back, on NVMe under SeaBIOS', () => join(dir, 'from-vmdk.raw'), 'nvme', 'seabios', 'nvme',
-    'nvme0n1'],
-  ['GCE disk.raw on virtio-scsi under OVMF', () => {
-    execFileSync('tar', ['-xzf', join(dir, 'first', first.find((x) => x.format === 'gce')!.file), '-C', dir]);
-    return join(dir, 'disk.raw');
-  }, 'scsi', 'ovmf', 'virtio_scsi', 'sda'],
-] as const) {
-  t.test(`${what}: PID 1 loads ${module}, mounts STATE and EPHEMERAL from ${device}, and the API answers`,
-    async (t) => {
-      const file = join(dir, `cloud-${module}-${firmware}.raw`);
-      execFileSync('cp', ['--sparse=always', prepare(), file]);
-      const { vm, run, poll } = await bootWithApi({
-        bootFrom: 'disk', firmware, memoryMiB: firmware === 'ovmf' ? 320 : 256,
-        disks: [{ file, format: 'raw', interface: disk }],
-      }, 'dhcp');
-      t.teardown(() => vm.kill());
-      t.match(vm.console(), new RegExp(`drivers: loaded [^\\n]*\\b${module} \\((pci|virtio) `),
-        `${module} loaded by modalias`);
-      t.match(vm.console(), new RegExp(`state: /dev/${device}p?3 mounted`), 'STATE found on the cloud disk');
-      t.match(vm.console(), new RegExp(`ephemeral: /dev/${device}p?4 mounted on /var`), 'and EPHEMERAL');
-      t.equal((await run(['get', 'versions'])).code, 0, 'the API answers');
-      t.match((await poll(['get', 'configstatus', 'machine', '-o', 'yaml'], /persistedTo: \/\S+/)).out,
-        /persistedTo: \/\S+machine-config\.yaml/, 'the config is persisted on it');
-    });
-}
-
-// Boot counting, as the upgrade work relies on it: slot B is being tried (try_slot=B, BOOT_TRIES
-// left) and never comes up (its initramfs is garbage, so the kernel panics and reboots). GRUB
-// counts each try in grubenv before the kernel starts; when none are left it boots slot A again
-// and leaves tried_slot=B for the system to report.
-for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) {
-  t.test(`${firmware}: a tried slot that never comes up is booted ${BOOT_TRIES} times, then GRUB falls back to A`,
-    async (t) => {
-      const disk = join(dir, `fallback-${firmware}.raw`);
-      execFileSync('cp', ['--sparse=always', rawFile, disk]);
-      const table = partitionTable(disk);
-      const esp = `${disk}@@${table.partitions[1]!.start * SECTOR}`;
-      const put = (to: string, content: Buffer) => {
-        const file = join(dir, `put-${firmware}`);
-        writeFileSync(file, content);
-        execFileSync('mcopy', ['-o', '-i', esp, file, to]);
-      };
-      put('::/B/vmlinuz', readFileSync(a.kernel));
-      put('::/B/initramfs.cpio.zst', Buffer.from('not an initramfs'));
-      put('::/boot/grub/grubenv', encodeGrubEnv({ default_slot: 'A', try_slot: 'B', tries_left: String(BOOT_TRIES) }));
-      const { vm, run } = await bootWithApi(
-        { bootFrom: 'disk', firmware, memoryMiB, noReboot: false, disks: [{ file: disk, format: 'raw' }] }, 'dhcp',
-      );
-      t.teardown(() => vm.kill());
-      const slots = [...vm.console().matchAll(/appliance: booting slot ([AB])/g)].map((m) => m[1]);
-      t.same(slots, [...Array(BOOT_TRIES).fill('B'), 'A'], `slots booted: ${slots.join(' ')}`);
-      t.match((await run(['get', 'kernelcmdline', '-o', 'yaml'])).out, /appliance\.slot=A/, 'the machine runs A');
-      t.ok((await vm.powerdown(60_000)).clean, 'powered off cleanly');
-      const env = decodeGrubEnv(execFileSync('mtype', ['-i', esp, '::/boot/grub/grubenv']));
-      t.same(Object.fromEntries(env), { default_slot: 'A', try_slot: '', tries_left: '0', tried_slot: 'B' },
-        'grubenv: the try is over, and says which slot failed');
-    });
-}
-
-t.test('PXE: the folder is listed in the manifest, with the install payload', async (t) => {
-  t.same(first.filter((x) => x.format === 'pxe').map((x) => x.file),
-    ['pxe/boot.ipxe', 'pxe/vmlinuz', 'pxe/initramfs.cpio.zst', 'pxe/install/install.json',
-      'pxe/install/appliance.raw.gz']);
-});
-
-// Under SeaBIOS the NIC's option ROM is BIOS iPXE; under OVMF its EFI iPXE, which starts the kernel
-// through its EFI stub (the script's initrd= names the initramfs for it).
-// Under SeaBIOS the live machine then installs itself from the install folder over HTTP (issue 12).
-for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) {
-  t.test(`PXE under ${firmware}: the NIC's iPXE runs the script from QEMU's TFTP server; the machine it boots `
-    + `answers${firmware === 'seabios' ? ' and installs itself from the folder over HTTP' : ''}`, async (t) => {
-    const folder = join(dir, 'first', 'pxe');
-    const target = join(dir, `pxe-target-${firmware}.raw`);
-    writeFileSync(target, '');
-    truncateSync(target, 2 ** 30);
-    const http = await startServer((q, s) => {
-      const file = join(folder, decodeURIComponent(q.url ?? '/'));
-      if (!file.startsWith(`${folder}/`) || !existsSync(file)) { s.statusCode = 404; s.end(); return; }
-      s.setHeader('content-length', statSync(file).size);
-      createReadStream(file).pipe(s);
-    });
-    t.teardown(() => http.close());
-    const { vm, run, cosictl, cosictlConfig } = await bootWithApi({
-      bootFrom: 'network', firmware, memoryMiB, tftp: { dir: folder, bootfile: 'boot.ipxe' },
-      disks: [{ file: target, serial: 'pxe-target' }], guestfwd: [{ ...SEED_ADDR, hostPort: http.port }],
-    }, 'dhcp');
-    t.teardown(() => vm.kill());
-    // Nothing but the script names initrd= (QEMU is given no kernel): the machine is what iPXE booted.
-    const cmdline = await run(['get', 'cmdline', 'current', '-o', 'json']);
-    t.equal(cmdline.code, 0, `the API answers: ${cmdline.err}`);
-    t.match((JSON.parse(cmdline.out) as { spec: { raw: string } }).spec.raw,
-      // EFI iPXE puts the image's name first, as a UEFI loader does.
-      new RegExp(`^${firmware === 'ovmf' ? 'vmlinuz ' : ''}initrd=initramfs\\.cpio\\.zst console=ttyS0 `),
-      'with the script\'s command line');
-    if (firmware !== 'seabios') return;
-    const source = `http://${SEED_ADDR.guestAddr}/install/`;
-    const installed = await new Promise<CliResult>((resolve) => {
-      execFile(cosictl, ['--config', cosictlConfig, 'install', '--serial', 'pxe-target', '--source', source],
-        { timeout: 240_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-    });
-    t.equal(installed.code, 0, installed.err);
-    t.match(http.log, ['GET /install/install.json', 'GET /install/appliance.raw.gz'], 'the folder, over HTTP');
-    // Byte for byte the raw disk, but for STATE, where the machine config went.
-    const state = partitionTable(rawFile).partitions[2]!;
-    const outsideState = (b: Buffer) => Buffer.concat([b.subarray(0, state.start * SECTOR),
-      b.subarray((state.start + state.size) * SECTOR, statSync(rawFile).size)]);
-    t.ok(outsideState(readFileSync(target)).equals(outsideState(readFileSync(rawFile))),
-      'the disk holds the raw image (STATE aside)');
-    t.match((await run(['get', 'installstatus', '-o', 'yaml'])).out, new RegExp(`source: ${source}`));
-  });
-}
-
-t.test('a larger disk: the first boot grows EPHEMERAL to its end and keeps /var on it; the second boot keeps '
-  + 'what the first wrote', async (t) => {
-  const disk = join(dir, 'grow.raw');
-  execFileSync('cp', ['--sparse=always', rawFile, disk]);
-  truncateSync(disk, 512 * 2 ** 20); // as a cloud gives a larger disk than the image
-  const boot = () => bootWithApi({ bootFrom: 'disk', disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
-  let { vm, run, poll } = await boot();
-  t.teardown(() => vm.kill());
-  t.match(vm.console(), /ephemeral: \/dev\/vda4 mounted on \/var/, 'PID 1 mounts it before anything runs');
-  const grown = (await poll(['get', 'ephemeral', 'ephemeral', '-o', 'yaml'], /state: applied/, 60_000)).out;
-  t.match(grown, /grew: partition and filesystem/);
-  const bytes = (field: string, yaml: string) => Number(new RegExp(`${field}: "?(\\d+)`).exec(yaml)?.[1]);
-  t.ok(bytes('partitionBytes', grown) > 400 * 2 ** 20, `partition ${bytes('partitionBytes', grown)} bytes`);
-  t.ok(bytes('filesystemBytes', grown) > bytes('partitionBytes', grown) - 4096, 'the filesystem fills it');
-  t.equal(bytes('diskBytes', grown), 512 * 2 ** 20);
-  const table = partitionTable(disk);
-  const last = table.partitions.at(-1)!;
-  t.equal(last.start + last.size - 1, table.lastlba, 'the GPT on the disk says so too');
-  t.equal((await run(['apply', '-f', '-'],
-    'metadata: {type: filespec, id: kept}\nspec: {path: /var/lib/kept.txt, content: kept}\n')).code, 0);
-  await poll(['get', 'filestatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/);
-  t.ok((await vm.powerdown(60_000)).clean, 'powered off cleanly');
-  ({ vm, run, poll } = await boot());
-  t.match((await poll(['get', 'ephemeral', 'ephemeral', '-o', 'yaml'], /state: applied/, 60_000)).out,
-    /grew: ""/, 'nothing to grow the second time');
-  t.match((await poll(['get', 'filestatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/)).out,
-    /original: a2VwdA==/, 'the file from the first boot was there before the config wrote it again');
-});

@@ -73,7 +73,9 @@ if (process.argv.includes('--help')) {
   process.exit(0);
 }
 /** The longest QEMU files start first, so the two lanes end together (minutes on a 2-core machine). */
-const SLOW_FIRST = ['qemu/images.test.ts', 'qemu/upgrade.test.ts', 'qemu/platform.test.ts'];
+const SLOW_FIRST = [
+  'qemu/upgrade.test.ts', 'qemu/images-cloud.test.ts', 'qemu/platform.test.ts', 'qemu/images.test.ts',
+];
 const slowFirst = (files: string[]) => [...SLOW_FIRST.filter((f) => files.includes(f)),
   ...files.filter((f) => !SLOW_FIRST.includes(f))];
 const qemuJobs = Number(process.env.TEST_QEMU_JOBS ?? 2);
