@@ -305,6 +305,10 @@ t.test('explain and describe: fields with their rules and docs; one resource wit
   t.match(d!.out, /\nSpec:\n {2}mtu: 1300\n/);
   t.match(d!.out, new RegExp(/Related: MergedLinkSpec dsc0 \(version \d+, written by link-merge\):\n {2}mtu: 1300\n/
     .source + /[^]*Related: LinkSpecStatus dsc0 \(version \d+, written by link-spec\):/.source), 'in order');
+  t.match(d!.out, new RegExp(/\nTimeline \(the last change of each resource above; the machine keeps no/.source
+    + / event history\):\n {2}\S+Z {2}\S+ ago +LinkSpec dsc0 created\n[^]*LinkSpecStatus dsc0 (created|changed)/
+    .source),
+  'a timeline, oldest first, from what was declared to what the machine did');
   t.equal((await run(['describe', 'linkspec', 'nosuch'])).code, 4);
   t.equal((await run(['describe', 'linkspec'])).code, 2);
   // A second spec for the same link (as DHCP's dhcp/eth0 is beside a user's eth0): the merged spec names both.

@@ -20,7 +20,9 @@ Shows one resource for reading: namespace, owner (the controller that writes it,
 phase, version, when it was created and last changed, labels, annotations, finalizers (who
 holds its teardown), its spec, and the resources along its way, in the order a setting goes:
 the specs declared for it at each layer (default, cmdline, platform, dhcp, config; their ids
-carry the layer: dhcp/eth0), the merged spec they make (eth0), and its status.
+carry the layer: dhcp/eth0), the merged spec they make (eth0), and its status; then a
+timeline of when each was created and last changed, with what a status says went wrong
+(the machine keeps no event history).
   cosictl describe mergedlinkspec eth0    cosictl describe linkspec dhcp/eth0
 `;
 
@@ -49,6 +51,36 @@ async function found(s: Session, def: ResourceDefinitionSpec, id: string): Promi
     if (e instanceof StateError && (e.code === 'not-found' || e.code === 'permission-denied')) return undefined;
     throw e;
   }
+}
+
+/** Fields by which a status says what went wrong. */
+const PROBLEM_FIELDS = ['error', 'problem'];
+
+/**
+ * What is known of the recent past: when each resource on the way was created and last changed,
+ * oldest first, with what a status says went wrong and who holds a teardown. The machine keeps no
+ * event history; these are the resources' own times.
+ */
+function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number): string {
+  const events: { at: number; line: string }[] = [];
+  for (const { d, r } of rs) {
+    const m = r.metadata;
+    const name = `${d.displayType} ${m.id}`;
+    if (m.created) events.push({ at: m.created, line: `${name} created` });
+    const spec = r.spec as Record<string, unknown> | undefined;
+    const problem = PROBLEM_FIELDS.map((f) => spec?.[f]).find((v) => typeof v === 'string' && v);
+    const change = [
+      ...(m.phase === 'tearingDown' ? [`tearing down, held by ${m.finalizers.join(', ') || 'nobody'}`] : []),
+      ...(problem ? [`says: ${String(problem)}`] : []),
+    ].join('; ');
+    if (m.updated && (m.updated !== m.created || change)) {
+      events.push({ at: m.updated, line: `${name} changed (version ${m.version})${change ? `: ${change}` : ''}` });
+    }
+  }
+  const rows = events.sort((a, b) => a.at - b.at)
+    .map((e) => `  ${new Date(e.at).toISOString()}  ${`${age(e.at, now)} ago`.padEnd(9)}  ${e.line}`);
+  return `Timeline (the last change of each resource above; the machine keeps no event history):\n${
+    rows.join('\n') || '  (no times recorded)'}`;
 }
 
 const isMerged = (d: ResourceDefinitionSpec) => /^Merged/.test(d.displayType);
@@ -105,13 +137,16 @@ export const describeCommand: Command = {
     const def = await s.resolve(typeName);
     const r = await found(s, def, id);
     if (!r) throw new CliError(`no ${def.displayType} "${id}" in namespace ${s.namespaceFor(def)}`, EXIT.notFound);
-    out(`${describeOne(r, def, Date.now())}\n`);
-    for (const { d, r: other, layer } of await along(s, def, r)) {
+    const now = Date.now();
+    out(`${describeOne(r, def, now)}\n`);
+    const way = await along(s, def, r);
+    for (const { d, r: other, layer } of way) {
       const m = other.metadata;
       const spec = indent(YAML.stringify(resourceDocument(other).spec ?? null));
       out(`\nRelated: ${d.displayType} ${m.id} (${layer ? `layer ${layer}, ` : ''}version ${m.version}${
         m.owner ? `, written by ${m.owner}` : ''}):\n${spec}\n`);
     }
+    out(`\n${timeline([{ d: def, r }, ...way], now)}\n`);
     return EXIT.ok;
   },
 };
