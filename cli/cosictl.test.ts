@@ -254,7 +254,7 @@ t.test('install: the request validated, followed to its end; on a host it is ref
   t.match(status, /diskTouched: false/);
   const bad = await run(['install', '--size', 'huge']);
   t.equal(bad.code, 2, 'refused before the machine is asked');
-  t.match(bad.err, /^cosictl: --size: size "huge": want an optional comparison \(<, <=, >, >=\) and a size/);
+  t.match(bad.err, /^cosictl: --size: size "huge": want an optional comparison \(<, <=, >, >=, ==\) and/);
   const usage = await run(['install']);
   t.equal(usage.code, 2);
   t.match(usage.err, /name the disk with --disk, --serial, --model or --size/);

@@ -9,6 +9,8 @@ import { chainCodecs } from '../init/cosi/spec/spec-codec.ts';
 import { codecsFromDefinitions } from '../init/model/spec-codecs.ts';
 import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
+import { StateError } from '../init/cosi/state/errors.ts';
+import type { Resource } from '../init/cosi/resource/resource.ts';
 
 /** A call's deadline unless --timeout says otherwise: a machine that stops answering is given up on. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
@@ -64,6 +66,21 @@ export class Session {
     const def = resolveDefinition(await this.definitions(), name);
     if (!def) throw new CliError(`unknown resource type "${name}" (see \`cosictl api-resources\`)`, EXIT.notFound);
     return def;
+  }
+
+  /**
+   * The resource `id` of `def` in its namespace; a missing one is "no Motd "x" in namespace config" (exit 4),
+   * after `what` (e.g. "edit motd/x") when given.
+   */
+  async getNamed(def: ResourceDefinitionSpec, id: string, what?: string): Promise<Resource> {
+    const namespace = this.namespaceFor(def);
+    try { return await this.state.get({ namespace, type: def.type, id }); } catch (e) {
+      if (e instanceof StateError && e.code === 'not-found') {
+        throw new CliError(`${what ? `${what}: ` : ''}no ${def.displayType} "${id}" in namespace ${namespace}`,
+          EXIT.notFound);
+      }
+      throw e;
+    }
   }
 
   namespaceFor(def: ResourceDefinitionSpec): string {

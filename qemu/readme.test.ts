@@ -2,7 +2,7 @@
 // in order, from the repository's root: the first boots the machine with `npm start`, the
 // others talk to it through out/dev's context. Only what a person would bring is the test's:
 // an editor for `edit`, and Ctrl-C for the watch and, at the end, for the machine.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,7 +49,8 @@ const env = { ...process.env, COSICTL_EDITOR: editor };
 const exports: string[] = [];
 // The examples write motds.yaml where they run; one that was there before is the person's.
 const written = join(ROOT, 'motds.yaml');
-if (!existsSync(written)) t.teardown(() => rmSync(written, { force: true }));
+const persons = existsSync(written) ? readFileSync(written) : undefined;
+t.teardown(() => (persons ? writeFileSync(written, persons) : rmSync(written, { force: true })));
 
 /** Ctrl-C (or a kill) to a command and all it started, as a terminal sends it; one that is gone is left. */
 function signalGroup(c: ChildProcess, signal: NodeJS.Signals): void {
@@ -83,6 +84,7 @@ function sh(command: string, o: { until?: RegExp; timeoutMs?: number } = {}): Pr
 const [start, ...rest] = commands;
 t.match(start, /^npm start -- --hostfwd 50000:50000\b/, 'the block starts the machine');
 let machine: ChildProcess | undefined;
+let booted = false;
 let machineOutput = '';
 const stopped = new Promise<number | null>((resolve) => {
   machine = spawn('bash', ['-c', start!], { cwd: ROOT, env, detached: true });
@@ -90,7 +92,12 @@ const stopped = new Promise<number | null>((resolve) => {
   machine.stderr!.on('data', (d: Buffer) => { machineOutput += d; });
   machine.on('close', (code) => resolve(code));
 });
-t.teardown(() => signalGroup(machine!, 'SIGKILL'));
+// QEMU runs in a process group of its own: start.ts kills it on SIGTERM (it would outlive a SIGKILL of start).
+t.teardown(async () => {
+  signalGroup(machine!, 'SIGTERM');
+  await Promise.race([stopped, new Promise((r) => setTimeout(r, 10_000))]);
+  signalGroup(machine!, 'SIGKILL');
+});
 
 t.test('the machine npm start boots answers through out/dev\'s context', async (t) => {
   const deadline = Date.now() + 300_000;
@@ -99,35 +106,69 @@ t.test('the machine npm start boots answers through out/dev\'s context', async (
     await new Promise((x) => setTimeout(x, 2000));
     r = await sh('COSICTL_CONFIG=out/dev/cosictl.yaml out/cosictl get versions', { timeoutMs: 20_000 });
   } while (r.code !== 0 && Date.now() < deadline && machine!.exitCode === null);
-  t.equal(r.code, 0, `${r.err}\nconsole:\n${machineOutput.slice(-3000)}`);
+  booted = t.equal(r.code, 0, `${r.err}\nconsole:\n${machineOutput.slice(-3000)}`);
 });
 
+/** What particular examples must show besides exit 0; each must be found in the block (a reworded one fails). */
+const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promise<void> | void }[] = [
+  {
+    example: / apply -f -$/,
+    check: (t, r, name) => { t.match(r.out, /^motd\/hi (created|configured|unchanged)/m, name); },
+  },
+  {
+    example: / edit motd hi\b/,
+    check: async (t, r, name) => {
+      t.match(r.out, /^motd\/hi configured$/m, `${name}: the edit was applied`);
+      const now = await sh('out/cosictl get motd hi -o yaml');
+      t.equal((YAML.parse(now.out) as { spec: { text: string } }).spec.text, 'Hello again');
+    },
+  },
+  {
+    example: / --watch\b/,
+    check: (t, r, name) => {
+      t.match(r.out, /^ +NAMESPACE +TYPE +ID +VERSION\b.*\n\+ +runtime +Issue +banner /, `${name}: the table`);
+    },
+  },
+  { example: / diff -f motds\.yaml/, check: (t, r, name) => { t.match(r.err, /^no differences$/m, name); } },
+  { example: / delete -f motds\.yaml/, check: (t, r, name) => { t.match(r.out, /^motd\/hi deleted$/m, name); } },
+  {
+    example: / describe mergedlinkspec eth0/,
+    check: (t, r, name) => {
+      t.match(r.out,
+        /^Kind: +MergedLinkSpec\n[^]*\nRelated: LinkSpec \S+ \(layer \w+, [^]*Related: Link(Spec)?Status eth0 /,
+        `${name}: the layers' specs and the status`);
+      t.match(r.out, /\nTimeline \(/, `${name}: and their timeline`);
+    },
+  },
+  {
+    example: /^source <\(out\/cosictl completion bash\)/,
+    check: async (t, _r, name) => {
+      const tab = await sh(`${name}; COMP_WORDS=(out/cosictl get mot); COMP_CWORD=2; _cosictl
+echo "\${COMPREPLY[*]}"`);
+      t.equal(tab.out, 'motds motd\n', `${name}: then Tab completes a type`);
+    },
+  },
+];
+
 t.test('each example, as written', async (t) => {
+  if (!booted) { t.fail('the machine npm start boots never answered: no example can run'); return; }
+  const found = new Set<number>();
   for (const command of rest) {
     const name = command.split('\n').at(-1)!.replace(/\s+#.*$/, '');
     if (/^export /.test(command)) { exports.push(command); continue; }
     const watching = /--watch/.test(command);
     const r = await sh(command, watching ? { until: /\n.*\n/, timeoutMs: 30_000 } : {});
-    if (watching) {
-      t.equal(r.interrupted, 'until', `${name}: printed its table, then Ctrl-C`);
-      t.match(r.out, /^ +NAMESPACE +TYPE +ID +VERSION\b.*\n\+ +runtime +Issue +banner /, `${name}: the table`);
-    } else t.equal(r.interrupted, undefined, `${name}: ended by itself`);
+    if (watching) t.equal(r.interrupted, 'until', `${name}: printed its table, then Ctrl-C`);
+    else t.equal(r.interrupted, undefined, `${name}: ended by itself`);
     t.equal(r.code, 0, `${name}\n${r.err}`);
     t.notMatch(r.out + r.err, /undefined|NaN|\[object Object\]/, `${name}: no undefined in what it printed`);
-    if (/ apply -f -$/.test(command)) t.match(r.out, /^motd\/hi (created|configured|unchanged)/m, name);
-    if (/ edit motd hi/.test(command)) {
-      t.match(r.out, /^motd\/hi configured$/m, `${name}: the edit was applied`);
-      const now = await sh('out/cosictl get motd hi -o yaml');
-      t.equal((YAML.parse(now.out) as { spec: { text: string } }).spec.text, 'Hello again');
-    }
-    if (/ diff -f motds\.yaml/.test(command)) t.match(r.err, /^no differences$/m, `${name}: it applied back as it was`);
-    if (/ delete -f motds\.yaml/.test(command)) t.match(r.out, /^motd\/hi deleted$/m, name);
-    if (/ describe mergedlinkspec eth0/.test(command)) {
-      t.match(r.out,
-        /^Kind: +MergedLinkSpec\n[^]*\nRelated: LinkSpec \S+ \(layer \w+, [^]*Related: Link(Spec)?Status eth0 /,
-        `${name}: the layers' specs and the status`);
+    for (const [i, c] of CHECKS.entries()) {
+      if (!c.example.test(command)) continue;
+      found.add(i);
+      await c.check(t, r, name);
     }
   }
+  t.same(CHECKS.filter((_, i) => !found.has(i)).map((c) => c.example.source), [], 'every checked example is there');
 });
 
 t.test('Ctrl-C on npm start powers the machine down', async (t) => {

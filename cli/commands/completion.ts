@@ -1,8 +1,8 @@
 // completion: prints a shell's completion script; `__complete` (not listed: the scripts call it)
 // answers one Tab.
 import type { Command } from '../command.ts';
-import { complete, formatCompletion, readLine } from '../completion/complete.ts';
-import { machineLookups } from '../completion/machine-lookups.ts';
+import { complete, formatCompletion, readLine, type Completion } from '../completion/complete.ts';
+import { COMPLETION_TIMEOUT_MS, machineLookups } from '../completion/machine-lookups.ts';
 import { COMPLETION_SCRIPTS } from '../completion/scripts.ts';
 import { CliError, EXIT } from '../errors.ts';
 
@@ -42,9 +42,18 @@ export const completionCommand: Command = {
 export async function completeWords(words: string[], commands: readonly Command[]): Promise<string> {
   const typed = words.slice(0, -1);
   const lookups = machineLookups(readLine(typed).line);
+  let timer: NodeJS.Timeout | undefined;
+  // One deadline for the whole Tab, however many questions the machine is asked.
+  const late = new Promise<Completion>((resolve) => {
+    timer = setTimeout(() => {
+      process.stderr.write(`cosictl: completion: no answer within ${COMPLETION_TIMEOUT_MS} ms\n`);
+      resolve({ values: [] });
+    }, COMPLETION_TIMEOUT_MS);
+  });
   try {
-    return formatCompletion(await complete(typed, words.at(-1) ?? '', commands, lookups));
+    return formatCompletion(await Promise.race([complete(typed, words.at(-1) ?? '', commands, lookups), late]));
   } finally {
+    clearTimeout(timer);
     lookups.close();
   }
 }

@@ -135,8 +135,7 @@ export const describeCommand: Command = {
     }
     const s = await session();
     const def = await s.resolve(typeName);
-    const r = await found(s, def, id);
-    if (!r) throw new CliError(`no ${def.displayType} "${id}" in namespace ${s.namespaceFor(def)}`, EXIT.notFound);
+    const r = await s.getNamed(def, id);
     const now = Date.now();
     out(`${describeOne(r, def, now)}\n`);
     const way = await along(s, def, r);

@@ -1,7 +1,7 @@
 // edit: one resource in the user's editor, applied on save. The machine validates the edit as it
 // validates apply's input; a refused edit goes back to the editor with the problems on top, and
 // nothing typed is lost: when the editor leaves it as it was, the file is kept and named.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +9,10 @@ import YAML from 'yaml';
 import { loadDocuments } from '../../init/config/documents.ts';
 import { isMap } from '../../init/config/safe-yaml.ts';
 import { resourceName } from '../../init/cosi/meta/definition.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
+import type { Resource } from '../../init/cosi/resource/resource.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
-import { CliError, EXIT } from '../errors.ts';
+import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import { controllerOwnedWhy } from '../related-types.ts';
 import type { Session } from '../session.ts';
@@ -42,18 +42,38 @@ const HEADER = `# Edit the resource below; it is applied when the editor exits. 
 export const editorCommand = (env: NodeJS.ProcessEnv = process.env): string =>
   [env.COSICTL_EDITOR, env.VISUAL, env.EDITOR].find((e) => e?.trim()) ?? 'vi';
 
-/** Runs the editor on `file`; its arguments are split by the shell, as git and kubectl do. */
-function runEditor(editor: string, file: string): void {
-  const r = spawnSync('sh', ['-c', `${editor} "$1"`, 'sh', file], { stdio: 'inherit' });
-  if (r.error) throw new CliError(`cannot run the editor "${editor}": ${r.error.message}`, EXIT.failed);
-  if (r.status !== 0) {
-    throw new CliError(`the editor "${editor}" exited with ${r.signal ?? `status ${r.status}`}; nothing applied`
-      + ` (the file is kept: ${file})`, EXIT.failed);
+/**
+ * Runs the editor on `file`; its arguments are split by the shell, as git and kubectl do. Not spawnSync:
+ * the connection keeps answering its keepalive pings while a person edits.
+ */
+async function runEditor(editor: string, file: string): Promise<void> {
+  const child = spawn('sh', ['-c', `${editor} "$1"`, 'sh', file], { stdio: 'inherit' });
+  const [status, signal] = await new Promise<[number | null, string | null]>((resolve, reject) => {
+    child.on('error', (e) => reject(new CliError(`cannot run the editor "${editor}": ${e.message}`, EXIT.failed)));
+    child.on('exit', (code, sig) => resolve([code, sig]));
+  });
+  if (status !== 0) {
+    throw new CliError(`the editor "${editor}" exited with ${signal ?? `status ${status}`}; nothing applied`,
+      EXIT.failed);
   }
 }
 
-/** The text without comment lines and trailing space: what the edit says. */
-const meaning = (text: string) => text.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n').trim();
+/** The file without the comment block this command puts at its top (the user's own comments stay). */
+const withoutHeader = (text: string) => {
+  const lines = text.split('\n');
+  const first = lines.findIndex((l) => !/^#/.test(l));
+  return first < 0 ? '' : lines.slice(first).join('\n');
+};
+
+/** What the edit says: its documents as data (comments and layout do not count), or '' when there are none. */
+function meaning(text: string): string {
+  const docs = YAML.parseAllDocuments(text);
+  if (!Array.isArray(docs)) return '';
+  // A document that does not parse means what it says: its text (the machine will say what is wrong).
+  const values = docs.map((d) => (d.errors.length ? d.toString() : d.toJS() as unknown))
+    .filter((v) => v !== null && v !== undefined);
+  return values.length ? JSON.stringify(values) : '';
+}
 
 const commented = (problems: string) => problems.trimEnd().split('\n').map((l) => `# ${l}`).join('\n');
 
@@ -91,15 +111,7 @@ async function edit(
   const def = await s.resolve(typeName);
   const ptr = { namespace: s.namespaceFor(def), type: def.type, id };
   const name = resourceName(ptr, def);
-  const read = async () => {
-    try { return await s.state.get(ptr); } catch (e) {
-      if (e instanceof StateError && e.code === 'not-found') {
-        throw new CliError(`edit ${name}: no ${def.displayType} "${id}" in namespace ${ptr.namespace}`, EXIT.notFound);
-      }
-      throw e;
-    }
-  };
-  const before = await read();
+  const before = await s.getNamed(def, id, `edit ${name}`);
   if (before.metadata.owner) {
     throw new CliError(controllerOwnedWhy('edit', name, before.metadata.owner, def, await s.definitions()),
       EXIT.failed);
@@ -108,40 +120,53 @@ async function edit(
   const dir = mkdtempSync(join(tmpdir(), 'cosictl-edit-'));
   const file = join(dir, `${def.displayType.toLowerCase()}-${id.replace(/[^\w.-]/g, '_')}.yaml`);
   writeFileSync(file, HEADER + original, { mode: 0o600 });
+  try {
+    const code = await editLoop({ s, ptr, name, before, original, file, out, err });
+    if (code === EXIT.ok) rmSync(dir, { recursive: true, force: true });
+    return code;
+  } catch (e) {
+    // Whatever went wrong (the editor, the machine), what the person typed is still there.
+    throw new CliError(`${(e as Error).message} (the edit is kept in ${file})`, exitCodeOf(e));
+  }
+}
+
+async function editLoop(o: {
+  s: Session; ptr: Target; name: string; before: Resource; original: string; file: string;
+  out: (t: string) => void; err: (t: string) => void;
+}): Promise<number> {
+  const { s, ptr, name, before, original, file, out, err } = o;
   const editor = editorCommand();
   let last = meaning(original);
   for (;;) {
-    runEditor(editor, file);
+    await runEditor(editor, file);
     const text = readFileSync(file, 'utf8');
-    if (!meaning(text)) { err('edit cancelled: the file was emptied; nothing applied\n'); break; }
-    if (meaning(text) === last) {
-      if (last === meaning(original)) { err('edit cancelled: no changes; nothing applied\n'); break; }
+    const now = meaning(text);
+    if (!now) { err('edit cancelled: the file was emptied; nothing applied\n'); return EXIT.ok; }
+    if (now === meaning(original)) { err('edit cancelled: no changes; nothing applied\n'); return EXIT.ok; }
+    if (now === last) {
       err(`the edit was refused and left as it was; nothing applied. It is kept in ${file}\n`);
       return EXIT.invalid;
     }
-    last = meaning(text);
+    last = now;
     let refused = await notTheSame(s, text, ptr);
     if (!refused) {
-      const now = await read();
-      if (now.metadata.version !== before.metadata.version) {
+      const current = await s.state.get(ptr);
+      if (current.metadata.version !== before.metadata.version) {
         err(`edit ${name}: it changed on the machine while it was being edited (version ${before.metadata.version} `
-          + `-> ${now.metadata.version}); nothing applied. The edit is kept in ${file}: run cosictl edit again\n`);
+          + `-> ${current.metadata.version}); nothing applied. The edit is kept in ${file}: run cosictl edit again\n`);
         return EXIT.failed;
       }
       const res = await sendConfig(s, { bytes: Buffer.from(text), name: `edit of ${name}`, files: [] },
         { mode: 'merge', dryRun: false, trySeconds: 0 });
       if ('applied' in res) {
         reportApplied(res.applied, { dryRun: false }, out, err);
-        break;
+        return EXIT.ok;
       }
       refused = res.refused;
     }
     err(`${refused}\n`);
-    writeFileSync(file, `${HEADER}# The machine refused this edit:\n${commented(refused)}\n#\n${
-      text.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n')}`);
+    writeFileSync(file, `${HEADER}# The machine refused this edit:\n${commented(refused)}\n#\n${withoutHeader(text)}`);
   }
-  rmSync(dir, { recursive: true, force: true });
-  return EXIT.ok;
 }
 
 export const editCommand: Command = {

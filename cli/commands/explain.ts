@@ -55,7 +55,8 @@ function fieldLines(s: SpecSchema, indent: string, required: readonly string[] =
 
 /** Completes FIELD: the fields inside the dotted path typed so far, as the path plus each field's name. */
 export function fieldCandidates(schema: SpecSchema | undefined, current: string): Candidate[] {
-  const path = current.replace(/^spec\./, '').split('.');
+  const spec = current.startsWith('spec.') ? 'spec.' : '';
+  const path = current.slice(spec.length).split('.');
   path.pop();
   let s = schema;
   for (const name of path) {
@@ -63,7 +64,7 @@ export function fieldCandidates(schema: SpecSchema | undefined, current: string)
     s = s?.type === 'object' ? s.properties?.[name] : undefined;
   }
   while (s?.type === 'array') s = s.items;
-  const prefix = path.map((p) => `${p}.`).join('');
+  const prefix = spec + path.map((p) => `${p}.`).join('');
   return s?.type === 'object' ? Object.entries(s.properties ?? {})
     .map(([name, f]) => ({ value: `${prefix}${name}`, about: schemaWords(f) })) : [];
 }

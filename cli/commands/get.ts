@@ -1,7 +1,6 @@
 // get: list or show resources in the forms kubectl users know (table, wide, yaml, json
 // List, name, jsonpath, label columns, sort); --watch streams changes until interrupted.
 import type { LabelQuery } from '../../init/cosi/state/query.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
 import type { WatchEvent } from '../../init/cosi/state/state.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
@@ -129,12 +128,7 @@ export async function get(
   }
 
   let resources = ids.length
-    ? await Promise.all(ids.map((id) => s.state.get({ namespace, type: def.type, id }).catch((e: unknown) => {
-      if (e instanceof StateError && e.code === 'not-found') {
-        throw new CliError(`no ${def.displayType} "${id}" in namespace ${namespace}`, EXIT.notFound);
-      }
-      throw e;
-    })))
+    ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
     : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
   if (sortBy) resources = sortByPath(resources, sortBy);
   if (!resources.length) {

@@ -73,10 +73,13 @@ t.test('types by plural and alias; a shared alias is not offered; ids of the typ
   t.same(await values(['explain', 'linkspec'], ''), ['mtu', 'bond']);
   t.same(await values(['explain', 'linkspec'], 'bond.'), ['bond.mode']);
   t.same(await values(['explain', 'linkspec', 'mtu'], ''), []);
+  t.same(await values(['explain', 'linkspec'], 'spec.bond.'), ['spec.bond.mode'], 'spec. as typed');
 });
 
 t.test('the protocol the scripts read', async (t) => {
   t.equal(formatCompletion({ values: [{ value: 'a', about: 'x\ty' }, { value: 'b' }] }), 'a\tx y\nb\t\n:done\n');
   t.equal(formatCompletion({ values: [] }), ':done\n');
   t.equal(formatCompletion({ files: true }), ':files\n');
+  t.equal(formatCompletion({ values: [{ value: 'a\tb' }, { value: 'c\nd' }, { value: 'e' }] }), 'e\t\n:done\n',
+    'a value that cannot travel as a line is not offered');
 });

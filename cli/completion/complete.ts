@@ -121,6 +121,8 @@ export async function complete(
 /** The protocol the scripts read: one candidate per line ("value<TAB>about"), then ":files" or ":done". */
 export function formatCompletion(c: Completion): string {
   if ('files' in c) return ':files\n';
-  return `${c.values.map((v) => `${v.value}\t${(v.about ?? '').replace(/[\t\n]/g, ' ')}`).join('\n')}${
-    c.values.length ? '\n' : ''}:done\n`;
+  // A value holding a tab or a line break cannot travel as a line (nor be typed): it is not offered.
+  const values = c.values.filter((v) => !/[\t\n\r]/.test(v.value));
+  return `${values.map((v) => `${v.value}\t${(v.about ?? '').replace(/[\t\n]/g, ' ')}`).join('\n')}${
+    values.length ? '\n' : ''}:done\n`;
 }

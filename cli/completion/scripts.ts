@@ -19,7 +19,9 @@ _cosictl() {
     compopt -o default 2>/dev/null
     return 0
   fi
-  for line in "\${lines[@]:0:\${#lines[@]}-1}"; do COMPREPLY+=("\${line%%$'\\t'*}"); done
+  local q
+  # quoted as the shell reads it back: an id may hold ; $ or a space
+  for line in "\${lines[@]:0:\${#lines[@]}-1}"; do printf -v q %q "\${line%%$'\\t'*}"; COMPREPLY+=("$q"); done
   # jsonpath= wants its template right after the =
   if [[ \${#COMPREPLY[@]} -eq 1 && \${COMPREPLY[0]} == *= ]]; then compopt -o nospace 2>/dev/null; fi
   if declare -F __ltrim_colon_completions >/dev/null; then __ltrim_colon_completions "$cur"; fi

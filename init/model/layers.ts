@@ -18,14 +18,19 @@ export const SOURCES_ANNOTATION = 'appliance.dev/sources';
 
 export interface MergeSource { layer: string; id: string }
 
-export const formatSources = (sources: readonly MergeSource[]): string =>
-  sources.map((s) => `${s.layer}:${s.id}`).join(',');
+// An id may hold a comma: it is written %2C (and % as %25), so the list splits where it should.
+const escapeId = (id: string) => id.replace(/%/g, '%25').replace(/,/g, '%2C');
+const unescapeId = (id: string) => id.replace(/%2C/g, ',').replace(/%25/g, '%');
 
-/** The sources a merged spec names (none when it has no such annotation). */
+export const formatSources = (sources: readonly MergeSource[]): string =>
+  sources.map((s) => `${s.layer}:${escapeId(s.id)}`).join(',');
+
+/** The sources a merged spec names (none when it has no such annotation; an entry without a layer is skipped). */
 export function sourcesOf(annotations: Readonly<Record<string, string>>): MergeSource[] {
   const text = annotations[SOURCES_ANNOTATION];
   if (!text) return [];
-  return text.split(',').map((s) => ({ layer: s.slice(0, s.indexOf(':')), id: s.slice(s.indexOf(':') + 1) }));
+  return text.split(',').filter((s) => s.includes(':'))
+    .map((s) => ({ layer: s.slice(0, s.indexOf(':')), id: unescapeId(s.slice(s.indexOf(':') + 1)) }));
 }
 
 /** Position in LAYERS: higher wins. */

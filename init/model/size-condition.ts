@@ -16,7 +16,8 @@ export function parseSizeCondition(text: string): SizeCondition | Error {
   const m = SIZE_RE.exec(text.trim());
   const factor = m ? UNITS[m[3] ?? ''] : undefined;
   if (!m || factor === undefined) {
-    return new Error(`size "${text}": want an optional comparison (<, <=, >, >=) and a size such as 10GiB or 500GB`);
+    return new Error(`size "${text}": want an optional comparison (<, <=, >, >=, ==) and a size such as 10GiB or `
+      + '500GB');
   }
   return { op: (m[1] as SizeOp | undefined) ?? '==', bytes: Math.round(Number(m[2]) * factor), text: text.trim() };
 }
