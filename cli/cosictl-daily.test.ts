@@ -58,7 +58,7 @@ t.test('a flag a command does not take is refused, naming who takes it', async (
 
 t.test('help: every command has its own, however it is asked for', async (t) => {
   for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
-    'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff', 'edit']) {
+    'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff', 'edit', 'completion', 'health']) {
     const viaHelp = await run(['help', c]);
     t.equal(viaHelp.code, 0, `help ${c}`);
     t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);
@@ -353,6 +353,33 @@ t.test('diff: what apply would change, per resource; nothing written', async (t)
   t.same([same.code, same.out, same.err], [0, '', 'no differences\n']);
   t.equal((await run(['diff', '-f', file('bad-diff.yaml', motd('df-9', '12'))])).code, 3, 'invalid input');
   await run(['delete', 'motd', 'df-1', 'df-2']);
+});
+
+t.test('health: each check; exit 1 naming the failing one; --wait follows it until it holds', async (t) => {
+  const healthy = await run(['health']);
+  t.same([healthy.code, healthy.err], [0, ''], healthy.err);
+  t.match(healthy.out, /^ok {4}api: serving\nok {4}plugins: \d+ running\n/);
+  // An address for a link this host does not have: the engine on a host configures nothing, so it never holds.
+  t.equal((await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: hz}\n'
+    + 'spec: {link: hz0, address: 192.0.2.9/24}\n')).code, 0);
+  let sick: Ran | undefined;
+  for (let i = 0; i < 40 && sick?.code !== 1; i++) {
+    sick = await run(['health']);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  t.equal(sick!.code, 1);
+  t.match(sick!.out, /^FAIL {2}addresses: hz0 lacks 192\.0\.2\.9\/24$/m);
+  t.match(sick!.err, /^not healthy: addresses: hz0 lacks 192\.0\.2\.9\/24\n$/);
+  const late = await run(['health', '--wait', '1s']);
+  t.equal(late.code, 1);
+  t.match(late.err, /waiting: addresses: hz0 lacks[^]*not healthy within 1s/);
+  const waiting = run(['health', '--wait', '60s']);
+  await new Promise((r) => setTimeout(r, 1000));
+  t.equal((await run(['delete', 'addressspec', 'hz'])).code, 0);
+  const healed = await waiting;
+  t.equal(healed.code, 0, 'healthy once the address is no longer wanted');
+  t.match(healed.err, /^waiting: addresses: hz0 lacks/);
+  t.match(healed.out, /^ok {4}addresses: /m);
 });
 
 t.test('usage errors say what to do, and never "undefined"', async (t) => {

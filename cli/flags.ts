@@ -18,7 +18,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'days', value: true }, { name: 'force' }, { name: 'server-name', value: true },
   { name: 'disk', value: true }, { name: 'serial', value: true }, { name: 'model', value: true },
   { name: 'size', value: true }, { name: 'wipe' }, { name: 'reboot' }, { name: 'source', value: true },
-  { name: 'id', value: true }, { name: 'no-wait' },
+  { name: 'id', value: true }, { name: 'no-wait' }, { name: 'wait', value: true },
   { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
   { name: 'health-timeout', value: true },
   { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },

@@ -31,8 +31,9 @@ Resources a controller writes cannot be edited: edit the spec they come from.
 The editor is $COSICTL_EDITOR, then $VISUAL, then $EDITOR, then vi; it may carry arguments
 (e.g. "code --wait").
 
-exit codes: 0 applied or nothing to apply, 1 refused (e.g. the resource changed on the
-machine meanwhile), 3 the edit is invalid (the file is kept), 4 no such resource.
+exit codes: 0 applied or nothing to apply, 1 refused or failed (the file is kept; e.g. the
+resource changed on the machine while it was open, as checked when the editor exits),
+3 the edit is invalid (the file is kept), 4 no such resource.
 `;
 
 const HEADER = `# Edit the resource below; it is applied when the editor exits. Lines starting with '#'

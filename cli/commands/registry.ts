@@ -15,6 +15,7 @@ import { describeCommand } from './describe.ts';
 import { diffCommand } from './diff.ts';
 import { editCommand } from './edit.ts';
 import { completionCommand } from './completion.ts';
+import { healthCommand } from './health.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -78,6 +79,7 @@ export const COMMANDS: readonly Command[] = [
     summary: 'api-resources          the resource types the machine serves',
     run: async ({ out, session }) => apiResources(await session(), out),
   },
+  healthCommand,
   versionCommand,
   configCommand,
   completionCommand,

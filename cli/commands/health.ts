@@ -1,0 +1,73 @@
+// health: whether the machine has what a ready machine must have, from the Health resource the engine
+// keeps (init/engine/health.ts): each check and why it fails; --wait follows it until it holds.
+import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
+import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS } from '../../init/model/runtime-types.ts';
+import { flag } from '../args.ts';
+import type { Command } from '../command.ts';
+import { parseDuration } from '../duration.ts';
+import { CliError, EXIT } from '../errors.ts';
+import { followStatus } from '../follow-status.ts';
+
+export const HEALTH_HELP = `usage: cosictl health [--wait DURATION]
+
+Checks what a ready machine must have: the API serves, every plugin runs, the machine config
+is applied, each configured link carries its addresses. Prints each check, and why a failing
+one fails.
+
+flags:
+      --wait DURATION   wait until the machine is healthy (e.g. 2m), printing what still fails
+                        as it changes
+
+exit codes: 0 healthy, 1 not healthy (each failing check named; with --wait: not within
+DURATION), 5 unreachable.
+`;
+
+const report = (h: HealthStatusSpec) =>
+  (h.checks ?? []).map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}${c.message ? `: ${c.message}` : ''}\n`).join('');
+
+const failing = (h: HealthStatusSpec) => (h.checks ?? []).filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
+
+export const healthCommand: Command = {
+  name: 'health',
+  summary: 'health [--wait 2m]     the machine\'s health checks; exit 1 naming each failing one',
+  help: HEALTH_HELP,
+  flags: ['wait'],
+  async run({ p, out, err, session }) {
+    if (p.positional.length) throw new CliError(`health: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+    const wait = flag(p, 'wait');
+    const waitSeconds = wait === undefined ? undefined : parseDuration('wait', wait);
+    const s = await session();
+    const pointer = { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID };
+    let health = (await s.state.get(pointer)).spec as HealthStatusSpec;
+    if (!health.healthy && waitSeconds !== undefined) {
+      let shown = '';
+      const progress = (h: HealthStatusSpec) => {
+        const now = failing(h).join('; ');
+        if (now && now !== shown) err(`waiting: ${now}\n`);
+        shown = now;
+      };
+      progress(health);
+      const follow = await followStatus<HealthStatusSpec>(s, pointer, 'the machine was healthy', (h) => {
+        health = h;
+        progress(h);
+        return h.healthy;
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), waitSeconds * 1000); });
+      try {
+        if (await Promise.race([follow.ended, late]) === 'late') {
+          err(`not healthy within ${wait}\n`);
+        }
+      } finally {
+        clearTimeout(timer);
+        follow.close();
+      }
+      // A change between the get and the watch's start is in the watch's first event; read once more to be sure.
+      health = (await s.state.get(pointer)).spec as HealthStatusSpec;
+    }
+    out(report(health));
+    if (health.healthy) return EXIT.ok;
+    err(`not healthy: ${failing(health).join('; ')}\n`);
+    return EXIT.failed;
+  },
+};
