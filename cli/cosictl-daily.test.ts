@@ -397,6 +397,8 @@ t.test('usage errors say what to do, and never "undefined"', async (t) => {
     [['gen'], 2, /^cosictl: gen: give what to make: secrets or config\n$/],
     [['gen', 'config', '--role', 'x'], 2, /--role shapes the cosictl context .* give --secrets too/],
     [['install', '--size', 'big'], 2, /^cosictl: --size: size "big": want an optional comparison/],
+    [['upgrade', '--image', '/no/such.tar'], 2, /^cosictl: cannot read \/no\/such\.tar: ENOENT/],
+    [['apply', '-f', '/no/such.yaml'], 2, /^cosictl: cannot read \/no\/such\.yaml: ENOENT/],
     [['config', 'use-context'], 2, /config use-context: name a context/],
     [['completion', 'tcsh'], 2, /name one shell: bash, zsh, fish \("tcsh" is not one\)/],
     [['--timeout', 'soon', 'get', 'motd'], 2, /--timeout: "soon" is not a duration/],

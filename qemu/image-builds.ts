@@ -2,9 +2,10 @@
 // from the built kernel and initramfs, signed with a key made for the run.
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import tap from 'tap';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
 import { artifacts } from './artifacts.ts';
@@ -12,6 +13,8 @@ import { artifacts } from './artifacts.ts';
 export async function buildTestImages(tag: string) {
   const a = artifacts();
   const dir = mkdtempSync(join(tmpdir(), `${tag}-`));
+  // Two builds of every format: about 1.4 GB a file, so it goes as soon as the file's tests end.
+  tap.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' };
   const build = (out: string, seed = 'images-test') => buildImages({
     formats: FORMATS, inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },

@@ -131,7 +131,9 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
   },
   {
     example: / health --wait \w+/,
-    check: (t, r, name) => { t.match(r.out, /^ok +api: serving\n[^]*^ok +addresses: on eth0/m, `${name}: every check`); },
+    check: (t, r, name) => {
+      t.match(r.out, /^ok +api: serving\n[^]*^ok +addresses: on eth0/m, `${name}: every check`);
+    },
   },
   { example: / diff -f motds\.yaml/, check: (t, r, name) => { t.match(r.err, /^no differences$/m, name); } },
   { example: / delete -f motds\.yaml/, check: (t, r, name) => { t.match(r.out, /^motd\/hi deleted$/m, name); } },

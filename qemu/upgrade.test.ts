@@ -8,7 +8,7 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READY_RE } from '../init/boot/ready-line.ts';
@@ -21,6 +21,7 @@ import { artifacts } from './artifacts.ts';
 
 const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'upgrade-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const manifest = JSON.parse(readFileSync(join(a.dir, 'manifest.json'), 'utf8')) as { version: string; commit: string };
 // The key the built system trusts (npm run build signs with the development key unless told otherwise).
 const key = developmentSigningKey(join(a.dir, 'dev', 'upgrade-signing-key.pem'));

@@ -4,9 +4,12 @@
 //   --qemu   the QEMU boots only
 // The QEMU files run on two lanes (TEST_QEMU_JOBS, default 2), the longest first: a TCG guest keeps
 // one host core busy and its test mostly waits, so two lanes nearly halve the wall time on 2 cores.
+// Every file runs with TMPDIR set to one scratch directory of the run, removed at the end: what a test
+// leaves in it (a kept edit, a VM's disks) cannot pile up on the machine from run to run.
 import { isErrno } from '../native/errno.ts';
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Parser } from 'tap-parser';
 import { ROOT } from './lib/paths.ts';
@@ -33,7 +36,7 @@ function runTap(files: string[], jobs: number, counts: Counts, buffered = false)
   if (!files.length) return Promise.resolve(0);
   return new Promise((resolve) => {
     const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['-R', 'tap', `-j${jobs}`, ...files], {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch },
     });
     const root = new Parser();
     root.on('child', (file: Parser) => {
@@ -68,7 +71,8 @@ if (process.argv.includes('--help')) {
   process.stdout.write(
     'usage: tsx scripts/test.ts [--unit | --qemu]\n  runs every *.test.ts; --unit skips the QEMU boots under qemu/,'
       + ' --qemu runs only them\n'
-      + '  TEST_QEMU_JOBS=N  QEMU test files run N at a time (default 2; 1 for one VM at a time)\n',
+      + '  TEST_QEMU_JOBS=N  QEMU test files run N at a time (default 2; 1 for one VM at a time)\n'
+      + '  files run with TMPDIR set to a scratch directory of the run, removed when it ends\n',
   );
   process.exit(0);
 }
@@ -83,6 +87,17 @@ if (!Number.isInteger(qemuJobs) || qemuJobs < 1) {
   process.stderr.write(`test: TEST_QEMU_JOBS=${process.env.TEST_QEMU_JOBS}: not a whole number of at least 1\n`);
   process.exit(2);
 }
+/** Removes the run's scratch directory, unless something is still mounted in it (rm would reach into that). */
+function removeScratch(): string {
+  const mounted = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+    .map((l) => l.split(' ')[4] ?? '').filter((m) => m === scratch || m.startsWith(`${scratch}/`));
+  if (mounted.length) return `kept ${scratch}: still mounted there: ${mounted.join(', ')}`;
+  rmSync(scratch, { recursive: true, force: true });
+  return `removed ${scratch}`;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'appliance-test-'));
+process.on('SIGINT', () => { process.stdout.write(`\n# scratch: ${removeScratch()}\n`); process.exit(130); });
 const minutes = (since: number) => `${((performance.now() - since) / 60_000).toFixed(1)} min`;
 const all = DIRS.flatMap((d) => findTests(join(ROOT, d))).sort();
 const isBoot = (f: string) => f.startsWith('qemu/');
@@ -95,7 +110,7 @@ if (!unitOnly) {
   code = (await runLanes(slowFirst(all.filter(isBoot)), qemuJobs, counts)) || code;
   phases.push(`qemu ${minutes(t1)} (${qemuJobs} at a time)`);
 }
-process.stdout.write(`\n# wall time: ${phases.join(', ')}\n`);
+process.stdout.write(`\n# wall time: ${phases.join(', ')}\n# scratch: ${removeScratch()}\n`);
 if (counts.failures.length) process.stdout.write(`\nfailed:\n${counts.failures.map((f) => `  ${f}`).join('\n')}\n`);
 // tap exits non-zero also when a file crashes outside any test; count that as a failure.
 if (code !== 0 && counts.failed === 0) counts.failed = 1;

@@ -121,7 +121,7 @@ Promise<number> {
   let size = 0;
   if (!url) {
     try { size = statSync(image).size; } catch (e) {
-      throw new CliError(`--image ${image}: ${(e as Error).message}`, EXIT.invalid);
+      throw new CliError(`cannot read ${image}: ${(e as Error).message}`, EXIT.usage);
     }
   }
   const tries = flag(p, 'tries') === undefined ? 0 : Number(flag(p, 'tries'));
