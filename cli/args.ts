@@ -31,6 +31,18 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
   return { flags, positional };
 }
 
+/** The first word that is not a flag or a flag's value: the command's name, before the command is known. */
+export function commandWord(argv: readonly string[], specs: readonly FlagSpec[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return argv[i + 1];
+    if (!a.startsWith('-') || a === '-') return a;
+    const spec = specs.find((s) => `--${s.name}` === a || (s.short && `-${s.short}` === a));
+    if (spec?.value) i++;
+  }
+  return undefined;
+}
+
 export const flag = (p: Parsed, name: string): string | undefined => p.flags.get(name)?.[0];
 export const flagAll = (p: Parsed, name: string): string[] => p.flags.get(name) ?? [];
 export const has = (p: Parsed, name: string): boolean => p.flags.has(name);

@@ -26,6 +26,8 @@ export interface Command {
   help: string;
   /** The flags it takes besides the global ones (long names). */
   flags: readonly string[];
+  /** Letters that mean another flag in this command than elsewhere (logs: f is follow). */
+  shorts?: Readonly<Record<string, string>>;
   run(io: CommandIo): Promise<number>;
   /** Shell completion of the argument being typed (`current`), after `line.args`. */
   completeArg?(line: Line, current: string, lookups: Lookups): Promise<Completion>;

@@ -22,7 +22,21 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
   { name: 'health-timeout', value: true },
   { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
+  { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true },
 ];
+
+/**
+ * The flags as one command reads them: `shorts` gives a letter another meaning there (as `-f`
+ * is --follow for logs, like kubectl's, and --filename elsewhere).
+ */
+export function flagsFor(shorts: Readonly<Record<string, string>> = {}): readonly FlagSpec[] {
+  return FLAGS.map((f) => {
+    const short = Object.entries(shorts).find(([, name]) => name === f.name)?.[0]
+      ?? (f.short && !(f.short in shorts) ? f.short : undefined);
+    const { short: _old, ...rest } = f;
+    return short ? { ...rest, short } : rest;
+  });
+}
 
 /** The flags every command takes. */
 export const GLOBAL_FLAGS: readonly string[] = [

@@ -1,6 +1,6 @@
 // cosictl: the client of the appliance's COSI API. Runs on the user's machine.
-import { flag, has, parseArgs } from './args.ts';
-import { FLAGS, GLOBAL_FLAGS } from './flags.ts';
+import { commandWord, flag, has, parseArgs } from './args.ts';
+import { FLAGS, flagsFor, GLOBAL_FLAGS } from './flags.ts';
 import type { CommandIo } from './command.ts';
 import { COMMANDS, commandNamed } from './commands/registry.ts';
 import { clientLine } from './commands/version.ts';
@@ -54,7 +54,7 @@ function checkFlags(command: string, given: Iterable<string>, takes: readonly st
 
 export async function cosictl(argv: string[]): Promise<number> {
   if (argv[0] === '__complete') { out(await completeWords(argv.slice(1), COMMANDS)); return EXIT.ok; }
-  const p = parseArgs(argv, FLAGS);
+  const p = parseArgs(argv, flagsFor(commandNamed(commandWord(argv, FLAGS) ?? '')?.shorts));
   const [name, ...rest] = p.positional;
   if (has(p, 'version') && !name) { out(`${clientLine()}\n`); return EXIT.ok; }
   if (!name) { out(HELP); return has(p, 'help') ? EXIT.ok : EXIT.usage; }

@@ -130,6 +130,14 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
     },
   },
   {
+    example: / logs network --tail 20/,
+    check: (t, r, name) => { t.match(r.out, /^\S+Z INFO  \S+: /m, `${name}: the network plugin's lines`); },
+  },
+  {
+    example: / dmesg --tail 50/,
+    check: (t, r, name) => { t.equal(r.out.trim().split('\n').length, 50, `${name}: 50 lines of the kernel log`); },
+  },
+  {
     example: / health --wait \w+/,
     check: (t, r, name) => {
       t.match(r.out, /^ok +api: serving\n[^]*^ok +addresses: on eth0/m, `${name}: every check`);

@@ -3,6 +3,8 @@
 // Time comes from chronyd on the host's 127.0.0.1, which the guest reaches as
 // 10.0.2.2 through QEMU's user network.
 import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { startChronyd } from '../scripts/lib/chronyd.ts';
 import { bootWithApi } from './api-vm.ts';
 
@@ -11,7 +13,7 @@ t.teardown(() => chrony.stop());
 // The guest asks chronyd on the host (10.0.2.2), so this VM may reach the host.
 // 320 MiB: nine plugin processes (three of them test plugins, one crash-looping) do not fit in 256 MiB
 // under this test's load (the OOM killer took the network plugin); the boot-speed issue owns memory.
-const { vm, run, poll } = await bootWithApi({
+const { vm, run, poll, cosictl, cosictlConfig } = await bootWithApi({
   extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true, append: ['appliance.test.plugins'],
   memoryMiB: 320,
 });
@@ -56,6 +58,34 @@ t.test('a module is loaded with its dependencies and listed; it works; it unload
   t.notMatch((await poll(['get', 'lsmod'], /^(?![\s\S]*\sdummy\s)/)).out, /\sdummy\s/, 'dummy no longer listed');
   t.match((await json(['get', 'lsmod', 'vxlan'])).spec, { requested: true }, 'the others stay');
 });
+
+t.test('logs: every source listed; a followed dmesg shows the kernel\'s words on a module load; plugins\' lines',
+  async (t) => {
+    const sources = await run(['logs']);
+    for (const s of ['engine', 'kernel', 'network', 'system', 'test-reader']) {
+      t.match(sources.out, new RegExp(`^${s} `, 'm'), s);
+    }
+    t.match((await run(['dmesg', '--tail', '2000'])).out, /INFO  init: /, 'PID 1\'s boot lines are in the kernel log');
+    t.match((await run(['logs', 'network'])).out, /INFO  \S+: /, 'the network plugin\'s lines');
+    const follow = spawn(cosictl, ['--config', cosictlConfig, 'dmesg', '-f', '--tail', '1']);
+    let out = '';
+    follow.stdout.on('data', (d: Buffer) => { out += d; });
+    t.teardown(() => { follow.kill('SIGKILL'); });
+    for (let i = 0; i < 100 && !out; i++) await new Promise((r) => setTimeout(r, 100));
+    // The kernel names a parameter a module does not have when it loads it.
+    const applied = await run(['apply', '-f', '-'],
+      'metadata: {type: modules, id: dummy}\nspec: {parameters: logs_test_param=1}\n');
+    t.equal(applied.code, 0, applied.err);
+    for (let i = 0; i < 300 && !/dummy: unknown parameter/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+    t.match(out, /^\S+Z WARN  dummy: unknown parameter 'logs_test_param' ignored$/m, 'the followed kernel log');
+    follow.kill('SIGINT');
+    t.equal((await once(follow, 'exit'))[0], 0, 'Ctrl-C ends the follow');
+    t.equal((await run(['delete', 'modules', 'dummy'])).code, 0);
+    await run(['apply', '-f', '-'],
+      'metadata: {type: TestFileReads.test.appliance.dev, id: logs}\nspec: {path: /nope}\n');
+    t.match((await poll(['logs', 'test-reader'], /logs: cannot read/)).out,
+      /WARN  test-reader: logs: cannot read \/nope: ENOENT/, 'a test plugin that prints');
+  });
 
 t.test('the clock comes from the RTC, then from an NTP server; the RTC is written back', async (t) => {
   const before = (await json(['get', 'time', 'clock'])).spec;

@@ -16,6 +16,7 @@ import { diffCommand } from './diff.ts';
 import { editCommand } from './edit.ts';
 import { completionCommand } from './completion.ts';
 import { healthCommand } from './health.ts';
+import { dmesgCommand, logsCommand } from './logs.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -80,6 +81,8 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ out, session }) => apiResources(await session(), out),
   },
   healthCommand,
+  logsCommand,
+  dmesgCommand,
   versionCommand,
   configCommand,
   completionCommand,

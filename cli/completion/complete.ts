@@ -3,9 +3,9 @@
 // Commands, flags and fixed values are known here; types, ids and namespaces come from the
 // machine, each command saying what its arguments are (Command.completeArg).
 import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import type { FlagSpec } from '../args.ts';
+import { commandWord, type FlagSpec } from '../args.ts';
 import type { Command } from '../command.ts';
-import { FLAGS, GLOBAL_FLAGS } from '../flags.ts';
+import { FLAGS, flagsFor, GLOBAL_FLAGS } from '../flags.ts';
 
 export interface Candidate { value: string; about?: string }
 
@@ -29,14 +29,14 @@ export interface Line {
   flags: Map<string, string[]>;
 }
 
-const specOf = (word: string): FlagSpec | undefined =>
-  FLAGS.find((f) => `--${f.name}` === word || (f.short !== undefined && `-${f.short}` === word));
+const specOf = (word: string, specs: readonly FlagSpec[]): FlagSpec | undefined =>
+  specs.find((f) => `--${f.name}` === word || (f.short !== undefined && `-${f.short}` === word));
 
 /**
  * Reads `words` (all but the current one). When the last of them is a flag that takes a value, the
  * current word is that value: `valueFor` names the flag.
  */
-export function readLine(words: readonly string[]): { line: Line; valueFor?: FlagSpec } {
+export function readLine(words: readonly string[], specs = FLAGS): { line: Line; valueFor?: FlagSpec } {
   const line: Line = { args: [], flags: new Map() };
   const positional = (w: string) => { if (line.command === undefined) line.command = w; else line.args.push(w); };
   for (let i = 0; i < words.length; i++) {
@@ -44,7 +44,7 @@ export function readLine(words: readonly string[]): { line: Line; valueFor?: Fla
     if (w === '--') { words.slice(i + 1).forEach(positional); break; }
     if (!w.startsWith('-') || w === '-') { positional(w); continue; }
     const eq = w.startsWith('--') ? w.indexOf('=') : -1;
-    const spec = specOf(eq > 0 ? w.slice(0, eq) : w);
+    const spec = specOf(eq > 0 ? w.slice(0, eq) : w, specs);
     if (!spec) continue;
     let value = 'true';
     if (spec.value && eq < 0) {
@@ -62,6 +62,7 @@ async function flagValues(flag: string, line: Line, lookups: Lookups): Promise<C
     case 'filename': case 'config': case 'secrets': case 'image': return { files: true };
     case 'output':
       if (line.command === 'gen') return { files: true };
+      if (line.command === 'logs' || line.command === 'dmesg') return { values: [{ value: 'json' }] };
       return { values: (line.command === 'version' ? ['json', 'yaml'] : ['wide', 'yaml', 'json', 'name', 'jsonpath='])
         .map((value) => ({ value })) };
     case 'context': return { values: lookups.contexts().map((value) => ({ value })) };
@@ -96,7 +97,8 @@ export const firstOf = (words: readonly Candidate[]) => async (line: Line): Prom
 export async function complete(
   words: readonly string[], current: string, commands: readonly Command[], lookups: Lookups,
 ): Promise<Completion> {
-  const { line, valueFor } = readLine(words);
+  const named = commands.find((c) => c.name === commandWord(words, FLAGS));
+  const { line, valueFor } = readLine(words, flagsFor(named?.shorts));
   let result: Completion;
   if (valueFor) result = await flagValues(valueFor.name, line, lookups);
   else if (current.startsWith('-')) {

@@ -29,13 +29,16 @@ import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
 import { createApiAccess } from './api-access.ts';
 import { apiCertificate } from './api-certificate.ts';
 import { consoleSummary } from './console-summary.ts';
-import { ENGINE_OWNER, PluginSupervisor, type SpawnPlugin } from './supervisor.ts';
+import { ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import { startInstaller, type InstallerMachine } from '../install/installer.ts';
 import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
 import { startHealth, type Milestone } from './health.ts';
+import { DEFAULT_RING_BYTES, LogBook } from './log-book.ts';
+import { logServiceMethods } from './log-service.ts';
+import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {
   log: Logger;
@@ -68,6 +71,8 @@ export interface EngineOptions {
   backoff?: { initialMs: number; factor: number; maxMs: number };
   /** Called the first time each boot milestone is reached (PID 1 prints it for bench:boot). */
   onMilestone?: (m: Milestone) => void;
+  /** Where LogService reads the kernel log; default /dev/kmsg. */
+  kmsgPath?: string;
 }
 
 export interface Engine {
@@ -78,7 +83,27 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-export async function startEngine(o: EngineOptions): Promise<Engine> {
+/** Cmdline parameter: each log ring's size in KiB (engine, each plugin). */
+export const LOG_RING_PARAM = 'appliance.log_ring_kib';
+
+/** The ring size the cmdline asks for, or the default with a line saying why not. */
+function ringBytes(params: Cmdline, log: Logger): number {
+  const raw = params.get(LOG_RING_PARAM);
+  if (raw === undefined) return DEFAULT_RING_BYTES;
+  const kib = Number(raw);
+  if (Number.isInteger(kib) && kib >= 4 && kib <= 65536) return kib * 1024;
+  log.warn(`${LOG_RING_PARAM}=${raw}: not a whole number of KiB from 4 to 65536; `
+    + `the rings keep ${DEFAULT_RING_BYTES / 1024} KiB each`);
+  return DEFAULT_RING_BYTES;
+}
+
+export async function startEngine(options: EngineOptions): Promise<Engine> {
+  // Every line from here on is kept as well, in the ring of the engine or of the plugin it came from.
+  const logs = new LogBook({
+    ringBytes: ringBytes(options.cmdline.params, options.log), kmsgPath: options.kmsgPath ?? '/dev/kmsg',
+  });
+  for (const p of options.plugins) logs.ring(p.name);
+  const o = { ...options, log: logs.capture(options.log, pluginOfLogPrefix) };
   const definitionOf = (type: string) =>
     state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
       ?.spec as ResourceDefinitionSpec | undefined;
@@ -132,22 +157,27 @@ export async function startEngine(o: EngineOptions): Promise<Engine> {
     machine: o.upgrade ?? { refuse: o.hostMode ? 'this engine runs on a host (serve): it upgrades nothing'
       : o.noUpgradeWhy ?? 'this machine was not booted from a boot slot of an installed disk' },
   });
+  /** For the caller of an ApplyConfig, why it may not write a type (its role). */
+  const configWriteDenied = (ctx: CallContext) => {
+    const caller = callerOf(ctx.session);
+    // Maintenance applies any config: that is how a machine gets its CA.
+    if (!caller || caller.kind !== 'user') return () => undefined;
+    const access = accessOf(caller);
+    return (type: string) => {
+      try { access.write({ type, owner: '', finalizersOnly: false }); return undefined; } catch (e) {
+        return (e as Error).message;
+      }
+    };
+  };
   const api = await startApiServer({
     state, log: o.log, native: o.native,
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
     accessOf, tls: certificate.tls, limits: certificate.limits,
-    userMethods: new Map([...upgradeServiceMethods(upgrader), ...configServiceMethods(config, (ctx) => {
-      const caller = callerOf(ctx.session);
-      // Maintenance applies any config: that is how a machine gets its CA.
-      if (!caller || caller.kind !== 'user') return () => undefined;
-      const access = accessOf(caller);
-      return (type) => {
-        try { access.write({ type, owner: '', finalizersOnly: false }); return undefined; } catch (e) {
-          return (e as Error).message;
-        }
-      };
-    })]),
+    userMethods: new Map([
+      ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader),
+      ...configServiceMethods(config, configWriteDenied),
+    ]),
     onUserWrite: (p) => config.noteUserWrite(p),
   });
   await certificate.follow(api);

@@ -7,12 +7,17 @@ import { createInterface } from 'node:readline';
 import { upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { PLUGIN_READY_LINE, pluginOutputs, type Plugin } from '../model/plugin.ts';
+import { parsePluginLine, PLUGIN_READY_LINE, pluginOutputs, type Plugin } from '../model/plugin.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
 import { killReason, oomKills } from '../sys/oom-kills.ts';
 
 export const ENGINE_OWNER = 'engine';
+
+/** A plugin's output goes to the engine's log under this prefix (the log book keeps it as the plugin's). */
+const PLUGIN_LOG_PREFIX = 'plugin/';
+export const pluginOfLogPrefix = (prefix: string): string | undefined =>
+  prefix.startsWith(PLUGIN_LOG_PREFIX) ? prefix.slice(PLUGIN_LOG_PREFIX.length).split('/')[0] : undefined;
 
 /**
  * Starts `<exe> plugin <name>` with the given environment; `ownMounts`: the plugin needs none of
@@ -80,7 +85,7 @@ export class PluginSupervisor {
   }
 
   private launch(r: Running): void {
-    const log = this.o.log.child(`plugin/${r.plugin.name}`);
+    const log = this.o.log.child(`${PLUGIN_LOG_PREFIX}${r.plugin.name}`);
     const started = Date.now();
     const killsAtStart = oomKills();
     const child = this.o.spawn(
@@ -94,7 +99,11 @@ export class PluginSupervisor {
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (l) => {
-        if (stream !== child.stdout || l !== PLUGIN_READY_LINE) { log.info(l); return; }
+        if (stream !== child.stdout || l !== PLUGIN_READY_LINE) {
+          const { level, text } = parsePluginLine(l);
+          if (level === 'error') log.error(text); else if (level === 'warning') log.warn(text); else log.info(text);
+          return;
+        }
         if (r.child !== child || r.status.state !== 'starting') return;
         r.status = { ...r.status, state: 'running' };
         void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));

@@ -42,6 +42,8 @@ export const RPC_TABLE: readonly RpcRule[] = [
     path: '/appliance.config.v1alpha1.ConfigService/ConfirmConfig', need: 'confirm-config',
     doc: 'keep a tried config',
   },
+  { path: '/appliance.runtime.v1alpha1.LogService/Logs', need: 'read', doc: 'the lines of a log, then new ones' },
+  { path: '/appliance.runtime.v1alpha1.LogService/LogSources', need: 'read', doc: 'the logs there are' },
   {
     path: '/appliance.upgrade.v1alpha1.UpgradeService/Upload', need: 'admin',
     doc: 'a chunk of the bundle of an UpgradeRequest (which only admins create)',

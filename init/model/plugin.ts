@@ -1,6 +1,7 @@
 // plugin: what a plugin is. A name, the types it defines, and its controllers. The
 // engine derives the types a plugin may write from its controllers' outputs. The
 // engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
+import type { LogLevel } from '../../proto/gen/spec-types.ts';
 import type { Controller } from '../cosi/controller/contract.ts';
 import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { ENGINE_TYPES } from './runtime-types.ts';
@@ -36,6 +37,24 @@ export interface Plugin {
  * READY=1): until then its PluginStatus says starting. Any process can say it, in any language.
  */
 export const PLUGIN_READY_LINE = 'COSI-PLUGIN-READY';
+
+/** How bad a log line says it is (as LogService sends it). */
+export type LineLevel = LogLevel;
+
+const LEVEL_WORDS: readonly [string, LineLevel][] = [['ERROR ', 'error'], ['WARN ', 'warning'], ['DEBUG ', 'debug']];
+
+/**
+ * A line of a plugin's output (stdout or stderr), as the engine keeps it: an optional level word
+ * (`ERROR `, `WARN `, `DEBUG `) then the text; a line without one is info. Any language can print it.
+ */
+export function pluginLine(level: LineLevel, text: string): string {
+  return `${LEVEL_WORDS.find(([, l]) => l === level)?.[0] ?? ''}${text}`;
+}
+
+export function parsePluginLine(line: string): { level: LineLevel; text: string } {
+  const w = LEVEL_WORDS.find(([word]) => line.startsWith(word));
+  return w ? { level: w[1], text: line.slice(w[0].length) } : { level: 'info', text: line };
+}
 
 /** Set (to "1") in a plugin's environment when the engine runs on a host (`serve`)
  * rather than as PID 1: plugins must then never act on the host by themselves. */

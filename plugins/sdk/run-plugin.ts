@@ -4,35 +4,42 @@
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { confine } from './confine.ts';
-import { PLUGIN_READY_LINE, type Plugin } from '../../init/model/plugin.ts';
+import { PLUGIN_READY_LINE, pluginLine, type LineLevel, type Plugin } from '../../init/model/plugin.ts';
 import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
 
-const line = (level: string, who: string, msg: string) => process.stderr.write(`${level}${who}: ${msg}\n`);
+const line = (level: LineLevel, who: string, msg: string) => {
+  process.stderr.write(`${pluginLine(level, `${who}: ${msg}`)}\n`);
+};
 
 export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> {
   const socket = process.env[PLUGIN_SOCKET_ENV];
-  if (!socket) { line('', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`); return 2; }
+  if (!socket) {
+    line('error', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`);
+    return 2;
+  }
   // Privileges go first, before the plugin talks to anyone.
   try {
     const { withheld } = confine(p);
-    if (withheld.length) line('WARN ', p.name, `running without ${withheld.join(', ')}: this host withholds them`);
+    if (withheld.length) line('warning', p.name, `running without ${withheld.join(', ')}: this host withholds them`);
   } catch (e) {
-    line('ERROR ', p.name, `cannot confine itself: ${(e as Error).message}`);
+    line('error', p.name, `cannot confine itself: ${(e as Error).message}`);
     return 1;
   }
   const state = new RemoteState(`unix://${socket}`, { codecs });
   await state.waitReady(10_000);
   const runtime = new ControllerRuntime(state, {
     normalize: (type, spec) => codecs.get(type)?.normalize(spec) ?? spec,
-    log: (c) => ({ info: (m) => line('', c, m), warn: (m) => line('WARN ', c, m), error: (m) => line('ERROR ', c, m) }),
+    log: (c) => ({
+      info: (m) => line('info', c, m), warn: (m) => line('warning', c, m), error: (m) => line('error', c, m),
+    }),
   });
   for (const c of p.controllers()) runtime.register(c);
   runtime.start();
   // Ready once every controller watches its inputs: from then on no change goes unseen.
   await runtime.watching();
-  line('', p.name, `running ${p.controllers().length} controller(s) on ${runtime.openWatches} watch(es)`);
+  line('info', p.name, `running ${p.controllers().length} controller(s) on ${runtime.openWatches} watch(es)`);
   process.stdout.write(`${PLUGIN_READY_LINE}\n`);
   // Signal listeners do not keep Node alive; a plugin without input watches would
   // otherwise exit as soon as its first reconcile is done.

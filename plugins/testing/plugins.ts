@@ -2,7 +2,7 @@
 // `serve --test-plugins` or the kernel switch appliance.test.plugins).
 //   test-writer   writes its own output, then tries a type it does not own and
 //                 records the error code it got in its output
-//   test-reader   reads a file named by a TestFileRead into a TestFileContent
+//   test-reader   reads a file named by a TestFileRead into a TestFileContent, and says so in its log
 //   test-crasher  exits with status 3 as soon as it starts (a crash loop)
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import { StateError } from '../../init/cosi/state/errors.ts';
@@ -74,10 +74,12 @@ const reader: Controller = {
   inputs: () => [{ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE, kind: 'weak' }],
   outputs: () => [{ type: TEST_FILE_CONTENT_TYPE, kind: 'exclusive' }],
   async run(ctx) {
+    let read = new Set<string>();
     while (await ctx.next()) {
       const keep = new Set<string>();
       for (const r of await ctx.state.list({ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE })) {
         keep.add(r.metadata.id);
+        const first = !read.has(r.metadata.id);
         const { path, walk } = r.spec as { path: string; walk?: boolean };
         let spec: { path: string; content?: string; error?: string };
         try {
@@ -86,9 +88,13 @@ const reader: Controller = {
         } catch (e) {
           spec = { path, error: (e as Error).message };
         }
+        // A plugin that prints when asked (once per read): the log tests read these lines back.
+        if (first && spec.error) ctx.log.warn(`${r.metadata.id}: cannot read ${path}: ${spec.error}`);
+        else if (first) ctx.log.info(`${r.metadata.id}: read ${path} (${spec.content!.length} characters)`);
         await ctx.state.put({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE, id: r.metadata.id }, spec);
       }
       await ctx.state.cleanup({ namespace: RUNTIME_NS, type: TEST_FILE_CONTENT_TYPE }, keep);
+      read = keep;
     }
   },
 };

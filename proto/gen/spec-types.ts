@@ -42,6 +42,10 @@ export const InstallPhaseValues: readonly InstallPhase[] = ['checking', 'writing
 export type UpgradePhase = 'receiving' | 'writing' | 'staged' | 'trying' | 'done' | 'failed';
 export const UpgradePhaseValues: readonly UpgradePhase[] = ['receiving', 'writing', 'staged', 'trying', 'done', 'failed'];
 
+/** LogLevel: how bad a line says it is. */
+export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
+export const LogLevelValues: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
+
 /** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
@@ -423,6 +427,56 @@ export interface HealthStatusSpec {
   checks?: HealthCheck[];
   /** When healthy last changed. */
   since?: string;
+}
+
+/** LogsRequest: the lines of one source. */
+export interface LogsRequest {
+  /** engine, kernel, or a plugin's name (LogSources lists them). */
+  source: string;
+  /** After the kept lines, stream new ones as they come until the client goes. */
+  follow: boolean;
+  /** Only the last this many of the kept lines (0: all kept). */
+  tail: number;
+  /** Only lines at or after this time. */
+  since?: string;
+}
+
+/** LogLine: one line of a source. */
+export interface LogLine {
+  /** Where it came from: engine, kernel, or a plugin's name. */
+  source: string;
+  /** When it was printed (wall clock of the machine; for the kernel, its boot time plus the kernel's stamp). */
+  time?: string;
+  /** How bad it says it is: a plugin's level word (ERROR, WARN, DEBUG; none: info), the kernel's priority. */
+  level?: LogLevel;
+  /** The text, without the level word and the process tag. */
+  message: string;
+  /** Its number in the source, from 1 at boot: a gap between two lines is lines the ring no longer holds. */
+  seq: number;
+}
+
+/** LogSourcesRequest: no fields. */
+export interface LogSourcesRequest {
+}
+
+/** LogSource: one ring and how full it is. */
+export interface LogSource {
+  /** engine, kernel, or a plugin's name. */
+  name: string;
+  /** Lines held now. */
+  lines: number;
+  /** Bytes of text held now. */
+  bytes: number;
+  /** The most text the ring holds before the oldest lines go (0 for the kernel: it keeps its own). */
+  capacityBytes: number;
+  /** Lines printed since boot that the ring no longer holds. */
+  dropped: number;
+}
+
+/** LogSourcesResponse: every source, in name order. */
+export interface LogSourcesResponse {
+  /** Every source, in name order. */
+  sources?: LogSource[];
 }
 
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
@@ -1229,6 +1283,11 @@ export const MESSAGES = {
   UpgradePolicySpec: 'appliance.runtime.v1alpha1.UpgradePolicySpec',
   HealthCheck: 'appliance.runtime.v1alpha1.HealthCheck',
   HealthStatusSpec: 'appliance.runtime.v1alpha1.HealthStatusSpec',
+  LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',
+  LogLine: 'appliance.runtime.v1alpha1.LogLine',
+  LogSourcesRequest: 'appliance.runtime.v1alpha1.LogSourcesRequest',
+  LogSource: 'appliance.runtime.v1alpha1.LogSource',
+  LogSourcesResponse: 'appliance.runtime.v1alpha1.LogSourcesResponse',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',

@@ -59,6 +59,23 @@ export class RemoteState implements State {
     } catch (e) { throw fromCallError(e); }
   }
 
+  /**
+   * A server-streaming call of another service on the same connection (the log service): each message
+   * to `onMessage` in order (a promise it returns holds the next); `done` settles when the stream ends,
+   * with the error unless it ended by `cancel()`.
+   */
+  stream(path: string, request: Uint8Array, onMessage: (m: Buffer) => void | Promise<void>, deadlineMs?: number):
+    { done: Promise<Error | undefined>; cancel(): void } {
+    const call = this.channel.serverStream(path, request, deadlineMs ? { deadlineMs } : {});
+    let cancelled = false;
+    call.onMessage(onMessage);
+    return {
+      done: call.done.then((e) => (cancelled && e?.code === Status.CANCELLED ? undefined
+        : e ? fromCallError(e) : undefined)),
+      cancel: () => { cancelled = true; call.cancel(); },
+    };
+  }
+
   async get(p: Pointer): Promise<Resource> {
     const res = await this.call<{ resource: WireResource }>('Get', { namespace: p.namespace, type: p.type, id: p.id });
     return resourceFromWire(res.resource, this.codecs, { where: 'get', lazy: true });

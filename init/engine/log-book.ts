@@ -1,0 +1,143 @@
+// log-book: what the engine and each plugin printed, one bounded ring per source, and the kernel's
+// own log read from /dev/kmsg when asked (the kernel keeps that ring itself). LogService serves it.
+import type { Logger } from '../log.ts';
+import type { LineLevel } from '../model/plugin.ts';
+import { monotonicSeconds } from '../sys/clock.ts';
+import { openKmsg, type KmsgRecord } from '../sys/kmsg.ts';
+
+export const ENGINE_SOURCE = 'engine';
+export const KERNEL_SOURCE = 'kernel';
+/** Each ring's text, by default: a few thousand lines. */
+export const DEFAULT_RING_BYTES = 128 * 1024;
+/** A longer line is cut: one line must not push a whole ring out. */
+const LINE_MAX = 4096;
+/** How often a follower of the kernel log looks for new records (the device cannot be waited on here). */
+const KERNEL_POLL_MS = 250;
+
+export interface LogEntry { seq: number; /** Unix milliseconds. */ time: number; level: LineLevel; message: string }
+
+/** The oldest lines go first once the text passes `capacity` bytes; the newest line always stays. */
+export class LogRing {
+  private lines: LogEntry[] = [];
+  private start = 0;
+  private readonly followers = new Set<(e: LogEntry) => void>();
+  bytes = 0;
+  seq = 0;
+  dropped = 0;
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number { return this.lines.length - this.start; }
+
+  append(level: LineLevel, text: string, time = Date.now()): LogEntry {
+    const message = text.length > LINE_MAX ? `${text.slice(0, LINE_MAX)}… (${text.length - LINE_MAX} characters cut)`
+      : text;
+    const e: LogEntry = { seq: ++this.seq, time, level, message };
+    this.lines.push(e);
+    this.bytes += Buffer.byteLength(message);
+    while (this.bytes > this.capacity && this.size > 1) {
+      this.bytes -= Buffer.byteLength(this.lines[this.start++]!.message);
+      this.dropped++;
+    }
+    // Drop the gone lines' slots now and then, not on every line.
+    if (this.start > 1024 && this.start * 2 > this.lines.length) {
+      this.lines = this.lines.slice(this.start);
+      this.start = 0;
+    }
+    for (const f of this.followers) f(e);
+    return e;
+  }
+
+  held(): LogEntry[] { return this.lines.slice(this.start); }
+
+  follow(onLine: (e: LogEntry) => void): () => void {
+    this.followers.add(onLine);
+    return () => { this.followers.delete(onLine); };
+  }
+}
+
+/** A reader's view of one source: the lines held when it opened, then (follow) new ones until closed. */
+export interface LogCursor {
+  held: LogEntry[];
+  follow(onLine: (e: LogEntry) => void): void;
+  close(): void;
+}
+
+export interface LogSourceFacts { name: string; lines: number; bytes: number; capacityBytes: number; dropped: number }
+
+const KERNEL_LEVELS: readonly LineLevel[] = ['error', 'error', 'error', 'error', 'warning', 'info', 'info', 'debug'];
+
+/** A kernel record as a line; `bootTime`: the wall clock at boot, in Unix milliseconds. */
+export const kernelEntry = (r: KmsgRecord, bootTime: number): LogEntry => ({
+  seq: r.seq + 1, time: Math.round(bootTime + r.usec / 1000), level: KERNEL_LEVELS[r.level] ?? 'info',
+  message: r.message,
+});
+
+export class LogBook {
+  private readonly rings = new Map<string, LogRing>();
+
+  /** `kmsgPath`: where the kernel log is read (none: no kernel source, as for an engine in a test). */
+  constructor(private readonly o: { ringBytes?: number; kmsgPath?: string } = {}) {}
+
+  ring(source: string): LogRing {
+    let r = this.rings.get(source);
+    if (!r) { r = new LogRing(this.o.ringBytes ?? DEFAULT_RING_BYTES); this.rings.set(source, r); }
+    return r;
+  }
+
+  /** Every source, in name order; the kernel's figures say only how many lines it holds now. */
+  sources(): LogSourceFacts[] {
+    const out = [...this.rings].map(([name, r]) => ({
+      name, lines: r.size, bytes: r.bytes, capacityBytes: r.capacity, dropped: r.dropped,
+    }));
+    if (this.o.kmsgPath) {
+      const c = this.open(KERNEL_SOURCE)!;
+      out.push({
+        name: KERNEL_SOURCE, lines: c.held.length, bytes: c.held.reduce((n, e) => n + Buffer.byteLength(e.message), 0),
+        capacityBytes: 0, dropped: c.held.length ? c.held[0]!.seq - 1 : 0,
+      });
+      c.close();
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** undefined: no such source. The kernel log's open errors (EPERM, ENOENT) are thrown as they are. */
+  open(source: string): LogCursor | undefined {
+    if (source === KERNEL_SOURCE && this.o.kmsgPath) return this.openKernel(this.o.kmsgPath);
+    const r = this.rings.get(source);
+    if (!r) return undefined;
+    let stop = () => {};
+    return { held: r.held(), follow: (f) => { stop = r.follow(f); }, close: () => stop() };
+  }
+
+  private openKernel(path: string): LogCursor {
+    const reader = openKmsg(path);
+    const bootTime = Date.now() - monotonicSeconds() * 1000;
+    const read = () => reader.readAvailable().map((r) => kernelEntry(r, bootTime));
+    let timer: NodeJS.Timeout | undefined;
+    return {
+      held: read(),
+      follow(onLine) { timer = setInterval(() => { for (const e of read()) onLine(e); }, KERNEL_POLL_MS); },
+      close() { clearInterval(timer); reader.close(); },
+    };
+  }
+
+  /**
+   * `base`, with every line also kept: in the ring `sourceOf` names for the line's prefix (the
+   * `child()` path), without that prefix when it names the source; else in the engine's, prefix kept.
+   */
+  capture(base: Logger, sourceOf: (prefix: string) => string | undefined): Logger {
+    const make = (log: Logger, prefix: string): Logger => {
+      const source = sourceOf(prefix);
+      const ring = this.ring(source ?? ENGINE_SOURCE);
+      const keep = (level: LineLevel, m: string) => ring.append(level, source || !prefix ? m : `${prefix}: ${m}`);
+      return {
+        info: (m) => { log.info(m); keep('info', m); },
+        warn: (m) => { log.warn(m); keep('warning', m); },
+        error: (m) => { log.error(m); keep('error', m); },
+        child: (p) => make(log.child(p), prefix ? `${prefix}/${p}` : p),
+      };
+    };
+    return make(base, '');
+  }
+}
