@@ -9,6 +9,8 @@ export const ENGINE_SOURCE = 'engine';
 export const KERNEL_SOURCE = 'kernel';
 /** Each ring's text, by default: a few thousand lines. */
 export const DEFAULT_RING_BYTES = 128 * 1024;
+/** What a line costs in a ring besides its text (its entry object, string header, slot; bench:logs). */
+const LINE_COST = 80;
 /** A longer line is cut: one line must not push a whole ring out. */
 const LINE_MAX = 4096;
 /** How often a follower of the kernel log looks for new records (the device cannot be waited on here). */
@@ -16,11 +18,17 @@ const KERNEL_POLL_MS = 250;
 
 export interface LogEntry { seq: number; /** Unix milliseconds. */ time: number; level: LineLevel; message: string }
 
-/** The oldest lines go first once the text passes `capacity` bytes; the newest line always stays. */
+const cost = (message: string) => Buffer.byteLength(message) + LINE_COST;
+
+/**
+ * The oldest lines go first once the lines cost more than `capacity` bytes (text and bookkeeping, so
+ * that the size bounds the memory); the newest line always stays.
+ */
 export class LogRing {
   private lines: LogEntry[] = [];
   private start = 0;
   private readonly followers = new Set<(e: LogEntry) => void>();
+  /** What the held lines cost: their text and LINE_COST each. */
   bytes = 0;
   seq = 0;
   dropped = 0;
@@ -34,9 +42,9 @@ export class LogRing {
       : text;
     const e: LogEntry = { seq: ++this.seq, time, level, message };
     this.lines.push(e);
-    this.bytes += Buffer.byteLength(message);
+    this.bytes += cost(message);
     while (this.bytes > this.capacity && this.size > 1) {
-      this.bytes -= Buffer.byteLength(this.lines[this.start++]!.message);
+      this.bytes -= cost(this.lines[this.start++]!.message);
       this.dropped++;
     }
     // Drop the gone lines' slots now and then, not on every line.

@@ -465,9 +465,9 @@ export interface LogSource {
   name: string;
   /** Lines held now. */
   lines: number;
-  /** Bytes of text held now. */
+  /** Bytes the held lines cost: their text and 80 a line for the engine's bookkeeping (the kernel's: text only). */
   bytes: number;
-  /** The most text the ring holds before the oldest lines go (0 for the kernel: it keeps its own). */
+  /** The most the lines may cost before the oldest go (0 for the kernel: it keeps its own). */
   capacityBytes: number;
   /** Lines printed since boot that the ring no longer holds. */
   dropped: number;
