@@ -47,10 +47,11 @@ writeFileSync(editor, `#!/bin/sh\nsed -i 's/text: Hello$/text: Hello again/' "$1
 chmodSync(editor, 0o755);
 const env = { ...process.env, COSICTL_EDITOR: editor };
 const exports: string[] = [];
-// The examples write motds.yaml where they run; one that was there before is the person's.
-const written = join(ROOT, 'motds.yaml');
-const persons = existsSync(written) ? readFileSync(written) : undefined;
-t.teardown(() => (persons ? writeFileSync(written, persons) : rmSync(written, { force: true })));
+// The examples write these where they run; one that was there before is the person's.
+for (const written of ['motds.yaml', 'support.tar.gz'].map((f) => join(ROOT, f))) {
+  const persons = existsSync(written) ? readFileSync(written) : undefined;
+  t.teardown(() => (persons ? writeFileSync(written, persons) : rmSync(written, { force: true })));
+}
 
 /** Ctrl-C (or a kill) to a command and all it started, as a terminal sends it; one that is gone is left. */
 function signalGroup(c: ChildProcess, signal: NodeJS.Signals): void {
@@ -136,6 +137,13 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
   {
     example: / dmesg --tail 50/,
     check: (t, r, name) => { t.equal(r.out.trim().split('\n').length, 50, `${name}: 50 lines of the kernel log`); },
+  },
+  {
+    example: / support -o support\.tar\.gz/,
+    check: (t, r, name) => {
+      t.match(r.err, /^support: \d+ resources, \d+ logs -> support\.tar\.gz/m, name);
+      t.ok(existsSync(join(ROOT, 'support.tar.gz')), `${name}: the file`);
+    },
   },
   {
     example: / health --wait \w+/,

@@ -17,6 +17,7 @@ import { editCommand } from './edit.ts';
 import { completionCommand } from './completion.ts';
 import { healthCommand } from './health.ts';
 import { dmesgCommand, logsCommand } from './logs.ts';
+import { supportCommand } from './support.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -83,6 +84,7 @@ export const COMMANDS: readonly Command[] = [
   healthCommand,
   logsCommand,
   dmesgCommand,
+  supportCommand,
   versionCommand,
   configCommand,
   completionCommand,

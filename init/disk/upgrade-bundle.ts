@@ -7,6 +7,9 @@
 // each part against the manifest before it uses the part; manifest and signature come first so
 // that a reader streaming the bundle knows what to expect before the parts arrive.
 import { createHash, createPublicKey, sign, verify, type Hash, type KeyObject } from 'node:crypto';
+import { encodeTar, readTarHeader, TAR_BLOCK as BLOCK, tarPadding as padding } from './tar.ts';
+
+export { parseTar, tarHeader } from './tar.ts';
 
 export const UPGRADE_KIND = 'appliance-upgrade/v1';
 export const MANIFEST_MEMBER = 'manifest.json';
@@ -29,7 +32,6 @@ export class UpgradeBundleError extends Error {
   constructor(message: string, readonly member?: string) { super(member ? `${member}: ${message}` : message); }
 }
 
-const BLOCK = 512;
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 /** sha256 of the public key's SPKI DER, as `sha256:<hex>`. */
@@ -38,30 +40,6 @@ export function keyIdOf(key: KeyObject): string {
   return `sha256:${sha256(pub.export({ type: 'spki', format: 'der' }))}`;
 }
 
-function octal(value: number, width: number): string {
-  return value.toString(8).padStart(width - 1, '0') + '\0';
-}
-
-/** One ustar header: regular file, root-owned, mode 0644, the given time. */
-export function tarHeader(name: string, size: number, mtime: number): Buffer {
-  if (Buffer.byteLength(name) > 100) throw new UpgradeBundleError('name longer than 100 bytes', name);
-  const h = Buffer.alloc(BLOCK);
-  h.write(name, 0, 'utf8');
-  h.write(octal(0o644, 8), 100, 'latin1');
-  h.write(octal(0, 8), 108, 'latin1');
-  h.write(octal(0, 8), 116, 'latin1');
-  h.write(octal(size, 12), 124, 'latin1');
-  h.write(octal(mtime, 12), 136, 'latin1');
-  h.write('        ', 148, 'latin1'); // the checksum counts itself as spaces
-  h.write('0', 156, 'latin1');
-  h.write('ustar\0' + '00', 257, 'latin1');
-  let sum = 0;
-  for (const b of h) sum += b;
-  h.write(octal(sum, 7) + ' ', 148, 'latin1');
-  return h;
-}
-
-const padding = (size: number) => Buffer.alloc((BLOCK - (size % BLOCK)) % BLOCK);
 
 export interface BundleInput {
   version: string;
@@ -88,48 +66,7 @@ export function encodeUpgradeBundle(i: BundleInput): Buffer {
     { name: SIGNATURE_MEMBER, data: sign(null, manifestBytes, i.privateKey) },
     ...i.parts,
   ];
-  return Buffer.concat([
-    ...members.flatMap((m) => [tarHeader(m.name, m.data.length, i.mtime), m.data, padding(m.data.length)]),
-    Buffer.alloc(2 * BLOCK),
-  ]);
-}
-
-/** A ustar header's name and size; refuses one whose checksum is wrong (`at`: where it is, for the message). */
-function readTarHeader(h: Buffer, at: number): { name: string; size: number } {
-  const name = h.toString('utf8', 0, 100).replace(/\0.*$/s, '');
-  const stored = parseInt(h.toString('latin1', 148, 156).replace(/[\0 ]+$/, ''), 8);
-  let sum = 0;
-  for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 0x20 : h[k]!;
-  if (sum !== stored) {
-    throw new UpgradeBundleError(`tar header checksum ${stored}, computed ${sum} (not a bundle, or damaged)`,
-      name || `offset ${at}`);
-  }
-  const size = parseInt(h.toString('latin1', 124, 136).replace(/[\0 ]+$/, ''), 8);
-  if (!Number.isSafeInteger(size) || size < 0) throw new UpgradeBundleError('size field unreadable', name);
-  return { name, size };
-}
-
-/**
- * The members of a ustar archive, in order; refuses a header whose checksum is wrong, and an archive
- * that ends before its end-of-archive block (a download cut short at a member's end is caught too).
- */
-export function parseTar(b: Buffer): { name: string; data: Buffer }[] {
-  const out: { name: string; data: Buffer }[] = [];
-  for (let at = 0; ;) {
-    if (at + BLOCK > b.length) {
-      throw new UpgradeBundleError(`the archive ends at byte ${b.length}, before its end-of-archive block `
-        + '(truncated?)');
-    }
-    const h = b.subarray(at, at + BLOCK);
-    if (h.every((x) => x === 0)) break;
-    const { name, size } = readTarHeader(h, at);
-    if (at + BLOCK + size > b.length) {
-      throw new UpgradeBundleError(`size ${size} runs past the end of the file (truncated?)`, name);
-    }
-    out.push({ name, data: b.subarray(at + BLOCK, at + BLOCK + size) });
-    at += BLOCK + size + padding(size).length;
-  }
-  return out;
+  return encodeTar(members, i.mtime);
 }
 
 /** How large a manifest may be: a few parts' names and hashes fit in far less. */
