@@ -22,7 +22,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'image', value: true }, { name: 'no-reboot' }, { name: 'tries', value: true },
   { name: 'health-timeout', value: true },
   { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
-  { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true },
+  { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true }, { name: 'grace', value: true },
 ];
 
 /**

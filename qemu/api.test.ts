@@ -4,8 +4,15 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { bootWithApi } from './api-vm.ts';
+import { READY_RE } from '../init/boot/ready-line.ts';
+import { RemoteState } from '../init/cosi/remote/client.ts';
+import { addFinalizer, removeFinalizer } from '../init/cosi/state/finalizers.ts';
+import { SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE } from '../init/model/runtime-types.ts';
 
-const { vm, cosictl, cosictlConfig, run, poll } = await bootWithApi();
+const READY_RE_GLOBAL = new RegExp(READY_RE.source, 'g');
+
+// The guest's reboot restarts it (no -no-reboot): a reboot through the API must bring it back.
+const { vm, cosictl, cosictlConfig, run, poll, endpoint, tls } = await bootWithApi({ noReboot: false });
 t.teardown(() => vm.kill());
 
 t.test('boots and serves the API on the forwarded port', async (t) => {
@@ -74,8 +81,32 @@ t.test('apply a resource and watch the plugin react', async (t) => {
   t.equal(bad.code, 3, 'invalid input refused');
 });
 
-t.test('a PowerRequest through the API powers off cleanly with plugins running', async (t) => {
-  const r = await run(['apply', '-f', '-'], 'metadata: {type: powerrequest, id: now}\nspec: {action: poweroff}\n');
+t.test('cosictl reboot: a holder delays it 5 s, then the machine comes back to ready', async (t) => {
+  const holder = new RemoteState(endpoint, { tls: tls('operator') });
+  t.teardown(() => holder.close());
+  const shutdown = { namespace: 'runtime', type: SHUTDOWN_REQUEST_TYPE, id: SHUTDOWN_REQUEST_ID };
+  await addFinalizer(holder, shutdown, 'vm-test-hold');
+  const readyLines = () => vm.console().match(READY_RE_GLOBAL)?.length ?? 0;
+  const before = readyLines();
+  const reboot = run(['reboot', '--grace', '60s', '--wait', '4m', '--id', 'api-test'], undefined, 300_000);
+  const machine = await poll(['get', 'machinestatus', 'machine', '-o', 'json'], /"stopping"/);
+  t.match(JSON.parse(machine.out), { spec: { stage: 'stopping', action: 'reboot', heldBy: ['vm-test-hold'],
+    reason: 'API power request "api-test"' } }, 'MachineStatus: stopping, why, held by whom');
+  await new Promise((r) => setTimeout(r, 5000));
+  t.notMatch(vm.console(), /reboot now \(shutdown took/, 'nothing stopped while held');
+  await removeFinalizer(holder, shutdown, 'vm-test-hold');
+  const r = await reboot;
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /the machine is back and ready/);
+  t.match(vm.console(), /reboot: every holder let go \(vm-test-hold\)/);
+  t.match(vm.console(), /reboot: Restarting system/);
+  t.equal(readyLines(), before + 1, 'a second ready line: it booted again');
+  const after = await run(['get', 'machinestatus', 'machine', '-o', 'json']);
+  t.match(JSON.parse(after.out), { spec: { stage: 'running' } }, 'running again');
+});
+
+t.test('cosictl shutdown powers off cleanly with plugins running', async (t) => {
+  const r = await run(['shutdown', '--id', 'now']);
   t.equal(r.code, 0, r.err);
   const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), 60_000).unref());
   const exit = await Promise.race([vm.exited, timeout]);

@@ -18,6 +18,7 @@ import { completionCommand } from './completion.ts';
 import { healthCommand } from './health.ts';
 import { dmesgCommand, logsCommand } from './logs.ts';
 import { supportCommand } from './support.ts';
+import { rebootCommand, shutdownCommand } from './power.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -85,6 +86,8 @@ export const COMMANDS: readonly Command[] = [
   logsCommand,
   dmesgCommand,
   supportCommand,
+  rebootCommand,
+  shutdownCommand,
   versionCommand,
   configCommand,
   completionCommand,

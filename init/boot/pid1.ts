@@ -14,7 +14,7 @@ import { watchPower } from './power-button.ts';
 import { formatMilestone, formatProcess, formatReady } from './ready-line.ts';
 import { machineProcesses } from './process-cost.ts';
 import { createReaper, type Reaper } from './reaper.ts';
-import { createShutdown, type PowerAction } from './shutdown.ts';
+import { createShutdown, type PowerAction, type Shutdown } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
 import { coldplugDrivers, describeColdplug } from './coldplug.ts';
 import {
@@ -68,7 +68,7 @@ export async function runPid1(): Promise<void> {
   let cmdline: Cmdline = new Map();
   let reaper: Reaper | undefined;
   let engine: Engine | undefined;
-  let shutdown: ((a: PowerAction, why: string) => Promise<void>) | undefined;
+  let shutdown: Shutdown | undefined;
   const guard = installGuard({
     log,
     countdownSeconds: () => {
@@ -87,8 +87,9 @@ export async function runPid1(): Promise<void> {
     const r = reaper;
     shutdown = createShutdown({
       native: n, log: log.child('shutdown'), reaper: r, system: true,
-      // Plugins first, gently, while the API still reports what is happening.
-      beforeStop: async () => {
+      // Holders of the shutdown first, then plugins, gently, while the API still reports what is happening.
+      beforeStop: async (action, reason, hold) => {
+        await engine?.prepareShutdown(action, reason, hold);
         await engine?.setBootStatus({ phase: 'stopping', ready: false })
           .catch((e: Error) => log.warn(`boot status: ${e.message}`));
         await engine?.stop();
@@ -140,7 +141,7 @@ export async function runPid1(): Promise<void> {
         const start = (e: NodeJS.ProcessEnv) => r.spawn(process.execPath, args, { env: e, stdio });
         return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
       },
-      onPowerRequest: (action, id) => void shutdown?.(action, `API power request "${id}"`),
+      onPowerRequest: (action, id, hold) => void shutdown?.(action, `API power request "${id}"`, hold),
       onMilestone: (name) => {
         const figures = { name, uptime: monotonicSeconds(), memUsedKiB: usedMemoryKiB() };
         // What each process costs once the machine is up, printed before the milestone's own line so that

@@ -10,6 +10,9 @@ import type { Reaper } from './reaper.ts';
 
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';
 
+/** How long the shutdown's holders may delay it, or not at all (a PowerRequest's grace_seconds, force). */
+export interface ShutdownHoldOptions { graceMs?: number; force?: boolean }
+
 export interface ShutdownOptions {
   native: Native;
   log: Logger;
@@ -18,8 +21,11 @@ export interface ShutdownOptions {
   system: boolean;
   /** How long processes get between SIGTERM and SIGKILL. */
   graceMs?: number;
-  /** Runs first: stops services gracefully (plugins get SIGTERM from their supervisor). */
-  beforeStop?: () => Promise<void>;
+  /**
+   * Runs first: lets holders of the shutdown finish (`hold`: as the request asked), then stops services
+   * gracefully (plugins get SIGTERM from their supervisor).
+   */
+  beforeStop?: (action: PowerAction, reason: string, hold: ShutdownHoldOptions) => Promise<void>;
   /** Called right before reboot(2) (and instead of it when !system). */
   beforeReboot?: (action: PowerAction) => void;
 }
@@ -28,7 +34,9 @@ const REBOOT_CMD: Record<PowerAction, RebootCommand> = { poweroff: 'poweroff', r
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason: string) => Promise<void> {
+export type Shutdown = (action: PowerAction, reason: string, hold?: ShutdownHoldOptions) => Promise<void>;
+
+export function createShutdown(o: ShutdownOptions): Shutdown {
   let running: PowerAction | null = null;
   const log = o.log;
 
@@ -58,12 +66,14 @@ export function createShutdown(o: ShutdownOptions): (action: PowerAction, reason
     }
   };
 
-  return async (action, reason) => {
+  return async (action, reason, hold = {}) => {
     if (running) { log.info(`${action} requested (${reason}) while ${running} is in progress; ignored`); return; }
     running = action;
     const t0 = performance.now();
     log.info(`${action} requested: ${reason}`);
-    try { await o.beforeStop?.(); } catch (e) { log.error(`stopping services: ${(e as Error).message}`); }
+    try { await o.beforeStop?.(action, reason, hold); } catch (e) {
+      log.error(`stopping services: ${(e as Error).message}`);
+    }
     try { await stopAll(); } catch (e) { log.error(`stopping processes: ${(e as Error).message}`); }
     o.native.sync();
     if (o.system) {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { parseCmdline } from '../sys/cmdline.ts';
 import { startEngine } from '../engine/engine.ts';
+import type { HoldOptions } from '../engine/shutdown-hold.ts';
+import type { PowerAction } from '../model/runtime-types.ts';
 import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { createLogger } from '../log.ts';
@@ -31,7 +33,13 @@ options:
   --config FILE          apply this machine config before the API serves (with an
                          ApiCertificateAuthority in it, the API requires mutual TLS
                          from the start; without, it is in maintenance mode)
+
+A PowerRequest (any action) ends serve as a signal does, after the ShutdownRequest's
+holders let go or its grace period is over, as on a machine.
 `;
+
+/** What ends serve: a PowerRequest or a signal. */
+interface Ending { action: PowerAction; reason: string; hold: HoldOptions }
 
 export async function serve(args: string[]): Promise<number> {
   let listen = '127.0.0.1:50000';
@@ -57,7 +65,10 @@ export async function serve(args: string[]): Promise<number> {
     else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
   }
   const log = createLogger('engine');
+  let powerRequest!: (r: Ending) => void;
+  const powered = new Promise<Ending>((r) => { powerRequest = r; });
   const engine = await startEngine({
+    onPowerRequest: (action, id, hold) => powerRequest({ action, reason: `API power request "${id}"`, hold }),
     log, native: native(), listen, pluginSocket, startPlugins: !noPlugins, hostMode: true,
     plugins: PLUGINS.filter((p) => testPlugins || !p.testOnly),
     cmdline: { raw, params: parseCmdline(raw) },
@@ -72,7 +83,13 @@ export async function serve(args: string[]): Promise<number> {
   await engine.setBootStatus({ phase: 'running', ready: true });
   // Machine-readable for whoever started us (tests read the port from it).
   process.stdout.write(`listening port=${engine.api.port}\n`);
-  await new Promise<void>((r) => { process.once('SIGTERM', r); process.once('SIGINT', r); });
+  const signalled = new Promise<Ending>((r) => {
+    for (const s of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(s, () => r({ action: 'poweroff', reason: `signal ${s}`, hold: {} }));
+    }
+  });
+  const end = await Promise.race([powered, signalled]);
+  await engine.prepareShutdown(end.action, end.reason, end.hold);
   await engine.stop();
   return 0;
 }

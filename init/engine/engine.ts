@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { HOST_MODE_ENV, servedTypes, type Plugin } from '../model/plugin.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
-  type BootStatusSpec, type KernelCmdlineSpec, type PowerRequestSpec,
+  type BootStatusSpec, type KernelCmdlineSpec, type PowerAction, type PowerRequestSpec,
 } from '../model/runtime-types.ts';
 import { specMessages, withSchemas } from '../model/spec-codecs.ts';
 import type { Cmdline } from '../sys/cmdline.ts';
@@ -37,6 +37,9 @@ import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
 import { startHealth, type Milestone } from './health.ts';
 import { DEFAULT_RING_BYTES, LogBook } from './log-book.ts';
+import {
+  DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
+} from './shutdown-hold.ts';
 import { logServiceMethods } from './log-service.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
@@ -53,8 +56,11 @@ export interface EngineOptions {
   startPlugins?: boolean;
   /** Running on a host (`serve`), not as the machine's PID 1: plugins act on nothing by themselves. */
   hostMode?: boolean;
-  /** Called for each PowerRequest created through the API (PID 1: the graceful shutdown). */
-  onPowerRequest?: (action: PowerRequestSpec['action'], id: string) => void;
+  /**
+   * Called for each PowerRequest created through the API (PID 1: the graceful shutdown, which first
+   * calls the engine's prepareShutdown with `hold`).
+   */
+  onPowerRequest?: (action: PowerRequestSpec['action'], id: string, hold: HoldOptions) => void;
   /** Where the machine config persists (PID 1: the STATE filesystem); default: memory only. */
   configStore?: ConfigStore;
   /** A machine config applied before the API serves (`serve --config FILE`); a refused one stops the start. */
@@ -80,28 +86,31 @@ export interface Engine {
   readonly api: ApiServer;
   readonly config: MachineConfig;
   setBootStatus(s: BootStatusSpec): Promise<void>;
+  /** A shutdown begins: MachineStatus says so, and the ShutdownRequest's holders are waited for. */
+  prepareShutdown(action: PowerAction, reason: string, hold?: HoldOptions): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Cmdline parameter: each log ring's size in KiB (engine, each plugin). */
 export const LOG_RING_PARAM = 'appliance.log_ring_kib';
 
-/** The ring size the cmdline asks for, or the default with a line saying why not. */
-function ringBytes(params: Cmdline, log: Logger): number {
-  const raw = params.get(LOG_RING_PARAM);
-  if (raw === undefined) return DEFAULT_RING_BYTES;
-  const kib = Number(raw);
-  if (Number.isInteger(kib) && kib >= 4 && kib <= 65536) return kib * 1024;
-  log.warn(`${LOG_RING_PARAM}=${raw}: not a whole number of KiB from 4 to 65536; `
-    + `the rings keep ${DEFAULT_RING_BYTES / 1024} KiB each`);
-  return DEFAULT_RING_BYTES;
+/** A whole number the cmdline gives in [min, max], or `fallback` with a line saying why not. */
+function integerParam(
+  params: Cmdline, name: string, r: { min: number; max: number; fallback: number; unit: string }, log: Logger,
+): number {
+  const raw = params.get(name);
+  if (raw === undefined) return r.fallback;
+  const n = Number(raw);
+  if (Number.isInteger(n) && n >= r.min && n <= r.max) return n;
+  log.warn(`${name}=${raw}: not a whole number of ${r.unit} from ${r.min} to ${r.max}; using ${r.fallback}`);
+  return r.fallback;
 }
 
 export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Every line from here on is kept as well, in the ring of the engine or of the plugin it came from.
-  const logs = new LogBook({
-    ringBytes: ringBytes(options.cmdline.params, options.log), kmsgPath: options.kmsgPath ?? '/dev/kmsg',
-  });
+  const ringKiB = integerParam(options.cmdline.params, LOG_RING_PARAM,
+    { min: 4, max: 65536, fallback: DEFAULT_RING_BYTES / 1024, unit: 'KiB' }, options.log);
+  const logs = new LogBook({ ringBytes: ringKiB * 1024, kmsgPath: options.kmsgPath ?? '/dev/kmsg' });
   for (const p of options.plugins) logs.ring(p.name);
   const o = { ...options, log: logs.capture(options.log, pluginOfLogPrefix) };
   const definitionOf = (type: string) =>
@@ -192,12 +201,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
     slotsChanged,
   }) : undefined;
+  const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
+    { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
+  const shutdownHold = await startShutdownHold({
+    state, owner: ENGINE_OWNER, log: o.log.child('shutdown'), graceMs: graceSeconds * 1000,
+  });
   const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
     for (const e of events) {
       if (e.type !== 'created') continue;
-      const action = (e.resource.spec as PowerRequestSpec).action;
-      o.log.info(`power request "${e.resource.metadata.id}": ${action}`);
-      o.onPowerRequest?.(action, e.resource.metadata.id);
+      const spec = e.resource.spec as PowerRequestSpec;
+      o.log.info(`power request "${e.resource.metadata.id}": ${spec.action}${spec.force ? ' (forced)' : ''}`);
+      o.onPowerRequest?.(spec.action, e.resource.metadata.id, {
+        ...(spec.graceSeconds ? { graceMs: spec.graceSeconds * 1000 } : {}), ...(spec.force ? { force: true } : {}),
+      });
     }
   });
   const installer = await startInstaller({
@@ -208,6 +224,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   return {
     state, api, config,
+    prepareShutdown: (action, reason, hold) => shutdownHold.prepare(action, reason, hold),
     async setBootStatus(s) {
       await upsert(state, { namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }, s, ENGINE_OWNER);
     },

@@ -9,7 +9,8 @@ import { SECURITY_NAMESPACES, SECURITY_TYPES } from './security-types.ts';
 export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
   InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
-  UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec,
+  UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
+  MachineStatusSpec, MachineStage,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -34,6 +35,10 @@ export const UPGRADE_STATUS_TYPE = 'UpgradeStatuses.runtime.appliance.dev';
 export const ROLLBACK_REQUEST_TYPE = 'RollbackRequests.runtime.appliance.dev';
 export const UPGRADE_POLICY_TYPE = 'UpgradePolicies.runtime.appliance.dev';
 export const HEALTH_TYPE = 'HealthStatuses.runtime.appliance.dev';
+export const SHUTDOWN_REQUEST_TYPE = 'ShutdownRequests.runtime.appliance.dev';
+export const SHUTDOWN_REQUEST_ID = 'shutdown';
+export const MACHINE_STATUS_TYPE = 'MachineStatuses.runtime.appliance.dev';
+export const MACHINE_STATUS_ID = 'machine';
 /** The id of the one HealthStatus. */
 export const HEALTH_ID = 'machine';
 /** The Version of a system not booted from a slot (a kernel, the ISO, PXE). */
@@ -75,7 +80,27 @@ export const ENGINE_TYPES: DefinitionInput[] = [
   },
   {
     type: POWER_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.PowerRequestSpec, ephemeral: true,
-    printColumns: [{ name: 'Action', jsonPath: '{.action}' }],
+    printColumns: [
+      { name: 'Action', jsonPath: '{.action}' }, { name: 'Grace', jsonPath: '{.graceSeconds}' },
+      { name: 'Force', jsonPath: '{.force}' },
+    ],
+  },
+  {
+    // The engine's; users and plugins hold it with finalizers (a finalizer is any writer's to add).
+    type: SHUTDOWN_REQUEST_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.ShutdownRequestSpec,
+    aliases: ['shutdownrequest'], access: 'controllers',
+    printColumns: [
+      { name: 'Action', jsonPath: '{.action}' }, { name: 'Reason', jsonPath: '{.reason}' },
+      { name: 'Deadline', jsonPath: '{.deadline}' },
+    ],
+  },
+  {
+    type: MACHINE_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.MachineStatusSpec,
+    aliases: ['machinestatus'], access: 'controllers',
+    printColumns: [
+      { name: 'Stage', jsonPath: '{.stage}' }, { name: 'Action', jsonPath: '{.action}' },
+      { name: 'Reason', jsonPath: '{.reason}' }, { name: 'Held by', jsonPath: '{.heldBy}' },
+    ],
   },
   {
     type: CONFIG_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.ConfigStatusSpec,

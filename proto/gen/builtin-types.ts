@@ -112,6 +112,64 @@ export const BUILTIN_TYPES = [
       {
         "name": "Action",
         "jsonPath": "{.action}"
+      },
+      {
+        "name": "Grace",
+        "jsonPath": "{.graceSeconds}"
+      },
+      {
+        "name": "Force",
+        "jsonPath": "{.force}"
+      }
+    ]
+  },
+  {
+    "type": "ShutdownRequests.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.ShutdownRequestSpec",
+    "aliases": [
+      "shutdownrequest"
+    ],
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "Action",
+        "jsonPath": "{.action}"
+      },
+      {
+        "name": "Reason",
+        "jsonPath": "{.reason}"
+      },
+      {
+        "name": "Deadline",
+        "jsonPath": "{.deadline}"
+      }
+    ]
+  },
+  {
+    "type": "MachineStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.MachineStatusSpec",
+    "aliases": [
+      "machinestatus"
+    ],
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "Stage",
+        "jsonPath": "{.stage}"
+      },
+      {
+        "name": "Action",
+        "jsonPath": "{.action}"
+      },
+      {
+        "name": "Reason",
+        "jsonPath": "{.reason}"
+      },
+      {
+        "name": "Held by",
+        "jsonPath": "{.heldBy}"
       }
     ]
   },

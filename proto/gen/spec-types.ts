@@ -30,6 +30,10 @@ export const PluginStateValues: readonly PluginState[] = ['starting', 'running',
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';
 export const PowerActionValues: readonly PowerAction[] = ['poweroff', 'reboot', 'halt'];
 
+/** MachineStage: where the machine is in its life. */
+export type MachineStage = 'running' | 'stopping';
+export const MachineStageValues: readonly MachineStage[] = ['running', 'stopping'];
+
 /** ConfigState: where the machine config stands. */
 export type ConfigState = 'maintenance' | 'applied' | 'trying' | 'reverted' | 'failed';
 export const ConfigStateValues: readonly ConfigState[] = ['maintenance', 'applied', 'trying', 'reverted', 'failed'];
@@ -225,6 +229,42 @@ export interface KernelCmdlineSpec {
 export interface PowerRequestSpec {
   /** Power off, reboot or halt. */
   action: PowerAction;
+  /** How long holders of the ShutdownRequest may delay it, in seconds (0: the machine's default,
+   * appliance.shutdown_grace_s, 30 unless set). */
+  graceSeconds: number;
+  /** Go on without waiting for holders at all. */
+  force: boolean;
+}
+
+/** ShutdownRequestSpec: the machine's one shutdown (id "shutdown"), there from boot with no action.
+ * A client that must not be cut off (a database flushing, a quorum to keep) puts a finalizer on it
+ * ahead of time: when a shutdown begins (from the API, the power button or a signal) the engine
+ * fills in what and why, and waits until every finalizer is gone or the grace period is over. */
+export interface ShutdownRequestSpec {
+  /** Unspecified until a shutdown begins. */
+  action?: PowerAction;
+  /** What asked for it: an API PowerRequest, the ACPI power button, a signal. */
+  reason: string;
+  /** When it began. */
+  requested?: string;
+  /** Holders are waited for until then. */
+  deadline?: string;
+}
+
+/** MachineStatusSpec: the machine as a whole (id "machine"). */
+export interface MachineStatusSpec {
+  /** Running, or stopping once a shutdown has begun. */
+  stage?: MachineStage;
+  /** While stopping: poweroff, reboot or halt. */
+  action?: PowerAction;
+  /** While stopping: what asked for it. */
+  reason: string;
+  /** While stopping: the finalizers on the ShutdownRequest still waited for. */
+  heldBy?: string[];
+  /** While stopping: when holders stop being waited for. */
+  deadline?: string;
+  /** After the wait: how it ended (every holder let go, the grace period ran out naming who still held, forced). */
+  holdResult: string;
 }
 
 /** IssueSpec: the login banner (id "banner"), rendered from the version and the Motds. */
@@ -1271,6 +1311,8 @@ export const MESSAGES = {
   PluginStatusSpec: 'appliance.runtime.v1alpha1.PluginStatusSpec',
   KernelCmdlineSpec: 'appliance.runtime.v1alpha1.KernelCmdlineSpec',
   PowerRequestSpec: 'appliance.runtime.v1alpha1.PowerRequestSpec',
+  ShutdownRequestSpec: 'appliance.runtime.v1alpha1.ShutdownRequestSpec',
+  MachineStatusSpec: 'appliance.runtime.v1alpha1.MachineStatusSpec',
   IssueSpec: 'appliance.runtime.v1alpha1.IssueSpec',
   ConfigChange: 'appliance.runtime.v1alpha1.ConfigChange',
   ConfigStatusSpec: 'appliance.runtime.v1alpha1.ConfigStatusSpec',

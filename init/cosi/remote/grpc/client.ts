@@ -195,12 +195,15 @@ export class GrpcChannel {
     if (!every) return;
     const within = this.o.keepaliveTimeoutMs ?? 5000;
     clearInterval(this.keepalive);
-    this.keepalive = setInterval(() => {
+    const interval = setInterval(() => {
+      // A session that ended (its keepalive failed, the peer went) takes its pings with it: ping() would throw.
+      if (s.destroyed || s.closed) { clearInterval(interval); return; }
       const timer = setTimeout(() => s.destroy(new Error(`no answer to a keepalive ping within ${within} ms`)), within);
       const sent = s.ping((err) => { clearTimeout(timer); if (err && !s.destroyed) s.destroy(err); });
       if (!sent) clearTimeout(timer);
     }, every);
-    this.keepalive.unref();
+    interval.unref();
+    this.keepalive = interval;
   }
 
   waitReady(timeoutMs = 5000): Promise<void> {

@@ -1,5 +1,6 @@
-// Our gRPC server and client on a real socket: requests over the size limit.
+// Our gRPC server and client on a real socket: requests over the size limit, keepalive on a silent peer.
 import t from 'tap';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { GrpcChannel } from './client.ts';
 import { Status } from './framing.ts';
 import { grpcHttp2Server } from './http2-server.ts';
@@ -20,4 +21,35 @@ t.test('a request over the limit is answered RESOURCE_EXHAUSTED, however large; 
       `${size} bytes`);
   }
   t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here');
+});
+
+t.test('a connection whose peer goes silent fails its keepalive, and its pings stop (no throw later)', async (t) => {
+  const srv = grpcHttp2Server({
+    methods: new Map([['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }]]),
+    maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.INTERNAL, message: String(e) }),
+  });
+  const port = await srv.listen({ host: '127.0.0.1', port: 0 });
+  // A proxy that forwards until told to go silent (as a machine that rebooted under the connection).
+  let silent = false;
+  const proxy = createServer((c) => {
+    const up = connect(port, '127.0.0.1');
+    c.on('data', (d) => { if (!silent) up.write(d); });
+    up.on('data', (d) => { if (!silent) c.write(d); });
+    c.on('error', () => up.destroy());
+    up.on('error', () => c.destroy());
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const ch = new GrpcChannel(`127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    { keepaliveMs: 100, keepaliveTimeoutMs: 200 });
+  const thrown: unknown[] = [];
+  const onUncaught = (e: unknown) => { thrown.push(e); };
+  process.on('uncaughtException', onUncaught);
+  t.teardown(() => { process.off('uncaughtException', onUncaught); ch.close(); proxy.close(); void srv.stop(0); });
+  t.equal((await ch.unary('/t.S/Echo', Buffer.from('hi'))).toString(), 'hi');
+  silent = true;
+  // The keepalive fails within 300 ms; a dozen more intervals pass after that.
+  await new Promise((r) => setTimeout(r, 1500));
+  t.same(thrown.map(String), [], 'nothing thrown by pings on the ended session');
+  silent = false;
+  t.equal((await ch.unary('/t.S/Echo', Buffer.from('again'))).toString(), 'again', 'a new connection serves');
 });
