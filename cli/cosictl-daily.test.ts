@@ -59,7 +59,8 @@ t.test('a flag a command does not take is refused, naming who takes it', async (
 t.test('help: every command has its own, however it is asked for', async (t) => {
   for (const c of ['get', 'apply', 'apply-config', 'validate', 'delete', 'install', 'upgrade', 'rollback',
     'api-resources', 'version', 'config', 'gen', 'describe', 'explain', 'diff', 'edit', 'completion', 'health',
-    'logs', 'dmesg', 'support', 'reboot', 'shutdown']) {
+    'logs', 'dmesg', 'support', 'reboot', 'shutdown', 'restart', 'uptime', 'memory', 'ps', 'mounts',
+    'netstat']) {
     const viaHelp = await run(['help', c]);
     t.equal(viaHelp.code, 0, `help ${c}`);
     t.match(viaHelp.out, new RegExp(`^usage: cosictl ${c}`), `help ${c} is ${c}'s`);

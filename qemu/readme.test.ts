@@ -146,6 +146,10 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
     },
   },
   {
+    example: / ps +#/,
+    check: (t, r, name) => { t.match(r.out, /^1 +0 .*\/system\/image\/init/m, `${name}: PID 1`); },
+  },
+  {
     example: / health --wait \w+/,
     check: (t, r, name) => {
       t.match(r.out, /^ok +api: serving\n[^]*^ok +addresses: on eth0/m, `${name}: every check`);

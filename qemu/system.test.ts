@@ -87,6 +87,28 @@ t.test('logs: every source listed; a followed dmesg shows the kernel\'s words on
       /WARN  test-reader: logs: cannot read \/nope: ENOENT/, 'a test plugin that prints');
   });
 
+t.test('views without a shell: ps, netstat, mounts, uptime; restart a plugin and it carries on', async (t) => {
+  const ps = await run(['ps']);
+  t.match(ps.out, /^1 +0 +\w +\d+ +\S+ +[\d.]+s +- +\/system\/image\/init\b/m, 'PID 1 is the init from the image');
+  t.match(ps.out, /^\d+ +1 +\w +\d+ +\S+ +[\d.]+s +network +/m, 'the network plugin, a child of PID 1');
+  t.match((await run(['netstat'])).out, /^tcp +0\.0\.0\.0:50000 +0\.0\.0\.0:0 +LISTEN +1 +\S+$/m,
+    'PID 1 serves :50000');
+  t.match((await run(['mounts'])).out, /^\S+ +\/system\/image +squashfs +ro,/m, 'the system image, read-only');
+  t.match((await run(['uptime'])).out, /^up \d+m \d+s, load /);
+  const before = JSON.parse((await run(['get', 'plugins', 'network', '-o', 'json'])).out) as
+    { spec: { pid: number; restarts: number } };
+  const r = await run(['restart', 'network']);
+  t.equal(r.code, 0, r.err);
+  const after = await poll(['get', 'plugins', 'network', '-o', 'json'],
+    new RegExp(`"state": "running"[^]*"restarts": ${before.spec.restarts + 1}`));
+  t.not((JSON.parse(after.out) as { spec: { pid: number } }).spec.pid, before.spec.pid, 'a new process');
+  // The new process takes the links over: an address declared now is applied.
+  await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: after-restart}\nspec: {address: 10.0.2.77/24, '
+    + 'link: eth0}\n');
+  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.77/24'], /applied/)).out, /applied/);
+  t.equal((await run(['delete', 'addressspec', 'after-restart'])).code, 0);
+});
+
 t.test('the clock comes from the RTC, then from an NTP server; the RTC is written back', async (t) => {
   const before = (await json(['get', 'time', 'clock'])).spec;
   t.match(before, {

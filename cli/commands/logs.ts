@@ -9,6 +9,7 @@ import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/complete.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
+import { renderTable } from '../output/table.ts';
 import type { Session } from '../session.ts';
 
 const LINE_FLAGS = ['follow', 'tail', 'since', 'output'];
@@ -104,11 +105,9 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
 
 async function printSources(s: Session, out: (t: string) => void): Promise<number> {
   const r = LOG_SOURCES_RESPONSE.decode(await s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
-  const rows = [['SOURCE', 'LINES', 'KEPT', 'RING', 'NO LONGER KEPT'], ...(r.sources ?? []).map((x) => [
+  out(renderTable(['SOURCE', 'LINES', 'KEPT', 'RING', 'NO LONGER KEPT'], (r.sources ?? []).map((x) => [
     x.name, String(x.lines), kib(x.bytes), x.capacityBytes ? kib(x.capacityBytes) : 'kernel\'s', String(x.dropped),
-  ])];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  for (const row of rows) out(`${row.map((c, i) => c.padEnd(widths[i]!)).join('   ').trimEnd()}\n`);
+  ])));
   return EXIT.ok;
 }
 

@@ -19,6 +19,7 @@ import { healthCommand } from './health.ts';
 import { dmesgCommand, logsCommand } from './logs.ts';
 import { supportCommand } from './support.ts';
 import { rebootCommand, shutdownCommand } from './power.ts';
+import { restartCommand, VIEW_COMMANDS } from './machine-views.ts';
 import { configCommand } from './config.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
@@ -88,6 +89,8 @@ export const COMMANDS: readonly Command[] = [
   supportCommand,
   rebootCommand,
   shutdownCommand,
+  restartCommand,
+  ...VIEW_COMMANDS,
   versionCommand,
   configCommand,
   completionCommand,

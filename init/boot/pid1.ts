@@ -7,7 +7,7 @@ import { VERSION } from '../version.ts';
 import { monotonicSeconds, processStartSeconds } from '../sys/clock.ts';
 import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
 import { installGuard } from './guard.ts';
-import { usedMemoryKiB } from './meminfo.ts';
+import { usedMemoryKiB } from '../sys/meminfo.ts';
 import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';

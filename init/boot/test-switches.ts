@@ -7,7 +7,7 @@
 import type { Cmdline } from '../sys/cmdline.ts';
 import type { Guard } from './guard.ts';
 import type { Logger } from '../log.ts';
-import { zombieChildrenOf } from './proc-table.ts';
+import { zombieChildrenOf } from '../sys/proc-table.ts';
 import type { Reaper } from './reaper.ts';
 
 export interface TestSwitchContext {

@@ -23,7 +23,7 @@ import type { Pointer } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
 import { parseSubject } from '../pki/certificate.ts';
 import { throttle, type Logger } from '../log.ts';
-import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY } from '../model/access.ts';
+import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../model/access.ts';
 import type { ApiLimits } from '../model/security-types.ts';
 import { pluginOutputs, type Plugin } from '../model/plugin.ts';
 
@@ -129,6 +129,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       `resource=${e.pointer.namespace}/${e.pointer.type}/${e.pointer.id}`, e.ok, e.error),
   });
   const watches = { total: 0, bySession: new WeakMap<Http2Session, number>() };
+  // Maintenance mode lets anyone connect: it may read what MAINTENANCE_READABLE lists and apply a config, no more.
+  const MAINTENANCE_REFUSES: readonly Need[] = ['view', 'write', 'operate', 'admin'];
   const userMethods = new Map<string, Method>();
   for (const [path, m] of [...userState, ...(o.userMethods ?? [])]) {
     const rule = rpcRule(path);
@@ -136,8 +138,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     const gate = (session: Http2Session) => {
       const caller = callerOf(session);
       const why = !caller ? 'unidentified connection' : callDenied(caller, rule)
-        ?? (caller.kind === 'maintenance' && (rule.need === 'write' || rule.need === 'admin') ? MAINTENANCE_WHY
-          : undefined);
+        ?? (caller.kind === 'maintenance' && MAINTENANCE_REFUSES.includes(rule.need) ? MAINTENANCE_WHY : undefined);
       if (!why) return;
       audit(caller, path.replace(/^\/[^/]*\./, ''), '', false, why);
       throw new StateError('permission-denied', why);

@@ -41,6 +41,7 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log-service.ts';
+import { machineServiceMethods } from './machine-service.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {
@@ -185,6 +186,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     accessOf, tls: certificate.tls, limits: certificate.limits,
     userMethods: new Map([
       ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader),
+      ...machineServiceMethods({
+        pluginByPid: (pid) => supervisor.byPid(pid), restartPlugin: (name) => supervisor.restart(name),
+        pluginNames: () => o.plugins.map((p) => p.name),
+      }),
       ...configServiceMethods(config, configWriteDenied),
     ]),
     onUserWrite: (p) => config.noteUserWrite(p),

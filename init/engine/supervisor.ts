@@ -35,6 +35,8 @@ export interface SupervisorOptions {
 
 interface Running {
   plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout;
+  /** Its process was stopped to restart it: the exit starts it again at once. */
+  restarting?: boolean;
 }
 
 export class PluginSupervisor {
@@ -60,6 +62,31 @@ export class PluginSupervisor {
       this.plugins.set(p.name, r);
       this.launch(r);
     }
+  }
+
+  /**
+   * Stops a plugin's process (SIGTERM, SIGKILL after `timeoutMs`) and starts it again at once, its
+   * backoff started over; one waiting to restart after a crash starts now. undefined: no such plugin.
+   */
+  async restart(name: string, timeoutMs = 5000): Promise<{ oldPid: number } | undefined> {
+    const r = this.plugins.get(name);
+    if (!r) return undefined;
+    if (this.stopping) throw new Error('the machine is stopping: its plugins are not restarted');
+    clearTimeout(r.timer);
+    r.delay = (this.o.backoff ?? DEFAULT_BACKOFF).initialMs;
+    const c = r.child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) {
+      r.status.restarts++;
+      this.launch(r);
+      return { oldPid: 0 };
+    }
+    r.restarting = true;
+    await new Promise((res) => {
+      c.once('exit', res);
+      setTimeout(() => { c.kill('SIGKILL'); }, timeoutMs).unref();
+      c.kill('SIGTERM');
+    });
+    return { oldPid: c.pid ?? 0 };
   }
 
   async stop(timeoutMs = 5000): Promise<void> {
@@ -117,6 +144,13 @@ export class PluginSupervisor {
       r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit };
       if (this.stopping) {
         void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`));
+        return;
+      }
+      if (r.restarting) {
+        r.restarting = false;
+        log.info(`exited (${signal ? `signal ${signal}` : `code ${code}`}) to restart, as asked; starting it again`);
+        r.status.restarts++;
+        this.launch(r);
         return;
       }
       const backoff = this.o.backoff ?? DEFAULT_BACKOFF;

@@ -20,8 +20,12 @@ export type Caller =
   | { kind: 'maintenance'; subject: string }
   | { kind: 'plugin'; name: string };
 
-/** What an RPC needs: to read the type it names, to write it, to change the machine config, or the admin role. */
-export type Need = 'read' | 'write' | 'apply-config' | 'confirm-config' | 'admin';
+/**
+ * What an RPC needs: to read the type it names, any role (a view of the machine: logs, processes; not
+ * in maintenance mode), to write the type, to change the machine config, to operate the machine
+ * (operator or admin), or the admin role.
+ */
+export type Need = 'read' | 'view' | 'write' | 'apply-config' | 'confirm-config' | 'operate' | 'admin';
 
 export interface RpcRule { path: string; need: Need; doc: string }
 
@@ -42,8 +46,19 @@ export const RPC_TABLE: readonly RpcRule[] = [
     path: '/appliance.config.v1alpha1.ConfigService/ConfirmConfig', need: 'confirm-config',
     doc: 'keep a tried config',
   },
-  { path: '/appliance.runtime.v1alpha1.LogService/Logs', need: 'read', doc: 'the lines of a log, then new ones' },
-  { path: '/appliance.runtime.v1alpha1.LogService/LogSources', need: 'read', doc: 'the logs there are' },
+  { path: '/appliance.runtime.v1alpha1.LogService/Logs', need: 'view', doc: 'the lines of a log, then new ones' },
+  { path: '/appliance.runtime.v1alpha1.LogService/LogSources', need: 'view', doc: 'the logs there are' },
+  {
+    path: '/appliance.runtime.v1alpha1.MachineService/Overview', need: 'view',
+    doc: 'uptime, load, CPUs, memory (from /proc)',
+  },
+  { path: '/appliance.runtime.v1alpha1.MachineService/Processes', need: 'view', doc: 'the processes' },
+  { path: '/appliance.runtime.v1alpha1.MachineService/Mounts', need: 'view', doc: 'the mounts' },
+  { path: '/appliance.runtime.v1alpha1.MachineService/Sockets', need: 'view', doc: 'TCP and UDP sockets' },
+  {
+    path: '/appliance.runtime.v1alpha1.MachineService/RestartPlugin', need: 'operate',
+    doc: 'stop a plugin\'s process and start it again',
+  },
   {
     path: '/appliance.upgrade.v1alpha1.UpgradeService/Upload', need: 'admin',
     doc: 'a chunk of the bundle of an UpgradeRequest (which only admins create)',
@@ -108,6 +123,9 @@ export function callDenied(caller: Caller, rule: RpcRule): string | undefined {
     return 'the reader role may not change the machine config';
   }
   if (rule.need === 'admin' && caller.role !== 'admin') return `the ${caller.role} role may not: admins only`;
+  if (rule.need === 'operate' && caller.role === 'reader') {
+    return 'the reader role may not operate the machine: operators and admins only';
+  }
   return undefined;
 }
 

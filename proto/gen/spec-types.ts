@@ -519,6 +519,128 @@ export interface LogSourcesResponse {
   sources?: LogSource[];
 }
 
+/** OverviewRequest: no fields. */
+export interface OverviewRequest {
+}
+
+/** Overview: uptime, load, CPUs and memory. */
+export interface Overview {
+  /** Seconds since boot (/proc/uptime). */
+  uptimeSeconds: number;
+  /** Run-queue averages over 1, 5 and 15 minutes (/proc/loadavg). */
+  load1: number;
+  /** Over 5 minutes. */
+  load5: number;
+  /** Over 15 minutes. */
+  load15: number;
+  /** Online CPUs. */
+  cpus: number;
+  /** Share of CPU time since boot spent busy (not idle or iowait), in percent (/proc/stat). */
+  cpuBusyPercent: number;
+  /** proc/meminfo, in KiB. */
+  memoryTotalKib: number;
+  /** What can be had without swapping (free, and cache that can be dropped). */
+  memoryAvailableKib: number;
+  /** Not used at all. */
+  memoryFreeKib: number;
+  /** Page cache and buffers. */
+  memoryCachedKib: number;
+  /** Processes (not kernel threads). */
+  processes: number;
+}
+
+/** ProcessesRequest: no fields. */
+export interface ProcessesRequest {
+}
+
+/** MachineProcess: one process (kernel threads left out). */
+export interface MachineProcess {
+  /** Its process id. */
+  pid: number;
+  /** Its parent's. */
+  ppid: number;
+  /** The kernel's name for it (comm). */
+  name: string;
+  /** R running, S sleeping, D disk wait, Z zombie, T stopped, ... */
+  state: string;
+  /** Threads it runs. */
+  threads: number;
+  /** Resident memory. */
+  rssKib: number;
+  /** User and system CPU time since it started. */
+  cpuSeconds: number;
+  /** Its arguments, joined by spaces. */
+  command: string;
+  /** The plugin it is, when it is one. */
+  plugin: string;
+}
+
+/** ProcessesResponse: every process, by pid. */
+export interface ProcessesResponse {
+  /** By pid. */
+  processes?: MachineProcess[];
+}
+
+/** MountsRequest: no fields. */
+export interface MountsRequest {
+}
+
+/** MachineMount: one mount of the machine's mount namespace (PID 1's). */
+export interface MachineMount {
+  /** The device or filesystem name. */
+  source: string;
+  /** Where it is mounted. */
+  target: string;
+  /** Its filesystem type. */
+  fstype: string;
+  /** Mount options, comma-separated. */
+  options: string;
+}
+
+/** MountsResponse: the mounts, in the order the kernel lists them. */
+export interface MountsResponse {
+  /** In the kernel's order. */
+  mounts?: MachineMount[];
+}
+
+/** SocketsRequest: no fields. */
+export interface SocketsRequest {
+}
+
+/** MachineSocket: one TCP or UDP socket. */
+export interface MachineSocket {
+  /** tcp, tcp6, udp or udp6. */
+  protocol: string;
+  /** Address and port ([v6]:port for IPv6). */
+  local: string;
+  /** The peer (0.0.0.0:0 or [::]:0 when none). */
+  remote: string;
+  /** TCP state (LISTEN, ESTABLISHED, ...); UDP: UNCONN or ESTABLISHED. */
+  state: string;
+  /** The process that holds it, when one was found. */
+  pid: number;
+  /** Its name (comm). */
+  process: string;
+}
+
+/** SocketsResponse: every socket, listening ones first. */
+export interface SocketsResponse {
+  /** Listening ones first. */
+  sockets?: MachineSocket[];
+}
+
+/** RestartPluginRequest: which plugin. */
+export interface RestartPluginRequest {
+  /** The plugin's name (cosictl get plugins lists them). */
+  name: string;
+}
+
+/** RestartPluginResponse: the process stopped and a new one started. */
+export interface RestartPluginResponse {
+  /** The process that was stopped (0: the plugin was waiting to restart after a crash). */
+  oldPid: number;
+}
+
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
  * rtnetlink notifications. */
 export interface LinkStatusSpec {
@@ -1330,6 +1452,19 @@ export const MESSAGES = {
   LogSourcesRequest: 'appliance.runtime.v1alpha1.LogSourcesRequest',
   LogSource: 'appliance.runtime.v1alpha1.LogSource',
   LogSourcesResponse: 'appliance.runtime.v1alpha1.LogSourcesResponse',
+  OverviewRequest: 'appliance.runtime.v1alpha1.OverviewRequest',
+  Overview: 'appliance.runtime.v1alpha1.Overview',
+  ProcessesRequest: 'appliance.runtime.v1alpha1.ProcessesRequest',
+  MachineProcess: 'appliance.runtime.v1alpha1.MachineProcess',
+  ProcessesResponse: 'appliance.runtime.v1alpha1.ProcessesResponse',
+  MountsRequest: 'appliance.runtime.v1alpha1.MountsRequest',
+  MachineMount: 'appliance.runtime.v1alpha1.MachineMount',
+  MountsResponse: 'appliance.runtime.v1alpha1.MountsResponse',
+  SocketsRequest: 'appliance.runtime.v1alpha1.SocketsRequest',
+  MachineSocket: 'appliance.runtime.v1alpha1.MachineSocket',
+  SocketsResponse: 'appliance.runtime.v1alpha1.SocketsResponse',
+  RestartPluginRequest: 'appliance.runtime.v1alpha1.RestartPluginRequest',
+  RestartPluginResponse: 'appliance.runtime.v1alpha1.RestartPluginResponse',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',

@@ -36,7 +36,9 @@ function rpcRows(): string[] {
         return users && admin ? "users' and admin types" : users ? "users' types" : '-';
       };
       cells = [...ROLES.map((role) => write(user(role))), '-'];
-    } else if (r.need === 'admin') {
+    } else if (r.need === 'view') {
+      cells = [...ROLES.map(() => 'yes'), '-'];
+    } else if (r.need === 'operate' || r.need === 'admin') {
       cells = [...ROLES.map((role) => yes(callDenied(user(role), r))), '-'];
     } else {
       cells = [...ROLES.map((role) => (role === 'reader' ? '-' : role === 'operator' && r.need === 'apply-config'

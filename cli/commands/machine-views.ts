@@ -1,0 +1,124 @@
+// uptime, memory, ps, mounts, netstat: what a shell's commands of those names show, from the
+// machine's MachineService (read from its /proc when asked); restart: a plugin's process again.
+import {
+  MOUNTS_PATH, MOUNTS_REQUEST, MOUNTS_RESPONSE, OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST, PROCESSES_PATH,
+  PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
+  SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
+} from '../../init/model/machine-service-wire.ts';
+import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
+import { flag, type Parsed } from '../args.ts';
+import type { Command } from '../command.ts';
+import { CliError, EXIT } from '../errors.ts';
+import { renderTable } from '../output/table.ts';
+import type { Session } from '../session.ts';
+
+interface View<T> {
+  name: string; summary: string; about: string; path: string; request: Uint8Array;
+  decode(b: Buffer): T;
+  /** The table (header first) or lines a person reads. */
+  render(v: T): string;
+}
+
+const kib = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)}Gi` : n >= 1024 ? `${(n / 1024).toFixed(0)}Mi`
+  : `${n}Ki`);
+const duration = (s: number) => {
+  const d = Math.floor(s / 86400); const h = Math.floor((s % 86400) / 3600); const m = Math.floor((s % 3600) / 60);
+  return `${d ? `${d}d ` : ''}${h ? `${h}h ` : ''}${m}m ${Math.floor(s % 60)}s`;
+};
+const table = (header: string[], rows: string[][]) => renderTable(header, rows);
+
+const VIEWS: View<unknown>[] = [
+  {
+    name: 'uptime', summary: 'uptime                 how long the machine is up, its load, CPUs and memory in one line',
+    about: 'how long the machine has been up, its load averages (1, 5, 15 minutes), its CPUs and how busy\n'
+      + 'they have been since boot, and its memory.',
+    path: OVERVIEW_PATH, request: OVERVIEW_REQUEST.encode({}), decode: (b) => OVERVIEW.decode(b),
+    render: (v) => {
+      const o = v as ReturnType<typeof OVERVIEW.decode>;
+      const load = [o.load1, o.load5, o.load15].map((l) => l.toFixed(2)).join(' ');
+      return `up ${duration(o.uptimeSeconds)}, load ${load}, `
+        + `${o.cpus} CPU${o.cpus === 1 ? '' : 's'} ${o.cpuBusyPercent}% busy since boot, `
+        + `memory ${kib(o.memoryTotalKib - o.memoryAvailableKib)} used of ${kib(o.memoryTotalKib)}, `
+        + `${o.processes} processes\n`;
+    },
+  },
+  {
+    name: 'memory', summary: 'memory                 the machine\'s memory, as free shows it',
+    about: 'the machine\'s memory as free(1) shows it: total, used (total - available), free, cache, available.',
+    path: OVERVIEW_PATH, request: OVERVIEW_REQUEST.encode({}), decode: (b) => OVERVIEW.decode(b),
+    render: (v) => {
+      const o = v as ReturnType<typeof OVERVIEW.decode>;
+      return table(['', 'TOTAL', 'USED', 'FREE', 'CACHE', 'AVAILABLE'], [['Mem:', kib(o.memoryTotalKib),
+        kib(o.memoryTotalKib - o.memoryAvailableKib), kib(o.memoryFreeKib), kib(o.memoryCachedKib),
+        kib(o.memoryAvailableKib)]]);
+    },
+  },
+  {
+    name: 'ps', summary: 'ps                     the machine\'s processes (which plugin each is)',
+    about: 'the machine\'s processes (kernel threads left out), by pid: parent, state, threads, resident\n'
+      + 'memory, CPU time, the plugin a process is, and its command.',
+    path: PROCESSES_PATH, request: PROCESSES_REQUEST.encode({}), decode: (b) => PROCESSES_RESPONSE.decode(b),
+    render: (v) => table(['PID', 'PPID', 'STATE', 'THREADS', 'RSS', 'CPU', 'PLUGIN', 'COMMAND'],
+      ((v as ReturnType<typeof PROCESSES_RESPONSE.decode>).processes ?? []).map((p) => [
+        String(p.pid), String(p.ppid), p.state, String(p.threads), kib(p.rssKib), `${p.cpuSeconds.toFixed(2)}s`,
+        p.plugin || '-', p.command || `[${p.name}]`,
+      ])),
+  },
+  {
+    name: 'mounts', summary: 'mounts                 the machine\'s mounts',
+    about: 'the mounts of the machine\'s mount namespace (PID 1\'s), in the kernel\'s order.',
+    path: MOUNTS_PATH, request: MOUNTS_REQUEST.encode({}), decode: (b) => MOUNTS_RESPONSE.decode(b),
+    render: (v) => table(['SOURCE', 'TARGET', 'TYPE', 'OPTIONS'],
+      ((v as ReturnType<typeof MOUNTS_RESPONSE.decode>).mounts ?? []).map((m) => [m.source, m.target, m.fstype,
+        m.options])),
+  },
+  {
+    name: 'netstat', summary: 'netstat                the machine\'s TCP and UDP sockets and who holds them',
+    about: 'the machine\'s TCP and UDP sockets, listening ones first, each with the process that holds it.',
+    path: SOCKETS_PATH, request: SOCKETS_REQUEST.encode({}), decode: (b) => SOCKETS_RESPONSE.decode(b),
+    render: (v) => table(['PROTO', 'LOCAL', 'REMOTE', 'STATE', 'PID', 'PROCESS'],
+      ((v as ReturnType<typeof SOCKETS_RESPONSE.decode>).sockets ?? []).map((s) => [s.protocol, s.local, s.remote,
+        s.state, s.pid ? String(s.pid) : '-', s.process || '-'])),
+  },
+];
+
+async function show(view: View<unknown>, s: Session, p: Parsed, out: (t: string) => void): Promise<number> {
+  const o = flag(p, 'output');
+  if (o !== undefined && o !== 'json') throw new CliError(`-o ${o}: ${view.name} prints a table or json`, EXIT.usage);
+  if (p.positional.length) throw new CliError(`${view.name}: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+  const v = view.decode(await s.state.unary(view.path, view.request));
+  out(o === 'json' ? `${JSON.stringify(v, null, 2)}\n` : view.render(v));
+  return EXIT.ok;
+}
+
+export const VIEW_COMMANDS: Command[] = VIEWS.map((view) => ({
+  name: view.name, summary: view.summary, flags: ['output'],
+  help: `usage: cosictl ${view.name} [-o json]\n\nShows ${view.about}\n\nflags:\n  -o, --output json   as JSON\n`,
+  run: async ({ p, out, session }) => show(view, await session(), p, out),
+}));
+
+export const RESTART_HELP = `usage: cosictl restart PLUGIN
+
+Stops the plugin's process (SIGTERM, then SIGKILL after 5 s; its controllers finish as at
+shutdown) and starts a new one at once, whatever its restart backoff; its PluginStatus counts
+the restart. Needs the operator or admin role.
+
+exit codes: 0 restarted, 1 refused, 4 no such plugin, 5 unreachable.
+`;
+
+export const restartCommand: Command = {
+  name: 'restart', summary: 'restart PLUGIN         stop a plugin\'s process and start it again', help: RESTART_HELP,
+  flags: [],
+  async run({ p, out, session }) {
+    const [name, extra] = p.positional;
+    if (!name) throw new CliError('restart: which plugin? (cosictl get plugins lists them)', EXIT.usage);
+    if (extra) throw new CliError(`restart: one plugin at a time, got "${extra}" too`, EXIT.usage);
+    const s = await session();
+    const r = RESTART_PLUGIN_RESPONSE.decode(await s.state.unary(RESTART_PLUGIN_PATH,
+      RESTART_PLUGIN_REQUEST.encode({ name }), s.longCallMs));
+    out(`plugin ${name} restarted${r.oldPid ? ` (process ${r.oldPid} stopped)` : ' (it was waiting to restart)'}\n`);
+    return EXIT.ok;
+  },
+  completeArg: async (line, _current, lookups) => (line.args.length ? { values: [] }
+    : { values: (await lookups.ids(PLUGIN_STATUS_TYPE)).map((value) => ({ value })) }),
+};
