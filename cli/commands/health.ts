@@ -11,8 +11,9 @@ import { followStatus } from '../follow-status.ts';
 export const HEALTH_HELP = `usage: cosictl health [--wait DURATION]
 
 Checks what a ready machine must have: the API serves, every plugin runs, the machine config
-is applied, each configured link carries its addresses. Prints each check, and why a failing
-one fails.
+is applied, each configured link carries its addresses, the clock is synced when time servers
+are configured, every declared mount is mounted. Prints each check, and why a failing one
+fails. (A system tried after an upgrade is kept on all of them but the clock.)
 
 flags:
       --wait DURATION   wait until the machine is healthy (e.g. 2m), printing what still fails

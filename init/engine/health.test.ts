@@ -15,12 +15,17 @@ const fine: HealthFacts = {
   leases: new Map([['eth1', { state: 'bound', address: '10.0.3.15/24', gateway: '10.0.3.2' }]]),
   defaultRouteLinks: ['eth1'],
   linkAddresses: new Map([['eth0', ['10.0.2.15/24', '10.0.2.99/24']], ['eth1', ['10.0.3.15/24', 'fe80::1/64']]]),
+  time: { servers: ['10.0.2.2'], synced: true, server: '10.0.2.2' },
+  declaredMounts: ['/mnt/data'], mounts: new Map([['/mnt/data', { state: 'applied' }]]),
 };
 const failing = (f: HealthFacts) => evaluateHealth(f).filter((c) => !c.ok).map((c) => `${c.name}: ${c.message}`);
 
 t.test('a ready machine passes every check', async (t) => {
   t.same(failing(fine), []);
-  t.same(evaluateHealth(fine).map((c) => c.name), ['api', 'plugins', 'config', 'addresses']);
+  t.same(evaluateHealth(fine).map((c) => c.name), ['api', 'plugins', 'config', 'addresses', 'time', 'disks']);
+  t.same(failing({ ...fine, time: { servers: [], synced: false }, declaredMounts: [], mounts: new Map() }), [],
+    'no time server and no mounts declared: nothing to wait for');
+  t.same(failing({ ...fine, time: undefined }), [], 'before the time plugin reports, no servers are known');
 });
 
 t.test('each failure names what is wrong', async (t) => {
@@ -40,6 +45,11 @@ t.test('each failure names what is wrong', async (t) => {
     ['addresses: eth1 has no DHCP lease (selecting)'], 'a link-local address is not a DHCP lease');
   t.same(failing({ ...fine, leases: new Map() }), ['addresses: eth1 has no DHCP lease (no client yet)']);
   t.same(failing({ ...fine, apiServing: false }), ['api: the API is not serving']);
+  t.same(failing({ ...fine, time: { servers: ['a.example', 'b.example'], synced: false } }),
+    ['time: not synced with a.example, b.example yet']);
+  t.same(failing({ ...fine, declaredMounts: ['/mnt/data', '/mnt/logs'],
+    mounts: new Map([['/mnt/data', { state: 'pending', error: 'no block device labelled DATA' }]]) }),
+  ['disks: /mnt/data is pending (no block device labelled DATA); /mnt/logs is not handled yet']);
 });
 
 t.test('milestones: plugins when every plugin runs; network when addresses and the lease\'s default route are in',

@@ -1,13 +1,16 @@
 // health: whether the machine has what a ready machine must have, as one resource (Health "machine",
 // runtime) the engine keeps up to date: the API serves, every plugin runs, the machine config is applied,
-// and each configured link carries its addresses (a DHCP link: the address of a bound lease). A system tried
+// each configured link carries its addresses (a DHCP link: the address of a bound lease), the clock is synced
+// when time servers are configured, and every declared mount is mounted. A system tried
 // after an upgrade marks itself good on it (init/upgrade/trial.ts); `cosictl get health` shows each check and
 // why it fails. The first time the plugins all run, the first time the network is configured (addresses,
 // and the default route a lease brings), and the first time a machine config is applied are boot
 // milestones: PID 1 prints them for bench:boot.
 import type {
-  DhcpLeaseSpec, HealthCheck, HealthStatusSpec, PluginStatusSpec, RouteStatusSpec,
+  DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountStatusSpec, PluginStatusSpec, RouteStatusSpec, TimeStatusSpec,
 } from '../../proto/gen/spec-types.ts';
+import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../model/storage-names.ts';
+import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../model/time-names.ts';
 import type { Resource } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
 import { upsert } from '../cosi/state/upsert.ts';
@@ -38,6 +41,11 @@ export interface HealthFacts {
   defaultRouteLinks: readonly string[];
   /** The addresses each link carries now (IPv6 link-local ones too). */
   linkAddresses: ReadonlyMap<string, readonly string[]>;
+  /** The clock: the servers in effect and whether one set it (undefined: no time plugin yet). */
+  time?: { servers: readonly string[]; synced: boolean; server?: string };
+  /** The mounts declared (merged, by target) and each one's state. */
+  declaredMounts: readonly string[];
+  mounts: ReadonlyMap<string, { state?: string; error?: string }>;
 }
 
 export type Milestone = 'plugins' | 'network' | 'config';
@@ -72,11 +80,21 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     }
   }
   const links = new Set([...f.wantAddresses.map((w) => w.link), ...f.dhcpLinks]);
+  const servers = f.time?.servers ?? [];
+  const time = !servers.length || f.time?.synced ? []
+    : [`not synced with ${servers.join(', ')} yet`];
+  const disks = f.declaredMounts.flatMap((target) => {
+    const m = f.mounts.get(target);
+    if (m?.state === 'applied') return [];
+    return [`${target} is ${m?.state ?? 'not handled yet'}${m?.error ? ` (${m.error})` : ''}`];
+  });
   return [
     check('api', f.apiServing ? [] : ['the API is not serving'], 'serving'),
     check('plugins', plugins, `${f.plugins.length} running`),
     check('config', config, `applied (${f.config?.resources ?? 0} resources)`),
     check('addresses', missing, links.size ? `on ${[...links].sort().join(', ')}` : 'none configured'),
+    check('time', time, servers.length ? `synced from ${f.time?.server ?? servers[0]}` : 'no time server configured'),
+    check('disks', disks, f.declaredMounts.length ? `${f.declaredMounts.length} mounted` : 'no mounts declared'),
   ];
 }
 
@@ -103,6 +121,8 @@ const WATCHED = [
   { namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, { namespace: NETWORK_NS, type: MERGED_ADDRESS_SPEC_TYPE },
   { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }, { namespace: NETWORK_NS, type: DHCP_LEASE_TYPE },
   { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE },
+  { namespace: TIME_NS, type: TIME_STATUS_TYPE }, { namespace: STORAGE_NS, type: MERGED_MOUNT_SPEC_TYPE },
+  { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE },
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
@@ -119,7 +139,9 @@ export async function startHealth(o: {
   let timer: NodeJS.Timeout | undefined;
   const list = (k: { namespace: string; type: string }) => o.state.list(k).catch((): Resource[] => []); // as above
   const publish = async () => {
-    const [plugins, configs, links, addresses, dhcp, leases, routes, declared] = await Promise.all(WATCHED.map(list));
+    const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses] =
+      await Promise.all(WATCHED.map(list));
+    const clock = clocks!.find((r) => r.metadata.id === TIME_STATUS_ID)?.spec as TimeStatusSpec | undefined;
     const facts: HealthFacts = {
       apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
       plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
@@ -132,6 +154,14 @@ export async function startHealth(o: {
       defaultRouteLinks: routes!.map((r) => r.spec as RouteStatusSpec)
         .filter((r) => r.state === 'applied' && DEFAULT_ROUTES.includes(r.destination)).map((r) => r.link),
       linkAddresses: new Map(links!.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
+      ...(clock ? {
+        time: { servers: clock.servers ?? [], synced: clock.synced, ...(clock.server ? { server: clock.server } : {}) },
+      } : {}),
+      declaredMounts: mountSpecs!.map((r) => r.metadata.id),
+      mounts: new Map(mountStatuses!.map((r) => {
+        const m = r.spec as MountStatusSpec;
+        return [r.metadata.id, { ...(m.state ? { state: m.state } : {}), ...(m.error ? { error: m.error } : {}) }];
+      })),
     };
     const checks = evaluateHealth(facts);
     for (const m of reachedMilestones(facts, checks)) {

@@ -1,13 +1,13 @@
 // machine-service-wire: appliance.runtime.v1alpha1.MachineService on the wire
 // (proto/appliance/runtime/v1alpha1/machine_service.proto), shared by the engine and cosictl.
 import {
-  MESSAGES, type MachineMount, type MachineProcess, type MachineSocket, type MountsResponse, type Overview,
+  MESSAGES, type MachineMount, type MachineProcess, type MachineSocket, type MountsResponse, type MachineOverview,
   type ProcessesResponse, type RestartPluginRequest, type RestartPluginResponse, type SocketsResponse,
 } from '../../proto/gen/spec-types.ts';
 import { serviceCodec } from './service-codec.ts';
 
 export type {
-  MachineMount, MachineProcess, MachineSocket, MountsResponse, Overview, ProcessesResponse, RestartPluginRequest,
+  MachineMount, MachineOverview, MachineProcess, MachineSocket, MountsResponse, ProcessesResponse, RestartPluginRequest,
   RestartPluginResponse, SocketsResponse,
 };
 
@@ -20,7 +20,7 @@ export const RESTART_PLUGIN_PATH = `${SERVICE}/RestartPlugin`;
 
 type Empty = Record<string, never>;
 export const OVERVIEW_REQUEST = serviceCodec<Empty>(MESSAGES.OverviewRequest);
-export const OVERVIEW = serviceCodec<Overview>(MESSAGES.Overview);
+export const OVERVIEW = serviceCodec<MachineOverview>(MESSAGES.MachineOverview);
 export const PROCESSES_REQUEST = serviceCodec<Empty>(MESSAGES.ProcessesRequest);
 export const PROCESSES_RESPONSE = serviceCodec<ProcessesResponse>(MESSAGES.ProcessesResponse);
 export const MOUNTS_REQUEST = serviceCodec<Empty>(MESSAGES.MountsRequest);

@@ -10,11 +10,11 @@ export type {
   BlockDeviceSpec, EphemeralStatusSpec, FsType, MountSpecSpec, MountStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 
-export const STORAGE_NS = 'storage';
+import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../init/model/storage-names.ts';
+
+export { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS };
 export const BLOCK_DEVICE_TYPE = 'BlockDevices.storage.appliance.dev';
 export const MOUNT_SPEC_TYPE = 'MountSpecs.storage.appliance.dev';
-export const MERGED_MOUNT_SPEC_TYPE = 'MergedMountSpecs.storage.appliance.dev';
-export const MOUNT_STATUS_TYPE = 'MountStatuses.storage.appliance.dev';
 export const EPHEMERAL_STATUS_TYPE = 'EphemeralStatuses.storage.appliance.dev';
 
 export const STORAGE_TYPES: DefinitionInput[] = [

@@ -8,7 +8,7 @@ import { sameSpec } from '../../init/cosi/spec/spec-equal.ts';
 import { querySntp, type QueryResult } from './sntp/client.ts';
 import type { SystemClock } from './system-clock.ts';
 import {
-  MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
+  MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
 } from './types.ts';
 import { TIME_SERVERS_ID } from './timeserver-merge.ts';
 
@@ -60,7 +60,7 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
       };
       let layer: Pick<TimeStatusSpec, 'layer'> = {};
       const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) => ctx.state.put<TimeStatusSpec>(
-        { namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' },
+        { namespace: TIME_NS, type: TIME_STATUS_TYPE, id: TIME_STATUS_ID },
         { ...s, ...boot, ...(rtcWrittenAt ? { rtcWritten: iso(rtcWrittenAt) } : {}), ...layer },
       );
       try {

@@ -8,10 +8,11 @@ import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN } from '../sdk/defin
 
 export type { TimeServerSpecSpec, TimeStatusSpec } from '../../proto/gen/spec-types.ts';
 
-export const TIME_NS = 'time';
+import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../../init/model/time-names.ts';
+
+export { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE };
 export const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.time.appliance.dev';
 export const MERGED_TIME_SERVER_SPEC_TYPE = 'MergedTimeServerSpecs.time.appliance.dev';
-export const TIME_STATUS_TYPE = 'TimeStatuses.time.appliance.dev';
 
 export const TIME_TYPES: DefinitionInput[] = [
   ...declaredAndMerged({

@@ -523,8 +523,8 @@ export interface LogSourcesResponse {
 export interface OverviewRequest {
 }
 
-/** Overview: uptime, load, CPUs and memory. */
-export interface Overview {
+/** MachineOverview: uptime, load, CPUs and memory. */
+export interface MachineOverview {
   /** Seconds since boot (/proc/uptime). */
   uptimeSeconds: number;
   /** Run-queue averages over 1, 5 and 15 minutes (/proc/loadavg). */
@@ -1453,7 +1453,7 @@ export const MESSAGES = {
   LogSource: 'appliance.runtime.v1alpha1.LogSource',
   LogSourcesResponse: 'appliance.runtime.v1alpha1.LogSourcesResponse',
   OverviewRequest: 'appliance.runtime.v1alpha1.OverviewRequest',
-  Overview: 'appliance.runtime.v1alpha1.Overview',
+  MachineOverview: 'appliance.runtime.v1alpha1.MachineOverview',
   ProcessesRequest: 'appliance.runtime.v1alpha1.ProcessesRequest',
   MachineProcess: 'appliance.runtime.v1alpha1.MachineProcess',
   ProcessesResponse: 'appliance.runtime.v1alpha1.ProcessesResponse',
