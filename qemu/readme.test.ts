@@ -146,7 +146,7 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
     },
   },
   {
-    example: / ps +#/,
+    example: /cosictl ps$/,
     check: (t, r, name) => { t.match(r.out, /^1 +0 .*\/system\/image\/init/m, `${name}: PID 1`); },
   },
   {

@@ -41,6 +41,7 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log-service.ts';
+import { startLogSinks } from './log-sink.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
@@ -206,6 +207,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
     slotsChanged,
   }) : undefined;
+  const sinks = await startLogSinks({ state, book: logs, owner: ENGINE_OWNER, log: o.log.child('logs') });
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({
@@ -235,6 +237,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     async stop() {
       power.close();
+      sinks.close();
       installer.close();
       upgrader.close();
       trial?.close();

@@ -83,14 +83,26 @@ export const kernelEntry = (r: KmsgRecord, bootTime: number): LogEntry => ({
 
 export class LogBook {
   private readonly rings = new Map<string, LogRing>();
+  private readonly allFollowers = new Set<(source: string, e: LogEntry) => void>();
 
   /** `kmsgPath`: where the kernel log is read (none: no kernel source, as for an engine in a test). */
   constructor(private readonly o: { ringBytes?: number; kmsgPath?: string } = {}) {}
 
   ring(source: string): LogRing {
     let r = this.rings.get(source);
-    if (!r) { r = new LogRing(this.o.ringBytes ?? DEFAULT_RING_BYTES); this.rings.set(source, r); }
+    if (!r) {
+      const ring = new LogRing(this.o.ringBytes ?? DEFAULT_RING_BYTES);
+      this.rings.set(source, ring);
+      ring.follow((e) => { for (const f of this.allFollowers) f(source, e); });
+      r = ring;
+    }
     return r;
+  }
+
+  /** Every new line of every ring (the kernel's not: it is read when asked), rings made later too. */
+  followAll(onLine: (source: string, e: LogEntry) => void): () => void {
+    this.allFollowers.add(onLine);
+    return () => { this.allFollowers.delete(onLine); };
   }
 
   /** Every source, in name order; the kernel's figures say only how many lines it holds now. */

@@ -10,7 +10,7 @@ export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
   InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
   UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
-  MachineStatusSpec, MachineStage,
+  MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -39,6 +39,8 @@ export const SHUTDOWN_REQUEST_TYPE = 'ShutdownRequests.runtime.appliance.dev';
 export const SHUTDOWN_REQUEST_ID = 'shutdown';
 export const MACHINE_STATUS_TYPE = 'MachineStatuses.runtime.appliance.dev';
 export const MACHINE_STATUS_ID = 'machine';
+export const LOG_SINK_TYPE = 'LogSinks.runtime.appliance.dev';
+export const LOG_SINK_STATUS_TYPE = 'LogSinkStatuses.runtime.appliance.dev';
 /** The id of the one HealthStatus. */
 export const HEALTH_ID = 'machine';
 /** The Version of a system not booted from a slot (a kernel, the ISO, PXE). */
@@ -83,6 +85,21 @@ export const ENGINE_TYPES: DefinitionInput[] = [
     printColumns: [
       { name: 'Action', jsonPath: '{.action}' }, { name: 'Grace', jsonPath: '{.graceSeconds}' },
       { name: 'Force', jsonPath: '{.force}' },
+    ],
+  },
+  {
+    // Sends every log off the machine: admins only.
+    type: LOG_SINK_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.LogSinkSpec, aliases: ['logsink'],
+    access: 'admin',
+    printColumns: [{ name: 'Endpoint', jsonPath: '{.endpoint}' }, { name: 'Sources', jsonPath: '{.sources}' }],
+  },
+  {
+    type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.LogSinkStatusSpec,
+    aliases: ['logsinkstatus'], access: 'controllers',
+    printColumns: [
+      { name: 'State', jsonPath: '{.state}' }, { name: 'Sent', jsonPath: '{.sent}' },
+      { name: 'Buffered', jsonPath: '{.buffered}' }, { name: 'Dropped', jsonPath: '{.dropped}' },
+      { name: 'Error', jsonPath: '{.error}' },
     ],
   },
   {

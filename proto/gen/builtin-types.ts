@@ -124,6 +124,56 @@ export const BUILTIN_TYPES = [
     ]
   },
   {
+    "type": "LogSinks.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.LogSinkSpec",
+    "aliases": [
+      "logsink"
+    ],
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Endpoint",
+        "jsonPath": "{.endpoint}"
+      },
+      {
+        "name": "Sources",
+        "jsonPath": "{.sources}"
+      }
+    ]
+  },
+  {
+    "type": "LogSinkStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.LogSinkStatusSpec",
+    "aliases": [
+      "logsinkstatus"
+    ],
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Sent",
+        "jsonPath": "{.sent}"
+      },
+      {
+        "name": "Buffered",
+        "jsonPath": "{.buffered}"
+      },
+      {
+        "name": "Dropped",
+        "jsonPath": "{.dropped}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
     "type": "ShutdownRequests.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.ShutdownRequestSpec",

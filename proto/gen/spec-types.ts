@@ -46,6 +46,10 @@ export const InstallPhaseValues: readonly InstallPhase[] = ['checking', 'writing
 export type UpgradePhase = 'receiving' | 'writing' | 'staged' | 'trying' | 'done' | 'failed';
 export const UpgradePhaseValues: readonly UpgradePhase[] = ['receiving', 'writing', 'staged', 'trying', 'done', 'failed'];
 
+/** LogSinkState: how sending to a collector goes. */
+export type LogSinkState = 'sending' | 'waiting';
+export const LogSinkStateValues: readonly LogSinkState[] = ['sending', 'waiting'];
+
 /** LogLevel: how bad a line says it is. */
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 export const LogLevelValues: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
@@ -467,6 +471,38 @@ export interface HealthStatusSpec {
   checks?: HealthCheck[];
   /** When healthy last changed. */
   since?: string;
+}
+
+/** LogSinkSpec: a collector the machine sends its logs to, as JSON lines ({"time", "source", "level",
+ * "message", "seq"}) over TCP (one line each, newline-terminated) or UDP (one datagram each). While a TCP
+ * collector is away the newest lines wait in a bounded buffer; what overflows is counted, not kept.
+ * 
+ * Example:
+ * endpoint: tcp://10.0.2.2:5170
+ * sources: [engine, network] */
+export interface LogSinkSpec {
+  /** tcp://HOST:PORT or udp://HOST:PORT (a host name is resolved at each connection). */
+  endpoint: string;
+  /** The sources sent (engine, kernel, a plugin's name); empty: the engine and every plugin. */
+  sources?: string[];
+  /** Lines kept while the collector is away (default 1000). */
+  bufferLines: number;
+}
+
+/** LogSinkStatusSpec: a LogSink's progress (same id). */
+export interface LogSinkStatusSpec {
+  /** Sending, or waiting for the collector. */
+  state?: LogSinkState;
+  /** The endpoint in use. */
+  endpoint: string;
+  /** Lines sent since the sink was declared. */
+  sent: number;
+  /** Lines waiting for the collector now. */
+  buffered: number;
+  /** Lines dropped because the buffer was full. */
+  dropped: number;
+  /** Why it is waiting (the last connection error). */
+  error: string;
 }
 
 /** LogsRequest: the lines of one source. */
@@ -1447,6 +1483,8 @@ export const MESSAGES = {
   UpgradePolicySpec: 'appliance.runtime.v1alpha1.UpgradePolicySpec',
   HealthCheck: 'appliance.runtime.v1alpha1.HealthCheck',
   HealthStatusSpec: 'appliance.runtime.v1alpha1.HealthStatusSpec',
+  LogSinkSpec: 'appliance.runtime.v1alpha1.LogSinkSpec',
+  LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',
   LogLine: 'appliance.runtime.v1alpha1.LogLine',
   LogSourcesRequest: 'appliance.runtime.v1alpha1.LogSourcesRequest',
