@@ -23,6 +23,7 @@ PACKAGES=(
   iproute2          # network namespaces in host tests
   dnsmasq-base      # DHCP server for host network tests
   protobuf-compiler libprotobuf-dev python3-protobuf python3-grpcio # an independent gRPC client (C-core) in the interop test
+  python3-prometheus-client # the metrics test parses the endpoint with Prometheus's own text parser
   lz4               # compression comparisons in the boot notes
   zsh fish tmux     # the completion tests run each shell's own completion (zsh's in tmux, interactively)
   squashfs-tools    # mksquashfs: the system image (executable, addon, modules) read on demand

@@ -12,7 +12,10 @@ import { dirname } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { Native } from '../../native/index.ts';
 import { grpcHttp2Server, trackSessions } from '../cosi/remote/grpc/http2-server.ts';
-import { GrpcError, handleGrpcStream, type GrpcServerOptions, type Method } from '../cosi/remote/grpc/server.ts';
+import {
+  GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
+} from '../cosi/remote/grpc/server.ts';
+import { HistogramSet } from './histogram.ts';
 import { Status } from '../cosi/remote/grpc/framing.ts';
 import { stateMethods, type CallAccess, type StateServerOptions } from '../cosi/remote/server.ts';
 import { STATE_METHODS } from '../cosi/remote/service.ts';
@@ -61,6 +64,8 @@ export interface ApiServer {
   /** New certificate or CAs; a switch of mode (or CAs) ends the connections it no longer admits. */
   setTls(t: ApiTls): void;
   setLimits(l: ApiLimits): void;
+  /** Open watches, and how long users' unary calls took (by RPC), for the metrics endpoint. */
+  stats(): { watches: number; latency: HistogramSet };
   stop(): Promise<void>;
 }
 
@@ -129,6 +134,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       `resource=${e.pointer.namespace}/${e.pointer.type}/${e.pointer.id}`, e.ok, e.error),
   });
   const watches = { total: 0, bySession: new WeakMap<Http2Session, number>() };
+  const latency = new HistogramSet();
   // Maintenance mode lets anyone connect: it may read what MAINTENANCE_READABLE lists and apply a config, no more.
   const MAINTENANCE_REFUSES: readonly Need[] = ['view', 'write', 'operate', 'admin'];
   const userMethods = new Map<string, Method>();
@@ -144,21 +150,27 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       throw new StateError('permission-denied', why);
     };
     const changesConfig = rule.need === 'apply-config' || rule.need === 'confirm-config';
+    const rpcName = path.replace(/^\/[^/]*\./, '');
     if (m.kind === 'unary') {
+      const handleUnary = async (req: Buffer, ctx: CallContext): Promise<Uint8Array> => {
+        if (!changesConfig) return m.handle(req, ctx);
+        // The machine config changes: a write, audited like the State's (whose writes stateMethods audits).
+        try {
+          const out = await m.handle(req, ctx);
+          audit(callerOf(ctx.session), rpcName, 'resource=machine-config', true);
+          return out;
+        } catch (e) {
+          audit(callerOf(ctx.session), rpcName, 'resource=machine-config', false, (e as Error).message);
+          throw e;
+        }
+      };
       userMethods.set(path, {
         kind: 'unary',
         async handle(req, ctx) {
           gate(ctx.session);
-          if (!changesConfig) return m.handle(req, ctx);
-          // The machine config changes: a write, audited like the State's (whose writes stateMethods audits).
-          const rpc = path.replace(/^\/[^/]*\./, '');
-          try {
-            const out = await m.handle(req, ctx);
-            audit(callerOf(ctx.session), rpc, 'resource=machine-config', true);
-            return out;
-          } catch (e) {
-            audit(callerOf(ctx.session), rpc, 'resource=machine-config', false, (e as Error).message);
-            throw e;
+          const t0 = performance.now();
+          try { return await handleUnary(req, ctx); } finally {
+            latency.observe(rpcName, (performance.now() - t0) / 1000);
           }
         },
       });
@@ -331,6 +343,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       }
       o.log.info(`API: now ${t.mode}${ended ? `; ended ${ended} connection(s) the new rules do not admit` : ''}`);
     },
+    stats: () => ({ watches: watches.total, latency }),
     setLimits(l) {
       limits = l;
       grpcOptions.maxRequestBytes = l.maxRequestBytes;

@@ -42,6 +42,7 @@ import {
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log-service.ts';
 import { startLogSinks } from './log-sink.ts';
+import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
@@ -208,6 +209,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     slotsChanged,
   }) : undefined;
   const sinks = await startLogSinks({ state, book: logs, owner: ENGINE_OWNER, log: o.log.child('logs') });
+  const metrics = await startMetrics({ state, api: () => api.stats(), logs, log: o.log });
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({
@@ -238,6 +240,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     async stop() {
       power.close();
       sinks.close();
+      metrics.close();
       installer.close();
       upgrader.close();
       trial?.close();

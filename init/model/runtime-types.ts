@@ -10,7 +10,7 @@ export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
   InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
   UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
-  MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec,
+  MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec, MetricsEndpointSpec,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -41,6 +41,7 @@ export const MACHINE_STATUS_TYPE = 'MachineStatuses.runtime.appliance.dev';
 export const MACHINE_STATUS_ID = 'machine';
 export const LOG_SINK_TYPE = 'LogSinks.runtime.appliance.dev';
 export const LOG_SINK_STATUS_TYPE = 'LogSinkStatuses.runtime.appliance.dev';
+export const METRICS_ENDPOINT_TYPE = 'MetricsEndpoints.runtime.appliance.dev';
 /** The id of the one HealthStatus. */
 export const HEALTH_ID = 'machine';
 /** The Version of a system not booted from a slot (a kernel, the ISO, PXE). */
@@ -92,6 +93,11 @@ export const ENGINE_TYPES: DefinitionInput[] = [
     type: LOG_SINK_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.LogSinkSpec, aliases: ['logsink'],
     access: 'admin',
     printColumns: [{ name: 'Endpoint', jsonPath: '{.endpoint}' }, { name: 'Sources', jsonPath: '{.sources}' }],
+  },
+  {
+    // Opens a port: admins only.
+    type: METRICS_ENDPOINT_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.MetricsEndpointSpec,
+    aliases: ['metrics'], access: 'admin', printColumns: [{ name: 'Listen', jsonPath: '{.listen}' }],
   },
   {
     type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.LogSinkStatusSpec,

@@ -143,6 +143,21 @@ export const BUILTIN_TYPES = [
     ]
   },
   {
+    "type": "MetricsEndpoints.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.MetricsEndpointSpec",
+    "aliases": [
+      "metrics"
+    ],
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Listen",
+        "jsonPath": "{.listen}"
+      }
+    ]
+  },
+  {
     "type": "LogSinkStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.LogSinkStatusSpec",

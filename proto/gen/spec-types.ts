@@ -505,6 +505,16 @@ export interface LogSinkStatusSpec {
   error: string;
 }
 
+/** MetricsEndpointSpec: serve metrics in the Prometheus text format over plain HTTP at GET /metrics
+ * (opt-in: none is served until one is declared; one at a time, the first by id).
+ * 
+ * Example:
+ * listen: 0.0.0.0:9100 */
+export interface MetricsEndpointSpec {
+  /** HOST:PORT to listen on (0.0.0.0:9100 for every address). */
+  listen: string;
+}
+
 /** LogsRequest: the lines of one source. */
 export interface LogsRequest {
   /** engine, kernel, or a plugin's name (LogSources lists them). */
@@ -1485,6 +1495,7 @@ export const MESSAGES = {
   HealthStatusSpec: 'appliance.runtime.v1alpha1.HealthStatusSpec',
   LogSinkSpec: 'appliance.runtime.v1alpha1.LogSinkSpec',
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
+  MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
   LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',
   LogLine: 'appliance.runtime.v1alpha1.LogLine',
   LogSourcesRequest: 'appliance.runtime.v1alpha1.LogSourcesRequest',

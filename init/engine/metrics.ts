@@ -1,0 +1,112 @@
+// metrics: the Prometheus text format (version 0.0.4) at GET /metrics over plain HTTP, opt-in: served
+// while a MetricsEndpoint (config, admins) names where. Everything is read at scrape time: resources by
+// type, plugins (up, restarts), the API (open watches, unary latency per RPC), the log rings, the
+// engine's memory and the machine's (/proc).
+import { createServer, type Server } from 'node:http';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import type { Logger } from '../log.ts';
+import {
+  CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS, type MetricsEndpointSpec, type PluginStatusSpec,
+} from '../model/runtime-types.ts';
+import { readOverview } from '../sys/machine-views.ts';
+import type { HistogramSet } from './histogram.ts';
+import type { LogBook } from './log-book.ts';
+
+export interface MetricsSources {
+  state: MemoryState;
+  api(): { watches: number; latency: HistogramSet };
+  logs: LogBook;
+  /** Where procfs is (tests). */
+  proc?: string;
+}
+
+const escape = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const labels = (l: Record<string, string>) => {
+  const parts = Object.entries(l).map(([k, v]) => `${k}="${escape(v)}"`);
+  return parts.length ? `{${parts.join(',')}}` : '';
+};
+
+/** One metric family: HELP, TYPE and its samples. */
+function family(name: string, type: 'gauge' | 'counter' | 'histogram', help: string,
+  samples: { labels?: Record<string, string>; value: number; suffix?: string }[]): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${samples
+    .map((s) => `${name}${s.suffix ?? ''}${labels(s.labels ?? {})} ${Number.isFinite(s.value) ? s.value : 'NaN'}\n`)
+    .join('')}`;
+}
+
+export function renderMetrics(m: MetricsSources): string {
+  const byKind = new Map<string, { namespace: string; type: string; n: number }>();
+  for (const r of m.state.resourcesWhere(() => true)) {
+    const key = `${r.metadata.namespace}\0${r.metadata.type}`;
+    const k = byKind.get(key) ?? { namespace: r.metadata.namespace, type: r.metadata.type, n: 0 };
+    k.n++;
+    byKind.set(key, k);
+  }
+  const plugins = m.state.listSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE })
+    .map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec }));
+  const api = m.api();
+  const latency = [...api.latency.byLabel].flatMap(([rpc, h]) => [
+    ...h.bounds.map((b, i) => ({ suffix: '_bucket', labels: { rpc, le: String(b) }, value: h.counts[i]! })),
+    { suffix: '_bucket', labels: { rpc, le: '+Inf' }, value: h.count },
+    { suffix: '_sum', labels: { rpc }, value: h.sum }, { suffix: '_count', labels: { rpc }, value: h.count },
+  ]);
+  const rings = m.logs.sources().filter((s) => s.capacityBytes > 0);
+  const mem = process.memoryUsage();
+  const o = readOverview(m.proc);
+  return [
+    family('appliance_resources', 'gauge', 'Resources held, by namespace and type.',
+      [...byKind.values()].map((k) => ({ labels: { namespace: k.namespace, type: k.type }, value: k.n }))),
+    family('appliance_plugin_up', 'gauge', 'Whether each plugin runs (1) or not (0).',
+      plugins.map((p) => ({ labels: { plugin: p.name }, value: p.spec.state === 'running' ? 1 : 0 }))),
+    family('appliance_plugin_restarts_total', 'counter', 'Times each plugin was started again since boot.',
+      plugins.map((p) => ({ labels: { plugin: p.name }, value: p.spec.restarts }))),
+    family('appliance_api_watches', 'gauge', 'Watches open on the API.', [{ value: api.watches }]),
+    family('appliance_api_request_duration_seconds', 'histogram',
+      'How long users\' unary calls took, by RPC (from the request to the answer).', latency),
+    family('appliance_log_lines_total', 'counter', 'Lines each log source printed since boot.',
+      rings.map((s) => ({ labels: { source: s.name }, value: s.lines + s.dropped }))),
+    family('appliance_log_dropped_lines_total', 'counter', 'Lines each log ring let go for newer ones.',
+      rings.map((s) => ({ labels: { source: s.name }, value: s.dropped }))),
+    family('appliance_engine_resident_memory_bytes', 'gauge', 'The engine\'s resident memory.', [{ value: mem.rss }]),
+    family('appliance_engine_heap_used_bytes', 'gauge', 'The engine\'s JavaScript heap in use.',
+      [{ value: mem.heapUsed }]),
+    family('node_memory_MemTotal_bytes', 'gauge', 'The machine\'s memory.', [{ value: o.memoryTotalKib * 1024 }]),
+    family('node_memory_MemAvailable_bytes', 'gauge', 'Memory available without swapping.',
+      [{ value: o.memoryAvailableKib * 1024 }]),
+    family('node_load1', 'gauge', 'The 1-minute load average.', [{ value: o.load1 }]),
+    family('node_uptime_seconds', 'gauge', 'Seconds since boot.', [{ value: o.uptimeSeconds }]),
+  ].join('');
+}
+
+/** Serves /metrics while a MetricsEndpoint exists (the first by id), moving when its listen changes. */
+export async function startMetrics(o: MetricsSources & { log: Logger }): Promise<{ close(): void }> {
+  let server: Server | undefined;
+  let listening = '';
+  const apply = async () => {
+    const first = o.state.listSync({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE })[0];
+    const want = (first?.spec as MetricsEndpointSpec | undefined)?.listen ?? '';
+    if (want === listening) return;
+    if (server) { server.close(); server = undefined; o.log.info(`metrics: no longer on ${listening}`); }
+    listening = want;
+    if (!want) return;
+    const at = want.lastIndexOf(':');
+    const host = want.slice(0, at).replace(/^\[|\]$/g, '');
+    const s = createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
+        return;
+      }
+      try {
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(renderMetrics(o));
+      } catch (e) {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(e as Error).message}\n`);
+      }
+    });
+    s.on('error', (e) => { o.log.warn(`metrics: cannot serve on ${want}: ${e.message}`); });
+    s.listen(Number(want.slice(at + 1)), host, () => o.log.info(`metrics: serving http://${want}/metrics`));
+    server = s;
+  };
+  await apply();
+  const watch = await o.state.watch({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE }, {}, () => apply());
+  return { close() { watch.close(); server?.close(); } };
+}
