@@ -15,7 +15,7 @@ import { grpcHttp2Server, trackSessions } from '../cosi/remote/grpc/http2-server
 import {
   GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
 } from '../cosi/remote/grpc/server.ts';
-import { HistogramSet } from './histogram.ts';
+import { HistogramSet } from '../cosi/histogram.ts';
 import { Status } from '../cosi/remote/grpc/framing.ts';
 import { stateMethods, type CallAccess, type StateServerOptions } from '../cosi/remote/server.ts';
 import { STATE_METHODS } from '../cosi/remote/service.ts';

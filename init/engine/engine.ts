@@ -209,7 +209,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     slotsChanged,
   }) : undefined;
   const sinks = await startLogSinks({ state, book: logs, owner: ENGINE_OWNER, log: o.log.child('logs') });
-  const metrics = await startMetrics({ state, api: () => api.stats(), logs, log: o.log });
+  const metrics = await startMetrics({
+    state, api: () => api.stats(), logs, log: o.log, controllers: () => supervisor.controllerStats(),
+  });
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({

@@ -90,10 +90,28 @@ t.test('opt-in: nothing listens until a MetricsEndpoint says where; then GET /me
   t.ok((value(m.get('appliance_engine_resident_memory_bytes'), {}) ?? 0) > 10e6, 'the engine\'s memory');
   t.ok((value(m.get('node_memory_MemTotal_bytes'), {}) ?? 0) > 100e6, 'the machine\'s memory');
   t.equal((await scrape(port, '/other')).status, 404);
+  // Reconciles, as the plugins report them (every 5 s at most): test-reader reconciles on each TestFileRead.
+  await admin.create(newResource({ namespace: RUNTIME_NS, type: 'TestFileReads.test.appliance.dev', id: 'm' },
+    { path: '/proc/self/status' }));
+  let latest = new Map<string, Family>();
+  let reconciled: Family | undefined;
+  for (let i = 0; i < 150; i++) {
+    latest = parse((await scrape(port)).body);
+    reconciled = latest.get('appliance_controller_reconcile_duration_seconds');
+    const of = (c: string) => reconciled?.samples.find((s) => s.name.endsWith('_count') && s.labels.controller === c);
+    if ((of('test-reader')?.value ?? 0) >= 2 && of('link-spec')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const count = (controller: string) => reconciled?.samples
+    .find((s) => s.name.endsWith('_count') && s.labels.controller === controller)?.value;
+  t.ok((count('test-reader') ?? 0) >= 2, `test-reader reconciled at start and for the read: ${count('test-reader')}`);
+  t.equal(reconciled?.samples.find((s) => s.labels.controller === 'test-reader')?.labels.plugin, 'test-reader');
+  t.ok(count('link-spec') !== undefined, 'the network plugin\'s controllers report too');
+  t.equal(value(latest.get('appliance_controller_errors'), { controller: 'link-spec' }), 0, 'no errors, counted');
   await admin.destroy({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, id: 'prom' });
   for (let i = 0; i < 50; i++) {
     try { await scrape(port); await new Promise((r) => setTimeout(r, 100)); } catch (e) {
-      if (!refused(e)) throw e;
+      if (!refused(e) && (e as { code?: string }).code !== 'ECONNRESET') throw e; // closing, or closed
       break;
     }
   }

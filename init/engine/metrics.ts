@@ -9,13 +9,16 @@ import {
   CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS, type MetricsEndpointSpec, type PluginStatusSpec,
 } from '../model/runtime-types.ts';
 import { readOverview } from '../sys/machine-views.ts';
-import type { HistogramSet } from './histogram.ts';
+import type { HistogramSet } from '../cosi/histogram.ts';
+import type { ControllerStats } from '../model/plugin.ts';
 import type { LogBook } from './log-book.ts';
 
 export interface MetricsSources {
   state: MemoryState;
   api(): { watches: number; latency: HistogramSet };
   logs: LogBook;
+  /** Each plugin's controllers' figures, as the plugins last printed them. */
+  controllers(): { plugin: string; controllers: ControllerStats[] }[];
   /** Where procfs is (tests). */
   proc?: string;
 }
@@ -50,6 +53,15 @@ export function renderMetrics(m: MetricsSources): string {
     { suffix: '_bucket', labels: { rpc, le: '+Inf' }, value: h.count },
     { suffix: '_sum', labels: { rpc }, value: h.sum }, { suffix: '_count', labels: { rpc }, value: h.count },
   ]);
+  const controllers = m.controllers().flatMap((p) => p.controllers.map((c) => ({ ...c, plugin: p.plugin })));
+  const reconciles = controllers.flatMap((c) => {
+    const l = { plugin: c.plugin, controller: c.name };
+    return [
+      ...c.buckets.map(([le, n]) => ({ suffix: '_bucket', labels: { ...l, le: String(le) }, value: n })),
+      { suffix: '_bucket', labels: { ...l, le: '+Inf' }, value: c.reconciles },
+      { suffix: '_sum', labels: l, value: c.seconds }, { suffix: '_count', labels: l, value: c.reconciles },
+    ];
+  });
   const rings = m.logs.sources().filter((s) => s.capacityBytes > 0);
   const mem = process.memoryUsage();
   const o = readOverview(m.proc);
@@ -63,6 +75,10 @@ export function renderMetrics(m: MetricsSources): string {
     family('appliance_api_watches', 'gauge', 'Watches open on the API.', [{ value: api.watches }]),
     family('appliance_api_request_duration_seconds', 'histogram',
       'How long users\' unary calls took, by RPC (from the request to the answer).', latency),
+    family('appliance_controller_reconcile_duration_seconds', 'histogram',
+      'How long each controller\'s reconciles took (as its plugin last reported, every 5 s at most).', reconciles),
+    family('appliance_controller_errors_total', 'counter', 'Times each controller\'s run failed and was restarted.',
+      controllers.map((c) => ({ labels: { plugin: c.plugin, controller: c.name }, value: c.errors }))),
     family('appliance_log_lines_total', 'counter', 'Lines each log source printed since boot.',
       rings.map((s) => ({ labels: { source: s.name }, value: s.lines + s.dropped }))),
     family('appliance_log_dropped_lines_total', 'counter', 'Lines each log ring let go for newer ones.',

@@ -7,7 +7,9 @@ import { createInterface } from 'node:readline';
 import { upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { parsePluginLine, PLUGIN_READY_LINE, pluginOutputs, type Plugin } from '../model/plugin.ts';
+import {
+  parsePluginLine, parsePluginStats, PLUGIN_READY_LINE, pluginOutputs, type ControllerStats, type Plugin,
+} from '../model/plugin.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
 import { killReason, oomKills } from '../sys/oom-kills.ts';
@@ -37,6 +39,8 @@ interface Running {
   plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout;
   /** Its process was stopped to restart it: the exit starts it again at once. */
   restarting?: boolean;
+  /** Its controllers' figures, as it last printed them. */
+  stats?: ControllerStats[];
 }
 
 export class PluginSupervisor {
@@ -51,6 +55,11 @@ export class PluginSupervisor {
       if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
     }
     return undefined;
+  }
+
+  /** Each plugin's controllers' figures, as last printed. */
+  controllerStats(): { plugin: string; controllers: ControllerStats[] }[] {
+    return [...this.plugins.values()].map((r) => ({ plugin: r.plugin.name, controllers: r.stats ?? [] }));
   }
 
   start(plugins: readonly Plugin[]): void {
@@ -126,6 +135,8 @@ export class PluginSupervisor {
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on('line', (l) => {
+        const stats = stream === child.stdout ? parsePluginStats(l) : undefined;
+        if (stats) { r.stats = stats; return; }
         if (stream !== child.stdout || l !== PLUGIN_READY_LINE) {
           const { level, text } = parsePluginLine(l);
           if (level === 'error') log.error(text); else if (level === 'warning') log.warn(text); else log.info(text);

@@ -38,6 +38,32 @@ export interface Plugin {
  */
 export const PLUGIN_READY_LINE = 'COSI-PLUGIN-READY';
 
+/**
+ * A line a plugin prints on its standard output now and then: its controllers' figures as JSON (the
+ * engine's metrics endpoint shows the latest). Any language can print it; `buckets` are cumulative
+ * counts of reconciles at or under each bound (seconds).
+ */
+export const PLUGIN_STATS_PREFIX = 'COSI-PLUGIN-STATS ';
+export interface ControllerStats {
+  name: string; reconciles: number; seconds: number; errors: number; buckets: [le: number, count: number][];
+}
+export const pluginStatsLine = (controllers: ControllerStats[]) =>
+  `${PLUGIN_STATS_PREFIX}${JSON.stringify({ controllers })}`;
+
+/** The figures of a stats line, or undefined when it is not one (or not readable: a plugin's bug, ignored). */
+export function parsePluginStats(line: string): ControllerStats[] | undefined {
+  if (!line.startsWith(PLUGIN_STATS_PREFIX)) return undefined;
+  let v: unknown;
+  try { v = JSON.parse(line.slice(PLUGIN_STATS_PREFIX.length)); } catch (e) {
+    if (e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+  const cs = (v as { controllers?: unknown }).controllers;
+  if (!Array.isArray(cs)) return undefined;
+  return cs.filter((c): c is ControllerStats => typeof c?.name === 'string' && Number.isFinite(c.reconciles)
+    && Number.isFinite(c.seconds) && Number.isFinite(c.errors) && Array.isArray(c.buckets));
+}
+
 /** How bad a log line says it is (as LogService sends it). */
 export type LineLevel = LogLevel;
 

@@ -4,10 +4,14 @@
 import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
 import { RemoteState } from '../../init/cosi/remote/client.ts';
 import { confine } from './confine.ts';
-import { PLUGIN_READY_LINE, pluginLine, type LineLevel, type Plugin } from '../../init/model/plugin.ts';
+import {
+  PLUGIN_READY_LINE, pluginLine, pluginStatsLine, type LineLevel, type Plugin,
+} from '../../init/model/plugin.ts';
 import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
+/** How often a plugin prints its controllers' figures (when they changed). */
+const STATS_EVERY_MS = 5000;
 
 const line = (level: LineLevel, who: string, msg: string) => {
   process.stderr.write(`${pluginLine(level, `${who}: ${msg}`)}\n`);
@@ -44,8 +48,19 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   // Signal listeners do not keep Node alive; a plugin without input watches would
   // otherwise exit as soon as its first reconcile is done.
   const alive = setInterval(() => {}, 1 << 30);
+  // The controllers' figures for the engine's metrics, when they changed.
+  let said = '';
+  const stats = setInterval(() => {
+    const line = pluginStatsLine(runtime.statuses().map((s) => ({
+      name: s.name, reconciles: s.reconciles.count, seconds: s.reconciles.sum, errors: s.restarts,
+      buckets: s.reconciles.bounds.map((b, i): [number, number] => [b, s.reconciles.counts[i]!]),
+    })));
+    if (line !== said) process.stdout.write(`${line}\n`);
+    said = line;
+  }, STATS_EVERY_MS);
   await new Promise<void>((resolve) => { process.once('SIGTERM', resolve); process.once('SIGINT', resolve); });
   clearInterval(alive);
+  clearInterval(stats);
   await runtime.stop();
   state.close();
   return 0;

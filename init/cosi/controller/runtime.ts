@@ -4,6 +4,7 @@
 // exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns.
 // Controllers that watch the same input share one watch (shared-watches.ts).
 import { StateError } from '../state/errors.ts';
+import { Histogram } from '../histogram.ts';
 import type { State } from '../state/state.ts';
 import { SharedWatches } from './shared-watches.ts';
 import type { Controller, ControllerLog } from './contract.ts';
@@ -18,6 +19,8 @@ export interface RuntimeOptions {
 
 export interface ControllerStatus {
   name: string; running: boolean; restarts: number; lastError?: string; nextBackoffMs: number;
+  /** Reconciles done (from next() returning to the next call of next()) and how long each took. */
+  reconciles: Histogram;
 }
 
 interface Entry {
@@ -83,7 +86,10 @@ export class ControllerRuntime {
     const log = this.o.log(c.name);
     const backoff = this.o.backoff ?? DEFAULT_BACKOFF;
     const abort = new AbortController();
-    const status: ControllerStatus = { name: c.name, running: false, restarts: 0, nextBackoffMs: backoff.initialMs };
+    const status: ControllerStatus = {
+      name: c.name, running: false, restarts: 0, nextBackoffMs: backoff.initialMs, reconciles: new Histogram(),
+    };
+    let reconciling: number | undefined; // when the reconcile under way started
     let requested = true; // one reconcile at start
     let wake: (() => void) | null = null;
     const request = () => { requested = true; const w = wake; wake = null; w?.(); };
@@ -95,9 +101,12 @@ export class ControllerRuntime {
       signal: abort.signal,
       requestReconcile: request,
       async next(): Promise<boolean> {
+        if (reconciling !== undefined) status.reconciles.observe((performance.now() - reconciling) / 1000);
+        reconciling = undefined;
         while (!requested && !abort.signal.aborted) await new Promise<void>((r) => { wake = r; });
         if (abort.signal.aborted) return false;
         requested = false;
+        reconciling = performance.now();
         return true;
       },
     };
@@ -125,6 +134,7 @@ export class ControllerRuntime {
           status.lastError = 'run returned';
           log.warn('run returned while the runtime is up; restarting');
         } catch (e) {
+          reconciling = undefined; // a reconcile that threw is counted as a restart, not as a reconcile
           if (abort.signal.aborted) break;
           status.lastError = (e as Error).message;
           log.error(`crashed: ${(e as Error).stack ?? e}`);

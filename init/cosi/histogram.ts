@@ -1,5 +1,5 @@
-// histogram: a Prometheus-style histogram (cumulative buckets, sum, count) kept per label value,
-// for the API's request latency. Bucket bounds in seconds.
+// histogram: a Prometheus-style histogram (cumulative buckets, sum, count), and a set of them by label
+// value: the API's request latency, controllers' reconcile durations. Bucket bounds in seconds.
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export class Histogram {
