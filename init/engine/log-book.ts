@@ -105,12 +105,15 @@ export class LogBook {
     return () => { this.allFollowers.delete(onLine); };
   }
 
-  /** Every source, in name order; the kernel's figures say only how many lines it holds now. */
-  sources(): LogSourceFacts[] {
+  /**
+   * Every source, in name order; the kernel's figures say only how many lines it holds now, and cost a
+   * read of the whole kernel log (`kernel: false` leaves it out: the metrics scrape does).
+   */
+  sources(o: { kernel?: boolean } = {}): LogSourceFacts[] {
     const out = [...this.rings].map(([name, r]) => ({
       name, lines: r.size, bytes: r.bytes, capacityBytes: r.capacity, dropped: r.dropped,
     }));
-    if (this.o.kmsgPath) {
+    if (this.o.kmsgPath && o.kernel !== false) {
       const c = this.open(KERNEL_SOURCE)!;
       out.push({
         name: KERNEL_SOURCE, lines: c.held.length, bytes: c.held.reduce((n, e) => n + Buffer.byteLength(e.message), 0),

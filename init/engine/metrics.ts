@@ -62,7 +62,7 @@ export function renderMetrics(m: MetricsSources): string {
       { suffix: '_sum', labels: l, value: c.seconds }, { suffix: '_count', labels: l, value: c.reconciles },
     ];
   });
-  const rings = m.logs.sources().filter((s) => s.capacityBytes > 0);
+  const rings = m.logs.sources({ kernel: false });
   const mem = process.memoryUsage();
   const o = readOverview(m.proc);
   return [

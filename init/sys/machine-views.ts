@@ -6,11 +6,10 @@ import { isErrno } from '../../native/errno.ts';
 import { parseMeminfo } from './meminfo.ts';
 import { parseMounts, type ProcMount } from './mount-table.ts';
 import { parseProcNet, type ProcSocket } from './proc-net.ts';
-import { parseStat } from './proc-table.ts';
+import { parseStat, PF_KTHREAD } from './proc-table.ts';
 
 /** USER_HZ: the unit of /proc's CPU times, 100 on every architecture Linux runs us on. */
 const TICKS_PER_SECOND = 100;
-const PF_KTHREAD = 0x00200000;
 
 export interface OverviewView {
   uptimeSeconds: number; load1: number; load5: number; load15: number; cpus: number; cpuBusyPercent: number;

@@ -17,7 +17,8 @@ export function parseStat(text: string): Omit<ProcInfo, 'kernelThread'> & { flag
   };
 }
 
-const PF_KTHREAD = 0x00200000;
+/** /proc/PID/stat's flag of a kernel thread. */
+export const PF_KTHREAD = 0x00200000;
 
 export function listProcesses(procRoot = '/proc'): ProcInfo[] {
   const out: ProcInfo[] = [];
