@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
+import { Tmux } from '../scripts/lib/tmux.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -447,19 +448,10 @@ complete -C 'cosictl --config ${cfg} describe mot'; complete -C 'cosictl --confi
     'fish: types with their full names; ids not given already');
   // Completion as a person meets it: typed into an interactive shell in tmux (zsh completes only there).
   const interactive = async (name: string, argv: string[], setup: string) => {
-    const session = `cosictl-${name}-${process.pid}`;
-    await shell('tmux', ['new-session', '-d', '-s', session, '-x', '200', '-y', '20', ...argv]);
-    t.teardown(() => execFile('tmux', ['kill-session', '-t', session]));
-    const keys = (...k: string[]) => shell('tmux', ['send-keys', '-t', session, ...k]);
-    /** The screen once it shows `re` (or after 10 s). capture-pane drops trailing spaces. */
-    const screen = async (re: RegExp) => {
-      let text = '';
-      for (let i = 0; i < 100 && !re.test(text); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        text = await shell('tmux', ['capture-pane', '-p', '-t', session]);
-      }
-      return text;
-    };
+    const term = await Tmux.start(`cosictl-${name}`, argv, { columns: 200, rows: 20 });
+    t.teardown(() => term.kill());
+    const keys = (...k: string[]) => term.keys(...k);
+    const screen = (re: RegExp) => term.waitFor(re);
     await keys(`export PATH='${a.dir}':$PATH; ${setup}`, 'Enter', `PS1='ready> '`, 'Enter');
     await screen(/^ready> $/m);
     /** Types `line`, presses Tab, and answers the screen once the line became `want`. */

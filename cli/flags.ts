@@ -23,6 +23,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'health-timeout', value: true },
   { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
   { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true }, { name: 'grace', value: true },
+  { name: 'once' },
 ];
 
 /**

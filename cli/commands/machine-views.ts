@@ -10,6 +10,7 @@ import { flag, type Parsed } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { renderTable } from '../output/table.ts';
+import { kibText as kib, uptimeText as duration } from '../output/units.ts';
 import type { Session } from '../session.ts';
 
 interface View<T> {
@@ -19,12 +20,6 @@ interface View<T> {
   render(v: T): string;
 }
 
-const kib = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)}Gi` : n >= 1024 ? `${(n / 1024).toFixed(0)}Mi`
-  : `${n}Ki`);
-const duration = (s: number) => {
-  const d = Math.floor(s / 86400); const h = Math.floor((s % 86400) / 3600); const m = Math.floor((s % 3600) / 60);
-  return `${d ? `${d}d ` : ''}${h ? `${h}h ` : ''}${m}m ${Math.floor(s % 60)}s`;
-};
 const table = (header: string[], rows: string[][]) => renderTable(header, rows);
 
 const VIEWS: View<unknown>[] = [

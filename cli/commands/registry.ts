@@ -21,6 +21,7 @@ import { supportCommand } from './support.ts';
 import { rebootCommand, shutdownCommand } from './power.ts';
 import { restartCommand, VIEW_COMMANDS } from './machine-views.ts';
 import { configCommand } from './config.ts';
+import { dashboardCommand } from './dashboard.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
 
@@ -84,6 +85,7 @@ export const COMMANDS: readonly Command[] = [
     run: async ({ out, session }) => apiResources(await session(), out),
   },
   healthCommand,
+  dashboardCommand,
   logsCommand,
   dmesgCommand,
   supportCommand,

@@ -1,0 +1,187 @@
+// feed: what the dashboard shows, kept current from the machine. Resources come from watches
+// (each type's whole kind, so a change shows as it happens), the machine's figures from
+// MachineService's Overview every 2 s (they are /proc readings, not resources), and log lines
+// from LogService, one stream per source (the kernel's left out: the engine's and plugins' lines
+// say what the machine does).
+import type {
+  HealthStatusSpec, HostnameStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec,
+  TimeStatusSpec, VersionSpec,
+} from '../../proto/gen/spec-types.ts';
+import type { Watch, WatchEvent } from '../../init/cosi/state/state.ts';
+import {
+  LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
+} from '../../init/model/log-service-wire.ts';
+import { OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST } from '../../init/model/machine-service-wire.ts';
+import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE } from '../../init/model/network-names.ts';
+import {
+  HEALTH_TYPE, MACHINE_STATUS_TYPE, PLUGIN_STATUS_TYPE, VERSION_TYPE,
+} from '../../init/model/runtime-types.ts';
+import { MOUNT_STATUS_TYPE } from '../../init/model/storage-names.ts';
+import { TIME_STATUS_TYPE } from '../../init/model/time-names.ts';
+import type { Session } from '../session.ts';
+import type { DashboardData } from './view.ts';
+
+const OVERVIEW_EVERY_MS = 2000;
+/** Log lines kept for the pane: more than any terminal has rows. */
+const LOG_LINES_KEPT = 500;
+
+export interface FeedOptions {
+  /** Keep watching and following (the live dashboard), or read once (--once). */
+  follow: boolean;
+  /** Lines of each source's past to start the logs pane with. */
+  logTail: number;
+  /** Something shown changed. */
+  changed(): void;
+}
+
+/** Where each watched type lands, and the section that shows it. */
+interface Mirror { type: string; section: string; into: Map<string, unknown> }
+
+export class DashboardFeed {
+  private readonly versions = new Map<string, VersionSpec>();
+  private readonly plugins = new Map<string, PluginStatusSpec>();
+  private readonly links = new Map<string, LinkStatusSpec>();
+  private readonly mounts = new Map<string, MountStatusSpec>();
+  private readonly times = new Map<string, TimeStatusSpec>();
+  private readonly healths = new Map<string, HealthStatusSpec>();
+  private readonly machines = new Map<string, MachineStatusSpec>();
+  private readonly hostnames = new Map<string, HostnameStatusSpec>();
+  private readonly logs: LogLine[] = [];
+  private readonly problems = new Map<string, string>();
+  private overview: DashboardData['overview'];
+  private lost: string | undefined;
+  private readonly closers: (() => void)[] = [];
+  private closed = false;
+  /** Resolves with why when the machine stops answering a watch. */
+  readonly gone: Promise<string>;
+  private goneWith: (why: string) => void = () => undefined;
+
+  constructor(private readonly s: Session, private readonly o: FeedOptions) {
+    this.gone = new Promise((r) => { this.goneWith = r; });
+  }
+
+  /** Resolves once every section has its first contents (or says why it has none). */
+  async start(): Promise<void> {
+    const mirrors: Mirror[] = [
+      { type: VERSION_TYPE, section: 'title', into: this.versions },
+      { type: PLUGIN_STATUS_TYPE, section: 'plugins', into: this.plugins },
+      { type: HEALTH_TYPE, section: 'health', into: this.healths },
+      { type: MACHINE_STATUS_TYPE, section: 'health', into: this.machines },
+      { type: LINK_STATUS_TYPE, section: 'links', into: this.links },
+      { type: HOSTNAME_STATUS_TYPE, section: 'title', into: this.hostnames },
+      { type: TIME_STATUS_TYPE, section: 'time', into: this.times },
+      { type: MOUNT_STATUS_TYPE, section: 'mounts', into: this.mounts },
+    ];
+    await Promise.all([...mirrors.map((m) => this.mirror(m)), this.readOverview(), this.readLogs()]);
+    if (this.o.follow && !this.closed) {
+      const timer = setInterval(() => { void this.readOverview().then(() => this.changed()); }, OVERVIEW_EVERY_MS);
+      this.closers.push(() => clearInterval(timer));
+    }
+  }
+
+  data(now = new Date()): DashboardData {
+    return {
+      endpoint: this.s.ctx.endpoint, now, versions: this.versions, plugins: this.plugins, links: this.links,
+      mounts: this.mounts, logs: this.logs, problems: this.problems,
+      ...(this.overview ? { overview: this.overview } : {}),
+      ...(first(this.hostnames) ? { hostname: first(this.hostnames)!.hostname } : {}),
+      ...(first(this.machines) ? { machine: first(this.machines)! } : {}),
+      ...(first(this.healths) ? { health: first(this.healths)! } : {}),
+      ...(first(this.times) ? { time: first(this.times)! } : {}),
+      ...(this.lost ? { lost: this.lost } : {}),
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const c of this.closers.splice(0)) c();
+  }
+
+  /** Streams being cancelled may still deliver: nobody hears of it after close(). */
+  private changed(): void { if (!this.closed) this.o.changed(); }
+
+  private machineGone(why: string): void {
+    if (this.closed || this.lost) return;
+    this.lost = why;
+    this.goneWith(why);
+    this.changed();
+  }
+
+  /** A whole kind into `into`; its section names the problem when the machine does not serve the type. */
+  private async mirror(m: Mirror): Promise<void> {
+    let def;
+    try { def = await this.s.resolve(m.type); } catch (e) {
+      this.problems.set(m.section, (e as Error).message);
+      return;
+    }
+    let bootstrapped: () => void = () => undefined;
+    const ready = new Promise<void>((r) => { bootstrapped = r; });
+    let watch: Watch;
+    try {
+      watch = await this.s.state.watch({ namespace: def.defaultNamespace || 'default', type: def.type },
+        { bootstrapContents: true }, (events: readonly WatchEvent[]) => {
+          for (const e of events) {
+            if (e.type === 'bootstrapped') bootstrapped();
+            else if (e.type === 'destroyed') m.into.delete(e.resource.metadata.id);
+            else if (e.type === 'created' || e.type === 'updated') m.into.set(e.resource.metadata.id, e.resource.spec);
+          }
+          this.changed();
+        }, true); // with bootstrapped: the resources there already have all come
+    } catch (e) {
+      this.problems.set(m.section, `${def.displayType}: ${(e as Error).message}`);
+      return;
+    }
+    if (!this.o.follow) {
+      const ended = await Promise.race([ready.then(() => undefined), watch.done]);
+      watch.close();
+      if (ended) this.problems.set(m.section, `${def.displayType}: ${ended.message}`);
+      return;
+    }
+    // Only the machine ends a watch of the live dashboard (close() is at the end): it went away.
+    void watch.done.then((e) => { if (!this.closed) this.machineGone(e?.message ?? 'the watch ended'); });
+    this.closers.push(() => watch.close());
+    await Promise.race([ready, watch.done]);
+  }
+
+  private async readOverview(): Promise<void> {
+    try {
+      this.overview = OVERVIEW.decode(await this.s.state.unary(OVERVIEW_PATH, OVERVIEW_REQUEST.encode({})));
+      this.problems.delete('machine');
+    } catch (e) {
+      this.problems.set('machine', `cannot read the machine's figures: ${(e as Error).message}`);
+    }
+  }
+
+  private async readLogs(): Promise<void> {
+    let names: string[];
+    try {
+      const r = LOG_SOURCES_RESPONSE.decode(await this.s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
+      names = (r.sources ?? []).map((x) => x.name).filter((n) => n !== 'kernel');
+    } catch (e) {
+      this.problems.set('logs', (e as Error).message);
+      return;
+    }
+    await Promise.all(names.map(async (source) => {
+      const request = LOGS_REQUEST.encode({ source, follow: this.o.follow, tail: this.o.logTail });
+      const call = this.s.state.stream(LOGS_PATH, request, (m) => {
+        this.addLine(LOG_LINE.decode(m));
+        this.changed();
+      }, this.o.follow ? undefined : this.s.longCallMs);
+      this.closers.push(() => call.cancel());
+      if (!this.o.follow) {
+        const e = await call.done;
+        if (e) this.problems.set('logs', `${source}: ${e.message}`);
+      }
+    }));
+  }
+
+  /** Lines of several sources arrive interleaved: each goes where its time puts it. */
+  private addLine(l: LogLine): void {
+    let i = this.logs.length;
+    while (i > 0 && (this.logs[i - 1]!.time ?? '') > (l.time ?? '')) i--;
+    this.logs.splice(i, 0, l);
+    if (this.logs.length > LOG_LINES_KEPT) this.logs.splice(0, this.logs.length - LOG_LINES_KEPT);
+  }
+}
+
+const first = <T>(m: ReadonlyMap<string, T>): T | undefined => m.values().next().value;

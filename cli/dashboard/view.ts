@@ -1,0 +1,161 @@
+// view: what the dashboard shows, from what its feed holds: a pure function of the data and the
+// screen's size, so it is tested without a terminal or a machine. Top to bottom: the machine in
+// two lines, health, plugins, links and their addresses, the clock, mounts, then the newest log
+// lines in whatever rows are left.
+import type {
+  HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec, TimeStatusSpec,
+  VersionSpec,
+} from '../../proto/gen/spec-types.ts';
+import type { MachineOverview } from '../../init/model/machine-service-wire.ts';
+import type { LogLine } from '../../init/model/log-service-wire.ts';
+import { kibText, uptimeText } from '../output/units.ts';
+import { seg, type ScreenLine, type Style } from './screen.ts';
+
+export interface DashboardData {
+  endpoint: string;
+  now: Date;
+  overview?: MachineOverview;
+  hostname?: string;
+  versions: ReadonlyMap<string, VersionSpec>;
+  machine?: MachineStatusSpec;
+  health?: HealthStatusSpec;
+  plugins: ReadonlyMap<string, PluginStatusSpec>;
+  links: ReadonlyMap<string, LinkStatusSpec>;
+  time?: TimeStatusSpec;
+  mounts: ReadonlyMap<string, MountStatusSpec>;
+  /** Oldest first. */
+  logs: readonly LogLine[];
+  /** What a section could not show, by section (a type this machine does not serve, a refused call). */
+  problems: ReadonlyMap<string, string>;
+  /** The machine stopped answering: why. */
+  lost?: string;
+}
+
+/** Fewest rows the logs pane keeps, however many links or plugins there are. */
+const MIN_LOG_ROWS = 3;
+
+const LEVEL: Record<string, [string, Style]> = {
+  error: ['ERROR', 'bad'], warning: ['WARN ', 'warn'], info: ['INFO ', 'plain'], debug: ['DEBUG', 'dim'],
+};
+
+const PLUGIN_STYLE: Record<string, Style> = { running: 'good', starting: 'warn', backoff: 'bad', stopped: 'dim' };
+
+const heading = (name: string, problem?: string): ScreenLine => [
+  seg(name, 'heading'), ...(problem ? [seg(`  ${problem}`, 'warn')] : []),
+];
+
+const clock = (iso: string | undefined) => (iso ? iso.slice(11, 19) : '--:--:--');
+
+function titleLine(d: DashboardData): ScreenLine {
+  const running = [...d.versions.values()].find((v) => v.running);
+  return [seg(` ${d.hostname ? `${d.hostname}  ` : ''}${d.endpoint}`, 'title'),
+    seg(running ? `  ${running.version}${running.slot ? ` slot ${running.slot}` : ''}` : '', 'title'),
+    seg(`  ${d.now.toISOString().slice(11, 19)} UTC  q quits`, 'title')];
+}
+
+function machineLine(o: MachineOverview | undefined, problem: string | undefined): ScreenLine {
+  if (!o) return [seg(problem ?? 'reading the machine...', problem ? 'warn' : 'dim')];
+  const used = o.memoryTotalKib - o.memoryAvailableKib;
+  return [seg(`up ${uptimeText(o.uptimeSeconds)}   load ${[o.load1, o.load5, o.load15].map((l) => l.toFixed(2))
+    .join(' ')}   ${o.cpus} CPU${o.cpus === 1 ? '' : 's'} ${o.cpuBusyPercent}% busy since boot   memory `),
+  seg(`${kibText(used)} of ${kibText(o.memoryTotalKib)}`, used > o.memoryTotalKib * 0.9 ? 'bad' : 'plain'),
+  seg(`   ${o.processes} processes`)];
+}
+
+function healthLine(h: HealthStatusSpec | undefined, m: MachineStatusSpec | undefined): ScreenLine {
+  const line: ScreenLine = [];
+  if (m?.stage === 'stopping') {
+    line.push(seg(`STOPPING (${m.action ?? ''}: ${m.reason})${m.heldBy?.length ? ` held by ${m.heldBy.join(', ')}`
+      : ''}${m.deadline ? ` until ${clock(m.deadline)}` : ''}   `, 'bad'));
+  }
+  if (!h) return [...line, seg('health: not known yet', 'dim')];
+  if (h.healthy) return [...line, seg('healthy', 'good'), seg(h.since ? ` since ${clock(h.since)}` : '', 'dim')];
+  const failing = (h.checks ?? []).filter((c) => !c.ok);
+  return [...line, seg('UNHEALTHY', 'bad'), seg(`: ${failing.map((c) => `${c.name} (${c.message})`).join('; ')}`)];
+}
+
+/** Plugins side by side, as many to a line as fit. */
+function pluginLines(plugins: ReadonlyMap<string, PluginStatusSpec>, width: number): ScreenLine[] {
+  const cells = [...plugins].sort(([a], [b]) => a.localeCompare(b)).map(([name, p]): ScreenLine => [
+    seg(`${name} `), seg(p.state ?? '?', PLUGIN_STYLE[p.state ?? ''] ?? 'plain'),
+    seg(p.restarts ? ` ${p.restarts} restarts` : '', p.restarts ? 'warn' : 'plain'),
+  ]);
+  const lines: ScreenLine[] = [];
+  let current: ScreenLine = [];
+  let used = 0;
+  for (const c of cells) {
+    const len = c.reduce((n, s) => n + s.text.length, 0) + 4;
+    if (used && used + len > width) { lines.push(current); current = []; used = 0; }
+    current.push(seg('  '), ...c, seg('  '));
+    used += len;
+  }
+  if (current.length) lines.push(current);
+  return lines;
+}
+
+function linkLines(links: ReadonlyMap<string, LinkStatusSpec>): ScreenLine[] {
+  const sorted = [...links].sort(([, a], [, b]) => a.index - b.index);
+  const nameWidth = Math.max(4, ...sorted.map(([n]) => n.length));
+  return sorted.map(([name, l]) => [
+    seg(`  ${name.padEnd(nameWidth)}  `),
+    // A link that is up with no carrier is "down" (or "lowerlayerdown"); lo's state is "unknown".
+    seg((l.up ? l.operState || 'up' : 'down').padEnd(8), !l.up ? 'dim' : /down/.test(l.operState) ? 'warn' : 'good'),
+    seg(`${(l.mac ?? '').padEnd(17)}  `, 'dim'), seg((l.addresses ?? []).join('  ')),
+  ]);
+}
+
+function timeLine(t: TimeStatusSpec | undefined): ScreenLine {
+  if (!t) return [seg('  not known', 'dim')];
+  // Without servers the plugin's "error" says none are configured: not a fault, as health sees it.
+  if (t.error) return [seg('  '), seg(t.error, t.servers?.length ? 'bad' : 'dim')];
+  if (!t.synced) {
+    return [seg('  '), seg('not synced', t.servers?.length ? 'warn' : 'dim'),
+      seg(t.servers?.length ? ` (servers: ${t.servers.join(', ')})` : ' (no time servers configured)', 'dim')];
+  }
+  const offset = t.offsetMs === undefined ? '' : ` offset ${t.offsetMs >= 0 ? '+' : ''}${t.offsetMs.toFixed(1)} ms`;
+  const stratum = t.stratum ? ` stratum ${t.stratum}` : '';
+  return [seg('  '), seg('synced', 'good'),
+    seg(` from ${t.server ?? t.source ?? '?'}${stratum}${offset}${t.lastSync ? `, last ${clock(t.lastSync)}` : ''}`)];
+}
+
+function mountLines(mounts: ReadonlyMap<string, MountStatusSpec>, width: number): ScreenLine[] {
+  if (!mounts.size) return [[seg('  none declared', 'dim')]];
+  const cells = [...mounts.values()].sort((a, b) => a.target.localeCompare(b.target)).map((m): ScreenLine => [
+    seg(`  ${m.target} `), seg(m.state ?? '?', m.state === 'applied' ? 'good' : m.state === 'error' ? 'bad' : 'warn'),
+    seg(m.error ? ` ${m.error}` : ` ${m.fstype ?? ''} ${m.device ?? m.source}`, m.error ? 'bad' : 'dim'),
+  ]);
+  // One mount a line when any has an error (the reason is long); otherwise as many as fit.
+  if (cells.some((c) => c.some((s) => s.style === 'bad'))) return cells;
+  const lines: ScreenLine[] = [];
+  let current: ScreenLine = [];
+  for (const c of cells) {
+    const len = [...current, ...c].reduce((n, s) => n + s.text.length, 0);
+    if (current.length && len > width) { lines.push(current); current = []; }
+    current.push(...c);
+  }
+  if (current.length) lines.push(current);
+  return lines;
+}
+
+function logLine(l: LogLine): ScreenLine {
+  const [word, style] = LEVEL[l.level ?? ''] ?? ['?    ', 'plain'];
+  return [seg(`${clock(l.time)} `, 'dim'), seg(`${(l.source ?? '').padEnd(11)} `), seg(word, style),
+    seg(` ${l.message}`, style === 'dim' ? 'dim' : 'plain')];
+}
+
+/** The frame's lines, at most `height` of them. */
+export function dashboardLines(d: DashboardData, width: number, height: number): ScreenLine[] {
+  const top: ScreenLine[] = [
+    titleLine(d),
+    ...(d.lost ? [[seg(`the machine stopped answering: ${d.lost}`, 'bad')]] : []),
+    machineLine(d.overview, d.problems.get('machine')),
+    healthLine(d.health, d.machine),
+    heading('PLUGINS', d.problems.get('plugins')), ...pluginLines(d.plugins, width),
+    heading('LINKS', d.problems.get('links')), ...linkLines(d.links),
+    [...heading('TIME', d.problems.get('time')), ...timeLine(d.time)],
+    heading('MOUNTS', d.problems.get('mounts')), ...mountLines(d.mounts, width),
+  ];
+  const logRows = Math.max(MIN_LOG_ROWS, height - top.length - 1);
+  const logs = d.logs.slice(-logRows).map(logLine);
+  return [...top, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
+}
