@@ -3,6 +3,7 @@
 // those that do not (validate, gen, config, completion) never connect.
 import type { Parsed } from './args.ts';
 import type { Completion, Line, Lookups } from './completion/complete.ts';
+import type { TableOut } from './output/table.ts';
 import type { Session } from './session.ts';
 
 export interface CommandIo {
@@ -10,6 +11,8 @@ export interface CommandIo {
   p: Parsed;
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Where a table goes (not through `out`): a fan-out over several machines merges them. */
+  table: TableOut;
   /** The connected session (made on first call). */
   session: () => Promise<Session>;
   /** The config file cosictl reads its contexts from (--config, $COSICTL_CONFIG, or the default). */
@@ -26,6 +29,11 @@ export interface Command {
   help: string;
   /** The flags it takes besides the global ones (long names). */
   flags: readonly string[];
+  /**
+   * It may run on several machines at once (--nodes, or a context with several endpoints): it reads, and
+   * prints tables through `table` (merged, with a NODE column) and lines through `out` (each after its node).
+   */
+  fanOut?: boolean;
   /** Letters that mean another flag in this command than elsewhere (logs: f is follow). */
   shorts?: Readonly<Record<string, string>>;
   run(io: CommandIo): Promise<number>;

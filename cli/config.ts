@@ -8,6 +8,8 @@
 //   contexts:
 //     lab:
 //       endpoint: 192.0.2.10:50000
+//       # or several machines, each command that reads going to all (cosictl --nodes picks others):
+//       # endpoints: [192.0.2.10, 192.0.2.11]
 //       namespace: config   # optional
 //       ca: |               # the machine's API CA (PEM): the server must chain to it
 //         -----BEGIN CERTIFICATE-----
@@ -23,6 +25,8 @@ import { CliError, EXIT } from './errors.ts';
 
 export interface ContextEntry {
   endpoint?: string;
+  /** Several machines sharing the CA and credentials: commands that read fan out to all of them. */
+  endpoints?: string[];
   namespace?: string;
   ca?: string;
   cert?: string;
@@ -32,6 +36,11 @@ export interface ContextEntry {
 
 export interface Context {
   endpoint: string;
+  /**
+   * The machines a command goes to when several are meant (--nodes, or the context's `endpoints`): each
+   * HOST:PORT, `endpoint` being the first. Undefined when one machine is meant.
+   */
+  nodes?: string[];
   namespace?: string;
   /** How to reach the API: always TLS on TCP (verified unless insecure). */
   tls?: ChannelTls;
@@ -40,7 +49,7 @@ export interface Context {
 export interface ConfigFile { context?: string; contexts?: Record<string, ContextEntry> }
 
 export const DEFAULT_ENDPOINT = '127.0.0.1:50000';
-const KNOWN_KEYS = new Set(['endpoint', 'namespace', 'ca', 'cert', 'key', 'serverName']);
+const KNOWN_KEYS = new Set(['endpoint', 'endpoints', 'namespace', 'ca', 'cert', 'key', 'serverName']);
 const KNOWN_FILE_KEYS = new Set(['context', 'contexts']);
 
 /** A misspelt key would be silently ignored: each unknown one is warned about, with where it is. */
@@ -81,6 +90,8 @@ export function writeConfigFile(path: string, file: ConfigFile): void {
 
 export interface ContextOptions {
   endpoint?: string;
+  /** --nodes: the machines to go to, comma-separated; the context's credentials are used for each. */
+  nodes?: string;
   configPath?: string;
   context?: string;
   /** Do not verify the server (maintenance mode); optionally pin its certificate's fingerprint. */
@@ -102,7 +113,9 @@ export function loadContext(o: ContextOptions): Context {
   );
   const ctx = name ? file.contexts?.[name] : undefined;
   if (o.warn) warnUnknownKeys(file, path, o.warn);
-  const endpoint = toAddress(o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT);
+  const nodes = nodesOf(o, ctx, name, path);
+  const endpoint = nodes?.[0]
+    ?? toAddress(o.endpoint ?? process.env.COSICTL_ENDPOINT ?? ctx?.endpoint ?? DEFAULT_ENDPOINT);
   const tls: ChannelTls | undefined = endpoint.startsWith('unix://') ? undefined : o.insecure
     ? { insecure: true, ...(o.fingerprint ? { fingerprint: o.fingerprint } : {}) }
     : {
@@ -115,7 +128,33 @@ export function loadContext(o: ContextOptions): Context {
       + '`ca` (make one with `cosictl gen config --secrets`), or use --insecure for a machine in maintenance mode',
     EXIT.usage);
   }
-  return { endpoint, ...(ctx?.namespace ? { namespace: ctx.namespace } : {}), ...(tls ? { tls } : {}) };
+  return {
+    endpoint, ...(nodes ? { nodes } : {}), ...(ctx?.namespace ? { namespace: ctx.namespace } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/**
+ * The machines meant when several are: --nodes (not with --endpoint), else the context's `endpoints` unless an
+ * endpoint is given (--endpoint, $COSICTL_ENDPOINT), which means that one machine.
+ */
+function nodesOf(
+  o: ContextOptions, ctx: ContextEntry | undefined, name: string | undefined, path: string,
+): string[] | undefined {
+  if (o.nodes !== undefined) {
+    if (o.endpoint !== undefined) throw new CliError('--nodes and --endpoint: give one of them', EXIT.usage);
+    const list = o.nodes.split(',').map((n) => n.trim());
+    if (list.some((n) => !n)) throw new CliError(`--nodes "${o.nodes}": an empty node in the list`, EXIT.usage);
+    return [...new Set(list.map(toAddress))];
+  }
+  if (!ctx?.endpoints || o.endpoint !== undefined || process.env.COSICTL_ENDPOINT) return undefined;
+  if (ctx.endpoint !== undefined) {
+    throw new CliError(`context "${name}" in ${path} has both endpoint and endpoints: keep one`, EXIT.usage);
+  }
+  if (!Array.isArray(ctx.endpoints) || !ctx.endpoints.length || ctx.endpoints.some((e) => typeof e !== 'string')) {
+    throw new CliError(`context "${name}" in ${path}: endpoints must be a list of HOST[:PORT]`, EXIT.usage);
+  }
+  return [...new Set(ctx.endpoints.map(toAddress))];
 }
 
 /** "host:port", "unix:///path" or a plain socket path. */

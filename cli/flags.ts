@@ -23,7 +23,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'health-timeout', value: true },
   { name: 'client' }, { name: 'short' }, { name: 'raw' }, { name: 'exit-code' },
   { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true }, { name: 'grace', value: true },
-  { name: 'once' },
+  { name: 'once' }, { name: 'nodes', value: true },
 ];
 
 /**
@@ -41,5 +41,5 @@ export function flagsFor(shorts: Readonly<Record<string, string>> = {}): readonl
 
 /** The flags every command takes. */
 export const GLOBAL_FLAGS: readonly string[] = [
-  'endpoint', 'config', 'context', 'namespace', 'timeout', 'insecure', 'fingerprint', 'help',
+  'endpoint', 'config', 'context', 'namespace', 'timeout', 'insecure', 'fingerprint', 'help', 'nodes',
 ];

@@ -5,7 +5,9 @@ import type { CommandIo } from './command.ts';
 import { COMMANDS, commandNamed } from './commands/registry.ts';
 import { clientLine } from './commands/version.ts';
 import { completeWords } from './commands/completion.ts';
-import { defaultConfigPath, loadContext } from './config.ts';
+import { defaultConfigPath, loadContext, type Context } from './config.ts';
+import { fanOut } from './fan-out.ts';
+import { renderTable } from './output/table.ts';
 import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { parseDuration } from './duration.ts';
 import { Session } from './session.ts';
@@ -27,6 +29,11 @@ global flags:
                          maintenance mode (it prints its certificate's fingerprint on the console)
       --fingerprint FP   with --insecure: the machine's certificate must have this SHA-256
                          fingerprint (AA:BB:..., as the console and \`get apicert\` show it)
+      --nodes A,B        run on these machines at once (HOST[:PORT], comma-separated), with the
+                         context's credentials: tables get a NODE column, other lines the node
+                         first; a machine that fails is named and the others still answer. A
+                         context with \`endpoints: [A, B]\` means its machines without --nodes.
+                         Commands that change a machine take one at a time
   -n, --namespace NS     namespace (default: the type's default namespace, then the context's)
       --timeout DURATION give up on a call the machine has not answered within it (e.g. 30s;
                          default 5s to connect, 10s per call, 60s to apply or upload). A watch
@@ -74,26 +81,48 @@ export async function cosictl(argv: string[]): Promise<number> {
   }
   const timeout = flag(p, 'timeout');
   const timeoutMs = timeout === undefined ? undefined : parseDuration('timeout', timeout) * 1000;
-  let session: Session | undefined;
-  const io: CommandIo = {
-    p: { ...p, positional: rest }, out, err,
-    configPath: flag(p, 'config') ?? defaultConfigPath(), configGiven: has(p, 'config'),
-    session: async () => {
-      if (session) return session;
-      const ctx = loadContext({
-        endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
-        insecure: has(p, 'insecure'), ...(flag(p, 'fingerprint') ? { fingerprint: flag(p, 'fingerprint')! } : {}),
-        warn: (line) => err(`cosictl: ${line}\n`),
-      });
-      session = new Session(ctx, flag(p, 'namespace'), timeoutMs);
-      await session.connect(timeoutMs);
-      return session;
-    },
+  const context = () => loadContext({
+    endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
+    nodes: flag(p, 'nodes'), insecure: has(p, 'insecure'),
+    ...(flag(p, 'fingerprint') ? { fingerprint: flag(p, 'fingerprint')! } : {}),
+    warn: (line) => err(`cosictl: ${line}\n`),
+  });
+  /** A session made when the command first asks for it, closed by `close`. */
+  const lazySession = (ctx: () => Context) => {
+    let session: Session | undefined;
+    return {
+      session: async () => {
+        if (session) return session;
+        session = new Session(ctx(), flag(p, 'namespace'), timeoutMs);
+        await session.connect(timeoutMs);
+        return session;
+      },
+      close: () => session?.close(),
+    };
   };
+  const base = {
+    p: { ...p, positional: rest }, out, err,
+    table: (header: string[], rows: string[][]) => out(renderTable(header, rows)),
+    configPath: flag(p, 'config') ?? defaultConfigPath(), configGiven: has(p, 'config'),
+  };
+  const fanned = command.fanOut ? context() : undefined;
+  if (fanned?.nodes) {
+    const ctx = fanned;
+    return fanOut(ctx.nodes!, base,
+      (node) => lazySession(() => ({ ...ctx, endpoint: node })), (io) => command.run(io));
+  }
+  const one = lazySession(() => {
+    const ctx = fanned ?? context();
+    if (ctx.nodes && ctx.nodes.length > 1) {
+      throw new CliError(`${name} works on one machine at a time, not on ${ctx.nodes.join(', ')} `
+        + '(give one with --nodes or -e)', EXIT.usage);
+    }
+    return ctx;
+  });
   try {
-    return await command.run(io);
+    return await command.run({ ...base, session: one.session });
   } finally {
-    session?.close();
+    one.close();
   }
 }
 

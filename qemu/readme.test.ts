@@ -150,6 +150,12 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
     check: (t, r, name) => { t.match(r.out, /^1 +0 .*\/system\/image\/init/m, `${name}: PID 1`); },
   },
   {
+    example: /cosictl dashboard$/,
+    check: (t, r, name) => {
+      t.match(r.out, /^PLUGINS\n[^]*^LINKS\n[^]*eth0 +up [^]*^LOGS\n/m, `${name}: into a pipe, the screen once`);
+    },
+  },
+  {
     example: / health --wait \w+/,
     check: (t, r, name) => {
       t.match(r.out, /^ok +api: serving\n[^]*^ok +addresses: on eth0/m, `${name}: every check`);

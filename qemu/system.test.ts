@@ -3,9 +3,14 @@
 // Time comes from chronyd on the host's 127.0.0.1, which the guest reaches as
 // 10.0.2.2 through QEMU's user network.
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import YAML from 'yaml';
+import type { ConfigFile } from '../cli/config.ts';
 import { once } from 'node:events';
 import { startChronyd } from '../scripts/lib/chronyd.ts';
+import { Tmux } from '../scripts/lib/tmux.ts';
 import { bootWithApi } from './api-vm.ts';
 
 const chrony = await startChronyd();
@@ -147,6 +152,31 @@ async function guestFile(id: string, path: string, walk = false): Promise<string
   return spec.content ?? '';
 }
 
+t.test('the dashboard in a terminal: an address declared and a plugin\'s line appear as they happen', async (t) => {
+  const term = await Tmux.start('dashboard', [cosictl, '--config', cosictlConfig, 'dashboard'],
+    { columns: 140, rows: 45, env: { TERM: 'xterm-256color' } });
+  t.teardown(() => term.kill());
+  // The first frame comes before the machine's answers: wait for them.
+  const first = await term.waitFor(/(?=[^]*^up )(?=[^]*^ {2}eth0 )(?=[^]*^TIME {2}synced)(?=[^]*^LOGS\n\d)/m, 30_000);
+  t.match(first, /^up \S+.* memory \S+ of \S+ +\d+ processes$/m, 'the machine\'s figures');
+  t.match(first, /^ {2}eth0 +up +52:54:\S+ +10\.0\.2\.15\/24/m, 'eth0 and its address');
+  t.match(first, /^TIME {2}synced from 10\.0\.2\.2/m, 'the clock, synced by the test before');
+  t.match(first, /^ {2}issue running +network running/m, 'the plugins');
+  const applied = await run(['apply', '-f', '-'], [
+    'metadata: {type: addressspec, id: dashboard}', 'spec: {address: 10.0.2.78/24, link: eth0}', '---',
+    'metadata: {type: TestFileReads.test.appliance.dev, id: dashboard}', 'spec: {path: /nope-dashboard}', '',
+  ].join('\n'));
+  t.equal(applied.code, 0, applied.err);
+  const seen = await term.waitFor(/(?=[^]*^ {2}eth0 +up .*10\.0\.2\.78\/24)(?=[^]*nope-dashboard)/m, 30_000);
+  t.match(seen, /^ {2}eth0 +up .*10\.0\.2\.78\/24/m, 'the address on eth0');
+  t.match(seen, /^\d\d:\d\d:\d\d test-reader WARN {2}test-reader: dashboard: cannot read \/nope-dashboard/m,
+    'the plugin\'s line in the logs pane');
+  t.match(await term.screen(true), /\x1b\[32mrunning/, 'colors in a terminal that has them');
+  await term.keys('q');
+  t.equal(await term.waitExit(), 0, 'q quits');
+  t.equal((await run(['delete', 'addressspec', 'dashboard'])).code, 0);
+});
+
 t.test('hardened at run time: kernel parameters, nothing setuid or world-writable, plugins filtered', async (t) => {
   const params: [string, string][] = [['kernel.kptr_restrict', '2'], ['kernel.dmesg_restrict', '1'],
     ['kernel.yama.ptrace_scope', '2'], ['fs.protected_symlinks', '1'], ['fs.protected_regular', '2'],
@@ -181,6 +211,38 @@ t.test('hardened at run time: kernel parameters, nothing setuid or world-writabl
     t.match(status, /^Seccomp:\s+2$/m, `${name}: under a seccomp filter`);
     t.match(status, /^NoNewPrivs:\s+1$/m, `${name}: no_new_privs`);
   }
+});
+
+t.test('two machines at once: a context with both, one table with a NODE column; one gone is named', async (t) => {
+  const second = await bootWithApi();
+  t.teardown(() => second.vm.kill());
+  const file = YAML.parse(readFileSync(cosictlConfig, 'utf8')) as ConfigFile;
+  const { endpoint, ...credentials } = file.contexts!.vm!;
+  const both = join(dirname(cosictlConfig), 'both.yaml');
+  writeFileSync(both, YAML.stringify({ context: 'both', contexts: {
+    both: { ...credentials, endpoints: [endpoint, second.endpoint] } } }), { mode: 0o600 });
+  const runBoth = (args: string[]) => new Promise<{ code: number; out: string; err: string }>((resolve) => {
+    execFile(cosictl, ['--config', both, ...args], { timeout: 60_000 },
+      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
+  });
+  const rows = (out: string, node: string) => out.split('\n').filter((l) => l.startsWith(`${node} `));
+  const links = await runBoth(['get', 'links']);
+  t.equal(links.code, 0, links.err);
+  t.match(links.out, /^NODE +NAMESPACE +TYPE +ID /);
+  for (const node of [endpoint!, second.endpoint]) {
+    t.match(rows(links.out, node).join('\n'), /\snetwork +LinkStatus +eth0 /, `${node}: its eth0`);
+  }
+  t.ok(rows(links.out, endpoint!).some((l) => /10\.0\.2\.15\/24/.test(l)), 'each machine\'s own rows');
+  const modules = await runBoth(['get', 'lsmod', 'vxlan']);
+  t.equal(modules.code, 4, 'vxlan is loaded on the first machine only');
+  t.equal(rows(modules.out, endpoint!).length, 1);
+  t.match(modules.err, `cosictl: node ${second.endpoint}: no KernelModuleStatus "vxlan"`);
+  second.vm.kill();
+  await once(second.vm.process, 'exit');
+  const gone = await runBoth(['--timeout', '5s', 'uptime']);
+  t.equal(gone.code, 5, 'the machine that went away');
+  t.match(rows(gone.out, endpoint!)[0], /^\S+ {2}up /, 'the other still answers');
+  t.match(gone.err, `cosictl: node ${second.endpoint}: `);
 });
 
 t.test('power-off after all that is clean', async (t) => {

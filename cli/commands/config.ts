@@ -87,7 +87,7 @@ export const configCommand: Command = {
       case 'get-contexts': {
         const current = currentContext(file);
         out(renderTable(['CURRENT', 'NAME', 'ENDPOINT', 'NAMESPACE', 'AUTH'], Object.entries(contexts).map(([n, c]) => [
-          n === current ? '*' : '', n, c.endpoint ?? '', c.namespace ?? '',
+          n === current ? '*' : '', n, c.endpoint ?? c.endpoints?.join(',') ?? '', c.namespace ?? '',
           c.cert && c.key ? 'client certificate' : c.ca ? 'CA only' : 'none',
         ])));
         return EXIT.ok;

@@ -11,7 +11,7 @@ import {
   type Output, type TableOptions,
 } from '../output/format.ts';
 import { evalJsonPath, renderCell } from '../output/jsonpath.ts';
-import { renderTable, StreamingTable } from '../output/table.ts';
+import { renderTable, StreamingTable, type TableOut } from '../output/table.ts';
 import { parseSelector } from '../selector.ts';
 import type { Session } from '../session.ts';
 
@@ -70,6 +70,7 @@ export function sortByPath(rs: Resource[], path: string): Resource[] {
 
 export async function get(
   s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void = () => {},
+  printTable: TableOut = (header, rows) => out(renderTable(header, rows)),
 ): Promise<number> {
   const [typeName, ...ids] = p.positional;
   if (!typeName) throw new CliError('get: name a resource type (see `cosictl api-resources`)', EXIT.usage);
@@ -139,7 +140,7 @@ export async function get(
   const single = ids.length === 1;
   switch (output.format) {
     case 'table': case 'wide':
-      out(renderTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table))));
+      printTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table)));
       break;
     case 'name': out(resources.map((r) => `${nameOf(r, def)}\n`).join('')); break;
     case 'jsonpath': out(renderJsonPath(output.template!, resources, single)); break;

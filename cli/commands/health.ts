@@ -33,6 +33,7 @@ export const healthCommand: Command = {
   summary: 'health [--wait 2m]     the machine\'s health checks; exit 1 naming each failing one',
   help: HEALTH_HELP,
   flags: ['wait'],
+  fanOut: true,
   async run({ p, out, err, session }) {
     if (p.positional.length) throw new CliError(`health: unexpected argument "${p.positional[0]}"`, EXIT.usage);
     const wait = flag(p, 'wait');

@@ -9,7 +9,7 @@ import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/complete.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
-import { renderTable } from '../output/table.ts';
+import type { TableOut } from '../output/table.ts';
 import type { Session } from '../session.ts';
 
 const LINE_FLAGS = ['follow', 'tail', 'since', 'output'];
@@ -103,11 +103,11 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
   return EXIT.ok;
 }
 
-async function printSources(s: Session, out: (t: string) => void): Promise<number> {
+async function printSources(s: Session, table: TableOut): Promise<number> {
   const r = LOG_SOURCES_RESPONSE.decode(await s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
-  out(renderTable(['SOURCE', 'LINES', 'KEPT', 'RING', 'NO LONGER KEPT'], (r.sources ?? []).map((x) => [
+  table(['SOURCE', 'LINES', 'KEPT', 'RING', 'NO LONGER KEPT'], (r.sources ?? []).map((x) => [
     x.name, String(x.lines), kib(x.bytes), x.capacityBytes ? kib(x.capacityBytes) : 'kernel\'s', String(x.dropped),
-  ])));
+  ]));
   return EXIT.ok;
 }
 
@@ -130,7 +130,8 @@ export const logsCommand: Command = {
   help: LOGS_HELP,
   flags: LINE_FLAGS,
   shorts: { f: 'follow' },
-  async run({ p, out, session }) {
+  fanOut: true,
+  async run({ p, out, table, session }) {
     if (p.positional.length > 1) {
       throw new CliError(`logs: one source at a time, got ${p.positional.join(' ')}`, EXIT.usage);
     }
@@ -139,7 +140,7 @@ export const logsCommand: Command = {
       for (const f of LINE_FLAGS) {
         if (has(p, f)) throw new CliError(`logs: --${f} needs a SOURCE (see cosictl logs)`, EXIT.usage);
       }
-      return printSources(await session(), out);
+      return printSources(await session(), table);
     }
     return printLines(await session(), source, p, out);
   },
@@ -152,6 +153,7 @@ export const dmesgCommand: Command = {
   help: DMESG_HELP,
   flags: LINE_FLAGS,
   shorts: { f: 'follow' },
+  fanOut: true,
   async run({ p, out, session }) {
     if (p.positional.length) throw new CliError(`dmesg: unexpected argument "${p.positional[0]}"`, EXIT.usage);
     return printLines(await session(), 'kernel', p, out);

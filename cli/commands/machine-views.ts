@@ -9,18 +9,19 @@ import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
 import { flag, type Parsed } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
-import { renderTable } from '../output/table.ts';
+import type { TableOut } from '../output/table.ts';
 import { kibText as kib, uptimeText as duration } from '../output/units.ts';
 import type { Session } from '../session.ts';
 
 interface View<T> {
   name: string; summary: string; about: string; path: string; request: Uint8Array;
   decode(b: Buffer): T;
-  /** The table (header first) or lines a person reads. */
-  render(v: T): string;
+  /** The table or the line a person reads. */
+  render(v: T): Table | string;
 }
 
-const table = (header: string[], rows: string[][]) => renderTable(header, rows);
+interface Table { header: string[]; rows: string[][] }
+const table = (header: string[], rows: string[][]): Table => ({ header, rows });
 
 const VIEWS: View<unknown>[] = [
   {
@@ -77,19 +78,23 @@ const VIEWS: View<unknown>[] = [
   },
 ];
 
-async function show(view: View<unknown>, s: Session, p: Parsed, out: (t: string) => void): Promise<number> {
+async function show(
+  view: View<unknown>, s: Session, p: Parsed, out: (t: string) => void, printTable: TableOut,
+): Promise<number> {
   const o = flag(p, 'output');
   if (o !== undefined && o !== 'json') throw new CliError(`-o ${o}: ${view.name} prints a table or json`, EXIT.usage);
   if (p.positional.length) throw new CliError(`${view.name}: unexpected argument "${p.positional[0]}"`, EXIT.usage);
   const v = view.decode(await s.state.unary(view.path, view.request));
-  out(o === 'json' ? `${JSON.stringify(v, null, 2)}\n` : view.render(v));
+  const shown = o === 'json' ? `${JSON.stringify(v, null, 2)}\n` : view.render(v);
+  if (typeof shown === 'string') out(shown); else printTable(shown.header, shown.rows);
   return EXIT.ok;
 }
 
 export const VIEW_COMMANDS: Command[] = VIEWS.map((view) => ({
   name: view.name, summary: view.summary, flags: ['output'],
   help: `usage: cosictl ${view.name} [-o json]\n\nShows ${view.about}\n\nflags:\n  -o, --output json   as JSON\n`,
-  run: async ({ p, out, session }) => show(view, await session(), p, out),
+  run: async ({ p, out, table, session }) => show(view, await session(), p, out, table),
+  fanOut: true,
 }));
 
 export const RESTART_HELP = `usage: cosictl restart PLUGIN

@@ -35,8 +35,9 @@ export const COMMANDS: readonly Command[] = [
     name: 'get', help: GET_HELP, flags: GET_FLAGS,
     summary: `get TYPE [ID...]       show resources (table, -o wide|yaml|json|name|jsonpath=..., --watch,
                          -l selectors, --sort-by, -L label columns)`,
-    run: async ({ p, out, err, session }) => get(await session(), p, out, err),
+    run: async ({ p, out, err, table, session }) => get(await session(), p, out, err, table),
     completeArg: typeThenIds(Infinity),
+    fanOut: true,
   },
   {
     name: 'apply', help: APPLY_HELP, flags: ['filename', 'dry-run', 'try'],
@@ -82,7 +83,8 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'api-resources', help: API_RESOURCES_HELP, flags: [],
     summary: 'api-resources          the resource types the machine serves',
-    run: async ({ out, session }) => apiResources(await session(), out),
+    run: async ({ table, session }) => apiResources(await session(), table),
+    fanOut: true,
   },
   healthCommand,
   dashboardCommand,

@@ -36,6 +36,7 @@ export const versionCommand: Command = {
   summary: 'version                client and machine versions',
   help: VERSION_HELP,
   flags: ['client', 'short', 'output'],
+  fanOut: true,
   async run({ p, out, session }) {
     const o = flag(p, 'output');
     if (o !== undefined && o !== 'json' && o !== 'yaml') {

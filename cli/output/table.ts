@@ -5,6 +5,12 @@ function line(cells: string[], widths: readonly number[]): string {
   return cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join(SEP).trimEnd();
 }
 
+/**
+ * Where a command prints a table: as it is when it talks to one machine; over several (--nodes) the tables of
+ * all are merged into one with a NODE column (cli/fan-out.ts).
+ */
+export type TableOut = (header: string[], rows: string[][]) => void;
+
 export function renderTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   return [line(header, widths), ...rows.map((r) => line(r, widths))].join('\n') + '\n';
