@@ -1,0 +1,87 @@
+// An extension's image fetched and checked: from a strict HTTP server on loopback that also
+// misbehaves on purpose (wrong bytes, cut short, too large, silent, 404) and from a path; kept
+// under its hash only when the hash is the declared one, nothing left behind otherwise.
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fetchImage, imagePath } from './extension-fetch.ts';
+
+const image = Buffer.alloc(300_000, 7);
+image.write('hsqs');
+const sha = createHash('sha256').update(image).digest('hex');
+const other = createHash('sha256').update('other').digest('hex');
+
+const server: Server = createServer((req, res) => {
+  if (req.method !== 'GET') { res.writeHead(405).end(); return; }
+  switch (req.url) {
+    case '/good.squashfs': res.writeHead(200, { 'content-length': image.length }).end(image); return;
+    case '/chunked.squashfs': res.writeHead(200); res.write(image.subarray(0, 1000)); res.end(image.subarray(1000));
+      return;
+    case '/wrong.squashfs': res.writeHead(200).end(Buffer.alloc(1000, 1)); return;
+    case '/short.squashfs':
+      res.writeHead(200, { 'content-length': image.length });
+      res.write(image.subarray(0, 5000), () => res.destroy());
+      return;
+    case '/huge.squashfs': res.writeHead(200, { 'content-length': 2 ** 40 }); res.write('x'); return;
+    case '/endless.squashfs': {
+      res.writeHead(200);
+      const more = () => { if (!res.destroyed && res.write(Buffer.alloc(65536))) setImmediate(more); };
+      res.on('drain', more);
+      more();
+      return;
+    }
+    case '/silent.squashfs': res.writeHead(200, { 'content-length': 10 }); return;
+    default: res.writeHead(404).end();
+  }
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+t.teardown(() => { server.closeAllConnections(); server.close(); });
+const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+const fresh = () => mkdtempSync(join(tmpdir(), 'ext-fetch-'));
+
+t.test('kept under its hash once the hash is the declared one; a second time is the same file', async (t) => {
+  const dir = fresh();
+  const got = await fetchImage(`${base}/good.squashfs`, sha, dir);
+  t.same(got, { path: imagePath(dir, sha), bytes: image.length, reused: false });
+  t.same(readFileSync(imagePath(dir, sha)), image);
+  t.same(readdirSync(dir), [`${sha}.squashfs`], 'nothing else');
+  t.same(await fetchImage(`${base}/nothing-there`, sha, dir), { path: imagePath(dir, sha), bytes: image.length,
+    reused: true }, 'kept already: checked, not fetched');
+  writeFileSync(imagePath(dir, sha), 'damaged');
+  t.same(await fetchImage(`${base}/chunked.squashfs`, sha, dir), { path: imagePath(dir, sha), bytes: image.length,
+    reused: false }, 'a damaged one is fetched anew (a body without Content-Length too)');
+});
+
+t.test('from a path on the machine', async (t) => {
+  const dir = fresh();
+  const file = join(fresh(), 'hello.squashfs');
+  writeFileSync(file, image);
+  t.match(await fetchImage(file, sha, dir), { bytes: image.length, reused: false });
+  t.match(await fetchImage('hello.squashfs', other, fresh()), new Error('hello.squashfs: want an http(s) URL or an '
+    + 'absolute path on the machine'));
+  t.match(((await fetchImage('/no/such/file', other, fresh())) as Error).message, /^\/no\/such\/file: ENOENT/);
+});
+
+t.test('what is refused names the source and why, and leaves nothing behind', async (t) => {
+  const cases: [string, string, RegExp, { maxBytes?: number; idleMs?: number }?][] = [
+    ['/wrong.squashfs', sha, new RegExp(`: its sha256 is [0-9a-f]{64}, not the ${sha} declared$`)],
+    ['/short.squashfs', sha, /short\.squashfs: /],
+    ['/huge.squashfs', sha, /: 1099511627776 bytes, more than the 1073741824 an extension may have$/],
+    ['/endless.squashfs', sha, /: more than the 1000000 bytes an extension may have$/, { maxBytes: 1_000_000 }],
+    ['/silent.squashfs', sha, /: nothing received for 0\.3 s$/, { idleMs: 300 }],
+    ['/missing.squashfs', sha, /missing\.squashfs: HTTP 404 Not Found$/],
+  ];
+  for (const [path, hash, why, o] of cases) {
+    const dir = fresh();
+    const got = await fetchImage(`${base}${path}`, hash, dir, o);
+    t.ok(got instanceof Error, path);
+    t.match((got as Error).message, new RegExp(`^${base.replace(/[.:/]/g, '\\$&')}${path}`), `${path}: names it`);
+    t.match((got as Error).message, why, `${path}: says why`);
+    t.same(readdirSync(dir), [], `${path}: nothing left`);
+  }
+  t.match(await fetchImage(`${base}/good.squashfs`, 'ABC', fresh()), new Error('sha256 "ABC": want 64 lowercase hex '
+    + 'digits'));
+});

@@ -1,0 +1,83 @@
+// extension-fetch: an extension's image brought to the machine and checked before anything reads
+// it. From an http(s) URL or a path on the machine, streamed into a file beside where it will live
+// while its sha256 is computed, kept only when the hash is the one declared, under a name that is
+// that hash (the same image declared twice is one file; a new version is a new file, so the old
+// one stays usable until the new one is running). A body longer than allowed, cut short, or of
+// another hash leaves nothing behind.
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { hashingStream } from '../sys/hashing-stream.ts';
+import { httpOpen } from '../sys/http-get.ts';
+import { syncDirectory } from '../sys/atomic-write.ts';
+
+/** Larger images are refused: an extension is a plugin and its runtime, not a disk. */
+export const MAX_EXTENSION_BYTES = 1 << 30;
+
+export interface FetchedImage { path: string; bytes: number; reused: boolean }
+
+const SHA256_RE = /^[0-9a-f]{64}$/;
+
+/** Where the image of this hash is kept in `dir`. */
+export const imagePath = (dir: string, sha256: string) => join(dir, `${sha256}.squashfs`);
+
+async function open(source: string, idleMs: number): Promise<{ stream: Readable; declared?: number }> {
+  if (/^https?:\/\//.test(source)) {
+    const res = await httpOpen(source, idleMs);
+    const length = Number(res.headers['content-length']);
+    return { stream: res, ...(Number.isFinite(length) ? { declared: length } : {}) };
+  }
+  if (!source.startsWith('/')) throw new Error(`${source}: want an http(s) URL or an absolute path on the machine`);
+  return { stream: createReadStream(source) };
+}
+
+/**
+ * The image `source` names, kept in `dir` as <sha256>.squashfs once its hash is `sha256` (lowercase hex);
+ * an Error that names the source and what went wrong otherwise. One already there is checked again, not fetched.
+ */
+export async function fetchImage(
+  source: string, sha256: string, dir: string, o: { maxBytes?: number; idleMs?: number } = {},
+): Promise<FetchedImage | Error> {
+  if (!SHA256_RE.test(sha256)) return new Error(`sha256 "${sha256}": want 64 lowercase hex digits`);
+  const maxBytes = o.maxBytes ?? MAX_EXTENSION_BYTES;
+  const final = imagePath(dir, sha256);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (existsSync(final)) {
+    const again = await hashOf(final);
+    if (again === sha256) return { path: final, bytes: statSync(final).size, reused: true };
+    rmSync(final); // damaged since it was kept: fetched anew
+  }
+  const partial = join(dir, `.${sha256}.partial`);
+  const hash = createHash('sha256');
+  try {
+    const { stream, declared } = await open(source, o.idleMs ?? 30_000);
+    if (declared !== undefined && declared > maxBytes) {
+      stream.destroy();
+      return new Error(`${source}: ${declared} bytes, more than the ${maxBytes} an extension may have`);
+    }
+    const counter = hashingStream(hash, (total) => {
+      if (total > maxBytes) counter.destroy(new Error(`more than the ${maxBytes} bytes an extension may have`));
+    });
+    await pipeline(stream, counter, createWriteStream(partial, { mode: 0o600 }));
+    if (declared !== undefined && counter.bytes !== declared) {
+      throw new Error(`${source}: cut short: ${counter.bytes} of ${declared} bytes`);
+    }
+    const got = hash.digest('hex');
+    if (got !== sha256) throw new Error(`${source}: its sha256 is ${got}, not the ${sha256} declared`);
+    renameSync(partial, final);
+    syncDirectory(dir);
+    return { path: final, bytes: counter.bytes, reused: false };
+  } catch (e) {
+    rmSync(partial, { force: true });
+    const message = (e as Error).message;
+    return message.startsWith(source) ? e as Error : new Error(`${source}: ${message}`, { cause: e });
+  }
+}
+
+async function hashOf(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}

@@ -1,0 +1,107 @@
+// An extension's manifest: a good one read whole; every problem of a bad one named by its key, all
+// at once (the ExtensionStatus shows them), never a crash.
+import t from 'tap';
+import { parseManifest } from './extension-manifest.ts';
+
+const GOOD = `
+name: hello-python
+version: 1.0.0
+description: greets whoever a Greeting names
+executable: /usr/bin/python3
+args: [/plugin/main.py]
+env: {PYTHONUNBUFFERED: "1"}
+types:
+  - type: Greetings.hello.example.com
+    defaultNamespace: hello
+    aliases: [greeting]
+    printColumns: [{name: Name, jsonPath: '{.spec.name}'}]
+    schema: {type: object, properties: {name: {type: string}}}
+  - type: GreetingStatuses.hello.example.com
+    defaultNamespace: hello
+    access: controllers
+outputs: [GreetingStatuses.hello.example.com]
+capabilities: [CAP_NET_BIND_SERVICE]
+memory: 64MiB
+cpu: 50%
+`;
+
+t.test('a good manifest, read whole', async (t) => {
+  const r = parseManifest(GOOD);
+  t.same(r.problems, []);
+  t.same(r.manifest, {
+    name: 'hello-python', version: '1.0.0', description: 'greets whoever a Greeting names',
+    executable: '/usr/bin/python3', args: ['/plugin/main.py'], env: { PYTHONUNBUFFERED: '1' },
+    types: [
+      {
+        type: 'Greetings.hello.example.com', defaultNamespace: 'hello', aliases: ['greeting'],
+        printColumns: [{ name: 'Name', jsonPath: '{.spec.name}' }],
+        schema: { type: 'object', properties: { name: { type: 'string' } } },
+      },
+      { type: 'GreetingStatuses.hello.example.com', defaultNamespace: 'hello', access: 'controllers' },
+    ],
+    outputs: ['GreetingStatuses.hello.example.com'], capabilities: ['CAP_NET_BIND_SERVICE'],
+    memoryBytes: 64 << 20, cpuPercent: 50,
+  });
+  const least = parseManifest('name: x\nversion: "1"\nexecutable: /bin/x\n');
+  t.same(least.manifest, {
+    name: 'x', version: '1', description: '', executable: '/bin/x', args: [], env: {}, types: [], outputs: [],
+    capabilities: [],
+  }, 'the least: no types, no outputs, no capabilities, no limits of its own');
+});
+
+t.test('every problem, each named by its key', async (t) => {
+  const r = parseManifest(`
+name: Hello_Python
+executable: usr/bin/python3
+args: /plugin/main.py
+env: {COSI_PLUGIN_SOCKET: /tmp/x, "1BAD": y}
+types:
+  - type: Greeting.hello.example.com
+    defaultNamespace: Hello
+    sensitive: maybe
+    colour: red
+  - just a string
+outputs: [nope]
+capabilities: [CAP_SYS_ADMIN, CAP_MAKE_COFFEE]
+memory: lots
+cpu: half
+colour: blue
+`);
+  t.equal(r.manifest, undefined);
+  t.same(r.problems, [
+    'colour: unknown key (known: name, version, description, executable, args, env, types, outputs, capabilities, '
+      + 'memory, cpu)',
+    'name "Hello_Python": lowercase letters, digits and dashes, at most 63',
+    'version: required, a non-empty string',
+    'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
+    'args: want a list of strings',
+    'env.COSI_PLUGIN_SOCKET: set by the engine, not by an extension',
+    'env.1BAD: not a variable name',
+    'types[0].colour: unknown key (known: type, defaultNamespace, aliases, printColumns, sensitive, schema, access)',
+    'types[0].type "Greeting.hello.example.com": the name should be plural (Widgets, not Widget)',
+    'types[0].defaultNamespace: required, a lowercase name (letters, digits, dashes)',
+    'types[0].sensitive: want true or false',
+    'types[1]: want a mapping with type, defaultNamespace, ...',
+    'outputs: "nope": missing suffix (expected <PluralName>.<dns.suffix>, e.g. Widgets.example.com)',
+    `capabilities: "CAP_MAKE_COFFEE" is not one the engine grants (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, `
+      + 'CAP_NET_BIND_SERVICE, CAP_NET_BROADCAST, CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_MODULE, CAP_SYS_CHROOT, '
+      + 'CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_SYS_BOOT, CAP_SYS_RESOURCE, CAP_SYS_TIME)',
+    'memory "lots": want a size of at least 4MiB, such as 64MiB',
+    'cpu "half": want a percentage of one CPU, such as 50%',
+  ]);
+});
+
+t.test('paths, duplicates, limits and text that is no manifest at all', async (t) => {
+  const base = 'name: x\nversion: "1"\n';
+  t.match(parseManifest(`${base}executable: /usr/../bin/sh\n`).problems,
+    ['executable "/usr/../bin/sh": may not hold . or .. segments']);
+  t.match(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a}, `
+    + '{type: Widgets.example.com, defaultNamespace: a}]\n').problems, ['types: a type is defined twice']);
+  t.match(parseManifest(`${base}executable: /bin/x\nmemory: 1MiB\n`).problems, [/at least 4MiB/]);
+  t.match(parseManifest(`${base}executable: /bin/x\nmemory: ">= 64MiB"\n`).problems, [/want a size/]);
+  t.match(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a, `
+    + 'schema: {type: nope}}]\n').problems, [/^types\[0\]\.schema/]);
+  t.match(parseManifest('name: [').problems, [/^not YAML: /]);
+  t.same(parseManifest('- a list').problems, ['want a mapping with name, version, executable, ...']);
+  t.same(parseManifest('').problems, ['want a mapping with name, version, executable, ...']);
+});
