@@ -46,3 +46,8 @@ export function commandWord(argv: readonly string[], specs: readonly FlagSpec[])
 export const flag = (p: Parsed, name: string): string | undefined => p.flags.get(name)?.[0];
 export const flagAll = (p: Parsed, name: string): string[] => p.flags.get(name) ?? [];
 export const has = (p: Parsed, name: string): boolean => p.flags.has(name);
+
+/** A command that takes no (more) arguments refuses the first one given, naming itself (`command`). */
+export function noArguments(command: string, args: readonly string[]): void {
+  if (args.length) throw new CliError(`${command}: unexpected argument "${args[0]}"`, EXIT.usage);
+}

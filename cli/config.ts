@@ -103,7 +103,8 @@ export interface ContextOptions {
 /** The context cosictl uses when --context is not given: the file's `context`, else the first. */
 export const currentContext = (f: ConfigFile): string | undefined => f.context ?? Object.keys(f.contexts ?? {})[0];
 
-export function loadContext(o: ContextOptions): Context {
+/** The config file's context that `o` names (or the current one), with where it came from. */
+function chosenContext(o: ContextOptions) {
   const path = o.configPath ?? defaultConfigPath();
   const file = readConfigFile(path, !!o.configPath);
   const names = Object.keys(file.contexts ?? {});
@@ -111,7 +112,20 @@ export function loadContext(o: ContextOptions): Context {
   if (o.context && !file.contexts?.[o.context]) throw new CliError(
     `context "${o.context}" is not in ${path} (have: ${names.join(', ') || 'none'})`, EXIT.usage,
   );
-  const ctx = name ? file.contexts?.[name] : undefined;
+  return { file, path, name, ctx: name ? file.contexts?.[name] : undefined };
+}
+
+/**
+ * The machines a command that reads goes to when several are meant (--nodes, a context's `endpoints`), else
+ * undefined. Asks for no credentials: a command that then needs no machine (version --client) still runs.
+ */
+export function contextNodes(o: ContextOptions): string[] | undefined {
+  const { path, name, ctx } = chosenContext(o);
+  return nodesOf(o, ctx, name, path);
+}
+
+export function loadContext(o: ContextOptions): Context {
+  const { file, path, name, ctx } = chosenContext(o);
   if (o.warn) warnUnknownKeys(file, path, o.warn);
   const nodes = nodesOf(o, ctx, name, path);
   const endpoint = nodes?.[0]
@@ -145,7 +159,7 @@ function nodesOf(
     if (o.endpoint !== undefined) throw new CliError('--nodes and --endpoint: give one of them', EXIT.usage);
     const list = o.nodes.split(',').map((n) => n.trim());
     if (list.some((n) => !n)) throw new CliError(`--nodes "${o.nodes}": an empty node in the list`, EXIT.usage);
-    return [...new Set(list.map(toAddress))];
+    return oneFingerprint(o, [...new Set(list.map(toAddress))]);
   }
   if (!ctx?.endpoints || o.endpoint !== undefined || process.env.COSICTL_ENDPOINT) return undefined;
   if (ctx.endpoint !== undefined) {
@@ -154,7 +168,15 @@ function nodesOf(
   if (!Array.isArray(ctx.endpoints) || !ctx.endpoints.length || ctx.endpoints.some((e) => typeof e !== 'string')) {
     throw new CliError(`context "${name}" in ${path}: endpoints must be a list of HOST[:PORT]`, EXIT.usage);
   }
-  return [...new Set(ctx.endpoints.map(toAddress))];
+  return oneFingerprint(o, [...new Set(ctx.endpoints.map(toAddress))]);
+}
+
+/** --fingerprint pins one machine's certificate: it cannot be every node's. */
+function oneFingerprint(o: ContextOptions, nodes: string[]): string[] {
+  if (o.fingerprint && nodes.length > 1) {
+    throw new CliError(`--fingerprint pins one machine's certificate, not those of ${nodes.join(', ')}`, EXIT.usage);
+  }
+  return nodes;
 }
 
 /** "host:port", "unix:///path" or a plain socket path. */

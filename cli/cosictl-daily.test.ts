@@ -15,6 +15,7 @@ import YAML from 'yaml';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { Tmux } from '../scripts/lib/tmux.ts';
+import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -22,15 +23,10 @@ const served = await startServe(a.exe);
 t.teardown(() => served.stop());
 const dir = mkdtempSync(join(tmpdir(), 'cosictl-daily-'));
 
-type Ran = { code: number; out: string; err: string };
 function run(
   args: string[], input?: string, config = served.cosictlConfig, env: NodeJS.ProcessEnv = {},
 ): Promise<Ran> {
-  return new Promise((resolve) => {
-    const c = execFile(cosictl, ['--config', config, ...args], { timeout: 60_000, env: { ...process.env, ...env } },
-      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-    if (input !== undefined) c.stdin!.end(input);
-  });
+  return runProgram(cosictl, ['--config', config, ...args], { env, ...(input !== undefined ? { input } : {}) });
 }
 const file = (name: string, text: string) => {
   const p = join(dir, name);

@@ -3,23 +3,19 @@
 // plugin's line appear as they happen, colors follow NO_COLOR, a resize redraws, q quits, and an
 // engine that goes away is said (exit 5).
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { Tmux } from '../scripts/lib/tmux.ts';
+import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const served = await startServe(a.exe, ['--test-plugins']);
 t.teardown(() => served.stop());
 const cosictl = join(a.dir, 'cosictl');
 
-type Ran = { code: number; out: string; err: string };
-const run = (args: string[], env: Record<string, string> = {}, input?: string) => new Promise<Ran>((resolve) => {
-  const c = execFile(cosictl, ['--config', served.cosictlConfig, ...args], { timeout: 60_000, env: { ...process.env,
-    ...env } }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-  if (input !== undefined) c.stdin!.end(input);
-});
+const run = (args: string[], env: Record<string, string> = {}, input?: string) => runProgram(cosictl,
+  ['--config', served.cosictlConfig, ...args], { env, ...(input !== undefined ? { input } : {}) });
 const live = (name: string, env: Record<string, string> = {}, context = 'admin') => Tmux.start(name,
   [cosictl, '--config', served.cosictlConfig, '--context', context, 'dashboard'],
   { columns: 120, rows: 40, env: { TERM: 'xterm-256color', ...env } });

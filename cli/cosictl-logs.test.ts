@@ -3,7 +3,7 @@
 // following new lines, rings bounded by appliance.log_ring_kib, the kernel log, and a follow
 // that ends when the machine goes away.
 import t from 'tap';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { startServe, type Served } from '../init/engine/serve-harness.ts';
 import { RUNTIME_NS } from '../init/model/runtime-types.ts';
 import { TEST_FILE_READ_TYPE } from '../plugins/testing/plugins.ts';
 import { newResource } from '../init/cosi/resource/resource.ts';
+import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -22,11 +23,8 @@ t.teardown(() => served.stop());
 const admin = served.client();
 t.teardown(() => admin.close());
 
-type Ran = { code: number; out: string; err: string };
-const run = (args: string[], s: Served = served, context = 'admin'): Promise<Ran> => new Promise((resolve) => {
-  execFile(cosictl, ['--config', s.cosictlConfig, '--context', context, ...args], { timeout: 60_000 },
-    (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-});
+const run = (args: string[], s: Served = served, context = 'admin') =>
+  runProgram(cosictl, ['--config', s.cosictlConfig, '--context', context, ...args]);
 
 /** Asks test-reader to read `path`; it logs a line saying what it read (or a warning). */
 const askRead = (id: string, path: string) =>

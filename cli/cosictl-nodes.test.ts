@@ -2,13 +2,13 @@
 // over mutual TLS: one table with a NODE column, lines after their node, a machine that fails
 // named without hiding the other's answer, and commands that change a machine kept to one.
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import type { ConfigFile } from './config.ts';
+import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 // One with the test plugins, one without: their answers differ, so whose row is whose shows.
@@ -25,11 +25,7 @@ file.context = 'both';
 const config = join(withTests.cosictlConfig, '..', 'nodes.yaml');
 writeFileSync(config, YAML.stringify(file), { mode: 0o600 });
 
-type Ran = { code: number; out: string; err: string };
-const run = (args: string[]): Promise<Ran> => new Promise((resolve) => {
-  execFile(join(a.dir, 'cosictl'), ['--config', config, ...args], { timeout: 60_000 },
-    (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-});
+const run = (args: string[]) => runProgram(join(a.dir, 'cosictl'), ['--config', config, ...args]);
 const rowsOf = (out: string, node: string) => out.split('\n').filter((l) => l.startsWith(`${node} `));
 
 t.test('a context with endpoints: one table, a NODE column, each machine\'s rows', async (t) => {

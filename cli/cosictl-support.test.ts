@@ -2,7 +2,7 @@
 // opens with tar, holds what its help says, and a secret planted in a sensitive resource (of a
 // type a client registered) is nowhere in it, nor the CA's private key the machine was given.
 import t from 'tap';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../init/cosi/meta/definition.ts';
 import { newResource } from '../init/cosi/resource/resource.ts';
+import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -22,13 +23,8 @@ const admin = served.client();
 t.teardown(() => admin.close());
 const dir = mkdtempSync(join(tmpdir(), 'support-'));
 
-type Ran = { code: number; out: string; err: string };
-const run = (args: string[], context = 'admin'): Promise<Ran> => new Promise((resolve) => {
-  execFile(cosictl, ['--config', served.cosictlConfig, '--context', context, ...args],
-    { timeout: 60_000, encoding: 'buffer' },
-    (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out: out.toString('latin1'),
-      err: err.toString() }));
-});
+const run = (args: string[], context = 'admin') =>
+  runProgram(cosictl, ['--config', served.cosictlConfig, '--context', context, ...args], { binaryOut: true });
 
 const secret = `planted-${randomUUID()}`;
 await admin.create(newResource({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: 'vaults.example.com' }, {

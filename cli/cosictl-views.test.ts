@@ -2,12 +2,12 @@
 // serve` with the test plugins) over mutual TLS: the views read this host's /proc (serve runs here),
 // so each is checked against what this test knows of the host; restart against PluginStatus.
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../init/model/runtime-types.ts';
+import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const served = await startServe(a.exe, ['--test-plugins']);
@@ -15,11 +15,8 @@ t.teardown(() => served.stop());
 const admin = served.client();
 t.teardown(() => admin.close());
 
-type Ran = { code: number; out: string; err: string };
-const run = (args: string[], context = 'admin'): Promise<Ran> => new Promise((resolve) => {
-  execFile(join(a.dir, 'cosictl'), ['--config', served.cosictlConfig, '--context', context, ...args],
-    { timeout: 60_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-});
+const run = (args: string[], context = 'admin') =>
+  runProgram(join(a.dir, 'cosictl'), ['--config', served.cosictlConfig, '--context', context, ...args]);
 const plugin = async (name: string) =>
   (await admin.get({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name })).spec as PluginStatusSpec;
 async function until(what: string, f: () => Promise<boolean>, ms = 20_000): Promise<void> {

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
+import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -20,14 +21,9 @@ t.teardown(() => served.stop());
 const endpoint = `127.0.0.1:${served.port}`;
 const dir = mkdtempSync(join(tmpdir(), 'cosictl-test-'));
 
-function run(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const c = execFile(
-      cosictl, ['--config', served.cosictlConfig, ...args], { timeout: 30_000 },
-      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
-    );
-    if (input !== undefined) { c.stdin!.end(input); }
-  });
+function run(args: string[], input?: string): Promise<Ran> {
+  return runProgram(cosictl, ['--config', served.cosictlConfig, ...args],
+    { timeoutMs: 30_000, ...(input !== undefined ? { input } : {}) });
 }
 const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
 

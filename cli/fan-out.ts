@@ -25,7 +25,8 @@ function linesAfter(prefix: string, write: (text: string) => void): { write(text
 
 /**
  * Runs `run` once per node with an io of its own (`ioFor` makes its session), then prints the merged tables.
- * Tables are merged by their order within each node's output: the k-th table of every node goes together.
+ * Tables are merged by their order within each node's output: the k-th table of every node goes together,
+ * those of the same columns in one (machines of other versions may print other columns: a table each).
  */
 export async function fanOut(
   nodes: readonly string[], io: Omit<CommandIo, 'session'>,
@@ -54,8 +55,14 @@ export async function fanOut(
   }));
   const count = Math.max(0, ...tables.map((t) => t.length));
   for (let k = 0; k < count; k++) {
-    const parts = tables.map((t) => t[k]).filter((t): t is NodeTable => t !== undefined);
-    io.out(renderTable(['NODE', ...parts[0]!.header], parts.flatMap((p) => p.rows.map((r) => [p.node, ...r]))));
+    const byHeader = new Map<string, NodeTable[]>();
+    for (const part of tables.map((t) => t[k]).filter((t): t is NodeTable => t !== undefined)) {
+      const key = JSON.stringify(part.header);
+      byHeader.set(key, [...(byHeader.get(key) ?? []), part]);
+    }
+    for (const parts of byHeader.values()) {
+      io.out(renderTable(['NODE', ...parts[0]!.header], parts.flatMap((p) => p.rows.map((r) => [p.node, ...r]))));
+    }
   }
   return codes.find((c) => c !== 0) ?? 0;
 }

@@ -1,11 +1,10 @@
 // cosictl: the client of the appliance's COSI API. Runs on the user's machine.
 import { commandWord, flag, has, parseArgs } from './args.ts';
 import { FLAGS, flagsFor, GLOBAL_FLAGS } from './flags.ts';
-import type { CommandIo } from './command.ts';
 import { COMMANDS, commandNamed } from './commands/registry.ts';
 import { clientLine } from './commands/version.ts';
 import { completeWords } from './commands/completion.ts';
-import { defaultConfigPath, loadContext, type Context } from './config.ts';
+import { contextNodes, defaultConfigPath, loadContext, type Context, type ContextOptions } from './config.ts';
 import { fanOut } from './fan-out.ts';
 import { renderTable } from './output/table.ts';
 import { CliError, EXIT, exitCodeOf } from './errors.ts';
@@ -81,23 +80,23 @@ export async function cosictl(argv: string[]): Promise<number> {
   }
   const timeout = flag(p, 'timeout');
   const timeoutMs = timeout === undefined ? undefined : parseDuration('timeout', timeout) * 1000;
-  const context = () => loadContext({
+  const options: ContextOptions = {
     endpoint: flag(p, 'endpoint'), configPath: flag(p, 'config'), context: flag(p, 'context'),
     nodes: flag(p, 'nodes'), insecure: has(p, 'insecure'),
     ...(flag(p, 'fingerprint') ? { fingerprint: flag(p, 'fingerprint')! } : {}),
     warn: (line) => err(`cosictl: ${line}\n`),
-  });
-  /** A session made when the command first asks for it, closed by `close`. */
+  };
+  /** A session made when the command first asks for it (once, however many ask at once), closed by `close`. */
   const lazySession = (ctx: () => Context) => {
-    let session: Session | undefined;
+    let made: Session | undefined;
+    let connected: Promise<Session> | undefined;
     return {
-      session: async () => {
-        if (session) return session;
-        session = new Session(ctx(), flag(p, 'namespace'), timeoutMs);
-        await session.connect(timeoutMs);
-        return session;
-      },
-      close: () => session?.close(),
+      session: () => connected ??= (async () => {
+        made = new Session(ctx(), flag(p, 'namespace'), timeoutMs);
+        await made.connect(timeoutMs);
+        return made;
+      })(),
+      close: () => made?.close(),
     };
   };
   const base = {
@@ -105,14 +104,14 @@ export async function cosictl(argv: string[]): Promise<number> {
     table: (header: string[], rows: string[][]) => out(renderTable(header, rows)),
     configPath: flag(p, 'config') ?? defaultConfigPath(), configGiven: has(p, 'config'),
   };
-  const fanned = command.fanOut ? context() : undefined;
-  if (fanned?.nodes) {
-    const ctx = fanned;
-    return fanOut(ctx.nodes!, base,
-      (node) => lazySession(() => ({ ...ctx, endpoint: node })), (io) => command.run(io));
+  const nodes = command.fanOut ? contextNodes(options) : undefined;
+  if (nodes) {
+    // Each machine's own context: its TLS follows its address (a unix socket has none).
+    return fanOut(nodes, base, (node) => lazySession(() => loadContext({ ...options, nodes: undefined,
+      endpoint: node, warn: node === nodes[0] ? options.warn : undefined })), (io) => command.run(io));
   }
   const one = lazySession(() => {
-    const ctx = fanned ?? context();
+    const ctx = loadContext(options);
     if (ctx.nodes && ctx.nodes.length > 1) {
       throw new CliError(`${name} works on one machine at a time, not on ${ctx.nodes.join(', ')} `
         + '(give one with --nodes or -e)', EXIT.usage);

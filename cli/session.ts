@@ -29,6 +29,8 @@ const KEEPALIVE_TIMEOUT_MS = 10_000;
 export class Session {
   readonly state: RemoteState;
   private defs: ResourceDefinitionSpec[] | undefined;
+  /** The one List of definitions, however many ask at once. */
+  private listing: Promise<ResourceDefinitionSpec[]> | undefined;
 
   /**
    * `timeoutMs`: --timeout, the deadline of the connection and of every call but a watch's (which
@@ -56,10 +58,12 @@ export class Session {
     }
   }
 
-  async definitions(): Promise<ResourceDefinitionSpec[]> {
-    this.defs ??= (await this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }))
-      .map((r) => r.spec as ResourceDefinitionSpec);
-    return this.defs;
+  definitions(): Promise<ResourceDefinitionSpec[]> {
+    this.listing ??= this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }).then((rs) => {
+      this.defs = rs.map((r) => r.spec as ResourceDefinitionSpec);
+      return this.defs;
+    }, (e: unknown) => { this.listing = undefined; throw e; }); // the next caller asks again
+    return this.listing;
   }
 
   async resolve(name: string): Promise<ResourceDefinitionSpec> {
@@ -84,8 +88,13 @@ export class Session {
   }
 
   namespaceFor(def: ResourceDefinitionSpec): string {
+    return this.namespaceFlag ?? this.defaultNamespaceOf(def);
+  }
+
+  /** Where a type's resources are unless -n says otherwise. */
+  defaultNamespaceOf(def: ResourceDefinitionSpec): string {
     // A type registered without a default namespace (an upstream client's ResourceDefinition) takes the context's.
-    return this.namespaceFlag ?? (def.defaultNamespace || this.ctx.namespace || 'default');
+    return def.defaultNamespace || this.ctx.namespace || 'default';
   }
 
   close(): void { this.state.close(); }

@@ -27,7 +27,8 @@ export function terminalCaps(stream: Stream, env: NodeJS.ProcessEnv = process.en
   return {
     interactive,
     color: interactive && !env.NO_COLOR,
-    columns: (stream.isTTY ? stream.columns : undefined) ?? positive(env.COLUMNS) ?? FALLBACK.columns,
-    rows: (stream.isTTY ? stream.rows : undefined) ?? positive(env.LINES) ?? FALLBACK.rows,
+    // A terminal that says 0 (a serial console, some `docker exec -t`) says nothing.
+    columns: (stream.isTTY ? positive(String(stream.columns)) : undefined) ?? positive(env.COLUMNS) ?? FALLBACK.columns,
+    rows: (stream.isTTY ? positive(String(stream.rows)) : undefined) ?? positive(env.LINES) ?? FALLBACK.rows,
   };
 }

@@ -3,7 +3,6 @@
 // Every machine talks mutual TLS: the run's CA reaches the guest in its machine config
 // (QEMU fw_cfg by default), and cosictl uses a context with the run's admin certificate.
 // No tap here, so benchmarks can use it; tests take qemu/api-vm.ts, which adds tap's hooks.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,8 +14,9 @@ import type { Role } from '../init/model/access.ts';
 import { apiCaDocument } from '../init/pki/secrets.ts';
 import { artifacts } from './artifacts.ts';
 import { launch, slirpStaticIp, type Vm, type VmOptions } from './launch.ts';
+import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
-export interface CliResult { code: number; out: string; err: string }
+export type CliResult = Ran;
 
 export interface ApiVm {
   vm: Vm;
@@ -94,15 +94,8 @@ export async function bootApiMachine(
   writeFileSync(cosictlConfig, JSON.stringify({
     context: 'vm', contexts: { vm: { endpoint, ca: tls().ca, cert: tls().cert, key: tls().key } },
   }), { mode: 0o600 });
-  const cli = (flags: string[]) => (args: string[], input?: string, timeoutMs = 60_000) => new Promise<CliResult>(
-    (resolve) => {
-      const c = execFile(
-        cosictl, [...flags, ...args], { timeout: timeoutMs },
-        (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }),
-      );
-      if (input !== undefined) c.stdin!.end(input);
-    },
-  );
+  const cli = (flags: string[]) => (args: string[], input?: string, timeoutMs = 60_000) =>
+    runProgram(cosictl, [...flags, ...args], { ...(input !== undefined ? { input } : {}), timeoutMs });
   const run = cli(['--config', cosictlConfig]);
   const runInsecure = cli(['--insecure', '-e', endpoint]);
   const pollWith = (exec: typeof run) => async (args: string[], re: RegExp, ms = 30_000) => {

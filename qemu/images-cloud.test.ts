@@ -6,7 +6,7 @@
 // disk the first boot grows EPHEMERAL (/var) to its end, and a second boot finds what the first
 // wrote there.
 import t from 'tap';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { bootWithApi, type CliResult } from './api-vm.ts';
 import { buildTestImages, partitionTable } from './image-builds.ts';
 import { SEED_ADDR } from './config-seeds.ts';
 import { startServer } from '../plugins/platform/testing/metadata-servers.ts';
+import { runProgram } from '../scripts/lib/run-program.ts';
 
 
 const { a, dir, first, fileOf } = await buildTestImages('images-cloud');
@@ -132,10 +133,8 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
       'with the script\'s command line');
     if (firmware !== 'seabios') return;
     const source = `http://${SEED_ADDR.guestAddr}/install/`;
-    const installed = await new Promise<CliResult>((resolve) => {
-      execFile(cosictl, ['--config', cosictlConfig, 'install', '--serial', 'pxe-target', '--source', source],
-        { timeout: 240_000 }, (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-    });
+    const installed = await runProgram(cosictl,
+      ['--config', cosictlConfig, 'install', '--serial', 'pxe-target', '--source', source], { timeoutMs: 240_000 });
     t.equal(installed.code, 0, installed.err);
     t.match(http.log, ['GET /install/install.json', 'GET /install/appliance.raw.gz'], 'the folder, over HTTP');
     // Byte for byte the raw disk, but for STATE, where the machine config went.

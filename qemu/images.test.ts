@@ -6,7 +6,7 @@
 // itself to a disk through the API, which then boots alone with the live machine's config.
 // (The clouds' disks, boot counting, PXE and a growing disk: qemu/images-cloud.test.ts.)
 import t from 'tap';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { PARTITION_TYPE, SECTOR } from '../init/disk/gpt.ts';
 import { verifyUpgradeBundle } from '../init/disk/upgrade-bundle.ts';
 import { bootWithApi, type CliResult } from './api-vm.ts';
 import { buildTestImages, partitionTable } from './image-builds.ts';
+import { runProgram } from '../scripts/lib/run-program.ts';
 
 
 const { a, dir, build, first, fileOf } = await buildTestImages('images');
@@ -162,10 +163,8 @@ t.test('install from the ISO: refusals touch nothing; the installed disk boots a
     const { run, poll } = live;
     t.match(live.vm.console(), /state: a live system \(appliance\.live\) leaves disks alone/);
     t.notMatch(live.vm.console(), /ephemeral: \/dev\/vdb4 mounted/, 'the other disk\'s EPHEMERAL is not /var');
-    const install = (args: string[]) => new Promise<CliResult>((resolve) => {
-      execFile(live.cosictl, ['--config', live.cosictlConfig, 'install', ...args], { timeout: 240_000 },
-        (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-    });
+    const install = (args: string[]) => runProgram(live.cosictl, ['--config', live.cosictlConfig, 'install', ...args],
+      { timeoutMs: 240_000 });
     t.equal((await run(['apply', '-f', '-'], 'metadata: {type: motd, id: installed}\nspec: {text: From the ISO}\n'
       + '---\nmetadata: {type: mountspec, id: other}\n'
       + 'spec: {source: LABEL=EPHEMERAL, target: /mnt/other, options: [ro]}\n')).code, 0);

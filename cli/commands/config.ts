@@ -2,7 +2,7 @@
 // redacted unless --raw), get-contexts, current-context, use-context, set-context and
 // delete-context. Needs no machine.
 import YAML from 'yaml';
-import { flag, has } from '../args.ts';
+import { flag, has, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import {
   currentContext, readConfigFile, toAddress, warnUnknownKeys, writeConfigFile, type ConfigFile,
@@ -58,7 +58,7 @@ export const configCommand: Command = {
     const contexts = file.contexts ?? {};
     const needName = () => {
       if (!name) throw new CliError(`config ${verb}: name a context`, EXIT.usage);
-      if (extra.length) throw new CliError(`config ${verb}: unexpected argument "${extra[0]}"`, EXIT.usage);
+      noArguments(`config ${verb}`, extra);
       return name;
     };
     const known = (n: string) => {

@@ -1,11 +1,11 @@
 // dashboard: the machine on one screen, redrawn as it changes (cli/dashboard/: feed keeps the
 // data from watches and streams, view lays it out, screen paints it for this terminal).
-import { has, type Parsed } from '../args.ts';
+import { has, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { DashboardFeed } from '../dashboard/feed.ts';
 import { ENTER_SCREEN, frame, LEAVE_SCREEN, paintLine } from '../dashboard/screen.ts';
 import { dashboardLines } from '../dashboard/view.ts';
-import { CliError, EXIT } from '../errors.ts';
+import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import { terminalCaps, type TerminalCaps } from '../terminal.ts';
 
@@ -26,7 +26,8 @@ Into a pipe or file (or with --once) it prints the screen once, sized by $COLUMN
 flags:
       --once            print the screen once and end
 
-exit codes: 0 quit, 2 usage, 5 unreachable or the machine stopped answering.
+exit codes: 0 quit (or the screen printed), 1 --once could not read a part (the screen says
+which), 2 usage, 5 unreachable or the machine stopped answering.
 `;
 
 /** Redraws at most this often: a burst of changes (a boot, a config applied) is one frame. */
@@ -40,8 +41,12 @@ async function once(s: Session, out: (t: string) => void): Promise<number> {
   const feed = new DashboardFeed(s, { follow: false, logTail: caps.rows, changed: () => undefined });
   try { await feed.start(); } finally { feed.close(); }
   out(`${paint(feed, { ...caps, color: false }).join('\n')}\n`);
-  return EXIT.ok;
+  // The screen says what could not be read; the exit code says that something could not.
+  return feed.failed ? exitCodeOf(feed.failed) : EXIT.ok;
 }
+
+/** Keys that quit: q, Q, Ctrl-C, each pressed alone (not inside a function key's sequence or a paste). */
+const QUIT_KEYS = new Set(['q', 'Q', '\x03']);
 
 async function live(s: Session): Promise<number> {
   const stdout = process.stdout;
@@ -50,27 +55,37 @@ async function live(s: Session): Promise<number> {
   let pending: NodeJS.Timeout | undefined;
   let drawn = 0;
   let stopped = false;
+  let failure: unknown;
+  let quit: () => void = () => undefined;
+  const quitting = new Promise<void>((r) => { quit = r; });
   const draw = () => {
+    if (pending) clearTimeout(pending);
     pending = undefined;
     // Streams being closed still report: nothing is drawn over the screen the user returned to.
     if (stopped) return;
     drawn = Date.now();
-    stdout.write(frame(paint(feed, caps)));
+    // A bug drawing (in a timer) must not leave the terminal raw in the alternate screen: it ends the dashboard.
+    try { stdout.write(frame(paint(feed, caps))); } catch (e) { failure = e; quit(); }
   };
   const changed = () => { if (!stopped) pending ??= setTimeout(draw, Math.max(0, FRAME_MS - (Date.now() - drawn))); };
   const feed = new DashboardFeed(s, { follow: true, logTail: caps.rows, changed });
   const resized = () => { caps = terminalCaps(stdout); draw(); };
-  let quit: () => void = () => undefined;
-  const quitting = new Promise<void>((r) => { quit = r; });
-  const key = (b: Buffer) => { if (b.includes(0x71) || b.includes(0x51) || b.includes(0x03)) quit(); };
-  stdout.write(ENTER_SCREEN);
-  stdout.on('resize', resized);
-  process.once('SIGINT', quit);
-  process.once('SIGTERM', quit);
-  if (stdin.isTTY) { stdin.setRawMode(true); stdin.on('data', key); stdin.resume(); }
-  const tick = setInterval(draw, 1000);
+  const key = (b: Buffer) => { if (QUIT_KEYS.has(b.toString('latin1'))) quit(); };
+  // Whatever ends the process (an uncaught error too), the terminal is given back as it was.
+  const restore = () => {
+    if (stdin.isTTY) stdin.setRawMode(false);
+    stdout.write(LEAVE_SCREEN);
+  };
+  let tick: NodeJS.Timeout | undefined;
   try {
-    stdout.write(frame(paint(feed, caps)));
+    process.once('exit', restore);
+    stdout.write(ENTER_SCREEN);
+    stdout.on('resize', resized);
+    process.once('SIGINT', quit);
+    process.once('SIGTERM', quit);
+    if (stdin.isTTY) { stdin.setRawMode(true); stdin.on('data', key); stdin.resume(); }
+    tick = setInterval(draw, 1000);
+    draw();
     await Promise.race([feed.start(), quitting]);
     draw();
     await quitting;
@@ -82,9 +97,11 @@ async function live(s: Session): Promise<number> {
     stdout.off('resize', resized);
     process.off('SIGINT', quit);
     process.off('SIGTERM', quit);
-    if (stdin.isTTY) { stdin.off('data', key); stdin.setRawMode(false); stdin.pause(); }
-    stdout.write(LEAVE_SCREEN);
+    if (stdin.isTTY) { stdin.off('data', key); stdin.pause(); }
+    process.off('exit', restore);
+    restore();
   }
+  if (failure) throw failure;
   const lost = await Promise.race([feed.gone, Promise.resolve(undefined)]);
   if (lost) throw new CliError(`the machine stopped answering: ${lost}`, EXIT.unreachable);
   return EXIT.ok;
@@ -96,12 +113,8 @@ export const dashboardCommand: Command = {
   help: DASHBOARD_HELP,
   flags: ['once'],
   async run({ p, out, session }) {
-    check(p);
+    noArguments('dashboard', p.positional);
     const s = await session();
     return has(p, 'once') || !terminalCaps(process.stdout).interactive ? once(s, out) : live(s);
   },
 };
-
-function check(p: Parsed): void {
-  if (p.positional.length) throw new CliError(`dashboard: unexpected argument "${p.positional[0]}"`, EXIT.usage);
-}

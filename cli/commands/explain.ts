@@ -4,6 +4,7 @@
 import { resolveDefinition, type ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
 import { typeCandidates, type Candidate } from '../completion/complete.ts';
 import { FORMAT_WORDS, type SpecSchema } from '../../init/cosi/meta/schema.ts';
+import { noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
 
@@ -100,7 +101,7 @@ export const explainCommand: Command = {
   async run({ p, out, session }) {
     const [typeName, field, ...extra] = p.positional;
     if (!typeName) throw new CliError('explain: name a resource type (see `cosictl api-resources`)', EXIT.usage);
-    if (extra.length) throw new CliError(`explain: unexpected argument "${extra[0]}"`, EXIT.usage);
+    noArguments('explain', extra);
     const def = await (await session()).resolve(typeName);
     const head = [
       `KIND:       ${def.displayType}`, `TYPE:       ${def.type}`, `NAMESPACE:  ${def.defaultNamespace}`,

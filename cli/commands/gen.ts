@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../../init/pki/secrets.ts';
 import { ROLES, type Role } from '../../init/model/access.ts';
 import type { KeyAlgorithm } from '../../init/pki/certificate.ts';
-import { flag, has, type Parsed } from '../args.ts';
+import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { defaultConfigPath, readConfigFile, toAddress, writeConfigFile } from '../config.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { readInput } from '../read-input.ts';
@@ -65,7 +65,7 @@ const EXAMPLES = `# More of what a machine can be told (cosictl api-resources li
 export function genCommand(p: Parsed, configPath: string | undefined, out: (s: string) => void,
   err: (s: string) => void): number {
   const [what, ...extra] = p.positional;
-  if (extra.length) throw new CliError(`gen ${what}: unexpected argument "${extra[0]}"`, EXIT.usage);
+  noArguments(`gen ${what}`, extra);
   if (what === 'secrets') {
     const algorithm = flag(p, 'algorithm') ?? 'ecdsa-p256';
     if (algorithm !== 'ecdsa-p256' && algorithm !== 'ed25519') {

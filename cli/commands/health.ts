@@ -2,10 +2,10 @@
 // keeps (init/engine/health.ts): each check and why it fails; --wait follows it until it holds.
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
 import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS } from '../../init/model/runtime-types.ts';
-import { flag } from '../args.ts';
+import { flag, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { parseDuration } from '../duration.ts';
-import { CliError, EXIT } from '../errors.ts';
+import { EXIT } from '../errors.ts';
 import { followStatus } from '../follow-status.ts';
 
 export const HEALTH_HELP = `usage: cosictl health [--wait DURATION]
@@ -35,7 +35,7 @@ export const healthCommand: Command = {
   flags: ['wait'],
   fanOut: true,
   async run({ p, out, err, session }) {
-    if (p.positional.length) throw new CliError(`health: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+    noArguments('health', p.positional);
     const wait = flag(p, 'wait');
     const waitSeconds = wait === undefined ? undefined : parseDuration('wait', wait);
     const s = await session();

@@ -6,7 +6,7 @@ import {
   CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
 } from '../../init/model/runtime-types.ts';
 import type { InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
-import { flag, has, type Parsed } from '../args.ts';
+import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
@@ -65,7 +65,7 @@ export function progressLine(s: InstallStatusSpec, last: { phase?: string; tenth
 
 export async function install(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
-  if (p.positional.length) throw new CliError(`install: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+  noArguments('install', p.positional);
   const given = (k: string, f: string) => (flag(p, f) !== undefined ? { [k]: flag(p, f) } : {});
   const disk = { ...given('path', 'disk'), ...given('serial', 'serial'), ...given('model', 'model'),
     ...given('size', 'size') };

@@ -4,7 +4,7 @@ import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
 } from '../../init/model/log-service-wire.ts';
 import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
-import { flag, has, type Parsed } from '../args.ts';
+import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/complete.ts';
 import { parseDuration } from '../duration.ts';
@@ -155,7 +155,7 @@ export const dmesgCommand: Command = {
   shorts: { f: 'follow' },
   fanOut: true,
   async run({ p, out, session }) {
-    if (p.positional.length) throw new CliError(`dmesg: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+    noArguments('dmesg', p.positional);
     return printLines(await session(), 'kernel', p, out);
   },
 };

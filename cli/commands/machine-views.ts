@@ -6,7 +6,7 @@ import {
   SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
 } from '../../init/model/machine-service-wire.ts';
 import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
-import { flag, type Parsed } from '../args.ts';
+import { flag, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
 import type { TableOut } from '../output/table.ts';
@@ -83,7 +83,7 @@ async function show(
 ): Promise<number> {
   const o = flag(p, 'output');
   if (o !== undefined && o !== 'json') throw new CliError(`-o ${o}: ${view.name} prints a table or json`, EXIT.usage);
-  if (p.positional.length) throw new CliError(`${view.name}: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+  noArguments(`${view.name}`, p.positional);
   const v = view.decode(await s.state.unary(view.path, view.request));
   const shown = o === 'json' ? `${JSON.stringify(v, null, 2)}\n` : view.render(v);
   if (typeof shown === 'string') out(shown); else printTable(shown.header, shown.rows);

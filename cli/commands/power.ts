@@ -7,7 +7,7 @@ import {
   BOOT_STATUS_TYPE, CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS,
   type BootStatusSpec, type PowerAction, type PowerRequestSpec,
 } from '../../init/model/runtime-types.ts';
-import { flag, has, type Parsed } from '../args.ts';
+import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command, CommandIo } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -96,7 +96,7 @@ function powerCommand(action: Extract<PowerAction, 'reboot' | 'poweroff'>, name:
     flags: ['grace', 'force', 'id', ...(waits ? ['wait'] : [])],
     async run(io) {
       const p: Parsed = io.p;
-      if (p.positional.length) throw new CliError(`${name}: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+      noArguments(`${name}`, p.positional);
       const grace = flag(p, 'grace');
       const graceSeconds = grace === undefined ? undefined : parseDuration('grace', grace);
       if (graceSeconds !== undefined && has(p, 'force')) {

@@ -13,9 +13,9 @@ import {
 import { HEALTH_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
 import { COMMIT, VERSION } from '../../init/version.ts';
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
-import { flag } from '../args.ts';
+import { flag, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
-import { CliError, EXIT } from '../errors.ts';
+import { EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import type { Session } from '../session.ts';
 import { formatLogLine } from './logs.ts';
@@ -99,7 +99,7 @@ export const supportCommand: Command = {
   help: SUPPORT_HELP,
   flags: ['output'],
   async run({ p, err, session }) {
-    if (p.positional.length) throw new CliError(`support: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+    noArguments('support', p.positional);
     const file = flag(p, 'output') ?? 'support.tar.gz';
     const s = await session();
     const started = new Date();

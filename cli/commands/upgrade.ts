@@ -12,7 +12,7 @@ import {
   UPLOAD_CHUNK_MAX, UPLOAD_PATH, UPLOAD_REQUEST, UPLOAD_RESPONSE,
 } from '../../init/model/upgrade-service-wire.ts';
 import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
-import { flag, has, type Parsed } from '../args.ts';
+import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
@@ -114,7 +114,7 @@ async function uploadFile(
 
 export async function upgrade(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
-  if (p.positional.length) throw new CliError(`upgrade: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+  noArguments('upgrade', p.positional);
   const image = flag(p, 'image');
   if (!image) throw new CliError('upgrade: name the bundle with --image FILE or --image URL', EXIT.usage);
   const url = /^https?:\/\//.test(image);
@@ -164,7 +164,7 @@ Promise<number> {
 
 export async function rollback(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
-  if (p.positional.length) throw new CliError(`rollback: unexpected argument "${p.positional[0]}"`, EXIT.usage);
+  noArguments('rollback', p.positional);
   const id = requestId('rollback', p);
   const reboot = !has(p, 'no-reboot');
   const f = await follow(s, id, err, (st) => st.phase === 'failed' || st.phase === 'done');

@@ -18,6 +18,7 @@ import {
 } from '../../init/model/runtime-types.ts';
 import { MOUNT_STATUS_TYPE } from '../../init/model/storage-names.ts';
 import { TIME_STATUS_TYPE } from '../../init/model/time-names.ts';
+import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
 
@@ -34,7 +35,7 @@ export interface FeedOptions {
   changed(): void;
 }
 
-/** Where each watched type lands, and the section that shows it. */
+/** Where each watched type lands, and the name its problems go under (view.ts shows each). */
 interface Mirror { type: string; section: string; into: Map<string, unknown> }
 
 export class DashboardFeed {
@@ -48,6 +49,8 @@ export class DashboardFeed {
   private readonly hostnames = new Map<string, HostnameStatusSpec>();
   private readonly logs: LogLine[] = [];
   private readonly problems = new Map<string, string>();
+  /** The first call that failed (not a type the machine lacks): --once's exit code. */
+  private failure: Error | undefined;
   private overview: DashboardData['overview'];
   private lost: string | undefined;
   private readonly closers: (() => void)[] = [];
@@ -63,12 +66,12 @@ export class DashboardFeed {
   /** Resolves once every section has its first contents (or says why it has none). */
   async start(): Promise<void> {
     const mirrors: Mirror[] = [
-      { type: VERSION_TYPE, section: 'title', into: this.versions },
+      { type: VERSION_TYPE, section: 'version', into: this.versions },
       { type: PLUGIN_STATUS_TYPE, section: 'plugins', into: this.plugins },
       { type: HEALTH_TYPE, section: 'health', into: this.healths },
-      { type: MACHINE_STATUS_TYPE, section: 'health', into: this.machines },
+      { type: MACHINE_STATUS_TYPE, section: 'stopping', into: this.machines },
       { type: LINK_STATUS_TYPE, section: 'links', into: this.links },
-      { type: HOSTNAME_STATUS_TYPE, section: 'title', into: this.hostnames },
+      { type: HOSTNAME_STATUS_TYPE, section: 'hostname', into: this.hostnames },
       { type: TIME_STATUS_TYPE, section: 'time', into: this.times },
       { type: MOUNT_STATUS_TYPE, section: 'mounts', into: this.mounts },
     ];
@@ -92,6 +95,9 @@ export class DashboardFeed {
     };
   }
 
+  /** The first call that failed, if one did. */
+  get failed(): Error | undefined { return this.failure; }
+
   close(): void {
     this.closed = true;
     for (const c of this.closers.splice(0)) c();
@@ -107,18 +113,26 @@ export class DashboardFeed {
     this.changed();
   }
 
+  private fail(section: string, e: Error, what = ''): void {
+    this.failure ??= e;
+    this.problems.set(section, `${what}${e.message}`);
+    this.changed();
+  }
+
   /** A whole kind into `into`; its section names the problem when the machine does not serve the type. */
   private async mirror(m: Mirror): Promise<void> {
     let def;
     try { def = await this.s.resolve(m.type); } catch (e) {
-      this.problems.set(m.section, (e as Error).message);
+      // A machine without the plugin that defines the type: said, not a failure.
+      if (exitCodeOf(e) === EXIT.notFound) this.problems.set(m.section, (e as Error).message);
+      else this.fail(m.section, e as Error);
       return;
     }
     let bootstrapped: () => void = () => undefined;
     const ready = new Promise<void>((r) => { bootstrapped = r; });
     let watch: Watch;
     try {
-      watch = await this.s.state.watch({ namespace: def.defaultNamespace || 'default', type: def.type },
+      watch = await this.s.state.watch({ namespace: this.s.defaultNamespaceOf(def), type: def.type },
         { bootstrapContents: true }, (events: readonly WatchEvent[]) => {
           for (const e of events) {
             if (e.type === 'bootstrapped') bootstrapped();
@@ -128,13 +142,14 @@ export class DashboardFeed {
           this.changed();
         }, true); // with bootstrapped: the resources there already have all come
     } catch (e) {
-      this.problems.set(m.section, `${def.displayType}: ${(e as Error).message}`);
+      this.fail(m.section, e as Error, `${def.displayType}: `);
       return;
     }
+    if (this.closed) { watch.close(); return; } // the user quit while it started
     if (!this.o.follow) {
       const ended = await Promise.race([ready.then(() => undefined), watch.done]);
       watch.close();
-      if (ended) this.problems.set(m.section, `${def.displayType}: ${ended.message}`);
+      if (ended) this.fail(m.section, ended, `${def.displayType}: `);
       return;
     }
     // Only the machine ends a watch of the live dashboard (close() is at the end): it went away.
@@ -148,7 +163,7 @@ export class DashboardFeed {
       this.overview = OVERVIEW.decode(await this.s.state.unary(OVERVIEW_PATH, OVERVIEW_REQUEST.encode({})));
       this.problems.delete('machine');
     } catch (e) {
-      this.problems.set('machine', `cannot read the machine's figures: ${(e as Error).message}`);
+      this.fail('machine', e as Error, 'cannot read the machine\'s figures: ');
     }
   }
 
@@ -158,9 +173,10 @@ export class DashboardFeed {
       const r = LOG_SOURCES_RESPONSE.decode(await this.s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
       names = (r.sources ?? []).map((x) => x.name).filter((n) => n !== 'kernel');
     } catch (e) {
-      this.problems.set('logs', (e as Error).message);
+      this.fail('logs', e as Error);
       return;
     }
+    if (this.closed) return;
     await Promise.all(names.map(async (source) => {
       const request = LOGS_REQUEST.encode({ source, follow: this.o.follow, tail: this.o.logTail });
       const call = this.s.state.stream(LOGS_PATH, request, (m) => {
@@ -168,10 +184,8 @@ export class DashboardFeed {
         this.changed();
       }, this.o.follow ? undefined : this.s.longCallMs);
       this.closers.push(() => call.cancel());
-      if (!this.o.follow) {
-        const e = await call.done;
-        if (e) this.problems.set('logs', `${source}: ${e.message}`);
-      }
+      const ended = call.done.then((e) => { if (e && !this.closed) this.fail('logs', e, `${source}: `); });
+      if (!this.o.follow) await ended;
     }));
   }
 

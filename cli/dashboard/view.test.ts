@@ -67,12 +67,17 @@ t.test('unhealthy names each failing check; stopping says why and who holds it',
 t.test('what a section could not read, and a machine gone, are said', async (t) => {
   const lines = text(data({ problems: new Map([['time', 'unknown resource type "TimeStatuses"']]), lost: 'EOF' }));
   t.equal(lines[1], 'the machine stopped answering: EOF');
+  const refused = text(data({ health: undefined, problems: new Map([['health', 'permission denied'],
+    ['version', 'deadline exceeded']]) }));
+  t.equal(refused[2], 'health: permission denied   (version: deadline exceeded)', 'problems without a section');
   t.ok(lines.some((l) => l.startsWith('TIME  unknown resource type "TimeStatuses"')));
 });
 
 t.test('a small screen: lines cut with an ellipsis, the top kept, at least a few log lines', async (t) => {
   const lines = text(data(), 40, 12);
   t.equal(lines.length, 12);
+  t.same(lines.slice(-4).map((l) => l.slice(0, 8)), ['LOGS', '10:00:27', '10:00:28', '10:00:29'],
+    'the logs pane keeps its rows; the top gives way');
   for (const l of lines) t.ok([...l].length <= 40, l);
   t.match(lines[1], /…$/);
   t.equal(text(data(), 100, 60).filter((l) => /^10:00:\d\d /.test(l)).length, 30, 'no more log lines than there are');

@@ -62,13 +62,22 @@ function machineLine(o: MachineOverview | undefined, problem: string | undefined
   seg(`   ${o.processes} processes`)];
 }
 
-function healthLine(h: HealthStatusSpec | undefined, m: MachineStatusSpec | undefined): ScreenLine {
+/** Problems of the types that have no section of their own, said after health. */
+const ASIDE = ['stopping', 'version', 'hostname'];
+
+function healthLine(d: DashboardData): ScreenLine {
+  const { health: h, machine: m } = d;
+  const aside = ASIDE.flatMap((k) => (d.problems.has(k) ? [seg(`   (${k}: ${d.problems.get(k)})`, 'warn')] : []));
+  return [...healthWords(h, m, d.problems.get('health')), ...aside];
+}
+
+function healthWords(h: HealthStatusSpec | undefined, m: MachineStatusSpec | undefined, problem?: string): ScreenLine {
   const line: ScreenLine = [];
   if (m?.stage === 'stopping') {
     line.push(seg(`STOPPING (${m.action ?? ''}: ${m.reason})${m.heldBy?.length ? ` held by ${m.heldBy.join(', ')}`
       : ''}${m.deadline ? ` until ${clock(m.deadline)}` : ''}   `, 'bad'));
   }
-  if (!h) return [...line, seg('health: not known yet', 'dim')];
+  if (!h) return [...line, problem ? seg(`health: ${problem}`, 'warn') : seg('health: not known yet', 'dim')];
   if (h.healthy) return [...line, seg('healthy', 'good'), seg(h.since ? ` since ${clock(h.since)}` : '', 'dim')];
   const failing = (h.checks ?? []).filter((c) => !c.ok);
   return [...line, seg('UNHEALTHY', 'bad'), seg(`: ${failing.map((c) => `${c.name} (${c.message})`).join('; ')}`)];
@@ -149,13 +158,14 @@ export function dashboardLines(d: DashboardData, width: number, height: number):
     titleLine(d),
     ...(d.lost ? [[seg(`the machine stopped answering: ${d.lost}`, 'bad')]] : []),
     machineLine(d.overview, d.problems.get('machine')),
-    healthLine(d.health, d.machine),
+    healthLine(d),
     heading('PLUGINS', d.problems.get('plugins')), ...pluginLines(d.plugins, width),
     heading('LINKS', d.problems.get('links')), ...linkLines(d.links),
     [...heading('TIME', d.problems.get('time')), ...timeLine(d.time)],
     heading('MOUNTS', d.problems.get('mounts')), ...mountLines(d.mounts, width),
   ];
-  const logRows = Math.max(MIN_LOG_ROWS, height - top.length - 1);
-  const logs = d.logs.slice(-logRows).map(logLine);
-  return [...top, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
+  // Many links or plugins give way to the logs' last rows: the top is cut, never the pane.
+  const shown = top.slice(0, Math.max(1, height - MIN_LOG_ROWS - 1));
+  const logs = d.logs.slice(-Math.max(0, height - shown.length - 1)).map(logLine);
+  return [...shown, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
 }

@@ -3,7 +3,6 @@
 // persisted atomically and loaded back by the next engine, tried and reverted or
 // confirmed, refused whole with the document and field, checked offline alike.
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +19,7 @@ import { CONFIG_FILE, parseSavedConfig } from '../config/saved-config.ts';
 import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../config/config-service-wire.ts';
 import { BAD_CONFIGS } from '../config/testing/bad-configs.ts';
 import { apiCaDocument } from '../pki/secrets.ts';
+import { runProgram, type Ran } from '../../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const cosictlExe = join(a.dir, 'cosictl');
@@ -31,12 +31,8 @@ let served: Served = await startServe(a.exe, ['--state-dir', stateDir], { config
 t.teardown(() => served.stop());
 const api = () => served.client('admin', { codecs: META_CODECS });
 
-function cosictl(args: string[], input?: string): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const c = execFile(cosictlExe, ['--config', served.cosictlConfig, ...args], { timeout: 60_000 },
-      (e, out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, out, err }));
-    if (input !== undefined) c.stdin!.end(input);
-  });
+function cosictl(args: string[], input?: string): Promise<Ran> {
+  return runProgram(cosictlExe, ['--config', served.cosictlConfig, ...args], input !== undefined ? { input } : {});
 }
 const file = (name: string, text: string | Buffer) => { const p = join(dir, name); writeFileSync(p, text); return p; };
 const motd = (id: string, text: string, extra = '') =>

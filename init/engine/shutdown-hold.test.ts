@@ -2,7 +2,6 @@
 // ends as it would power a machine off) over mutual TLS with real clients: one that holds for 5 s,
 // one that never lets go (the grace period ends it), --force, and the roles that may hold.
 import t, { type Test } from 'tap';
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
@@ -13,6 +12,7 @@ import {
   CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_ID,
   SHUTDOWN_REQUEST_TYPE, type MachineStatusSpec, type PowerRequestSpec,
 } from '../model/runtime-types.ts';
+import { runProgram } from '../../scripts/lib/run-program.ts';
 
 const a = artifacts();
 const SHUTDOWN = { namespace: RUNTIME_NS, type: SHUTDOWN_REQUEST_TYPE, id: SHUTDOWN_REQUEST_ID };
@@ -96,10 +96,7 @@ t.test('cosictl shutdown --grace: the request carries it; flags that contradict 
   const admin = s.client();
   t.teardown(() => admin.close());
   await addFinalizer(admin, SHUTDOWN, 'cosictl-test');
-  const run = (args: string[]) => new Promise<{ code: number; err: string }>((resolve) => {
-    execFile(join(a.dir, 'cosictl'), ['--config', s.cosictlConfig, ...args], { timeout: 60_000 },
-      (e, _out, err) => resolve({ code: e ? (e as { code?: number }).code ?? 1 : 0, err }));
-  });
+  const run = (args: string[]) => runProgram(join(a.dir, 'cosictl'), ['--config', s.cosictlConfig, ...args]);
   const bad = await run(['shutdown', '--grace', '5s', '--force']);
   t.same([bad.code, /--grace and --force contradict/.test(bad.err)], [2, true], bad.err);
   const r = await run(['shutdown', '--grace', '2s', '--id', 'by-cosictl']);

@@ -36,6 +36,10 @@ export const LAYERS: readonly Layer[] = [
   { prefix: 'cli/', rank: 3, group: 'cli', why: 'cosictl' },
   { prefix: 'init/', rank: 4, group: 'roots', why: 'composition roots: PID 1, commands, main' },
   { prefix: 'image/', rank: 5, group: 'image', why: 'building artifacts' },
+  {
+    prefix: 'scripts/lib/run-program.ts', rank: 5, group: 'tools',
+    why: 'a program run to its end (cosictl in tests and the QEMU harness): below qemu/, which uses it',
+  },
   { prefix: 'qemu/', rank: 6, group: 'qemu', why: 'running artifacts under QEMU' },
   { prefix: 'scripts/', rank: 7, group: 'scripts', why: 'the npm run entry points' },
   { prefix: 'bin/', rank: 7, group: 'scripts', why: 'the npm bin' },
