@@ -3,7 +3,7 @@
 // under its hash only when the hash is the declared one, nothing left behind otherwise.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,11 @@ const server: Server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 t.teardown(() => { server.closeAllConnections(); server.close(); });
 const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-const fresh = () => mkdtempSync(join(tmpdir(), 'ext-fetch-'));
+const fresh = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ext-fetch-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
 
 t.test('kept under its hash once the hash is the declared one; a second time is the same file', async (t) => {
   const dir = fresh();
