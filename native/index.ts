@@ -41,6 +41,12 @@ export interface Native {
   resizePartition(disk: string, number: number, startBytes: number, lengthBytes: number): void;
   /** Has the kernel read `disk`'s partition table again (BLKRRPART): EBUSY while a partition is in use. */
   rereadPartitions(disk: string): void;
+  /**
+   * A free loop device made a read-only view of `file` (LOOP_CONFIGURE): its path (/dev/loopN) and an open
+   * descriptor. Autoclear: the device is detached at its last close, so keep `fd` open until the device is
+   * mounted (the mount then holds it), and close it (closeFd) after, whether the mount worked or not.
+   */
+  attachLoop(file: string): { device: string; fd: number };
   /** Grows the ext4 mounted at `mountPoint` to `blocks` filesystem blocks, online (EXT4_IOC_RESIZE_FS). */
   growExt4(mountPoint: string, blocks: number): void;
   /** A descriptor of the calling thread's mount namespace (close it with closeFd). */

@@ -1,10 +1,12 @@
 // block.cc: the ioctls that change a disk in place with no tool binaries: BLKPG_RESIZE_PARTITION
 // tells the kernel a partition's new size (the GPT itself is written from TypeScript),
 // EXT4_IOC_RESIZE_FS grows a mounted ext4, BLKRRPART has the kernel read a freshly written
-// partition table (the installer's).
+// partition table (the installer's). LOOP_CONFIGURE makes a file a read-only block device (an
+// extension's squashfs) that goes away by itself once nothing holds it (autoclear).
 #include <fcntl.h>
 #include <linux/blkpg.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <linux/types.h>
 #include <napi.h>
 #include <sys/ioctl.h>
@@ -72,7 +74,55 @@ static Napi::Value RereadPartitions(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// attachLoop(file): a free loop device made a read-only view of `file`: {device, fd}. Autoclear: the device is
+// detached at its last close, so the caller keeps `fd` open until it has mounted the device (the mount then
+// holds it) and closes it after, whether the mount worked or not. Another process may take the free device
+// between asking and configuring (EBUSY): asked again, a few times.
+static Napi::Value AttachLoop(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string file = info[0].As<Napi::String>();
+  int image = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (image < 0) { ThrowErrno(env, "open", file, errno); return env.Undefined(); }
+  int control = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  if (control < 0) {
+    int err = errno;
+    ::close(image);
+    ThrowErrno(env, "open", "/dev/loop-control", err);
+    return env.Undefined();
+  }
+  struct loop_config config;
+  std::memset(&config, 0, sizeof(config));
+  config.fd = static_cast<__u32>(image);
+  config.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+  std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
+  std::string device;
+  int held = -1;
+  std::string failed;
+  int err = 0;
+  for (int attempt = 0; attempt < 5 && device.empty(); attempt++) {
+    int n = ::ioctl(control, LOOP_CTL_GET_FREE);
+    if (n < 0) { err = errno; failed = "LOOP_CTL_GET_FREE"; break; }
+    std::string path = "/dev/loop" + std::to_string(n);
+    int loop = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (loop < 0) { err = errno; failed = "open " + path; break; }
+    int r = ::ioctl(loop, LOOP_CONFIGURE, &config);
+    err = errno;
+    if (r == 0) { device = path; held = loop; break; }
+    ::close(loop);
+    if (err != EBUSY) { failed = "LOOP_CONFIGURE " + path + " with " + file; break; }
+    else failed = "LOOP_CONFIGURE " + path + " with " + file + " (taken 5 times)";
+  }
+  ::close(control);
+  ::close(image);
+  if (device.empty()) { ThrowErrno(env, "ioctl", failed, err); return env.Undefined(); }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("device", device);
+  out.Set("fd", held);
+  return out;
+}
+
 void InitBlock(Napi::Env env, Napi::Object exports) {
+  exports.Set("attachLoop", Napi::Function::New(env, AttachLoop));
   exports.Set("resizePartition", Napi::Function::New(env, ResizePartition));
   exports.Set("growExt4", Napi::Function::New(env, GrowExt4));
   exports.Set("rereadPartitions", Napi::Function::New(env, RereadPartitions));
