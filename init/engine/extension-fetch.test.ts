@@ -34,6 +34,7 @@ const server: Server = createServer((req, res) => {
       return;
     }
     case '/silent.squashfs': res.writeHead(200, { 'content-length': 10 }); return;
+    case '/stalls.squashfs': res.writeHead(200, { 'content-length': 10_000 }); res.write(Buffer.alloc(100)); return;
     default: res.writeHead(404).end();
   }
 });
@@ -67,15 +68,19 @@ t.test('from a path on the machine', async (t) => {
   t.match(await fetchImage('hello.squashfs', other, fresh()), new Error('hello.squashfs: want an http(s) URL or an '
     + 'absolute path on the machine'));
   t.match(((await fetchImage('/no/such/file', other, fresh())) as Error).message, /^\/no\/such\/file: ENOENT/);
+  t.equal(((await fetchImage(file, other, fresh())) as Error).message,
+    `${file}: its sha256 is not the ${other} declared`, 'the hash of a file on the machine is not said');
+  t.equal(((await fetchImage('/dev', other, fresh())) as Error).message, '/dev: not a regular file');
 });
 
 t.test('what is refused names the source and why, and leaves nothing behind', async (t) => {
   const cases: [string, string, RegExp, { maxBytes?: number; idleMs?: number }?][] = [
     ['/wrong.squashfs', sha, new RegExp(`: its sha256 is [0-9a-f]{64}, not the ${sha} declared$`)],
-    ['/short.squashfs', sha, /short\.squashfs: /],
+    ['/short.squashfs', sha, /short\.squashfs: aborted$/],
     ['/huge.squashfs', sha, /: 1099511627776 bytes, more than the 1073741824 an extension may have$/],
     ['/endless.squashfs', sha, /: more than the 1000000 bytes an extension may have$/, { maxBytes: 1_000_000 }],
     ['/silent.squashfs', sha, /: nothing received for 0\.3 s$/, { idleMs: 300 }],
+    ['/stalls.squashfs', sha, /: nothing received for 0\.3 s$/, { idleMs: 300 }],
     ['/missing.squashfs', sha, /missing\.squashfs: HTTP 404 Not Found$/],
   ];
   for (const [path, hash, why, o] of cases) {

@@ -3,9 +3,15 @@
 // while its sha256 is computed, kept only when the hash is the one declared, under a name that is
 // that hash (the same image declared twice is one file; a new version is a new file, so the old
 // one stays usable until the new one is running). A body longer than allowed, cut short, or of
-// another hash leaves nothing behind.
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+// another hash leaves nothing behind. Each fetch writes its own temporary file (two fetches of one
+// image do not share one), synced before it takes its name (a power cut leaves no half image).
+// From a path only a regular file is read (not a FIFO that never ends, not a device), and its hash
+// is not said when it differs (the file may be anything root can read).
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,6 +36,7 @@ async function open(source: string, idleMs: number): Promise<{ stream: Readable;
     return { stream: res, ...(Number.isFinite(length) ? { declared: length } : {}) };
   }
   if (!source.startsWith('/')) throw new Error(`${source}: want an http(s) URL or an absolute path on the machine`);
+  if (!statSync(source).isFile()) throw new Error(`${source}: not a regular file`);
   return { stream: createReadStream(source) };
 }
 
@@ -43,15 +50,16 @@ export async function fetchImage(
   if (!SHA256_RE.test(sha256)) return new Error(`sha256 "${sha256}": want 64 lowercase hex digits`);
   const maxBytes = o.maxBytes ?? MAX_EXTENSION_BYTES;
   const final = imagePath(dir, sha256);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (existsSync(final)) {
-    const again = await hashOf(final);
-    if (again === sha256) return { path: final, bytes: statSync(final).size, reused: true };
-    rmSync(final); // damaged since it was kept: fetched anew
-  }
-  const partial = join(dir, `.${sha256}.partial`);
+  const partial = join(dir, `.${sha256}.${randomBytes(4).toString('hex')}.partial`);
   const hash = createHash('sha256');
   try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (existsSync(final)) {
+      // Damaged or unreadable since it was kept: fetched anew.
+      const again = await hashOf(final).catch((e: Error) => e);
+      if (again === sha256) return { path: final, bytes: statSync(final).size, reused: true };
+      rmSync(final, { force: true });
+    }
     const { stream, declared } = await open(source, o.idleMs ?? 30_000);
     if (declared !== undefined && declared > maxBytes) {
       stream.destroy();
@@ -60,12 +68,17 @@ export async function fetchImage(
     const counter = hashingStream(hash, (total) => {
       if (total > maxBytes) counter.destroy(new Error(`more than the ${maxBytes} bytes an extension may have`));
     });
-    await pipeline(stream, counter, createWriteStream(partial, { mode: 0o600 }));
+    await pipeline(stream, counter, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
     if (declared !== undefined && counter.bytes !== declared) {
       throw new Error(`${source}: cut short: ${counter.bytes} of ${declared} bytes`);
     }
     const got = hash.digest('hex');
-    if (got !== sha256) throw new Error(`${source}: its sha256 is ${got}, not the ${sha256} declared`);
+    if (got !== sha256) {
+      const said = /^https?:/.test(source) ? `${got}, ` : '';
+      throw new Error(`${source}: its sha256 is ${said}not the ${sha256} declared`);
+    }
+    const fd = openSync(partial, 'r');
+    try { fsyncSync(fd); } finally { closeSync(fd); }
     renameSync(partial, final);
     syncDirectory(dir);
     return { path: final, bytes: counter.bytes, reused: false };

@@ -1,7 +1,10 @@
 // An extension's manifest: a good one read whole; every problem of a bad one named by its key, all
 // at once (the ExtensionStatus shows them), never a crash.
 import t from 'tap';
+import { CAPABILITY } from '../../native/index.ts';
 import { parseManifest } from './extension-manifest.ts';
+
+const CAPS = Object.keys(CAPABILITY).join(', ');
 
 const GOOD = `
 name: hello-python
@@ -75,7 +78,7 @@ colour: blue
     'version: required, a non-empty string',
     'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
     'args: want a list of strings',
-    'env.COSI_PLUGIN_SOCKET: set by the engine, not by an extension',
+    'env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.1BAD: not a variable name',
     'types[0].colour: unknown key (known: type, defaultNamespace, aliases, printColumns, sensitive, schema, access)',
     'types[0].type "Greeting.hello.example.com": the name should be plural (Widgets, not Widget)',
@@ -86,22 +89,50 @@ colour: blue
     `capabilities: "CAP_MAKE_COFFEE" is not one the engine grants (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, `
       + 'CAP_NET_BIND_SERVICE, CAP_NET_BROADCAST, CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_MODULE, CAP_SYS_CHROOT, '
       + 'CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_SYS_BOOT, CAP_SYS_RESOURCE, CAP_SYS_TIME)',
-    'memory "lots": want a size of at least 4MiB, such as 64MiB',
+    'memory "lots": want a size from 4MiB to 1PiB, such as 64MiB',
     'cpu "half": want a percentage of one CPU, such as 50%',
   ]);
 });
 
 t.test('paths, duplicates, limits and text that is no manifest at all', async (t) => {
   const base = 'name: x\nversion: "1"\n';
-  t.match(parseManifest(`${base}executable: /usr/../bin/sh\n`).problems,
+  t.same(parseManifest(`${base}executable: /usr/../bin/sh\n`).problems,
     ['executable "/usr/../bin/sh": may not hold . or .. segments']);
-  t.match(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a}, `
+  t.same(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a}, `
     + '{type: Widgets.example.com, defaultNamespace: a}]\n').problems, ['types: a type is defined twice']);
-  t.match(parseManifest(`${base}executable: /bin/x\nmemory: 1MiB\n`).problems, [/at least 4MiB/]);
-  t.match(parseManifest(`${base}executable: /bin/x\nmemory: ">= 64MiB"\n`).problems, [/want a size/]);
-  t.match(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a, `
-    + 'schema: {type: nope}}]\n').problems, [/^types\[0\]\.schema/]);
+  for (const memory of ['1MiB', '">= 64MiB"', '99999999TiB']) {
+    t.same(parseManifest(`${base}executable: /bin/x\nmemory: ${memory}\n`).problems,
+      [`memory "${memory.replace(/"/g, '')}": want a size from 4MiB to 1PiB, such as 64MiB`]);
+  }
+  t.same(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a, `
+    + 'schema: {type: nope}}]\n').problems,
+  ['types[0].schema.type: must be one of object, string, integer, number, boolean, array, any, got "nope"']);
   t.match(parseManifest('name: [').problems, [/^not YAML: /]);
   t.same(parseManifest('- a list').problems, ['want a mapping with name, version, executable, ...']);
   t.same(parseManifest('').problems, ['want a mapping with name, version, executable, ...']);
+});
+
+t.test('what would reach into the engine is refused', async (t) => {
+  const r = parseManifest(`name: sly
+version: "1.0 beta"
+description: "two\\nlines"
+executable: /bin/x
+env: {APPLIANCE_NATIVE: /evil.node, COSI_PLUGIN_OWN_MOUNTS: "1"}
+types: [{type: PluginStatuses.runtime.appliance.dev, defaultNamespace: runtime}]
+outputs: [ResourceDefinitions.meta.cosi.dev, PowerRequests.runtime.appliance.dev, ApiLimits.security.appliance.dev,
+  AddressSpecs.net.appliance.dev]
+capabilities: [toString, __proto__]
+`);
+  t.same(r.problems, [
+    'version "1.0 beta": letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)',
+    'description: one line of at most 200',
+    'env.APPLIANCE_NATIVE: COSI_ and APPLIANCE_ variables are the engine\'s',
+    'env.COSI_PLUGIN_OWN_MOUNTS: COSI_ and APPLIANCE_ variables are the engine\'s',
+    'types[0].type "PluginStatuses.runtime.appliance.dev": the cosi.dev and appliance.dev groups are the machine\'s',
+    'outputs: "ResourceDefinitions.meta.cosi.dev": the machine\'s own state is written by the engine only',
+    'outputs: "PowerRequests.runtime.appliance.dev": the machine\'s own state is written by the engine only',
+    'outputs: "ApiLimits.security.appliance.dev": the machine\'s own state is written by the engine only',
+    `capabilities: "toString" is not one the engine grants (${CAPS})`,
+    `capabilities: "__proto__" is not one the engine grants (${CAPS})`,
+  ], 'an address spec may be an output (checked against the machine when admitted); the engine\'s state not');
 });

@@ -44,8 +44,16 @@ const TYPE_KEYS = ['type', 'defaultNamespace', 'aliases', 'printColumns', 'sensi
 const NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const NAMESPACE_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** What the engine sets for every plugin: an extension may not change them. */
-const RESERVED_ENV = new Set(['COSI_PLUGIN_SOCKET', 'COSI_HOST_MODE']);
+/** The engine's variables (the plugin socket, host mode, own mounts, the addon's path): not an extension's. */
+const RESERVED_ENV_RE = /^(COSI_|APPLIANCE_)/;
+const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9.+_~-]{0,63}$/;
+/**
+ * Groups an extension may neither define types in nor write: the machine's own state (definitions,
+ * namespaces, plugin statuses, power, upgrades, its trust). What it may write elsewhere is checked again
+ * against the machine's types when it is admitted.
+ */
+const ENGINE_GROUPS_RE = /\.(cosi\.dev|runtime\.appliance\.dev|security\.appliance\.dev)$/;
+const DEFINES_RE = /\.(cosi\.dev|appliance\.dev)$/;
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,7 +80,8 @@ function typeOf(v: unknown, i: number, problems: string[]): DefinitionInput | un
   const type = v.type;
   if (typeof type !== 'string') problems.push(`${where}.type: required, a type name such as Greetings.example.com`);
   else {
-    const p = typeNameProblem(type);
+    const p = typeNameProblem(type)
+      ?? (DEFINES_RE.test(type) ? 'the cosi.dev and appliance.dev groups are the machine\'s' : undefined);
     if (p) problems.push(`${where}.type "${type}": ${p}`);
   }
   const ns = v.defaultNamespace;
@@ -120,7 +129,11 @@ export function parseManifest(text: string): ManifestResult {
   const name = stringKey('name', true);
   if (name && !NAME_RE.test(name)) problems.push(`name "${name}": lowercase letters, digits and dashes, at most 63`);
   const version = stringKey('version', true);
+  if (version && !VERSION_RE.test(version)) {
+    problems.push(`version "${version}": letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)`);
+  }
   const description = stringKey('description', false);
+  if (/[\n\r]/.test(description) || description.length > 200) problems.push('description: one line of at most 200');
   const executable = stringKey('executable', true);
   const exeProblem = executable ? pathProblem(executable) : undefined;
   if (exeProblem) problems.push(`executable "${executable}": ${exeProblem}`);
@@ -131,7 +144,7 @@ export function parseManifest(text: string): ManifestResult {
   } else {
     for (const k of Object.keys(env)) {
       if (!ENV_RE.test(k)) problems.push(`env.${k}: not a variable name`);
-      if (RESERVED_ENV.has(k)) problems.push(`env.${k}: set by the engine, not by an extension`);
+      if (RESERVED_ENV_RE.test(k)) problems.push(`env.${k}: COSI_ and APPLIANCE_ variables are the engine's`);
     }
   }
   if (v.types !== undefined && !Array.isArray(v.types)) problems.push('types: want a list');
@@ -142,7 +155,8 @@ export function parseManifest(text: string): ManifestResult {
   if (!isStrings(outputs)) problems.push('outputs: want a list of type names');
   else {
     for (const o of outputs) {
-      const p = typeNameProblem(o);
+      const p = typeNameProblem(o) ?? (ENGINE_GROUPS_RE.test(o) ? 'the machine\'s own state is written by the '
+        + 'engine only' : undefined);
       if (p) problems.push(`outputs: "${o}": ${p}`);
     }
   }
@@ -150,7 +164,7 @@ export function parseManifest(text: string): ManifestResult {
   if (!isStrings(caps)) problems.push('capabilities: want a list such as [CAP_NET_ADMIN]');
   else {
     for (const c of caps) {
-      if (!(c in CAPABILITY)) {
+      if (!Object.hasOwn(CAPABILITY, c)) {
         problems.push(`capabilities: "${c}" is not one the engine grants (${Object.keys(CAPABILITY).join(', ')})`);
       }
     }
@@ -158,8 +172,8 @@ export function parseManifest(text: string): ManifestResult {
   let memoryBytes: number | undefined;
   if (v.memory !== undefined) {
     const size = typeof v.memory === 'string' ? parseSizeCondition(v.memory) : new Error('want a size');
-    if (size instanceof Error || size.op !== '==' || size.bytes < 4 << 20) {
-      problems.push(`memory "${String(v.memory)}": want a size of at least 4MiB, such as 64MiB`);
+    if (size instanceof Error || size.op !== '==' || size.bytes < 4 << 20 || size.bytes > 2 ** 50) {
+      problems.push(`memory "${String(v.memory)}": want a size from 4MiB to 1PiB, such as 64MiB`);
     } else memoryBytes = size.bytes;
   }
   let cpuPercent: number | undefined;

@@ -103,12 +103,18 @@ export function httpOpen(raw: string, idleMs = 30_000): Promise<IncomingMessage>
   const url = parseHttpUrl(raw);
   if (typeof url === 'string') return Promise.reject(new Error(url));
   return new Promise((resolve, reject) => {
+    let response: IncomingMessage | undefined;
     const req = send(url, {}, (res) => {
-      if (res.statusCode === 200) { resolve(res); return; }
+      if (res.statusCode === 200) { response = res; resolve(res); return; }
       res.resume();
       reject(new Error(`${raw}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
     });
-    req.setTimeout(idleMs, () => req.destroy(new Error(`${raw}: nothing received for ${idleMs / 1000} s`)));
+    req.setTimeout(idleMs, () => {
+      const e = new Error(`${raw}: nothing received for ${idleMs / 1000} s`);
+      // Quiet in the middle of the body: its reader hears why, not a bare "aborted".
+      response?.destroy(e);
+      req.destroy(e);
+    });
     req.on('error', (e: NodeJS.ErrnoException) => reject(e.message.startsWith(`${raw}: `) ? e
       : new Error(failure(raw, e), { cause: e })));
     req.end();

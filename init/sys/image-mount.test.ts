@@ -36,6 +36,8 @@ async function loopTests(): Promise<void> {
     const target = join(dir, 'mnt');
     mkdirSync(target);
     const device = mountSquashfsImage(n, image, target);
+    let mounted = true;
+    t.teardown(() => { if (mounted) n.umount2(target, MNT_DETACH); }); // an assertion that throws leaves none
     t.match(device, /^\/dev\/loop\d+$/);
     t.equal(backing(device), image, 'the device is a view of the image');
     t.equal(readFileSync(join(target, 'manifest.yaml'), 'utf8'), 'name: hello\n');
@@ -44,6 +46,7 @@ async function loopTests(): Promise<void> {
     for (const o of ['ro', 'nosuid', 'nodev']) t.ok(m?.options.split(',').includes(o), o);
     t.throws(() => writeFileSync(join(target, 'x'), 'x'), { code: 'EROFS' });
     n.umount2(target, MNT_DETACH);
+    mounted = false;
     for (let i = 0; i < 50 && backing(device) !== undefined; i++) await new Promise((r) => setTimeout(r, 20));
     t.equal(backing(device), undefined, 'detached once unmounted (autoclear)');
   });
@@ -55,7 +58,12 @@ async function loopTests(): Promise<void> {
     mkdirSync(target);
     t.throws(() => mountSquashfsImage(n, bogus, target),
       { syscall: 'mount', message: new RegExp(`squashfs /dev/loop\\d+ on ${target}`) });
-    const left = execFileSync('losetup', ['-j', bogus]).toString();
+    // udev may probe the device a moment before it goes: asked again for a second.
+    let left = execFileSync('losetup', ['-j', bogus]).toString();
+    for (let i = 0; i < 50 && left; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      left = execFileSync('losetup', ['-j', bogus]).toString();
+    }
     t.equal(left, '', 'no loop device holds the file');
     t.throws(() => mountSquashfsImage(n, join(dir, 'missing'), target), { code: 'ENOENT', syscall: 'open' });
   });

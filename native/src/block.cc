@@ -97,6 +97,7 @@ static Napi::Value AttachLoop(const Napi::CallbackInfo& info) {
   std::strncpy(reinterpret_cast<char*>(config.info.lo_file_name), file.c_str(), LO_NAME_SIZE - 1);
   std::string device;
   int held = -1;
+  std::string syscall = "ioctl";
   std::string failed;
   int err = 0;
   for (int attempt = 0; attempt < 5 && device.empty(); attempt++) {
@@ -104,7 +105,7 @@ static Napi::Value AttachLoop(const Napi::CallbackInfo& info) {
     if (n < 0) { err = errno; failed = "LOOP_CTL_GET_FREE"; break; }
     std::string path = "/dev/loop" + std::to_string(n);
     int loop = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (loop < 0) { err = errno; failed = "open " + path; break; }
+    if (loop < 0) { err = errno; syscall = "open"; failed = path; break; }
     int r = ::ioctl(loop, LOOP_CONFIGURE, &config);
     err = errno;
     if (r == 0) { device = path; held = loop; break; }
@@ -114,7 +115,7 @@ static Napi::Value AttachLoop(const Napi::CallbackInfo& info) {
   }
   ::close(control);
   ::close(image);
-  if (device.empty()) { ThrowErrno(env, "ioctl", failed, err); return env.Undefined(); }
+  if (device.empty()) { ThrowErrno(env, syscall.c_str(), failed, err); return env.Undefined(); }
   Napi::Object out = Napi::Object::New(env);
   out.Set("device", device);
   out.Set("fd", held);
