@@ -10,6 +10,7 @@ import type { Candidate, Completion, Line, Lookups } from '../completion/complet
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import type { TableOut } from '../output/table.ts';
+import { levelWord } from '../output/units.ts';
 import type { Session } from '../session.ts';
 
 const LINE_FLAGS = ['follow', 'tail', 'since', 'output'];
@@ -64,10 +65,9 @@ function tailOf(text: string): number {
   return Number(text);
 }
 
-const LEVEL_WORD: Record<string, string> = { error: 'ERROR', warning: 'WARN', info: 'INFO', debug: 'DEBUG' };
 
 export function formatLogLine(l: LogLine): string {
-  return `${l.time ?? ''} ${(LEVEL_WORD[l.level ?? ''] ?? '?').padEnd(5)} ${l.message}\n`;
+  return `${l.time ?? ''} ${levelWord(l.level)} ${l.message}\n`;
 }
 
 async function printLines(s: Session, source: string, p: Parsed, out: (t: string) => void): Promise<number> {

@@ -8,7 +8,7 @@ import type {
 } from '../../proto/gen/spec-types.ts';
 import type { MachineOverview } from '../../init/model/machine-service-wire.ts';
 import type { LogLine } from '../../init/model/log-service-wire.ts';
-import { kibText, uptimeText } from '../output/units.ts';
+import { kibText, levelWord, uptimeText } from '../output/units.ts';
 import { seg, type ScreenLine, type Style } from './screen.ts';
 
 export interface DashboardData {
@@ -34,9 +34,7 @@ export interface DashboardData {
 /** Fewest rows the logs pane keeps, however many links or plugins there are. */
 const MIN_LOG_ROWS = 3;
 
-const LEVEL: Record<string, [string, Style]> = {
-  error: ['ERROR', 'bad'], warning: ['WARN ', 'warn'], info: ['INFO ', 'plain'], debug: ['DEBUG', 'dim'],
-};
+const LEVEL_STYLE: Record<string, Style> = { error: 'bad', warning: 'warn', debug: 'dim' };
 
 const PLUGIN_STYLE: Record<string, Style> = { running: 'good', starting: 'warn', backoff: 'bad', stopped: 'dim' };
 
@@ -147,7 +145,8 @@ function mountLines(mounts: ReadonlyMap<string, MountStatusSpec>, width: number)
 }
 
 function logLine(l: LogLine): ScreenLine {
-  const [word, style] = LEVEL[l.level ?? ''] ?? ['?    ', 'plain'];
+  const word = levelWord(l.level);
+  const style = LEVEL_STYLE[l.level ?? ''] ?? 'plain';
   return [seg(`${clock(l.time)} `, 'dim'), seg(`${(l.source ?? '').padEnd(11)} `), seg(word, style),
     seg(` ${l.message}`, style === 'dim' ? 'dim' : 'plain')];
 }
