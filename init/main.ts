@@ -14,6 +14,7 @@ commands:
   version                 print version and build information as JSON
   serve [--help]          run the engine (state, COSI API, plugins) on a host
   plugin NAME             run a built-in plugin (the engine starts these)
+  extension-exec          become an extension's program, confined (the engine starts these)
   help, --help            this text
   test-orphan-maker [ms]  (tests) start a grandchild that outlives us by ms
   test-sleep [ms]         (tests) sleep ms milliseconds, then exit 0
@@ -34,6 +35,7 @@ async function main(args: string[]): Promise<number> {
     // Loaded on demand: they pull in the API stack, which PID 1 loads only in its api phase.
     case 'serve': return (await import('./commands/serve.ts')).serve(rest);
     case 'plugin': return (await import('./commands/plugin.ts')).plugin(rest);
+    case 'extension-exec': return (await import('./commands/extension-exec.ts')).extensionExec();
     case 'test-orphan-maker': return testOrphanMaker(rest);
     case 'test-sleep': return testSleep(rest);
     case 'test-signal-init': return testSignalInit(rest);

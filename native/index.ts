@@ -57,10 +57,24 @@ export interface Native {
   unshareUts(): void;
   /** no_new_privs, then keep only these capabilities (numbers, see capabilities(7)). */
   dropCapabilities(keep: number[]): void;
+  /**
+   * no_new_privs and the bounding set cut to `keep`; then uid/gid (not 0) with no supplementary groups, `keep`
+   * held and raised as ambient capabilities: a program executed next holds exactly `keep`.
+   */
+  becomeUser(uid: number, gid: number, keep: number[]): void;
   /** seccomp(2) filter mode on every thread (TSYNC): a BPF program of 8-byte sock_filter instructions. */
   seccompFilter(program: Buffer): void;
-  /** execv(/proc/self/exe, argv): this executable again, with the environment as it is (returns only on failure). */
-  execSelf(argv: string[]): void;
+  /**
+   * execve(file, argv, env) ("NAME=value" strings), or with the environment as it is when `env` is not given
+   * (returns only on failure). /proc/self/exe is this executable again.
+   */
+  execProgram(file: string, argv: string[], env?: string[]): void;
+  /**
+   * The mount `dir` becomes the calling thread's root: pivot_root and the old root detached, or, where the
+   * root is the initramfs (which cannot be pivoted), moved onto / and chroot'ed into. Call it in a mount
+   * namespace of its own with private propagation, then exec (other threads keep the old root).
+   */
+  enterRoot(dir: string): 'pivot' | 'move';
   /** finit_module(2) of an uncompressed .ko; params like "numdummies=2". */
   finitModule(path: string, params?: string): void;
   /** delete_module(2) with O_NONBLOCK: EWOULDBLOCK/EBUSY while the module is in use. */

@@ -4,6 +4,8 @@
 #include <napi.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
+#include <string>
 #include <unistd.h>
 #include "errors.h"
 
@@ -37,6 +39,30 @@ static Napi::Value UnshareMounts(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// enterRoot(dir): the mount `dir` becomes this thread's root. pivot_root(".", ".") then detaching the old
+// root, as pivot_root(2) shows: nothing of the machine's files stays in the namespace. The initramfs
+// (rootfs) cannot be pivoted away from (EINVAL): there the mount is moved onto / and chroot'ed into, as
+// switch_root does; the old root stays beneath it, unreachable without chroot or a mount, which the
+// caller's seccomp filter refuses. Returns "pivot" or "move". Only in a private mount namespace of its own.
+static Napi::Value EnterRoot(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string dir = info[0].As<Napi::String>().Utf8Value();
+  if (::chdir(dir.c_str()) != 0) { ThrowErrno(env, "chdir", dir, errno); return env.Undefined(); }
+  if (::syscall(SYS_pivot_root, ".", ".") == 0) {
+    if (::umount2(".", MNT_DETACH) != 0) { ThrowErrno(env, "umount2", "the old root", errno); return env.Undefined(); }
+    if (::chdir("/") != 0) { ThrowErrno(env, "chdir", "/", errno); return env.Undefined(); }
+    return Napi::String::New(env, "pivot");
+  }
+  if (errno != EINVAL) { ThrowErrno(env, "pivot_root", dir, errno); return env.Undefined(); }
+  if (::mount(".", "/", nullptr, MS_MOVE, nullptr) != 0) {
+    ThrowErrno(env, "mount", "--move " + dir + " /", errno);
+    return env.Undefined();
+  }
+  if (::chroot(".") != 0) { ThrowErrno(env, "chroot", dir, errno); return env.Undefined(); }
+  if (::chdir("/") != 0) { ThrowErrno(env, "chdir", "/", errno); return env.Undefined(); }
+  return Napi::String::New(env, "move");
+}
+
 // mountNamespaceFd(): a descriptor of this thread's mount namespace, to come back to it.
 static Napi::Value MountNamespaceFd(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -57,6 +83,7 @@ void InitNamespaces(Napi::Env env, Napi::Object exports) {
   exports.Set("unshareNet", Napi::Function::New(env, UnshareNet));
   exports.Set("unshareUts", Napi::Function::New(env, UnshareUts));
   exports.Set("unshareMounts", Napi::Function::New(env, UnshareMounts));
+  exports.Set("enterRoot", Napi::Function::New(env, EnterRoot));
   exports.Set("mountNamespaceFd", Napi::Function::New(env, MountNamespaceFd));
   exports.Set("setMountNamespace", Napi::Function::New(env, SetMountNamespace));
 }

@@ -31,26 +31,41 @@ static Napi::Value SeccompFilter(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// execSelf(argv): execve(/proc/self/exe, argv, environ). A plugin re-executes itself after
-// unshare(CLONE_NEWNS) so that every thread of the new image lives in the new namespace.
-static Napi::Value ExecSelf(const Napi::CallbackInfo& info) {
+static std::vector<std::string> Strings(const Napi::Value& v) {
+  std::vector<std::string> out;
+  Napi::Array arr = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); i++) out.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
+  return out;
+}
+
+static std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// execProgram(file, argv, env?): execve(file, argv, env), or this environment when env is not given.
+// A plugin re-executes itself (/proc/self/exe) after unshare(CLONE_NEWNS) so that every thread of the new
+// image lives in the new namespace; an extension's launcher becomes the extension's program.
+static Napi::Value ExecProgram(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Napi::Array arr = info[0].As<Napi::Array>();
-  std::vector<std::string> args;
-  for (uint32_t i = 0; i < arr.Length(); i++) args.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::string file = info[0].As<Napi::String>().Utf8Value();
+  std::vector<std::string> args = Strings(info[1]);
+  std::vector<char*> argv = Pointers(args);
+  bool ownEnv = info.Length() > 2 && info[2].IsArray();
+  std::vector<std::string> vars = ownEnv ? Strings(info[2]) : std::vector<std::string>{};
+  std::vector<char*> envp = Pointers(vars);
   // libuv marks the stdio it took over close-on-exec: without this the new image would write to /dev/null.
   for (int fd = 0; fd <= 2; fd++) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) & ~FD_CLOEXEC);
-  ::execv("/proc/self/exe", argv.data());
-  ThrowErrno(env, "execv", "/proc/self/exe", errno);
+  if (ownEnv) ::execve(file.c_str(), argv.data(), envp.data()); else ::execv(file.c_str(), argv.data());
+  ThrowErrno(env, "execve", file, errno);
   return env.Undefined();
 }
 
 void InitSeccomp(Napi::Env env, Napi::Object exports) {
   exports.Set("seccompFilter", Napi::Function::New(env, SeccompFilter));
-  exports.Set("execSelf", Napi::Function::New(env, ExecSelf));
+  exports.Set("execProgram", Napi::Function::New(env, ExecProgram));
 }
 
 }  // namespace appliance

@@ -12,14 +12,7 @@ import { deniedFor, seccompProgram } from '../../init/sys/seccomp.ts';
 import { selfCommand } from '../../init/sys/self-command.ts';
 import { commandArgs } from '../../init/sys/argv.ts';
 import { OWN_MOUNTS_ENV } from '../../init/sys/mount-namespace.ts';
-
-/** The capability numbers a /proc/<pid>/status text says the process holds (CapPrm). */
-export function heldCapabilities(status: string): Set<number> {
-  const hex = /^CapPrm:\s+([0-9a-f]+)$/m.exec(status)?.[1];
-  if (!hex) throw new Error('/proc/self/status has no CapPrm line');
-  const bits = BigInt(`0x${hex}`);
-  return new Set([...Array(64).keys()].filter((b) => (bits >> BigInt(b)) & 1n));
-}
+import { heldCapabilities } from '../../init/sys/capabilities.ts';
 
 /**
  * Confines this process as `p`. Returns only when confined (the first call may re-execute the process),
@@ -32,7 +25,7 @@ export function confine(p: Plugin, o: { withoutFilter?: boolean } = {}): { withh
     n.unshareMounts(true);
     process.env[OWN_MOUNTS_ENV] = '1';
     const c = selfCommand(commandArgs());
-    n.execSelf([c.file, ...c.args]);
+    n.execProgram('/proc/self/exe', [c.file, ...c.args]);
   }
   const held = heldCapabilities(readFileSync('/proc/self/status', 'utf8'));
   for (const c of p.capabilities) {

@@ -1,0 +1,123 @@
+// The extension launcher on the host's real kernel (root): it becomes the program (same pid) inside
+// the image as its root, as its own uid with the declared capabilities only (ambient; bounding set
+// too), no_new_privs, the seccomp filter, a /proc of its own processes, a /dev of harmless devices,
+// and the plugin socket bound in; the launch variable is gone from the program's environment. The
+// image is Python's minimal interpreter with its libraries, from this host's Debian packages. A
+// program not in the image, or no launch at all: the launcher says so and fails.
+import t from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { artifacts } from '../../qemu/artifacts.ts';
+import { copyPackageFiles, packageClosure, squashfs } from '../../qemu/extension-image.ts';
+import { native } from '../../native/index.ts';
+import { mountSquashfsImage } from '../sys/image-mount.ts';
+import { MNT_DETACH } from '../sys/mount-table.ts';
+import { encodeLaunch, EXTENSION_LAUNCH_ENV, type ExtensionLaunch } from '../model/extension-launch.ts';
+
+const PROBE = `
+import os
+def field(k):
+    for line in open("/proc/self/status"):
+        if line.startswith(k + ":"):
+            return " ".join(line.split(":", 1)[1].split())
+print("pid=" + str(os.getpid()))
+print("procs=" + " ".join(sorted(p for p in os.listdir("/proc") if p.isdigit())))
+for k in ("Uid", "Gid", "Groups", "CapEff", "CapBnd", "CapPrm", "CapAmb", "NoNewPrivs", "Seccomp"):
+    print(k + "=" + field(k))
+print("root=" + " ".join(sorted(os.listdir("/"))))
+print("dev=" + " ".join(sorted(os.listdir("/dev"))))
+print("socket=" + str(os.path.exists("/run/cosi/plugins.sock")))
+print("env=" + " ".join(sorted(k for k in os.environ)))
+print("launch=" + os.environ.get("${EXTENSION_LAUNCH_ENV}", "-"))
+`;
+
+if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
+  t.plan(0, 'needs root and /dev/loop-control (loop devices)');
+} else {
+  await launcherTests();
+}
+
+async function launcherTests(): Promise<void> {
+  const n = native();
+  const exe = artifacts().exe;
+  const dir = mkdtempSync(join(tmpdir(), 'extension-exec-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  copyPackageFiles(packageClosure(['python3-minimal']), root);
+  execFileSync('ldconfig', ['-r', root]);
+  for (const d of ['proc', 'dev', 'tmp', 'run']) mkdirSync(join(root, d));
+  const image = squashfs(root, join(dir, 'probe.squashfs'), 0).path;
+  const mnt = join(dir, 'mnt');
+  mkdirSync(mnt);
+  mountSquashfsImage(n, image, mnt);
+  t.teardown(() => n.umount2(mnt, MNT_DETACH));
+  const socketPath = join(dir, 'plugins.sock');
+  const server = createServer(() => {});
+  await new Promise<void>((r) => server.listen(socketPath, r));
+  chmodSync(socketPath, 0o666); // as the engine's: reached by extensions' own uids
+  t.teardown(() => server.close());
+
+  const launch = (l: Partial<ExtensionLaunch>) => new Promise<{ pid: number; code: number | null; out: string;
+    err: string }>((resolve) => {
+    const full: ExtensionLaunch = {
+      name: 'probe', image: mnt, pluginSocket: socketPath, executable: '/usr/bin/python3', uid: 61999,
+      args: ['-c', PROBE], env: { GREETING: 'hi' }, capabilities: ['CAP_NET_BIND_SERVICE'], ...l,
+    };
+    const c = spawn(exe, ['extension-exec'], {
+      env: { PATH: '/usr/bin', [EXTENSION_LAUNCH_ENV]: encodeLaunch(full) }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    c.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    c.on('exit', (code) => resolve({ pid: c.pid ?? 0, code, out, err }));
+  });
+  const fields = (out: string) => Object.fromEntries(out.trim().split('\n').map((l) => {
+    const i = l.indexOf('=');
+    return [l.slice(0, i), l.slice(i + 1)];
+  }));
+
+  t.test('the launcher becomes the program, confined, in the image as its root', async (t) => {
+    const r = await launch({});
+    t.equal(r.code, 0, r.err);
+    const f = fields(r.out);
+    t.equal(Number(f.pid), r.pid, 'the same process: the engine knows it by this pid');
+    t.equal(f.procs, String(r.pid), 'its /proc shows its own process only');
+    t.equal(f.Uid, '61999 61999 61999 61999');
+    t.equal(f.Gid, '61999 61999 61999 61999');
+    t.equal(f.Groups, '', 'no supplementary groups');
+    t.equal(f.CapEff, '0000000000000400', 'CAP_NET_BIND_SERVICE alone');
+    t.equal(f.CapAmb, '0000000000000400', 'kept across execve as an ambient capability');
+    t.equal(f.CapBnd, '0000000000000400', 'and nothing left to gain');
+    t.equal(f.NoNewPrivs, '1');
+    t.equal(f.Seccomp, '2');
+    t.same(f.root?.split(' '), readdirSync(root).sort(), 'its root is the image');
+    t.equal(f.dev, 'full null random urandom zero');
+    t.equal(f.socket, 'True');
+    t.equal(f.launch, '-', 'the launch variable is not passed on');
+    t.match(f.env, /COSI_PLUGIN_NAME/);
+    t.match(f.env, /COSI_PLUGIN_SOCKET/);
+    t.match(f.env, /GREETING/);
+  });
+
+  t.test('a program that is not in the image: the launcher says so and fails', async (t) => {
+    const r = await launch({ executable: '/usr/bin/nothing' });
+    t.equal(r.code, 127);
+    t.match(r.err, /ERROR extension probe: running \/usr\/bin\/nothing: execve \/usr\/bin\/nothing: .*ENOENT/);
+  });
+
+  t.test('no launch in the environment: the launcher says who starts it', async (t) => {
+    const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
+      const c = spawn(exe, ['extension-exec'], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      c.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+      c.on('exit', (code) => resolve({ code, err }));
+    });
+    t.equal(r.code, 1);
+    t.match(r.err, `${EXTENSION_LAUNCH_ENV} is not set: extensions are started by the engine`);
+  });
+}

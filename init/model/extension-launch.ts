@@ -1,0 +1,42 @@
+// extension-launch: what the engine tells an extension's launcher (`init extension-exec`), in
+// one environment variable: where the mounted image is, which cgroup to join, and the program to
+// become with its arguments, environment and capabilities. The launcher removes it before the
+// program runs. Written by the engine from the verified manifest; never from user input directly.
+import type { CapabilityName } from '../../native/index.ts';
+
+export const EXTENSION_LAUNCH_ENV = 'COSI_EXTENSION_LAUNCH';
+
+export interface ExtensionLaunch {
+  name: string;
+  /** The mounted image: the program's root. */
+  image: string;
+  /** The cgroup directory to join; undefined: none (a host's test of the launcher alone). */
+  cgroup?: string;
+  /** The uid and gid it runs as: its own, never 0, so that it is nobody to the machine's processes and files. */
+  uid: number;
+  /** The engine's plugin socket, bound into the root at PLUGIN_SOCKET_INSIDE. */
+  pluginSocket: string;
+  executable: string;
+  args: string[];
+  env: Record<string, string>;
+  capabilities: CapabilityName[];
+}
+
+export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
+
+/** The launch the environment holds, or an Error naming what is wrong with it. */
+export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error {
+  if (!text) return new Error(`${EXTENSION_LAUNCH_ENV} is not set: extensions are started by the engine`);
+  let v: Partial<ExtensionLaunch>;
+  try { v = JSON.parse(text) as Partial<ExtensionLaunch>; } catch (e) {
+    return new Error(`${EXTENSION_LAUNCH_ENV} is not JSON: ${(e as Error).message}`, { cause: e });
+  }
+  const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
+  if (typeof v.name !== 'string' || typeof v.image !== 'string' || typeof v.pluginSocket !== 'string'
+    || typeof v.executable !== 'string' || !strings(v.args) || !strings(v.capabilities)
+    || typeof v.uid !== 'number' || !Number.isInteger(v.uid) || v.uid <= 0
+    || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')) {
+    return new Error(`${EXTENSION_LAUNCH_ENV} lacks a field or has one of the wrong type: ${text.slice(0, 200)}`);
+  }
+  return v as ExtensionLaunch;
+}

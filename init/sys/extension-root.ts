@@ -1,0 +1,59 @@
+// extension-root: the file system an extension's program sees. Made by its launcher in a mount
+// namespace of its own (private: nothing comes in or goes out) just before the launcher becomes
+// the program: the extension's image as / (read-only, nosuid, nodev, as the engine mounted it), a
+// /proc showing its own processes only, a /dev holding only the harmless character devices (bound
+// from the machine's), an empty
+// /tmp and /run (tmpfs, nosuid, nodev), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
+// The machine's own files are out of reach: the old root is detached (or, where the root is the
+// initramfs, left beneath the image, out of reach without the chroot and mount the filter refuses).
+import { lstatSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Native } from '../../native/index.ts';
+import { isErrno } from '../../native/errno.ts';
+import { MS } from './mount-table.ts';
+
+/** Directories the image must hold (empty) for the launcher to mount on: its image is read-only. */
+export const EXTENSION_MOUNT_POINTS = ['/proc', '/dev', '/tmp', '/run'] as const;
+/** The devices an extension's /dev holds. */
+export const EXTENSION_DEVICES = ['null', 'zero', 'full', 'random', 'urandom'] as const;
+/** Where the plugin socket is inside an extension (COSI_PLUGIN_SOCKET says so too). */
+export const PLUGIN_SOCKET_INSIDE = '/run/cosi/plugins.sock';
+
+export type ExtensionRootOps = Pick<Native, 'mount' | 'enterRoot'>;
+
+/** What an image lacks to be an extension's root: each mount point missing (a link is none), named. */
+export function missingMountPoints(image: string): string[] {
+  return EXTENSION_MOUNT_POINTS.flatMap((p) => {
+    try {
+      return lstatSync(join(image, p)).isDirectory() ? [] : [`${p} in the image is no directory (make it, empty)`];
+    } catch (e) {
+      return [isErrno(e, 'ENOENT', 'ENOTDIR') ? `the image has no directory ${p} to mount on (make it, empty)`
+        : `${p} in the image: ${(e as Error).message}`];
+    }
+  });
+}
+
+/**
+ * Mounts the extension's /proc, /dev, /tmp and /run inside `image` and makes `image` the calling thread's
+ * root. Call it only in a private mount namespace of the calling thread's own, then exec at once.
+ */
+export function enterExtensionRoot(
+  n: ExtensionRootOps, o: { image: string; pluginSocket: string },
+): 'pivot' | 'move' {
+  const at = (p: string) => join(o.image, p);
+  const { NOSUID, NODEV, NOEXEC, BIND } = MS;
+  // Its own processes only: the machine's are other users' (hidepid=invisible).
+  n.mount('proc', at('/proc'), 'proc', NOSUID | NODEV | NOEXEC, 'hidepid=invisible');
+  // The devices are bind mounts of the machine's device files; the tmpfs under them holds no device of its own.
+  n.mount('dev', at('/dev'), 'tmpfs', NOSUID | NODEV | NOEXEC, 'mode=0755,size=64k');
+  for (const d of EXTENSION_DEVICES) {
+    writeFileSync(at(`/dev/${d}`), '');
+    n.mount(`/dev/${d}`, at(`/dev/${d}`), '', BIND);
+  }
+  n.mount('tmp', at('/tmp'), 'tmpfs', NOSUID | NODEV, 'mode=1777,size=16m');
+  n.mount('run', at('/run'), 'tmpfs', NOSUID | NODEV | NOEXEC, 'mode=0755,size=64k');
+  mkdirSync(at('/run/cosi'), { mode: 0o755 });
+  writeFileSync(at(PLUGIN_SOCKET_INSIDE), '');
+  n.mount(o.pluginSocket, at(PLUGIN_SOCKET_INSIDE), '', BIND);
+  return n.enterRoot(o.image);
+}
