@@ -26,6 +26,9 @@ import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
 import { LIVE_PARAM } from '../disk/labels.ts';
 import { machineId } from '../sys/machine-id.ts';
 import { testBreak } from '../sys/test-break.ts';
+import { mountSquashfsImage } from '../sys/image-mount.ts';
+import { MNT_DETACH } from '../sys/mount-table.ts';
+import { prepareGroup, removeGroup } from '../sys/cgroup.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
@@ -33,6 +36,9 @@ export const DEFAULT_API_LISTEN = '0.0.0.0:50000';
 export const PLUGIN_SOCKET = '/run/cosi/plugins.sock';
 /** Where an upgrade's bundle is staged while it is checked (EPHEMERAL on an installed disk). */
 export const UPGRADE_STAGING = '/var/lib/appliance/upgrade';
+/** Extensions' images, kept across restarts of the engine while /var lasts; and where they are mounted. */
+export const EXTENSION_IMAGES = '/var/lib/appliance/extensions';
+export const EXTENSION_MOUNTS = '/run/extensions';
 
 /** What each signal to PID 1 means. SIGINT is what the kernel sends for
  * ctrl-alt-del once reboot(CAD_OFF) handed that decision to us. */
@@ -167,6 +173,13 @@ export async function runPid1(): Promise<void> {
           reboot: (why) => void shutdown?.('reboot', why),
         },
       } : { noUpgradeWhy: bootMount.why }),
+      extensions: {
+        imagesDir: EXTENSION_IMAGES, mountsDir: EXTENSION_MOUNTS,
+        mount: (image, dir) => void mountSquashfsImage(n, image, dir),
+        unmount: (dir) => n.umount2(dir, MNT_DETACH),
+        prepareGroup: (name, limits) => prepareGroup(name, limits),
+        removeGroup: (dir) => removeGroup(dir),
+      },
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));

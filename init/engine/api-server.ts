@@ -4,7 +4,7 @@
 // before that (api-certificate.ts decides which). Plugins reach it over a unix socket,
 // where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
 // write only that plugin's outputs. Every call passes the role table (api-access.ts).
-import { mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -28,7 +28,6 @@ import { parseSubject } from '../pki/certificate.ts';
 import { throttle, type Logger } from '../log.ts';
 import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../model/access.ts';
 import type { ApiLimits } from '../model/security-types.ts';
-import { pluginOutputs, type Plugin } from '../model/plugin.ts';
 
 /** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
 export interface ApiTls {
@@ -48,7 +47,8 @@ export interface ApiServerOptions {
   /** "host:port" for users; port 0 picks one. */
   listen: string;
   pluginSocket: string;
-  pluginByPid: (pid: number) => Plugin | undefined;
+  /** The plugin (built-in or extension) a process is, and the types it may write. */
+  pluginByPid: (pid: number) => { name: string; outputs: readonly string[]; owner?: string } | undefined;
   /** More services for users on the same port (the machine config service), each in the role table. */
   userMethods?: ReadonlyMap<string, Method>;
   /** After a user's write went through (the machine config persists it). */
@@ -99,13 +99,20 @@ function userFromCertificate(raw: Buffer | undefined): Caller | string {
   return { kind: 'user', role, subject: text };
 }
 
-function pluginGuard(p: Plugin, outputs: ReadonlySet<string>): CallAccess {
+/** A plugin writes its outputs only; one with an `owner` (an extension) writes as that owner only. */
+function pluginGuard(p: { name: string; owner?: string }, outputs: ReadonlySet<string>): CallAccess {
   return {
     read: () => {},
     write(w) {
-      if (w.finalizersOnly || outputs.has(w.type)) return;
-      throw new StateError('permission-denied',
-        `plugin ${p.name} may not write ${w.type} (its outputs: ${[...outputs].join(', ') || 'none'})`, w.type);
+      if (w.finalizersOnly) return;
+      if (!outputs.has(w.type)) {
+        throw new StateError('permission-denied',
+          `plugin ${p.name} may not write ${w.type} (its outputs: ${[...outputs].join(', ') || 'none'})`, w.type);
+      }
+      if (p.owner !== undefined && w.owner !== p.owner) {
+        throw new StateError('permission-denied',
+          `plugin ${p.name} writes as owner "${p.owner}", not "${w.owner}"`, w.type);
+      }
     },
   };
 }
@@ -305,12 +312,14 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         return;
       }
       socket[CALLER] = { kind: 'plugin', name: plugin.name };
-      socket.guard = pluginGuard(plugin, new Set(pluginOutputs(plugin)));
+      socket.guard = pluginGuard(plugin, new Set(plugin.outputs));
     } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); }
   });
   mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
   rmSync(o.pluginSocket, { force: true });
   await plugins.listen({ path: o.pluginSocket });
+  // Extensions run as uids of their own and must be able to connect; who may talk is decided by pid (above).
+  chmodSync(o.pluginSocket, 0o666);
   o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''} (TLS, `
     + `${tls.mode}), plugins on ${o.pluginSocket}`);
 

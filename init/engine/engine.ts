@@ -29,7 +29,7 @@ import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
 import { createApiAccess } from './api-access.ts';
 import { apiCertificate } from './api-certificate.ts';
 import { consoleSummary } from './console-summary.ts';
-import { ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
+import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import { startInstaller, type InstallerMachine } from '../install/installer.ts';
 import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
@@ -44,6 +44,7 @@ import { logServiceMethods } from './log-service.ts';
 import { startLogSinks } from './log-sink.ts';
 import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
+import { startExtensionRunner, type ExtensionMachine } from './extension-runner.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {
@@ -76,6 +77,8 @@ export interface EngineOptions {
   upgrade?: UpgradeMachine;
   /** Why there are no slots to upgrade (a live system, a kernel booted by QEMU); default: a host's reason. */
   noUpgradeWhy?: string;
+  /** PID 1: where extensions' images are kept and mounted, and their cgroups. Absent: every one is refused. */
+  extensions?: ExtensionMachine;
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
   /** Called the first time each boot milestone is reached (PID 1 prints it for bench:boot). */
@@ -203,7 +206,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
     ...(o.onMilestone ? { onMilestone: o.onMilestone } : {}),
   });
-  if (o.startPlugins !== false) supervisor.start(o.plugins);
+  if (o.startPlugins !== false) supervisor.start(o.plugins.map(builtinPlugin));
+  const extensions = await startExtensionRunner({
+    state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket,
+    builtins: o.plugins.map(builtinPlugin),
+    machine: o.extensions ?? {
+      refuse: o.hostMode ? 'this engine runs on a host (serve): it runs no extensions'
+        : 'this engine runs no extensions',
+    },
+  });
   const trial = o.upgrade ? await startTrial({
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
     slotsChanged,
@@ -251,6 +262,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       for (const w of summary) w.close();
       platformConfig.close();
       config.stop();
+      await extensions.close();
       await supervisor.stop();
       await api.stop();
     },

@@ -22,6 +22,9 @@ import { syncDirectory } from '../sys/atomic-write.ts';
 /** Larger images are refused: an extension is a plugin and its runtime, not a disk. */
 export const MAX_EXTENSION_BYTES = 1 << 30;
 
+/** A source that fetching again would not mend: another image, not another try, is needed. */
+export class RefusedImage extends Error {}
+
 export interface FetchedImage { path: string; bytes: number; reused: boolean }
 
 const SHA256_RE = /^[0-9a-f]{64}$/;
@@ -35,8 +38,10 @@ async function open(source: string, idleMs: number): Promise<{ stream: Readable;
     const length = Number(res.headers['content-length']);
     return { stream: res, ...(Number.isFinite(length) ? { declared: length } : {}) };
   }
-  if (!source.startsWith('/')) throw new Error(`${source}: want an http(s) URL or an absolute path on the machine`);
-  if (!statSync(source).isFile()) throw new Error(`${source}: not a regular file`);
+  if (!source.startsWith('/')) {
+    throw new RefusedImage(`${source}: want an http(s) URL or an absolute path on the machine`);
+  }
+  if (!statSync(source).isFile()) throw new RefusedImage(`${source}: not a regular file`);
   return { stream: createReadStream(source) };
 }
 
@@ -47,7 +52,7 @@ async function open(source: string, idleMs: number): Promise<{ stream: Readable;
 export async function fetchImage(
   source: string, sha256: string, dir: string, o: { maxBytes?: number; idleMs?: number } = {},
 ): Promise<FetchedImage | Error> {
-  if (!SHA256_RE.test(sha256)) return new Error(`sha256 "${sha256}": want 64 lowercase hex digits`);
+  if (!SHA256_RE.test(sha256)) return new RefusedImage(`sha256 "${sha256}": want 64 lowercase hex digits`);
   const maxBytes = o.maxBytes ?? MAX_EXTENSION_BYTES;
   const final = imagePath(dir, sha256);
   const partial = join(dir, `.${sha256}.${randomBytes(4).toString('hex')}.partial`);
@@ -63,10 +68,10 @@ export async function fetchImage(
     const { stream, declared } = await open(source, o.idleMs ?? 30_000);
     if (declared !== undefined && declared > maxBytes) {
       stream.destroy();
-      return new Error(`${source}: ${declared} bytes, more than the ${maxBytes} an extension may have`);
+      return new RefusedImage(`${source}: ${declared} bytes, more than the ${maxBytes} an extension may have`);
     }
     const counter = hashingStream(hash, (total) => {
-      if (total > maxBytes) counter.destroy(new Error(`more than the ${maxBytes} bytes an extension may have`));
+      if (total > maxBytes) counter.destroy(new RefusedImage(`more than the ${maxBytes} bytes an extension may have`));
     });
     await pipeline(stream, counter, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
     if (declared !== undefined && counter.bytes !== declared) {
@@ -75,7 +80,7 @@ export async function fetchImage(
     const got = hash.digest('hex');
     if (got !== sha256) {
       const said = /^https?:/.test(source) ? `${got}, ` : '';
-      throw new Error(`${source}: its sha256 is ${said}not the ${sha256} declared`);
+      throw new RefusedImage(`${source}: its sha256 is ${said}not the ${sha256} declared`);
     }
     const fd = openSync(partial, 'r');
     try { fsyncSync(fd); } finally { closeSync(fd); }
@@ -85,7 +90,9 @@ export async function fetchImage(
   } catch (e) {
     rmSync(partial, { force: true });
     const message = (e as Error).message;
-    return message.startsWith(source) ? e as Error : new Error(`${source}: ${message}`, { cause: e });
+    if (message.startsWith(source)) return e as Error;
+    return e instanceof RefusedImage ? new RefusedImage(`${source}: ${message}`, { cause: e })
+      : new Error(`${source}: ${message}`, { cause: e });
   }
 }
 

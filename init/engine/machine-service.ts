@@ -7,12 +7,11 @@ import {
   PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
   SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
 } from '../model/machine-service-wire.ts';
-import type { Plugin } from '../model/plugin.ts';
 import { readMounts, readOverview, readProcesses, readSockets } from '../sys/machine-views.ts';
 
 export interface MachineServiceOptions {
   /** The plugin a process is, when it is one. */
-  pluginByPid(pid: number): Plugin | undefined;
+  pluginByPid(pid: number): { name: string } | undefined;
   /** undefined: no such plugin. */
   restartPlugin(name: string): Promise<{ oldPid: number } | undefined>;
   pluginNames(): string[];

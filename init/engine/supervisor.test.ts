@@ -5,16 +5,16 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
-import { PLUGIN_READY_LINE, type Plugin } from '../model/plugin.ts';
+import { PLUGIN_READY_LINE } from '../model/plugin.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
-import { PluginSupervisor } from './supervisor.ts';
+import { PluginSupervisor, type SupervisedPlugin } from './supervisor.ts';
 
-const plugin = (name: string): Plugin => ({ name, description: name, types: () => [], controllers: () => [],
-  capabilities: [] });
+const plugin = (name: string): SupervisedPlugin => ({ name, outputs: [], args: ['plugin', name], ownMounts: false });
 /** A "plugin" whose process runs `script`. */
 const SCRIPTS: Record<string, string> = {
   ready: `setTimeout(() => console.log(${JSON.stringify(PLUGIN_READY_LINE)}), 300); setInterval(() => {}, 1000);`,
   silent: 'console.log("just a log line"); setTimeout(() => process.exit(3), 600);',
+  traceback: 'console.error("Traceback (most recent call last):"); console.error("ValueError: boom"); process.exit(1);',
 };
 
 t.test('starting until the ready line, then running; dying before it: backoff, never running', async (t) => {
@@ -50,4 +50,34 @@ t.test('starting until the ready line, then running; dying before it: backoff, n
   t.same(seen.get('silent')?.filter((s) => s !== 'starting'), ['backoff'], 'never running before it died');
   t.ok(lines.some((l) => l === 'just a log line'), 'other output is logged');
   t.notOk(lines.includes(PLUGIN_READY_LINE), 'the ready line is not');
+});
+
+t.test('dying as it starts: its last words on stderr are its lastError; remove stops one for good', async (t) => {
+  const state = new MemoryState();
+  const log: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => log };
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    spawn: (args: string[]) => spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  });
+  t.teardown(() => sup.stop(1000));
+  sup.add(plugin('traceback'));
+  sup.add(plugin('ready'));
+  t.throws(() => sup.add(plugin('ready')), /a plugin named ready runs already/);
+  const status = (id: string) => state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })
+    ?.spec as PluginStatusSpec | undefined;
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && !(status('traceback')?.state === 'backoff' && status('ready')?.state === 'running')) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(status('traceback')?.lastError, 'ValueError: boom');
+  const pid = status('ready')?.pid ?? 0;
+  t.ok(pid > 0 && sup.byPid(pid)?.name === 'ready');
+  await sup.remove('ready');
+  t.equal(status('ready'), undefined, 'its PluginStatus is gone');
+  t.equal(sup.byPid(pid), undefined, 'its pid is no plugin now');
+  t.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, 'its process is gone');
+  await sup.remove('traceback');
+  t.equal(status('traceback'), undefined, 'one waiting to restart is removed as well');
 });

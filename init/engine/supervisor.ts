@@ -1,10 +1,11 @@
-// supervisor: runs each plugin as a child process of this same executable, restarts
-// it with backoff when it dies (without touching the others), and publishes its
-// status as a PluginStatus resource. Plugins are known by pid: the plugin socket
-// admits a connection only from a pid the supervisor started.
+// supervisor: runs each plugin as a child process of this same executable (a built-in
+// plugin, or an extension's launcher that becomes the extension's program), restarts it
+// with backoff when it dies (without touching the others), and publishes its status as a
+// PluginStatus resource. Plugins are known by pid: the plugin socket admits a connection
+// only from a pid the supervisor started.
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { upsert } from '../cosi/state/upsert.ts';
+import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
 import {
@@ -21,8 +22,26 @@ const PLUGIN_LOG_PREFIX = 'plugin/';
 export const pluginOfLogPrefix = (prefix: string): string | undefined =>
   prefix.startsWith(PLUGIN_LOG_PREFIX) ? prefix.slice(PLUGIN_LOG_PREFIX.length).split('/')[0] : undefined;
 
+/** What the supervisor runs: a built-in plugin or an extension. */
+export interface SupervisedPlugin {
+  readonly name: string;
+  /** The types its connection to the plugin socket may write. */
+  readonly outputs: readonly string[];
+  /** The only owner its writes may carry (an extension's: its name); undefined: its controllers' names. */
+  readonly owner?: string;
+  /** The arguments to this executable that start it. */
+  readonly args: readonly string[];
+  /** Added to its environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** It needs none of the machine's mount operations (see SpawnPlugin). */
+  readonly ownMounts: boolean;
+}
+
+export const builtinPlugin = (p: Plugin): SupervisedPlugin =>
+  ({ name: p.name, outputs: pluginOutputs(p), args: ['plugin', p.name], ownMounts: !p.hostMounts });
+
 /**
- * Starts `<exe> plugin <name>` with the given environment; `ownMounts`: the plugin needs none of
+ * Starts `<exe> ARGS` with the given environment; `ownMounts`: the plugin needs none of
  * the machine's mount operations, so it may be born in a mount namespace of its own.
  */
 export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMounts: boolean }) => ChildProcess;
@@ -36,7 +55,11 @@ export interface SupervisorOptions {
 }
 
 interface Running {
-  plugin: Plugin; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout;
+  plugin: SupervisedPlugin;
+  /** The last line it wrote at error level, and the last on its standard error (why it died, when it did). */
+  lastError?: string; lastStderr?: string;
+  /** Removed: its exit is the end. */
+  removed?: boolean; child?: ChildProcess; status: PluginStatusSpec; delay: number; timer?: NodeJS.Timeout;
   /** Its process was stopped to restart it: the exit starts it again at once. */
   restarting?: boolean;
   /** Its controllers' figures, as it last printed them. */
@@ -50,7 +73,7 @@ export class PluginSupervisor {
   constructor(private readonly o: SupervisorOptions) {}
 
   /** The plugin a process id belongs to, if the supervisor started it and it still runs. */
-  byPid(pid: number): Plugin | undefined {
+  byPid(pid: number): SupervisedPlugin | undefined {
     for (const r of this.plugins.values()) {
       if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
     }
@@ -62,15 +85,41 @@ export class PluginSupervisor {
     return [...this.plugins.values()].map((r) => ({ plugin: r.plugin.name, controllers: r.stats ?? [] }));
   }
 
-  start(plugins: readonly Plugin[]): void {
-    for (const p of plugins) {
-      const r: Running = {
-        plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: pluginOutputs(p) },
-        delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs,
-      };
-      this.plugins.set(p.name, r);
-      this.launch(r);
+  start(plugins: readonly SupervisedPlugin[]): void {
+    for (const p of plugins) this.add(p);
+  }
+
+  /** Starts one more (an extension). Throws when one of that name runs already. */
+  add(p: SupervisedPlugin): void {
+    if (this.plugins.has(p.name)) throw new Error(`a plugin named ${p.name} runs already`);
+    if (this.stopping) throw new Error('the machine is stopping: no plugin starts');
+    const r: Running = {
+      plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: [...p.outputs] },
+      delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs,
+    };
+    this.plugins.set(p.name, r);
+    this.launch(r);
+  }
+
+  /**
+   * Stops one for good (SIGTERM, SIGKILL after `timeoutMs`) and forgets it, its PluginStatus destroyed:
+   * an extension removed or replaced. Resolves once its process is gone.
+   */
+  async remove(name: string, timeoutMs = 5000): Promise<void> {
+    const r = this.plugins.get(name);
+    if (!r) return;
+    r.removed = true;
+    clearTimeout(r.timer);
+    const c = r.child;
+    if (c && c.exitCode === null && c.signalCode === null) {
+      await new Promise((res) => {
+        c.once('exit', res);
+        setTimeout(() => { c.kill('SIGKILL'); }, timeoutMs).unref();
+        c.kill('SIGTERM');
+      });
     }
+    this.plugins.delete(name);
+    await destroyIfPresent(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name }, ENGINE_OWNER);
   }
 
   /**
@@ -125,34 +174,50 @@ export class PluginSupervisor {
     const started = Date.now();
     const killsAtStart = oomKills();
     const child = this.o.spawn(
-      ['plugin', r.plugin.name], { ...process.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
-      { ownMounts: !r.plugin.hostMounts },
+      [...r.plugin.args], { ...process.env, ...r.plugin.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
+      { ownMounts: r.plugin.ownMounts },
     );
+    r.lastError = undefined;
+    r.lastStderr = undefined;
     r.child = child;
     // Running once it says so (PLUGIN_READY_LINE): a process that dies while it starts never looked healthy.
     r.status = { ...r.status, state: 'starting', pid: child.pid ?? 0 }; // backoffMs stays: the wait before this start
     void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+    /** Each stream's lines read to its end: a process's last words may come after its exit. */
+    const drained: Promise<void>[] = [];
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
-      createInterface({ input: stream }).on('line', (l) => {
+      const lines = createInterface({ input: stream });
+      drained.push(new Promise((res) => lines.once('close', () => res())));
+      lines.on('line', (l) => {
         const stats = stream === child.stdout ? parsePluginStats(l) : undefined;
         if (stats) { r.stats = stats; return; }
         if (stream !== child.stdout || l !== PLUGIN_READY_LINE) {
           const { level, text } = parsePluginLine(l);
+          if (level === 'error') r.lastError = text;
+          if (stream === child.stderr && text.trim()) r.lastStderr = text;
           if (level === 'error') log.error(text); else if (level === 'warning') log.warn(text); else log.info(text);
           return;
         }
         if (r.child !== child || r.status.state !== 'starting') return;
         r.status = { ...r.status, state: 'running' };
+        delete r.status.lastError;
         void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
       });
     }
     child.on('error', (e) => log.error(`cannot start: ${e.message}`));
-    child.on('exit', (code, signal) => {
+    child.on('exit', (code, signal) => void (async () => {
+      // Its pipes may outlive it (a child of its own holds them): waited for a moment, not for ever.
+      await Promise.race([Promise.all(drained), new Promise((res) => setTimeout(res, 500).unref())]);
       const lastExit = {
         ...(code !== null ? { code } : {}), ...(signal !== null ? { signal } : {}), at: new Date().toISOString(),
       };
+      const wasRunning = r.status.state === 'running';
       r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit };
+      // Why it died: what it last said was an error, or, dying as it started, its last word on stderr.
+      const why = r.lastError ?? (wasRunning ? undefined : r.lastStderr);
+      if (why) r.status.lastError = why; else delete r.status.lastError;
+      if (r.removed) return;
       if (this.stopping) {
         void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`));
         return;
@@ -168,12 +233,12 @@ export class PluginSupervisor {
       // A plugin that ran longer than the longest wait was healthy: start the backoff over.
       if (Date.now() - started > backoff.maxMs) r.delay = backoff.initialMs;
       r.status.backoffMs = Math.round(r.delay);
-      const why = killReason(signal, killsAtStart, oomKills());
-      log.warn(`exited (${signal ? `signal ${signal}${why}` : `code ${code}`}); `
+      const killedBy = killReason(signal, killsAtStart, oomKills());
+      log.warn(`exited (${signal ? `signal ${signal}${killedBy}` : `code ${code}`}); `
         + `restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
       void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
       r.timer = setTimeout(() => { r.status.restarts++; this.launch(r); }, r.delay);
       r.delay = Math.min(r.delay * backoff.factor, backoff.maxMs);
-    });
+    })());
   }
 }

@@ -41,7 +41,7 @@ const KEYS = ['name', 'version', 'description', 'executable', 'args', 'env', 'ty
   'memory', 'cpu'];
 const TYPE_KEYS = ['type', 'defaultNamespace', 'aliases', 'printColumns', 'sensitive', 'schema', 'access'];
 /** A plugin name: also its log source, its PluginStatus id and a path segment. */
-const NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
+export const EXTENSION_NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const NAMESPACE_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The engine's variables (the plugin socket, host mode, own mounts, the addon's path): not an extension's. */
@@ -54,6 +54,14 @@ const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9.+_~-]{0,63}$/;
  */
 const ENGINE_GROUPS_RE = /\.(cosi\.dev|runtime\.appliance\.dev|security\.appliance\.dev)$/;
 const DEFINES_RE = /\.(cosi\.dev|appliance\.dev)$/;
+
+/** Capabilities no extension gets: each would undo its confinement. */
+const UNDOING = {
+  CAP_SYS_ADMIN: 'not granted to extensions: it is nearly all of root (mounts, namespaces, devices)',
+  CAP_SYS_PTRACE: 'not granted to extensions: it reaches into the machine\'s processes and, through them, its files',
+  CAP_SYS_MODULE: 'not granted to extensions: kernel code runs with no confinement at all',
+  CAP_SYS_BOOT: 'not granted to extensions: the machine is rebooted through its API (PowerRequest)',
+} as const;
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -127,7 +135,9 @@ export function parseManifest(text: string): ManifestResult {
     return x;
   };
   const name = stringKey('name', true);
-  if (name && !NAME_RE.test(name)) problems.push(`name "${name}": lowercase letters, digits and dashes, at most 63`);
+  if (name && !EXTENSION_NAME_RE.test(name)) {
+    problems.push(`name "${name}": lowercase letters, digits and dashes, at most 63`);
+  }
   const version = stringKey('version', true);
   if (version && !VERSION_RE.test(version)) {
     problems.push(`version "${version}": letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)`);
@@ -163,9 +173,11 @@ export function parseManifest(text: string): ManifestResult {
   const caps = v.capabilities ?? [];
   if (!isStrings(caps)) problems.push('capabilities: want a list such as [CAP_NET_ADMIN]');
   else {
+    const grantable = Object.keys(CAPABILITY).filter((c) => !Object.hasOwn(UNDOING, c));
     for (const c of caps) {
-      if (!Object.hasOwn(CAPABILITY, c)) {
-        problems.push(`capabilities: "${c}" is not one the engine grants (${Object.keys(CAPABILITY).join(', ')})`);
+      if (Object.hasOwn(UNDOING, c)) problems.push(`capabilities: ${c}: ${UNDOING[c as keyof typeof UNDOING]}`);
+      else if (!Object.hasOwn(CAPABILITY, c)) {
+        problems.push(`capabilities: "${c}" is not one the engine grants (${grantable.join(', ')})`);
       }
     }
   }

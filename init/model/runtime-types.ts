@@ -10,7 +10,8 @@ export type {
   BootStatusSpec, ConfigChange, ConfigState, ConfigStatusSpec, IssueSpec, KernelCmdlineSpec, PluginStatusSpec,
   InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
   UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
-  MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec, MetricsEndpointSpec,
+  MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec, MetricsEndpointSpec, ExtensionSpec,
+  ExtensionStatusSpec, ExtensionPhase,
 } from '../../proto/gen/spec-types.ts';
 
 export const RUNTIME_NS = 'runtime';
@@ -42,6 +43,8 @@ export const MACHINE_STATUS_ID = 'machine';
 export const LOG_SINK_TYPE = 'LogSinks.runtime.appliance.dev';
 export const LOG_SINK_STATUS_TYPE = 'LogSinkStatuses.runtime.appliance.dev';
 export const METRICS_ENDPOINT_TYPE = 'MetricsEndpoints.runtime.appliance.dev';
+export const EXTENSION_TYPE = 'Extensions.runtime.appliance.dev';
+export const EXTENSION_STATUS_TYPE = 'ExtensionStatuses.runtime.appliance.dev';
 /** The id of the one HealthStatus. */
 export const HEALTH_ID = 'machine';
 /** The Version of a system not booted from a slot (a kernel, the ISO, PXE). */
@@ -98,6 +101,20 @@ export const ENGINE_TYPES: DefinitionInput[] = [
     // Opens a port: admins only.
     type: METRICS_ENDPOINT_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.MetricsEndpointSpec,
     aliases: ['metrics'], access: 'admin', printColumns: [{ name: 'Listen', jsonPath: '{.listen}' }],
+  },
+  {
+    // Runs a program of someone else's on the machine (confined, but with the capabilities it asks for): admins only.
+    type: EXTENSION_TYPE, defaultNamespace: CONFIG_NS, protoMessage: MESSAGES.ExtensionSpec, aliases: ['ext'],
+    access: 'admin',
+    printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'SHA256', jsonPath: '{.sha256}' }],
+  },
+  {
+    type: EXTENSION_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.ExtensionStatusSpec,
+    aliases: ['extstatus'], access: 'controllers',
+    printColumns: [
+      { name: 'Phase', jsonPath: '{.phase}' }, { name: 'Version', jsonPath: '{.version}' },
+      { name: 'Outputs', jsonPath: '{.outputs}' }, { name: 'Error', jsonPath: '{.error}' },
+    ],
   },
   {
     type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.LogSinkStatusSpec,

@@ -158,6 +158,52 @@ export const BUILTIN_TYPES = [
     ]
   },
   {
+    "type": "Extensions.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionSpec",
+    "aliases": [
+      "ext"
+    ],
+    "access": "admin",
+    "printColumns": [
+      {
+        "name": "Source",
+        "jsonPath": "{.source}"
+      },
+      {
+        "name": "SHA256",
+        "jsonPath": "{.sha256}"
+      }
+    ]
+  },
+  {
+    "type": "ExtensionStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionStatusSpec",
+    "aliases": [
+      "extstatus"
+    ],
+    "access": "controllers",
+    "printColumns": [
+      {
+        "name": "Phase",
+        "jsonPath": "{.phase}"
+      },
+      {
+        "name": "Version",
+        "jsonPath": "{.version}"
+      },
+      {
+        "name": "Outputs",
+        "jsonPath": "{.outputs}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
+  },
+  {
     "type": "LogSinkStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.LogSinkStatusSpec",

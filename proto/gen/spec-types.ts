@@ -50,6 +50,10 @@ export const UpgradePhaseValues: readonly UpgradePhase[] = ['receiving', 'writin
 export type LogSinkState = 'sending' | 'waiting';
 export const LogSinkStateValues: readonly LogSinkState[] = ['sending', 'waiting'];
 
+/** ExtensionPhase: where an extension stands. */
+export type ExtensionPhase = 'fetching' | 'starting' | 'running' | 'failed' | 'crashing' | 'stopping';
+export const ExtensionPhaseValues: readonly ExtensionPhase[] = ['fetching', 'starting', 'running', 'failed', 'crashing', 'stopping'];
+
 /** LogLevel: how bad a line says it is. */
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 export const LogLevelValues: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
@@ -215,6 +219,10 @@ export interface PluginStatusSpec {
   lastExit?: PluginExit;
   /** The wait before the latest restart, ms (grows x1.5 per crash, up to 60 s). */
   backoffMs?: number;
+  /** Why it last ended, as it said: its last line at error level, or, when it died before it was
+   * running, its last line on standard error (an interpreter's traceback ends with the exception).
+   * Cleared once it runs again. */
+  lastError?: string;
 }
 
 /** KernelCmdlineSpec: the kernel command line (id "current"). */
@@ -513,6 +521,56 @@ export interface LogSinkStatusSpec {
 export interface MetricsEndpointSpec {
   /** HOST:PORT to listen on (0.0.0.0:9100 for every address). */
   listen: string;
+}
+
+/** ExtensionSpec: a plugin shipped to the machine as a squashfs image (id = the extension's name, as its
+ * manifest says). The engine fetches it, refuses it unless its SHA-256 is this one, mounts it read-only
+ * and runs the manifest's program inside it as a plugin: its own root, its declared capabilities only,
+ * no_new_privs, seccomp, its own cgroup. A new sha256 replaces the running one without a reboot; deleting
+ * the resource stops it. docs/writing-plugins.md shows how to make one.
+ * 
+ * Example:
+ * source: http://10.0.2.2:8080/hello.squashfs
+ * sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
+export interface ExtensionSpec {
+  /** Where the image is: an http:// or https:// URL, or an absolute path on the machine. */
+  source: string;
+  /** The image's SHA-256, 64 lowercase hex digits. */
+  sha256: string;
+}
+
+/** ExtensionStatusSpec: an extension as the engine runs it (id = its name), written by the engine. */
+export interface ExtensionStatusSpec {
+  /** Where it stands. */
+  phase?: ExtensionPhase;
+  /** The image this status is about. */
+  sha256: string;
+  /** Its manifest's version. */
+  version: string;
+  /** Its manifest's description. */
+  description: string;
+  /** Why it failed or crashed: every problem found, one per line. */
+  error: string;
+  /** The types it defines, as its manifest says. */
+  types?: string[];
+  /** The types it may write, as its manifest says. */
+  outputs?: string[];
+  /** The capabilities its program holds, read from /proc/PID/status (CapEff) once it runs. */
+  capabilities?: string[];
+  /** Its cgroup (under /sys/fs/cgroup). */
+  cgroup: string;
+  /** The memory.max written there, bytes (none: no limit of its own). */
+  memoryMaxBytes?: number;
+  /** The cpu.max written there, as a percentage of one CPU (none: no limit of its own). */
+  cpuPercent?: number;
+  /** The image's size. */
+  imageBytes: number;
+  /** Seconds from the ExtensionSpec seen to its program running (fetch, check, mount, start). */
+  startSeconds?: number;
+  /** Its program's memory once running (the cgroup's memory.current), bytes. */
+  memoryBytes?: number;
+  /** The uid (and gid) it runs as: its own, so that it is nobody to the machine's processes and files. */
+  uid: number;
 }
 
 /** LogsRequest: the lines of one source. */
@@ -1496,6 +1554,8 @@ export const MESSAGES = {
   LogSinkSpec: 'appliance.runtime.v1alpha1.LogSinkSpec',
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
+  ExtensionSpec: 'appliance.runtime.v1alpha1.ExtensionSpec',
+  ExtensionStatusSpec: 'appliance.runtime.v1alpha1.ExtensionStatusSpec',
   LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',
   LogLine: 'appliance.runtime.v1alpha1.LogLine',
   LogSourcesRequest: 'appliance.runtime.v1alpha1.LogSourcesRequest',

@@ -12,3 +12,8 @@ export async function upsert(state: State, p: Pointer, spec: unknown, owner: str
   if (sameSpec(cur.spec, spec)) return cur;
   return state.update({ ...copyResource(cur), spec }, { owner });
 }
+
+/** Destroys the resource when there is one (the engine's own writes: a status whose subject is gone). */
+export async function destroyIfPresent(state: State, p: Pointer, owner: string): Promise<void> {
+  if (await findResource(state, p)) await state.destroy(p, { owner });
+}

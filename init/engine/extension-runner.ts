@@ -1,0 +1,354 @@
+// extension-runner: runs the extensions users declare (ExtensionSpec, config namespace). For each:
+// fetch the image and check its hash, mount it read-only, read and check its manifest, register the
+// types it defines, make its cgroup, and hand it to the supervisor as a plugin whose process is the
+// launcher (`init extension-exec`) that becomes the extension's program, confined, as a uid of its
+// own. Its status is an ExtensionStatus (runtime namespace), written by the engine only, and follows
+// its PluginStatus. A new sha256 or source replaces it (the old process stops first, then its image
+// goes); a deleted ExtensionSpec stops it. Everything about one extension happens in one queue, in order.
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
+import { newResource, type Resource } from '../cosi/resource/resource.ts';
+import { copyResource } from '../cosi/state/freeze.ts';
+import { sameSpec as sameSpecs } from '../cosi/spec/spec-equal.ts';
+import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE } from '../cosi/meta/definition.ts';
+import type { Admission } from '../config/admission.ts';
+import type { Logger } from '../log.ts';
+import {
+  EXTENSION_NAME_RE, MANIFEST_PATH, parseManifest, type ExtensionManifest,
+} from '../model/extension-manifest.ts';
+import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../model/extension-launch.ts';
+import {
+  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
+} from '../model/runtime-types.ts';
+import { missingMountPoints } from '../sys/extension-root.ts';
+import { capabilityNames, capabilitySet } from '../sys/capabilities.ts';
+import type { GroupLimits } from '../sys/cgroup.ts';
+import { fetchImage, imagePath, RefusedImage, type FetchedImage } from './extension-fetch.ts';
+import { ENGINE_OWNER, type PluginSupervisor } from './supervisor.ts';
+
+/** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
+export type ExtensionMachine = { refuse: string } | RealMachine;
+interface RealMachine {
+  /** Where fetched images are kept, and where they are mounted. */
+  imagesDir: string;
+  mountsDir: string;
+  mount(image: string, dir: string): void;
+  unmount(dir: string): void;
+  prepareGroup(name: string, limits: GroupLimits): string;
+  /** Ends what still runs in the group and removes it; an Error when it would not go. */
+  removeGroup(dir: string): Promise<void>;
+  fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
+}
+
+export interface ExtensionRunnerOptions {
+  state: MemoryState;
+  log: Logger;
+  supervisor: PluginSupervisor;
+  admission: Admission;
+  pluginSocket: string;
+  machine: ExtensionMachine;
+  /** The built-in plugins: their names, and the types they write (an extension may write none of them). */
+  builtins: readonly { name: string; outputs: readonly string[] }[];
+}
+
+interface Running {
+  spec: ExtensionSpec; dir: string; group: string; manifest: ExtensionManifest; status: ExtensionStatusSpec;
+  /** When its ExtensionSpec was declared (for start_seconds). */
+  declaredAt: number;
+}
+
+const FIRST_RETRY_MS = 5000;
+const LAST_RETRY_MS = 300_000;
+/** Extensions run as uids from here up, one each, never a machine's process's (those are 0). */
+export const EXTENSION_UID_BASE = 61_000;
+
+const pointer = (name: string) => ({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id: name });
+const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
+/** The owner of what an extension registers and writes. */
+export const extensionOwner = (name: string) => `extension/${name}`;
+
+/**
+ * `path` (absolute, inside the image mounted on `root`) with its links followed as the extension would see
+ * them, never out of `root`; undefined when it leads nowhere.
+ */
+export function resolveInImage(root: string, path: string, hops = 0): string | undefined {
+  const parts = posix.normalize(path).split('/').filter(Boolean);
+  let at = '/';
+  for (let i = 0; i < parts.length; i++) {
+    const next = posix.join(at, parts[i]!);
+    const st = lstatSync(join(root, next), { throwIfNoEntry: false });
+    if (!st) return undefined;
+    if (st.isSymbolicLink()) {
+      if (hops >= 40) return undefined;
+      const target = readlinkSync(join(root, next));
+      const rest = parts.slice(i + 1).join('/');
+      return resolveInImage(root, posix.join(target.startsWith('/') ? target : posix.join(at, target), rest), hops + 1);
+    }
+    at = next;
+  }
+  return at;
+}
+
+export interface ExtensionRunner { close(): Promise<void> }
+
+export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<ExtensionRunner> {
+  const running = new Map<string, Running>();
+  /** Each extension's work, in order: the promise of the last job queued. */
+  const queues = new Map<string, Promise<void>>();
+  const log = o.log;
+  let closing = false;
+  /** Fetches that failed on the network wait to be tried again. */
+  const retries = new Map<string, NodeJS.Timeout>();
+  const retryDelays = new Map<string, number>();
+  /** When the current ExtensionSpec of each was declared. */
+  const declaredAt = new Map<string, number>();
+  const uids = new Map<string, number>();
+  const uidOf = (name: string) => {
+    if (!uids.has(name)) uids.set(name, EXTENSION_UID_BASE + uids.size);
+    return uids.get(name)!;
+  };
+  const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
+
+  const enqueue = (name: string, job: () => Promise<void>) => {
+    const next = (queues.get(name) ?? Promise.resolve()).then(job)
+      .catch((e: Error) => log.error(`extension ${name}: ${e.message}`));
+    queues.set(name, next);
+  };
+  const publish = (name: string, s: ExtensionStatusSpec) =>
+    upsert(o.state, pointer(name), structuredClone(s), ENGINE_OWNER);
+
+  function unmountImage(machine: RealMachine, name: string, dir: string): void {
+    try { machine.unmount(dir); rmdirSync(dir); } catch (e) {
+      log.warn(`extension ${name}: unmounting ${dir}: ${(e as Error).message}`);
+    }
+  }
+  /** The kept image file, unless a running extension uses it: otherwise /var would keep every version. */
+  function forgetImage(machine: RealMachine, sha256: string): void {
+    if ([...running.values()].some((x) => x.spec.sha256 === sha256)) return;
+    rmSync(imagePath(machine.imagesDir, sha256), { force: true });
+  }
+
+  async function stop(name: string, r: Running): Promise<void> {
+    await publish(name, { ...r.status, phase: 'stopping' });
+    await o.supervisor.remove(name);
+    running.delete(name);
+    if ('refuse' in o.machine) return;
+    unmountImage(o.machine, name, r.dir);
+    await o.machine.removeGroup(r.group).catch((e: Error) => log.warn(`extension ${name}: ${e.message}`));
+    forgetImage(o.machine, r.spec.sha256);
+    log.info(`extension ${name}: stopped (${r.manifest.version}, sha256 ${r.spec.sha256.slice(0, 12)})`);
+  }
+
+  async function start(name: string, spec: ExtensionSpec): Promise<void> {
+    const status: ExtensionStatusSpec = {
+      phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
+      capabilities: [], cgroup: '', imageBytes: 0, uid: 0,
+    };
+    const failed = async (problems: string[]) => {
+      log.error(`extension ${name}: ${problems.join('; ')}`);
+      await publish(name, { ...status, phase: 'failed', error: problems.join('\n') });
+    };
+    if ('refuse' in o.machine) return failed([o.machine.refuse]);
+    // Its name becomes a path, a log source and a PluginStatus: checked before anything else.
+    if (!EXTENSION_NAME_RE.test(name)) return failed([`"${name}": an extension's name is lowercase letters, digits `
+      + 'and dashes, at most 63']);
+    if (o.builtins.some((b) => b.name === name)) return failed([`"${name}" is a built-in plugin's name`]);
+    const machine = o.machine;
+    await publish(name, status);
+    const image = await (machine.fetch ?? fetchImage)(spec.source, spec.sha256, machine.imagesDir);
+    if (image instanceof RefusedImage) return failed([`fetching: ${image.message}`]);
+    if (image instanceof Error) {
+      // The server may be back later: tried again, less and less often; another ExtensionSpec tries at once.
+      const delay = retryDelays.get(name) ?? FIRST_RETRY_MS;
+      retryDelays.set(name, Math.min(delay * 2, LAST_RETRY_MS));
+      retries.set(name, setTimeout(() => enqueue(name, () => converge(name)), delay));
+      return failed([`fetching: ${image.message} (trying again in ${Math.round(delay / 1000)} s)`]);
+    }
+    retryDelays.delete(name);
+    status.imageBytes = image.bytes;
+    const dir = join(machine.mountsDir, `${name}-${spec.sha256.slice(0, 12)}`);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      machine.mount(image.path, dir);
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      forgetImage(machine, spec.sha256);
+      return failed([`mounting ${image.path} on ${dir}: ${(e as Error).message}`]);
+    }
+    // From here on, whatever goes wrong takes the mount (and the kept image) with it.
+    let r: Running | undefined;
+    try {
+      const checked = checkImage(name, dir);
+      if (Array.isArray(checked)) throw new ExtensionProblems(checked);
+      const manifest = checked;
+      Object.assign(status, {
+        version: manifest.version, description: manifest.description, types: manifest.types.map((t) => t.type),
+        outputs: manifest.outputs,
+      });
+      await registerTypes(name, manifest);
+      const group = machine.prepareGroup(name, {
+        ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
+        ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
+      });
+      Object.assign(status, {
+        cgroup: group, phase: 'starting', uid: uidOf(name),
+        ...(manifest.memoryBytes !== undefined ? { memoryMaxBytes: manifest.memoryBytes } : {}),
+        ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
+      });
+      r = { spec, dir, group, manifest, status, declaredAt: declaredAt.get(name) ?? Date.now() };
+      running.set(name, r);
+      await publish(name, status);
+      o.supervisor.add({
+        name, outputs: manifest.outputs, owner: name, args: ['extension-exec'],
+        ownMounts: false,
+        env: {
+          [EXTENSION_LAUNCH_ENV]: encodeLaunch({
+            name, image: dir, cgroup: group, uid: uidOf(name), pluginSocket: o.pluginSocket,
+            executable: manifest.executable, args: manifest.args, env: manifest.env,
+            capabilities: manifest.capabilities,
+          }),
+        },
+      });
+    } catch (e) {
+      if (r) running.delete(name);
+      unmountImage(machine, name, dir);
+      forgetImage(machine, spec.sha256);
+      return failed(e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
+    }
+    log.info(`extension ${name}: ${r.manifest.version} starting as uid ${uidOf(name)} (${image.bytes} bytes, `
+      + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
+  }
+
+  /** The manifest of the image mounted on `dir`, or every problem that keeps it from running. */
+  function checkImage(name: string, dir: string): ExtensionManifest | string[] {
+    const problems = missingMountPoints(dir);
+    // Read as the file it is in the image: a link could point at one of the machine's.
+    const st = lstatSync(join(dir, MANIFEST_PATH), { throwIfNoEntry: false });
+    if (!st?.isFile()) return [`the image has no ${MANIFEST_PATH} (a file, not a link)`, ...problems];
+    const parsed = parseManifest(readFileSync(join(dir, MANIFEST_PATH), 'utf8'));
+    if (!parsed.manifest) return [...parsed.problems.map((p) => `${MANIFEST_PATH}: ${p}`), ...problems];
+    const manifest = parsed.manifest;
+    if (manifest.name !== name) {
+      problems.push(`${MANIFEST_PATH} names the extension "${manifest.name}", its ExtensionSpec "${name}"`);
+    }
+    const exe = resolveInImage(dir, manifest.executable);
+    const exeStat = exe === undefined ? undefined : lstatSync(join(dir, exe));
+    if (!exeStat?.isFile() || (exeStat.mode & 0o111) === 0) {
+      problems.push(`executable ${manifest.executable}: no executable file in the image`);
+    }
+    const own = new Set(manifest.types.map((t) => t.type));
+    for (const out of manifest.outputs) {
+      if (own.has(out)) continue;
+      const writer = builtinWriters.get(out);
+      if (writer) problems.push(`outputs: ${out} is written by the machine's plugin ${writer}`);
+      else if (!o.state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: out.toLowerCase() })) {
+        problems.push(`outputs: ${out} is no type of this machine's, nor one the extension defines`);
+      }
+    }
+    return problems.length ? problems : manifest;
+  }
+
+  /** Registers (or updates) the manifest's types through the same admission as a user's; throws every problem. */
+  async function registerTypes(name: string, manifest: ExtensionManifest): Promise<void> {
+    const owner = extensionOwner(name);
+    const problems: string[] = [];
+    const writes: { r: Resource; cur?: Resource }[] = [];
+    for (const d of manifest.types) {
+      const p = { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() };
+      const cur = o.state.findSync(p);
+      if (cur && cur.metadata.owner !== owner) {
+        problems.push(`types: ${d.type} is defined already (by ${cur.metadata.owner || 'a user'})`);
+        continue;
+      }
+      const r: Resource = cur ? { ...copyResource(cur), spec: fillDefinition(d) } : newResource(p, fillDefinition(d));
+      // All checked first, so that a type refused leaves none of the others registered.
+      try { o.admission.check(r, cur ? 'update' : 'create'); } catch (e) {
+        problems.push(`types: ${(e as Error).message}`);
+      }
+      writes.push({ r, ...(cur ? { cur } : {}) });
+    }
+    if (problems.length) throw new ExtensionProblems(problems);
+    for (const { r, cur } of writes) {
+      const stored = o.admission.admit(r, cur ? 'update' : 'create');
+      if (!cur) await o.state.create(stored, { owner });
+      else if (!sameSpecs(cur.spec, stored.spec)) await o.state.update(stored, { owner });
+    }
+  }
+
+  /** Brings extension `name` to what its ExtensionSpec says now. */
+  async function converge(name: string): Promise<void> {
+    clearTimeout(retries.get(name));
+    retries.delete(name);
+    if (closing) return;
+    const want = o.state.findSync({ namespace: CONFIG_NS, type: EXTENSION_TYPE, id: name })?.spec as
+      ExtensionSpec | undefined;
+    const have = running.get(name);
+    if (have && want && sameSpec(have.spec, want)) return;
+    if (have) await stop(name, have);
+    if (!want) { await destroyIfPresent(o.state, pointer(name), ENGINE_OWNER); return; }
+    await start(name, want);
+  }
+
+  /** The process's fate, as the supervisor publishes it, becomes the extension's phase (in its queue). */
+  function followProcess(name: string, p: PluginStatusSpec): void {
+    enqueue(name, async () => {
+      const r = running.get(name);
+      if (!r) return;
+      const s = r.status;
+      if (p.state === 'running' && p.pid) {
+        s.phase = 'running';
+        s.error = '';
+        s.startSeconds ??= (Date.now() - r.declaredAt) / 1000;
+        try {
+          s.capabilities = capabilityNames(capabilitySet(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'CapEff'));
+        } catch (e) { log.warn(`extension ${name}: reading /proc/${p.pid}/status: ${(e as Error).message}`); }
+        try { s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim()); } catch (e) {
+          log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
+        }
+      } else if (p.state === 'backoff') {
+        s.phase = 'crashing';
+        const exit = p.lastExit?.signal ? `signal ${p.lastExit.signal}` : `code ${p.lastExit?.code}`;
+        s.error = p.lastError ?? `exited (${exit})`;
+      } else return;
+      await publish(name, s);
+    });
+  }
+
+  const specs = await o.state.watch({ namespace: CONFIG_NS, type: EXTENSION_TYPE }, { bootstrapContents: true },
+    (events) => {
+      for (const e of events) {
+        if (e.type === 'bootstrapped' || e.type === 'errored') continue;
+        const name = e.resource.metadata.id;
+        // Declared anew: its own time, and a failed fetch's wait starts over.
+        declaredAt.set(name, Date.now());
+        retryDelays.delete(name);
+        enqueue(name, () => converge(name));
+      }
+    });
+  const plugins = await o.state.watch({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, {}, (events) => {
+    for (const e of events) {
+      if ((e.type === 'created' || e.type === 'updated') && running.has(e.resource.metadata.id)) {
+        followProcess(e.resource.metadata.id, e.resource.spec as PluginStatusSpec);
+      }
+    }
+  });
+
+  return {
+    async close() {
+      closing = true;
+      for (const t of retries.values()) clearTimeout(t);
+      specs.close();
+      plugins.close();
+      await Promise.all(queues.values());
+    },
+  };
+}
+
+/** Every problem that keeps an extension from running, thrown as one. */
+class ExtensionProblems extends Error {
+  constructor(readonly problems: string[]) { super(problems.join('; ')); }
+}
+
