@@ -1,0 +1,150 @@
+// Extensions in a booted machine: the example Python (grpcio) plugin of plugins/examples/hello-python,
+// its root built by the test from this host's Debian packages and squashfs'd, served by a real HTTP
+// server on loopback that the guest reaches through slirp's guestfwd. Declared with an ExtensionSpec:
+// a wrong hash and a bad manifest are refused and say why; one that dies as it starts says its last
+// words; the good one registers its types, runs confined (its capabilities, no_new_privs, seccomp and
+// cgroup read back from /proc, by the engine and by the plugin itself), greets, is refused a write
+// outside its outputs; a new image replaces it without a reboot; deleting it stops it.
+import t from 'tap';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { READY_RE } from '../init/boot/ready-line.ts';
+import { bootWithApi } from './api-vm.ts';
+import {
+  buildHelloImages, HELLO_MANIFEST, IMAGE_HOST, imageUrl, serveImages, squashfs,
+} from './extension-image.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'extension-vm-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const images = join(dir, 'images');
+const built = buildHelloImages(images, {
+  hello: HELLO_MANIFEST(),
+  'hello-1.1': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 1.1.0'),
+  'hello-crash': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 0.9.0').replace(/^args: .*$/m,
+    'args: [-c, "raise SystemExit(\'hello: cannot start: no greeting configured\')"]'),
+});
+// An image whose manifest is wrong in several ways at once, every one of them said.
+const brokenRoot = join(dir, 'broken-root');
+mkdirSync(join(brokenRoot, 'proc'), { recursive: true });
+writeFileSync(join(brokenRoot, 'manifest.yaml'), 'name: broken\nversion: 1.0.0\nexecutable: /bin/missing\n'
+  + 'outputs: [Nothings.example.org]\ncapabilities: [CAP_EVERYTHING]\n');
+const broken = squashfs(brokenRoot, join(images, 'broken.squashfs'), 1);
+
+const server = await serveImages(images);
+t.teardown(() => server.close());
+const url = imageUrl;
+
+const m = await bootWithApi({ memoryMiB: 384, guestfwd: [{ ...IMAGE_HOST, hostPort: server.port }] });
+t.teardown(() => m.vm.kill());
+const declare = (name: string, source: string, sha256: string) =>
+  m.run(['apply', '-f', '-'],
+    `metadata: {type: extensions, id: ${name}}\nspec: {source: "${source}", sha256: ${sha256}}\n`);
+interface Status { phase: string; error?: string; version?: string; capabilities?: string[]; cgroup?: string;
+  memoryMaxBytes?: number; cpuPercent?: number; startSeconds?: number; memoryBytes?: number; types?: string[];
+  outputs?: string[]; sha256?: string; uid?: number }
+const statusOf = async (name: string): Promise<Status | undefined> => {
+  const r = await m.run(['get', 'extensionstatus', name, '-o', 'json']);
+  return r.code === 0 ? (JSON.parse(r.out) as { spec: Status }).spec : undefined;
+};
+async function until(name: string, ok: (s: Status) => boolean, ms = 120_000): Promise<Status | undefined> {
+  const deadline = Date.now() + ms;
+  let s = await statusOf(name);
+  while (!(s && ok(s)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    s = await statusOf(name);
+  }
+  return s;
+}
+const pluginPid = async (name: string) => {
+  const r = await m.run(['get', 'plugins', name, '-o', 'json']);
+  return r.code === 0 ? (JSON.parse(r.out) as { spec: { pid: number; state: string } }).spec : undefined;
+};
+
+t.test('an image whose hash is not the declared one is refused before anything of it runs', async (t) => {
+  t.equal((await declare('hello', url('hello'), 'a'.repeat(64))).code, 0);
+  const s = await until('hello', (x) => x.phase === 'failed');
+  t.equal(s?.phase, 'failed');
+  t.match(s?.error, `its sha256 is ${built.hello!.sha256}, not the ${'a'.repeat(64)} declared`);
+  t.equal(await pluginPid('hello'), undefined, 'no plugin started');
+});
+
+t.test('a bad manifest: every problem named, nothing started', async (t) => {
+  t.equal((await declare('broken', url('broken'), broken.sha256)).code, 0);
+  const s = await until('broken', (x) => x.phase === 'failed');
+  t.equal(s?.phase, 'failed');
+  t.match(s?.error, /capabilities: "CAP_EVERYTHING" is not one the engine grants/);
+  t.match(s?.error, /the image has no directory \/dev to mount on/);
+  t.match(s?.error, /the image has no directory \/run to mount on/);
+  t.equal(await pluginPid('broken'), undefined);
+  t.equal((await m.run(['delete', 'extensions', 'broken'])).code, 0);
+  t.equal(await until('broken', () => false, 10_000), undefined, 'its status goes with it');
+});
+
+t.test('one that dies as it starts says its last words, and restarts with backoff', async (t) => {
+  t.equal((await declare('hello', url('hello-crash'), built['hello-crash']!.sha256)).code, 0);
+  const s = await until('hello', (x) => x.phase === 'crashing');
+  t.equal(s?.phase, 'crashing');
+  t.equal(s?.version, '0.9.0');
+  t.match(s?.error, 'hello: cannot start: no greeting configured');
+  const p = await pluginPid('hello');
+  t.match(p?.state, /backoff|starting/);
+});
+
+let firstPid = 0;
+t.test('the good image replaces it: its types, its greeting, its confinement read back from /proc', async (t) => {
+  t.equal((await declare('hello', url('hello'), built.hello!.sha256)).code, 0);
+  const s = await until('hello', (x) => x.phase === 'running' && x.version === '1.0.0');
+  t.equal(s?.phase, 'running', JSON.stringify(s));
+  t.same(s?.capabilities, ['CAP_NET_BIND_SERVICE'], 'the engine reads CapEff: the declared capability only');
+  t.equal(s?.cgroup, '/sys/fs/cgroup/extensions/hello');
+  t.equal(s?.memoryMaxBytes, 96 * 2 ** 20);
+  t.equal(s?.cpuPercent, 50);
+  t.equal(s?.uid, 61000, 'a uid of its own');
+  t.same(s?.outputs, ['GreetingStatuses.hello.example.org']);
+  firstPid = (await pluginPid('hello'))?.pid ?? 0;
+  t.ok(firstPid > 0);
+  process.stderr.write(`[extension] hello: declared -> running ${s?.startSeconds?.toFixed(2)} s, `
+    + `memory ${((s?.memoryBytes ?? 0) / 2 ** 20).toFixed(1)} MiB, `
+    + `image ${(built.hello!.bytes / 2 ** 20).toFixed(1)} MiB\n`);
+  // Its types are the machine's now: a user declares a Greeting, the plugin answers.
+  t.match((await m.run(['api-resources'])).out, /Greetings\.hello\.example\.org/);
+  t.equal((await m.run(['apply', '-f', '-'], 'metadata: {type: greetings, id: world}\nspec: {name: world}\n')).code, 0);
+  const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
+  const greeting = (JSON.parse(g.out) as { spec: Record<string, string> }).spec;
+  t.equal(greeting.message, 'hello, world');
+  t.equal(greeting.pid, String(firstPid), 'written by the process the engine runs');
+  t.equal(greeting.uid, '61000', 'not root');
+  t.equal(greeting.capEff, '0000000000000400', 'CAP_NET_BIND_SERVICE (10) alone, as the plugin reads it');
+  t.equal(greeting.capBnd, '0000000000000400', 'nothing more to gain: the bounding set is the same');
+  t.equal(greeting.noNewPrivs, '1');
+  t.equal(greeting.seccomp, '2', 'a seccomp filter');
+  t.equal(greeting.cgroup, '0::/extensions/hello');
+  t.equal(greeting.mount, 'Operation not permitted');
+  t.same(greeting.root!.split(' '), ['bin', 'dev', 'etc', 'lib', 'lib64', 'manifest.yaml', 'opt', 'proc', 'run',
+    'sbin', 'tmp', 'usr'], 'its root is its image: nothing of the machine');
+  // A schema of its manifest, enforced for users as for any type.
+  t.equal((await m.run(['apply', '-f', '-'], 'metadata: {type: greetings, id: bad}\nspec: {nom: x}\n')).code, 3);
+  // The plugin tried to write a Greeting (not among its outputs) as it started, and logged the answer.
+  const logs = await m.run(['logs', 'hello']);
+  t.match(logs.out,
+    /refused as it should be: PERMISSION_DENIED: plugin hello may not write Greetings\.hello\.example\.org/);
+  t.notMatch(logs.out, /was accepted/);
+});
+
+t.test('a new image replaces the running one without a reboot; deleting it stops it', async (t) => {
+  t.equal((await declare('hello', url('hello-1.1'), built['hello-1.1']!.sha256)).code, 0);
+  const s = await until('hello', (x) => x.phase === 'running' && x.version === '1.1.0');
+  t.equal(s?.version, '1.1.0');
+  const pid = (await pluginPid('hello'))?.pid ?? 0;
+  t.ok(pid > 0 && pid !== firstPid, `a new process (${firstPid} -> ${pid})`);
+  t.equal(m.vm.console().match(new RegExp(READY_RE.source, 'g'))?.length, 1, 'one boot');
+  t.match((await m.run(['logs', 'engine'])).out, /extension hello: stopped \(1\.0\.0/);
+  // Its greeting's status is kept and written again by the new process.
+  const again = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], new RegExp(`"pid": "${pid}"`));
+  t.match(again.out, new RegExp(`"pid": "${pid}"`), 'the new process greeted the Greeting again');
+  t.equal((await m.run(['delete', 'extensions', 'hello'])).code, 0);
+  t.equal(await until('hello', () => false, 20_000), undefined, 'its status is gone');
+  t.equal(await pluginPid('hello'), undefined, 'its process is gone');
+  t.match((await m.run(['get', 'greetings', 'world'])).out, /world/, 'what users declared of its types stays');
+});
