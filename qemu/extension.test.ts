@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READY_RE } from '../init/boot/ready-line.ts';
-import { bootWithApi } from './api-vm.ts';
+import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import {
   buildHelloImages, HELLO_MANIFEST, IMAGE_HOST, imageUrl, serveImages, squashfs,
 } from './extension-image.ts';
@@ -23,6 +23,24 @@ const built = buildHelloImages(images, {
   'hello-1.1': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 1.1.0'),
   'hello-crash': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 0.9.0').replace(/^args: .*$/m,
     'args: [-c, "raise SystemExit(\'hello: cannot start: no greeting configured\')"]'),
+  // The same program under another name and types of its own: declared with resources of those types.
+  welcome: `name: welcome
+version: 1.0.0
+executable: /usr/bin/python3
+args: [-u, /opt/hello/hello.py]
+env:
+  HELLO_NAMESPACE: welcome
+  HELLO_INPUT_TYPE: Welcomes.welcome.example.org
+  HELLO_STATUS_TYPE: WelcomeStatuses.welcome.example.org
+types:
+  - type: Welcomes.welcome.example.org
+    defaultNamespace: welcome
+    schema: {type: object, required: [name], properties: {name: {type: string}}}
+  - type: WelcomeStatuses.welcome.example.org
+    defaultNamespace: welcome
+    access: controllers
+outputs: [WelcomeStatuses.welcome.example.org]
+`,
 });
 // An image whose manifest is wrong in several ways at once, every one of them said.
 const brokenRoot = join(dir, 'broken-root');
@@ -147,4 +165,43 @@ t.test('a new image replaces the running one without a reboot; deleting it stops
   t.equal(await until('hello', () => false, 20_000), undefined, 'its status is gone');
   t.equal(await pluginPid('hello'), undefined, 'its process is gone');
   t.match((await m.run(['get', 'greetings', 'world'])).out, /world/, 'what users declared of its types stays');
+});
+
+const extensionDoc = (name: string, image: string, sha256: string) =>
+  `metadata: {type: extensions, id: ${name}}\nspec: {source: "${url(image)}", sha256: ${sha256}}\n`;
+const welcomeDoc = (id: string, name: string) =>
+  `metadata: {type: Welcomes.welcome.example.org, id: ${id}}\nspec: {name: ${name}}\n`;
+const messageOf = async (vm: ApiVm, type: string, id: string, ms = 120_000) => {
+  const r = await vm.poll(['get', type, id, '-o', 'json'], /"message"/, ms);
+  return r.code === 0 ? (JSON.parse(r.out) as { spec: { message: string } }).spec.message : r.err;
+};
+
+t.test('one document set declares an extension and resources of its types: its manifest says them', async (t) => {
+  t.match((await m.run(['get', 'welcomes'])).err, /welcomes/, 'a type nobody has defined yet');
+  // An extension whose image cannot be had: its types stay unknown, and the config says why.
+  const refused = await m.run(['apply', '-f', '-'], `${extensionDoc('welcome', 'welcome', 'b'.repeat(64))}---\n`
+    + welcomeDoc('early', 'early'));
+  t.equal(refused.code, 3, refused.err);
+  t.match(refused.err, /extension welcome's types are unknown: .*its sha256 is .*not the b{64} declared/);
+  t.equal(await statusOf('welcome'), undefined, 'nothing of it was applied');
+  const applied = await m.run(['apply', '-f', '-'], `${extensionDoc('welcome', 'welcome', built.welcome!.sha256)}---\n`
+    + welcomeDoc('together', 'together'));
+  t.equal(applied.code, 0, applied.err);
+  t.equal(await messageOf(m, 'WelcomeStatuses.welcome.example.org', 'together'), 'hello, together');
+  t.equal((await until('welcome', (x) => x.phase === 'running'))?.phase, 'running');
+});
+
+t.test('an extension in the machine config at boot (fw_cfg): it starts, and its types\' resources apply', async (t) => {
+  m.vm.kill();
+  const config = join(dir, 'boot-config.yaml');
+  writeFileSync(config, `${TEST_CA_DOCUMENT()}---\n${extensionDoc('welcome', 'welcome', built.welcome!.sha256)}`
+    + `---\n${welcomeDoc('at-boot', 'boot')}`);
+  const b = await bootWithApi({
+    memoryMiB: 384, guestfwd: [{ ...IMAGE_HOST, hostPort: server.port }],
+    fwcfg: [{ name: 'opt/dev.appliance/config', file: config }],
+  }, 'static', { secrets: 'none' });
+  t.teardown(() => b.vm.kill());
+  t.equal(await messageOf(b, 'WelcomeStatuses.welcome.example.org', 'at-boot', 240_000), 'hello, boot');
+  const st = await b.run(['get', 'configstatus', 'machine', '-o', 'json']);
+  t.match(st.out, /"state": "applied"/);
 });

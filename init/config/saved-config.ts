@@ -2,6 +2,7 @@
 // file, so that the config and what it was saved with (its source, the platform's
 // instance id) change together: a first comment line holds the latter as JSON, the
 // rest is the multi-document YAML itself.
+import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
@@ -16,12 +17,20 @@ export interface SavedConfig {
   instanceId?: string;
   /** RFC 3339. */
   savedAt: string;
+  /**
+   * The types of the extensions the config declares, by image sha256: the next boot knows them before any
+   * network is up (validation needs them; fetching the images waits for the network).
+   */
+  extensionTypes?: Record<string, DefinitionInput[]>;
 }
 
 const HEADER = '# appliance machine config ';
 
 export function formatSavedConfig(c: SavedConfig): string {
-  const meta = { source: c.source, savedAt: c.savedAt, ...(c.instanceId ? { instanceId: c.instanceId } : {}) };
+  const meta = {
+    source: c.source, savedAt: c.savedAt, ...(c.instanceId ? { instanceId: c.instanceId } : {}),
+    ...(c.extensionTypes && Object.keys(c.extensionTypes).length ? { extensionTypes: c.extensionTypes } : {}),
+  };
   return `${HEADER}${JSON.stringify(meta)}\n${c.text}`;
 }
 
@@ -39,6 +48,8 @@ export function parseSavedConfig(text: string, where: string): SavedConfig {
   return {
     text: nl < 0 ? '' : text.slice(nl + 1), source: meta.source, savedAt: meta.savedAt,
     ...(typeof meta.instanceId === 'string' ? { instanceId: meta.instanceId } : {}),
+    ...(typeof meta.extensionTypes === 'object' && meta.extensionTypes !== null
+      ? { extensionTypes: meta.extensionTypes } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import {
 } from './documents.ts';
 import { createAdmission, type Admission } from './admission.ts';
 import {
-  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type DefinitionInput, type ResourceDefinitionSpec,
+  DEFINITION_TYPE, fillDefinition, META_NAMESPACE, NAMESPACE_TYPE, type DefinitionInput, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
 import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
 import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
@@ -38,22 +38,39 @@ export interface ValidationContext {
 }
 
 /**
+ * Types the config does not declare but that come with it: those of the extensions it declares, learned from
+ * their images (the engine's), and why some could not be learned (said when a type is then unknown).
+ */
+export interface ComingTypes { types: readonly DefinitionInput[]; unknownWhy: readonly string[] }
+
+/** The documents of `type` the config holds, as far as the machine's types can tell (a first look). */
+export function documentsOfType(loaded: Loaded, ctx: ValidationContext, type: string): ResourceDocument[] {
+  const { defs, namespaces } = known(ctx);
+  return checkDocuments(loaded, defs, namespaces).docs.filter((d) => d.type === type);
+}
+
+function known(ctx: ValidationContext) {
+  const defs = ctx.state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
+    .map((r) => r.spec as ResourceDefinitionSpec);
+  const namespaces = new Set(ctx.state.listSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })
+    .map((r) => r.metadata.id));
+  return { defs, namespaces };
+}
+
+/**
  * The documents of a valid config, or ConfigRefused naming every problem. `text`: a config's text
  * (loaded here), or documents loaded already (the engine loads them without holding the event loop).
  */
 export function validateConfig(
-  text: string | Loaded, ctx: ValidationContext, source: ConfigSource, maxBytes?: number,
+  text: string | Loaded, ctx: ValidationContext, source: ConfigSource, maxBytes?: number, coming?: ComingTypes,
 ): ResourceDocument[] {
   const loaded = typeof text === 'string' ? loadDocuments(text, maxBytes) : text;
   const { state } = ctx;
-  const defs = state.listSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE })
-    .map((r) => r.spec as ResourceDefinitionSpec);
-  const namespaces = new Set(state.listSync({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })
-    .map((r) => r.metadata.id));
+  const { defs, namespaces } = known(ctx);
   let { docs, problems } = checkDocuments(loaded, defs, namespaces);
   const all: string[] = [];
   const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
-  if (declared.length) {
+  if (declared.length || coming?.types.length) {
     // The config's own types and namespaces as admission would store them; then everything again with them.
     const own: ResourceDefinitionSpec[] = [];
     for (const d of declared) {
@@ -67,12 +84,20 @@ export function validateConfig(
           message: (e as Error).message }, source));
       }
     }
+    for (const d of coming?.types ?? []) {
+      const p = { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() };
+      try {
+        own.push(ctx.admission.check(newResource(p, fillDefinition(d)), state.findSync(p) ? 'update' : 'create')
+          .spec as ResourceDefinitionSpec);
+      } catch (e) { all.push(`${d.type}, an extension's type: ${(e as Error).message}`); }
+    }
     for (const d of own) namespaces.add(d.defaultNamespace);
     const ownTypes = new Set(own.map((d) => d.type));
     const withOwn = [...defs.filter((d) => !ownTypes.has(d.type)), ...own];
     ({ docs, problems } = checkDocuments(loaded, withOwn, namespaces));
   }
   all.push(...problems.map((p) => formatProblem(p, source)));
+  if (problems.length && coming?.unknownWhy.length) all.push(...coming.unknownWhy);
   for (const d of docs) {
     const owner = state.findSync(d)?.metadata.owner;
     if (owner) {

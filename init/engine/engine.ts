@@ -44,7 +44,8 @@ import { logServiceMethods } from './log-service.ts';
 import { startLogSinks } from './log-sink.ts';
 import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
-import { startExtensionRunner, type ExtensionMachine } from './extension-runner.ts';
+import { startExtensionRunner } from './extension-runner.ts';
+import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension-types.ts';
 import type { CallContext } from '../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {
@@ -150,8 +151,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
   });
   const admission = createAdmission(state);
+  const extensionMachine = o.extensions ?? {
+    refuse: o.hostMode ? 'this engine runs on a host (serve): it runs no extensions' : 'this engine runs no extensions',
+  };
+  const extensionTypes = new ExtensionTypeBook(extensionMachine);
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
+    extensions: {
+      book: extensionTypes, register: (name, types) => registerExtensionTypes(state, admission, name, types),
+    },
     store: o.configStore ?? memoryConfigStore('no STATE filesystem'),
     currentInstanceId: () => (state.findSync({ namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID })
       ?.spec as { instanceId?: string } | undefined)?.instanceId ?? '',
@@ -209,11 +217,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.startPlugins !== false) supervisor.start(o.plugins.map(builtinPlugin));
   const extensions = await startExtensionRunner({
     state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket,
-    builtins: o.plugins.map(builtinPlugin),
-    machine: o.extensions ?? {
-      refuse: o.hostMode ? 'this engine runs on a host (serve): it runs no extensions'
-        : 'this engine runs no extensions',
-    },
+    builtins: o.plugins.map(builtinPlugin), machine: extensionMachine, types: extensionTypes,
   });
   const trial = o.upgrade ? await startTrial({
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,

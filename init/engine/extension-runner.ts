@@ -9,15 +9,10 @@ import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } f
 import { join, posix } from 'node:path';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
-import { newResource, type Resource } from '../cosi/resource/resource.ts';
-import { copyResource } from '../cosi/state/freeze.ts';
-import { sameSpec as sameSpecs } from '../cosi/spec/spec-equal.ts';
-import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE } from '../cosi/meta/definition.ts';
+import { DEFINITION_TYPE, META_NAMESPACE } from '../cosi/meta/definition.ts';
 import type { Admission } from '../config/admission.ts';
 import type { Logger } from '../log.ts';
-import {
-  EXTENSION_NAME_RE, MANIFEST_PATH, parseManifest, type ExtensionManifest,
-} from '../model/extension-manifest.ts';
+import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../model/extension-manifest.ts';
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../model/extension-launch.ts';
 import {
   CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
@@ -25,23 +20,12 @@ import {
 } from '../model/runtime-types.ts';
 import { missingMountPoints } from '../sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../sys/capabilities.ts';
-import type { GroupLimits } from '../sys/cgroup.ts';
-import { fetchImage, imagePath, RefusedImage, type FetchedImage } from './extension-fetch.ts';
+import { fetchImage, imagePath, RefusedImage } from './extension-fetch.ts';
+import {
+  ExtensionProblems, readManifest, registerExtensionTypes, type ExtensionMachine, type ExtensionTypeBook,
+  type RealMachine,
+} from './extension-types.ts';
 import { ENGINE_OWNER, type PluginSupervisor } from './supervisor.ts';
-
-/** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
-export type ExtensionMachine = { refuse: string } | RealMachine;
-interface RealMachine {
-  /** Where fetched images are kept, and where they are mounted. */
-  imagesDir: string;
-  mountsDir: string;
-  mount(image: string, dir: string): void;
-  unmount(dir: string): void;
-  prepareGroup(name: string, limits: GroupLimits): string;
-  /** Ends what still runs in the group and removes it; an Error when it would not go. */
-  removeGroup(dir: string): Promise<void>;
-  fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
-}
 
 export interface ExtensionRunnerOptions {
   state: MemoryState;
@@ -50,6 +34,8 @@ export interface ExtensionRunnerOptions {
   admission: Admission;
   pluginSocket: string;
   machine: ExtensionMachine;
+  /** What the machine knows of extensions' types: the runner records each manifest's there. */
+  types: ExtensionTypeBook;
   /** The built-in plugins: their names, and the types they write (an extension may write none of them). */
   builtins: readonly { name: string; outputs: readonly string[] }[];
 }
@@ -67,8 +53,6 @@ export const EXTENSION_UID_BASE = 61_000;
 
 const pointer = (name: string) => ({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id: name });
 const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
-/** The owner of what an extension registers and writes. */
-export const extensionOwner = (name: string) => `extension/${name}`;
 
 /**
  * `path` (absolute, inside the image mounted on `root`) with its links followed as the extension would see
@@ -188,7 +172,8 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
         version: manifest.version, description: manifest.description, types: manifest.types.map((t) => t.type),
         outputs: manifest.outputs,
       });
-      await registerTypes(name, manifest);
+      await registerExtensionTypes(o.state, o.admission, name, manifest.types);
+      o.types.record(spec.sha256, manifest.types);
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
@@ -225,10 +210,7 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
   /** The manifest of the image mounted on `dir`, or every problem that keeps it from running. */
   function checkImage(name: string, dir: string): ExtensionManifest | string[] {
     const problems = missingMountPoints(dir);
-    // Read as the file it is in the image: a link could point at one of the machine's.
-    const st = lstatSync(join(dir, MANIFEST_PATH), { throwIfNoEntry: false });
-    if (!st?.isFile()) return [`the image has no ${MANIFEST_PATH} (a file, not a link)`, ...problems];
-    const parsed = parseManifest(readFileSync(join(dir, MANIFEST_PATH), 'utf8'));
+    const parsed = readManifest(dir);
     if (!parsed.manifest) return [...parsed.problems.map((p) => `${MANIFEST_PATH}: ${p}`), ...problems];
     const manifest = parsed.manifest;
     if (manifest.name !== name) {
@@ -249,33 +231,6 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       }
     }
     return problems.length ? problems : manifest;
-  }
-
-  /** Registers (or updates) the manifest's types through the same admission as a user's; throws every problem. */
-  async function registerTypes(name: string, manifest: ExtensionManifest): Promise<void> {
-    const owner = extensionOwner(name);
-    const problems: string[] = [];
-    const writes: { r: Resource; cur?: Resource }[] = [];
-    for (const d of manifest.types) {
-      const p = { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() };
-      const cur = o.state.findSync(p);
-      if (cur && cur.metadata.owner !== owner) {
-        problems.push(`types: ${d.type} is defined already (by ${cur.metadata.owner || 'a user'})`);
-        continue;
-      }
-      const r: Resource = cur ? { ...copyResource(cur), spec: fillDefinition(d) } : newResource(p, fillDefinition(d));
-      // All checked first, so that a type refused leaves none of the others registered.
-      try { o.admission.check(r, cur ? 'update' : 'create'); } catch (e) {
-        problems.push(`types: ${(e as Error).message}`);
-      }
-      writes.push({ r, ...(cur ? { cur } : {}) });
-    }
-    if (problems.length) throw new ExtensionProblems(problems);
-    for (const { r, cur } of writes) {
-      const stored = o.admission.admit(r, cur ? 'update' : 'create');
-      if (!cur) await o.state.create(stored, { owner });
-      else if (!sameSpecs(cur.spec, stored.spec)) await o.state.update(stored, { owner });
-    }
   }
 
   /** Brings extension `name` to what its ExtensionSpec says now. */
@@ -346,9 +301,3 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     },
   };
 }
-
-/** Every problem that keeps an extension from running, thrown as one. */
-class ExtensionProblems extends Error {
-  constructor(readonly problems: string[]) { super(problems.join('; ')); }
-}
-

@@ -7,10 +7,10 @@
 import { decodeConfigInput } from '../config/config-input.ts';
 import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../config/documents.ts';
 import { yielder } from '../config/yielder.ts';
-import { ConfigRefused, validateConfig } from '../config/validate-config.ts';
+import { ConfigRefused, documentsOfType, validateConfig } from '../config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../config/saved-config.ts';
 import {
-  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type ResourceDefinitionSpec,
+  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
 import { newResource, pointerString, type Pointer, type Resource } from '../cosi/resource/resource.ts';
 import { StateError } from '../cosi/state/errors.ts';
@@ -21,8 +21,10 @@ import { sameSpec } from '../cosi/spec/spec-equal.ts';
 import { yamlText } from '../cosi/spec/yaml-text.ts';
 import type { Logger } from '../log.ts';
 import {
-  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
+  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
+  type ExtensionSpec,
 } from '../model/runtime-types.ts';
+import type { ExtensionTypeBook } from './extension-types.ts';
 import type { Admission } from '../config/admission.ts';
 import { API_CA_TYPE } from '../model/security-types.ts';
 
@@ -94,7 +96,18 @@ export interface MachineConfigOptions {
   now?: () => Date;
   /** The platform's instance id now (PlatformMetadata), stamped on a config applied without one. */
   currentInstanceId?: () => string;
+  /**
+   * The types of extensions a config declares (learned from their images, or kept with the saved config),
+   * and how they are registered before the config's resources of those types are created.
+   */
+  extensions?: { book: ExtensionTypeBook; register(name: string, types: readonly DefinitionInput[]): Promise<void> };
 }
+
+/** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
+const BOOT_FETCH_PATIENCE_MS = 120_000;
+
+/** Extensions a config declares, by name: their image and the types it defines. */
+type ExtensionTypes = Map<string, { sha256: string; types: DefinitionInput[] }>;
 
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
 const PERSIST_DELAY_MS = 500;
@@ -163,7 +176,17 @@ export class MachineConfig {
 
   /** The config as the store keeps it, as of now. */
   private saved(source: string, instanceId?: string): SavedConfig {
-    return { text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}) };
+    const extensionTypes = Object.fromEntries(this.o.extensions ? this.resources()
+      .filter((r) => r.metadata.type === EXTENSION_TYPE)
+      .flatMap((r) => {
+        const sha = (r.spec as ExtensionSpec).sha256;
+        const types = this.o.extensions!.book.known(sha);
+        return types ? [[sha, types] as const] : [];
+      }) : []);
+    return {
+      text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
+      ...(Object.keys(extensionTypes).length ? { extensionTypes } : {}),
+    };
   }
 
   /** The platform instance the config belongs to: the one it was applied for, else the platform's now. */
@@ -185,9 +208,21 @@ export class MachineConfig {
   }
 
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
-  private async parse(text: string, source: ConfigSource, maxBytes?: number): Promise<Desired[]> {
+  private async parse(
+    text: string, source: ConfigSource, maxBytes?: number, patienceMs = 0,
+  ): Promise<{ want: Desired[]; types: ExtensionTypes }> {
     const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
-    return validateConfig(loaded, this.o, source).map((d) => this.desiredOf(d));
+    const types: ExtensionTypes = new Map();
+    const unknownWhy: string[] = [];
+    // The types of the extensions it declares are known before its resources of those types are checked.
+    for (const d of this.o.extensions ? documentsOfType(loaded, this.o, EXTENSION_TYPE) : []) {
+      const spec = d.spec as ExtensionSpec;
+      const learned = await this.o.extensions!.book.learn(d.id, spec, patienceMs);
+      if (learned instanceof Error) unknownWhy.push(`extension ${d.id}'s types are unknown: ${learned.message}`);
+      else types.set(d.id, { sha256: spec.sha256, types: learned });
+    }
+    const coming = { types: [...types.values()].flatMap((x) => x.types), unknownWhy };
+    return { want: validateConfig(loaded, this.o, source, undefined, coming).map((d) => this.desiredOf(d)), types };
   }
 
   private plan(want: Desired[], mode: ApplyMode, denied?: ApplyRequest['denied']): Step[] {
@@ -222,15 +257,21 @@ export class MachineConfig {
     return steps;
   }
 
-  private async execute(steps: Step[]): Promise<void> {
+  private async execute(steps: Step[], types: ExtensionTypes = new Map()): Promise<void> {
     const { state, admission } = this.o;
     const writes = steps.filter((s) => s.action === 'created' || s.action === 'updated')
       .sort((a, b) => byRank(a.want!, b.want!));
     // The state answers at once, so thousands of writes would never let I/O in: slices of 10 ms.
     const pause = yielder();
+    let extensionTypesRegistered = types.size === 0;
     for (const s of writes) {
       await pause();
       const w = s.want!;
+      if (!extensionTypesRegistered && rank(w) === 2) {
+        // Before the first ordinary resource: some may be of these types.
+        for (const [name, t] of types) await this.o.extensions!.register(name, t.types);
+        extensionTypesRegistered = true;
+      }
       if (s.action === 'created') {
         await state.create(admission.admit(newResource(w, w.spec, { labels: w.labels, annotations: w.annotations }),
           'create'));
@@ -269,6 +310,7 @@ export class MachineConfig {
     return this.serial(async () => {
       const source = req.sourceName || req.source;
       let want: Desired[];
+      let types: ExtensionTypes;
       try {
         if (this.trying && !req.dryRun && !req.trySeconds) {
           throw new StateError('failed-precondition', `a tried config (from ${this.trying.source}) awaits `
@@ -277,7 +319,10 @@ export class MachineConfig {
         }
         const input = decodeConfigInput(req.bytes);
         if (!input.ok) throw new ConfigRefused([`${source}: ${input.message}`], source);
-        want = await this.parse(input.text, req.files?.length ? { name: source, files: req.files } : source);
+        // A user waits for the answer; a config that comes as the machine boots may wait for its network.
+        ({ want, types } = await this.parse(input.text,
+          req.files?.length ? { name: source, files: req.files } : source, undefined,
+          req.source === 'api' ? 0 : BOOT_FETCH_PATIENCE_MS));
       } catch (e) {
         if (e instanceof ConfigRefused && !req.dryRun) await this.refused(req.source, e.problems);
         throw e;
@@ -294,7 +339,7 @@ export class MachineConfig {
       };
       if (req.dryRun) return result;
       const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
-      try { await this.execute(steps); } catch (e) {
+      try { await this.execute(steps, types); } catch (e) {
         await this.setStatus({ state: 'failed', message: `applying the config from ${source} failed part way: `
           + `${(e as Error).message}` });
         throw e;
@@ -433,12 +478,15 @@ export class MachineConfig {
       }
       const where = this.o.store.path ?? 'memory';
       let want: Desired[];
-      try { want = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES); } catch (e) {
+      let types: ExtensionTypes;
+      // Its extensions' types as they were saved with it: no image needs fetching to validate it.
+      for (const [sha, t] of Object.entries(saved.extensionTypes ?? {})) this.o.extensions?.book.record(sha, t);
+      try { ({ want, types } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES)); } catch (e) {
         if (e instanceof ConfigRefused) { await this.refused('state', e.problems); return undefined; }
         throw e;
       }
       const steps = this.plan(want, 'replace');
-      await this.execute(steps);
+      await this.execute(steps, types);
       await this.setStatus({
         state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
         changes: this.changesOf(steps, false),

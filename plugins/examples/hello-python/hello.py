@@ -17,10 +17,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen
 import grpc  # noqa: E402
 from v1alpha1 import resource_pb2, state_pb2  # noqa: E402
 
-NAMESPACE = "hello"
-GREETING = "Greetings.hello.example.org"
-STATUS = "GreetingStatuses.hello.example.org"
-OWNER = "hello"
+# The types it serves: its manifest's (env), so that one program can be shipped under several names.
+NAMESPACE = os.environ.get("HELLO_NAMESPACE", "hello")
+GREETING = os.environ.get("HELLO_INPUT_TYPE", "Greetings.hello.example.org")
+STATUS = os.environ.get("HELLO_STATUS_TYPE", "GreetingStatuses.hello.example.org")
+# An extension writes as its own name (COSI_PLUGIN_NAME): the engine refuses any other owner from it.
+OWNER = os.environ["COSI_PLUGIN_NAME"]
 S = "/cosi.resource.State/"
 
 channel = grpc.insecure_channel("unix://" + os.environ["COSI_PLUGIN_SOCKET"])

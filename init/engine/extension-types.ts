@@ -1,0 +1,134 @@
+// extension-types: the types an extension defines, known before it runs. The runner registers them
+// as it starts the extension; the machine config learns them from the image's manifest while it
+// validates a config that declares the extension (so one document set may declare an extension and
+// resources of its types) and registers them before it creates those resources. Both register
+// through here: the users' admission, owner extension/NAME, all or none.
+import { lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MemoryState } from '../cosi/state/memory-state.ts';
+import { newResource, type Resource } from '../cosi/resource/resource.ts';
+import { copyResource } from '../cosi/state/freeze.ts';
+import { sameSpec } from '../cosi/spec/spec-equal.ts';
+import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput } from '../cosi/meta/definition.ts';
+import type { Admission } from '../config/admission.ts';
+import {
+  EXTENSION_NAME_RE, MANIFEST_PATH, parseManifest, type ManifestResult,
+} from '../model/extension-manifest.ts';
+import type { ExtensionSpec } from '../model/runtime-types.ts';
+import type { GroupLimits } from '../sys/cgroup.ts';
+import { fetchImage, RefusedImage, type FetchedImage } from './extension-fetch.ts';
+
+/** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
+export type ExtensionMachine = { refuse: string } | RealMachine;
+export interface RealMachine {
+  /** Where fetched images are kept, and where they are mounted. */
+  imagesDir: string;
+  mountsDir: string;
+  mount(image: string, dir: string): void;
+  unmount(dir: string): void;
+  prepareGroup(name: string, limits: GroupLimits): string;
+  /** Ends what still runs in the group and removes it; rejects when it would not go. */
+  removeGroup(dir: string): Promise<void>;
+  fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
+}
+
+/** The owner of what an extension registers and writes (its writes: its name alone). */
+export const extensionOwner = (name: string) => `extension/${name}`;
+
+/** Every problem that keeps an extension from running (or its types from registering), thrown as one. */
+export class ExtensionProblems extends Error {
+  constructor(readonly problems: string[]) { super(problems.join('; ')); }
+}
+
+/** The manifest at the root of the image mounted on `dir`, read as the file it is there (a link is refused). */
+export function readManifest(dir: string): ManifestResult {
+  const st = lstatSync(join(dir, MANIFEST_PATH), { throwIfNoEntry: false });
+  if (!st?.isFile()) return { problems: [`the image has no ${MANIFEST_PATH} (a file, not a link)`] };
+  return parseManifest(readFileSync(join(dir, MANIFEST_PATH), 'utf8'));
+}
+
+/**
+ * The types of extensions' images, by sha256 (an image's manifest never changes): learned from the image,
+ * or from the saved machine config, which keeps those of the extensions it declares so that the next boot
+ * validates it before any network is up.
+ */
+export class ExtensionTypeBook {
+  private readonly bySha = new Map<string, DefinitionInput[]>();
+
+  constructor(private readonly machine: ExtensionMachine) {}
+
+  known(sha256: string): DefinitionInput[] | undefined { return this.bySha.get(sha256); }
+
+  record(sha256: string, types: DefinitionInput[]): void { this.bySha.set(sha256, types); }
+
+  /**
+   * The types extension `name` (declared as `spec`) defines: known already, or from its image's manifest,
+   * fetched (kept by hash, so that starting it later fetches nothing; a failure on the network tried again
+   * for `patienceMs`), mounted a moment and read. An Error says why they cannot be known.
+   */
+  async learn(name: string, spec: ExtensionSpec, patienceMs = 0): Promise<DefinitionInput[] | Error> {
+    const known = this.bySha.get(spec.sha256);
+    if (known) return known;
+    const machine = this.machine;
+    if ('refuse' in machine) return new Error(machine.refuse);
+    if (!EXTENSION_NAME_RE.test(name)) return new Error(`"${name}" is no extension name`);
+    const fetch = machine.fetch ?? fetchImage;
+    const deadline = Date.now() + patienceMs;
+    let image = await fetch(spec.source, spec.sha256, machine.imagesDir);
+    // A config that comes as the machine boots may come before its network: the fetch is tried again a while.
+    for (let wait = 1000; image instanceof Error && !(image instanceof RefusedImage) && Date.now() + wait < deadline;
+      wait = Math.min(wait * 2, 10_000)) {
+      await new Promise((r) => setTimeout(r, wait));
+      image = await fetch(spec.source, spec.sha256, machine.imagesDir);
+    }
+    if (image instanceof Error) return image;
+    const dir = join(machine.mountsDir, `.types-${name}-${spec.sha256.slice(0, 12)}`);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      machine.mount(image.path, dir);
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      return new Error(`mounting ${image.path}: ${(e as Error).message}`, { cause: e });
+    }
+    try {
+      const read = readManifest(dir);
+      if (!read.manifest) return new Error(`${MANIFEST_PATH}: ${read.problems.join('; ')}`);
+      this.bySha.set(spec.sha256, read.manifest.types);
+      return read.manifest.types;
+    } finally {
+      machine.unmount(dir);
+      rmdirSync(dir);
+    }
+  }
+}
+
+/**
+ * Registers (or updates) extension `name`'s types through the users' admission, as owner extension/NAME;
+ * all are checked before any is written. Throws ExtensionProblems naming each problem.
+ */
+export async function registerExtensionTypes(
+  state: MemoryState, admission: Admission, name: string, types: readonly DefinitionInput[],
+): Promise<void> {
+  const owner = extensionOwner(name);
+  const problems: string[] = [];
+  const writes: { r: Resource; cur?: Resource }[] = [];
+  for (const d of types) {
+    const p = { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() };
+    const cur = state.findSync(p);
+    if (cur && cur.metadata.owner !== owner) {
+      problems.push(`types: ${d.type} is defined already (by ${cur.metadata.owner || 'a user'})`);
+      continue;
+    }
+    const r: Resource = cur ? { ...copyResource(cur), spec: fillDefinition(d) } : newResource(p, fillDefinition(d));
+    try { admission.check(r, cur ? 'update' : 'create'); } catch (e) {
+      problems.push(`types: ${(e as Error).message}`);
+    }
+    writes.push({ r, ...(cur ? { cur } : {}) });
+  }
+  if (problems.length) throw new ExtensionProblems(problems);
+  for (const { r, cur } of writes) {
+    const stored = admission.admit(r, cur ? 'update' : 'create');
+    if (!cur) await state.create(stored, { owner });
+    else if (!sameSpec(cur.spec, stored.spec)) await state.update(stored, { owner });
+  }
+}
