@@ -23,6 +23,10 @@ const built = buildHelloImages(images, {
   'hello-1.1': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 1.1.0'),
   'hello-crash': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 0.9.0').replace(/^args: .*$/m,
     'args: [-c, "raise SystemExit(\'hello: cannot start: no greeting configured\')"]'),
+  // Python asking for more than its cgroup allows: the kernel's OOM killer ends it, and its status says so.
+  hog: HELLO_MANIFEST().replace('name: hello', 'name: hog').replace(/^args: .*$/m,
+    'args: [-c, "x = b\'x\' * (256 << 20)"]').replace(/^types:[^]*?^outputs: .*$/m, 'outputs: []')
+    .replace('memory: 96MiB', 'memory: 32MiB'),
   // The same program under another name and types of its own: declared with resources of those types.
   welcome: `name: welcome
 version: 1.0.0
@@ -109,6 +113,19 @@ t.test('one that dies as it starts says its last words, and restarts with backof
   t.match(p?.state, /backoff|starting/);
 });
 
+t.test('one using more memory than its cgroup allows is killed, and says so; the machine is unharmed', async (t) => {
+  t.equal((await declare('hog', url('hog'), built.hog!.sha256)).code, 0);
+  const s = await until('hog', (x) => x.phase === 'crashing');
+  t.equal(s?.phase, 'crashing');
+  t.equal(s?.error, 'killed by the OOM killer: it used all of its memory (memory.max 32 MiB)');
+  t.equal((await m.run(['delete', 'extensions', 'hog'])).code, 0);
+  t.equal(await until('hog', () => false, 20_000), undefined, 'stopped');
+  // The crash-looping hello of the test before still fails: an extension is not the machine's health.
+  t.match((await m.run(['get', 'plugins', 'hello'])).out, /backoff|starting/);
+  const health = await m.run(['health']);
+  t.equal(health.code, 0, `the machine stays healthy after all these failures: ${health.out}${health.err}`);
+});
+
 let firstPid = 0;
 t.test('the good image replaces it: its types, its greeting, its confinement read back from /proc', async (t) => {
   t.equal((await declare('hello', url('hello'), built.hello!.sha256)).code, 0);
@@ -139,6 +156,7 @@ t.test('the good image replaces it: its types, its greeting, its confinement rea
   t.equal(greeting.seccomp, '2', 'a seccomp filter');
   t.equal(greeting.cgroup, '0::/extensions/hello');
   t.equal(greeting.mount, 'Operation not permitted');
+  t.match(greeting.rootOptions, /^ro,nosuid,nodev\b/, 'its root: read-only, no setuid, no devices');
   t.same(greeting.root!.split(' '), ['bin', 'dev', 'etc', 'lib', 'lib64', 'manifest.yaml', 'opt', 'proc', 'run',
     'sbin', 'tmp', 'usr'], 'its root is its image: nothing of the machine');
   // A schema of its manifest, enforced for users as for any type.

@@ -214,10 +214,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
     ...(o.onMilestone ? { onMilestone: o.onMilestone } : {}),
   });
-  if (o.startPlugins !== false) supervisor.start(o.plugins.map(builtinPlugin));
+  // Each plugin's outputs come from its controllers, made once here.
+  const builtins = o.plugins.map(builtinPlugin);
+  if (o.startPlugins !== false) supervisor.start(builtins);
   const extensions = await startExtensionRunner({
-    state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket,
-    builtins: o.plugins.map(builtinPlugin), machine: extensionMachine, types: extensionTypes,
+    state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket, builtins,
+    machine: extensionMachine, types: extensionTypes,
   });
   const trial = o.upgrade ? await startTrial({
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,

@@ -7,6 +7,7 @@
 // goes); a deleted ExtensionSpec stops it. Everything about one extension happens in one queue, in order.
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import { isErrno } from '../../native/errno.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../cosi/meta/definition.ts';
@@ -44,7 +45,20 @@ interface Running {
   spec: ExtensionSpec; dir: string; group: string; manifest: ExtensionManifest; status: ExtensionStatusSpec;
   /** When its ExtensionSpec was declared (for start_seconds). */
   declaredAt: number;
+  /** Its cgroup's OOM kills counted so far (memory.events). */
+  oomKills: number;
 }
+
+/** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
+function oomKillsOf(group: string): number {
+  let text: string;
+  try { text = readFileSync(join(group, 'memory.events'), 'utf8'); } catch (e) {
+    if (isErrno(e, 'ENOENT')) return 0;
+    throw e;
+  }
+  return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(bytes / 2 ** 20)} MiB`);
 
 const FIRST_RETRY_MS = 5000;
 const LAST_RETRY_MS = 300_000;
@@ -180,10 +194,11 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       });
       Object.assign(status, {
         cgroup: group, phase: 'starting', uid: uidOf(name),
+        prepareSeconds: (Date.now() - (declaredAt.get(name) ?? Date.now())) / 1000,
         ...(manifest.memoryBytes !== undefined ? { memoryMaxBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
-      r = { spec, dir, group, manifest, status, declaredAt: declaredAt.get(name) ?? Date.now() };
+      r = { spec, dir, group, manifest, status, declaredAt: declaredAt.get(name) ?? Date.now(), oomKills: 0 };
       running.set(name, r);
       await publish(name, status);
       o.supervisor.add({
@@ -266,7 +281,12 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       } else if (p.state === 'backoff') {
         s.phase = 'crashing';
         const exit = p.lastExit?.signal ? `signal ${p.lastExit.signal}` : `code ${p.lastExit?.code}`;
-        s.error = p.lastError ?? `exited (${exit})`;
+        const ooms = oomKillsOf(r.group);
+        // Killed for its own limit: its cgroup says so (the machine's memory is not what ran out).
+        s.error = ooms > r.oomKills && p.lastExit?.signal === 'SIGKILL'
+          ? `killed by the OOM killer: it used all of its memory (memory.max ${mib(s.memoryMaxBytes)})`
+          : p.lastError ?? `exited (${exit})`;
+        r.oomKills = ooms;
       } else return;
       await publish(name, s);
     });

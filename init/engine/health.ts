@@ -25,7 +25,10 @@ import {
 
 export interface HealthFacts {
   apiServing: boolean;
-  /** The plugins the engine runs: one without a status has not started yet. */
+  /**
+   * The built-in plugins the engine runs (an extension is not the machine's health): one without a status has not
+   * started yet.
+   */
   expectedPlugins: readonly string[];
   plugins: { name: string; spec: PluginStatusSpec }[];
   config: ConfigStatusSpec | undefined;
@@ -58,7 +61,10 @@ const check = (name: string, problems: string[], fine: string): HealthCheck => (
 const onLink = (f: HealthFacts, link: string, address: string) => (f.linkAddresses.get(link) ?? []).includes(address);
 
 export function evaluateHealth(f: HealthFacts): HealthCheck[] {
-  const plugins = f.plugins.filter((p) => p.spec.state !== 'running').map((p) => {
+  // The machine's own plugins: an extension that fails says so in its ExtensionStatus, and must not make the
+  // machine unhealthy (an upgrade on trial would roll back for it).
+  const own = new Set(f.expectedPlugins);
+  const plugins = f.plugins.filter((p) => own.has(p.name) && p.spec.state !== 'running').map((p) => {
     const exit = p.spec.lastExit;
     const how = exit ? `, last exit ${exit.signal ?? `code ${exit.code ?? '?'}`}` : '';
     return `${p.name} is ${p.spec.state} (${p.spec.restarts} restarts${how})`;

@@ -571,6 +571,9 @@ export interface ExtensionStatusSpec {
   memoryBytes?: number;
   /** The uid (and gid) it runs as: its own, so that it is nobody to the machine's processes and files. */
   uid: number;
+  /** Seconds from the ExtensionSpec seen to its program starting (fetch, hash, mount, checks, cgroup):
+   * start_seconds less this is the program's own start. */
+  prepareSeconds?: number;
 }
 
 /** LogsRequest: the lines of one source. */

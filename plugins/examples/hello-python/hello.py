@@ -60,6 +60,16 @@ def mount_errno():
     return os.strerror(ctypes.get_errno())
 
 
+def root_mount_options():
+    """The per-mount options of / as /proc/self/mountinfo says (e.g. ro,nosuid,nodev,relatime)."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == "/":
+                return fields[5]
+    return ""
+
+
 def confinement():
     with open("/proc/self/cgroup") as f:
         cgroup = f.read().strip()
@@ -67,6 +77,7 @@ def confinement():
         "pid": str(os.getpid()), "uid": proc_status("Uid").split()[0], "capEff": proc_status("CapEff"),
         "capBnd": proc_status("CapBnd"), "noNewPrivs": proc_status("NoNewPrivs"),
         "seccomp": proc_status("Seccomp"), "cgroup": cgroup, "mount": mount_errno(),
+        "rootOptions": root_mount_options(),
         "root": " ".join(sorted(os.listdir("/"))),
     }
 
