@@ -177,8 +177,7 @@ export async function runPid1(): Promise<void> {
         imagesDir: EXTENSION_IMAGES, mountsDir: EXTENSION_MOUNTS,
         mount: (image, dir) => void mountSquashfsImage(n, image, dir),
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
-        prepareGroup: (name, limits) => prepareGroup(name, limits),
-        removeGroup: (dir) => removeGroup(dir),
+        prepareGroup, removeGroup,
       },
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),

@@ -5,7 +5,7 @@
 // own. Its status is an ExtensionStatus (runtime namespace), written by the engine only, and follows
 // its PluginStatus. A new sha256 or source replaces it (the old process stops first, then its image
 // goes); a deleted ExtensionSpec stops it. Everything about one extension happens in one queue, in order.
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
@@ -21,10 +21,10 @@ import {
 } from '../model/runtime-types.ts';
 import { missingMountPoints } from '../sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../sys/capabilities.ts';
-import { fetchImage, imagePath, RefusedImage } from './extension-fetch.ts';
+import { imagePath, RefusedImage } from './extension-fetch.ts';
 import {
-  ExtensionProblems, readManifest, registerExtensionTypes, type ExtensionMachine, type ExtensionTypeBook,
-  type RealMachine,
+  ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
+  type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
 } from './extension-types.ts';
 import { ENGINE_OWNER, type PluginSupervisor } from './supervisor.ts';
 
@@ -119,7 +119,7 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     upsert(o.state, pointer(name), structuredClone(s), ENGINE_OWNER);
 
   function unmountImage(machine: RealMachine, name: string, dir: string): void {
-    try { machine.unmount(dir); rmdirSync(dir); } catch (e) {
+    try { unmountImageFrom(machine, dir); } catch (e) {
       log.warn(`extension ${name}: unmounting ${dir}: ${(e as Error).message}`);
     }
   }
@@ -156,7 +156,7 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     if (o.builtins.some((b) => b.name === name)) return failed([`"${name}" is a built-in plugin's name`]);
     const machine = o.machine;
     await publish(name, status);
-    const image = await (machine.fetch ?? fetchImage)(spec.source, spec.sha256, machine.imagesDir);
+    const image = await fetchExtensionImage(machine, spec);
     if (image instanceof RefusedImage) return failed([`fetching: ${image.message}`]);
     if (image instanceof Error) {
       // The server may be back later: tried again, less and less often; another ExtensionSpec tries at once.
@@ -168,13 +168,10 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     retryDelays.delete(name);
     status.imageBytes = image.bytes;
     const dir = join(machine.mountsDir, `${name}-${spec.sha256.slice(0, 12)}`);
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      machine.mount(image.path, dir);
-    } catch (e) {
-      rmSync(dir, { recursive: true, force: true });
+    const unmountable = mountImageOn(machine, image.path, dir);
+    if (unmountable) {
       forgetImage(machine, spec.sha256);
-      return failed([`mounting ${image.path} on ${dir}: ${(e as Error).message}`]);
+      return failed([unmountable.message]);
     }
     // From here on, whatever goes wrong takes the mount (and the kept image) with it.
     let r: Running | undefined;

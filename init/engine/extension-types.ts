@@ -32,6 +32,28 @@ export interface RealMachine {
   fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
 }
 
+/** The image `spec` names, fetched, or kept from before once its hash is checked again (fetchImage). */
+export const fetchExtensionImage = (machine: RealMachine, spec: ExtensionSpec) =>
+  (machine.fetch ?? fetchImage)(spec.source, spec.sha256, machine.imagesDir);
+
+/** Mounts `image` on the directory `dir`, made for it; an Error (the directory gone again) when it cannot. */
+export function mountImageOn(machine: RealMachine, image: string, dir: string): Error | undefined {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    machine.mount(image, dir);
+    return undefined;
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    return new Error(`mounting ${image} on ${dir}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Unmounts what mountImageOn mounted and removes its directory. */
+export function unmountImageFrom(machine: RealMachine, dir: string): void {
+  machine.unmount(dir);
+  rmdirSync(dir);
+}
+
 /** The owner of what an extension registers and writes (its writes: its name alone). */
 export const extensionOwner = (name: string) => `extension/${name}`;
 
@@ -72,32 +94,25 @@ export class ExtensionTypeBook {
     const machine = this.machine;
     if ('refuse' in machine) return new Error(machine.refuse);
     if (!EXTENSION_NAME_RE.test(name)) return new Error(`"${name}" is no extension name`);
-    const fetch = machine.fetch ?? fetchImage;
     const deadline = Date.now() + patienceMs;
-    let image = await fetch(spec.source, spec.sha256, machine.imagesDir);
+    let image = await fetchExtensionImage(machine, spec);
     // A config that comes as the machine boots may come before its network: the fetch is tried again a while.
     for (let wait = 1000; image instanceof Error && !(image instanceof RefusedImage) && Date.now() + wait < deadline;
       wait = Math.min(wait * 2, 10_000)) {
       await new Promise((r) => setTimeout(r, wait));
-      image = await fetch(spec.source, spec.sha256, machine.imagesDir);
+      image = await fetchExtensionImage(machine, spec);
     }
     if (image instanceof Error) return image;
     const dir = join(machine.mountsDir, `.types-${name}-${spec.sha256.slice(0, 12)}`);
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      machine.mount(image.path, dir);
-    } catch (e) {
-      rmSync(dir, { recursive: true, force: true });
-      return new Error(`mounting ${image.path}: ${(e as Error).message}`, { cause: e });
-    }
+    const unmountable = mountImageOn(machine, image.path, dir);
+    if (unmountable) return unmountable;
     try {
       const read = readManifest(dir);
       if (!read.manifest) return new Error(`${MANIFEST_PATH}: ${read.problems.join('; ')}`);
       this.bySha.set(spec.sha256, read.manifest.types);
       return read.manifest.types;
     } finally {
-      machine.unmount(dir);
-      rmdirSync(dir);
+      unmountImageFrom(machine, dir);
     }
   }
 }

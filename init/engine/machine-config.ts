@@ -106,8 +106,8 @@ export interface MachineConfigOptions {
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
 const BOOT_FETCH_PATIENCE_MS = 120_000;
 
-/** Extensions a config declares, by name: their image and the types it defines. */
-type ExtensionTypes = Map<string, { sha256: string; types: DefinitionInput[] }>;
+/** Extensions a config declares, by name: the types each defines. */
+type ExtensionTypes = Map<string, DefinitionInput[]>;
 
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
 const PERSIST_DELAY_MS = 500;
@@ -157,8 +157,8 @@ export class MachineConfig {
   }
 
   /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
-  text(): string {
-    return this.resources().map((r) => {
+  text(resources = this.resources()): string {
+    return resources.map((r) => {
       const m = r.metadata;
       const metadata = {
         namespace: m.namespace, type: m.type, id: m.id,
@@ -176,7 +176,8 @@ export class MachineConfig {
 
   /** The config as the store keeps it, as of now. */
   private saved(source: string, instanceId?: string): SavedConfig {
-    const extensionTypes = Object.fromEntries(this.o.extensions ? this.resources()
+    const resources = this.resources();
+    const extensionTypes = Object.fromEntries(this.o.extensions ? resources
       .filter((r) => r.metadata.type === EXTENSION_TYPE)
       .flatMap((r) => {
         const sha = (r.spec as ExtensionSpec).sha256;
@@ -184,7 +185,7 @@ export class MachineConfig {
         return types ? [[sha, types] as const] : [];
       }) : []);
     return {
-      text: this.text(), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
+      text: this.text(resources), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
       ...(Object.keys(extensionTypes).length ? { extensionTypes } : {}),
     };
   }
@@ -219,9 +220,9 @@ export class MachineConfig {
       const spec = d.spec as ExtensionSpec;
       const learned = await this.o.extensions!.book.learn(d.id, spec, patienceMs);
       if (learned instanceof Error) unknownWhy.push(`extension ${d.id}'s types are unknown: ${learned.message}`);
-      else types.set(d.id, { sha256: spec.sha256, types: learned });
+      else types.set(d.id, learned);
     }
-    const coming = { types: [...types.values()].flatMap((x) => x.types), unknownWhy };
+    const coming = { types: [...types.values()].flat(), unknownWhy };
     return { want: validateConfig(loaded, this.o, source, undefined, coming).map((d) => this.desiredOf(d)), types };
   }
 
@@ -269,7 +270,7 @@ export class MachineConfig {
       const w = s.want!;
       if (!extensionTypesRegistered && rank(w) === 2) {
         // Before the first ordinary resource: some may be of these types.
-        for (const [name, t] of types) await this.o.extensions!.register(name, t.types);
+        for (const [name, t] of types) await this.o.extensions!.register(name, t);
         extensionTypesRegistered = true;
       }
       if (s.action === 'created') {

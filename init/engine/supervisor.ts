@@ -22,6 +22,21 @@ const PLUGIN_LOG_PREFIX = 'plugin/';
 export const pluginOfLogPrefix = (prefix: string): string | undefined =>
   prefix.startsWith(PLUGIN_LOG_PREFIX) ? prefix.slice(PLUGIN_LOG_PREFIX.length).split('/')[0] : undefined;
 
+const running = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
+
+/**
+ * SIGTERM, then SIGKILL after `timeoutMs`; resolves once the process is gone (or, `waitAfterKill` false, at the
+ * SIGKILL). One that ended already resolves at once.
+ */
+function terminate(c: ChildProcess, timeoutMs: number, o: { waitAfterKill?: boolean } = {}): Promise<void> {
+  if (!running(c)) return Promise.resolve();
+  return new Promise((res) => {
+    c.once('exit', () => res());
+    setTimeout(() => { c.kill('SIGKILL'); if (o.waitAfterKill === false) res(); }, timeoutMs).unref();
+    c.kill('SIGTERM');
+  });
+}
+
 /** What the supervisor runs: a built-in plugin or an extension. */
 export interface SupervisedPlugin {
   readonly name: string;
@@ -75,7 +90,7 @@ export class PluginSupervisor {
   /** The plugin a process id belongs to, if the supervisor started it and it still runs. */
   byPid(pid: number): SupervisedPlugin | undefined {
     for (const r of this.plugins.values()) {
-      if (r.child?.pid === pid && r.child.exitCode === null && r.child.signalCode === null) return r.plugin;
+      if (r.child?.pid === pid && running(r.child)) return r.plugin;
     }
     return undefined;
   }
@@ -110,14 +125,7 @@ export class PluginSupervisor {
     if (!r) return;
     r.removed = true;
     clearTimeout(r.timer);
-    const c = r.child;
-    if (c && c.exitCode === null && c.signalCode === null) {
-      await new Promise((res) => {
-        c.once('exit', res);
-        setTimeout(() => { c.kill('SIGKILL'); }, timeoutMs).unref();
-        c.kill('SIGTERM');
-      });
-    }
+    if (r.child) await terminate(r.child, timeoutMs);
     this.plugins.delete(name);
     await destroyIfPresent(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name }, ENGINE_OWNER);
   }
@@ -133,17 +141,13 @@ export class PluginSupervisor {
     clearTimeout(r.timer);
     r.delay = (this.o.backoff ?? DEFAULT_BACKOFF).initialMs;
     const c = r.child;
-    if (!c || c.exitCode !== null || c.signalCode !== null) {
+    if (!c || !running(c)) {
       r.status.restarts++;
       this.launch(r);
       return { oldPid: 0 };
     }
     r.restarting = true;
-    await new Promise((res) => {
-      c.once('exit', res);
-      setTimeout(() => { c.kill('SIGKILL'); }, timeoutMs).unref();
-      c.kill('SIGTERM');
-    });
+    await terminate(c, timeoutMs);
     return { oldPid: c.pid ?? 0 };
   }
 
@@ -152,14 +156,8 @@ export class PluginSupervisor {
     const waits: Promise<unknown>[] = [];
     for (const r of this.plugins.values()) {
       clearTimeout(r.timer);
-      const c = r.child;
-      if (c && c.exitCode === null && c.signalCode === null) {
-        waits.push(new Promise((res) => {
-          c.once('exit', res);
-          setTimeout(() => { c.kill('SIGKILL'); res(undefined); }, timeoutMs).unref();
-        }));
-        c.kill('SIGTERM');
-      }
+      // The machine goes down whatever a plugin does: not waited for past its SIGKILL.
+      if (r.child) waits.push(terminate(r.child, timeoutMs, { waitAfterKill: false }));
     }
     await Promise.all(waits);
   }

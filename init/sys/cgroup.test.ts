@@ -6,19 +6,13 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMaxText, groupOf, prepareGroup, removeGroup } from './cgroup.ts';
+import { cpuMaxText, prepareGroup, removeGroup } from './cgroup.ts';
 
 t.test('cpu.max for a percentage of one CPU', async (t) => {
   t.equal(cpuMaxText(), 'max 100000');
   t.equal(cpuMaxText(50), '50000 100000');
   t.equal(cpuMaxText(250), '250000 100000', 'more than one CPU');
   t.equal(cpuMaxText(0.1), '1000 100000', 'never under the kernel\'s 1 ms');
-});
-
-t.test('the group a process is in, from /proc/PID/cgroup', async (t) => {
-  t.equal(groupOf('0::/extensions/hello\n'), '/extensions/hello');
-  t.equal(groupOf('1:name=systemd:/x\n0::/\n'), '/');
-  t.equal(groupOf('1:cpu:/x\n'), undefined, 'cgroup v1 only');
 });
 
 t.test('controllers turned on from the root down, then the limits', async (t) => {

@@ -84,8 +84,3 @@ export async function removeGroup(group: string, ms = 2000): Promise<void> {
     if (!isErrno(e, 'ENOENT')) throw new Error(`cgroup ${group}: ${(e as Error).message}`, { cause: e });
   }
 }
-
-/** The group a process is in, as /proc/PID/cgroup says for the unified hierarchy ("0::/path"). */
-export function groupOf(procCgroupText: string): string | undefined {
-  return /^0::(.*)$/m.exec(procCgroupText)?.[1];
-}
