@@ -38,7 +38,7 @@ t.test('uptime and memory: the host\'s own figures, as a reader may see them', a
   t.ok(Math.abs(json.uptimeSeconds - hostUptime) < 30, `uptime ${json.uptimeSeconds} s is the host's`);
   const total = Number(/^MemTotal:\s+(\d+)/m.exec(readFileSync('/proc/meminfo', 'utf8'))![1]);
   t.equal(json.memoryTotalKib, total, 'MemTotal');
-  t.match((await run(['memory'])).out, /^ +TOTAL +USED +FREE +CACHE +AVAILABLE\nMem: +\S+Gi /);
+  t.match((await run(['memory'])).out, /^ +TOTAL +USED +FREE +CACHE +AVAILABLE +OOM KILLS\nMem: +\S+Gi .* \d+\n$/);
 });
 
 t.test('ps: the engine and its plugins, each named; netstat: the API port held by the engine', async (t) => {

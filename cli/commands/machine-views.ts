@@ -40,13 +40,14 @@ const VIEWS: View<unknown>[] = [
   },
   {
     name: 'memory', summary: 'memory                 the machine\'s memory, as free shows it',
-    about: 'the machine\'s memory as free(1) shows it: total, used (total - available), free, cache, available.',
+    about: 'the machine\'s memory as free(1) shows it: total, used (total - available), free, cache, available;\n'
+      + 'and how many processes the kernel\'s OOM killer has ended since boot.',
     path: OVERVIEW_PATH, request: OVERVIEW_REQUEST.encode({}), decode: (b) => OVERVIEW.decode(b),
     render: (v) => {
       const o = v as ReturnType<typeof OVERVIEW.decode>;
-      return table(['', 'TOTAL', 'USED', 'FREE', 'CACHE', 'AVAILABLE'], [['Mem:', kib(o.memoryTotalKib),
+      return table(['', 'TOTAL', 'USED', 'FREE', 'CACHE', 'AVAILABLE', 'OOM KILLS'], [['Mem:', kib(o.memoryTotalKib),
         kib(o.memoryTotalKib - o.memoryAvailableKib), kib(o.memoryFreeKib), kib(o.memoryCachedKib),
-        kib(o.memoryAvailableKib)]]);
+        kib(o.memoryAvailableKib), o.oomKills === undefined ? '-' : String(o.oomKills)]]);
     },
   },
   {

@@ -91,6 +91,9 @@ export function renderMetrics(m: MetricsSources): string {
       [{ value: o.memoryAvailableKib * 1024 }]),
     family('node_load1', 'gauge', 'The 1-minute load average.', [{ value: o.load1 }]),
     family('node_uptime_seconds', 'gauge', 'Seconds since boot.', [{ value: o.uptimeSeconds }]),
+    // node_exporter's name for /proc/vmstat oom_kill; absent when the kernel does not count them.
+    o.oomKills === undefined ? '' : family('node_vmstat_oom_kill', 'counter',
+      'Processes the kernel\'s OOM killer ended since boot.', [{ value: o.oomKills }]),
   ].join('');
 }
 

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { isErrno } from '../../native/errno.ts';
 import { parseMeminfo } from './meminfo.ts';
+import { oomKills } from './oom-kills.ts';
 import { parseMounts, type ProcMount } from './mount-table.ts';
 import { parseProcNet, type ProcSocket } from './proc-net.ts';
 import { parseStat, PF_KTHREAD } from './proc-table.ts';
@@ -15,6 +16,8 @@ export interface OverviewView {
   uptimeSeconds: number; load1: number; load5: number; load15: number; cpus: number; cpuBusyPercent: number;
   memoryTotalKib: number; memoryAvailableKib: number; memoryFreeKib: number; memoryCachedKib: number;
   processes: number;
+  /** Ended by the OOM killer since boot; undefined when the kernel does not count them. */
+  oomKills?: number;
 }
 
 export interface ProcessView {
@@ -57,6 +60,7 @@ export function readOverview(proc = '/proc'): OverviewView {
   const total = ticks.reduce((a, b) => a + b, 0);
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
   const m = parseMeminfo(readFileSync(`${proc}/meminfo`, 'utf8'));
+  const kills = oomKills(`${proc}/vmstat`);
   return {
     uptimeSeconds: Number(up), load1: Number(l1), load5: Number(l5), load15: Number(l15),
     cpus: stat.filter((l) => /^cpu\d+ /.test(l)).length,
@@ -64,6 +68,7 @@ export function readOverview(proc = '/proc'): OverviewView {
     memoryTotalKib: m.get('MemTotal') ?? 0, memoryAvailableKib: m.get('MemAvailable') ?? 0,
     memoryFreeKib: m.get('MemFree') ?? 0, memoryCachedKib: (m.get('Cached') ?? 0) + (m.get('Buffers') ?? 0),
     processes: readProcesses(proc).length,
+    ...(kills === undefined ? {} : { oomKills: kills }),
   };
 }
 

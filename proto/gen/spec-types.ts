@@ -654,6 +654,9 @@ export interface MachineOverview {
   memoryCachedKib: number;
   /** Processes (not kernel threads). */
   processes: number;
+  /** Processes the kernel's OOM killer has ended since boot (/proc/vmstat oom_kill); unset when the kernel does
+   * not count them. */
+  oomKills?: number;
 }
 
 /** ProcessesRequest: no fields. */
