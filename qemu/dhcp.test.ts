@@ -54,7 +54,8 @@ t.test('in 256 MiB with every plugin running, three dozen resources apply and th
       'rp_filter', 'send_redirects', 'shared_media', 'secure_redirects', 'bootp_relay', 'disable_policy']
       .map((k) => `net.ipv4.conf.lo.${k}`);
     const docs = [
-      ...Array.from({ length: 12 }, (_, i) => ['addressspec', `load-${i}`, `{address: 127.0.10.${i + 1}/32, link: lo}`]),
+      ...Array.from({ length: 12 }, (_, i) => ['addressspec', `load-${i}`,
+        `{address: 127.0.10.${i + 1}/32, link: lo}`]),
       ...Array.from({ length: 12 }, (_, i) => ['routespec', `load-${i}`,
         `{destination: 198.51.100.${i * 4}/30, gateway: 10.0.2.2, link: eth0}`]),
       ...sysctls.map((key) => ['sysctl', key, '{value: "1"}']),
