@@ -6,14 +6,15 @@ import { join } from 'node:path';
 import { findIcuPackages, readIcuPackage } from './icu-data.ts';
 import { keepEnglish, shrinkIcuInFile } from './icu-subset.ts';
 
-t.test('the rule: English and data of no locale stay; other locales, converters, dictionaries go', async (t) => {
+t.test('the rule: English and data of no locale stay; other locales, converters, dictionaries, '
+  + 'transliteration, character names and stringprep go', async (t) => {
   for (const n of ['en.res', 'en_US.res', 'en_US_POSIX.res', 'root.res', 'pool.res', 'res_index.res', 'uprops.icu',
     'nfkc.nrm', 'cnvalias.icu', 'coll/ucadata.icu', 'coll/root.res', 'brkitr/word.brk', 'zone/en_GB.res',
     'zoneinfo64.res', 'metaZones.res', 'supplementalData.res', 'zone/tzdbNames.res']) {
     t.ok(keepEnglish(`icudt78l/${n}`), `keeps ${n}`);
   }
   for (const n of ['de.res', 'zh_Hant_TW.res', 'yue.res', 'zone/fr.res', 'coll/ja.res', 'coll/de__PHONEBOOK.res',
-    'brkitr/cjdict.dict',
+    'brkitr/cjdict.dict', 'translit/root.res', 'translit/Latin_ASCII.res', 'unames.icu', 'rfc3491.spp',
     'ibm-943_P15A-2003.cnv', 'euc-jp-2007.cnv']) {
     t.notOk(keepEnglish(`icudt78l/${n}`), `drops ${n}`);
   }

@@ -26,7 +26,7 @@ export interface SeaOptions {
 }
 
 /** What the recipe below does to the node it starts from: part of the build's cache key. */
-export const SEA_RECIPE = 'strip, icu english, postject';
+export const SEA_RECIPE = 'strip, icu english without translit/unames/spp, postject';
 
 export interface SeaResult {
   /** The embedded ICU data, cut to English; undefined when the node embeds none. */

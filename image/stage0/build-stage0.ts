@@ -5,10 +5,18 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * Without a C library: its own `_start` and system calls, so no stack protector (it reads a canary from
+ * thread-local storage nobody set up), no unwind tables, not position-independent.
+ */
+const FREESTANDING = ['-nostdlib', '-ffreestanding', '-fno-stack-protector', '-fno-asynchronous-unwind-tables',
+  '-no-pie', '-Wl,--build-id=none'];
+
 /** gcc -static, small and stripped; warnings are errors. */
-export function compileStaticC(source: string, output: string): void {
+export function compileStaticC(source: string, output: string, o: { freestanding?: boolean } = {}): void {
   try {
-    execFileSync('gcc', ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', '-o', output, source],
+    execFileSync('gcc', ['-static', '-Os', '-s', '-Wall', '-Wextra', '-Werror', ...(o.freestanding ? FREESTANDING : []),
+      '-o', output, source],
       { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (e) {
     const err = (e as { stderr?: Buffer }).stderr?.toString().trim();
@@ -20,6 +28,6 @@ export function compileStaticC(source: string, output: string): void {
 export function buildStage0(outDir: string): string {
   mkdirSync(outDir, { recursive: true });
   const exe = join(outDir, 'stage0');
-  compileStaticC(fileURLToPath(new URL('stage0.c', import.meta.url)), exe);
+  compileStaticC(fileURLToPath(new URL('stage0.c', import.meta.url)), exe, { freestanding: true });
   return exe;
 }
