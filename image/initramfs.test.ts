@@ -1,7 +1,7 @@
 // Tests of the built initramfs and the system image inside it (npm test builds them first):
 // what each holds, and that the same inputs give the same bytes.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +70,14 @@ t.test('the initramfs: stage0 as /init, the system image, links into it, the bui
     // The boot issue's budget (bench:boot prints it too): what the kernel unpacks into RAM it never gives back.
     const bytes = readFileSync(a.initrd).length;
     t.ok(bytes <= 20e6, `the compressed initramfs is at most 20 MB (${(bytes / 1e6).toFixed(2)} MB)`);
+  });
+
+t.test('stage0 names what failed, the path and the errno, and exits 1 (here: no system image on this host)',
+  async (t) => {
+    t.notOk(existsSync('/system.squashfs'), 'this host has no /system.squashfs');
+    const r = spawnSync(join(BUILD, 'stage0'), ['x'], { encoding: 'utf8' });
+    t.equal(r.status, 1, 'exit 1 (as PID 1: the kernel panics, after the line)');
+    t.equal(r.stderr, 'stage0: cannot open the system image /system.squashfs: No such file or directory\n');
   });
 
 t.test('the system image: the executable, the addon, shared libraries and kernel modules; no shell', async (t) => {
