@@ -40,9 +40,9 @@ const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
 // Whatever happens, no VM outlives the benchmark.
 const vms: { kill(): void }[] = [];
 process.on('exit', () => { for (const v of vms) v.kill(); });
-const ours: (ReadyFigures & { wall: number; plugins: number; network: number; networkMemKiB: number })[] = [];
+const ours: (ReadyFigures & { wall: number; plugins: number; network: number; upMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
-/** Each run's processes at the network milestone, by name. */
+/** Each run's processes once the network is configured and every plugin runs, by name. */
 const processes: Map<string, ProcessCost>[] = [];
 /** Guest uptime at the config milestone: config from fw_cfg (onto a blank STATE disk), then from STATE. */
 const configApplied: { fwcfg: number; state: number }[] = [];
@@ -72,15 +72,18 @@ for (let i = 0; i < runs; i++) {
   const wall = (performance.now() - t0) / 1000;
   const f = parseReady(line[0]);
   if (!f) throw new Error(`unparsable ready line: ${line[0]}`);
+  // The second wave of plugins starts at the network milestone (init/engine/plugin-waves.ts): memory and each
+  // process's cost are read once both are reached, at the later of the two lines (PID 1 prints the costs there).
   await vm.waitFor(milestoneLine('network'), 180_000);
+  await vm.waitFor(milestoneLine('plugins'), 180_000);
   const milestones = new Map(parseMilestones(vm.console()).map((m) => [m.name, m]));
-  const plugins = milestones.get('plugins');
+  const plugins = milestones.get('plugins')!;
   const network = milestones.get('network')!;
-  if (!plugins) throw new Error(`run ${i + 1}: the network was configured before all plugins ran?`);
+  const up = plugins.uptime > network.uptime ? plugins : network;
   processes.push(new Map(parseProcesses(vm.console()).map((p) => [p.name, p])));
   const exit = await vm.powerdown(60_000);
   if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
-  ours.push({ ...f, wall, plugins: plugins.uptime, network: network.uptime, networkMemKiB: network.memUsedKiB });
+  ours.push({ ...f, wall, plugins: plugins.uptime, network: network.uptime, upMemKiB: up.memUsedKiB });
   process.stderr.write(`[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, `
     + `${wall.toFixed(2)}s wall; plugins running at ${plugins.uptime.toFixed(3)}s, `
     + `network at ${network.uptime.toFixed(3)}s\n`);
@@ -122,7 +125,7 @@ const result = {
   memUsedKiB: stats(ours.map((o) => o.memUsedKiB)),
   pluginsRunning: stats(ours.map((o) => o.plugins)),
   networkConfigured: stats(ours.map((o) => o.network)),
-  memUsedAtNetworkKiB: stats(ours.map((o) => o.networkMemKiB)),
+  memUsedWhenUpKiB: stats(ours.map((o) => o.upMemKiB)),
   configFromFwCfg: stats(configApplied.map((c) => c.fwcfg)),
   configFromState: stats(configApplied.map((c) => c.state)),
   floorReady: floorS,
@@ -130,7 +133,7 @@ const result = {
   ratioToFloor: readyS.median / floorS.median,
   kernelBytes: manifest.artifacts.vmlinuz!.size,
   initramfsBytes: manifest.artifacts.initramfs!.size,
-  processesAtNetwork: Object.fromEntries([...new Set(processes.flatMap((m) => [...m.keys()]))].map((name) => {
+  processesWhenUp: Object.fromEntries([...new Set(processes.flatMap((m) => [...m.keys()]))].map((name) => {
     const of = (k: 'rssKiB' | 'pssKiB' | 'privateKiB' | 'cpuSeconds') => stats(
       processes.flatMap((m) => m.get(name)?.[k] ?? []),
     );
@@ -140,11 +143,12 @@ const result = {
   })),
 };
 const mib = (kib: number) => `${(kib / 1024).toFixed(1).padStart(6)} MiB`;
-const processRows = Object.entries(result.processesAtNetwork).map(([name, f]) => `    ${name.padEnd(26)}`
+const processRows = Object.entries(result.processesWhenUp).map(([name, f]) => `    ${name.padEnd(26)}`
   + `RSS ${mib(f.rssKiB.median)}  PSS ${mib(f.pssKiB.median)}  private ${mib(f.privateKiB.median)}  `
   + `CPU ${f.cpuSeconds.median.toFixed(2).padStart(5)} s`).join('\n');
-const cpuSum = Object.values(result.processesAtNetwork).reduce((n, f) => n + f.cpuSeconds.median, 0);
-const pssSum = Object.values(result.processesAtNetwork).reduce((n, f) => n + f.pssKiB.median, 0);
+const cpuSum = Object.values(result.processesWhenUp).reduce((n, f) => n + f.cpuSeconds.median, 0);
+const pssSum = Object.values(result.processesWhenUp).reduce((n, f) => n + f.pssKiB.median, 0);
+const upS = Math.max(result.pluginsRunning.median, result.networkConfigured.median);
 const ratio = (x: { median: number }) => `${(x.median / floorS.median).toFixed(2)}x floor`;
 writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`
@@ -156,11 +160,12 @@ boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
   guest used memory at ready    ${fmt(stats(ours.map((o) => o.memUsedKiB / 1024)), ' MiB', 1)}
   guest uptime, plugins running ${fmt(result.pluginsRunning)}  ${ratio(result.pluginsRunning)} (target <= 3x)
   guest uptime, network up      ${fmt(result.networkConfigured)}  ${ratio(result.networkConfigured)} (target <= 2x)
-  used memory, network up       ${fmt(stats(ours.map((o) => o.networkMemKiB / 1024)), ' MiB', 1)}  (target <= 96 MiB)
+  used memory, network up and every plugin running  ${fmt(stats(ours.map((o) => o.upMemKiB / 1024)), ' MiB', 1)}  `
+  + `(target <= 96 MiB)
   config applied, from fw_cfg   ${fmt(result.configFromFwCfg)}  ${ratio(result.configFromFwCfg)} (target <= 2x)
   config applied, from STATE    ${fmt(result.configFromState)}  ${ratio(result.configFromState)} (target <= 2x)
-  each process then (medians; PSS shares what several map; sums: PSS ${mib(pssSum).trim()}, CPU `
-  + `${cpuSum.toFixed(2)} s of the ${result.networkConfigured.median.toFixed(2)} s to network)
+  each process once both are reached (medians; PSS shares what several map; sums: PSS ${mib(pssSum).trim()}, CPU `
+  + `${cpuSum.toFixed(2)} s of the ${upS.toFixed(2)} s until both)
 ${processRows}
   static-init floor (ready)     ${fmt(floorS)}
   static-init floor (wall)      ${fmt(result.floorWall)}

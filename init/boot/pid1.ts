@@ -29,6 +29,8 @@ import { testBreak } from '../sys/test-break.ts';
 import { mountSquashfsImage } from '../sys/image-mount.ts';
 import { MNT_DETACH } from '../sys/mount-table.ts';
 import { prepareGroup, removeGroup } from '../sys/cgroup.ts';
+import { writeSysctls } from '../sys/sysctl.ts';
+import { HARDENING_PARAMS } from '../../plugins/system/hardening.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
@@ -109,6 +111,14 @@ export async function runPid1(): Promise<void> {
       const watched = watchPower(n, log.child('power'), () => void shutdown?.('poweroff', 'ACPI power button'));
       log.info(`power button: ${watched}`);
     });
+    // The kernel's hardening before any link comes up: the network plugin starts first (engine/plugin-waves.ts)
+    // and the system plugin, whose default layer these are, after the network is configured.
+    await phase(log, 'hardening', () => {
+      const w = writeSysctls(HARDENING_PARAMS);
+      for (const f of w.failed) log.warn(`hardening: ${f.key}: ${f.why}`);
+      log.info(`hardening: ${w.written.length} kernel parameters set`
+        + `${w.absent.length ? `; not in this kernel: ${w.absent.join(', ')}` : ''}`);
+    });
     // A machine missing a driver still boots and serves the API, which then says what is missing.
     await phase(log, 'drivers', () => coldplugDrivers(n).then(
       (r) => (r.failed.length ? log.warn : log.info)(`drivers: ${describeColdplug(r)}`),
@@ -135,6 +145,7 @@ export async function runPid1(): Promise<void> {
     else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
     // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
+    const reached = new Set<string>();
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({
       log: log.child('engine'), native: n,
       plugins: (await import('../../plugins/index.ts')).PLUGINS
@@ -149,10 +160,11 @@ export async function runPid1(): Promise<void> {
       },
       onPowerRequest: (action, id, hold) => void shutdown?.(action, `API power request "${id}"`, hold),
       onMilestone: (name) => {
+        reached.add(name);
         const figures = { name, uptime: monotonicSeconds(), memUsedKiB: usedMemoryKiB() };
-        // What each process costs once the machine is up, printed before the milestone's own line so that
-        // whoever waits for that line (bench:boot) has them.
-        if (name === 'network') {
+        // What each process costs once the machine is up (its network configured and every plugin running: the
+        // later of the two), printed before that milestone's own line so that whoever waits for it has them.
+        if ((name === 'network' || name === 'plugins') && reached.has('network') && reached.has('plugins')) {
           try {
             for (const p of machineProcesses()) log.info(formatProcess(p));
           } catch (e) { log.warn(`cannot list what each process costs: ${(e as Error).message}`); }

@@ -2,8 +2,8 @@
 // resident size (RSS), its proportional share of pages it shares with others (PSS: the sum
 // over processes is what they take together) and the pages no other process maps (private:
 // what stopping it would free); CPU time used so far (user + system, /proc/<pid>/stat). PID 1
-// prints them at the network milestone, so `npm run bench:boot` shows the engine's and each
-// plugin's share of the boot.
+// prints them once the network is configured and every plugin runs, so `npm run bench:boot`
+// shows the engine's and each plugin's share of the boot.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';

@@ -40,7 +40,8 @@ export function parseMilestones(text: string): MilestoneFigures[] {
     { name: m[1]!, uptime: Number(m[2]), memUsedKiB: Number(m[3]) }));
 }
 
-// One process's memory and CPU time (process-cost.ts), printed for each process at the network milestone.
+// One process's memory and CPU time (process-cost.ts), printed for each process once the network is
+// configured and every plugin runs (at the later of those two milestones).
 export const PROCESS_MARK = 'APPLIANCE PROCESS';
 
 export function formatProcess(f: ProcessCost): string {

@@ -29,6 +29,7 @@ import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
 import { createApiAccess } from './api-access.ts';
 import { apiCertificate } from './api-certificate.ts';
 import { consoleSummary } from './console-summary.ts';
+import { startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import { startInstaller, type InstallerMachine } from '../install/installer.ts';
 import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
@@ -209,14 +210,22 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   await certificate.follow(api);
   const summary = await consoleSummary(state, announce);
+  let waves: PluginWaves | undefined;
   const health = await startHealth({
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
-    ...(o.onMilestone ? { onMilestone: o.onMilestone } : {}),
+    onMilestone: (m) => { if (m === 'network') waves?.networkConfigured(); o.onMilestone?.(m); },
   });
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);
-  if (o.startPlugins !== false) supervisor.start(builtins);
+  if (o.startPlugins !== false) {
+    // On a host nothing configures the network by itself: all at once there.
+    const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
+    waves = startInWaves({
+      first: builtins.filter((b) => first.has(b.name)), rest: builtins.filter((b) => !first.has(b.name)),
+      start: (ps) => supervisor.start(ps), log: o.log,
+    });
+  }
   const extensions = await startExtensionRunner({
     state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket, builtins,
     machine: extensionMachine, types: extensionTypes,
@@ -257,6 +266,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await upsert(state, { namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }, s, ENGINE_OWNER);
     },
     async stop() {
+      waves?.cancel(); // nothing starts while the machine stops
       power.close();
       sinks.close();
       metrics.close();

@@ -30,6 +30,11 @@ export interface Plugin {
   readonly hostMounts?: boolean;
   /** Off unless the engine runs with test plugins enabled. */
   readonly testOnly?: boolean;
+  /**
+   * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable and finds its
+   * config. The others start once the network is configured.
+   */
+  readonly startFirst?: boolean;
 }
 
 /**

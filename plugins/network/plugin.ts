@@ -29,6 +29,7 @@ const rtnl = () => (shared ??= new Rtnl(native()));
 
 export const networkPlugin: Plugin = {
   name: 'network',
+  startFirst: true,
   description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname and resolvers by layer; '
     + 'the ip= layer.',
   namespaces: () => ({

@@ -10,6 +10,7 @@ import { PLATFORM_NS, PLATFORM_TYPES } from './types.ts';
 
 export const platformPlugin: Plugin = {
   name: 'platform',
+  startFirst: true,
   description: 'Finds the machine config (kernel command line, fw_cfg, NoCloud, OpenStack, EC2, GCE), the '
     + 'platform metadata, and the network the platform describes (platform layer).',
   namespaces: () => ({ [PLATFORM_NS]: 'Where the machine config comes from, and what the platform says.' }),

@@ -1,4 +1,5 @@
-// hardening: the kernel parameters every machine starts with, each with why. They are
+// hardening: the kernel parameters every machine starts with, each with why. PID 1 writes
+// them before any plugin runs (init/boot/pid1.ts: before a link is up); they are also
 // the default layer of KernelParamSpec (kernel-param-config.ts), so `get sysctls` shows
 // them and a user's spec of the same key wins; a key the kernel does not have (its
 // feature is not built in, which is harder still) is left out. docs/security.md lists them.

@@ -2,22 +2,14 @@
 // it back -> KernelParamStatus. The value found before the first write is kept in the
 // status and written back when the spec goes.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { errnoOf } from '../../native/errno.ts';
+import { sysctlPath } from '../../init/sys/sysctl.ts';
 import { layerOf } from '../../init/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
   KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,
   type KernelParamSpecSpec, type KernelParamStatusSpec,
 } from './types.ts';
-
-/** "net.ipv4.ip_forward" -> /proc/sys/net/ipv4/ip_forward; refuses anything that could leave /proc/sys. */
-export function sysctlPath(key: string, root = '/proc/sys'): string {
-  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_*:-]+)*$/.test(key) && !/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_*:.-]+)*$/.test(key)) {
-    throw new Error(`invalid kernel parameter name "${key}"`);
-  }
-  return join(root, ...key.includes('/') ? key.split('/') : key.split('.'));
-}
 
 const normalise = (v: string) => v.trim().split(/\s+/).join(' ');
 

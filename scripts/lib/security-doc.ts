@@ -174,7 +174,8 @@ usercopy and FORTIFY_SOURCE, SLUB freelist randomization and checks, and without
 /dev/mem, /dev/port, kexec, hibernation, x32/i386 ABIs, userfaultfd or magic SysRq
 (\`scripts/kernel.test.ts\`).
 
-Kernel parameters set at boot (the default layer of \`KernelParamSpec\`: \`get sysctls\`
+Kernel parameters set at boot, by PID 1 before any plugin runs (so before a link is up), and
+kept as the default layer of \`KernelParamSpec\` (\`get sysctls\`
 shows them and a spec of yours for the same key wins; a key the kernel lacks, because
 the feature is not built in, is left out):
 
