@@ -190,6 +190,11 @@ t.test('hardened at run time: kernel parameters, nothing setuid or world-writabl
     t.match((await poll(['get', 'kernelparamstatus', key, '-o', 'yaml'], /state: applied/)).out,
       new RegExp(`state: applied[\\s\\S]*value: "?${value}"?[\\s\\S]*layer: default`), `${key} = ${value}`);
   }
+  // eth0 existed before PID 1 set `default` (its driver is built in): its own values are set too.
+  for (const ip of ['ipv4', 'ipv6']) {
+    const path = `/proc/sys/net/${ip}/conf/eth0/accept_redirects`;
+    t.equal((await guestFile(`redirects-${ip}`, path)).trim(), '0', path);
+  }
   const listing = await guestFile('root', '/', true);
   const entries = listing.split('\n').map((l) => {
     const [mode, path] = l.split(' ');

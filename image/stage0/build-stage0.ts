@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Without a C library: its own `_start` and system calls, so no stack protector (it reads a canary from
- * thread-local storage nobody set up), no unwind tables, not position-independent.
+ * thread-local storage nobody set up), no loops turned into memset/memcpy calls, no unwind tables, not
+ * position-independent.
  */
 const FREESTANDING = ['-nostdlib', '-ffreestanding', '-fno-stack-protector', '-fno-asynchronous-unwind-tables',
-  '-no-pie', '-Wl,--build-id=none'];
+  '-fno-tree-loop-distribute-patterns', '-no-pie', '-Wl,--build-id=none'];
 
 /** gcc -static, small and stripped; warnings are errors. */
 export function compileStaticC(source: string, output: string, o: { freestanding?: boolean } = {}): void {

@@ -49,7 +49,7 @@ static const char *why(long err) {
     case EACCES: return "Permission denied";
     case EPERM: return "Operation not permitted";
     case EEXIST: return "File exists";
-    case ENXIO: return "No such device or address";
+    case ENXIO: return "No such device or address (is the loop driver in the kernel?)";
     case ENODEV: return "No such device (is squashfs in the kernel?)";
     case EBUSY: return "Device or resource busy";
     case EINVAL: return "Invalid argument";
@@ -57,7 +57,7 @@ static const char *why(long err) {
     case ENOTDIR: return "Not a directory";
     case ENOEXEC: return "Exec format error";
     case EIO: return "Input/output error";
-    case ENOTTY: return "Inappropriate ioctl for device (is the loop driver in the kernel?)";
+    case ENOTTY: return "Inappropriate ioctl for device";
     default: break;
   }
   static char number[] = "errno 0000";

@@ -29,7 +29,7 @@ import { testBreak } from '../sys/test-break.ts';
 import { mountSquashfsImage } from '../sys/image-mount.ts';
 import { MNT_DETACH } from '../sys/mount-table.ts';
 import { prepareGroup, removeGroup } from '../sys/cgroup.ts';
-import { writeSysctls } from '../sys/sysctl.ts';
+import { withExistingInterfaces, writeSysctls } from '../sys/sysctl.ts';
 import { HARDENING_PARAMS } from '../../plugins/system/hardening.ts';
 import type { Engine } from '../engine/engine.ts';
 
@@ -114,7 +114,7 @@ export async function runPid1(): Promise<void> {
     // The kernel's hardening before any link comes up: the network plugin starts first (engine/plugin-waves.ts)
     // and the system plugin, whose default layer these are, after the network is configured.
     await phase(log, 'hardening', () => {
-      const w = writeSysctls(HARDENING_PARAMS);
+      const w = writeSysctls(withExistingInterfaces(HARDENING_PARAMS));
       for (const f of w.failed) log.warn(`hardening: ${f.key}: ${f.why}`);
       log.info(`hardening: ${w.written.length} kernel parameters set`
         + `${w.absent.length ? `; not in this kernel: ${w.absent.join(', ')}` : ''}`);

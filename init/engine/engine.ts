@@ -214,7 +214,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const health = await startHealth({
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
-    onMilestone: (m) => { if (m === 'network') waves?.networkConfigured(); o.onMilestone?.(m); },
+    // The milestone's own figures first: the second wave's processes are forked after them.
+    onMilestone: (m) => { o.onMilestone?.(m); if (m === 'network') waves?.networkConfigured(); },
   });
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);
@@ -223,7 +224,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
     waves = startInWaves({
       first: builtins.filter((b) => first.has(b.name)), rest: builtins.filter((b) => !first.has(b.name)),
-      start: (ps) => supervisor.start(ps), log: o.log,
+      log: o.log,
+      // One that cannot be started (a fork refused for memory) does not keep the others from starting.
+      start: (ps) => {
+        for (const p of ps) {
+          try { supervisor.add(p); } catch (e) {
+            o.log.error(`plugin ${p.name}: cannot start: ${(e as Error).message}`);
+          }
+        }
+      },
     });
   }
   const extensions = await startExtensionRunner({

@@ -26,6 +26,7 @@ export const HARDENING_PARAMS: readonly HardeningParam[] = [
   { key: 'net.ipv4.conf.all.accept_redirects', value: '0', why: 'no routes rewritten by ICMP redirects' },
   { key: 'net.ipv4.conf.default.accept_redirects', value: '0', why: 'no routes rewritten by ICMP redirects' },
   { key: 'net.ipv6.conf.all.accept_redirects', value: '0', why: 'no routes rewritten by ICMPv6 redirects' },
+  { key: 'net.ipv6.conf.default.accept_redirects', value: '0', why: 'no routes rewritten by ICMPv6 redirects' },
   { key: 'net.ipv4.conf.all.send_redirects', value: '0', why: 'this machine is no router that redirects' },
   { key: 'net.ipv4.tcp_syncookies', value: '1', why: 'SYN floods do not fill the accept queue' },
 ];
