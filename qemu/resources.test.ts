@@ -58,6 +58,8 @@ async function guestRead(path: string): Promise<string> {
 
 /** What the machine looks like from outside, through the API and the test-reader plugin. */
 async function snapshot() {
+  // lsmod is the system plugin's, which starts once the network is configured (the second wave).
+  await poll(['get', 'plugins', 'system'], /\srunning\s/, 120_000);
   const linkList = await run(['get', 'links', '-o', 'yaml']);
   const read = guestRead;
   const lsmod = (await run(['get', 'lsmod'])).out
