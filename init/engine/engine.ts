@@ -224,15 +224,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
     waves = startInWaves({
       first: builtins.filter((b) => first.has(b.name)), rest: builtins.filter((b) => !first.has(b.name)),
-      log: o.log,
-      // One that cannot be started (a fork refused for memory) does not keep the others from starting.
-      start: (ps) => {
-        for (const p of ps) {
-          try { supervisor.add(p); } catch (e) {
-            o.log.error(`plugin ${p.name}: cannot start: ${(e as Error).message}`);
-          }
-        }
-      },
+      start: (ps) => supervisor.start(ps), log: o.log,
     });
   }
   const extensions = await startExtensionRunner({

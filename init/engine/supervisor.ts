@@ -100,8 +100,13 @@ export class PluginSupervisor {
     return [...this.plugins.values()].map((r) => ({ plugin: r.plugin.name, controllers: r.stats ?? [] }));
   }
 
+  /** Starts each; one that cannot be started (a fork refused for memory) is logged and the others still start. */
   start(plugins: readonly SupervisedPlugin[]): void {
-    for (const p of plugins) this.add(p);
+    for (const p of plugins) {
+      try { this.add(p); } catch (e) {
+        this.o.log.child(`${PLUGIN_LOG_PREFIX}${p.name}`).error(`cannot start: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Starts one more (an extension). Throws when one of that name runs already. */
