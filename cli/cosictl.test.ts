@@ -8,7 +8,7 @@ import { createSecureServer, type ServerHttp2Stream } from 'node:http2';
 import { createPublicKey } from 'node:crypto';
 import YAML from 'yaml';
 import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
@@ -145,6 +145,29 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
   t.match(r.err, /within 1000 ms/);
   t.ok(Date.now() - started < 10_000, 'gave up after about the timeout');
   t.equal((await run(['--timeout', 'soon', 'get', 'versions'])).code, 2, 'a bad duration is a usage error');
+
+  // The link goes down mid-call: a proxy (QEMU's user network in front of a guest) stops carrying bytes
+  // and holds the connection open. cosictl gives up and exits; it does not wait for a goodbye nobody reads.
+  let linkDown = false;
+  const held: Socket[] = [];
+  const proxy = createNetServer({ allowHalfOpen: true }, (client) => {
+    held.push(client);
+    const upstream = netConnect(port, '127.0.0.1');
+    held.push(upstream);
+    client.on('data', (b) => { if (!linkDown) upstream.write(b); });
+    upstream.on('data', (b) => { if (!linkDown) client.write(b); });
+  });
+  silent.on('stream', () => { linkDown = true; });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of held) s.destroy(); proxy.close(); });
+  const cut = Date.now();
+  const lost = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl,
+    ['--insecure', '-e', `127.0.0.1:${(proxy.address() as AddressInfo).port}`, '--timeout', '1s', 'get', 'versions'],
+    { timeout: 20_000 }, (e, _out, err) => res({ code: (e as { code?: number } | null)?.code ?? 0, err })));
+  t.ok(linkDown, 'the call reached the machine before its link went down');
+  t.equal(lost.code, 5, lost.err);
+  t.match(lost.err, /within 1000 ms/);
+  t.ok(Date.now() - cut < 10_000, `exited ${Date.now() - cut} ms after it started, with the connection still open`);
 });
 
 t.test('a config file supplies the endpoint and the credentials; without a CA it says what to do', async (t) => {

@@ -135,7 +135,9 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
     const source = `http://${SEED_ADDR.guestAddr}/install/`;
     const installed = await runProgram(cosictl,
       ['--config', cosictlConfig, 'install', '--serial', 'pxe-target', '--source', source], { timeoutMs: 240_000 });
-    t.equal(installed.code, 0, installed.err);
+    // The console's end says whether the machine died (OOM, panic) or was only slow to answer.
+    t.equal(installed.code, 0, installed.err,
+      installed.code ? { console: vm.console().split('\n').slice(-40).join('\n') } : {});
     t.match(http.log, ['GET /install/install.json', 'GET /install/appliance.raw.gz'], 'the folder, over HTTP');
     // Byte for byte the raw disk, but for STATE, where the machine config went.
     const state = partitionTable(rawFile).partitions[2]!;

@@ -3,7 +3,7 @@
 // is lost; a refused or unreachable address fails at once with UNAVAILABLE naming
 // why; deadlines travel as grpc-timeout and are enforced here too; a server that
 // stops answering pings is noticed (keepalive) and every call on it fails.
-import { connect as netConnect, isIP } from 'node:net';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import {
   connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type Http2Session, type IncomingHttpHeaders,
@@ -56,6 +56,9 @@ export interface ServerStream {
   cancel(): void;
 }
 
+/** How long a closing connection's goodbye may take before its socket is destroyed. */
+const CLOSE_GRACE_MS = 1000;
+
 const headerValue = (h: IncomingHttpHeaders, k: string) => { const v = h[k]; return Array.isArray(v) ? v[0] : v; };
 
 function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
@@ -96,13 +99,15 @@ export class GrpcChannel {
   connection(timeoutMs = 5000): Promise<ClientHttp2Session> {
     if (this.session && !this.session.closed && !this.session.destroyed) return Promise.resolve(this.session);
     this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
+      let socket: Socket | undefined;
       // Small messages go out at once (no Nagle delay waiting for an ACK).
       const s = connect(this.authority, {
-        createConnection: () => (this.socketPath ? netConnect(this.socketPath)
+        createConnection: () => (socket = this.socketPath ? netConnect(this.socketPath)
           : this.o.tls ? this.tlsSocket(this.o.tls)
           : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
+      if (socket) this.sockets.set(s, socket);
       const fail = (why: string) => {
         this.ready = undefined; s.destroy();
         reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
@@ -173,6 +178,9 @@ export class GrpcChannel {
     }
   }
 
+  /** Each session's own socket (its `socket` property is a proxy that refuses destroy). */
+  private readonly sockets = new WeakMap<ClientHttp2Session, Socket>();
+
   /** Sessions the server has spoken HTTP/2 on (sent its SETTINGS). */
   private readonly heard = new WeakSet<Http2Session>();
 
@@ -210,11 +218,21 @@ export class GrpcChannel {
     return this.connection(timeoutMs).then(() => undefined);
   }
 
+  /**
+   * Says goodbye (GOAWAY) and lets go of the connection. A peer that stopped reading (its link went down
+   * behind a proxy that holds the connection open) never completes the goodbye: after CLOSE_GRACE_MS the
+   * socket is destroyed, so it does not keep a finished process alive until TCP gives up.
+   */
   close(): void {
     clearInterval(this.keepalive);
-    this.session?.close();
+    const s = this.session;
     this.session = undefined;
     this.active = 0;
+    if (!s) return;
+    s.close();
+    // A destroyed session only ends its socket (and waits for the peer's FIN): the socket itself goes.
+    const socket = this.sockets.get(s);
+    setTimeout(() => { s.destroy(); socket?.destroy(); }, CLOSE_GRACE_MS).unref();
   }
 
   private async open(path: string, request: Uint8Array, o: CallOptions): Promise<ClientHttp2Stream> {
