@@ -224,7 +224,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
     waves = startInWaves({
       first: builtins.filter((b) => first.has(b.name)), rest: builtins.filter((b) => !first.has(b.name)),
-      start: (ps) => supervisor.start(ps), log: o.log,
+      start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
     });
   }
   const extensions = await startExtensionRunner({

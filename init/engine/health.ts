@@ -65,6 +65,7 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   // machine unhealthy (an upgrade on trial would roll back for it).
   const own = new Set(f.expectedPlugins);
   const plugins = f.plugins.filter((p) => own.has(p.name) && p.spec.state !== 'running').map((p) => {
+    if (p.spec.state === 'waiting') return `${p.name} waits for the network to be configured before it starts`;
     const exit = p.spec.lastExit;
     const how = exit ? `, last exit ${exit.signal ?? `code ${exit.code ?? '?'}`}` : '';
     return `${p.name} is ${p.spec.state} (${p.spec.restarts} restarts${how})`;

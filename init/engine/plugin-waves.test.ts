@@ -14,13 +14,21 @@ function recorder() {
     info: (m) => lines.push(m), warn: (m) => lines.push(`WARN ${m}`), error: (m) => lines.push(`ERROR ${m}`),
     child: () => log,
   };
-  return { started, lines, log, start: (ps: readonly SupervisedPlugin[]) => started.push(ps.map((p) => p.name)) };
+  const waiting: string[][] = [];
+  return {
+    started, waiting, lines, log,
+    start: (ps: readonly SupervisedPlugin[]) => started.push(ps.map((p) => p.name)),
+    wait: (ps: readonly SupervisedPlugin[]) => waiting.push(ps.map((p) => p.name)),
+  };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('the first wave at once; the rest when the network is configured, once', async (t) => {
   const r = recorder();
-  const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log, capMs: 500 });
+  const w = startInWaves({
+    first: [network, platform], rest: [storage, time], start: r.start, wait: r.wait, log: r.log, capMs: 500,
+  });
+  t.same(r.waiting, [['storage', 'time']], 'the second wave is told it waits, before anything starts');
   t.same(r.started, [['network', 'platform']]);
   w.networkConfigured();
   w.networkConfigured();

@@ -22,6 +22,8 @@ export interface PluginWaves {
 export function startInWaves(o: {
   first: readonly SupervisedPlugin[]; rest: readonly SupervisedPlugin[];
   start(plugins: readonly SupervisedPlugin[]): void;
+  /** Told at once which plugins wait for the second wave (their status says so meanwhile). */
+  wait?(plugins: readonly SupervisedPlugin[]): void;
   log: Logger; capMs?: number;
 }): PluginWaves {
   if (!o.first.length || !o.rest.length) {
@@ -40,6 +42,7 @@ export function startInWaves(o: {
   };
   o.log.info(`plugins: ${names(o.first)} first; ${names(o.rest)} once the network is configured `
     + `(${capMs / 1000} s at most)`);
+  o.wait?.(o.rest);
   o.start(o.first);
   const timer = setTimeout(() => second(`the network is not configured after ${capMs / 1000} s`), capMs);
   return {

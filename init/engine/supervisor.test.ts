@@ -81,3 +81,31 @@ t.test('dying as it starts: its last words on stderr are its lastError; remove s
   await sup.remove('traceback');
   t.equal(status('traceback'), undefined, 'one waiting to restart is removed as well');
 });
+
+t.test('waiting (the second wave): a status that says so, no process, no restart; then started as any', async (t) => {
+  const state = new MemoryState();
+  const log: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => log };
+  const spawned: string[] = [];
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    spawn: (args: string[]) => {
+      spawned.push(args[1]!);
+      return spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] });
+    },
+  });
+  t.teardown(() => sup.stop(1000));
+  const status = (id: string) => state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })
+    ?.spec as PluginStatusSpec | undefined;
+  sup.wait([plugin('ready')]);
+  await new Promise((r) => setTimeout(r, 50));
+  t.same(status('ready'), { state: 'waiting', pid: 0, restarts: 0, outputs: [] });
+  t.same(spawned, [], 'no process while it waits');
+  await t.rejects(sup.restart('ready'), /ready has not started yet: it starts once the network is configured/);
+  t.equal(await sup.restart('nothing'), undefined, 'a name nobody knows is still unknown');
+  sup.start([plugin('ready')]);
+  t.same(spawned, ['ready']);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && status('ready')?.state !== 'running') await new Promise((r) => setTimeout(r, 50));
+  t.equal(status('ready')?.state, 'running');
+  t.equal(status('ready')?.restarts, 0, 'waiting was not a restart');
+});

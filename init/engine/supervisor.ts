@@ -83,6 +83,8 @@ interface Running {
 
 export class PluginSupervisor {
   private readonly plugins = new Map<string, Running>();
+  /** Named by `wait`, not started yet. */
+  private readonly waiting = new Set<string>();
   private stopping = false;
 
   constructor(private readonly o: SupervisorOptions) {}
@@ -109,9 +111,25 @@ export class PluginSupervisor {
     }
   }
 
+  /**
+   * Says that these will start later (the second wave): each has a PluginStatus `waiting` until `start`,
+   * so that `get plugins` and health name them rather than leave them out.
+   */
+  wait(plugins: readonly SupervisedPlugin[]): void {
+    for (const p of plugins) {
+      if (this.plugins.has(p.name)) continue;
+      this.waiting.add(p.name);
+      const status: PluginStatusSpec = { state: 'waiting', pid: 0, restarts: 0, outputs: [...p.outputs] };
+      const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name };
+      void upsert(this.o.state, id, status, ENGINE_OWNER).catch((e: Error) =>
+        this.o.log.child(`${PLUGIN_LOG_PREFIX}${p.name}`).error(`publishing status: ${e.message}`));
+    }
+  }
+
   /** Starts one more (an extension). Throws when one of that name runs already. */
   add(p: SupervisedPlugin): void {
     if (this.plugins.has(p.name)) throw new Error(`a plugin named ${p.name} runs already`);
+    this.waiting.delete(p.name);
     if (this.stopping) throw new Error('the machine is stopping: no plugin starts');
     const r: Running = {
       plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: [...p.outputs] },
@@ -141,6 +159,9 @@ export class PluginSupervisor {
    */
   async restart(name: string, timeoutMs = 5000): Promise<{ oldPid: number } | undefined> {
     const r = this.plugins.get(name);
+    if (!r && this.waiting.has(name)) {
+      throw new Error(`${name} has not started yet: it starts once the network is configured`);
+    }
     if (!r) return undefined;
     if (this.stopping) throw new Error('the machine is stopping: its plugins are not restarted');
     clearTimeout(r.timer);

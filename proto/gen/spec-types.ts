@@ -23,8 +23,8 @@ export type BootPhase = 'booting' | 'running' | 'stopping';
 export const BootPhaseValues: readonly BootPhase[] = ['booting', 'running', 'stopping'];
 
 /** PluginState: a plugin process's state. */
-export type PluginState = 'starting' | 'running' | 'backoff' | 'stopped';
-export const PluginStateValues: readonly PluginState[] = ['starting', 'running', 'backoff', 'stopped'];
+export type PluginState = 'starting' | 'running' | 'backoff' | 'stopped' | 'waiting';
+export const PluginStateValues: readonly PluginState[] = ['starting', 'running', 'backoff', 'stopped', 'waiting'];
 
 /** PowerAction: what a PowerRequest asks for. */
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';
