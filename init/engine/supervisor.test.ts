@@ -100,7 +100,8 @@ t.test('waiting (the second wave): a status that says so, no process, no restart
   await new Promise((r) => setTimeout(r, 50));
   t.same(status('ready'), { state: 'waiting', pid: 0, restarts: 0, outputs: [] });
   t.same(spawned, [], 'no process while it waits');
-  await t.rejects(sup.restart('ready'), /ready has not started yet: it starts once the network is configured/);
+  await t.rejects(sup.restart('ready'), { code: 'failed-precondition',
+    message: 'ready has not started yet: it starts once the network is configured' });
   t.equal(await sup.restart('nothing'), undefined, 'a name nobody knows is still unknown');
   sup.start([plugin('ready')]);
   t.same(spawned, ['ready']);

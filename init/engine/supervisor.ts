@@ -5,6 +5,7 @@
 // only from a pid the supervisor started.
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { StateError } from '../cosi/state/errors.ts';
 import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Logger } from '../log.ts';
@@ -160,10 +161,13 @@ export class PluginSupervisor {
   async restart(name: string, timeoutMs = 5000): Promise<{ oldPid: number } | undefined> {
     const r = this.plugins.get(name);
     if (!r && this.waiting.has(name)) {
-      throw new Error(`${name} has not started yet: it starts once the network is configured`);
+      throw new StateError('failed-precondition', `${name} has not started yet: it starts once the network is `
+        + 'configured', name);
     }
     if (!r) return undefined;
-    if (this.stopping) throw new Error('the machine is stopping: its plugins are not restarted');
+    if (this.stopping) {
+      throw new StateError('failed-precondition', 'the machine is stopping: its plugins are not restarted', name);
+    }
     clearTimeout(r.timer);
     r.delay = (this.o.backoff ?? DEFAULT_BACKOFF).initialMs;
     const c = r.child;
