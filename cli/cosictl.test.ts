@@ -154,8 +154,9 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
     held.push(client);
     const upstream = netConnect(port, '127.0.0.1');
     held.push(upstream);
-    client.on('data', (b) => { if (!linkDown) upstream.write(b); });
-    upstream.on('data', (b) => { if (!linkDown) client.write(b); });
+    // Once down, the proxy reads no more from either side and sends nothing: no data, no FIN.
+    client.on('data', (b) => { if (linkDown) client.pause(); else upstream.write(b); });
+    upstream.on('data', (b) => { if (linkDown) upstream.pause(); else client.write(b); });
   });
   silent.on('stream', () => { linkDown = true; });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
@@ -163,7 +164,10 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
   const cut = Date.now();
   const lost = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl,
     ['--insecure', '-e', `127.0.0.1:${(proxy.address() as AddressInfo).port}`, '--timeout', '1s', 'get', 'versions'],
-    { timeout: 20_000 }, (e, _out, err) => res({ code: (e as { code?: number } | null)?.code ?? 0, err })));
+    { timeout: 20_000 }, (e, _out, err) => {
+      const x = e as { code?: number; killed?: boolean; signal?: string } | null;
+      res({ code: x?.killed ? -1 : x?.code ?? 0, err: x?.killed ? `killed (${x.signal}) after 20 s: ${err}` : err });
+    }));
   t.ok(linkDown, 'the call reached the machine before its link went down');
   t.equal(lost.code, 5, lost.err);
   t.match(lost.err, /within 1000 ms/);

@@ -36,7 +36,9 @@ const MIN_LOG_ROWS = 3;
 
 const LEVEL_STYLE: Record<string, Style> = { error: 'bad', warning: 'warn', debug: 'dim' };
 
-const PLUGIN_STYLE: Record<string, Style> = { running: 'good', starting: 'warn', backoff: 'bad', stopped: 'dim' };
+const PLUGIN_STYLE: Record<string, Style> = {
+  running: 'good', starting: 'warn', backoff: 'bad', stopped: 'dim', waiting: 'dim',
+};
 
 const heading = (name: string, problem?: string): ScreenLine => [
   seg(name, 'heading'), ...(problem ? [seg(`  ${problem}`, 'warn')] : []),

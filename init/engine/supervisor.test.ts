@@ -110,3 +110,27 @@ t.test('waiting (the second wave): a status that says so, no process, no restart
   t.equal(status('ready')?.state, 'running');
   t.equal(status('ready')?.restarts, 0, 'waiting was not a restart');
 });
+
+t.test('a plugin that cannot be forked is stopped, saying why; one still waiting at stop is stopped', async (t) => {
+  const state = new MemoryState();
+  const errors: string[] = [];
+  const log: Logger = { info: () => {}, warn: () => {}, error: (m) => errors.push(m), child: () => log };
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    spawn: () => { throw Object.assign(new Error('spawn ENOMEM'), { code: 'ENOMEM' }); },
+  });
+  const status = (id: string) => state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })
+    ?.spec as PluginStatusSpec | undefined;
+  sup.wait([plugin('late'), plugin('never')]);
+  sup.start([plugin('late')]);
+  await new Promise((r) => setTimeout(r, 50));
+  t.match(status('late'), { state: 'stopped', pid: 0, lastError: 'cannot start: spawn ENOMEM' },
+    'not left saying it waits');
+  t.same(errors, ['cannot start: spawn ENOMEM'], 'and logged under its name');
+  t.equal(status('never')?.state, 'waiting');
+  await sup.stop(1000);
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal(status('never')?.state, 'stopped', 'the machine stopped before its turn');
+  await t.rejects(sup.restart('late'),
+    { code: 'failed-precondition', message: 'the machine is stopping: late is not restarted' });
+});

@@ -84,6 +84,8 @@ interface Running {
 
 export class PluginSupervisor {
   private readonly plugins = new Map<string, Running>();
+  /** Each plugin's last status write (see inTurn). */
+  private readonly writes = new Map<string, Promise<void>>();
   /** Named by `wait`, not started yet. */
   private readonly waiting = new Set<string>();
   private stopping = false;
@@ -120,10 +122,7 @@ export class PluginSupervisor {
     for (const p of plugins) {
       if (this.plugins.has(p.name)) continue;
       this.waiting.add(p.name);
-      const status: PluginStatusSpec = { state: 'waiting', pid: 0, restarts: 0, outputs: [...p.outputs] };
-      const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name };
-      void upsert(this.o.state, id, status, ENGINE_OWNER).catch((e: Error) =>
-        this.o.log.child(`${PLUGIN_LOG_PREFIX}${p.name}`).error(`publishing status: ${e.message}`));
+      this.publishStatus(p.name, { state: 'waiting', pid: 0, restarts: 0, outputs: [...p.outputs] });
     }
   }
 
@@ -151,7 +150,10 @@ export class PluginSupervisor {
     clearTimeout(r.timer);
     if (r.child) await terminate(r.child, timeoutMs);
     this.plugins.delete(name);
-    await destroyIfPresent(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name }, ENGINE_OWNER);
+    const gone = this.inTurn(name, () =>
+      destroyIfPresent(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name }, ENGINE_OWNER));
+    await gone;
+    if (this.writes.get(name) === gone) this.writes.delete(name);
   }
 
   /**
@@ -160,14 +162,14 @@ export class PluginSupervisor {
    */
   async restart(name: string, timeoutMs = 5000): Promise<{ oldPid: number } | undefined> {
     const r = this.plugins.get(name);
+    if (this.stopping && (r || this.waiting.has(name))) {
+      throw new StateError('failed-precondition', `the machine is stopping: ${name} is not restarted`, name);
+    }
     if (!r && this.waiting.has(name)) {
       throw new StateError('failed-precondition', `${name} has not started yet: it starts once the network is `
         + 'configured', name);
     }
     if (!r) return undefined;
-    if (this.stopping) {
-      throw new StateError('failed-precondition', 'the machine is stopping: its plugins are not restarted', name);
-    }
     clearTimeout(r.timer);
     r.delay = (this.o.backoff ?? DEFAULT_BACKOFF).initialMs;
     const c = r.child;
@@ -183,6 +185,9 @@ export class PluginSupervisor {
 
   async stop(timeoutMs = 5000): Promise<void> {
     this.stopping = true;
+    // Those still waiting never start now: their status says so.
+    for (const name of this.waiting) this.publishStatus(name, { state: 'stopped', pid: 0, restarts: 0 });
+    this.waiting.clear();
     const waits: Promise<unknown>[] = [];
     for (const r of this.plugins.values()) {
       clearTimeout(r.timer);
@@ -192,19 +197,47 @@ export class PluginSupervisor {
     await Promise.all(waits);
   }
 
-  private async publish(r: Running): Promise<void> {
-    await upsert(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name },
-      structuredClone(r.status), ENGINE_OWNER);
+  private publish(r: Running): Promise<void> {
+    const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name };
+    const status = structuredClone(r.status);
+    return this.inTurn(r.plugin.name, () => upsert(this.o.state, id, status, ENGINE_OWNER));
+  }
+
+  /** The status of a plugin without a process (waiting, or never started); a failure is logged. */
+  private publishStatus(name: string, status: PluginStatusSpec): void {
+    const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name };
+    void this.inTurn(name, () => upsert(this.o.state, id, status, ENGINE_OWNER)).catch((e: Error) =>
+      this.o.log.child(`${PLUGIN_LOG_PREFIX}${name}`).error(`publishing status: ${e.message}`));
+  }
+
+  /**
+   * Runs a plugin's status writes one after another: two upserts in flight at once (its 'waiting', then
+   * 'starting' a moment later) could land in either order, or one fail on the other's version.
+   */
+  private inTurn(name: string, write: () => Promise<unknown>): Promise<void> {
+    const previous = this.writes.get(name) ?? Promise.resolve();
+    // The previous write's failure is reported by whoever asked for it; this one is written either way.
+    const next = previous.then(write, write).then(() => undefined);
+    this.writes.set(name, next);
+    return next;
   }
 
   private launch(r: Running): void {
     const log = this.o.log.child(`${PLUGIN_LOG_PREFIX}${r.plugin.name}`);
     const started = Date.now();
     const killsAtStart = oomKills();
-    const child = this.o.spawn(
-      [...r.plugin.args], { ...process.env, ...r.plugin.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
-      { ownMounts: r.plugin.ownMounts },
-    );
+    let child: ChildProcess;
+    try {
+      child = this.o.spawn(
+        [...r.plugin.args], { ...process.env, ...r.plugin.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
+        { ownMounts: r.plugin.ownMounts },
+      );
+    } catch (e) {
+      // No process (a fork refused for memory): the status says so rather than what it was before.
+      r.status = { ...r.status, state: 'stopped', pid: 0, lastError: `cannot start: ${(e as Error).message}` };
+      void this.publish(r).catch((pe: Error) => log.error(`publishing status: ${pe.message}`));
+      throw e;
+    }
     r.lastError = undefined;
     r.lastStderr = undefined;
     r.child = child;

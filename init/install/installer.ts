@@ -3,7 +3,8 @@
 // what it wrote, puts its machine config on the new disk's STATE, and reboots when asked. Each
 // request's progress is an InstallStatus of the same id. It runs in PID 1, not in a plugin: the
 // machine config it copies (the API's CA, sensitive files) is the engine's to hand out.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isErrno } from '../../native/errno.ts';
@@ -136,7 +137,7 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     await set({ phase: 'verifying', bytesDone: 0 });
     await verifyImage({
       target: disk.devPath, size: m.disk.size, sha256: m.disk.sha256,
-      dropCaches: () => writeFileSync(p.dropCaches, '1'), progress: (n) => void set({ bytesDone: n }, false),
+      dropCaches: () => writeFile(p.dropCaches, '1'), progress: (n) => void set({ bytesDone: n }, false),
     });
     await set({ bytesDone: m.disk.size });
     await set({ phase: 'configuring' });

@@ -31,7 +31,7 @@ t.test('the disk is written whole, progress heard, and the last MiB of a larger 
   t.ok(out.subarray(7 * MiB).every((b) => b === 0), 'the tail, where a backup GPT would be: zeros');
   t.equal(seen.at(-1), disk.length);
   t.ok(seen.length > 1, 'progress heard as it goes');
-  await verifyImage({ target: p, size: disk.length, sha256: manifest.disk.sha256, dropCaches: () => {},
+  await verifyImage({ target: p, size: disk.length, sha256: manifest.disk.sha256, dropCaches: async () => {},
     progress: () => {} });
 });
 
@@ -59,7 +59,7 @@ t.test('reading back catches a disk that does not keep what was written', async 
   b[MiB + 5] = 1;
   writeFileSync(p, b);
   await t.rejects(verifyImage({ target: p, size: disk.length, sha256: manifest.disk.sha256,
-    dropCaches: () => { dropped = true; }, progress: () => {} }),
+    dropCaches: async () => { dropped = true; }, progress: () => {} }),
   /read back, its sha256 is [0-9a-f]{64}, not the [0-9a-f]{64} written/);
   t.ok(dropped, 'the page cache is dropped before reading back');
 });

@@ -3,9 +3,10 @@
 // by the sha256 the manifest gives; then the target is read back from the device (the page cache
 // dropped first) and hashed again, so what the disk holds is what was meant.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, createReadStream, fsyncSync, openSync, write, writeSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fsync, openSync, write } from 'node:fs';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import type { InstallManifest } from '../disk/install-manifest.ts';
 import { hashingStream } from '../sys/hashing-stream.ts';
@@ -14,6 +15,9 @@ import { hashingStream } from '../sys/hashing-stream.ts';
 const CHUNK = 1 << 20;
 /** Zeroed at the end of a larger target: a backup GPT left there by a former table. */
 const TAIL_BYTES = 1 << 20;
+
+const writeAt = promisify(write);
+const fsyncAt = promisify(fsync);
 
 const mismatch = (what: string, got: string | number, want: string | number) =>
   `${what} is ${got}; the manifest says ${want}`;
@@ -78,9 +82,14 @@ export async function writeImage(o: WriteOptions): Promise<void> {
     if (problems.length) throw new Error(`${problems.join('; ')}: the medium or the download is damaged`);
     if (o.targetBytes >= d.size + TAIL_BYTES) {
       const zeros = Buffer.alloc(TAIL_BYTES);
-      writeSync(fd, zeros, 0, zeros.length, o.targetBytes - TAIL_BYTES);
+      const { bytesWritten } = await writeAt(fd, zeros, 0, zeros.length, o.targetBytes - TAIL_BYTES);
+      if (bytesWritten !== zeros.length) {
+        throw new Error(`${o.target}: wrote ${bytesWritten} of the last ${zeros.length} bytes`);
+      }
     }
-    fsyncSync(fd);
+    // Not fsyncSync: flushing a whole disk's dirty pages took over 10 s under TCG, and PID 1 answered
+    // nothing meanwhile (cosictl's keepalive gave up on a machine that was only flushing).
+    await fsyncAt(fd);
   } finally { closeSync(fd); }
 }
 
@@ -89,9 +98,9 @@ export async function writeImage(o: WriteOptions): Promise<void> {
  * so the bytes come from the disk rather than from the page cache the writes just filled.
  */
 export async function verifyImage(o: {
-  target: string; size: number; sha256: string; dropCaches: () => void; progress: (bytes: number) => void;
+  target: string; size: number; sha256: string; dropCaches: () => Promise<void>; progress: (bytes: number) => void;
 }): Promise<void> {
-  o.dropCaches();
+  await o.dropCaches(); // off the main thread too: dropping a large page cache takes a while
   const digest = createHash('sha256');
   const tap = hashingStream(digest, o.progress);
   await pipeline(createReadStream(o.target, { start: 0, end: o.size - 1, highWaterMark: CHUNK }), tap,

@@ -80,8 +80,10 @@ export class GrpcChannel {
   private readonly socketPath: string | undefined;
   private readonly max: number;
   private keepalive: NodeJS.Timeout | undefined;
-  /** Open calls: the connection keeps the process alive while there are any. */
-  private active = 0;
+  /** Each session's open calls: a session keeps the process alive while it has any. */
+  private readonly calls = new WeakMap<ClientHttp2Session, number>();
+  /** Every socket not yet closed, a connection still being made included: `close` ends them all. */
+  private readonly live = new Set<Socket>();
 
   /** address: "host:port", "[v6]:port" or "unix:///path/to.sock". */
   constructor(readonly address: string, private readonly o: ChannelOptions = {}) {
@@ -100,16 +102,22 @@ export class GrpcChannel {
     if (this.session && !this.session.closed && !this.session.destroyed) return Promise.resolve(this.session);
     this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
       let socket: Socket | undefined;
+      const made = (x: Socket): Socket => {
+        socket = x;
+        this.live.add(x);
+        x.once('close', () => this.live.delete(x));
+        return x;
+      };
       // Small messages go out at once (no Nagle delay waiting for an ACK).
       const s = connect(this.authority, {
-        createConnection: () => (socket = this.socketPath ? netConnect(this.socketPath)
+        createConnection: () => made(this.socketPath ? netConnect(this.socketPath)
           : this.o.tls ? this.tlsSocket(this.o.tls)
           : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
-      if (socket) this.sockets.set(s, socket);
       const fail = (why: string) => {
-        this.ready = undefined; s.destroy();
+        // A session destroyed before it connected only ends its socket (a handshake nobody answers keeps it).
+        this.ready = undefined; s.destroy(); socket?.destroy();
         reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
       };
       const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
@@ -178,9 +186,6 @@ export class GrpcChannel {
     }
   }
 
-  /** Each session's own socket (its `socket` property is a proxy that refuses destroy). */
-  private readonly sockets = new WeakMap<ClientHttp2Session, Socket>();
-
   /** Sessions the server has spoken HTTP/2 on (sent its SETTINGS). */
   private readonly heard = new WeakSet<Http2Session>();
 
@@ -219,30 +224,35 @@ export class GrpcChannel {
   }
 
   /**
-   * Says goodbye (GOAWAY) and lets go of the connection. A peer that stopped reading (its link went down
-   * behind a proxy that holds the connection open) never completes the goodbye: after CLOSE_GRACE_MS the
-   * socket is destroyed, so it does not keep a finished process alive until TCP gives up.
+   * Says goodbye (GOAWAY) and lets go of the connection; open streams get CLOSE_GRACE_MS to end. Then every
+   * socket of the channel (one still connecting too) is destroyed: Node's session close and destroy only end
+   * a socket and wait for the peer's FIN, which a peer that stopped reading (its link went down behind a
+   * proxy that holds the connection open) never sends; the process would wait until TCP gives up.
    */
   close(): void {
     clearInterval(this.keepalive);
     const s = this.session;
     this.session = undefined;
-    this.active = 0;
-    if (!s) return;
-    s.close();
-    // A destroyed session only ends its socket (and waits for the peer's FIN): the socket itself goes.
-    const socket = this.sockets.get(s);
-    setTimeout(() => { s.destroy(); socket?.destroy(); }, CLOSE_GRACE_MS).unref();
+    s?.close();
+    const sockets = [...this.live];
+    if (!sockets.length) return;
+    setTimeout(() => { s?.destroy(); for (const x of sockets) x.destroy(); }, CLOSE_GRACE_MS).unref();
   }
 
   private async open(path: string, request: Uint8Array, o: CallOptions): Promise<ClientHttp2Stream> {
     const s = await this.connection();
-    if (this.active++ === 0) s.ref();
+    const open = this.calls.get(s) ?? 0;
+    this.calls.set(s, open + 1);
+    if (open === 0) s.ref();
     const stream = s.request({
       ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers',
       ...(o.deadlineMs ? { 'grpc-timeout': formatTimeout(o.deadlineMs) } : {}),
     });
-    stream.once('close', () => { if (--this.active === 0 && !s.destroyed) s.unref(); });
+    stream.once('close', () => {
+      const left = (this.calls.get(s) ?? 1) - 1;
+      this.calls.set(s, left);
+      if (left === 0 && !s.destroyed) s.unref();
+    });
     stream.end(frame(request));
     return stream;
   }
