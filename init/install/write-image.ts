@@ -54,11 +54,15 @@ export interface WriteOptions {
 
 /**
  * Writes the disk. The target is opened O_EXCL: the kernel refuses a block device that is mounted or held, the
- * last guard against writing under a filesystem. Throws an Error naming what did not match.
+ * last guard against writing under a filesystem. And O_DSYNC: each write is on the disk when it returns, so the
+ * page cache never holds a disk's worth of dirty pages. Without it, a 256 MiB machine writing 134 MB (PXE
+ * install, TCG) evicted its own programs' pages and PID 1 stopped answering for over 15 s mid-write (the
+ * API's probes: worst 15.7 s and the install's client gave up; with it: 4.7 and 4.9 s, both installs done).
+ * Throws an Error naming what did not match.
  */
 export async function writeImage(o: WriteOptions): Promise<void> {
   let fd: number;
-  try { fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL); } catch (e) {
+  try { fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL | constants.O_DSYNC); } catch (e) {
     throw new Error(`cannot open ${o.target} for writing: ${(e as Error).message}`, { cause: e });
   }
   try {
@@ -87,8 +91,7 @@ export async function writeImage(o: WriteOptions): Promise<void> {
         throw new Error(`${o.target}: wrote ${bytesWritten} of the last ${zeros.length} bytes`);
       }
     }
-    // Not fsyncSync: flushing a whole disk's dirty pages took over 10 s under TCG, and PID 1 answered
-    // nothing meanwhile (cosictl's keepalive gave up on a machine that was only flushing).
+    // Off PID 1's thread: a flush may wait on the device, and the API answers meanwhile.
     await fsyncAt(fd);
   } finally { closeSync(fd); }
 }
