@@ -41,6 +41,8 @@ export interface Native {
   resizePartition(disk: string, number: number, startBytes: number, lengthBytes: number): void;
   /** Has the kernel read `disk`'s partition table again (BLKRRPART): EBUSY while a partition is in use. */
   rereadPartitions(disk: string): void;
+  /** Writes `disk`'s dirty buffers and drops its cached pages, its own only (BLKFLSBUF). */
+  flushBuffers(disk: string): void;
   /**
    * A free loop device made a read-only view of `file` (LOOP_CONFIGURE): its path (/dev/loopN) and an open
    * descriptor. Autoclear: the device is detached at its last close, so keep `fd` open until the device is

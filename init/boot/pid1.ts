@@ -174,7 +174,7 @@ export async function runPid1(): Promise<void> {
       installer: {
         kernel: {
           mount: (...a) => n.mount(...a), umount2: (...a) => n.umount2(...a), sync: () => n.sync(),
-          rereadPartitions: (disk) => n.rereadPartitions(disk),
+          rereadPartitions: (disk) => n.rereadPartitions(disk), flushBuffers: (disk) => n.flushBuffers(disk),
         },
         machineId: () => machineId(),
         reboot: (why) => void shutdown?.('reboot', why),

@@ -103,7 +103,7 @@ export async function writeImage(o: WriteOptions): Promise<void> {
 export async function verifyImage(o: {
   target: string; size: number; sha256: string; dropCaches: () => Promise<void>; progress: (bytes: number) => void;
 }): Promise<void> {
-  await o.dropCaches(); // off the main thread too: dropping a large page cache takes a while
+  await o.dropCaches();
   const digest = createHash('sha256');
   const tap = hashingStream(digest, o.progress);
   await pipeline(createReadStream(o.target, { start: 0, end: o.size - 1, highWaterMark: CHUNK }), tap,

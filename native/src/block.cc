@@ -74,6 +74,20 @@ static Napi::Value RereadPartitions(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// flushBuffers(disk): BLKFLSBUF; the device's dirty buffers written and its cached pages dropped (only its own:
+// /proc/sys/vm/drop_caches would drop every program's pages too, and on a small machine they all fault back in).
+static Napi::Value FlushBuffers(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string disk = info[0].As<Napi::String>();
+  int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) { ThrowErrno(env, "open", disk, errno); return env.Undefined(); }
+  int r = ::ioctl(fd, BLKFLSBUF, 0);
+  int err = errno;
+  ::close(fd);
+  if (r != 0) ThrowErrno(env, "ioctl", "BLKFLSBUF " + disk, err);
+  return env.Undefined();
+}
+
 // attachLoop(file): a free loop device made a read-only view of `file`: {device, fd}. Autoclear: the device is
 // detached at its last close, so the caller keeps `fd` open until it has mounted the device (the mount then
 // holds it) and closes it after, whether the mount worked or not. Another process may take the free device
@@ -127,6 +141,7 @@ void InitBlock(Napi::Env env, Napi::Object exports) {
   exports.Set("resizePartition", Napi::Function::New(env, ResizePartition));
   exports.Set("growExt4", Napi::Function::New(env, GrowExt4));
   exports.Set("rereadPartitions", Napi::Function::New(env, RereadPartitions));
+  exports.Set("flushBuffers", Napi::Function::New(env, FlushBuffers));
 }
 
 }  // namespace appliance
