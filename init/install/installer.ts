@@ -129,19 +129,19 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     const problems = targetProblems(facts, spec.wipe);
     if (problems.length) throw new Refused(problems.join('; '));
     log.info(`writing ${m.version} (${m.disk.size} bytes) from ${payload.origin} to ${disk.devPath}`);
+    // The disk's own pages only: drop_caches would drop every program's too, and on 256 MiB they all fault back
+    // in at once (a PXE install's API stopped answering for over 10 s while verifying).
+    const dropCache = async () => machine.kernel.flushBuffers(disk.devPath);
     await set({ phase: 'writing', diskTouched: true });
     await writeImage({
       compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, manifest: m,
-      progress: (n) => void set({ bytesDone: n }, false),
+      progress: (n) => void set({ bytesDone: n }, false), dropCache,
     });
     await set({ bytesDone: m.disk.size }); // the last progress may have fallen between two reports
     await set({ phase: 'verifying', bytesDone: 0 });
     await verifyImage({
       target: disk.devPath, size: m.disk.size, sha256: m.disk.sha256,
-      // Its own pages only: drop_caches would drop every program's too, and on 256 MiB they all fault back in at
-      // once (a PXE install's API stopped answering for over 10 s while verifying).
-      dropCaches: async () => machine.kernel.flushBuffers(disk.devPath),
-      progress: (n) => void set({ bytesDone: n }, false),
+      dropCache, progress: (n) => void set({ bytesDone: n }, false),
     });
     await set({ bytesDone: m.disk.size });
     await set({ phase: 'configuring' });

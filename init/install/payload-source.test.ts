@@ -48,6 +48,7 @@ const target = () => {
 };
 const write = async (src: PayloadSource, to: string) => writeImage({
   compressed: await src.openDisk(), target: to, targetBytes: disk.length, manifest: src.manifest, progress: () => {},
+  dropCache: async () => {},
 });
 
 t.test('the folder, or its install.json, by URL: the manifest read, the disk streamed and written', async (t) => {
