@@ -28,22 +28,29 @@ const mismatch = (what: string, got: string | number, want: string | number) =>
  */
 const DROP_EVERY = 32 << 20;
 
+/** Given the bytes done so far, runs `dropCache` once they have grown by DROP_EVERY since it last ran. */
+function dropperEvery(dropCache: () => Promise<void>): (bytes: number) => Promise<void> | undefined {
+  let dropped = 0;
+  return (bytes) => {
+    if (bytes - dropped < DROP_EVERY) return undefined;
+    dropped = bytes;
+    return dropCache();
+  };
+}
+
 /**
  * Writes what streams in at `fd` from offset 0 on, dropping the target's pages every DROP_EVERY bytes. Not
  * fs.createWriteStream: its destroy closes the fd.
  */
 function fdSink(fd: number, dropCache: () => Promise<void>): Writable {
   let pos = 0;
-  let dropped = 0;
+  const drop = dropperEvery(dropCache);
   return new Writable({
     highWaterMark: CHUNK,
     write(chunk: Buffer, _enc, done) {
       const more = (off: number): void => {
-        if (off === chunk.length && pos - dropped >= DROP_EVERY) {
-          dropped = pos;
-          dropCache().then(() => done(), done);
-          return;
-        }
+        const dropping = off === chunk.length ? drop(pos) : undefined;
+        if (dropping) { dropping.then(() => done(), done); return; }
         if (off === chunk.length) { done(); return; }
         write(fd, chunk, off, chunk.length - off, pos, (e, n) => {
           if (e) { done(e); return; }
@@ -124,14 +131,10 @@ export async function verifyImage(o: {
   await o.dropCache();
   const digest = createHash('sha256');
   const tap = hashingStream(digest, o.progress);
-  let read = 0;
-  let dropped = 0;
+  const drop = dropperEvery(o.dropCache);
   await pipeline(createReadStream(o.target, { start: 0, end: o.size - 1, highWaterMark: CHUNK }), tap,
     async function* drain(source: AsyncIterable<Buffer>) {
-      for await (const chunk of source) { // hashed by tap
-        read += (chunk as Buffer).length;
-        if (read - dropped >= DROP_EVERY) { dropped = read; await o.dropCache(); }
-      }
+      for await (const _ of source) await drop(tap.bytes); // hashed, and counted, by tap
     });
   const sum = digest.digest('hex');
   if (tap.bytes !== o.size) throw new Error(`${o.target}: read back ${tap.bytes} bytes of ${o.size}`);
