@@ -143,17 +143,24 @@ export class MachineConfig {
 
   /** The resources of the machine config: users' own, of types that are not requests. */
   resources(): Resource[] {
-    return this.unsorted().sort((a, b) => byRank(a.metadata, b.metadata));
+    const kept = this.keptType();
+    return this.o.state.resourcesWhere((r) => r.metadata.owner === '' && kept(r.metadata.type))
+      .sort((a, b) => byRank(a.metadata, b.metadata));
   }
 
-  private unsorted(): Resource[] {
-    const ephemeral = new Map<string, boolean>();
-    const isEphemeral = (type: string) => {
-      let e = ephemeral.get(type);
-      if (e === undefined) { e = this.definitionOf(type)?.ephemeral === true; ephemeral.set(type, e); }
-      return e;
+  /** How many resources the config has: counted per kind, not by walking them (a status is set on every save). */
+  private count(): number {
+    return this.o.state.countUnowned(this.keptType());
+  }
+
+  /** Whether resources of a type belong in the config (not requests: ephemeral types), asked once per type. */
+  private keptType(): (type: string) => boolean {
+    const kept = new Map<string, boolean>();
+    return (type) => {
+      let k = kept.get(type);
+      if (k === undefined) { k = this.definitionOf(type)?.ephemeral !== true; kept.set(type, k); }
+      return k;
     };
-    return this.o.state.resourcesWhere((r) => r.metadata.owner === '' && !isEphemeral(r.metadata.type));
   }
 
   /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
@@ -514,7 +521,7 @@ export class MachineConfig {
   private async setStatus(change: Partial<ConfigStatusSpec>): Promise<void> {
     const next = { ...this.status, ...change } as ConfigStatusSpec & Record<string, unknown>;
     for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
-    next.resources = this.unsorted().length;
+    next.resources = this.count();
     this.status = next;
     const p = { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
     const cur = this.o.state.findSync(p);

@@ -76,3 +76,27 @@ t.test('a sink that throws, or whose promise rejects, ends the watch with its er
   bystander.close();
   t.equal(await bystander.done, undefined);
 });
+
+t.test('countUnowned counts what users own as writes happen, as a walk of every resource would', async (t) => {
+  const s = new MemoryState();
+  const walk = (keep: (type: string) => boolean) =>
+    s.resourcesWhere((r) => r.metadata.owner === '' && keep(r.metadata.type)).length;
+  const all = () => true;
+  const p = (type: string, id: string) => ({ namespace: 'ns', type, id });
+  for (let i = 0; i < 5; i++) await s.create(newResource(p('A', `a${i}`), {}));
+  for (let i = 0; i < 3; i++) await s.create(newResource(p('A', `owned${i}`), {}), { owner: 'ctrl' });
+  for (let i = 0; i < 4; i++) await s.create(newResource(p('B', `b${i}`), {}));
+  t.equal(s.countUnowned(all), 9, 'users\' resources of both types, not the controller\'s');
+  t.equal(s.countUnowned((type) => type !== 'B'), 5, 'a type left out is not counted');
+  const a0 = await s.get(p('A', 'a0'));
+  await s.update({ ...a0, spec: { changed: true } });
+  const o0 = await s.get(p('A', 'owned0'));
+  await s.update({ ...o0, spec: { changed: true } }, { owner: 'ctrl' });
+  t.equal(s.countUnowned(all), 9, 'updates change no count');
+  await s.destroy(p('A', 'a1'));
+  await s.destroy(p('A', 'owned1'), { owner: 'ctrl' });
+  await s.teardownAndDestroy(p('B', 'b0'));
+  t.equal(s.countUnowned(all), 7, 'destroyed resources leave the count');
+  t.equal(s.countUnowned(all), walk(all), 'the same as a walk');
+  t.equal(s.countUnowned((type) => type === 'A'), walk((type) => type === 'A'), 'per type too');
+});

@@ -25,6 +25,8 @@ export class Bucket {
   readonly ring: EventRing;
   /** Called once after each write (watchers, waits for finalizers), in a microtask: never inside the writer's call. */
   readonly wakers = new Set<() => void>();
+  /** Resources no controller owns (users' own), kept as writes happen: counting them needs no walk. */
+  unowned = 0;
   private sorted: Resource[] | null = null;
   private wakeQueued = false;
   private readonly wakeAll = () => { this.wakeQueued = false; for (const w of this.wakers) w(); };
@@ -43,11 +45,13 @@ export class Bucket {
   }
 
   record(e: Omit<StoredEvent, 'seq'>): void {
-    if (e.type === 'updated') {
-      this.resources.set(e.resource.metadata.id, e.resource); if (this.sorted) this.sorted = null;
-    }
-    else if (e.type === 'created') { this.resources.set(e.resource.metadata.id, e.resource); this.sorted = null; }
-    else { this.resources.delete(e.resource.metadata.id); this.sorted = null; }
+    const id = e.resource.metadata.id;
+    const before = this.resources.get(id);
+    if (before && before.metadata.owner === '') this.unowned--;
+    if (e.type === 'updated') { this.resources.set(id, e.resource); if (this.sorted) this.sorted = null; }
+    else if (e.type === 'created') { this.resources.set(id, e.resource); this.sorted = null; }
+    else { this.resources.delete(id); this.sorted = null; }
+    if (e.type !== 'destroyed' && e.resource.metadata.owner === '') this.unowned++;
     this.ring.append(e);
     if (!this.wakeQueued && this.wakers.size) { this.wakeQueued = true; queueMicrotask(this.wakeAll); }
   }
@@ -117,6 +121,13 @@ export class MemoryState implements State {
       if ((where.type === undefined || b.type === where.type)
         && (where.namespace === undefined || b.namespace === where.namespace)) n += b.resources.size;
     }
+    return n;
+  }
+
+  /** How many resources no controller owns there are, in the types `keepType` accepts (one step per kind). */
+  countUnowned(keepType: (type: string) => boolean): number {
+    let n = 0;
+    for (const b of this.buckets.values()) if (b.unowned && keepType(b.type)) n += b.unowned;
     return n;
   }
 
