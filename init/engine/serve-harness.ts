@@ -55,9 +55,13 @@ export async function startServe(exe: string, extraArgs: string[] = [], so: Serv
   { stdio: ['ignore', 'pipe', 'pipe'], env });
   let log = '';
   child.stderr!.on('data', (d: Buffer) => { log += d; });
+  let listening = false;
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
-      log += d; const m = /listening port=(\d+)/.exec(log); if (m) resolve(Number(m[1]));
+      log += d;
+      // Searched for until found, not after: the engine logs a line per call, and the log grows to megabytes.
+      if (listening) return;
+      const m = /listening port=(\d+)/.exec(log); if (m) { listening = true; resolve(Number(m[1])); }
     });
     child.on('exit', (c) => reject(new Error(`serve exited ${c} before listening:\n${log}`)));
   });
