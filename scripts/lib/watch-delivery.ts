@@ -2,7 +2,8 @@
 // watchers spread over client threads (as watchers are spread over plugins and
 // cosictl processes on a machine) so that the figure is the server's delivery and not
 // one client thread handling a hundred copies of each event in turn. Latency is from
-// just before the Update call to the event's arrival at each watcher.
+// just before the Update call to the event's arrival at each watcher; the updates are
+// made by a thread of their own (watch-delivery-updater.ts).
 import { Worker } from 'node:worker_threads';
 import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
 
@@ -16,8 +17,9 @@ export interface WatchDeliveryOptions {
   /** Connections per thread. */
   connections: number;
   updates: number;
-  /** Makes update i, labelled seq=i, on the watched kind (-1: a warm-up update). */
-  update(i: number): Promise<void>;
+  /** The resource of the watched kind that the updates change (labelled seq=i), and the string field of its spec. */
+  id: string;
+  specField: string;
 }
 
 export interface WatchDelivery { latenciesMs: number[]; expected: number }
@@ -25,33 +27,37 @@ export interface WatchDelivery { latenciesMs: number[]; expected: number }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WARM_UP = 50;
 
+/** A worker running one of this folder's TypeScript modules (it registers tsx before importing it). */
+function tsWorker(file: string, workerData: unknown): Worker {
+  const entry = new URL(file, import.meta.url).href;
+  const boot = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
+const message = (w: Worker) => new Promise<Record<string, unknown>>((resolve, reject) => {
+  w.once('message', resolve);
+  w.once('error', reject);
+});
+
 export async function measureWatchDelivery(o: WatchDeliveryOptions): Promise<WatchDelivery> {
-  const workers = Array.from({ length: o.threads }, (_, t) => {
+  const watchers = Array.from({ length: o.threads }, (_, t) => {
     const share = Math.floor(o.watchers / o.threads) + (t < o.watchers % o.threads ? 1 : 0);
-    // The worker is TypeScript like this script: it registers tsx before importing it.
-    const entry = new URL('./watch-delivery-worker.ts', import.meta.url).href;
-    const boot = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(boot, {
-      eval: true,
-      workerData: { address: o.address, tls: o.tls, ...o.kind, watchers: share, connections: o.connections },
-    });
+    return tsWorker('./watch-delivery-worker.ts',
+      { address: o.address, tls: o.tls, ...o.kind, watchers: share, connections: o.connections });
   });
-  const message = (w: Worker) => new Promise<Record<string, unknown>>((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
-  });
-  await Promise.all(workers.map(message));
+  const updater = tsWorker('./watch-delivery-updater.ts',
+    { address: o.address, tls: o.tls, ...o.kind, id: o.id, specField: o.specField });
+  await Promise.all([...watchers, updater].map(message));
+  const run = async (from: number, count: number) => {
+    const m = message(updater); updater.postMessage({ from, count }); return (await m).sentNs as number[];
+  };
   // The first events compile the delivery path in every process: those are not counted (as Get is measured warm).
-  for (let i = 0; i < WARM_UP; i++) { await o.update(-1); await sleep(5); }
-  const sentNs: number[] = [];
-  for (let i = 0; i < o.updates; i++) {
-    sentNs[i] = Number(process.hrtime.bigint());
-    await o.update(i);
-    await sleep(5);
-  }
+  await run(-WARM_UP, WARM_UP);
+  const sentNs = await run(0, o.updates);
   await sleep(500); // the last events in flight
-  const reports = await Promise.all(workers.map((w) => { const m = message(w); w.postMessage('stop'); return m; }));
-  await Promise.all(workers.map((w) => w.terminate()));
+  const reports = await Promise.all(watchers.map((w) => { const m = message(w); w.postMessage('stop'); return m; }));
+  updater.postMessage('stop');
+  await Promise.all([...watchers, updater].map((w) => w.terminate()));
   const latenciesMs: number[] = [];
   for (const r of reports) {
     const a = r.arrivals as number[];
