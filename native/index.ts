@@ -13,6 +13,13 @@ export interface Native {
   mount(source: string, target: string, fstype: string, flags: number, data?: string): void;
   umount2(target: string, flags?: number): void;
   sync(): void;
+  /**
+   * mount, umount2 and sync on the thread pool, for PID 1 while it serves the API: a disk can keep them for
+   * seconds, and its own thread answers meanwhile. Rejected with the NativeError the sync ones throw.
+   */
+  mountAsync(source: string, target: string, fstype: string, flags: number, data?: string): Promise<void>;
+  umount2Async(target: string, flags?: number): Promise<void>;
+  syncAsync(): Promise<void>;
   /** Syncs first for restart/halt/poweroff. Returns only on failure (throws) or for cad_*. */
   reboot(cmd: RebootCommand): void;
   sethostname(name: string): void;
@@ -39,10 +46,10 @@ export interface Native {
   unshareMounts(slave?: boolean): void;
   /** Tells the kernel partition `number` of `disk` now spans these bytes (BLKPG_RESIZE_PARTITION). */
   resizePartition(disk: string, number: number, startBytes: number, lengthBytes: number): void;
-  /** Has the kernel read `disk`'s partition table again (BLKRRPART): EBUSY while a partition is in use. */
-  rereadPartitions(disk: string): void;
-  /** Writes `disk`'s dirty buffers and drops its cached pages, its own only (BLKFLSBUF). */
-  flushBuffers(disk: string): void;
+  /** Has the kernel read `disk`'s partition table again (BLKRRPART; thread pool): EBUSY while a partition is in use. */
+  rereadPartitions(disk: string): Promise<void>;
+  /** Writes `disk`'s dirty buffers and drops its cached pages, its own only (BLKFLSBUF; thread pool). */
+  flushBuffers(disk: string): Promise<void>;
   /**
    * A free loop device made a read-only view of `file` (LOOP_CONFIGURE): its path (/dev/loopN) and an open
    * descriptor. Autoclear: the device is detached at its last close, so keep `fd` open until the device is

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <cstring>
+#include "blocking.h"
 #include "errors.h"
 
 #ifndef EXT4_IOC_RESIZE_FS
@@ -61,31 +62,29 @@ static Napi::Value GrowExt4(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// rereadPartitions(disk): BLKRRPART; EBUSY while a partition of the disk is open or mounted.
-static Napi::Value RereadPartitions(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string disk = info[0].As<Napi::String>();
+// An ioctl without argument data on `disk`, opened read-only for it: the work of a BlockingCall.
+static Failure DiskIoctl(const std::string& disk, unsigned long request, const char* name) {
   int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) { ThrowErrno(env, "open", disk, errno); return env.Undefined(); }
-  int r = ::ioctl(fd, BLKRRPART);
+  if (fd < 0) return {"open", disk, errno};
+  int r = ::ioctl(fd, request, 0);
   int err = errno;
   ::close(fd);
-  if (r != 0) ThrowErrno(env, "ioctl", "BLKRRPART " + disk, err);
-  return env.Undefined();
+  if (r != 0) return {"ioctl", std::string(name) + " " + disk, err};
+  return {};
 }
 
-// flushBuffers(disk): BLKFLSBUF; the device's dirty buffers written and its cached pages dropped (only its own:
-// /proc/sys/vm/drop_caches would drop every program's pages too, and on a small machine they all fault back in).
-static Napi::Value FlushBuffers(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
+// rereadPartitions(disk): Promise; BLKRRPART; EBUSY while a partition of the disk is open or mounted.
+static Napi::Value RereadPartitions(const Napi::CallbackInfo& info) {
   std::string disk = info[0].As<Napi::String>();
-  int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) { ThrowErrno(env, "open", disk, errno); return env.Undefined(); }
-  int r = ::ioctl(fd, BLKFLSBUF, 0);
-  int err = errno;
-  ::close(fd);
-  if (r != 0) ThrowErrno(env, "ioctl", "BLKFLSBUF " + disk, err);
-  return env.Undefined();
+  return BlockingCall::Start(info.Env(), [disk] { return DiskIoctl(disk, BLKRRPART, "BLKRRPART"); });
+}
+
+// flushBuffers(disk): Promise; BLKFLSBUF: the device's dirty buffers written and its cached pages dropped (only
+// its own: /proc/sys/vm/drop_caches would drop every program's pages too, and on a small machine they all
+// fault back in).
+static Napi::Value FlushBuffers(const Napi::CallbackInfo& info) {
+  std::string disk = info[0].As<Napi::String>();
+  return BlockingCall::Start(info.Env(), [disk] { return DiskIoctl(disk, BLKFLSBUF, "BLKFLSBUF"); });
 }
 
 // attachLoop(file): a free loop device made a read-only view of `file`: {device, fd}. Autoclear: the device is

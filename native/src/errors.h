@@ -7,9 +7,9 @@
 
 namespace appliance {
 
-// Throws Error("<syscall> <detail>: <strerror> (<ENAME>)") with .code = "ENAME",
-// .errno = number and .syscall, like Node's own fs errors, so TS maps it in one place.
-inline void ThrowErrno(Napi::Env env, const char* syscall, const std::string& detail, int err) {
+// Error("<syscall> <detail>: <strerror> (<ENAME>)") with .code = "ENAME", .errno = number and .syscall, like
+// Node's own fs errors, so TS maps it in one place.
+inline Napi::Error ErrnoError(Napi::Env env, const char* syscall, const std::string& detail, int err) {
   const char* name = strerrorname_np(err);
   std::string code = name ? name : ("E" + std::to_string(err));
   std::string msg = std::string(syscall) + (detail.empty() ? "" : " " + detail) + ": " +
@@ -18,7 +18,12 @@ inline void ThrowErrno(Napi::Env env, const char* syscall, const std::string& de
   e.Set("code", Napi::String::New(env, code));
   e.Set("errno", Napi::Number::New(env, err));
   e.Set("syscall", Napi::String::New(env, syscall));
-  e.ThrowAsJavaScriptException();
+  return e;
+}
+
+// Throws ErrnoError.
+inline void ThrowErrno(Napi::Env env, const char* syscall, const std::string& detail, int err) {
+  ErrnoError(env, syscall, detail, err).ThrowAsJavaScriptException();
 }
 
 }  // namespace appliance

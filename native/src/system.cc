@@ -1,9 +1,10 @@
-// system.cc: mount/umount2, sync, reboot, sethostname/setdomainname.
+// system.cc: mount/umount2, sync (each also on the thread pool), reboot, sethostname/setdomainname.
 #include <napi.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <linux/reboot.h>
 #include <unistd.h>
+#include "blocking.h"
 #include "errors.h"
 
 namespace appliance {
@@ -35,6 +36,37 @@ static Napi::Value Umount2(const Napi::CallbackInfo& info) {
 static Napi::Value Sync(const Napi::CallbackInfo& info) {
   ::sync();
   return info.Env().Undefined();
+}
+
+// mountAsync(source, target, fstype, flags, data): Promise; mount on the thread pool.
+static Napi::Value MountAsync(const Napi::CallbackInfo& info) {
+  std::string source = info[0].As<Napi::String>();
+  std::string target = info[1].As<Napi::String>();
+  std::string fstype = info[2].As<Napi::String>();
+  unsigned long flags = info[3].As<Napi::Number>().Int64Value();
+  std::string data = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "";
+  return BlockingCall::Start(info.Env(), [=]() -> Failure {
+    if (::mount(source.c_str(), target.c_str(), fstype.empty() ? nullptr : fstype.c_str(), flags,
+                data.empty() ? nullptr : data.c_str()) != 0) {
+      return {"mount", fstype + " " + source + " on " + target, errno};
+    }
+    return {};
+  });
+}
+
+// umount2Async(target, flags): Promise; umount2 on the thread pool (it writes the filesystem's dirty data back).
+static Napi::Value Umount2Async(const Napi::CallbackInfo& info) {
+  std::string target = info[0].As<Napi::String>();
+  int flags = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
+  return BlockingCall::Start(info.Env(), [=]() -> Failure {
+    if (::umount2(target.c_str(), flags) != 0) return {"umount2", target, errno};
+    return {};
+  });
+}
+
+// syncAsync(): Promise; sync on the thread pool.
+static Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
+  return BlockingCall::Start(info.Env(), []() -> Failure { ::sync(); return {}; });
 }
 
 // reboot(cmd): "restart" | "halt" | "poweroff" | "cad_on" | "cad_off". Always syncs
@@ -77,6 +109,9 @@ void InitSystem(Napi::Env env, Napi::Object exports) {
   exports.Set("mount", Napi::Function::New(env, Mount));
   exports.Set("umount2", Napi::Function::New(env, Umount2));
   exports.Set("sync", Napi::Function::New(env, Sync));
+  exports.Set("mountAsync", Napi::Function::New(env, MountAsync));
+  exports.Set("umount2Async", Napi::Function::New(env, Umount2Async));
+  exports.Set("syncAsync", Napi::Function::New(env, SyncAsync));
   exports.Set("reboot", Napi::Function::New(env, Reboot));
   exports.Set("sethostname", Napi::Function::New(env, SetHostname));
   exports.Set("setdomainname", Napi::Function::New(env, SetDomainname));
