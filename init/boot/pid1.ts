@@ -173,7 +173,7 @@ export async function runPid1(): Promise<void> {
       },
       installer: {
         kernel: {
-          mount: (...a) => n.mount(...a), umount2: (...a) => n.umount2(...a), sync: () => n.sync(),
+          mount: (...a) => n.mountAsync(...a), umount2: (...a) => n.umount2Async(...a), sync: () => n.syncAsync(),
           rereadPartitions: (disk) => n.rereadPartitions(disk), flushBuffers: (disk) => n.flushBuffers(disk),
         },
         machineId: () => machineId(),

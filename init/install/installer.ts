@@ -15,21 +15,26 @@ import type { InstallManifest } from '../disk/install-manifest.ts';
 import { STATE_LABEL } from '../disk/labels.ts';
 import type { Logger } from '../log.ts';
 import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../model/runtime-types.ts';
-import { writeFileAtomic } from '../sys/atomic-write.ts';
+import { writeFileAtomicAsync } from '../sys/atomic-write.ts';
 import { MS, parseMounts } from '../sys/mount-table.ts';
-import { listBlockDevices } from '../sys/sysfs-block.ts';
+import { listBlockDevicesAsync } from '../sys/sysfs-block.ts';
 import { selectDisk } from './disk-selector.ts';
 import { formatInstallRecord, INSTALL_RECORD_FILE, parseInstallRecord, type InstallRecord } from './install-record.ts';
 import { fetchPayload, findMedium, type MountOps, type PayloadSource } from './payload-source.ts';
 import { targetProblems, type TargetFacts } from './target-check.ts';
 import { verifyImage, writeImage } from './write-image.ts';
 
+/**
+ * The kernel calls of an install, every one off PID 1's thread: a disk can hold them for seconds (under TCG on
+ * 256 MiB, with the host busy, a PXE install's API went unanswered 1.7 s at BLKFLSBUF and 5.6 s while it
+ * configured STATE, when they ran on that thread), and the API answers meanwhile.
+ */
 export interface InstallerKernel extends MountOps {
   /** BLKRRPART: the kernel reads the new partition table. */
-  rereadPartitions(disk: string): void;
+  rereadPartitions(disk: string): Promise<void>;
   /** BLKFLSBUF: the disk's cached pages dropped, so that reading it back reads the disk. */
-  flushBuffers(disk: string): void;
-  sync(): void;
+  flushBuffers(disk: string): Promise<void>;
+  sync(): Promise<void>;
 }
 
 /** What the installer acts on: PID 1's kernel, the machine's identity, its reboot. */
@@ -114,9 +119,9 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
   try {
     if (!machine) throw new Refused((o.machine as { refuse: string }).refuse);
     // One reading of the devices (each probed by its first bytes) serves the medium's search and the choice.
-    const devices = listBlockDevices(p.sys, p.dev);
+    const devices = await listBlockDevicesAsync(p.sys, p.dev);
     const found = spec.source ? await fetchPayload(spec.source)
-      : findMedium(machine.kernel, [...devices.values()], join(p.work, 'medium'));
+      : await findMedium(machine.kernel, [...devices.values()], join(p.work, 'medium'));
     if (found instanceof Error) throw new Refused(found.message);
     payload = found;
     const m = payload.manifest;
@@ -125,13 +130,13 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     if (chosen.error !== undefined) throw new Refused(chosen.error);
     const disk = chosen.disk;
     await set({ disk: disk.devPath });
-    const facts = targetFacts(machine, p, disk, devices, m.disk.size);
+    const facts = await targetFacts(machine, p, disk, devices, m.disk.size);
     const problems = targetProblems(facts, spec.wipe);
     if (problems.length) throw new Refused(problems.join('; '));
     log.info(`writing ${m.version} (${m.disk.size} bytes) from ${payload.origin} to ${disk.devPath}`);
     // The disk's own pages only: drop_caches would drop every program's too, and on 256 MiB they all fault back
     // in at once (a PXE install's API stopped answering for over 10 s while verifying).
-    const dropCache = async () => machine.kernel.flushBuffers(disk.devPath);
+    const dropCache = () => machine.kernel.flushBuffers(disk.devPath);
     await set({ phase: 'writing', diskTouched: true });
     await writeImage({
       compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, manifest: m,
@@ -154,15 +159,15 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     log.error(error + (status.diskTouched ? ` (${status.disk} was partly written: install again)` : ''));
     await set({ phase: 'failed', error, finishedAt: new Date().toISOString() });
     return;
-  } finally { payload?.close(); }
+  } finally { await payload?.close(); }
   if (spec.reboot) machine?.reboot(`install "${id}" done: booting ${status.disk}`);
 }
 
 /** What is on the chosen disk: partitions, mounts, and the install record of a STATE it holds. */
-function targetFacts(
+async function targetFacts(
   o: InstallerMachine, p: InstallerPaths, disk: BlockDeviceSpec, devices: Map<string, BlockDeviceSpec>,
   imageBytes: number,
-): TargetFacts {
+): Promise<TargetFacts> {
   const partitions = (disk.partitions ?? []).flatMap((n) => devices.get(n) ?? []);
   const own = new Set([disk.devPath, ...partitions.map((d) => d.devPath)]);
   const mounted = parseMounts(readFileSync(p.mounts, 'utf8')).filter((m) => own.has(m.source))
@@ -171,18 +176,21 @@ function targetFacts(
   const machineId = o.machineId();
   const facts: TargetFacts = { disk, partitions, mounted, imageBytes, ...(machineId ? { machineId } : {}) };
   if (!stateDev || mounted.length) return facts;
-  return { ...facts, state: { device: stateDev.devPath, ...readRecord(o.kernel, stateDev, join(p.work, 'probe')) } };
+  const record = await readRecord(o.kernel, stateDev, join(p.work, 'probe'));
+  return { ...facts, state: { device: stateDev.devPath, ...record } };
 }
 
 /**
  * The install record on a STATE filesystem, mounted read-only while it is read. ext3/4 without journal replay
  * (noload): a read-only mount still replays a dirty journal, which would write to a disk that may be refused.
  */
-function readRecord(k: MountOps, dev: BlockDeviceSpec, dir: string): { record?: InstallRecord; unreadable?: string } {
+async function readRecord(
+  k: MountOps, dev: BlockDeviceSpec, dir: string,
+): Promise<{ record?: InstallRecord; unreadable?: string }> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const fstype = dev.fstype ?? 'ext4';
   try {
-    k.mount(dev.devPath, dir, fstype, MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC,
+    await k.mount(dev.devPath, dir, fstype, MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC,
       fstype === 'ext3' || fstype === 'ext4' ? 'noload' : undefined);
   } catch (e) { return { unreadable: `cannot mount it: ${(e as Error).message}` }; }
   try {
@@ -192,13 +200,13 @@ function readRecord(k: MountOps, dev: BlockDeviceSpec, dir: string): { record?: 
   } catch (e) {
     if (isErrno(e, 'ENOENT')) return {};
     return { unreadable: (e as Error).message };
-  } finally { k.umount2(dir); } // not lazily: the disk must be free before it is opened O_EXCL
+  } finally { await k.umount2(dir); } // not lazily: the disk must be free before it is opened O_EXCL
 }
 
 /** BLKRRPART, again while the kernel says EBUSY: a partition of the old table may be open for a moment (a probe). */
 async function rereadPartitions(k: InstallerKernel, disk: string): Promise<void> {
   for (let tries = 1; ; tries++) {
-    try { k.rereadPartitions(disk); return; } catch (e) {
+    try { await k.rereadPartitions(disk); return; } catch (e) {
       if (!isErrno(e, 'EBUSY') || tries >= 20) throw e;
       await sleep(250);
     }
@@ -213,10 +221,10 @@ async function putConfig(
   await rereadPartitions(machine.kernel, disk.devPath);
   const name = disk.devPath.replace(/^.*\//, '');
   const deadline = Date.now() + PARTITIONS_MS;
-  const findState = () => [...listBlockDevices(p.sys, p.dev).values()]
+  const findState = async () => [...(await listBlockDevicesAsync(p.sys, p.dev)).values()]
     .find((d) => d.parent === name && d.label === STATE_LABEL);
   let state: BlockDeviceSpec | undefined;
-  while (!(state = findState())) {
+  while (!(state = await findState())) {
     if (Date.now() > deadline) {
       throw new Error(`no partition of ${disk.devPath} labelled ${STATE_LABEL} ${PARTITIONS_MS / 1000} s `
         + 'after BLKRRPART');
@@ -225,19 +233,20 @@ async function putConfig(
   }
   const dir = join(p.work, 'state');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  machine.kernel.mount(state.devPath, dir, state.fstype ?? 'ext4', MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME);
+  await machine.kernel.mount(state.devPath, dir, state.fstype ?? 'ext4',
+    MS.NOSUID | MS.NODEV | MS.NOEXEC | MS.NOATIME);
   try {
     const { saved, resources } = o.machineConfig();
-    fileConfigStore(dir).save(saved);
+    await fileConfigStore(dir).save(saved);
     const record: InstallRecord = {
       machineId: machine.machineId() ?? '', version: m.version, commit: m.commit,
       installedAt: new Date().toISOString(), disk: disk.devPath,
     };
-    writeFileAtomic(join(dir, INSTALL_RECORD_FILE), formatInstallRecord(record), 0o644);
+    await writeFileAtomicAsync(join(dir, INSTALL_RECORD_FILE), formatInstallRecord(record), 0o644);
     log.info(`machine config (${resources} resources) written to ${state.devPath}`);
     return `${resources} resources (from ${saved.source}) on ${state.devPath}`;
   } finally {
-    machine.kernel.umount2(dir);
-    machine.kernel.sync();
+    await machine.kernel.umount2(dir);
+    await machine.kernel.sync();
   }
 }

@@ -22,23 +22,24 @@ export interface PayloadSource {
   /** The compressed disk, from its first byte. */
   openDisk(): Promise<Readable>;
   /** Lets go of the medium (unmounts it). */
-  close(): void;
+  close(): Promise<void>;
 }
 
+/** mount(2) and umount2(2), off PID 1's thread (the addon's async calls): it serves the API while they wait. */
 export interface MountOps {
-  mount(source: string, target: string, fstype: string, flags: number, data?: string): void;
-  umount2(target: string, flags?: number): void;
+  mount(source: string, target: string, fstype: string, flags: number, data?: string): Promise<void>;
+  umount2(target: string, flags?: number): Promise<void>;
 }
 
 /** The payload on the boot medium: the first iso9660 filesystem (whole disks first) holding install/install.json. */
-export function findMedium(
+export async function findMedium(
   ops: MountOps, devices: readonly BlockDeviceSpec[], mountDir: string,
-): PayloadSource | Error {
+): Promise<PayloadSource | Error> {
   const isos = devices.filter((d) => d.fstype === 'iso9660').sort((a, b) => Number(a.partition) - Number(b.partition));
   const looked: string[] = [];
   mkdirSync(mountDir, { recursive: true, mode: 0o700 });
   for (const d of isos) {
-    try { ops.mount(d.devPath, mountDir, 'iso9660', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC); } catch (e) {
+    try { await ops.mount(d.devPath, mountDir, 'iso9660', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC); } catch (e) {
       looked.push(`${d.devPath}: cannot mount: ${(e as Error).message}`);
       continue;
     }
@@ -56,7 +57,7 @@ export function findMedium(
         close: () => ops.umount2(mountDir, MNT_DETACH),
       };
     }
-    ops.umount2(mountDir, MNT_DETACH);
+    await ops.umount2(mountDir, MNT_DETACH);
     looked.push(manifest ? manifest.message : `${d.devPath}: no /${INSTALL_DIR}/${INSTALL_MANIFEST}`);
   }
   return new Error('no install medium: '
@@ -87,6 +88,6 @@ export async function fetchPayload(url: string): Promise<PayloadSource | Error> 
       }
       return res;
     },
-    close: () => undefined,
+    close: () => Promise.resolve(),
   };
 }
