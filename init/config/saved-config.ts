@@ -6,7 +6,7 @@ import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
-import { writeFileAtomic } from '../sys/atomic-write.ts';
+import { writeFileAtomicAsync } from '../sys/atomic-write.ts';
 
 export interface SavedConfig {
   /** Multi-document YAML of resources. */
@@ -60,7 +60,8 @@ export interface ConfigStore {
   /** Why there is no file (no STATE filesystem). */
   readonly why: string;
   load(): SavedConfig | undefined;
-  save(c: SavedConfig): void;
+  /** Through the thread pool: PID 1 serves the API while the disk syncs. */
+  save(c: SavedConfig): Promise<void>;
 }
 
 export const CONFIG_FILE = 'machine-config.yaml';
@@ -79,11 +80,11 @@ export function fileConfigStore(dir: string): ConfigStore {
       try { text = readFileSync(path, 'utf8'); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
       return parseSavedConfig(text, path);
     },
-    save(c) { writeFileAtomic(path, formatSavedConfig(c)); },
+    save: (c) => writeFileAtomicAsync(path, formatSavedConfig(c)),
   };
 }
 
 /** No STATE: nothing survives a reboot (the resources in the state are the config meanwhile). */
 export function memoryConfigStore(why: string): ConfigStore {
-  return { path: undefined, why, load: () => undefined, save: () => undefined };
+  return { path: undefined, why, load: () => undefined, save: () => Promise.resolve() };
 }

@@ -373,7 +373,7 @@ export class MachineConfig {
         return result;
       }
       const instanceId = req.instanceId ?? (this.o.currentInstanceId?.() || undefined);
-      const saved = this.persist(req.source, instanceId);
+      const saved = await this.persist(req.source, instanceId);
       Object.assign(result, saved);
       await this.setStatus({
         state: 'applied', source: req.source, instanceId: instanceId ?? '', changes, needsReboot,
@@ -394,7 +394,7 @@ export class MachineConfig {
       if (!t) throw new StateError('failed-precondition', 'no tried config awaits confirmation');
       clearTimeout(t.timer);
       this.trying = undefined;
-      const saved = this.persist(this.status.source, t.instanceId);
+      const saved = await this.persist(this.status.source, t.instanceId);
       await this.setStatus({
         state: 'applied', tryUntil: undefined,
         message: `tried config from ${this.status.source} confirmed; ${whereSaved(saved)}`,
@@ -430,20 +430,20 @@ export class MachineConfig {
   }
 
   /** Writes the machine config to the store now; returns where, or why not, and the next status says so. */
-  private persist(source: string, instanceId?: string): Saved {
+  private async persist(source: string, instanceId?: string): Promise<Saved> {
     clearTimeout(this.persistTimer);
     this.persistTimer = undefined;
-    const saved = this.save(source, instanceId);
+    const saved = await this.save(source, instanceId);
     this.status = { ...this.status, ...saved };
     return saved;
   }
 
-  private save(source: string, instanceId?: string): Saved {
+  private async save(source: string, instanceId?: string): Promise<Saved> {
     const { path, why } = this.o.store;
     // In memory the resources are the config already: no text to make.
     if (!path) return { persistedTo: '', persistProblem: why };
     try {
-      this.o.store.save(this.saved(source, instanceId));
+      await this.o.store.save(this.saved(source, instanceId));
     } catch (e) {
       this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
       return { persistedTo: '', persistProblem: (e as Error).message };
@@ -463,7 +463,7 @@ export class MachineConfig {
       this.persistTimer = undefined;
       void this.serial(async () => {
         if (this.trying) return;
-        const saved = this.persist('api', this.instanceId());
+        const saved = await this.persist('api', this.instanceId());
         await this.setStatus({
           state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
