@@ -278,7 +278,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       certificate.stop();
       for (const w of summary) w.close();
       platformConfig.close();
-      config.stop();
+      await config.stop();
       await extensions.close();
       await supervisor.stop();
       await api.stop();

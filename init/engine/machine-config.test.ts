@@ -227,6 +227,19 @@ t.test('writes through the State API (any COSI client, cosictl delete) are persi
   t.notMatch(saved().text, /RollbackRequest/, 'requests are never part of the config');
 });
 
+t.test('a write just before the machine stops is saved as it stops, not lost with its pending save', async (t) => {
+  const s = api();
+  await s.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'last' }, { text: 'just in time' }));
+  s.close();
+  await served.stop(); // at once: the save waits 500 ms for more writes
+  t.match(saved().text, /id: last[\s\S]*just in time/);
+  served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+  t.match(await motds(), { last: 'just in time' }, 'and the next engine has it');
+  const d = await cosictl(['delete', 'motd', 'last']);
+  t.equal(d.code, 0, d.err);
+  await until(() => /id: last/.test(saved().text), false);
+});
+
 t.test('a tried config is reverted exactly unless confirmed', async (t) => {
   const before = await motds();
   const r = await cosictl(['apply-config', '--try', '2s', '-f', file('try.yaml', motd('tried', 'new'))]);

@@ -111,6 +111,8 @@ type ExtensionTypes = Map<string, DefinitionInput[]>;
 
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
 const PERSIST_DELAY_MS = 500;
+/** How long stopping waits for the config's last save. */
+const STOP_SAVE_MS = 10_000;
 
 /** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
 const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
@@ -531,9 +533,27 @@ export class MachineConfig {
     await this.o.state.update(upd, { owner: this.o.owner });
   }
 
-  stop(): void {
+  /**
+   * At shutdown: writes of the last half second that wait for their save are saved now, and a save under way
+   * (its fsyncs run on the thread pool) is finished, so that STATE is unmounted with the config on it. Bounded:
+   * an apply still waiting for extension images must not hold the reboot.
+   */
+  async stop(): Promise<void> {
     clearTimeout(this.trying?.timer);
+    const pending = this.persistTimer !== undefined;
     clearTimeout(this.persistTimer);
+    this.persistTimer = undefined;
+    const saving = this.serial(async () => {
+      if (pending && !this.trying) await this.persist('api', this.instanceId());
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), STOP_SAVE_MS); });
+    const saved = saving.then(() => 'saved' as const, (e: unknown) => {
+      this.o.log.error(`the machine config's last save failed: ${(e as Error).message}`);
+      return 'failed' as const;
+    });
+    const how = await Promise.race([saved, late]).finally(() => clearTimeout(timer));
+    if (how === 'late') this.o.log.warn(`the machine config was still being saved after ${STOP_SAVE_MS} ms: stopping`);
   }
 }
 
