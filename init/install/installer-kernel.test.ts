@@ -50,6 +50,7 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control') || !has('mkfs.e
     await t.rejects(n.flushBuffers(file), { code: 'ENOTTY', syscall: 'ioctl', message: /ioctl BLKFLSBUF .*disk\.img/ },
       'a file is no block device: the error names it');
     await t.rejects(n.flushBuffers(join(scratch, 'none')), { code: 'ENOENT', syscall: 'open', message: /none/ });
+    t.throws(() => n.flushBuffers(42 as unknown as string), TypeError, 'not a path: refused at once, nothing queued');
   });
 
   // What the kernel then finds is checked in QEMU (the installs find STATE after it): this host's kernel may read no

@@ -246,7 +246,6 @@ async function putConfig(
     log.info(`machine config (${resources} resources) written to ${state.devPath}`);
     return `${resources} resources (from ${saved.source}) on ${state.devPath}`;
   } finally {
-    await machine.kernel.umount2(dir);
-    await machine.kernel.sync();
+    try { await machine.kernel.umount2(dir); } finally { await machine.kernel.sync(); }
   }
 }

@@ -149,7 +149,10 @@ export async function verifyImage(o: {
   const fd = await openFd(o.target, 'r');
   try {
     while (done < o.size) {
-      const { bytesRead } = await readAt(fd, buf, 0, Math.min(CHUNK, o.size - done), done);
+      let bytesRead: number;
+      try { ({ bytesRead } = await readAt(fd, buf, 0, Math.min(CHUNK, o.size - done), done)); } catch (e) {
+        throw new Error(`cannot read ${o.target} back at byte ${done}: ${(e as Error).message}`, { cause: e });
+      }
       if (bytesRead === 0) break;
       digest.update(buf.subarray(0, bytesRead));
       done += bytesRead;

@@ -18,7 +18,9 @@ t.test('listBlockDevicesAsync finds what listBlockDevices finds, probes included
     const name = loop.replace('/dev/', '');
     t.match((await listBlockDevicesAsync()).get(name), { devPath: loop, fstype: 'ext4', label: 'PROBED' });
   }
-  const sync = listBlockDevices();
+  // Loop devices left out: other test files attach and detach theirs meanwhile.
+  const fixed = (m: Map<string, unknown>) => new Map([...m].filter(([name]) => !/^loop\d+/.test(name)));
+  const sync = fixed(listBlockDevices());
   t.ok(sync.size > 0, 'this host has block devices');
-  t.same(await listBlockDevicesAsync(), sync);
+  t.same(fixed(await listBlockDevicesAsync()), sync);
 });

@@ -3,7 +3,8 @@
 // heap's growth, not by Buffers' bytes: it lets some 64 MB of them gather first. Streaming a disk through fresh
 // 1 MiB buffers (gunzip's output) grew PID 1 by about 60 MB on a 256 MiB machine, which then evicted its
 // programs' pages and stopped answering for seconds. A young collection is milliseconds: the buffers just used
-// are young. V8's gc function is exposed once, for this module only (a new context's global; not the program's).
+// are young. V8's gc function is exposed once, through a new context's global: the main context never gets a
+// global gc, though contexts and workers made later do (the flag is the process's).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 

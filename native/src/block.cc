@@ -65,7 +65,10 @@ static Napi::Value GrowExt4(const Napi::CallbackInfo& info) {
 // An ioctl without argument data on `disk`, opened read-only for it: the work of a BlockingCall.
 static Failure DiskIoctl(const std::string& disk, unsigned long request, const char* name) {
   int fd = ::open(disk.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {"open", disk, errno};
+  if (fd < 0) {
+    int err = errno;  // before the Failure's strings are made: an allocation may set errno
+    return {"open", disk, err};
+  }
   int r = ::ioctl(fd, request, 0);
   int err = errno;
   ::close(fd);

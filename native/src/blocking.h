@@ -22,6 +22,8 @@ struct Failure {
 class BlockingCall : public Napi::AsyncWorker {
  public:
   static Napi::Value Start(Napi::Env env, std::function<Failure()> work) {
+    // An argument that did not convert left its TypeError pending: that is the answer, and nothing is queued.
+    if (env.IsExceptionPending()) return env.Undefined();
     auto* call = new BlockingCall(env, std::move(work));
     Napi::Promise promise = call->deferred_.Promise();
     call->Queue();  // the worker deletes itself once settled

@@ -48,7 +48,8 @@ static Napi::Value MountAsync(const Napi::CallbackInfo& info) {
   return BlockingCall::Start(info.Env(), [=]() -> Failure {
     if (::mount(source.c_str(), target.c_str(), fstype.empty() ? nullptr : fstype.c_str(), flags,
                 data.empty() ? nullptr : data.c_str()) != 0) {
-      return {"mount", fstype + " " + source + " on " + target, errno};
+      int err = errno;  // before the detail is made: an allocation may set errno
+      return {"mount", fstype + " " + source + " on " + target, err};
     }
     return {};
   });
@@ -59,7 +60,10 @@ static Napi::Value Umount2Async(const Napi::CallbackInfo& info) {
   std::string target = info[0].As<Napi::String>();
   int flags = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
   return BlockingCall::Start(info.Env(), [=]() -> Failure {
-    if (::umount2(target.c_str(), flags) != 0) return {"umount2", target, errno};
+    if (::umount2(target.c_str(), flags) != 0) {
+      int err = errno;
+      return {"umount2", target, err};
+    }
     return {};
   });
 }
