@@ -81,6 +81,8 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control') || !has('mkfs.e
     await n.umount2Async(dir);
     await t.rejects(n.mountAsync(file, dir, 'nosuchfs', 0), { code: 'ENODEV', syscall: 'mount',
       message: /mount nosuchfs .*fs\.img on .*mnt/ }, 'an unknown filesystem type: the error names the mount');
+    t.throws(() => n.mount(file, dir, 'nosuchfs', 0), { code: 'ENODEV', syscall: 'mount',
+      message: /mount nosuchfs .*fs\.img on .*mnt/ }, 'the synchronous mount, the same call: the same error');
     await t.rejects(n.umount2Async(dir), { code: 'EINVAL', syscall: 'umount2', message: /umount2 .*mnt/ },
       'nothing mounted there');
   });

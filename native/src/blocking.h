@@ -17,6 +17,14 @@ struct Failure {
   int err = 0;
 };
 
+// Runs `work` on this thread, for the synchronous form of a call: throws its Failure, if any.
+inline Napi::Value RunHere(Napi::Env env, const std::function<Failure()>& work) {
+  if (env.IsExceptionPending()) return env.Undefined();  // an argument did not convert
+  Failure f = work();
+  if (f.err != 0) ThrowErrno(env, f.syscall, f.detail, f.err);
+  return env.Undefined();
+}
+
 // Runs `work` off the JS thread; the Promise resolves, or rejects with ErrnoError from the Failure it returns.
 // `work` must not touch JS values: it copies what it needs before it is queued.
 class BlockingCall : public Napi::AsyncWorker {

@@ -9,69 +9,59 @@
 
 namespace appliance {
 
-// mount(source, target, fstype, flags, data)
-static Napi::Value Mount(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string source = info[0].As<Napi::String>();
-  std::string target = info[1].As<Napi::String>();
-  std::string fstype = info[2].As<Napi::String>();
-  unsigned long flags = info[3].As<Napi::Number>().Int64Value();
-  std::string data = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "";
-  if (::mount(source.c_str(), target.c_str(), fstype.empty() ? nullptr : fstype.c_str(), flags,
-              data.empty() ? nullptr : data.c_str()) != 0) {
-    ThrowErrno(env, "mount", fstype + " " + source + " on " + target, errno);
-  }
-  return env.Undefined();
-}
-
-// umount2(target, flags)
-static Napi::Value Umount2(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  std::string target = info[0].As<Napi::String>();
-  int flags = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
-  if (::umount2(target.c_str(), flags) != 0) ThrowErrno(env, "umount2", target, errno);
-  return env.Undefined();
-}
-
-static Napi::Value Sync(const Napi::CallbackInfo& info) {
-  ::sync();
-  return info.Env().Undefined();
-}
-
-// mountAsync(source, target, fstype, flags, data): Promise; mount on the thread pool.
-static Napi::Value MountAsync(const Napi::CallbackInfo& info) {
-  std::string source = info[0].As<Napi::String>();
-  std::string target = info[1].As<Napi::String>();
-  std::string fstype = info[2].As<Napi::String>();
-  unsigned long flags = info[3].As<Napi::Number>().Int64Value();
-  std::string data = info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : "";
-  return BlockingCall::Start(info.Env(), [=]() -> Failure {
+// A mount(2) as its JS arguments give it (source, target, fstype, flags, data): run here or on the thread pool.
+struct MountCall {
+  std::string source, target, fstype, data;
+  unsigned long flags;
+  explicit MountCall(const Napi::CallbackInfo& info)
+      : source(info[0].As<Napi::String>()), target(info[1].As<Napi::String>()),
+        fstype(info[2].As<Napi::String>()), data(info[4].IsString() ? info[4].As<Napi::String>().Utf8Value() : ""),
+        flags(info[3].As<Napi::Number>().Int64Value()) {}
+  Failure operator()() const {
     if (::mount(source.c_str(), target.c_str(), fstype.empty() ? nullptr : fstype.c_str(), flags,
                 data.empty() ? nullptr : data.c_str()) != 0) {
       int err = errno;  // before the detail is made: an allocation may set errno
       return {"mount", fstype + " " + source + " on " + target, err};
     }
     return {};
-  });
-}
+  }
+};
 
-// umount2Async(target, flags): Promise; umount2 on the thread pool (it writes the filesystem's dirty data back).
-static Napi::Value Umount2Async(const Napi::CallbackInfo& info) {
-  std::string target = info[0].As<Napi::String>();
-  int flags = info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
-  return BlockingCall::Start(info.Env(), [=]() -> Failure {
+// umount2(2) of (target, flags).
+struct Umount2Call {
+  std::string target;
+  int flags;
+  explicit Umount2Call(const Napi::CallbackInfo& info)
+      : target(info[0].As<Napi::String>()), flags(info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0) {}
+  Failure operator()() const {
     if (::umount2(target.c_str(), flags) != 0) {
       int err = errno;
       return {"umount2", target, err};
     }
     return {};
-  });
+  }
+};
+
+static Failure SyncCall() {
+  ::sync();
+  return {};
 }
 
-// syncAsync(): Promise; sync on the thread pool.
-static Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
-  return BlockingCall::Start(info.Env(), []() -> Failure { ::sync(); return {}; });
+// mount(source, target, fstype, flags, data); mountAsync: the same on the thread pool, a Promise.
+static Napi::Value Mount(const Napi::CallbackInfo& info) { return RunHere(info.Env(), MountCall(info)); }
+static Napi::Value MountAsync(const Napi::CallbackInfo& info) {
+  return BlockingCall::Start(info.Env(), MountCall(info));
 }
+
+// umount2(target, flags); umount2Async: the same on the thread pool (it writes the filesystem's dirty data back).
+static Napi::Value Umount2(const Napi::CallbackInfo& info) { return RunHere(info.Env(), Umount2Call(info)); }
+static Napi::Value Umount2Async(const Napi::CallbackInfo& info) {
+  return BlockingCall::Start(info.Env(), Umount2Call(info));
+}
+
+// sync(); syncAsync: the same on the thread pool.
+static Napi::Value Sync(const Napi::CallbackInfo& info) { return RunHere(info.Env(), SyncCall); }
+static Napi::Value SyncAsync(const Napi::CallbackInfo& info) { return BlockingCall::Start(info.Env(), SyncCall); }
 
 // reboot(cmd): "restart" | "halt" | "poweroff" | "cad_on" | "cad_off". Always syncs
 // first for the three that end the system, so no caller can forget it.
