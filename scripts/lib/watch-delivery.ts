@@ -4,7 +4,7 @@
 // one client thread handling a hundred copies of each event in turn. Latency is from
 // just before the Update call to the event's arrival at each watcher; the updates are
 // made by a thread of their own (watch-delivery-updater.ts).
-import { Worker } from 'node:worker_threads';
+import { nextMessage, tsWorker } from '../../init/cosi/conformance/ts-worker.ts';
 import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
 
 export interface WatchDeliveryOptions {
@@ -27,35 +27,25 @@ export interface WatchDelivery { latenciesMs: number[]; expected: number }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const WARM_UP = 50;
 
-/** A worker running one of this folder's TypeScript modules (it registers tsx before importing it). */
-function tsWorker(file: string, workerData: unknown): Worker {
-  const entry = new URL(file, import.meta.url).href;
-  const boot = `import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(boot, { eval: true, workerData });
-}
-
-const message = (w: Worker) => new Promise<Record<string, unknown>>((resolve, reject) => {
-  w.once('message', resolve);
-  w.once('error', reject);
-});
-
 export async function measureWatchDelivery(o: WatchDeliveryOptions): Promise<WatchDelivery> {
   const watchers = Array.from({ length: o.threads }, (_, t) => {
     const share = Math.floor(o.watchers / o.threads) + (t < o.watchers % o.threads ? 1 : 0);
-    return tsWorker('./watch-delivery-worker.ts',
+    return tsWorker(new URL('./watch-delivery-worker.ts', import.meta.url),
       { address: o.address, tls: o.tls, ...o.kind, watchers: share, connections: o.connections });
   });
-  const updater = tsWorker('./watch-delivery-updater.ts',
+  const updater = tsWorker(new URL('./watch-delivery-updater.ts', import.meta.url),
     { address: o.address, tls: o.tls, ...o.kind, id: o.id, specField: o.specField });
-  await Promise.all([...watchers, updater].map(message));
+  await Promise.all([...watchers, updater].map(nextMessage));
   const run = async (from: number, count: number) => {
-    const m = message(updater); updater.postMessage({ from, count }); return (await m).sentNs as number[];
+    const m = nextMessage(updater); updater.postMessage({ from, count }); return (await m).sentNs as number[];
   };
   // The first events compile the delivery path in every process: those are not counted (as Get is measured warm).
   await run(-WARM_UP, WARM_UP);
   const sentNs = await run(0, o.updates);
   await sleep(500); // the last events in flight
-  const reports = await Promise.all(watchers.map((w) => { const m = message(w); w.postMessage('stop'); return m; }));
+  const reports = await Promise.all(watchers.map((w) => {
+    const m = nextMessage(w); w.postMessage('stop'); return m;
+  }));
   updater.postMessage('stop');
   await Promise.all([...watchers, updater].map((w) => w.terminate()));
   const latenciesMs: number[] = [];
