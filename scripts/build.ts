@@ -15,7 +15,8 @@ import {
 } from '../image/system-image.ts';
 import { buildStage0 } from '../image/stage0/build-stage0.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
-import { buildKernel } from './kernel.ts';
+import { buildKernel, kernelSourceVersion } from './kernel.ts';
+import { updateErrnoFiles } from './gen-errno.ts';
 import { buildNative } from './native.ts';
 import { nodeRuntime } from './runtime.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
@@ -86,9 +87,13 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
   const runtime = await nodeRuntime();
+  let s = step('errno');
+  const errnoFiles = await updateErrnoFiles();
+  const errnoSource = await kernelSourceVersion();
+  s.done(errnoFiles.length ? `regenerated from ${errnoSource}: ${errnoFiles.join(', ')}` : 'up to date');
   const addon = await buildNative(runtime.nodedir);
 
-  let s = step('bundle');
+  s = step('bundle');
   const bundleFile = join(BUILD_DIR, 'init.cjs');
   await bundle({ entry: join(ROOT, 'init', 'main.ts'), outfile: bundleFile, version: pkg.version, commit });
   s.done(`${bundleFile} (${statSync(bundleFile).size} bytes)`);

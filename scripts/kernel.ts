@@ -6,7 +6,7 @@ import {
   existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, copyFileSync, writeFileSync, statSync,
 } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { $ } from 'zx';
 import { CACHE, ROOT } from './lib/paths.ts';
 import { sha256 } from '../image/hash.ts';
@@ -45,6 +45,28 @@ function sourceVersion(tarball: string): string {
     const st = statSync(tarball); // not from a Debian package: size and mtime identify it
     return `${pkg}@${st.size}-${Math.floor(st.mtimeMs)}`;
   }
+}
+
+/** The unpacked source of `version`, where compile() keeps it between builds. */
+const sourceTree = (version: string) => join(CACHE, 'src', version.replace(/[^\w.@-]/g, '_'), 'linux');
+
+/** The version of the kernel source this build compiles (`linux-source-6.1@<Debian version>`). */
+export async function kernelSourceVersion(): Promise<string> {
+  return sourceVersion(findSourceTarball());
+}
+
+/**
+ * One file of that source (`include/uapi/asm-generic/errno.h`): from the unpacked tree when a kernel build
+ * left it, else out of the tarball alone (seconds, not the minute of unpacking it all).
+ */
+export async function kernelSourceFile(rel: string): Promise<string> {
+  const tarball = findSourceTarball();
+  const unpacked = join(sourceTree(sourceVersion(tarball)), rel);
+  if (existsSync(unpacked)) return readFileSync(unpacked, 'utf8');
+  const top = tarball.replace(/^.*\/(linux-source-[\d.]+)\.tar\..*$/, '$1');
+  const r = await $({ nothrow: true })`tar -xOf ${tarball} ${`${top}/${rel}`}`.quiet();
+  if (r.exitCode !== 0) throw new Error(`${tarball} has no ${top}/${rel}: ${r.stderr.trim()}`);
+  return r.stdout;
 }
 
 export async function kernelKey(): Promise<{ key: string; tarball: string; version: string }> {
@@ -115,8 +137,8 @@ async function compile(s: ReturnType<typeof step>, tarball: string, version: str
   const bzImage = join(dir, 'bzImage');
   const config = join(dir, 'config');
 
-  const srcRoot = join(CACHE, 'src', version.replace(/[^\w.@-]/g, '_'));
-  const src = join(srcRoot, 'linux');
+  const src = sourceTree(version);
+  const srcRoot = dirname(src);
   if (!existsSync(join(src, 'Makefile'))) {
     s.info(`extracting ${tarball} (about a minute)`);
     rmSync(srcRoot, { recursive: true, force: true });

@@ -1,5 +1,7 @@
 // netlink: the generic netlink message layer (netlink(7)): 16-byte headers,
 // 4-byte aligned messages, type-length-value attributes, NLMSG_ERROR and NLMSG_DONE.
+import { errnoName } from '../../native/errno.ts';
+
 export const NLMSG_ERROR = 2;
 export const NLMSG_DONE = 3;
 export const NLM_F = {
@@ -18,13 +20,6 @@ export class NetlinkError extends Error {
     super(message); this.name = 'NetlinkError';
   }
 }
-
-/** errno numbers the network plugin meets, by name (errno(3)); others show as E<number>. */
-const ERRNO: Record<number, string> = {
-  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 12: 'ENOMEM', 13: 'EACCES', 16: 'EBUSY', 17: 'EEXIST', 19: 'ENODEV',
-  22: 'EINVAL', 34: 'ERANGE', 95: 'EOPNOTSUPP', 99: 'EADDRNOTAVAIL', 101: 'ENETUNREACH', 113: 'EHOSTUNREACH',
-};
-export const errnoName = (n: number) => ERRNO[n] ?? `E${n}`;
 
 export function encodeMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {
   const len = 16 + payload.length;

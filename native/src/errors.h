@@ -4,13 +4,15 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include "errno-names.h"
 
 namespace appliance {
 
 // Error("<syscall> <detail>: <strerror> (<ENAME>)") with .code = "ENAME", .errno = number and .syscall, like
-// Node's own fs errors, so TS maps it in one place.
+// Node's own fs errors, so TS maps it in one place. Names come from the kernel's list (errno-names.h, generated
+// with native/gen/errno-table.ts), the same table native/errno.ts reads.
 inline Napi::Error ErrnoError(Napi::Env env, const char* syscall, const std::string& detail, int err) {
-  const char* name = strerrorname_np(err);
+  const char* name = ErrnoName(err);
   std::string code = name ? name : ("E" + std::to_string(err));
   std::string msg = std::string(syscall) + (detail.empty() ? "" : " " + detail) + ": " +
                     strerror(err) + " (" + code + ")";

@@ -5,17 +5,15 @@
 // EINVAL for an MTU below 68) and notifies watchers on every change. It lets controller
 // tests run without root; the kernel tests in private namespaces stay as well.
 import { isIP } from 'node:net';
-import { NetlinkError, errnoName } from '../../../init/netlink/netlink.ts';
+import { NetlinkError } from '../../../init/netlink/netlink.ts';
+import { errnoNumber } from '../../../native/errno.ts';
 import { ipBytes, type AddressMessage } from './addr.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';
 import type { LinkMessage } from './link.ts';
 import type { RouteMessage, RouteWant } from './route.ts';
 
-const ERRNO: Record<string, number> = {
-  ESRCH: 3, EEXIST: 17, ENODEV: 19, EINVAL: 22, EADDRNOTAVAIL: 99, ENETUNREACH: 101,
-};
-const fail = (code: keyof typeof ERRNO, what: string) =>
-  new NetlinkError(ERRNO[code]!, errnoName(ERRNO[code]!), `${what}: ${code}`);
+type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH';
+const fail = (code: KernelErrno, what: string) => new NetlinkError(errnoNumber(code)!, code, `${what}: ${code}`);
 
 /** True when `ip` is inside address/prefix. */
 function inSubnet(ip: string, address: string, prefix: number): boolean {
