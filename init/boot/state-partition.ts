@@ -21,8 +21,17 @@ interface Labelled {
   sameDiskAs?: string;
 }
 
-/** Mounts the one writable filesystem labelled `label` on `target`; or says why not. */
+/** Mounts the one writable filesystem labelled `label` on `target`; or says why not, and never throws. */
 function mountLabelled(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {
+  try {
+    return mountFound(n, l, sys, dev);
+  } catch (e) {
+    // A machine whose disks cannot be listed still boots, on memory, and says why.
+    return { why: `cannot look for a filesystem labelled ${l.label}: ${(e as Error).message}` };
+  }
+}
+
+function mountFound(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {
   const devices = [...listBlockDevices(sys, dev).values()];
   const disk = l.sameDiskAs === undefined ? undefined : devices.find((d) => d.devPath === l.sameDiskAs)?.parent ?? '';
   const found = devices.filter((d) => d.label === l.label && (disk === undefined || d.parent === disk));

@@ -12,11 +12,14 @@ const read = (p: string) => readOptional(p)?.trim();
 
 type Head = Buffer | { error: string };
 
-/** Why a device's first bytes cannot be read (no medium in a CD-ROM, gone, not permitted); rethrows the rest. */
+/**
+ * Why a device's first bytes cannot be read (no medium in a CD-ROM, gone, not permitted, a failing disk). Never
+ * thrown: one device that cannot be read is that device's status, and the boot goes on.
+ */
 function headError(e: unknown, dev: string): { error: string } {
   const code = errnoOf(e);
-  if (!code) throw e;
-  return { error: code === 'ENOMEDIUM' ? 'no medium' : `cannot read ${dev}: ${code}` };
+  if (code === 'ENOMEDIUM') return { error: 'no medium' };
+  return { error: `cannot read ${dev}: ${code ?? (e instanceof Error ? e.message : String(e))}` };
 }
 
 /** The device's first bytes, or why they cannot be read. */
@@ -51,24 +54,38 @@ function describeDevices(sys: string, dev: string): Described[] {
   const out: Described[] = [];
   for (const name of listDir(sys).sort()) {
     if (/^ram\d+$/.test(name)) continue;
-    const base = join(sys, name);
-    const sizeBytes = Number(read(join(base, 'size')) ?? 0) * 512;
-    if (sizeBytes === 0 && /^(loop|nbd)\d+$/.test(name)) continue;
-    const [major = 0, minor = 0] = (read(join(base, 'dev')) ?? '0:0').split(':').map(Number);
-    const partition = existsSync(join(base, 'partition'));
-    const parent = partition ? basename(dirname(realpathSync(base))) : undefined;
-    // Whole disks only: a partition's device/ is its disk's.
-    const model = partition ? undefined : read(join(base, 'device', 'model'));
-    const serial = partition ? undefined : read(join(base, 'serial')) || read(join(base, 'device', 'serial'));
-    out.push({ name, spec: {
-      devPath: join(dev, name), major, minor, sizeBytes, partition, partitions: [],
-      ...(model ? { model } : {}), ...(serial ? { serial } : {}),
-      readOnly: read(join(base, 'ro')) === '1',
-      removable: read(join(parent ? join(sys, parent) : base, 'removable')) === '1',
-      ...(parent ? { parent } : {}),
-    } });
+    try {
+      const d = describeDevice(sys, dev, name);
+      if (d) out.push(d);
+    } catch (e) {
+      // Gone while listed, or sysfs refused: the device is listed with why, the others as they are.
+      out.push({ name, spec: {
+        devPath: join(dev, name), major: 0, minor: 0, sizeBytes: 0, partition: false, partitions: [], readOnly: false,
+        removable: false, probeError: `cannot describe ${name} from ${sys}: ${(e as Error).message}`,
+      } });
+    }
   }
   return out;
+}
+
+/** One device as sysfs describes it; undefined for one not worth reporting (an unattached loop device). */
+function describeDevice(sys: string, dev: string, name: string): Described | undefined {
+  const base = join(sys, name);
+  const sizeBytes = Number(read(join(base, 'size')) ?? 0) * 512;
+  if (sizeBytes === 0 && /^(loop|nbd)\d+$/.test(name)) return undefined;
+  const [major = 0, minor = 0] = (read(join(base, 'dev')) ?? '0:0').split(':').map(Number);
+  const partition = existsSync(join(base, 'partition'));
+  const parent = partition ? basename(dirname(realpathSync(base))) : undefined;
+  // Whole disks only: a partition's device/ is its disk's.
+  const model = partition ? undefined : read(join(base, 'device', 'model'));
+  const serial = partition ? undefined : read(join(base, 'serial')) || read(join(base, 'device', 'serial'));
+  return { name, spec: {
+    devPath: join(dev, name), major, minor, sizeBytes, partition, partitions: [],
+    ...(model ? { model } : {}), ...(serial ? { serial } : {}),
+    readOnly: read(join(base, 'ro')) === '1',
+    removable: read(join(parent ? join(sys, parent) : base, 'removable')) === '1',
+    ...(parent ? { parent } : {}),
+  } };
 }
 
 /** The devices by name, each with what its first bytes say (heads[i] is devices[i]'s), partitions listed. */
