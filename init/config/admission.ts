@@ -14,6 +14,7 @@ import { newResource, type Pointer, type Resource } from '../cosi/resource/resou
 import { StateError } from '../cosi/state/errors.ts';
 import type { MemoryState } from '../cosi/state/memory-state.ts';
 import { specMessages } from '../model/spec-codecs.ts';
+import { validateSpec } from '../cosi/meta/schema.ts';
 
 export interface Admission {
   /**
@@ -99,7 +100,20 @@ export function createAdmission(state: MemoryState): Admission {
       throw refuse(`${type} "${id}"`,
         `unknown namespace "${namespace}" (${def.type} lives in "${def.defaultNamespace}")`);
     }
+    const idProblems = idStandsInFor(def, r.spec, id);
+    if (idProblems.length) throw refuse(`${type} "${id}"`, idProblems.join('; '));
     return r;
+  }
+
+  /**
+   * Where the id stands in for a field the spec leaves unset (a KernelParamSpec's key), the field's rules, applied
+   * to the id: `kernel/../../etc/x` is refused when written, not when the plugin comes to write it.
+   */
+  function idStandsInFor(def: ResourceDefinitionSpec, spec: unknown, id: string): string[] {
+    const field = def.protoMessage ? specMessages().messages.get(def.protoMessage)?.idField : undefined;
+    if (!field || (spec as Record<string, unknown> | null)?.[field] !== undefined) return [];
+    const rules = def.schema?.type === 'object' ? def.schema.properties?.[field] : undefined;
+    return rules ? validateSpec(rules, id, `metadata.id (the ${field} when spec.${field} is unset)`) : [];
   }
 
   return {

@@ -15,6 +15,7 @@ import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, type ConfigStatusSpec } from '../model/runtime-types.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
+import { KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS } from '../../plugins/system/types.ts';
 import { CONFIG_FILE, parseSavedConfig } from '../config/saved-config.ts';
 import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../config/config-service-wire.ts';
 import { BAD_CONFIGS } from '../config/testing/bad-configs.ts';
@@ -143,6 +144,27 @@ t.test('the bad-config corpus, sent past cosictl: each refused whole with its re
   }
   t.same(await motds(), { one: 'first', two: 'changed' }, 'nothing applied');
   t.match(await configStatus(), { state: 'applied', appliedAt: before.appliedAt }, 'the config in force is kept');
+});
+
+t.test('a KernelParamSpec whose id stands in for a key that leaves /proc/sys is refused when written', async (t) => {
+  const s = api();
+  t.teardown(() => s.close());
+  const param = (id: string, spec: Record<string, unknown>) =>
+    newResource({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id }, spec);
+  for (const id of ['kernel/../../../etc/x', 'net/./ipv4/ip_forward', 'kernel/..']) {
+    const why = /metadata\.id \(the key when spec\.key is unset\): .*without \. or \.\. parts/;
+    await t.rejects(s.create(param(id, { value: '1' })), { code: 'invalid-argument', message: why }, `id ${id}`);
+  }
+  await t.rejects(s.create(param('fine', { value: '1', key: 'kernel/../x' })), /spec\.key: .*without \. or \.\. parts/,
+    'the key itself');
+  // The id is checked only where it stands in: a spec with its own key keeps any id. (Keys no kernel has: serve's
+  // system plugin writes the host's /proc/sys.)
+  const own = await s.create(param('any-name', { value: '1', key: 'appliance/no_such_key' }));
+  t.equal(own.metadata.id, 'any-name');
+  await s.destroy(own.metadata);
+  const dotted = await s.create(param('appliance.no_such_key', { value: '1' }));
+  t.equal(dotted.metadata.id, 'appliance.no_such_key', 'a dotted id is a key');
+  await s.destroy(dotted.metadata);
 });
 
 t.test('dry run shows the plan and changes nothing; gzip is accepted', async (t) => {

@@ -47,6 +47,14 @@ function fieldOf(f: protobuf.Field): FieldInfo {
   return base;
 }
 
+/** The (appliance.v1alpha1.id_field) of a message: a field of its own, or the build fails naming it. */
+function idFieldOf(t: protobuf.Type): { idField?: string } {
+  const field = t.options?.['(appliance.v1alpha1.id_field)'] as string | undefined;
+  if (field === undefined) return {};
+  if (!t.fields[field]) throw new Error(`${name(t)}: id_field names "${field}", which is not one of its fields`);
+  return { idField: jsonName(field) };
+}
+
 /** Every message and enum under `ns` (recursively), as tables. */
 export function tablesFromProtobufjs(
   ns: protobuf.NamespaceBase,
@@ -58,6 +66,7 @@ export function tablesFromProtobufjs(
       if (o instanceof protobuf.Type) {
         messages.push({
           name: name(o), ...(o.comment ? { comment: o.comment } : {}), fields: o.fieldsArray.map(fieldOf),
+          ...idFieldOf(o),
         });
       } else if (o instanceof protobuf.Enum) {
         enums.push({

@@ -43,4 +43,15 @@ export const BAD_CONFIGS: readonly BadConfig[] = [
     name: '100k-deep nesting', text: `metadata: {type: motd, id: deep}\nspec: ${'['.repeat(100_000)}`,
     expect: /nested deeper/,
   },
+  {
+    // The id stands in for the key: the slash form must not climb out of /proc/sys.
+    name: 'a kernel parameter id that leaves /proc/sys',
+    text: 'metadata: {type: KernelParamSpec, id: "kernel/../../../etc/x"}\nspec: {value: "1"}\n',
+    expect: /KernelParamSpec kernel\/\.\.\/\.\.\/\.\.\/etc\/x\): metadata\.id: .*no spaces or slashes/,
+  },
+  {
+    name: 'a kernel parameter key with a . part',
+    text: 'metadata: {type: KernelParamSpec, id: fine}\nspec: {value: "1", key: "net/./ipv4/ip_forward"}\n',
+    expect: /spec\.key: .*without \. or \.\. parts/,
+  },
 ];

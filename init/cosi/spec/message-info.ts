@@ -32,7 +32,11 @@ export interface FieldInfo {
   rules?: FieldRules;
 }
 
-export interface MessageInfo { name: string; comment?: string; fields: FieldInfo[] }
+export interface MessageInfo {
+  name: string; comment?: string; fields: FieldInfo[];
+  /** The field the resource's id stands in for when unset: the id follows its rules. */
+  idField?: string;
+}
 export interface EnumInfo {
   name: string; comment?: string; values: { name: string; number: number; comment?: string }[];
 }
