@@ -14,6 +14,8 @@ export const EXIT = {
   notFound: 4,
   /** The API could not be reached. */
   unreachable: 5,
+  /** The machine refused this client's certificate (another CA, no role, out of its dates by the machine's clock). */
+  refused: 6,
 } as const;
 
 export class CliError extends Error {
@@ -24,6 +26,7 @@ export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
   if (e instanceof StateError) {
     if (e.code === 'not-found') return EXIT.notFound;
+    if (e.code === 'unauthenticated') return EXIT.refused;
     if (isUnreachable(e) || /UNAVAILABLE|No connection established|cannot reach/i.test(e.message)) {
       return EXIT.unreachable;
     }

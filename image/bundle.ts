@@ -2,7 +2,11 @@
 // the only form Node 20's single-executable loader runs.
 import { build } from 'esbuild';
 
-export interface BundleOptions { entry: string; outfile: string; version: string; commit: string }
+export interface BundleOptions {
+  entry: string; outfile: string; version: string; commit: string;
+  /** When the source was made (s since the epoch): the floor of the machine's clock (init/version.ts). */
+  buildEpoch: number;
+}
 
 export async function bundle(o: BundleOptions): Promise<void> {
   await build({
@@ -18,6 +22,7 @@ export async function bundle(o: BundleOptions): Promise<void> {
     define: {
       __APPLIANCE_VERSION__: JSON.stringify(o.version),
       __APPLIANCE_COMMIT__: JSON.stringify(o.commit),
+      __APPLIANCE_BUILD_EPOCH__: String(o.buildEpoch),
     },
   });
 }

@@ -51,6 +51,17 @@ async function keyed(
   return true;
 }
 
+/**
+ * When the source was made, in seconds: SOURCE_DATE_EPOCH when set (reproducible builds), else the time of the commit
+ * built (the same for every build of it), else now.
+ */
+async function sourceEpoch(): Promise<number> {
+  const fixed = process.env.SOURCE_DATE_EPOCH;
+  if (fixed !== undefined && /^\d+$/.test(fixed)) return Number(fixed);
+  const r = await $({ cwd: ROOT, nothrow: true })`git log -1 --format=%ct`.quiet();
+  return r.exitCode === 0 && /^\d+$/.test(r.stdout.trim()) ? Number(r.stdout.trim()) : Math.floor(Date.now() / 1000);
+}
+
 async function gitCommit(): Promise<string> {
   const r = await $({ cwd: ROOT, nothrow: true })`git rev-parse --short=12 HEAD`.quiet();
   return r.exitCode === 0 ? r.stdout.trim() : 'unknown';
@@ -84,6 +95,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   if (testBreak && o.signingKey) throw new Error('--test-break makes a broken build: not with a signing key of yours');
   const key = signingKeyOf(o.signingKey);
   const commit = await gitCommit();
+  const buildEpoch = await sourceEpoch();
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
   const runtime = await nodeRuntime();
@@ -95,7 +107,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
 
   s = step('bundle');
   const bundleFile = join(BUILD_DIR, 'init.cjs');
-  await bundle({ entry: join(ROOT, 'init', 'main.ts'), outfile: bundleFile, version: pkg.version, commit });
+  await bundle({ entry: join(ROOT, 'init', 'main.ts'), outfile: bundleFile, version: pkg.version, commit,
+    buildEpoch });
   s.done(`${bundleFile} (${statSync(bundleFile).size} bytes)`);
 
   s = step('sea');
@@ -117,7 +130,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   if (!o.variant) {
     s = step('cosictl');
     const cliBundle = join(OUT, 'cosictl.cjs');
-    await bundle({ entry: join(ROOT, 'cli', 'cosictl.ts'), outfile: cliBundle, version: pkg.version, commit });
+    await bundle({ entry: join(ROOT, 'cli', 'cosictl.ts'), outfile: cliBundle, version: pkg.version, commit,
+      buildEpoch });
     const cliBuilt = await keyed(BUILD_DIR, 'cosictl', sha256(readFileSync(cliBundle), nodeId), [cliExe], async () => {
       await makeSea({ main: cliBundle, output: cliExe, node, scratchDir: BUILD });
       checkSeaRuns(cliExe, ['--help'], /usage: cosictl/);

@@ -5,6 +5,7 @@ import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { monotonicSeconds, processStartSeconds } from '../sys/clock.ts';
+import { floorFor } from '../sys/clock-floor.ts';
 import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from '../sys/meminfo.ts';
@@ -91,6 +92,16 @@ export async function runPid1(): Promise<void> {
     log.attachKmsg();
     const rawCmdline = await phase(log, 'cmdline', () => readFileSync('/proc/cmdline', 'utf8').trim());
     cmdline = parseCmdline(rawCmdline);
+    // Before anything checks a certificate or stamps a record: a clock at 1970 (a dead RTC, or none) refuses every
+    // client certificate as not yet valid.
+    await phase(log, 'clock', () => {
+      const now = n.clockNow();
+      const floor = floorFor(now);
+      if (floor === undefined) return;
+      n.clockStep(floor);
+      log.warn(`clock: it read ${new Date(now).toISOString()}, before this build was made: moved forward to `
+        + `${new Date(floor).toISOString()} (a dead RTC, or none?) until a time server sets it`);
+    });
     reaper = await phase(log, 'reaper', () => createReaper(n, log.child('reaper')));
     const r = reaper;
     shutdown = createShutdown({

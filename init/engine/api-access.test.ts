@@ -143,32 +143,43 @@ t.test('the machine config service: admins and operators apply; an operator cann
   'ConfirmConfig (nothing to confirm: past the role check)');
 });
 
-t.test('clients without a certificate from the machine\'s CA are refused by the TLS handshake', async (t) => {
+t.test('clients the machine refuses are told why by every call, and may do nothing', async (t) => {
   const foreign = generateSecrets();
-  const attempts: [string, RemoteState][] = [
-    ['no certificate', new RemoteState(`127.0.0.1:${served.port}`, { tls: { ca: served.secrets.ca.certificate } })],
+  const key = generateKey();
+  /** A client certificate from the machine's CA with these Organizations and dates. */
+  const issued = (organization: string[], notBefore: Date, notAfter: Date) => new RemoteState(
+    `127.0.0.1:${served.port}`, { tls: { ...served.tls('admin'), key: keyToPem(key), cert: issueCertificate({
+      subject: { commonName: 'nobody', organization }, publicKey: createPublicKey(key),
+      issuer: { certificate: served.secrets.ca.certificate, key: createPrivateKey(served.secrets.ca.key) },
+      usage: 'client', notBefore, notAfter,
+    }) } },
+  );
+  const hour = 3600_000;
+  const attempts: [string, RemoteState, RegExp][] = [
+    ['no certificate', new RemoteState(`127.0.0.1:${served.port}`, { tls: { ca: served.secrets.ca.certificate } }),
+      /^this machine requires a client certificate .*, and this client sent none$/],
     ['a certificate from another CA', new RemoteState(`127.0.0.1:${served.port}`, {
       tls: { ...served.tls('admin'), cert: foreign.clients.admin.certificate, key: foreign.clients.admin.key },
-    })],
+    }), /^the machine refused this client's certificate: .* is not signed by a CA this machine accepts \(\w+\)$/],
+    // From the right CA: admitted by the chain check, then refused for its Organization or its dates.
+    ['a certificate that names no role', issued(['sales'], new Date(0), new Date(Date.now() + hour)),
+      /^the machine refused this client's certificate: certificate "O=sales,CN=nobody" names no role/],
+    ['an expired certificate', issued(['admin'], new Date(0), new Date(Date.now() - hour)),
+      /^the machine refused this client's certificate: .* expired 20\d\d-[\d-]+T[\d:]+Z, by the machine's clock, /],
+    ['a certificate not valid yet', issued(['admin'], new Date(Date.now() + hour), new Date(Date.now() + 2 * hour)),
+      /^the machine refused this client's certificate: .* is not valid before 20\d\d-[\d-]+T[\d:]+Z, by the machine/],
   ];
-  // A certificate from the right CA whose Organization names no role: admitted by TLS, then refused.
-  const key = generateKey();
-  const noRole = issueCertificate({
-    subject: { commonName: 'nobody', organization: ['sales'] }, publicKey: createPublicKey(key),
-    issuer: { certificate: served.secrets.ca.certificate, key: createPrivateKey(served.secrets.ca.key) },
-    usage: 'client', notBefore: new Date(0), notAfter: new Date(Date.now() + 3600_000),
-  });
-  attempts.push(['a certificate that names no role', new RemoteState(`127.0.0.1:${served.port}`, {
-    tls: { ...served.tls('admin'), cert: noRole, key: keyToPem(key) },
-  })]);
-  for (const [what, c] of attempts) {
+  for (const [what, c, why] of attempts) {
     const e = await c.get(version).then(() => undefined, (x: Error) => x);
+    t.match(e, { code: 'unauthenticated', message: why }, what);
+    const w = await c.create(newResource(motd(`refused-${what.length}`), { text: 'x' })).then(() => 'written',
+      (x: StateError) => x.code);
+    t.equal(w, 'unauthenticated', `${what}: nothing written`);
     c.close();
-    t.ok(e, `${what}: refused`);
-    t.match(e?.message, /^TLS: .*(requires a client certificate|refused this client's certificate)/, what);
   }
-  await until(async () => /TLS handshake with 127\.0\.0\.1 failed/.test(served.log()), true);
-  t.match(served.log(), /refused 127\.0\.0\.1: certificate "O=sales,CN=nobody" names no role/);
+  t.match(served.log(), /refused 127\.0\.0\.1: this machine requires a client certificate/, 'the first refusal, logged');
+  t.match(served.log(), /audit: caller="O=sales,CN=nobody" refused rpc=State\/Get .*result=denied: the machine refused /,
+    'each refused call is audited');
 });
 
 t.test('every write and every refusal is one audit line naming subject, role, RPC, resource and result', async (t) => {

@@ -25,6 +25,8 @@ import type { MemoryState } from '../cosi/state/memory-state.ts';
 import type { Pointer } from '../cosi/resource/resource.ts';
 import type { State } from '../cosi/state/state.ts';
 import { parseSubject } from '../pki/certificate.ts';
+import { TIME_VERIFY_CODES, validityProblem } from '../pki/validity.ts';
+import { clockNote } from '../sys/clock-floor.ts';
 import { throttle, type Logger } from '../log.ts';
 import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../model/access.ts';
 import type { ApiLimits } from '../model/security-types.ts';
@@ -73,6 +75,8 @@ export interface ApiServer {
 const MAX_HANDSHAKES = 8;
 
 const CALLER = Symbol('caller');
+/** How long a refused client's connection stays open to hear why. */
+const REFUSED_GRACE_MS = 10_000;
 type Marked = { [CALLER]?: Caller };
 
 /** The caller of a call: set on its connection when the connection was admitted. */
@@ -85,13 +89,38 @@ export function describeCaller(c: Caller | undefined): string {
   if (!c) return 'caller=unknown';
   if (c.kind === 'plugin') return `plugin=${c.name}`;
   if (c.kind === 'maintenance') return `caller="${c.subject}" role=maintenance`;
+  if (c.kind === 'refused') return `caller="${c.subject}" refused`;
   return `subject="${c.subject}" role=${c.role}`;
 }
 
-/** The caller a client certificate makes, or why it makes none. */
-function userFromCertificate(raw: Buffer | undefined): Caller | string {
-  if (!raw?.length) return 'no client certificate';
-  const cert = new X509Certificate(raw);
+/**
+ * The caller a TLS connection makes: a user with the role its certificate names, or a refused client with why. The
+ * TLS server verifies the chain but lets every client finish its handshake, so that a refusal can be said in words:
+ * a certificate refused for its dates names the machine's clock (init/pki/validity.ts).
+ */
+function callerOfConnection(socket: TLSSocket): Caller {
+  const peer = socket.getPeerX509Certificate();
+  const subject = peer?.subject.replace(/\n/g, ',') ?? `${socket.remoteAddress}:${socket.remotePort}`;
+  if (!peer) {
+    return { kind: 'refused', subject, why: 'this machine requires a client certificate (a context made by '
+      + '`cosictl gen config --secrets`), and this client sent none' };
+  }
+  if (!socket.authorized) {
+    const code = String((socket.authorizationError as Error & { code?: string } | null)?.code
+      ?? socket.authorizationError ?? 'unverified');
+    const why = TIME_VERIFY_CODES.has(code)
+      ? validityProblem(`this client's certificate "${subject}"`, peer) ?? `a certificate in this client's chain is `
+        + `not valid now (${code}), ${clockNote(Date.now())}`
+      : `this client's certificate "${subject}" is not signed by a CA this machine accepts (${code})`;
+    return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${why}` };
+  }
+  const who = userFromCertificate(peer);
+  if (typeof who !== 'string') return who;
+  return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${who}` };
+}
+
+/** The caller a verified client certificate makes, or why it makes none. */
+function userFromCertificate(cert: X509Certificate): Caller | string {
   const subject = parseSubject(cert.subject);
   const role = roleOf(subject.organization ?? []);
   const text = cert.subject.replace(/\n/g, ',');
@@ -154,7 +183,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         ?? (caller.kind === 'maintenance' && MAINTENANCE_REFUSES.includes(rule.need) ? MAINTENANCE_WHY : undefined);
       if (!why) return;
       audit(caller, path.replace(/^\/[^/]*\./, ''), '', false, why);
-      throw new StateError('permission-denied', why);
+      throw new StateError(caller?.kind === 'refused' ? 'unauthenticated' : 'permission-denied', why);
     };
     const changesConfig = rule.need === 'apply-config' || rule.need === 'confirm-config';
     const rpcName = path.replace(/^\/[^/]*\./, '');
@@ -213,7 +242,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
 
   const users: Http2SecureServer = createSecureServer({
     cert: tls.certificate, key: tls.key, ...(tls.mode === 'secured' ? { ca: tls.clientCAs } : {}),
-    requestCert: tls.mode === 'secured', rejectUnauthorized: tls.mode === 'secured', minVersion: 'TLSv1.2',
+    // Every handshake completes; a client the chain check refused is told why by each call (callerOfConnection).
+    requestCert: tls.mode === 'secured', rejectUnauthorized: false, minVersion: 'TLSv1.2',
     allowHTTP1: false, settings: { maxConcurrentStreams: limits.maxStreamsPerConnection },
   });
   users.on('stream', (stream, headers) => handleGrpcStream(grpcOptions, stream, headers));
@@ -272,13 +302,13 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       socket[CALLER] = { kind: 'maintenance', subject: `${socket.remoteAddress}:${socket.remotePort}` };
       return;
     }
-    const who = userFromCertificate(socket.getPeerX509Certificate()?.raw);
-    if (typeof who === 'string') {
-      once('refused', (more) => o.log.warn(`API: refused ${socket.remoteAddress}: ${who}${more}`));
-      socket.destroy();
-      return;
-    }
+    const who = callerOfConnection(socket);
     socket[CALLER] = who;
+    if (who.kind === 'refused') {
+      once('refused', (more) => o.log.warn(`API: refused ${socket.remoteAddress}: ${who.why}${more}`));
+      // Long enough to answer its first calls with why; it may do nothing else.
+      setTimeout(() => socket.destroy(), REFUSED_GRACE_MS).unref();
+    }
   });
   users.on('tlsClientError', (e: Error & { code?: string }, socket: TLSSocket) => {
     const why = e.code ?? e.message;
@@ -332,9 +362,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         cert: t.certificate, key: t.key, ...(t.mode === 'secured' ? { ca: t.clientCAs } : {}),
       });
       // Read per connection by node's TLS server: what new connections must show.
-      const server = users as unknown as { requestCert: boolean; rejectUnauthorized: boolean };
+      const server = users as unknown as { requestCert: boolean };
       server.requestCert = t.mode === 'secured';
-      server.rejectUnauthorized = t.mode === 'secured';
       if (before.mode === t.mode && before.clientCAs.join() === t.clientCAs.join()) return;
       // Connections admitted under the old rules that the new ones would not admit end: the calls under way
       // (the very ApplyConfig that brought the CA) may finish, new ones go elsewhere, a watch is cut after a while.

@@ -184,8 +184,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   /** For the caller of an ApplyConfig, why it may not write a type (its role). */
   const configWriteDenied = (ctx: CallContext) => {
     const caller = callerOf(ctx.session);
-    // Maintenance applies any config: that is how a machine gets its CA.
-    if (!caller || caller.kind !== 'user') return () => undefined;
+    // Maintenance applies any config: that is how a machine gets its CA. (A refused client never gets this far.)
+    if (!caller || caller.kind === 'maintenance' || caller.kind === 'plugin') return () => undefined;
     const access = accessOf(caller);
     return (type: string) => {
       try { access.write({ type, owner: '', finalizersOnly: false }); return undefined; } catch (e) {

@@ -14,11 +14,16 @@ import { CONFIG_SOURCE_TYPE } from './platform-types.ts';
 export const ROLES = ['admin', 'operator', 'reader'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Who is calling: a user with a role, anyone while the machine has no CA (maintenance), or a plugin. */
+/**
+ * Who is calling: a user with a role, anyone while the machine has no CA (maintenance), a plugin, or a client whose
+ * certificate was refused: it may do nothing, and each call it makes is answered with why (an expired certificate
+ * by a machine's clock at 2099 says so, instead of a connection closed without a word).
+ */
 export type Caller =
   | { kind: 'user'; role: Role; subject: string }
   | { kind: 'maintenance'; subject: string }
-  | { kind: 'plugin'; name: string };
+  | { kind: 'plugin'; name: string }
+  | { kind: 'refused'; subject: string; why: string };
 
 /**
  * What an RPC needs: to read the type it names, any role (a view of the machine: logs, processes; not
@@ -90,6 +95,7 @@ export function readDenied(caller: Caller, t: TypeFacts): string | undefined {
       return MAINTENANCE_READABLE.has(t.type) ? undefined : `${MAINTENANCE_WHY}: ${t.type} cannot be read yet`;
     case 'user':
       return t.sensitive && caller.role !== 'admin' ? `${t.type} is sensitive: admins only` : undefined;
+    case 'refused': return caller.why;
   }
 }
 
@@ -106,6 +112,7 @@ export function writeDenied(
 ): string | undefined {
   if (caller.kind === 'plugin') return undefined;
   if (caller.kind === 'maintenance') return `${MAINTENANCE_WHY}: nothing can be written but a config`;
+  if (caller.kind === 'refused') return caller.why;
   if (caller.role === 'reader') return 'the reader role may not write';
   if (w.finalizersOnly) return undefined;
   if (w.owner !== '' && reserved(w.owner)) return `"${w.owner}" is a controller of the machine: only it writes as it`;
@@ -118,6 +125,7 @@ export function writeDenied(
 
 /** Why `caller` may not make this call at all (before any type is looked at), or undefined. */
 export function callDenied(caller: Caller, rule: RpcRule): string | undefined {
+  if (caller.kind === 'refused') return caller.why;
   if (caller.kind !== 'user') return undefined;
   if ((rule.need === 'apply-config' || rule.need === 'confirm-config') && caller.role === 'reader') {
     return 'the reader role may not change the machine config';

@@ -6,6 +6,8 @@
 // Node runtime (there is no other trust store on a machine without a root filesystem).
 import { request as httpRequestOf, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequestOf } from 'node:https';
+import { TIME_VERIFY_CODES } from '../pki/validity.ts';
+import { clockNote } from './clock-floor.ts';
 
 export interface HttpRequest {
   url: string;
@@ -29,9 +31,9 @@ function failure(url: string, e: NodeJS.ErrnoException): string {
   if (TLS_TRUST_CODES.has(code)) {
     return `${url}: TLS: the server's certificate is not signed by a CA the image trusts (${code})`;
   }
-  if (code === 'CERT_NOT_YET_VALID' || code === 'CERT_HAS_EXPIRED') {
-    const now = new Date().toISOString();
-    return `${url}: TLS: the server's certificate is not valid at the machine's time ${now} (${code})`;
+  if (TIME_VERIFY_CODES.has(code)) {
+    const when = code === 'CERT_HAS_EXPIRED' ? 'has expired' : 'is not valid yet';
+    return `${url}: TLS: the server's certificate ${when} (${code}), ${clockNote(Date.now())}`;
   }
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${url}: TLS: the certificate does not name this host (${code})`;
   return `${url}: ${e.code ?? e.message}`;

@@ -213,4 +213,16 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
   t.match(!wrongName.ok && wrongName.message, /does not name this host/);
   const ftp = await httpRequest({ url: 'ftp://127.0.0.1/c' });
   t.match(!ftp.ok && ftp.message, /only http:\/\/ and https:\/\/ are supported \(got ftp:\)/);
+  // A server whose certificate expired an hour ago: the message names the machine's clock, as every time check does.
+  const old = issueCertificate({
+    subject: { commonName: 'config server' }, publicKey: createPublicKey(key), issuer: { certificate: ca, key: caKey },
+    usage: 'server', names: ['127.0.0.1'], notBefore: new Date(now - 7200_000), notAfter: new Date(now - 3600_000),
+  });
+  const expiredServer = createHttpsServer({ key: keyToPem(key), cert: old }, (_q, s) => s.end(body));
+  await new Promise<void>((r) => expiredServer.listen(0, '127.0.0.1', r));
+  t.teardown(() => { expiredServer.closeAllConnections(); expiredServer.close(); });
+  const expired = await httpRequest({ url: `https://127.0.0.1:${(expiredServer.address() as AddressInfo).port}/c`,
+    ca: [ca] });
+  t.match(!expired.ok && expired.message,
+    /: TLS: the server's certificate has expired \(CERT_HAS_EXPIRED\), by the machine's clock, which reads 20/);
 });

@@ -1,7 +1,7 @@
 // time-spec against a real NTP server (chronyd on 127.0.0.1). The host's clock must not
 // move, so the controller gets a clock that keeps its own skew from the real one; the
 // real clock_settime/adjtime/RTC path runs in the QEMU test (qemu/time.test.ts).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createSocket } from 'node:dgram';
 import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
 import { builtinCodecs } from '../../init/model/spec-codecs.ts';
@@ -105,4 +105,68 @@ t.test('the winning layer is used: config over dhcp', async (t) => {
   t.equal((await status())?.layer, 'config');
   await h.remove(servers);
   t.equal(await until(async () => (await status())?.synced, true), true, 'without it, the dhcp layer syncs');
+});
+
+/** A pretend clock starting at `startMs`, with an RTC that reads `rtcMs` (undefined: none). */
+function pretendClock(startMs: number, rtcMs: number | undefined, kernelSet: boolean) {
+  let offset = startMs - Date.now();
+  const moves: number[] = [];
+  const c: SystemClock = {
+    now: () => Date.now() + offset,
+    step: (to) => { moves.push(to); offset = to - Date.now(); },
+    slew: (d) => { offset += d; },
+    readRtc: () => rtcMs,
+    writeRtc: () => {},
+    kernelSetFromRtc: () => kernelSet,
+  };
+  return { clock: c, moves };
+}
+
+/** One time controller on a state of its own, with this floor. */
+async function floored(t: Test, clock: SystemClock, floorMs: number) {
+  const own = await controllerHarness(t, [
+    timeServerMergeController(),
+    timeSpecController(clock, { pollMs: 300, retryMs: 200, queryTimeoutMs: 1000, floorMs }),
+  ], { codecs: builtinCodecs(builtinTypes()) });
+  const status = () => own.spec<TimeStatusSpec>({ namespace: TIME_NS, type: TIME_STATUS_TYPE, id: 'clock' });
+  return { ...own, status };
+}
+
+const FLOOR = Date.UTC(2026, 10, 26);
+
+t.test('a dead RTC (1970) never sets the clock back past the floor, and TimeStatus says where it started', async (t) => {
+  const { clock, moves } = pretendClock(FLOOR + 2000, 0, false);
+  const m = await floored(t, clock, FLOOR);
+  t.equal(await m.until(async () => /moved forward/.test((await m.status())?.clockProblem ?? ''), true), true);
+  t.same(moves, [FLOOR], 'the plugin set the clock from the RTC, but no earlier than the floor');
+  t.match(await m.status(), {
+    synced: false, rtcAtBoot: '1970-01-01T00:00:00.000Z', floor: '2026-11-26T00:00:00.000Z',
+    clockProblem: 'the RTC read 1970-01-01T00:00:00Z at boot, before this build was made: the clock was moved '
+      + 'forward to 2026-11-26T00:00:00Z',
+  });
+});
+
+t.test('a clock at 2099 is named in TimeStatus; a server corrects it, and the problem goes', async (t) => {
+  const far = Date.UTC(2099, 0, 1);
+  const { clock } = pretendClock(far, far, true);
+  const m = await floored(t, clock, FLOOR);
+  t.equal(await m.until(async () => /years after/.test((await m.status())?.clockProblem ?? ''), true), true);
+  t.match((await m.status())?.clockProblem, /^the clock reads 2099-01-01T00:00:\d\dZ, 72 years after this build was/);
+  await m.create(servers, { servers: [`127.0.0.1:${chrony.port}`] });
+  t.equal(await m.until(async () => (await m.status())?.synced, true), true);
+  t.notOk((await m.status())?.clockProblem, 'synced to chronyd: a plausible clock');
+  t.ok(Math.abs(clock.now() - Date.now()) < 2000, 'stepped back from 2099 by a server');
+});
+
+t.test('a server whose time is before the floor is not used', async (t) => {
+  // chronyd answers with this host's time; a floor a year later makes that answer impossible.
+  const future = Date.now() + 365 * 86400e3;
+  const { clock, moves } = pretendClock(future + 1000, future + 1000, true);
+  const m = await floored(t, clock, future);
+  await m.create(servers, { servers: [`127.0.0.1:${chrony.port}`] });
+  t.equal(await m.until(async () => /before this build/.test((await m.status())?.error ?? ''), true), true);
+  const says = new RegExp(`^127\\.0\\.0\\.1:${chrony.port} says 20\\d\\d-.*, before this build was made .*: not used$`);
+  t.match((await m.status())?.error, says);
+  t.match(await m.status(), { synced: false });
+  t.same(moves, [], 'the clock was not moved');
 });

@@ -11,6 +11,8 @@ import {
   MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
 } from './types.ts';
 import { TIME_SERVERS_ID } from './timeserver-merge.ts';
+import { bootClockNote, clockProblem } from '../../init/sys/clock-floor.ts';
+import { BUILD_EPOCH_MS } from '../../init/version.ts';
 
 export interface TimeSpecOptions {
   /** Between successful syncs. */
@@ -22,6 +24,8 @@ export interface TimeSpecOptions {
   /** Rewrite the RTC at most this often while synced (the kernel's "11 minute mode"). */
   rtcWriteMs?: number;
   queryTimeoutMs?: number;
+  /** No clock before this is used (init/sys/clock-floor.ts); default: this build's date. */
+  floorMs?: number;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -29,6 +33,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}): Controller {
   const pollMs = o.pollMs ?? 64_000, retryMs = o.retryMs ?? 8_000, stepAt = o.stepThresholdMs ?? 400;
   const rtcWriteMs = o.rtcWriteMs ?? 11 * 60_000, timeoutMs = o.queryTimeoutMs ?? 2_000;
+  const floorMs = o.floorMs ?? BUILD_EPOCH_MS;
   return {
     name: 'time-spec',
     inputs: () => [{ namespace: TIME_NS, type: MERGED_TIME_SERVER_SPEC_TYPE, kind: 'weak' }],
@@ -36,14 +41,23 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
     async run(ctx) {
       const boot: Pick<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'> = {};
       let rtcError: string | undefined;
+      let rtc: number | undefined;
       try {
-        const rtc = clock.readRtc();
+        rtc = clock.readRtc();
         if (rtc !== undefined) {
           boot.rtcAtBoot = iso(rtc);
           if (clock.kernelSetFromRtc()) boot.rtcSetClock = 'kernel';
-          else { clock.step(rtc); boot.rtcSetClock = 'plugin'; ctx.log.info(`clock set from the RTC: ${iso(rtc)}`); }
+          else {
+            // An RTC before the floor does not move the clock back past it (PID 1 moved it there).
+            const to = Math.max(rtc, floorMs);
+            clock.step(to);
+            boot.rtcSetClock = 'plugin';
+            ctx.log.info(`clock set from the RTC: ${iso(to)}${to > rtc ? ` (the RTC read ${iso(rtc)})` : ''}`);
+          }
         }
       } catch (e) { rtcError = `RTC: ${(e as Error).message}`; }
+      // An RTC that failed to read says nothing of where the clock started; none at all means it started at 1970.
+      const bootNote = rtcError ? undefined : bootClockNote(rtc, floorMs);
       // Where the time comes from while no server has answered.
       const unsynced: TimeStatusSpec['source'] = boot.rtcAtBoot ? 'rtc' : 'none';
 
@@ -59,10 +73,17 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
         clearTimeout(timer); timer = setTimeout(() => { pollDue = true; ctx.requestReconcile(); }, ms);
       };
       let layer: Pick<TimeStatusSpec, 'layer'> = {};
-      const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) => ctx.state.put<TimeStatusSpec>(
-        { namespace: TIME_NS, type: TIME_STATUS_TYPE, id: TIME_STATUS_ID },
-        { ...s, ...boot, ...(rtcWrittenAt ? { rtcWritten: iso(rtcWrittenAt) } : {}), ...layer },
-      );
+      const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) => {
+        // Until a server sets it, a clock moved to the floor is only not before it; after, only its reading counts.
+        const problem = (s.synced ? undefined : bootNote) ?? clockProblem(clock.now(), floorMs);
+        return ctx.state.put<TimeStatusSpec>(
+          { namespace: TIME_NS, type: TIME_STATUS_TYPE, id: TIME_STATUS_ID },
+          {
+            ...s, ...boot, ...(rtcWrittenAt ? { rtcWritten: iso(rtcWrittenAt) } : {}), ...layer,
+            ...(floorMs > 0 ? { floor: iso(floorMs) } : {}), ...(problem ? { clockProblem: problem } : {}),
+          },
+        );
+      };
       try {
         while (await ctx.next()) {
           const merged = await ctx.state.find({
@@ -87,7 +108,16 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
           const errors: string[] = [];
           let sample: QueryResult | undefined;
           for (const server of list) {
-            try { sample = await querySntp(server, () => clock.now(), timeoutMs); break; } catch (e) {
+            try {
+              const answer = await querySntp(server, () => clock.now(), timeoutMs);
+              const says = clock.now() + answer.offsetMs;
+              if (floorMs > 0 && says < floorMs) {
+                throw new Error(`${answer.server} says ${iso(says)}, before this build was made (${iso(floorMs)}): `
+                  + 'not used');
+              }
+              sample = answer;
+              break;
+            } catch (e) {
               errors.push((e as Error).message);
             }
           }

@@ -1509,6 +1509,12 @@ export interface TimeStatusSpec {
   error?: string;
   /** The layer of the servers in effect. */
   layer?: Layer;
+  /** The date this build was made: no clock before it is used (an RTC reading or a server's answer), and a clock
+   * found before it at boot is moved forward to it. */
+  floor?: string;
+  /** Why the clock is not to be trusted now (moved forward to the floor at boot and not synced since, or implausibly
+   * far past the floor): certificates checked against it may be refused for that. */
+  clockProblem?: string;
 }
 
 /** UploadRequest: the next bytes of an UpgradeRequest's bundle. */

@@ -15,6 +15,7 @@ export type StateErrorCode =
   | 'invalid-argument'     // bad regexp, bad request shape, bad spec
   | 'unimplemented'        // bootstrap/labels on a single-resource watch, unknown label op
   | 'permission-denied'    // a writer writing a type it does not own
+  | 'unauthenticated'      // a client whose certificate the machine refused (expired by its clock, another CA)
   | 'buffer-overrun'
   | 'resource-exhausted'   // over a limit (request size, watches, labels): ask for less
   | 'internal';
