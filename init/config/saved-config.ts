@@ -1,9 +1,11 @@
 // saved-config: the machine config as it is persisted on the STATE filesystem. One
 // file, so that the config and what it was saved with (its source, the platform's
 // instance id) change together: a first comment line holds the latter as JSON, the
-// rest is the multi-document YAML itself.
+// rest is the multi-document YAML itself. The header also holds the YAML's length and sha256: a file cut short
+// (a damaged disk, a copy that stopped) can end on a line that is valid YAML, and must not load as a smaller config.
 import type { DefinitionInput } from '../cosi/meta/definition.ts';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { writeFileAtomicAsync } from '../sys/atomic-write.ts';
@@ -22,6 +24,8 @@ export interface SavedConfig {
    * network is up (validation needs them; fetching the images waits for the network).
    */
   extensionTypes?: Record<string, DefinitionInput[]>;
+  /** When loaded: a save that was under way when the machine stopped (its temporary file was left), in words. */
+  interrupted?: string;
 }
 
 const HEADER = '# appliance machine config ';
@@ -30,9 +34,12 @@ export function formatSavedConfig(c: SavedConfig): string {
   const meta = {
     source: c.source, savedAt: c.savedAt, ...(c.instanceId ? { instanceId: c.instanceId } : {}),
     ...(c.extensionTypes && Object.keys(c.extensionTypes).length ? { extensionTypes: c.extensionTypes } : {}),
+    bytes: Buffer.byteLength(c.text), sha256: sha256(c.text),
   };
   return `${HEADER}${JSON.stringify(meta)}\n${c.text}`;
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export function parseSavedConfig(text: string, where: string): SavedConfig {
   const nl = text.indexOf('\n');
@@ -45,8 +52,18 @@ export function parseSavedConfig(text: string, where: string): SavedConfig {
   if (typeof meta.source !== 'string' || typeof meta.savedAt !== 'string') {
     throw new Error(`${where}: damaged header line: source and savedAt are required`);
   }
+  const yaml = nl < 0 ? '' : text.slice(nl + 1);
+  const check = meta as { bytes?: unknown; sha256?: unknown };
+  // Files saved before the header held these load as they are.
+  if (typeof check.bytes === 'number' && Buffer.byteLength(yaml) !== check.bytes) {
+    throw new Error(`${where}: damaged: it holds ${Buffer.byteLength(yaml)} bytes of the ${check.bytes} saved at `
+      + `${meta.savedAt} (cut short? the config is not loaded, lest part of it be taken for the whole)`);
+  }
+  if (typeof check.sha256 === 'string' && sha256(yaml) !== check.sha256) {
+    throw new Error(`${where}: damaged: its content does not match the sha256 saved with it at ${meta.savedAt}`);
+  }
   return {
-    text: nl < 0 ? '' : text.slice(nl + 1), source: meta.source, savedAt: meta.savedAt,
+    text: yaml, source: meta.source, savedAt: meta.savedAt,
     ...(typeof meta.instanceId === 'string' ? { instanceId: meta.instanceId } : {}),
     ...(typeof meta.extensionTypes === 'object' && meta.extensionTypes !== null
       ? { extensionTypes: meta.extensionTypes } : {}),
@@ -77,11 +94,23 @@ export function fileConfigStore(dir: string): ConfigStore {
     path, why: '',
     load() {
       let text: string;
+      const interrupted = interruptedSave(dir);
       try { text = readFileSync(path, 'utf8'); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
-      return parseSavedConfig(text, path);
+      return { ...parseSavedConfig(text, path), ...(interrupted ? { interrupted } : {}) };
     },
     save: (c) => writeFileAtomicAsync(path, formatSavedConfig(c)),
   };
+}
+
+/**
+ * A save the machine stopped in (a power cut between writing the temporary file and renaming it): the file itself
+ * is whole, old or new; the temporary one is removed, and what happened is said.
+ */
+function interruptedSave(dir: string): string | undefined {
+  const left = readdirSync(dir).filter((f) => f.startsWith(`.${CONFIG_FILE}.`) && f.endsWith('.tmp'));
+  for (const f of left) rmSync(join(dir, f), { force: true });
+  return left.length ? `a save was under way when the machine stopped (${left.join(', ')} left, now removed)`
+    : undefined;
 }
 
 /** No STATE: nothing survives a reboot (the resources in the state are the config meanwhile). */

@@ -500,7 +500,8 @@ export class MachineConfig {
       await this.setStatus({
         state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
         changes: this.changesOf(steps, false),
-        message: `persisted config applied (${countActions(steps)}; saved from ${saved.source} at ${saved.savedAt})`,
+        message: `persisted config applied (${countActions(steps)}; saved from ${saved.source} at ${saved.savedAt})`
+          + (saved.interrupted ? `; ${saved.interrupted}: this is the config saved before it` : ''),
       });
       this.o.log.info(`persisted config from ${where} applied: ${countActions(steps)} (saved from ${saved.source})`);
       return saved;

@@ -11,7 +11,7 @@ import {
   decodeSlotEnv, encodeLoaderState, encodeSlotEnv, GRUBENV_PATH, loaderState, SLOT_FILES, type LoaderState,
   type Slot, type SlotInfo,
 } from '../disk/boot-slots.ts';
-import { GRUBENV_SIZE } from '../disk/grubenv.ts';
+import { GrubEnvError, GRUBENV_SIZE } from '../disk/grubenv.ts';
 import { syncDirectory, writeFileAtomic } from '../sys/atomic-write.ts';
 import type { UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 
@@ -29,7 +29,26 @@ const RECORD = 'upgrade.json';
 export class BootPartition {
   constructor(readonly dir: string, readonly running: Slot) {}
 
-  loader(): LoaderState { return loaderState(readFileSync(join(this.dir, GRUBENV_PATH))); }
+  /**
+   * What the loader acts on. A block GRUB cannot read (garbage, a wrong size) it ignores, booting default_slot=A as
+   * grub.cfg sets it before load_env: so does this, and loaderProblem() says why.
+   */
+  loader(): LoaderState { return this.readLoader().state; }
+
+  /** Why the environment block cannot be read (what GRUB boots then), or undefined when it can. */
+  loaderProblem(): string | undefined { return this.readLoader().problem; }
+
+  private readLoader(): { state: LoaderState; problem?: string } {
+    const file = join(this.dir, GRUBENV_PATH);
+    try { return { state: loaderState(readFileSync(file)) }; } catch (e) {
+      if (!(e instanceof GrubEnvError)) throw e;
+      return {
+        state: { defaultSlot: 'A', triesLeft: 0, good: new Set(['A']) },
+        problem: `the boot loader's environment ${file} is unreadable (${e.message}): GRUB ignores it and boots `
+          + 'slot A; the next change of the slots (marking one good, an upgrade) writes it anew',
+      };
+    }
+  }
 
   /**
    * Rewrites the environment block in place, as GRUB's save_env does: the file keeps its size and its
@@ -37,7 +56,8 @@ export class BootPartition {
    */
   setLoader(s: LoaderState): void {
     const file = join(this.dir, GRUBENV_PATH);
-    const block = encodeLoaderState(s, readFileSync(file));
+    // A block GRUB cannot read keeps no variables worth keeping: a fresh one replaces it.
+    const block = encodeLoaderState(s, this.loaderProblem() ? undefined : readFileSync(file));
     if (block.length !== GRUBENV_SIZE) throw new Error(`${file}: a block of ${block.length} bytes`);
     const fd = openSync(file, 'r+');
     try { writeSync(fd, block, 0, block.length, 0); fsyncSync(fd); } finally { closeSync(fd); }
@@ -78,10 +98,17 @@ export class BootPartition {
   }
 
   record(): UpgradeRecord | undefined {
+    const r = this.readRecord();
+    if (r.problem) throw new Error(r.problem);
+    return r.record;
+  }
+
+  /** The upgrade record, or why it cannot be read: what reports the slots reads it so, and boots on. */
+  readRecord(): { record?: UpgradeRecord; problem?: string } {
     const file = join(this.dir, RECORD);
-    if (!existsSync(file)) return undefined;
-    try { return JSON.parse(readFileSync(file, 'utf8')) as UpgradeRecord; } catch (e) {
-      throw new Error(`${file}: not an upgrade record (${(e as Error).message})`, { cause: e });
+    if (!existsSync(file)) return {};
+    try { return { record: JSON.parse(readFileSync(file, 'utf8')) as UpgradeRecord }; } catch (e) {
+      return { problem: `${file}: not an upgrade record (${(e as Error).message})` };
     }
   }
 

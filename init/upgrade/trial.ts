@@ -39,7 +39,9 @@ const now = () => new Date().toISOString();
 
 export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
   const idle = { close() {} };
-  const rec = o.boot.record();
+  const { record: rec, problem } = o.boot.readRecord();
+  // An unreadable record is reported with the slots (Version's problem); there is no trial to follow then.
+  if (problem) o.log.warn(`upgrade: ${problem}; no trial is followed`);
   if (!rec) return idle;
   const loader = o.boot.loader();
   const slot = rec.status.slot;

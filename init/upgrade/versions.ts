@@ -18,7 +18,8 @@ const running = (): VersionSpec => ({
 export function versionSpecs(boot: BootPartition | undefined): Map<string, VersionSpec> {
   if (!boot) return new Map([[RUNNING_VERSION_ID, running()]]);
   const loader = boot.loader();
-  const record = boot.record();
+  const { record, problem: recordProblem } = boot.readRecord();
+  const bootProblems = [boot.loaderProblem(), recordProblem].filter(Boolean).join('; ');
   return new Map(SLOTS.map((slot) => {
     const info = boot.slot(slot);
     const failed = record?.status.slot === slot && record.status.phase === 'failed' ? record.status.error : '';
@@ -28,7 +29,7 @@ export function versionSpecs(boot: BootPartition | undefined): Map<string, Versi
     return [slot, {
       ...base, slot, defaultBoot: loader.defaultSlot === slot, good: loader.good.has(slot),
       trying: loader.trySlot === slot, triesLeft: loader.trySlot === slot ? loader.triesLeft : 0,
-      problem: !info && slot !== boot.running ? 'holds no system' : failed,
+      problem: [!info && slot !== boot.running ? 'holds no system' : failed, bootProblems].filter(Boolean).join('; '),
     }];
   }));
 }
