@@ -4,6 +4,8 @@
 // machine's data at /var (without one /var is in memory). Mounted this early so that
 // nothing is written to /var, or read from STATE, before the disk is there.
 import { mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { readOptional } from '../sys/optional-fs.ts';
 import type { Native } from '../../native/index.ts';
 import { listBlockDevices } from '../sys/sysfs-block.ts';
 import { MS } from '../sys/mount-table.ts';
@@ -31,11 +33,27 @@ function mountLabelled(n: Native, l: Labelled, sys: string, dev: string): Labell
   }
 }
 
+/** A partition's name in its table (GPT), as the kernel reports it in the partition's uevent. */
+function partitionName(sys: string, name: string): string | undefined {
+  return /^PARTNAME=(.*)$/m.exec(readOptional(join(sys, name, 'uevent')) ?? '')?.[1];
+}
+
 function mountFound(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {
   const devices = [...listBlockDevices(sys, dev).values()];
   const disk = l.sameDiskAs === undefined ? undefined : devices.find((d) => d.devPath === l.sameDiskAs)?.parent ?? '';
   const found = devices.filter((d) => d.label === l.label && (disk === undefined || d.parent === disk));
-  if (!found.length) return { why: `no filesystem labelled ${l.label}${disk ? ` on ${disk}` : ''}` };
+  if (!found.length) {
+    // The image names its GPT partitions as it labels their filesystems: a partition named so whose filesystem has
+    // no label is a damaged one, not a disk without it.
+    const named = devices.find((d) => d.partition && partitionName(sys, basename(d.devPath)) === l.label
+      && (disk === undefined || d.parent === disk));
+    if (named) {
+      const holds = named.probeError ?? (named.fstype ? `holds ${named.fstype} labelled "${named.label ?? ''}"`
+        : 'holds no filesystem this system recognizes: its superblock damaged?');
+      return { why: `${named.devPath} is the partition named ${l.label}, but ${holds}` };
+    }
+    return { why: `no filesystem labelled ${l.label}${disk ? ` on ${disk}` : ''}` };
+  }
   if (found.length > 1) {
     return { why: `${found.length} filesystems labelled ${l.label} (${found.map((d) => d.devPath).join(', ')}): `
       + 'refusing to guess' };

@@ -72,7 +72,8 @@ t.test('with nothing persisted the machine waits for a config, in maintenance mo
   t.equal(st, 'applied', 'mutual TLS with the CA it was given');
   t.match(await configStatus(), { persistedTo: join(stateDir, CONFIG_FILE), resources: 1 });
   const after = await insecure(['get', 'versions']);
-  t.equal(after.code, 5, 'without a client certificate the machine is out of reach');
+  t.equal(after.code, 6, 'without a client certificate the machine refuses the client');
+  t.match(after.err, /this machine requires a client certificate .*, and this client sent none/);
 });
 
 t.test('apply merges, persists atomically, and says what it did', async (t) => {
@@ -260,6 +261,39 @@ t.test('a write just before the machine stops is saved as it stops, not lost wit
   const d = await cosictl(['delete', 'motd', 'last']);
   t.equal(d.code, 0, d.err);
   await until(() => /id: last/.test(saved().text), false);
+});
+
+t.test('a save the machine stopped in: the whole old file loads, and the status says so', async (t) => {
+  await served.stop();
+  // What a power cut between the temporary file's fsync and the rename leaves: the old file, and the new one beside.
+  const left = join(stateDir, `.${CONFIG_FILE}.1.tmp`);
+  writeFileSync(left, 'metadata: {type: motd, id: half}\n');
+  served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+  t.match(await configStatus(), { state: 'applied', source: 'state', message: new RegExp(
+    `persisted config applied .*; a save was under way when the machine stopped \\(\\.${CONFIG_FILE}\\.1\\.tmp `
+    + 'left, now removed\\): this is the config saved before it') });
+  t.notOk(readdirSync(stateDir).includes(`.${CONFIG_FILE}.1.tmp`), 'the temporary file is gone');
+});
+
+t.test('a config file cut short is not loaded as a smaller config: refused with why, the engine serves', async (t) => {
+  const whole = readFileSync(join(stateDir, CONFIG_FILE), 'utf8');
+  await served.stop();
+  // Cut at the end of a line: what is left is valid YAML, one resource short.
+  const cut = whole.slice(0, whole.lastIndexOf('\n', whole.length - 2) + 1);
+  writeFileSync(join(stateDir, CONFIG_FILE), cut);
+  served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+  // Its CA was in it: the machine waits in maintenance mode, where anyone may read why.
+  const status = JSON.parse((await cosictl(['--insecure', 'get', 'configstatus', '-o', 'json'])).out).items[0].spec;
+  t.match(status, {
+    state: 'maintenance', refusedSource: 'state',
+    refusedProblems: [new RegExp(`damaged: it holds ${Buffer.byteLength(cut) - cut.indexOf('\n') - 1} bytes of the `
+      + `${Buffer.byteLength(whole) - whole.indexOf('\n') - 1} saved at .* \\(cut short\\?`)],
+  });
+  // Put back, for the tests after this one.
+  await served.stop();
+  writeFileSync(join(stateDir, CONFIG_FILE), whole);
+  served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+  t.match(await configStatus(), { state: 'applied', source: 'state' });
 });
 
 t.test('a tried config is reverted exactly unless confirmed', async (t) => {

@@ -4,6 +4,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { GrpcChannel } from './client.ts';
 import { Status } from './framing.ts';
 import { grpcHttp2Server } from './http2-server.ts';
+import type { Method } from './server.ts';
 
 t.test('a request over the limit is answered RESOURCE_EXHAUSTED, however large; the connection lives', async (t) => {
   const srv = grpcHttp2Server({
@@ -52,4 +53,25 @@ t.test('a connection whose peer goes silent fails its keepalive, and its pings s
   t.same(thrown.map(String), [], 'nothing thrown by pings on the ended session');
   silent = false;
   t.equal((await ch.unary('/t.S/Echo', Buffer.from('again'))).toString(), 'again', 'a new connection serves');
+});
+
+t.test('a handler that throws before its first await fails its call, not the server', async (t) => {
+  const refuse = () => { throw new Error('refused at the gate'); };
+  const srv = grpcHttp2Server({
+    methods: new Map<string, Method>([
+      ['/t.S/Unary', { kind: 'unary', handle: refuse }],
+      ['/t.S/Stream', { kind: 'server-stream', handle: refuse }],
+      ['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }],
+    ]),
+    maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.PERMISSION_DENIED, message: (e as Error).message }),
+  });
+  const port = await srv.listen({ host: '127.0.0.1', port: 0 });
+  const ch = new GrpcChannel(`127.0.0.1:${port}`);
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => { clearInterval(alive); ch.close(); void srv.stop(0); });
+  await t.rejects(ch.unary('/t.S/Unary', Buffer.from('x')), { code: Status.PERMISSION_DENIED, message: /at the gate/ });
+  const stream = ch.serverStream('/t.S/Stream', Buffer.from('x'));
+  stream.onMessage(() => undefined);
+  t.match(await stream.done, { code: Status.PERMISSION_DENIED, message: /at the gate/ });
+  t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here', 'the server lives');
 });

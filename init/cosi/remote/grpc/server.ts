@@ -126,6 +126,14 @@ function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promi
   };
 }
 /** Handles one HTTP/2 stream as a gRPC call. */
+/**
+ * A handler's promise, or its synchronous throw as a rejection: a check that throws before the handler's first await
+ * (the API's role gate) is the call's error, never the process's.
+ */
+function settled<T>(call: () => Promise<T>): Promise<T> {
+  try { return call(); } catch (e) { return Promise.reject(e); }
+}
+
 export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
   const abort = new AbortController();
   // A reset by the peer (or a failed write) ends the call: the handler sees why in its signal.
@@ -200,7 +208,7 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     }
     const request = messages[0]!;
     if (method.kind === 'unary') {
-      method.handle(request, ctx).then((response) => {
+      settled(() => method.handle(request, ctx)).then((response) => {
         if (stream.closed || stream.destroyed) return;
         startResponse(stream);
         stream.end(frame(response));
@@ -209,7 +217,7 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
       return;
     }
     const out = writerFor(stream);
-    method.handle(request, ctx, out).then(async () => {
+    settled(() => method.handle(request, ctx, out)).then(async () => {
       await out.finish();
       clearTimeout(timer);
       if (!stream.closed) { startResponse(stream); stream.end(); }
