@@ -19,7 +19,11 @@ export interface GuestForward { guestAddr: string; guestPort: number; hostAddr?:
  */
 export interface Disk {
   file: string; format?: 'raw' | 'qcow2' | 'vmdk'; id?: string; readonly?: boolean;
-  interface?: 'virtio' | 'cdrom' | 'usb' | 'nvme' | 'scsi';
+  /**
+   * ahci: a SATA disk on q35's built-in AHCI controller; ide: a disk on the pc machine's PIIX IDE, the N-th of the
+   * list at IDE index N (as `qemu-system-x86_64 -hda` gives it, QEMU's default CD-ROM kept beside it).
+   */
+  interface?: 'virtio' | 'cdrom' | 'usb' | 'nvme' | 'scsi' | 'ahci' | 'ide';
   /** The serial number the guest reads (virtio, usb, scsi; NVMe disks get nvme<N>). */
   serial?: string;
 }
@@ -42,7 +46,19 @@ export interface VmOptions {
   /** slirp's TFTP server: the folder it serves and the file its DHCP offers as the boot file. */
   tftp?: { dir: string; bootfile: string };
   /** The NIC: virtio-net (default; its driver is built in) or an Intel e1000e (a module, loaded by modalias). */
-  nic?: 'virtio' | 'e1000e';
+  nic?: Nic;
+  /**
+   * The NICs, first to last (instead of `nic`; [] for none). The first is on the user network with the
+   * forwards; each other on a user network of its own (10.0.3.0/24, 10.0.4.0/24, ...), reaching nothing.
+   */
+  nics?: Nic[];
+  /** q35 (default) or pc (i440fx, PIIX IDE), QEMU's two x86 machines. */
+  machine?: 'q35' | 'pc';
+  /**
+   * Keep QEMU's default devices, as a user's VM has them (no -nodefaults): an empty CD-ROM drive (q35: on
+   * AHCI; pc: on IDE), a floppy drive (pc) and VGA. The default NIC is replaced by `nics`.
+   */
+  defaults?: boolean;
   /** seabios (QEMU's default, legacy BIOS) or ovmf (UEFI). */
   firmware?: 'seabios' | 'ovmf';
   /** Appended to cmdline (test switches, debug flags). */
@@ -87,6 +103,12 @@ export function slirpStaticIp(net?: VmOptions['slirpNet']): string {
   return `ip=${net.dhcpStart}::${net.host}:${mask}::eth0:off`;
 }
 
+/** NIC models: virtio-net, Intel e1000e (q35's default) and e1000 (pc's), Realtek RTL8139. */
+export type Nic = 'virtio' | 'e1000e' | 'e1000' | 'rtl8139';
+const NIC_DEVICES: Record<Nic, string> = {
+  virtio: 'virtio-net-pci', e1000e: 'e1000e', e1000: 'e1000', rtl8139: 'rtl8139',
+};
+
 export interface VmExit { code: number | null; signal: NodeJS.Signals | null }
 
 export interface Vm {
@@ -130,23 +152,26 @@ export function defaultAccel(): 'tcg' | 'kvm' {
 export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
   const accel = o.accel ?? defaultAccel();
   const cmdline = [o.cmdline.trim(), ...(o.append ?? [])].filter(Boolean).join(' ');
+  const machine = o.machine ?? 'q35';
   const args = [
-    '-machine', `q35,accel=${accel}`,
+    '-machine', `${machine},accel=${accel}`,
     '-cpu', accel === 'kvm' ? 'host' : 'max',
     '-smp', String(o.cpus ?? 1),
     '-m', `${o.memoryMiB ?? 256}M`,
     // Only a direct boot hands QEMU the kernel; a disk's or a network's loader picks its own.
     ...((o.bootFrom ?? 'kernel') === 'kernel' ? ['-kernel', o.kernel, '-initrd', o.initrd, '-append', cmdline] : []),
-    '-display', 'none', '-vga', 'none', '-nodefaults',
+    '-display', 'none', ...(o.defaults ? [] : ['-vga', 'none', '-nodefaults']),
     '-serial', 'stdio', '-monitor', 'none',
     '-qmp', `unix:${qmpSocket},server=on,wait=off`,
     '-device', 'virtio-rng-pci',
+  ];
+  if (machine === 'q35') args.push(
     // Spare PCIe root ports: q35's root bus takes no hot-plugged devices. Native PCIe
     // hotplug (not QEMU's ACPI default), which the kernel's pciehp handles.
     '-global', 'ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off',
     '-device', 'pcie-root-port,id=hp1,chassis=1,slot=1',
     '-device', 'pcie-root-port,id=hp2,chassis=2,slot=2',
-  ];
+  );
   const fwd = [
     ...(o.hostfwd ?? []).map(
       (f) => `hostfwd=${f.proto ?? 'tcp'}:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}-:${f.guestPort}`,
@@ -157,14 +182,14 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
       (f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-cmd:socat - TCP:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`,
     ),
   ];
-  args.push(
-    '-netdev', ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']),
+  (o.nics ?? [o.nic ?? 'virtio']).forEach((nic, i) => {
+    const netdev = i === 0 ? ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']),
       ...(o.slirpNet ? [`net=${o.slirpNet.net}`, `host=${o.slirpNet.host}`, `dhcpstart=${o.slirpNet.dhcpStart}`] : []),
       ...(o.tftp ? [`tftp=${o.tftp.dir}`, `bootfile=${o.tftp.bootfile}`] : []),
-      ...fwd].join(','),
-    '-device', [o.nic === 'e1000e' ? 'e1000e' : 'virtio-net-pci', 'netdev=n0',
-      ...(o.bootFrom === 'network' ? ['bootindex=1'] : [])].join(','),
-  );
+      ...fwd] : ['user', `id=n${i}`, 'restrict=on', `net=10.0.${2 + i}.0/24`];
+    args.push('-netdev', netdev.join(','), '-device', [NIC_DEVICES[nic], `netdev=n${i}`,
+      ...(i === 0 && o.bootFrom === 'network' ? ['bootindex=1'] : [])].join(','));
+  });
   if (o.firmware === 'ovmf') {
     const vars = join(dirname(qmpSocket), 'OVMF_VARS.fd');
     copyFileSync(OVMF.vars, vars);
@@ -179,6 +204,12 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     const id = d.id ?? `disk${i}`;
     const cdrom = d.interface === 'cdrom';
     const readonly = d.readonly || cdrom ? ',readonly=on' : '';
+    if (d.interface === 'ide') {
+      // As `-hda` does: a -device on the IDE bus would make QEMU leave out its default CD-ROM (ide1-cd0), which this
+      // interface is here to keep beside the disk. SeaBIOS boots the first IDE disk unasked.
+      args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=ide,index=${i},id=${id}${readonly}`);
+      return;
+    }
     args.push('-drive', `file=${d.file},format=${d.format ?? 'raw'},if=none,id=${id}${cdrom ? ',media=cdrom' : ''}`
       + readonly);
     const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
@@ -190,6 +221,8 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
       case 'usb': controller('xhci', 'qemu-xhci'); args.push('-device', `usb-storage,bus=xhci.0,${dev}`); break;
       case 'nvme': args.push('-device', `nvme,serial=nvme${i},${dev}`); break;
       case 'scsi': controller('scsi', 'virtio-scsi-pci'); args.push('-device', `scsi-hd,bus=scsi.0,${dev}`); break;
+      // Port 0 of q35's AHCI.
+      case 'ahci': args.push('-device', `ide-hd,bus=ide.0,${dev}`); break;
     }
   });
   for (const f of o.fwcfg ?? []) args.push(

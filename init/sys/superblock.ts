@@ -1,6 +1,7 @@
 // superblock: which filesystem a block device holds, its label and UUID, read from
 // the first 64 KiB (no blkid, no libblkid). Formats: ext2/3/4, vfat (FAT12/16/32),
-// iso9660, squashfs, swap.
+// iso9660, squashfs, swap; and, to name what a disk holds that this system does not use, NTFS and an LVM
+// physical volume (blkid's names: ntfs, LVM2_member).
 export interface Probe { fstype: string; label?: string; uuid?: string }
 
 /** How much of the device probe() needs. */
@@ -38,6 +39,15 @@ export function probe(b: Buffer): Probe | null {
   if (b.length >= 0x8000 + 72 && b[0x8000] === 1 && b.toString('latin1', 0x8001, 0x8006) === 'CD001') {
     const label = str(b, 0x8028, 32);
     return { fstype: 'iso9660', ...(label ? { label } : {}) };
+  }
+  // NTFS: "NTFS    " as the boot sector's OEM id, at 3
+  if (b.length >= 512 && b.toString('latin1', 3, 11) === 'NTFS    ') return { fstype: 'ntfs' };
+  // LVM2 physical volume: a "LABELONE" label in one of the first four sectors, type "LVM2 001"
+  for (let sector = 0; sector < 4 && b.length >= (sector + 1) * 512; sector++) {
+    const at = sector * 512;
+    if (b.toString('latin1', at, at + 8) === 'LABELONE' && b.toString('latin1', at + 24, at + 32) === 'LVM2 001') {
+      return { fstype: 'LVM2_member' };
+    }
   }
   // vfat: boot sector signature 0x55AA; FAT32 keeps its label at 0x47, FAT12/16 at 0x2B
   if (b.length >= 512 && b[510] === 0x55 && b[511] === 0xaa) {
