@@ -5,6 +5,9 @@
 //   --resources N   resources for List and RSS (default 10000)
 //   --watchers N    concurrent kind watchers (default 100)
 //   --watch-threads N  client threads the watchers are spread over (default 2)
+//   --flood         instead: one reader opens --flood-watches (3000) watches of a kind of --flood-resources (100)
+//                   at once while a bystander Lists that kind and another Gets, each every 20 ms on its own thread;
+//                   with --vm against a TCG VM booted from out/ (npm run build), else against `appliance serve`
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
@@ -24,10 +27,14 @@ import type { MachineSecrets } from '../init/pki/secrets.ts';
 import { createPublicKey, createPrivateKey } from 'node:crypto';
 import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
 import { measureWatchDelivery } from './lib/watch-delivery.ts';
+import { benchWatchFlood } from './lib/bench-flood.ts';
 
 const args = benchArgs(
-  'usage: npm run bench:state -- [--resources N] [--watchers N] [--watch-threads N]\n\n'
-    + 'Measures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n',
+  'usage: npm run bench:state -- [--resources N] [--watchers N] [--watch-threads N]\n'
+    + '       npm run bench:state -- --flood [--vm] [--flood-watches N] [--flood-resources N]\n\n'
+    + 'Measures Get/Update latency, List of N resources, watch delivery with N watchers, and RSS.\n'
+    + 'With --flood: how long a bystander\'s List and Get wait while one reader opens thousands of watches at once\n'
+    + '(--vm: on a TCG VM booted from out/, instead of the engine on this host).\n',
 );
 const N = args.int('--resources', 10_000);
 const WATCHERS = args.int('--watchers', 100);
@@ -53,6 +60,14 @@ const pct = (xs: number[], p: number) => {
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
+if (process.argv.includes('--flood')) {
+  await benchWatchFlood({
+    watches: args.int('--flood-watches', 3000), resources: args.int('--flood-resources', 100),
+    vm: process.argv.includes('--vm'),
+  });
+  process.exit(0);
+}
+
 const { exe } = await build({ hostOnly: true });
 const served = await startServe(exe, ['--no-plugins']); // the engine alone: no plugin reacting to the writes
 const address = `127.0.0.1:${served.port}`;
@@ -62,6 +77,7 @@ const client = served.client('admin', { codecs });
 await client.waitReady();
 const ptr = (id: string) => ({ namespace: 'config', type: MOTD_TYPE, id });
 const rssStart = rssMiB(served.process.pid!);
+
 
 // Get and Update latency, sequential, after a warm-up.
 let r: Resource = await client.create(newResource(ptr('bench'), { text: 'bench 0' }));

@@ -7,11 +7,19 @@ import { nextMessage, tsWorker } from './ts-worker.ts';
 
 export interface Bystander { stop(): Promise<{ latencies: number[]; errors: string[] }> }
 
-export async function startBystander(
-  address: string, pointer: Pointer, o: { tls?: ChannelTls; everyMs?: number } = {},
-): Promise<Bystander> {
-  const w = tsWorker(new URL('./bystander-worker.ts', import.meta.url),
-    { address, pointer, tls: o.tls, everyMs: o.everyMs ?? 20 });
+export interface BystanderOptions {
+  tls?: ChannelTls; everyMs?: number;
+  /** Get `pointer` (default), or List `kind`. */
+  call?: 'get' | 'list'; kind?: { namespace: string; type: string };
+  /** Each call's deadline (default 10 s). */
+  timeoutMs?: number;
+}
+
+export async function startBystander(address: string, pointer: Pointer, o: BystanderOptions = {}): Promise<Bystander> {
+  const w = tsWorker(new URL('./bystander-worker.ts', import.meta.url), {
+    address, pointer, tls: o.tls, everyMs: o.everyMs ?? 20, call: o.call ?? 'get', kind: o.kind ?? pointer,
+    timeoutMs: o.timeoutMs ?? 10_000,
+  });
   await nextMessage(w);
   return {
     async stop() {

@@ -6,6 +6,7 @@
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
+import { FairTurns } from './fair-turns.ts';
 import protobuf from 'protobufjs';
 import {
   DEFAULT_SPEC_LIMITS, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire,
@@ -125,6 +126,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
+  const watchTurns = new FairTurns<unknown>();
   const limits = () => o.limits?.() ?? DEFAULT_REQUEST_LIMITS;
   const fromWire = (w: WireResource | undefined, where: string) => {
     const l = limits();
@@ -280,17 +282,25 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
           if (ctx.signal.aborted) return undefined;
           return out.writeFramedNow(watchResponse(events));
         };
-        const watch = await state.watch(
-          { namespace: req.namespace, type: req.type, ...(has(req, 'id') ? { id: req.id! } : {}) },
-          { ...watchOptionsFromWire(req.options), labelQueries: queries(req.options?.label_query, 'watch') },
-          send,
-          req.api_version >= 1,
-        );
-        ctx.signal.addEventListener('abort', () => watch.close(), { once: true });
-        // Rule 1: one empty response as soon as the watch is set up, before any event.
-        out.write(encode('WatchResponse', {}));
-        await out.flush();
-        openGate();
+        // The setup and the bootstrap in a turn of their own (fair-turns.ts): a flood of watches takes turns.
+        const release = await watchTurns.take(ctx.session);
+        let watch: Awaited<ReturnType<State['watch']>>;
+        try {
+          if (ctx.signal.aborted) return;
+          watch = await state.watch(
+            { namespace: req.namespace, type: req.type, ...(has(req, 'id') ? { id: req.id! } : {}) },
+            { ...watchOptionsFromWire(req.options), labelQueries: queries(req.options?.label_query, 'watch') },
+            send,
+            req.api_version >= 1,
+          );
+          ctx.signal.addEventListener('abort', () => watch.close(), { once: true });
+          // Rule 1: one empty response as soon as the watch is set up, before any event.
+          out.write(encode('WatchResponse', {}));
+          await out.flush();
+          openGate();
+          // The bootstrap is written by the microtasks the gate set off; the turn ends after them.
+          await new Promise((r) => setImmediate(r));
+        } finally { release(); }
         const err = await watch.done;
         if (err && !ctx.signal.aborted) throw err;
       },
