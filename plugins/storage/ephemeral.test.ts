@@ -61,7 +61,9 @@ const kernel: EphemeralKernel = {
   resizePartition: (...a) => { resized.push(a); },
   growExt4: (...a) => { grown.push(a); },
   mountedDevice: (target) => mounts.get(target),
+  availableBytes: () => available,
 };
+let available = 1 << 30;
 const mounts = new Map<string, string>();
 const device = (name: string, spec: object) => newResource({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name },
   { devPath: `/dev/${name}`, major: 254, minor: 0, readOnly: false, removable: false, ...spec });
@@ -130,4 +132,20 @@ t.test('already grown: nothing is written; not mounted on /var: pending, the fil
     { state: 'pending', grew: '', error: 'waiting for /dev/vda2 on /var' });
   t.equal(resized.length, before, 'no partition ioctl');
   t.equal(grown.length, 1, 'no filesystem ioctl');
+});
+
+t.test('a full /var is said in the status, and no longer once space is freed', async (t) => {
+  mounts.set('/var', '/dev/vda2');
+  available = 4096;
+  const h = await controllerHarness(t, [ephemeralController(kernel, { spaceCheckMs: 50 })], {
+    codecs: builtinCodecs(builtinTypes()), seed: seed(),
+  });
+  const status = () => h.spec<Record<string, unknown>>({ namespace: STORAGE_NS, type: EPHEMERAL_STATUS_TYPE,
+    id: 'ephemeral' });
+  await h.until(async () => (await status())?.availableBytes, 4096);
+  t.match(await status(), { state: 'applied', spaceProblem: /^\/var is full: 4 KiB left; extension fetches, / });
+  available = 64 << 20;
+  t.equal(await h.until(async () => (await status())?.availableBytes, 64 << 20), 64 << 20,
+    'looked at again by itself');
+  t.notOk((await status())?.spaceProblem);
 });

@@ -5,7 +5,7 @@
 // partition enlarged), the kernel is told the partition's new size (BLKPG), and the ext4 is
 // grown while mounted (EXT4_IOC_RESIZE_FS). Only a GPT partition named EPHEMERAL that holds
 // an ext4 labelled EPHEMERAL and is the disk's last partition is ever touched.
-import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, readSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Controller } from '../../init/cosi/controller/contract.ts';
 import type { Resource } from '../../init/cosi/resource/resource.ts';
@@ -31,6 +31,20 @@ export interface EphemeralKernel {
   growExt4(mountPoint: string, blocks: number): void;
   /** The device mounted on `target`, if any. */
   mountedDevice(target: string): string | undefined;
+  /** Bytes an unprivileged writer may still use on the filesystem mounted at `target` (statfs f_bavail). */
+  availableBytes(target: string): number;
+}
+
+/** Below this, /var is called full: an extension image or an upgrade no longer fits. */
+export const FULL_BELOW_BYTES = 16 << 20;
+/** How often free space is looked at again (nothing notifies a filling filesystem). */
+export const SPACE_CHECK_MS = 30_000;
+
+/** What a full /var means, or undefined while it has room. */
+export function spaceProblem(availableBytes: number): string | undefined {
+  if (availableBytes >= FULL_BELOW_BYTES) return undefined;
+  return `${EPHEMERAL_MOUNT} is full: ${Math.floor(availableBytes / 1024)} KiB left; extension fetches, upgrade `
+    + `staging and files on ${EPHEMERAL_MOUNT} fail until space is freed`;
 }
 
 export function nativeEphemeralKernel(n: () => Native, sys = '/sys/class/block'): EphemeralKernel {
@@ -53,6 +67,7 @@ export function nativeEphemeralKernel(n: () => Native, sys = '/sys/class/block')
     growExt4: (target, blocks) => n().growExt4(target, blocks),
     mountedDevice: (target) => parseMounts(readFileSync('/proc/self/mounts', 'utf8'))
       .filter((m) => m.target === target).at(-1)?.source,
+    availableBytes: (target) => { const s = statfsSync(target); return s.bavail * s.bsize; },
   };
 }
 
@@ -81,7 +96,7 @@ export function growPartition(k: EphemeralKernel, part: BlockDeviceSpec & { name
   return { bytes, grew: true };
 }
 
-export function ephemeralController(k: EphemeralKernel): Controller {
+export function ephemeralController(k: EphemeralKernel, o: { spaceCheckMs?: number } = {}): Controller {
   return {
     name: 'ephemeral',
     inputs: () => [{ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, kind: 'weak' }],
@@ -90,50 +105,59 @@ export function ephemeralController(k: EphemeralKernel): Controller {
       let partition: { device: string; bytes: number; grew: boolean } | undefined;
       let filesystemGrownTo: number | undefined;
       let error: string | undefined;
-      while (await ctx.next()) {
-        const out = outputSet(ctx, [[STORAGE_NS, EPHEMERAL_STATUS_TYPE]]);
-        const devices = await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }) as
-          Resource<BlockDeviceSpec>[];
-        const candidates = devices.filter((d) => d.spec.partition && d.spec.parent && d.spec.label === EPHEMERAL
-          && d.spec.fstype === 'ext4');
-        // Only the one PID 1 put on /var is this machine's: a live system's disks, or one it installs to, are not.
-        const onVar = k.mountedDevice(EPHEMERAL_MOUNT);
-        const found = candidates.find((d) => d.spec.devPath === onVar) ?? candidates[0];
-        if (!found) { await out.cleanup(); continue; }
-        const part = { ...found.spec, name: found.metadata.id };
-        const mounted = onVar === part.devPath;
-        if (mounted && partition?.device !== part.devPath && !error) {
-          try { partition = { device: part.devPath, ...growPartition(k, part) }; } catch (e) {
-            error = `the partition cannot grow: ${(e as Error).message}`;
-            ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
+      const recheck = setInterval(() => ctx.requestReconcile(), o.spaceCheckMs ?? SPACE_CHECK_MS);
+      let lastProblem: string | undefined;
+      try {
+        while (await ctx.next()) {
+          const out = outputSet(ctx, [[STORAGE_NS, EPHEMERAL_STATUS_TYPE]]);
+          const devices = await ctx.state.list({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE }) as
+            Resource<BlockDeviceSpec>[];
+          const candidates = devices.filter((d) => d.spec.partition && d.spec.parent && d.spec.label === EPHEMERAL
+            && d.spec.fstype === 'ext4');
+          // Only the one PID 1 put on /var is this machine's: a live system's disks, or one it installs to, are not.
+          const onVar = k.mountedDevice(EPHEMERAL_MOUNT);
+          const found = candidates.find((d) => d.spec.devPath === onVar) ?? candidates[0];
+          if (!found) { await out.cleanup(); continue; }
+          const part = { ...found.spec, name: found.metadata.id };
+          const mounted = onVar === part.devPath;
+          if (mounted && partition?.device !== part.devPath && !error) {
+            try { partition = { device: part.devPath, ...growPartition(k, part) }; } catch (e) {
+              error = `the partition cannot grow: ${(e as Error).message}`;
+              ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
+            }
           }
-        }
-        const partitionBytes = partition?.bytes ?? part.sizeBytes;
-        const geometry = extGeometry(k.read(part.devPath, 0, 4096));
-        let filesystemBytes = Math.max(filesystemGrownTo ?? 0, geometry ? geometry.blocks * geometry.blockSize : 0);
-        if (mounted && geometry && filesystemGrownTo === undefined && !error
-          && filesystemBytes + geometry.blockSize <= partitionBytes) {
-          const blocks = Math.floor(partitionBytes / geometry.blockSize);
-          try {
-            k.growExt4(EPHEMERAL_MOUNT, blocks);
-            filesystemGrownTo = filesystemBytes = blocks * geometry.blockSize;
-            const mib = Math.round(partitionBytes / 2 ** 20);
-            ctx.log.info(`${part.devPath}: grown to ${mib} MiB on ${EPHEMERAL_MOUNT}`);
-          } catch (e) {
-            error = `the filesystem cannot grow: ${(e as Error).message}`;
-            ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
+          const partitionBytes = partition?.bytes ?? part.sizeBytes;
+          const geometry = extGeometry(k.read(part.devPath, 0, 4096));
+          let filesystemBytes = Math.max(filesystemGrownTo ?? 0, geometry ? geometry.blocks * geometry.blockSize : 0);
+          if (mounted && geometry && filesystemGrownTo === undefined && !error
+            && filesystemBytes + geometry.blockSize <= partitionBytes) {
+            const blocks = Math.floor(partitionBytes / geometry.blockSize);
+            try {
+              k.growExt4(EPHEMERAL_MOUNT, blocks);
+              filesystemGrownTo = filesystemBytes = blocks * geometry.blockSize;
+              const mib = Math.round(partitionBytes / 2 ** 20);
+              ctx.log.info(`${part.devPath}: grown to ${mib} MiB on ${EPHEMERAL_MOUNT}`);
+            } catch (e) {
+              error = `the filesystem cannot grow: ${(e as Error).message}`;
+              ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
+            }
           }
+          const grew = [partition?.grew ? 'partition' : '', filesystemGrownTo !== undefined ? 'filesystem' : '']
+            .filter(Boolean).join(' and ');
+          const available = mounted ? k.availableBytes(EPHEMERAL_MOUNT) : undefined;
+          const full = available === undefined ? undefined : spaceProblem(available);
+          if (full && !lastProblem) ctx.log.warn(full);
+          lastProblem = full;
+          const status: EphemeralStatusSpec = {
+            state: error ? 'error' : mounted ? 'applied' : 'pending', device: part.devPath, disk: `/dev/${part.parent}`,
+            diskBytes: k.sectors(part.parent!) * SECTOR, partitionBytes, filesystemBytes, grew,
+            ...(error ? { error } : mounted ? {} : { error: `waiting for ${part.devPath} on ${EPHEMERAL_MOUNT}` }),
+            ...(available !== undefined ? { availableBytes: available } : {}), ...(full ? { spaceProblem: full } : {}),
+          };
+          await out.put(STORAGE_NS, EPHEMERAL_STATUS_TYPE, 'ephemeral', status);
+          await out.cleanup();
         }
-        const grew = [partition?.grew ? 'partition' : '', filesystemGrownTo !== undefined ? 'filesystem' : '']
-          .filter(Boolean).join(' and ');
-        const status: EphemeralStatusSpec = {
-          state: error ? 'error' : mounted ? 'applied' : 'pending', device: part.devPath, disk: `/dev/${part.parent}`,
-          diskBytes: k.sectors(part.parent!) * SECTOR, partitionBytes, filesystemBytes, grew,
-          ...(error ? { error } : mounted ? {} : { error: `waiting for ${part.devPath} on ${EPHEMERAL_MOUNT}` }),
-        };
-        await out.put(STORAGE_NS, EPHEMERAL_STATUS_TYPE, 'ephemeral', status);
-        await out.cleanup();
-      }
+      } finally { clearInterval(recheck); }
     },
   };
 }
