@@ -24,6 +24,18 @@ t.test('whole, cut short at any byte, or changed', async (t) => {
   t.match(parseSavedConfig(old, 'f'), saved, 'a file saved before the header held them loads as it is');
 });
 
+t.test('a damaged file is refused and kept aside, never overwritten by the next save', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'saved-config-'));
+  const whole = formatSavedConfig(saved);
+  writeFileSync(join(dir, CONFIG_FILE), whole.slice(0, -5));
+  const store = fileConfigStore(dir);
+  t.throws(() => store.load(), /damaged: it holds .*; kept as machine-config\.yaml\.damaged$/);
+  t.equal(readFileSync(join(dir, `${CONFIG_FILE}.damaged`), 'utf8'), whole.slice(0, -5), 'kept as it was');
+  t.equal(store.load(), undefined, 'no config now: the machine waits for one');
+  await store.save(saved);
+  t.equal(readFileSync(join(dir, `${CONFIG_FILE}.damaged`), 'utf8'), whole.slice(0, -5), 'a save leaves it be');
+});
+
 t.test('a temporary file left by a save the machine stopped in: named, removed; the whole file loads', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'saved-config-'));
   writeFileSync(join(dir, CONFIG_FILE), formatSavedConfig(saved));

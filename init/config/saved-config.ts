@@ -5,7 +5,7 @@
 // (a damaged disk, a copy that stopped) can end on a line that is valid YAML, and must not load as a smaller config.
 import type { DefinitionInput } from '../cosi/meta/definition.ts';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { writeFileAtomicAsync } from '../sys/atomic-write.ts';
@@ -82,6 +82,8 @@ export interface ConfigStore {
 }
 
 export const CONFIG_FILE = 'machine-config.yaml';
+/** Where a saved config that cannot be read is moved (the last one only). */
+export const DAMAGED_SUFFIX = '.damaged';
 /**
  * Largest saved config read back. Writes through the API make the config grow past an input's 1 MiB (10,000 small
  * resources are about 2 MiB); it must still load at the next boot.
@@ -96,7 +98,13 @@ export function fileConfigStore(dir: string): ConfigStore {
       let text: string;
       const interrupted = interruptedSave(dir);
       try { text = readFileSync(path, 'utf8'); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
-      return { ...parseSavedConfig(text, path), ...(interrupted ? { interrupted } : {}) };
+      try {
+        return { ...parseSavedConfig(text, path), ...(interrupted ? { interrupted } : {}) };
+      } catch (e) {
+        // Kept aside, not overwritten by the next save (a config given another way): what is left of it is evidence.
+        renameSync(path, `${path}${DAMAGED_SUFFIX}`);
+        throw new Error(`${(e as Error).message}; kept as ${CONFIG_FILE}${DAMAGED_SUFFIX}`, { cause: e });
+      }
     },
     save: (c) => writeFileAtomicAsync(path, formatSavedConfig(c)),
   };

@@ -289,6 +289,7 @@ t.test('a config file cut short is not loaded as a smaller config: refused with 
     refusedProblems: [new RegExp(`damaged: it holds ${Buffer.byteLength(cut) - cut.indexOf('\n') - 1} bytes of the `
       + `${Buffer.byteLength(whole) - whole.indexOf('\n') - 1} saved at .* \\(cut short\\?`)],
   });
+  t.ok(readdirSync(stateDir).includes(`${CONFIG_FILE}.damaged`), 'kept aside');
   // Put back, for the tests after this one.
   await served.stop();
   writeFileSync(join(stateDir, CONFIG_FILE), whole);
