@@ -26,7 +26,11 @@ function findTests(dir: string): string[] {
   });
 }
 
-interface Counts { passed: number; failed: number; skipped: number; failures: string[] }
+interface Counts {
+  passed: number; failed: number; skipped: number; failures: string[];
+  /** Each file's wall time as tap reports it (its top-level result's time=). */
+  durations: { file: string; ms: number }[];
+}
 
 /**
  * Runs tap on `files` with `jobs` in parallel, echoing its TAP (at the end when `buffered`, so that
@@ -39,6 +43,9 @@ function runTap(files: string[], jobs: number, counts: Counts, buffered = false)
       cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch },
     });
     const root = new Parser();
+    root.on('assert', (r: { name: string; time?: number }) => {
+      if (r.time !== undefined) counts.durations.push({ file: r.name, ms: r.time });
+    });
     root.on('child', (file: Parser) => {
       file.on('assert', (r: { ok: boolean; skip?: unknown; todo?: unknown; name: string }) => {
         if (r.skip || r.todo) counts.skipped++;
@@ -101,7 +108,7 @@ process.on('SIGINT', () => { process.stdout.write(`\n# scratch: ${removeScratch(
 const minutes = (since: number) => `${((performance.now() - since) / 60_000).toFixed(1)} min`;
 const all = DIRS.flatMap((d) => findTests(join(ROOT, d))).sort();
 const isBoot = (f: string) => f.startsWith('qemu/');
-const counts: Counts = { passed: 0, failed: 0, skipped: 0, failures: [] };
+const counts: Counts = { passed: 0, failed: 0, skipped: 0, failures: [], durations: [] };
 const t0 = performance.now();
 let code = qemuOnly ? 0 : await runTap(all.filter((f) => !isBoot(f)), 2, counts);
 const phases = qemuOnly ? [] : [`unit ${minutes(t0)}`];
@@ -110,6 +117,14 @@ if (!unitOnly) {
   code = (await runLanes(slowFirst(all.filter(isBoot)), qemuJobs, counts)) || code;
   phases.push(`qemu ${minutes(t1)} (${qemuJobs} at a time)`);
 }
+/** The files by time taken, longest first: where `npm test`'s minutes go. */
+function durationTable(): string {
+  const rows = [...counts.durations].sort((a, b) => b.ms - a.ms);
+  const width = Math.max(4, ...rows.map((r) => r.file.length));
+  const line = (r: { file: string; ms: number }) => `# ${r.file.padEnd(width)} ${(r.ms / 1000).toFixed(1).padStart(7)}`;
+  return ['', '# per-file duration (s)', ...rows.map(line)].join('\n') + '\n';
+}
+process.stdout.write(durationTable());
 process.stdout.write(`\n# wall time: ${phases.join(', ')}\n# scratch: ${removeScratch()}\n`);
 if (counts.failures.length) process.stdout.write(`\nfailed:\n${counts.failures.map((f) => `  ${f}`).join('\n')}\n`);
 // tap exits non-zero also when a file crashes outside any test; count that as a failure.

@@ -273,6 +273,9 @@ t.test('a save the machine stopped in: the whole old file loads, and the status 
     `persisted config applied .*; a save was under way when the machine stopped \\(\\.${CONFIG_FILE}\\.1\\.tmp `
     + 'left, now removed\\): this is the config saved before it') });
   t.notOk(readdirSync(stateDir).includes(`.${CONFIG_FILE}.1.tmp`), 'the temporary file is gone');
+  t.match(await configStatus(), {
+    bootProblem: /^a save was under way when the machine stopped .*; the config saved /,
+  });
 });
 
 t.test('a config file cut short is not loaded as a smaller config: refused with why, the engine serves', async (t) => {
@@ -285,7 +288,7 @@ t.test('a config file cut short is not loaded as a smaller config: refused with 
   // Its CA was in it: the machine waits in maintenance mode, where anyone may read why.
   const status = JSON.parse((await cosictl(['--insecure', 'get', 'configstatus', '-o', 'json'])).out).items[0].spec;
   t.match(status, {
-    state: 'maintenance', refusedSource: 'state',
+    state: 'maintenance', refusedSource: 'state', bootProblem: /damaged: it holds \d+ bytes/,
     refusedProblems: [new RegExp(`damaged: it holds ${Buffer.byteLength(cut) - cut.indexOf('\n') - 1} bytes of the `
       + `${Buffer.byteLength(whole) - whole.indexOf('\n') - 1} saved at .* \\(cut short\\?`)],
   });

@@ -478,6 +478,7 @@ export class MachineConfig {
     return this.serial(async () => {
       let saved: SavedConfig | undefined;
       try { saved = this.o.store.load(); } catch (e) {
+        await this.setStatus({ bootProblem: (e as Error).message });
         await this.refused('state', [(e as Error).message]);
         return undefined;
       }
@@ -491,8 +492,15 @@ export class MachineConfig {
       let types: ExtensionTypes;
       // Its extensions' types as they were saved with it: no image needs fetching to validate it.
       for (const [sha, t] of Object.entries(saved.extensionTypes ?? {})) this.o.extensions?.book.record(sha, t);
+      if (saved.interrupted) {
+        await this.setStatus({ bootProblem: `${saved.interrupted}; the config saved before it loaded` });
+      }
       try { ({ want, types } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES)); } catch (e) {
-        if (e instanceof ConfigRefused) { await this.refused('state', e.problems); return undefined; }
+        if (e instanceof ConfigRefused) {
+          await this.setStatus({ bootProblem: `the saved config was refused: ${e.problems.join('; ')}` });
+          await this.refused('state', e.problems);
+          return undefined;
+        }
         throw e;
       }
       const steps = this.plan(want, 'replace');

@@ -327,6 +327,9 @@ export interface ConfigStatusSpec {
   tryUntil?: string;
   /** A line saying what happened last, for the console and `cosictl get configstatus`. */
   message: string;
+  /** What was wrong with the config saved on STATE when this boot loaded it (damaged and kept aside, refused, or a
+   * save the machine stopped in): kept for the whole boot, whatever is applied after. */
+  bootProblem?: string;
 }
 
 /** InstallDiskSelector: which disk an InstallRequest writes. Every field given must match, and

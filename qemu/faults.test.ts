@@ -1,0 +1,104 @@
+// A disk that went wrong, booted for real from the raw image: a grubenv of garbage, a machine config cut short, a
+// full EPHEMERAL (/var); then the same disk with STATE's superblock wiped. Each time the machine boots, serves its
+// API (its CA comes from fw_cfg) and reports what it found through it; it never loops in its boot. The faults are
+// made on the host, in the image's own partitions (loop devices, mtools), before each boot.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
+import { artifacts } from './artifacts.ts';
+import { partitionTable } from './image-builds.ts';
+import { buildImages } from '../image/images.ts';
+import { FORMATS } from '../image/formats/index.ts';
+import { CONFIG_FILE, formatSavedConfig } from '../init/config/saved-config.ts';
+
+const SECTOR = 512;
+const dir = mkdtempSync(join(tmpdir(), 'faults-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+const disk = await (async () => {
+  const a = artifacts();
+  mkdirSync(join(dir, 'images'));
+  const built = await buildImages({
+    formats: FORMATS.filter((f) => f.name === 'raw'),
+    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+    release: { version: '0.0.0-test', commit: 'test' },
+    signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' }),
+    outDir: join(dir, 'images'), seed: 'faults-test', epoch: 0, progress: () => {},
+  });
+  return join(dir, 'images', built.find((x) => x.format === 'raw')!.file);
+})();
+const table = partitionTable(disk);
+const part = (n: number) => ({ offset: table.partitions[n]!.start * SECTOR, size: table.partitions[n]!.size * SECTOR });
+const [ESP, STATE, EPHEMERAL] = [part(1), part(2), part(3)];
+
+/** Runs `fn` with the partition mounted on the host (a loop device over its bytes of the image). */
+function withMounted(p: { offset: number; size: number }, fn: (mnt: string) => void): void {
+  const loop = execFileSync('losetup', ['--find', '--show', '--offset', String(p.offset), '--sizelimit', String(p.size),
+    disk], { encoding: 'utf8' }).trim();
+  const mnt = mkdtempSync(join(dir, 'mnt-'));
+  try {
+    execFileSync('mount', [loop, mnt]);
+    try { fn(mnt); } finally { execFileSync('umount', [mnt]); }
+  } finally { execFileSync('losetup', ['-d', loop]); }
+}
+
+const json = async (m: ApiVm, args: string[], until: RegExp) =>
+  JSON.parse((await m.poll([...args, '-o', 'json'], until, 120_000)).out || '{"items":[]}') as {
+    items: { metadata: { id: string }; spec: Record<string, unknown> }[];
+  };
+
+await t.test('garbage grubenv, a config cut short, a full /var: it boots, serves and says each', async (t) => {
+  // The grubenv GRUB and the machine read: 1 KiB of garbage. GRUB ignores it and boots A.
+  const garbage = join(dir, 'grubenv');
+  writeFileSync(garbage, Buffer.alloc(1024, 'x'));
+  execFileSync('mcopy', ['-o', '-i', `${disk}@@${ESP.offset}`, garbage, '::/boot/grub/grubenv']);
+  // A saved config whose last bytes are gone (it still parses as YAML, one resource short).
+  const whole = formatSavedConfig({
+    text: `${TEST_CA_DOCUMENT()}---\nmetadata: {type: motd, id: cut}\nspec: {text: "never whole"}\n`,
+    source: 'api', savedAt: '2026-11-26T00:00:00Z',
+  });
+  withMounted(STATE, (mnt) => writeFileSync(join(mnt, CONFIG_FILE), whole.slice(0, whole.indexOf('---\nmetadata'))));
+  // /var with no block left: root writes until the filesystem refuses (ENOSPC), reserved blocks included.
+  withMounted(EPHEMERAL, (mnt) => {
+    const fd = openSync(join(mnt, 'filler'), 'w');
+    const chunk = Buffer.alloc(1 << 20, 1);
+    try { for (;;) writeSync(fd, chunk); } catch (e) {
+      if ((e as { code?: string }).code !== 'ENOSPC') throw e;
+    } finally { closeSync(fd); }
+  });
+
+  const m = await bootWithApi({ bootFrom: 'disk', disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
+  t.teardown(() => m.vm.kill());
+  t.equal((await m.run(['get', 'versions'])).code, 0, 'the API answers');
+  t.notMatch(m.vm.console(), /FATAL/, 'no FATAL: no boot loop');
+  t.equal([...m.vm.console().matchAll(/appliance: booting slot/g)].length, 1, 'booted once');
+  const versions = await json(m, ['get', 'versions'], /unreadable/);
+  t.match(versions.items.find((v) => v.metadata.id === 'A')?.spec,
+    { running: true, problem: /grubenv is unreadable \(no "# GRUB Environment Block" signature\): GRUB ignores it/ },
+    'the slots say the loader\'s environment is unreadable');
+  const config = await json(m, ['get', 'configstatus'], /bootProblem/);
+  // Said for the whole boot, though the config from fw_cfg was applied (and saved) after it.
+  t.match(config.items[0]?.spec, {
+    bootProblem: new RegExp('machine-config\\.yaml: damaged: it holds \\d+ bytes of the \\d+ saved at .*kept as '
+      + 'machine-config\\.yaml\\.damaged'),
+  }, 'the config cut short: refused with why, kept aside');
+  const ephemeral = await json(m, ['get', 'ephemeralstatus'], /spaceProblem/);
+  t.match(ephemeral.items[0]?.spec, { spaceProblem: /^\/var is full: \d+ KiB left/ }, '/var is full, said');
+  t.ok((await m.vm.powerdown(60_000)).clean, 'powered off cleanly');
+});
+
+await t.test('STATE\'s superblock wiped: it boots on memory, and says which partition is damaged', async (t) => {
+  const fd = openSync(disk, 'r+');
+  try { writeSync(fd, Buffer.alloc(1024), 0, 1024, STATE.offset + 1024); } finally { closeSync(fd); }
+  const m = await bootWithApi({ bootFrom: 'disk', disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
+  t.teardown(() => m.vm.kill());
+  t.equal((await m.run(['get', 'versions'])).code, 0, 'the API answers');
+  t.notMatch(m.vm.console(), /FATAL/);
+  const config = await json(m, ['get', 'configstatus'], /partition named STATE/);
+  t.match(JSON.stringify(config.items[0]?.spec), new RegExp('/dev/[sv]da3 is the partition named STATE, but holds no '
+    + 'filesystem this system recognizes: its superblock damaged\\?'));
+});
