@@ -9,4 +9,5 @@ export const COMMIT: string = typeof __APPLIANCE_COMMIT__ === 'string' ? __APPLI
  * When this build's source was made, in ms since the epoch (SOURCE_DATE_EPOCH, else the commit's time): no clock on
  * a machine running it can be right before then (init/sys/clock-floor.ts). 0 when run from source: no floor.
  */
-export const BUILD_EPOCH_MS: number = typeof __APPLIANCE_BUILD_EPOCH__ === 'number' ? __APPLIANCE_BUILD_EPOCH__ * 1000 : 0;
+export const BUILD_EPOCH_MS: number = typeof __APPLIANCE_BUILD_EPOCH__ === 'number'
+  ? __APPLIANCE_BUILD_EPOCH__ * 1000 : 0;

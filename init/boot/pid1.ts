@@ -5,7 +5,7 @@ import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { monotonicSeconds, processStartSeconds } from '../sys/clock.ts';
-import { floorFor } from '../sys/clock-floor.ts';
+import { clockProblem, floorFor } from '../sys/clock-floor.ts';
 import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
 import { installGuard } from './guard.ts';
 import { usedMemoryKiB } from '../sys/meminfo.ts';
@@ -97,6 +97,9 @@ export async function runPid1(): Promise<void> {
     await phase(log, 'clock', () => {
       const now = n.clockNow();
       const floor = floorFor(now);
+      const ahead = clockProblem(now);
+      // Far ahead is not moved back (only a time server may do that), but said: certificates will look expired.
+      if (floor === undefined && ahead) log.warn(`clock: ${ahead}: certificates checked against it look expired`);
       if (floor === undefined) return;
       n.clockStep(floor);
       log.warn(`clock: it read ${new Date(now).toISOString()}, before this build was made: moved forward to `

@@ -177,8 +177,10 @@ t.test('clients the machine refuses are told why by every call, and may do nothi
     t.equal(w, 'unauthenticated', `${what}: nothing written`);
     c.close();
   }
-  t.match(served.log(), /refused 127\.0\.0\.1: this machine requires a client certificate/, 'the first refusal, logged');
-  t.match(served.log(), /audit: caller="O=sales,CN=nobody" refused rpc=State\/Get .*result=denied: the machine refused /,
+  t.match(served.log(), /refused 127\.0\.0\.1: this machine requires a client certificate/,
+    'the first refusal, logged');
+  t.match(served.log(),
+    /audit: caller="O=sales,CN=nobody" refused rpc=State\/Get .*result=denied: the machine refused /,
     'each refused call is audited');
 });
 

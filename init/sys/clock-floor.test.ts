@@ -18,8 +18,10 @@ t.test('a clock before the floor is moved to it; one at or past it is left alone
 });
 
 t.test('what is wrong with a clock: before the floor, implausibly after it, or nothing', async (t) => {
-  t.equal(clockProblem(EPOCH + 5000, FLOOR), 'the clock reads 1970-01-01T00:00:05Z, before this build was made (2026-11-26)');
-  t.equal(clockProblem(FAR, FLOOR), 'the clock reads 2099-01-01T00:00:00Z, 72 years after this build was made (2026-11-26)');
+  t.equal(clockProblem(EPOCH + 5000, FLOOR),
+    'the clock reads 1970-01-01T00:00:05Z, before this build was made (2026-11-26)');
+  t.equal(clockProblem(FAR, FLOOR),
+    'the clock reads 2099-01-01T00:00:00Z, 72 years after this build was made (2026-11-26)');
   t.equal(clockProblem(FLOOR + 9 * 365 * 86400e3, FLOOR), undefined, 'nine years on is plausible');
   t.equal(clockProblem(FAR, 0), undefined);
   t.match(clockNote(FAR, FLOOR), /^the machine's clock is likely wrong: the clock reads 2099.*see TimeStatus\)$/);
@@ -43,7 +45,8 @@ t.test('a certificate out of its validity is refused with its dates and the cloc
     + 'before 2000-01-01T00:00:00Z, the machine\'s clock is likely wrong: the clock reads 1970-01-01T00:00:00Z, '
     + 'before this build was made (2026-11-26); a TimeServerSpec or a corrected RTC sets it (see TimeStatus)');
   t.match(validityProblem('the client certificate', admin, FAR, FLOOR),
-    /^the client certificate expired 2027-\d\d-\d\dT[\d:]+Z, the machine's clock is likely wrong: the clock reads 2099/);
+    /^the client certificate expired 2027-\d\d-\d\dT[\d:]+Z, the machine's clock is likely wrong: the clock reads 2099/,
+  );
   const late = Date.parse(admin.validTo) + 1000;
   t.match(validityProblem('the client certificate', admin, late, FLOOR),
     /expired .*, by the machine's clock, which reads 2027-/, 'a plausible clock: the certificate is at fault');
