@@ -53,9 +53,12 @@ writeFileSync(tampered, bytes);
 const truncated = join(dir, 'truncated.tar');
 writeFileSync(truncated, readFileSync(good).subarray(0, 5_000_000));
 
+// Slot A stops half-way through writing the upgrade named "cut" (and no other): its power is cut there (QMP quit).
 const images = await buildImages({
   formats: FORMATS.filter((f) => f.name === 'raw'),
-  inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+  inputs: {
+    kernel: a.kernel, initramfs: a.initrd, cmdline: `${a.cmdline} appliance.test.pause=upgrade-slot-write/cut`,
+  },
   release: manifest, signingKey: () => key, outDir: join(dir, 'images'), seed: 'upgrade-test', epoch: 0,
   progress: () => {},
 });
@@ -155,11 +158,11 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.match(await upgradeError(m, 'to-network-crashes'),
       new RegExp(`its health checks did not pass: after 40 s: ${crashing}`), 'A says which checks failed');
 
-    // Killed while slot B is being written: the loader was not told to try it, so A boots.
+    // The power cut while slot B is half written (its kernel copied, the rest not): the loader was not told to try
+    // it, so A boots, and says which upgrade the machine stopped in.
     const cut = m.run(['upgrade', '--image', good, '--no-reboot', '--id', 'cut'], undefined, 300_000);
-    // The console says so at once; a status read through cosictl could come after the few seconds it takes.
-    await m.vm.waitFor(/upgrade "cut": writing 0\.9\.0 to slot B/, 240_000);
-    m.vm.kill();
+    await m.vm.waitFor(/APPLIANCE TEST PAUSE upgrade-slot-write\/cut/, 240_000);
+    await (await m.vm.qmp()).execute('quit').catch(() => undefined); // QEMU may close QMP before it answers
     await cut;
     m = await bootWithApi({ bootFrom: 'disk', firmware, memoryMiB, noReboot: false,
       disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
@@ -167,5 +170,8 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.match(m.vm.console(), /appliance: booting slot A/);
     t.match(await slotLine(m), new RegExp(`^A:${manifest.version.replace(/\./g, '\\.')} running default good \\| B:`),
       'A boots after the power cut');
+    t.match(await upgradeError(m, 'cut'), new RegExp('the machine stopped while slot B was being written \\(version '
+      + '0\\.9\\.0; a power cut\\?\\): the boot loader was never told to try it, and slot A booted as before'),
+    'and says which upgrade');
   });
 }

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { writeFileAtomicAsync } from '../sys/atomic-write.ts';
+import { testPause } from '../sys/test-pause.ts';
 
 export interface SavedConfig {
   /** Multi-document YAML of resources. */
@@ -106,7 +107,7 @@ export function fileConfigStore(dir: string): ConfigStore {
         throw new Error(`${(e as Error).message}; kept as ${CONFIG_FILE}${DAMAGED_SUFFIX}`, { cause: e });
       }
     },
-    save: (c) => writeFileAtomicAsync(path, formatSavedConfig(c)),
+    save: (c) => writeFileAtomicAsync(path, formatSavedConfig(c), 0o600, () => testPause('config-save')),
   };
 }
 

@@ -3,11 +3,12 @@
 // under its hash only when the hash is the declared one, nothing left behind otherwise.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetchImage, imagePath } from './extension-fetch.ts';
+import { fetchImage, imagePath, sweepPartials } from './extension-fetch.ts';
 
 const image = Buffer.alloc(300_000, 7);
 image.write('hsqs');
@@ -94,3 +95,26 @@ t.test('what is refused names the source and why, and leaves nothing behind', as
   t.match(await fetchImage(`${base}/good.squashfs`, 'ABC', fresh()), new Error('sha256 "ABC": want 64 lowercase hex '
     + 'digits'));
 });
+
+t.test('a fetch SIGKILLed half way leaves only a .partial, which the next start sweeps; then the image is whole',
+  async (t) => {
+    const dir = fresh();
+    // Another process fetches from a server that stalls after 100 bytes of 10,000; it is killed mid-fetch.
+    const code = `import { fetchImage } from ${JSON.stringify(new URL('./extension-fetch.ts', import.meta.url).href)};
+      await fetchImage(${JSON.stringify(`${base}/stalls.squashfs`)}, ${JSON.stringify(sha)}, ${JSON.stringify(dir)});`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: 'ignore' });
+    const partial = await new Promise<string>((resolve) => {
+      const look = setInterval(() => {
+        const p = readdirSync(dir).find((n) => n.endsWith('.partial'));
+        if (p && statSync(join(dir, p)).size > 0) { clearInterval(look); resolve(p); }
+      }, 20);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    t.same(readdirSync(dir), [partial], 'only the half-written temporary file, never the image\'s name');
+    t.same(sweepPartials(dir), [partial], 'swept at the next start');
+    t.same(readdirSync(dir), []);
+    t.match(await fetchImage(`${base}/good.squashfs`, sha, dir), { bytes: image.length, reused: false });
+    t.same(readdirSync(dir), [`${sha}.squashfs`]);
+    t.same(sweepPartials(join(dir, 'absent')), [], 'no directory yet: nothing to sweep');
+  });

@@ -9,9 +9,10 @@
 // is not said when it differs (the file may be anything root can read).
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync,
-  statSync,
+  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync,
+  rmSync, statSync,
 } from 'node:fs';
+import { isErrno } from '../../native/errno.ts';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -94,6 +95,19 @@ export async function fetchImage(
     return e instanceof RefusedImage ? new RefusedImage(`${source}: ${message}`, { cause: e })
       : new Error(`${source}: ${message}`, { cause: e });
   }
+}
+
+/**
+ * Removes what fetches the machine stopped in left (`.<sha>.<random>.partial`: a power cut or a SIGKILL mid-fetch;
+ * a fetch that fails removes its own). Called once as the runner starts, before any fetch of its own; returns the
+ * names removed.
+ */
+export function sweepPartials(dir: string): string[] {
+  let names: string[];
+  try { names = readdirSync(dir); } catch (e) { if (isErrno(e, 'ENOENT')) return []; throw e; }
+  const left = names.filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
+  for (const n of left) rmSync(join(dir, n), { force: true });
+  return left;
 }
 
 async function hashOf(path: string): Promise<string> {

@@ -21,7 +21,7 @@ import {
 } from '../model/runtime-types.ts';
 import { missingMountPoints } from '../sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../sys/capabilities.ts';
-import { imagePath, RefusedImage } from './extension-fetch.ts';
+import { imagePath, RefusedImage, sweepPartials } from './extension-fetch.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
@@ -109,6 +109,12 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     return uids.get(name)!;
   };
   const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
+  if (!('refuse' in o.machine)) {
+    const left = sweepPartials(o.machine.imagesDir);
+    if (left.length) {
+      log.warn(`extensions: removed ${left.length} image(s) a fetch left half written: ${left.join(', ')}`);
+    }
+  }
 
   const enqueue = (name: string, job: () => Promise<void>) => {
     const next = (queues.get(name) ?? Promise.resolve()).then(job)

@@ -26,7 +26,9 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
   syncDirectory(dirname(path));
 }
 
-export async function writeFileAtomicAsync(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+export async function writeFileAtomicAsync(
+  path: string, data: string | Uint8Array, mode = 0o600, beforeRename?: () => void,
+): Promise<void> {
   const tmp = tmpBeside(path);
   try {
     const file = await open(tmp, 'w', mode);
@@ -34,6 +36,7 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
       await file.writeFile(data);
       await file.sync();
     } finally { await file.close(); }
+    beforeRename?.();
     await rename(tmp, path);
   } catch (e) {
     await rm(tmp, { force: true });

@@ -49,6 +49,20 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
     r.status, o.owner);
   const open = rec.status.phase === 'staged' || rec.status.phase === 'trying';
 
+  if (rec.status.phase === 'writing') {
+    // The record is written before the slot, the loader told to try it only after: a machine that stopped between
+    // never booted the half-written slot, and says so.
+    rec.status = {
+      ...rec.status, phase: 'failed', finishedAt: now(),
+      error: `the machine stopped while slot ${slot} was being written (version ${rec.status.version}; a power cut?): `
+        + `the boot loader was never told to try it, and slot ${o.boot.running} booted as before`,
+    };
+    o.boot.setRecord(rec);
+    o.log.warn(`upgrade "${rec.id}": ${rec.status.error}`);
+    await publish(rec);
+    return idle;
+  }
+
   if (open && o.boot.running !== slot && loader.trySlot !== slot) {
     const why = rec.trialProblem ? `its health checks did not pass: ${rec.trialProblem}`
       : 'it never reported back (its system stopped, or could not start, before its health checks passed)';

@@ -21,6 +21,7 @@ import { httpOpen } from '../sys/http-get.ts';
 import { VERSION } from '../version.ts';
 import type { BootPartition } from './boot-partition.ts';
 import { compareVersions, currentTrust } from './trust.ts';
+import { testPause } from '../sys/test-pause.ts';
 
 /** What the upgrader acts on: the booted disk's ESP and PID 1's reboot. */
 export interface UpgradeMachine {
@@ -192,18 +193,19 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     await report(s, true);
     const tries = s.spec.tries || DEFAULT_TRIES;
     const before = m.boot.loader();
+    const healthTimeoutSeconds = s.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS;
+    // The record first: a machine stopped from here on finds, at its next start, which upgrade it was writing.
+    m.boot.setRecord({ id: s.id, status: s.status, healthTimeoutSeconds });
     // Not good from here on: a slot being rewritten can be neither rolled back to nor booted.
     m.boot.setLoader({ ...before, good: new Set([...before.good].filter((x) => x !== target)) });
     m.boot.clearSlot(target);
     await o.slotsChanged();
     m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
       { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
-      (n) => { s.status.bytesWritten += n; void report(s); });
+      (n) => { s.status.bytesWritten += n; void report(s); testPause('upgrade-slot-write', s.id); });
     rmSync(dir, { recursive: true, force: true });
     s.status.phase = 'staged';
-    m.boot.setRecord({
-      id: s.id, status: s.status, healthTimeoutSeconds: s.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS,
-    });
+    m.boot.setRecord({ id: s.id, status: s.status, healthTimeoutSeconds });
     m.boot.setLoader(trySlot(m.boot.loader(), target, Math.min(tries, MAX_TRIES)));
     session = undefined;
     await report(s, true);
