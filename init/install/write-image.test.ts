@@ -1,7 +1,9 @@
 // The installer's byte work against real files: the disk streams out of its gzip onto the
 // target, checked by both sha256s on the way; damage and truncation are caught; the tail of a
-// larger target is cleared of a former backup GPT; reading back catches a disk that lies.
+// larger target is cleared of a former backup GPT; the first MiB (the partition table) is written last, so a write
+// killed part-way leaves no table; reading back catches a disk that lies.
 import t from 'tap';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +44,8 @@ t.test('a damaged, truncated or mislabelled payload fails and says what did not 
     manifest, progress: () => {}, dropCache: async () => {} }));
   await t.rejects(writeImage({ compressed: Readable.from([gz.subarray(0, gz.length >> 1)]), target: target('cut'),
     targetBytes: 8 * MiB, manifest, progress: () => {}, dropCache: async () => {} }), /unexpected end of file/);
+  t.ok(readFileSync(join(dir, 'cut')).subarray(0, MiB).every((b) => b === 0),
+    'a write that failed leaves no head: the first MiB, where the partition table goes, is zeros');
   const wrong = { ...manifest, disk: { ...manifest.disk, sha256: '0'.repeat(64) } };
   await t.rejects(writeImage({ compressed: Readable.from([gz]), target: target('label'), targetBytes: 8 * MiB,
     manifest: wrong, progress: () => {}, dropCache: async () => {} }),
@@ -84,4 +88,42 @@ t.test('the target\'s cached pages are dropped as it is written and read back, n
   await verifyImage({ target: p, size: big.length, sha256: payload.manifest.disk.sha256, dropCache,
     progress: () => {} });
   t.equal(drops, 4, 'reading it back: before, then after 8, 16 and 24 MiB');
+});
+
+t.test('a write killed part-way leaves a disk with no partition table, never a table over half a system', async (t) => {
+  // A real image (GPT, ESP, STATE, EPHEMERAL) streamed slowly by another process, SIGKILLed once bytes past the
+  // first MiB are on the target.
+  const big = Buffer.concat([randomBytes(MiB), randomBytes(6 * MiB)]);
+  const image = join(dir, 'gpt.img');
+  writeFileSync(image, big);
+  execFileSync('sfdisk', ['-q', image], { input: 'label: gpt\nstart=2048, size=4096, name=STATE\n' });
+  const payload = testPayload(readFileSync(image));
+  const gzFile = join(dir, 'gpt.img.gz');
+  writeFileSync(gzFile, payload.gz);
+  const p = target('killed');
+  const code = `import { Readable } from 'node:stream';
+    import { readFileSync } from 'node:fs';
+    import { writeImage } from ${JSON.stringify(new URL('./write-image.ts', import.meta.url).href)};
+    const gz = readFileSync(${JSON.stringify(gzFile)});
+    // 64 KiB every 20 ms: seconds for the whole, time to be killed in the middle.
+    async function* slow() { for (let i = 0; i < gz.length; i += 65536) { yield gz.subarray(i, i + 65536);
+      await new Promise((r) => setTimeout(r, 20)); } }
+    await writeImage({ compressed: Readable.from(slow()), target: ${JSON.stringify(p)}, targetBytes: ${8 * MiB},
+      manifest: ${JSON.stringify(payload.manifest)}, progress: (n) => { if (n > 3 * ${MiB}) console.log('past'); },
+      dropCache: async () => {} });`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => {
+    if (/past/.test(d.toString())) resolve();
+  }));
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  const out = readFileSync(p);
+  t.ok(out.subarray(0, MiB).every((b) => b === 0), 'the first MiB: zeros (no protective MBR, no GPT)');
+  t.ok(out.subarray(MiB, 3 * MiB).equals(readFileSync(image).subarray(MiB, 3 * MiB)), 'what followed was written');
+  const read = spawnSync('sfdisk', ['--json', p], { encoding: 'utf8' });
+  t.notMatch(read.stdout, /partitiontable/, `sfdisk finds no table (${read.stderr.trim()})`);
+  await writeImage({ compressed: Readable.from([payload.gz]), target: p, targetBytes: 8 * MiB,
+    manifest: payload.manifest, progress: () => {}, dropCache: async () => {} });
+  t.match(execFileSync('sfdisk', ['--json', p], { encoding: 'utf8' }), /"name":\s*"STATE"/, 'written again: whole');
 });

@@ -16,6 +16,12 @@ import { collectYoungGarbage } from '../sys/young-garbage.ts';
 const CHUNK = 1 << 20;
 /** Zeroed at the end of a larger target: a backup GPT left there by a former table. */
 const TAIL_BYTES = 1 << 20;
+/**
+ * The image's first MiB (protective MBR, primary GPT) is held back and written last, over zeros written first: a
+ * disk whose write stopped part-way (a power cut, a kill) has no partition table at all, so it boots nothing
+ * half-written and a new install takes it as blank, instead of a table that points into half a system.
+ */
+const HEAD_BYTES = 1 << 20;
 
 const writeAt = promisify(write);
 const fsyncAt = promisify(fsync);
@@ -53,12 +59,15 @@ function dropperEvery(dropCache: () => Promise<void>): (bytes: number) => Promis
  * Writes what streams in at `fd` from offset 0 on, dropping the target's pages every DROP_EVERY bytes. Not
  * fs.createWriteStream: its destroy closes the fd.
  */
-function fdSink(fd: number, dropCache: () => Promise<void>): Writable {
+function fdSink(fd: number, dropCache: () => Promise<void>, head: Buffer): Writable {
   let pos = 0;
   const drop = dropperEvery(dropCache);
   return new Writable({
     highWaterMark: CHUNK,
     write(chunk: Buffer, _enc, done) {
+      // The bytes that fall in the head are kept, not written (writeImage writes them last).
+      const held = Math.max(0, Math.min(chunk.length, head.length - pos));
+      if (held) { chunk.copy(head, pos, 0, held); pos += held; }
       const more = (off: number): void => {
         const dropping = off === chunk.length ? drop(pos) : undefined;
         if (dropping) { dropping.then(() => done(), done); return; }
@@ -69,7 +78,7 @@ function fdSink(fd: number, dropCache: () => Promise<void>): Writable {
           more(off + n);
         });
       };
-      more(0);
+      more(held);
     },
   });
 }
@@ -101,12 +110,22 @@ export async function writeImage(o: WriteOptions): Promise<void> {
     throw new Error(`cannot open ${o.target} for writing: ${(e as Error).message}`, { cause: e });
   }
   try {
+    const zeroAt = async (at: number, length: number, what: string) => {
+      const { bytesWritten } = await writeAt(fd, Buffer.alloc(length), 0, length, at);
+      if (bytesWritten !== length) throw new Error(`${o.target}: wrote ${bytesWritten} of ${length} bytes of ${what}`);
+    };
+    // No table before the disk is whole: the first MiB zeroed now, the former backup GPT too, the image's head last.
+    await zeroAt(0, Math.min(HEAD_BYTES, o.targetBytes), 'its first MiB');
+    if (o.targetBytes >= o.manifest.disk.size + TAIL_BYTES) {
+      await zeroAt(o.targetBytes - TAIL_BYTES, TAIL_BYTES, 'its last MiB');
+    }
+    const head = Buffer.alloc(Math.min(HEAD_BYTES, o.manifest.disk.size));
     const gzDigest = createHash('sha256');
     const rawDigest = createHash('sha256');
     const gzTap = hashingStream(gzDigest);
     const rawTap = hashingStream(rawDigest, o.progress);
     await pipeline(o.compressed, gzTap, createGunzip({ chunkSize: CHUNK }), rawTap,
-      fdSink(fd, o.dropCache));
+      fdSink(fd, o.dropCache, head));
     const d = o.manifest.disk;
     const problems = [
       ...(gzTap.bytes !== d.compressedSize ? [mismatch(`the payload's size`, gzTap.bytes, d.compressedSize)] : []),
@@ -119,12 +138,10 @@ export async function writeImage(o: WriteOptions): Promise<void> {
     }
     if (!problems.length && rawSum !== d.sha256) problems.push(mismatch(`the disk's sha256`, rawSum, d.sha256));
     if (problems.length) throw new Error(`${problems.join('; ')}: the medium or the download is damaged`);
-    if (o.targetBytes >= d.size + TAIL_BYTES) {
-      const zeros = Buffer.alloc(TAIL_BYTES);
-      const { bytesWritten } = await writeAt(fd, zeros, 0, zeros.length, o.targetBytes - TAIL_BYTES);
-      if (bytesWritten !== zeros.length) {
-        throw new Error(`${o.target}: wrote ${bytesWritten} of the last ${zeros.length} bytes`);
-      }
+    // Everything else is on the disk (O_DSYNC): now the table that makes it one.
+    const { bytesWritten } = await writeAt(fd, head, 0, head.length, 0);
+    if (bytesWritten !== head.length) {
+      throw new Error(`${o.target}: wrote ${bytesWritten} of its first ${head.length} bytes`);
     }
     // Off PID 1's thread: a flush may wait on the device, and the API answers meanwhile.
     await fsyncAt(fd);
