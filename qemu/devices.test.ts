@@ -6,16 +6,14 @@
 // Cases are combined so that five boots cover the matrix; a table of boot-to-ready times closes the file.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, type ApiVm } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
+import { buildRawImage } from './image-builds.ts';
 import { launch, type Disk, type VmOptions } from './launch.ts';
 import { milestoneLine, READY_RE } from '../init/boot/ready-line.ts';
-import { buildImages } from '../image/images.ts';
-import { FORMATS } from '../image/formats/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'devices-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -96,18 +94,7 @@ async function withApi(
 
 // Everything the machines boot on is made before the first boots: tap ends the file's top level (and its
 // teardown removes the scratch directory) when no test is pending.
-const raw = await (async () => {
-  const a = artifacts();
-  mkdirSync(join(dir, 'images'));
-  const built = await buildImages({
-    formats: FORMATS.filter((f) => f.name === 'raw'),
-    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
-    release: { version: '0.0.0-test', commit: 'test' },
-    signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' }),
-    outDir: join(dir, 'images'), seed: 'devices-test', epoch: 0, progress: () => {},
-  });
-  return join(dir, 'images', built.find((x) => x.format === 'raw')!.file);
-})();
+const raw = await buildRawImage(dir, 'devices-test');
 const foreignDisks: Disk[] = [
   { file: ntfsDisk(), interface: 'ahci' }, { file: lvmDisk(), interface: 'nvme' },
   { file: sparse('blank.raw', '2T'), interface: 'scsi' }, { file: sparse('stick.raw', '16M'), interface: 'usb' },

@@ -4,15 +4,11 @@
 // made on the host, in the image's own partitions (loop devices, mtools), before each boot.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
-import { artifacts } from './artifacts.ts';
-import { partitionTable } from './image-builds.ts';
-import { buildImages } from '../image/images.ts';
-import { FORMATS } from '../image/formats/index.ts';
+import { buildRawImage, partitionTable } from './image-builds.ts';
 import { CONFIG_FILE, formatSavedConfig } from '../init/config/saved-config.ts';
 import { stateDisk } from './config-seeds.ts';
 
@@ -20,18 +16,7 @@ const SECTOR = 512;
 const dir = mkdtempSync(join(tmpdir(), 'faults-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-const disk = await (async () => {
-  const a = artifacts();
-  mkdirSync(join(dir, 'images'));
-  const built = await buildImages({
-    formats: FORMATS.filter((f) => f.name === 'raw'),
-    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
-    release: { version: '0.0.0-test', commit: 'test' },
-    signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' }),
-    outDir: join(dir, 'images'), seed: 'faults-test', epoch: 0, progress: () => {},
-  });
-  return join(dir, 'images', built.find((x) => x.format === 'raw')!.file);
-})();
+const disk = await buildRawImage(dir, 'faults-test');
 const table = partitionTable(disk);
 const part = (n: number) => ({ offset: table.partitions[n]!.start * SECTOR, size: table.partitions[n]!.size * SECTOR });
 const [ESP, STATE, EPHEMERAL] = [part(1), part(2), part(3)];

@@ -2,7 +2,7 @@
 // from the built kernel and initramfs, signed with a key made for the run.
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tap from 'tap';
@@ -25,6 +25,20 @@ export async function buildTestImages(tag: string) {
   /** The file of a format in the first build. */
   const fileOf = (format: string) => join(dir, 'first', first.find((x) => x.format === format)!.file);
   return { a, dir, build, first, fileOf, signingKey };
+}
+
+/** The raw disk image alone, from the built kernel and initramfs, signed with a key made for the call: its path. */
+export async function buildRawImage(dir: string, seed: string): Promise<string> {
+  const a = artifacts();
+  mkdirSync(join(dir, 'images'), { recursive: true });
+  const built = await buildImages({
+    formats: FORMATS.filter((f) => f.name === 'raw'),
+    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+    release: { version: '0.0.0-test', commit: 'test' },
+    signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' }),
+    outDir: join(dir, 'images'), seed, epoch: 0, progress: () => {},
+  });
+  return join(dir, 'images', built.find((x) => x.format === 'raw')!.file);
 }
 
 /** The partition table as sfdisk reads it. */
