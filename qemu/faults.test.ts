@@ -32,6 +32,14 @@ function withMounted(p: { offset: number; size: number }, fn: (mnt: string) => v
   } finally { execFileSync('losetup', ['-d', loop]); }
 }
 
+/** Each fault and what the boot after it reported through the API, printed when the file ends. */
+const reported: { fault: string; said: string }[] = [];
+t.teardown(() => {
+  const lines = ['', '# faults: what the next boot reported', ...reported.map((r) => `${r.fault}: ${r.said}`), ''];
+  process.stdout.write(lines.map((l) => `# ${l}`).join('\n') + '\n');
+});
+const said = (fault: string, text: unknown) => reported.push({ fault, said: String(text ?? '(nothing)') });
+
 const json = async (m: ApiVm, args: string[], until: RegExp) =>
   JSON.parse((await m.poll([...args, '-o', 'json'], until, 120_000)).out || '{"items":[]}') as {
     items: { metadata: { id: string }; spec: Record<string, unknown> }[];
@@ -74,6 +82,9 @@ await t.test('garbage grubenv, a config cut short, a full /var: it boots, serves
   }, 'the config cut short: refused with why, kept aside');
   const ephemeral = await json(m, ['get', 'ephemeralstatus'], /spaceProblem/);
   t.match(ephemeral.items[0]?.spec, { spaceProblem: /^\/var is full: \d+ KiB left/ }, '/var is full, said');
+  said('grubenv of garbage', versions.items.find((v) => v.metadata.id === 'A')?.spec.problem);
+  said('config cut short', config.items[0]?.spec.bootProblem);
+  said('/var full', ephemeral.items[0]?.spec.spaceProblem);
   t.ok((await m.vm.powerdown(60_000)).clean, 'powered off cleanly');
 });
 
@@ -87,6 +98,7 @@ await t.test('STATE\'s superblock wiped: it boots on memory, and says which part
   const config = await json(m, ['get', 'configstatus'], /partition named STATE/);
   t.match(JSON.stringify(config.items[0]?.spec), new RegExp('/dev/[sv]da3 is the partition named STATE, but holds no '
     + 'filesystem this system recognizes: its superblock damaged\\?'));
+  said('STATE superblock wiped', config.items[0]?.spec.persistProblem);
 });
 
 await t.test('the power cut during a config save: the next boot has the whole old config, and says so', async (t) => {
@@ -112,4 +124,5 @@ await t.test('the power cut during a config save: the next boot has the whole ol
     state: 'applied', source: 'state', bootProblem: new RegExp('^a save was under way when the machine stopped '
       + '\\(\\.machine-config\\.yaml\\.1\\.tmp left, now removed\\); the config saved before it loaded$'),
   }, 'and says a save was cut');
+  said('power cut in a config save', config.items[0]?.spec.bootProblem);
 });

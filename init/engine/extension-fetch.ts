@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync,
-  rmSync, statSync,
+  rmSync, statSync, type WriteStream,
 } from 'node:fs';
 import { isErrno } from '../../native/errno.ts';
 import { join } from 'node:path';
@@ -58,6 +58,7 @@ export async function fetchImage(
   const final = imagePath(dir, sha256);
   const partial = join(dir, `.${sha256}.${randomBytes(4).toString('hex')}.partial`);
   const hash = createHash('sha256');
+  let sink: WriteStream | undefined;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (existsSync(final)) {
@@ -74,7 +75,8 @@ export async function fetchImage(
     const counter = hashingStream(hash, (total) => {
       if (total > maxBytes) counter.destroy(new RefusedImage(`more than the ${maxBytes} bytes an extension may have`));
     });
-    await pipeline(stream, counter, createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
+    sink = createWriteStream(partial, { mode: 0o600, flags: 'wx' });
+    await pipeline(stream, counter, sink);
     if (declared !== undefined && counter.bytes !== declared) {
       throw new Error(`${source}: cut short: ${counter.bytes} of ${declared} bytes`);
     }
@@ -89,6 +91,8 @@ export async function fetchImage(
     syncDirectory(dir);
     return { path: final, bytes: counter.bytes, reused: false };
   } catch (e) {
+    // The file is opened asynchronously: removed only once the stream is closed, or the open may come after.
+    if (sink && !sink.closed) await new Promise<void>((r) => { sink!.once('close', () => r()); sink!.destroy(); });
     rmSync(partial, { force: true });
     const message = (e as Error).message;
     if (message.startsWith(source)) return e as Error;

@@ -17,7 +17,9 @@ export const timePlugin: Plugin = {
   capabilities: ['CAP_SYS_TIME'],
   syscalls: ['clock_settime', 'clock_adjtime', 'adjtimex', 'settimeofday'],
   // On a host (`serve`) it measures only: the host's clock is not ours to set.
+  // On a host, no floor either: its clock is not ours, and nothing moved it.
   controllers: () => [
-    timeServerMergeController(), timeSpecController(inHostMode() ? hostModeClock() : nativeClock(native)),
+    timeServerMergeController(),
+    inHostMode() ? timeSpecController(hostModeClock(), { floorMs: 0 }) : timeSpecController(nativeClock(native)),
   ],
 };
