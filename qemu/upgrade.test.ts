@@ -170,6 +170,8 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.match(m.vm.console(), /appliance: booting slot A/);
     t.match(await slotLine(m), new RegExp(`^A:${manifest.version.replace(/\./g, '\\.')} running default good \\| B:`),
       'A boots after the power cut');
+    // The trial publishes it as the engine starts: shortly after the API answers.
+    await m.poll(['get', 'upgradestatus', 'cut'], /failed/, 60_000);
     t.match(await upgradeError(m, 'cut'), new RegExp('the machine stopped while slot B was being written \\(version '
       + '0\\.9\\.0; a power cut\\?\\): the boot loader was never told to try it, and slot A booted as before'),
     'and says which upgrade');
