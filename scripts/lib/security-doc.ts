@@ -91,7 +91,9 @@ The COSI API (TCP port 50000) serves TLS only; there is no plaintext switch.
   namespace \`security\`), the machine issues its own server certificate from it (its
   hostname, addresses and loopback as names; issued again when they change) and requires
   a client certificate that chains to the CA (or to one of \`accepted\`). A client
-  without one is refused by the TLS handshake. A replace of the machine config never
+  without one, or with one out of its dates by the machine's clock, may do nothing: each
+  call it makes is refused (UNAUTHENTICATED, cosictl exit 6) with why, the clock named
+  when dates are the cause; then the connection ends. A replace of the machine config never
   drops the CA (delete it explicitly to return to maintenance mode).
 - \`cosictl gen secrets\` makes a CA and a client certificate per role;
   \`cosictl gen config --secrets secrets.yaml\` puts the CA in a machine config and writes
@@ -103,7 +105,7 @@ The COSI API (TCP port 50000) serves TLS only; there is no plaintext switch.
 ## Roles
 
 A client's role is the Organization of its certificate: ${ROLES.map((r) => `\`${r}\``).join(', ')}.
-A certificate from the CA that names none of them is refused after the handshake.
+A certificate from the CA that names none of them is refused the same way, naming its Organizations.
 
 | RPC | what | ${ROLES.join(' | ')} | maintenance |
 |---|---|---|---|---|---|
