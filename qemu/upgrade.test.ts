@@ -170,10 +170,7 @@ for (const [firmware, memoryMiB, full] of [['ovmf', 320, true], ['seabios', 256,
     t.match(m.vm.console(), /appliance: booting slot A/);
     t.match(await slotLine(m), new RegExp(`^A:${manifest.version.replace(/\./g, '\\.')} running default good \\| B:`),
       'A boots after the power cut');
-    // What the next start says of the cut upgrade is checked by trial.test.ts; here, under OVMF, its status was not
-    // found after the cut (under investigation): the console's upgrade lines are printed for that.
-    const said = (await m.run(['get', 'upgradestatus', 'cut', '-o', 'json'])).out;
-    t.comment(`after the cut: ${said || '(no status)'}; ${m.vm.console().split('\n')
-      .filter((l) => /upgrade|boot: /.test(l)).join(' / ')}`);
+    // What the next start says of the cut upgrade is checked by trial.test.ts: under OVMF its status was not found
+    // here after the cut (an open question, in the stop note of 2026-11-26).
   });
 }
