@@ -1291,7 +1291,8 @@ export interface EphemeralStatusSpec {
   grew: string;
   /** Why it is pending or could not grow. */
   error?: string;
-  /** Bytes left for the machine's own writes (statfs: what an unprivileged writer may still use), checked every 30 s. */
+  /** Bytes left for the machine's own writes (statfs: what an unprivileged writer may use),
+   * looked at every 30 s. */
   availableBytes?: number;
   /** Set when /var is (nearly) full: what then fails (extension fetches, upgrade staging, files on /var). */
   spaceProblem?: string;
