@@ -28,6 +28,7 @@ import { createPublicKey, createPrivateKey } from 'node:crypto';
 import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
 import { measureWatchDelivery } from './lib/watch-delivery.ts';
 import { benchWatchFlood } from './lib/bench-flood.ts';
+import { percentile } from './lib/stats.ts';
 
 const args = benchArgs(
   'usage: npm run bench:state -- [--resources N] [--watchers N] [--watch-threads N]\n'
@@ -54,9 +55,6 @@ function floorTls(s: MachineSecrets): FloorTls {
   };
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
@@ -174,15 +172,18 @@ const encoding = {
 };
 
 const result = {
-  getP50: pct(gets, 50), getP99: pct(gets, 99), updateP50: pct(updates, 50), updateP99: pct(updates, 99),
-  listMs: pct(lists, 50), listYamlMs: pct(yamlLists, 50), resources: N, createPerSecond: Math.round(createRate),
+  getP50: percentile(gets, 50), getP99: percentile(gets, 99),
+  updateP50: percentile(updates, 50), updateP99: percentile(updates, 99),
+  listMs: percentile(lists, 50), listYamlMs: percentile(yamlLists, 50), resources: N,
+  createPerSecond: Math.round(createRate),
   encoding, watchers: WATCHERS, watchThreads: WATCH_THREADS, watchExpected: spread.expected,
-  watchEvents: spread.latenciesMs.length, watchP50: pct(spread.latenciesMs, 50), watchP99: pct(spread.latenciesMs, 99),
+  watchEvents: spread.latenciesMs.length,
+  watchP50: percentile(spread.latenciesMs, 50), watchP99: percentile(spread.latenciesMs, 99),
   watchOneThreadEvents: oneThread.latenciesMs.length,
-  watchOneThreadP50: pct(oneThread.latenciesMs, 50), watchOneThreadP99: pct(oneThread.latenciesMs, 99),
-  idleGetP50: pct(idleGets, 50), idleGetP99: pct(idleGets, 99),
+  watchOneThreadP50: percentile(oneThread.latenciesMs, 50), watchOneThreadP99: percentile(oneThread.latenciesMs, 99),
+  idleGetP50: percentile(idleGets, 50), idleGetP99: percentile(idleGets, 99),
   rssStartMiB: rssStart, rssMiB: rssFull, grpcEchoFloorP50: floor.p50, grpcEchoFloorP99: floor.p99,
-  handshakeGetP50: pct(handshakes, 50), handshakeGetP99: pct(handshakes, 99),
+  handshakeGetP50: percentile(handshakes, 50), handshakeGetP99: percentile(handshakes, 99),
 };
 writeFileSync(join(OUT, 'bench-state.json'), JSON.stringify(result, null, 2) + '\n');
 process.stdout.write(`

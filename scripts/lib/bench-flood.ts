@@ -10,6 +10,7 @@ import { startServe } from '../../init/engine/serve-harness.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { bootApiMachine } from '../../qemu/api-machine.ts';
 import { build } from '../build.ts';
+import { percentile } from './stats.ts';
 
 interface Target {
   address: string; tls: (role: 'admin' | 'reader') => ChannelTls; rssMiB(): number | undefined; stop(): Promise<void>;
@@ -27,9 +28,6 @@ async function target(vm: boolean): Promise<Target> {
   return { address: `127.0.0.1:${served.port}`, tls: served.tls, rssMiB: rss, stop: () => served.stop() };
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 export async function benchWatchFlood(o: { watches: number; resources: number; vm: boolean }): Promise<void> {
@@ -52,7 +50,7 @@ export async function benchWatchFlood(o: { watches: number; resources: number; v
   await t.stop();
   const line = (what: string, r: FloodResult) => {
     const failed = r.floodErrors.length ? `; flood errors: ${r.floodErrors.join('; ')}` : '';
-    return `  ${what.padEnd(28)} p50 ${ms(pct(r.latencies, 50))}   p99 ${ms(pct(r.latencies, 99))}   `
+    return `  ${what.padEnd(28)} p50 ${ms(percentile(r.latencies, 50))}   p99 ${ms(percentile(r.latencies, 99))}   `
       + `max ${ms(Math.max(...r.latencies))}   (${r.latencies.length} calls, ${r.bystanderErrors.length} failed; `
       + `${r.opened}/${o.watches} watches bootstrapped in ${(r.bootstrappedMs / 1000).toFixed(2)} s${failed})`;
   };
