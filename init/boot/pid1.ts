@@ -97,10 +97,12 @@ export async function runPid1(): Promise<void> {
     await phase(log, 'clock', () => {
       const now = n.clockNow();
       const floor = floorFor(now);
-      const ahead = clockProblem(now);
-      // Far ahead is not moved back (only a time server may do that), but said: certificates will look expired.
-      if (floor === undefined && ahead) log.warn(`clock: ${ahead}: certificates checked against it look expired`);
-      if (floor === undefined) return;
+      if (floor === undefined) {
+        // Far ahead is not moved back (only a time server may do that), but said: certificates will look expired.
+        const ahead = clockProblem(now);
+        if (ahead) log.warn(`clock: ${ahead}: certificates checked against it look expired`);
+        return;
+      }
       n.clockStep(floor);
       log.warn(`clock: it read ${new Date(now).toISOString()}, before this build was made: moved forward to `
         + `${new Date(floor).toISOString()} (a dead RTC, or none?) until a time server sets it`);

@@ -2,12 +2,10 @@
 // server's for the machine's HTTP client): when it was valid, and the machine's clock as init/sys/clock-floor.ts
 // judges it, so a refusal caused by a wrong clock names the clock.
 import type { X509Certificate } from 'node:crypto';
-import { clockNote } from '../sys/clock-floor.ts';
+import { clockNote, instant } from '../sys/clock-floor.ts';
 
 /** The validity of a certificate, as X509Certificate gives it. */
 export type Validity = Pick<X509Certificate, 'validFrom' | 'validTo'>;
-
-const instant = (text: string) => new Date(text).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Why `what` is not valid now (not yet valid, or expired), naming the clock; undefined when it is valid at `nowMs`.
@@ -15,8 +13,8 @@ const instant = (text: string) => new Date(text).toISOString().replace(/\.\d{3}Z
 export function validityProblem(what: string, v: Validity, nowMs = Date.now(), floorMs?: number): string | undefined {
   const from = Date.parse(v.validFrom);
   const to = Date.parse(v.validTo);
-  if (nowMs < from) return `${what} is not valid before ${instant(v.validFrom)}, ${clockNote(nowMs, floorMs)}`;
-  if (nowMs > to) return `${what} expired ${instant(v.validTo)}, ${clockNote(nowMs, floorMs)}`;
+  if (nowMs < from) return `${what} is not valid before ${instant(from)}, ${clockNote(nowMs, floorMs)}`;
+  if (nowMs > to) return `${what} expired ${instant(to)}, ${clockNote(nowMs, floorMs)}`;
   return undefined;
 }
 

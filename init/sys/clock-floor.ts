@@ -11,7 +11,8 @@ export const CLOCK_AHEAD_YEARS = 10;
 const YEAR_MS = 365.25 * 24 * 3600 * 1000;
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A time to the second, as every clock message words it (2026-11-26T12:00:00Z). */
+export const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The time to move the clock to at boot, or undefined when it is at or past the floor (or there is none). */
 export function floorFor(nowMs: number, floorMs = BUILD_EPOCH_MS): number | undefined {
