@@ -3,8 +3,9 @@
 // minimum are refused and leave slot B empty; a good bundle is uploaded, written to slot B, tried, and
 // marks itself good; rollback boots A again; a build whose PID 1 exits, and one whose network plugin
 // crash-loops, are each tried once and left for A by GRUB's boot counting, and A reports why; QEMU
-// killed while slot B is being written leaves A booting, and A says which upgrade was cut. The loader and grubenv are the same under
-// SeaBIOS (images.test.ts counts GRUB's tries under both firmwares); SeaBIOS runs the first upgrade too.
+// killed while slot B is being written leaves A booting, and A says which upgrade was cut. The loader
+// and grubenv are the same under SeaBIOS (images.test.ts counts GRUB's tries under both firmwares);
+// SeaBIOS runs the first upgrade too.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
