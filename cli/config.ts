@@ -20,7 +20,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
-import type { ChannelTls } from '../init/cosi/remote/grpc/client.ts';
+import type { ChannelTls } from '../cosi/remote/grpc/client.ts';
 import { CliError, EXIT } from './errors.ts';
 
 export interface ContextEntry {

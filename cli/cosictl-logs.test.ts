@@ -10,9 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe, type Served } from '../init/engine/serve-harness.ts';
-import { RUNTIME_NS } from '../init/model/runtime-types.ts';
+import { RUNTIME_NS } from '../machinery/model/runtime-types.ts';
 import { TEST_FILE_READ_TYPE } from '../plugins/testing/plugins.ts';
-import { newResource } from '../init/cosi/resource/resource.ts';
+import { newResource } from '../cosi/resource/resource.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();

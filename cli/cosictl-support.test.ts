@@ -11,8 +11,8 @@ import { gunzipSync } from 'node:zlib';
 import YAML from 'yaml';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
-import { DEFINITION_TYPE, META_NAMESPACE } from '../init/cosi/meta/definition.ts';
-import { newResource } from '../init/cosi/resource/resource.ts';
+import { DEFINITION_TYPE, META_NAMESPACE } from '../cosi/meta/definition.ts';
+import { newResource } from '../cosi/resource/resource.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();

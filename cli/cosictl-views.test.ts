@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../init/model/runtime-types.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../machinery/model/runtime-types.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
 
 const a = artifacts();

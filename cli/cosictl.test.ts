@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { createSecureServer, type ServerHttp2Stream } from 'node:http2';
 import { createPublicKey } from 'node:crypto';
 import YAML from 'yaml';
-import { generateKey, issueCertificate, keyToPem } from '../init/pki/certificate.ts';
+import { generateKey, issueCertificate, keyToPem } from '../machinery/pki/certificate.ts';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';

@@ -1,6 +1,6 @@
 // errors: cosictl's exit codes, the contract scripts rely on (see `cosictl --help`).
-import { isUnreachable } from '../init/cosi/remote/status.ts';
-import { StateError } from '../init/cosi/state/errors.ts';
+import { isUnreachable } from '../cosi/remote/status.ts';
+import { StateError } from '../cosi/state/errors.ts';
 
 export const EXIT = {
   ok: 0,

@@ -1,8 +1,8 @@
 // follow-status: what the commands that declare a request (install, upgrade, rollback) share: the
 // request's id, and the watch on the status of the same id that the machine writes as it goes.
 import { randomBytes } from 'node:crypto';
-import type { Pointer } from '../init/cosi/resource/resource.ts';
-import type { WatchEvent } from '../init/cosi/state/state.ts';
+import type { Pointer } from '../cosi/resource/resource.ts';
+import type { WatchEvent } from '../cosi/state/state.ts';
 import { flag, type Parsed } from './args.ts';
 import { CliError, EXIT } from './errors.ts';
 import type { Session } from './session.ts';

@@ -4,7 +4,7 @@
 // decodable, or holding no document) is invalid, refused before anything is sent.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeConfigInput } from '../init/config/config-input.ts';
+import { decodeConfigInput } from '../machinery/config/config-input.ts';
 import { CliError, EXIT } from './errors.ts';
 
 export interface Input { name: string; bytes: Buffer }

@@ -1,7 +1,7 @@
 // related-types: the types one step either side of a type on a setting's way, by the naming
 // every built-in type follows: FooSpec (declared, per layer) -> MergedFooSpec -> FooStatus /
 // FooSpecStatus. describe shows them; delete names the spec behind a controller's output.
-import type { ResourceDefinitionSpec } from '../init/cosi/meta/definition.ts';
+import type { ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
 
 export function relatedTypes(
   def: ResourceDefinitionSpec, defs: readonly ResourceDefinitionSpec[],

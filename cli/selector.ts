@@ -1,7 +1,7 @@
 // selector: kubectl-like label selectors -> COSI label queries.
 //   k=v  k==v  k!=v  k  !k  k in (a,b)  k notin (a,b)  k<N  k<=N  k>N  k>=N (numeric, units allowed)
 // Commas separate terms (AND); several -l flags make several queries (OR).
-import type { LabelQuery, LabelTerm } from '../init/cosi/state/query.ts';
+import type { LabelQuery, LabelTerm } from '../cosi/state/query.ts';
 import { CliError, EXIT } from './errors.ts';
 
 function splitTerms(s: string): string[] {

@@ -2,15 +2,15 @@
 // what the user typed ("links", "ns", "Motd") into a type and a default namespace.
 import {
   DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec,
-} from '../init/cosi/meta/definition.ts';
-import { RemoteState } from '../init/cosi/remote/client.ts';
-import { META_CODECS } from '../init/cosi/remote/meta-codecs.ts';
-import { chainCodecs } from '../init/cosi/spec/spec-codec.ts';
-import { codecsFromDefinitions } from '../init/model/spec-codecs.ts';
+} from '../cosi/meta/definition.ts';
+import { RemoteState } from '../cosi/remote/client.ts';
+import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
+import { chainCodecs } from '../cosi/spec/spec-codec.ts';
+import { codecsFromDefinitions } from '../machinery/model/spec-codecs.ts';
 import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
-import { StateError } from '../init/cosi/state/errors.ts';
-import type { Resource } from '../init/cosi/resource/resource.ts';
+import { StateError } from '../cosi/state/errors.ts';
+import type { Resource } from '../cosi/resource/resource.ts';
 
 /** A call's deadline unless --timeout says otherwise: a machine that stops answering is given up on. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;

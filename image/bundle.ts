@@ -4,7 +4,7 @@ import { build } from 'esbuild';
 
 export interface BundleOptions {
   entry: string; outfile: string; version: string; commit: string;
-  /** When the source was made (s since the epoch): the floor of the machine's clock (init/version.ts). */
+  /** When the source was made (s since the epoch): the floor of the machine's clock (machinery/version.ts). */
   buildEpoch: number;
 }
 

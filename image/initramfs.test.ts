@@ -12,7 +12,7 @@ import { BUILD } from '../scripts/lib/paths.ts';
 import { sha256 } from './hash.ts';
 import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries } from './initramfs.ts';
-import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../init/disk/labels.ts';
+import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
 import {
   RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, systemImageEntries, topLevelDirs, writeSystemImage,
 } from './system-image.ts';

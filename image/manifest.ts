@@ -8,7 +8,7 @@ export interface Manifest {
   version: string; commit: string; kernel: { key: string; source: string }; artifacts: Record<string, ArtifactInfo>;
   /** The ids of the upgrade signing keys the system trusts. */
   upgradeKeys: string[];
-  /** A build broken on purpose (init/sys/test-break.ts). */
+  /** A build broken on purpose (machinery/sys/test-break.ts). */
   testBreak?: string;
 }
 

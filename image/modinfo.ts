@@ -1,7 +1,7 @@
 // modinfo: reads the `.modinfo` section of a kernel module (ELF64, little-endian), the
 // NUL-separated key=value strings depmod reads: name, depends, alias, license, ...
 // Enough ELF to find one section by name; nothing is relocated or executed.
-import { moduleNameOf } from '../plugins/system/modules/modules-dep.ts';
+import { moduleNameOf } from '../machinery/kernel/modules-dep.ts';
 
 export type Modinfo = Map<string, string[]>;
 

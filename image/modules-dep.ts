@@ -5,7 +5,7 @@
 // modules.alias, each module's `alias=` patterns (the devices it drives, by modalias).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { softdepPre } from '../plugins/system/modules/modules-dep.ts';
+import { softdepPre } from '../machinery/kernel/modules-dep.ts';
 import { moduleDepends, moduleName, readModinfo } from './modinfo.ts';
 
 export interface ShippedModule {

@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyIdOf } from '../init/disk/upgrade-bundle.ts';
+import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
 import { developmentSigningKey, loadSigningKey } from './signing-key.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'signing-key-'));

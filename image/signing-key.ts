@@ -5,7 +5,7 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { keyIdOf } from '../init/disk/upgrade-bundle.ts';
+import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
 import type { SigningKey } from './formats/format.ts';
 
 export class SigningKeyError extends Error {

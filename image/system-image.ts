@@ -12,7 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import { normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
 import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
-import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../init/disk/labels.ts';
+import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
 
 /** The image's file in the initramfs, and where stage0 mounts it (both without the leading slash). */
 export const SYSTEM_IMAGE_FILE = 'system.squashfs';

@@ -2,8 +2,8 @@
 // otherwise the first argument names a command.
 import { runPid1 } from './boot/pid1.ts';
 import { testOrphanMaker, testSignalInit, testSleep } from './commands/test-orphan-maker.ts';
-import { COMMIT, VERSION } from './version.ts';
-import { commandArgs } from './sys/argv.ts';
+import { COMMIT, VERSION } from '../machinery/version.ts';
+import { commandArgs } from '../machinery/sys/argv.ts';
 
 const HELP = `usage: init [command] [args]
 

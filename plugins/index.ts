@@ -1,7 +1,7 @@
 // index: every built-in plugin, in one list, so the whole system is one read. The
 // composition roots (init/boot/pid1.ts, init/commands/) hand it to the engine.
-import type { DefinitionInput } from '../init/cosi/meta/definition.ts';
-import { servedTypes, type Plugin } from '../init/model/plugin.ts';
+import type { DefinitionInput } from '../cosi/meta/definition.ts';
+import { servedTypes, type Plugin } from '../machinery/model/plugin.ts';
 import { issuePlugin } from './issue/plugin.ts';
 import { networkPlugin } from './network/plugin.ts';
 import { platformPlugin } from './platform/plugin.ts';

@@ -5,9 +5,9 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { bootWithApi } from './api-vm.ts';
 import { READY_RE } from '../init/boot/ready-line.ts';
-import { RemoteState } from '../init/cosi/remote/client.ts';
-import { addFinalizer, removeFinalizer } from '../init/cosi/state/finalizers.ts';
-import { SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE } from '../init/model/runtime-types.ts';
+import { RemoteState } from '../cosi/remote/client.ts';
+import { addFinalizer, removeFinalizer } from '../cosi/state/finalizers.ts';
+import { SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE } from '../machinery/model/runtime-types.ts';
 
 const READY_RE_GLOBAL = new RegExp(READY_RE.source, 'g');
 

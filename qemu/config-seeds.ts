@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatSavedConfig, CONFIG_FILE, type SavedConfig } from '../init/config/saved-config.ts';
+import { formatSavedConfig, CONFIG_FILE, type SavedConfig } from '../machinery/config/saved-config.ts';
 
 /** Where a seed URL points inside the guest (slirp guestfwd to a server on 127.0.0.1). */
 export const SEED_ADDR = { guestAddr: '10.0.2.100', guestPort: 80 };

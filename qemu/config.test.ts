@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import { stateDisk } from './config-seeds.ts';
-import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../init/config/config-service-wire.ts';
-import { BAD_CONFIGS } from '../init/config/testing/bad-configs.ts';
-import { GrpcChannel } from '../init/cosi/remote/grpc/client.ts';
+import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../machinery/config/config-service-wire.ts';
+import { BAD_CONFIGS } from '../machinery/config/testing/bad-configs.ts';
+import { GrpcChannel } from '../cosi/remote/grpc/client.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-vm-'));
 const state = stateDisk(dir, 'state');

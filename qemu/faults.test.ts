@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import { buildRawImage, partitionTable } from './image-builds.ts';
-import { CONFIG_FILE, formatSavedConfig } from '../init/config/saved-config.ts';
+import { CONFIG_FILE, formatSavedConfig } from '../machinery/config/saved-config.ts';
 import { stateDisk } from './config-seeds.ts';
 
 const SECTOR = 512;

@@ -1,6 +1,6 @@
 """Decodes the proto_spec of every resource a machine serves with classes protoc
 generated from our own .proto files, and compares it, field by field, with the
-resource's yaml_spec. An independent reading of the rules in init/cosi/spec/proto-object.ts:
+resource's yaml_spec. An independent reading of the rules in cosi/spec/proto-object.ts:
 lowerCamelCase keys, enums as their short lowercase names (0 = not set), timestamps as
 RFC 3339, scalars without `optional` always present, everything else only when set.
 

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READY_RE } from '../init/boot/ready-line.ts';
-import { encodeUpgradeBundle } from '../init/disk/upgrade-bundle.ts';
+import { encodeUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
 import { developmentSigningKey } from '../image/signing-key.ts';

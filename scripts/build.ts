@@ -23,9 +23,9 @@ import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 import { createPublicKey } from 'node:crypto';
-import { keyIdOf } from '../init/disk/upgrade-bundle.ts';
+import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
 import { IMAGE_KEYS_DIR } from '../init/upgrade/trust.ts';
-import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../init/sys/test-break.ts';
+import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../machinery/sys/test-break.ts';
 import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
 

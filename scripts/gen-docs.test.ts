@@ -1,8 +1,8 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
-import { validateSpec } from '../init/cosi/meta/schema.ts';
-import { specMessages } from '../init/model/spec-codecs.ts';
+import { validateSpec } from '../cosi/meta/schema.ts';
+import { specMessages } from '../machinery/model/spec-codecs.ts';
 import {
   BUILTIN_TYPES_TS, builtinDefinitions, generate, generateBuiltinTypes, RESOURCES_MD, SECURITY_MD, splitComment,
 } from './gen-docs.ts';

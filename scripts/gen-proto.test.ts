@@ -33,7 +33,7 @@ t.test('spec types: one interface per message, enums as short names, the layer l
 
 t.test('every spec message, enum and field has a comment'
   + ' (they are the docs: resources.md, cosictl explain)', async (t) => {
-  const { specMessages } = await import('../init/model/spec-codecs.ts');
+  const { specMessages } = await import('../machinery/model/spec-codecs.ts');
   const set = specMessages();
   const missing = [
     ...[...set.messages.values()].filter((m) => m.name !== 'google.protobuf.Timestamp').flatMap((m) => [

@@ -8,7 +8,7 @@ import { isErrno } from '../native/errno.ts';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import protobuf from 'protobufjs';
-import { enumValueName, jsonName } from '../init/cosi/spec/message-info.ts';
+import { enumValueName, jsonName } from '../cosi/spec/message-info.ts';
 import { tablesFromProtobufjs } from './lib/proto-tables.ts';
 import { ROOT } from './lib/paths.ts';
 
@@ -129,7 +129,7 @@ export function generate(): Generated[] {
     {
       path: join(GEN, 'spec-messages.ts'),
       text: header('proto/appliance')
-        + '// Data only (init/cosi/spec/message-info.ts says what each entry is): proto/ imports nothing.\n\n'
+        + '// Data only (cosi/spec/message-info.ts says what each entry is): proto/ imports nothing.\n\n'
         + specTables(specRoot),
     },
     { path: join(GEN, 'spec-types.ts'), text: specTypes(specRoot) },

@@ -19,18 +19,18 @@ t.test('the check finds an upward import, a sibling import and a cycle', async (
   };
   file('init/engine/engine.ts', "import { PLUGINS } from '../../plugins/index.ts';\n");
   file('plugins/index.ts', 'export const PLUGINS = [];\n');
-  file('init/cosi/a.ts', "import { b } from './b.ts';\nexport const a = 1;\n");
-  file('init/cosi/b.ts', "export { a as b } from './a.ts';\n");
-  file('init/cosi/c.ts', "const m = await import('../model/x.ts');\n");
-  file('init/model/x.ts', 'export const x = 1;\n');
-  file('image/ok.ts', "import { x } from '../init/model/x.ts';\n");
+  file('cosi/a.ts', "import { b } from './b.ts';\nexport const a = 1;\n");
+  file('cosi/b.ts', "export { a as b } from './a.ts';\n");
+  file('cosi/c.ts', "const m = await import('../machinery/x.ts');\n");
+  file('machinery/x.ts', 'export const x = 1;\n');
+  file('image/ok.ts', "import { x } from '../machinery/x.ts';\n");
   file('image/bad.ts', "import { y } from '../scripts/y.ts';\n");
   file('scripts/y.ts', 'export const y = 1;\n');
   const found = checkImports(root).map((p) => `${p.file}: ${p.message}`);
   t.same(found.sort(), [
+    'cosi/a.ts: import cycle: cosi/a.ts -> cosi/b.ts',
+    'cosi/c.ts: runs up: cosi (rank 1) imports machinery (rank 2)',
     'image/bad.ts: runs up: image (rank 5) imports scripts (rank 7)',
-    'init/cosi/a.ts: import cycle: init/cosi/a.ts -> init/cosi/b.ts',
-    'init/cosi/c.ts: runs up: cosi (rank 1) imports base (rank 2)',
     'init/engine/engine.ts: runs across: engine and plugins are siblings (rank 3)',
   ]);
 });

@@ -5,7 +5,7 @@
 // config file whose context reaches the VM through the forwarded port.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../init/pki/secrets.ts';
+import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../machinery/pki/secrets.ts';
 import { launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';

@@ -14,7 +14,7 @@ import { join, relative } from 'node:path';
 import { Parser } from 'tap-parser';
 import { ROOT } from './lib/paths.ts';
 
-const DIRS = ['image', 'init', 'native', 'plugins', 'scripts', 'qemu', 'cli', 'test'];
+const DIRS = ['cosi', 'machinery', 'image', 'init', 'native', 'plugins', 'scripts', 'qemu', 'cli', 'test'];
 
 function findTests(dir: string): string[] {
   let names: string[];

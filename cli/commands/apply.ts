@@ -3,13 +3,13 @@
 // whole config (and deletes the user resources it does not name). The machine
 // validates the whole input first: on any problem nothing is written and every
 // problem is printed with its document number and field (exit 3).
-import { formatProblem, loadDocuments } from '../../init/config/documents.ts';
-import { ConfigRefused } from '../../init/config/validate-config.ts';
+import { formatProblem, loadDocuments } from '../../machinery/config/documents.ts';
+import { ConfigRefused } from '../../machinery/config/validate-config.ts';
 import type { InputFile } from '../../proto/gen/spec-types.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
-} from '../../init/config/config-service-wire.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
+} from '../../machinery/config/config-service-wire.ts';
+import { StateError } from '../../cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { parseDuration } from '../duration.ts';

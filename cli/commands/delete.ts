@@ -1,10 +1,10 @@
 // delete: tears down and destroys resources (waits for their finalizers), named on the
 // command line or by the documents of -f files. Each is reported on its own: one that is
 // missing or refused does not stop the others, and the exit code says the worst.
-import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
-import { loadDocuments } from '../../init/config/documents.ts';
-import { isMap } from '../../init/config/safe-yaml.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { loadDocuments } from '../../machinery/config/documents.ts';
+import { isMap } from '../../machinery/config/safe-yaml.ts';
 import { flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import { readTexts } from '../read-input.ts';

@@ -3,15 +3,15 @@
 // merged spec, the status), so one command shows a setting's way from what was declared to
 // what the machine did.
 import YAML from 'yaml';
-import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { age, resourceDocument } from '../output/format.ts';
 import { relatedTypes } from '../related-types.ts';
-import { sourcesOf } from '../../init/model/layers.ts';
+import { sourcesOf } from '../../machinery/model/layers.ts';
 import type { Session } from '../session.ts';
 
 export const DESCRIBE_HELP = `usage: cosictl describe TYPE ID [-n NS]

@@ -3,9 +3,9 @@
 // diff of its labels, annotations and spec as the machine holds them against the file's,
 // normalized the way the machine stores specs.
 import YAML from 'yaml';
-import { loadDocuments } from '../../init/config/documents.ts';
-import { isMap } from '../../init/config/safe-yaml.ts';
-import { resourceName } from '../../init/cosi/meta/definition.ts';
+import { loadDocuments } from '../../machinery/config/documents.ts';
+import { isMap } from '../../machinery/config/safe-yaml.ts';
+import { resourceName } from '../../cosi/meta/definition.ts';
 import { flagAll, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { EXIT } from '../errors.ts';

@@ -1,9 +1,9 @@
 // explain: a type's fields with their documentation and their rules in words, from the
 // machine's resource definitions (the schema each carries, derived from the .proto comments
 // for built-in types): kubectl explain's habit, for COSI types.
-import { resolveDefinition, type ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import { resolveDefinition, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { typeCandidates, type Candidate } from '../completion/complete.ts';
-import { FORMAT_WORDS, type SpecSchema } from '../../init/cosi/meta/schema.ts';
+import { FORMAT_WORDS, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';

@@ -2,9 +2,9 @@
 // CA and a client certificate per role; `gen config` prints a commented starting machine
 // config and, given secrets, embeds the CA in it and writes the matching cosictl context.
 import { existsSync, writeFileSync } from 'node:fs';
-import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../../init/pki/secrets.ts';
-import { ROLES, type Role } from '../../init/model/access.ts';
-import type { KeyAlgorithm } from '../../init/pki/certificate.ts';
+import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../../machinery/pki/secrets.ts';
+import { ROLES, type Role } from '../../machinery/model/access.ts';
+import type { KeyAlgorithm } from '../../machinery/pki/certificate.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { defaultConfigPath, readConfigFile, toAddress, writeConfigFile } from '../config.ts';
 import { CliError, EXIT } from '../errors.ts';

@@ -1,11 +1,11 @@
 // get: list or show resources in the forms kubectl users know (table, wide, yaml, json
 // List, name, jsonpath, label columns, sort); --watch streams changes until interrupted.
-import type { LabelQuery } from '../../init/cosi/state/query.ts';
-import type { WatchEvent } from '../../init/cosi/state/state.ts';
+import type { LabelQuery } from '../../cosi/state/query.ts';
+import type { WatchEvent } from '../../cosi/state/state.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import YAML from 'yaml';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import {
   nameOf, OUTPUT_FORMATS, parseOutput, renderDocuments, renderJsonPath, resourceDocument, tableHeader, tableRow,
   type Output, type TableOptions,

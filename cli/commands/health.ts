@@ -1,7 +1,7 @@
 // health: whether the machine has what a ready machine must have, from the Health resource the engine
 // keeps (init/engine/health.ts): each check and why it fails; --wait follows it until it holds.
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
-import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS } from '../../init/model/runtime-types.ts';
+import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { flag, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { parseDuration } from '../duration.ts';

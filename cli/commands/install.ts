@@ -1,10 +1,10 @@
 // install: declares an InstallRequest and follows its InstallStatus until the machine says done
 // or failed, printing each phase and the progress of the long ones.
-import { parseSizeCondition } from '../../init/model/size-condition.ts';
-import { newResource } from '../../init/cosi/resource/resource.ts';
+import { parseSizeCondition } from '../../machinery/model/size-condition.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
 import {
   CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
-} from '../../init/model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 import type { InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';

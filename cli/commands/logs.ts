@@ -2,8 +2,8 @@
 // init/engine/log-service.ts); dmesg is `logs kernel`.
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
-} from '../../init/model/log-service-wire.ts';
-import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
+} from '../../machinery/model/log-service-wire.ts';
+import { PLUGIN_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/complete.ts';

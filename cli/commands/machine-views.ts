@@ -4,8 +4,8 @@ import {
   MOUNTS_PATH, MOUNTS_REQUEST, MOUNTS_RESPONSE, OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST, PROCESSES_PATH,
   PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
   SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
-} from '../../init/model/machine-service-wire.ts';
-import { PLUGIN_STATUS_TYPE } from '../../init/model/runtime-types.ts';
+} from '../../machinery/model/machine-service-wire.ts';
+import { PLUGIN_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { flag, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';

@@ -1,12 +1,12 @@
 // reboot, shutdown: declare a PowerRequest. The machine first waits for the holders of its
 // ShutdownRequest (up to --grace, or not at all with --force), then stops its services, syncs,
 // unmounts and reboots or powers off. reboot --wait follows it until the machine is back.
-import { newResource } from '../../init/cosi/resource/resource.ts';
-import { isNotFound } from '../../init/cosi/state/errors.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { isNotFound } from '../../cosi/state/errors.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS,
   type BootStatusSpec, type PowerAction, type PowerRequestSpec,
-} from '../../init/model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command, CommandIo } from '../command.ts';
 import { parseDuration } from '../duration.ts';

@@ -4,14 +4,14 @@
 import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import YAML from 'yaml';
-import { META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { encodeTar, type TarMember } from '../../init/disk/tar.ts';
+import { META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import { encodeTar, type TarMember } from '../../machinery/disk/tar.ts';
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST,
-} from '../../init/model/log-service-wire.ts';
-import { HEALTH_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
-import { COMMIT, VERSION } from '../../init/version.ts';
+} from '../../machinery/model/log-service-wire.ts';
+import { HEALTH_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
+import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';

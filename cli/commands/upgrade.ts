@@ -3,14 +3,14 @@
 // of the same id until the new system is written to its slot, or refused.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newResource } from '../../init/cosi/resource/resource.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { StateError } from '../../cosi/state/errors.ts';
 import {
   CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
-} from '../../init/model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 import {
   UPLOAD_CHUNK_MAX, UPLOAD_PATH, UPLOAD_REQUEST, UPLOAD_RESPONSE,
-} from '../../init/model/upgrade-service-wire.ts';
+} from '../../machinery/model/upgrade-service-wire.ts';
 import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { parseDuration } from '../duration.ts';

@@ -1,9 +1,9 @@
 // validate: checks a config offline, against the types and namespaces a machine of
 // this build serves (proto/gen/builtin-types.ts), with the machine's own checks and
 // messages. Needs no machine.
-import { decodeConfigInput } from '../../init/config/config-input.ts';
-import { ConfigRefused, offlineValidationContext, validateConfig } from '../../init/config/validate-config.ts';
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import { decodeConfigInput } from '../../machinery/config/config-input.ts';
+import { ConfigRefused, offlineValidationContext, validateConfig } from '../../machinery/config/validate-config.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
 import { flagAll, type Parsed } from '../args.ts';
 import { EXIT } from '../errors.ts';

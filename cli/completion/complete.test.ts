@@ -2,7 +2,7 @@
 // and what each place on it completes to. The machine's answers here are a fixed set of
 // definitions and ids; the shells against a real engine are in cli/cosictl-daily.test.ts.
 import t from 'tap';
-import { fillDefinitions } from '../../init/cosi/meta/definition.ts';
+import { fillDefinitions } from '../../cosi/meta/definition.ts';
 import { COMMANDS } from '../commands/registry.ts';
 import { complete, formatCompletion, readLine, type Completion, type Lookups } from './complete.ts';
 

@@ -2,7 +2,7 @@
 // (`cosictl completion bash|zsh|fish`), which run `cosictl __complete WORD... CURRENT` on Tab.
 // Commands, flags and fixed values are known here; types, ids and namespaces come from the
 // machine, each command saying what its arguments are (Command.completeArg).
-import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { commandWord, type FlagSpec } from '../args.ts';
 import type { Command } from '../command.ts';
 import { FLAGS, flagsFor, GLOBAL_FLAGS } from '../flags.ts';

@@ -2,7 +2,7 @@
 // --endpoint, --context, --config, -n) and by the config file. A Tab must never hang: each answer
 // has a short deadline, and a question that fails answers nothing, its reason on stderr (which
 // the completion scripts do not show).
-import { META_NAMESPACE, NAMESPACE_TYPE } from '../../init/cosi/meta/definition.ts';
+import { META_NAMESPACE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
 import { defaultConfigPath, loadContext, readConfigFile } from '../config.ts';
 import { Session } from '../session.ts';
 import type { Line, Lookups } from './complete.ts';

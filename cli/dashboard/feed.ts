@@ -7,17 +7,17 @@ import type {
   HealthStatusSpec, HostnameStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec,
   TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
-import type { Watch, WatchEvent } from '../../init/cosi/state/state.ts';
+import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
-} from '../../init/model/log-service-wire.ts';
-import { OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST } from '../../init/model/machine-service-wire.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE } from '../../init/model/network-names.ts';
+} from '../../machinery/model/log-service-wire.ts';
+import { OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST } from '../../machinery/model/machine-service-wire.ts';
+import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE } from '../../machinery/model/network-names.ts';
 import {
   HEALTH_TYPE, MACHINE_STATUS_TYPE, PLUGIN_STATUS_TYPE, VERSION_TYPE,
-} from '../../init/model/runtime-types.ts';
-import { MOUNT_STATUS_TYPE } from '../../init/model/storage-names.ts';
-import { TIME_STATUS_TYPE } from '../../init/model/time-names.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { MOUNT_STATUS_TYPE } from '../../machinery/model/storage-names.ts';
+import { TIME_STATUS_TYPE } from '../../machinery/model/time-names.ts';
 import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';

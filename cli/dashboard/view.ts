@@ -6,8 +6,8 @@ import type {
   HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec, TimeStatusSpec,
   VersionSpec,
 } from '../../proto/gen/spec-types.ts';
-import type { MachineOverview } from '../../init/model/machine-service-wire.ts';
-import type { LogLine } from '../../init/model/log-service-wire.ts';
+import type { MachineOverview } from '../../machinery/model/machine-service-wire.ts';
+import type { LogLine } from '../../machinery/model/log-service-wire.ts';
 import { kibText, levelWord, uptimeText } from '../output/units.ts';
 import { seg, type ScreenLine, type Style } from './screen.ts';
 

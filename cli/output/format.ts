@@ -3,8 +3,8 @@
 // JSON (talosctl's shape: metadata + spec; several in JSON are one List), TYPE/ID names, or a
 // kubectl-style jsonpath template.
 import YAML from 'yaml';
-import type { ResourceDefinitionSpec } from '../../init/cosi/meta/definition.ts';
-import { OpaqueSpec, type Resource } from '../../init/cosi/resource/resource.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import { OpaqueSpec, type Resource } from '../../cosi/resource/resource.ts';
 import { evalJsonPath, renderCell, renderTemplate } from './jsonpath.ts';
 
 export type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name' | 'jsonpath';

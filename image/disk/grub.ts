@@ -1,6 +1,6 @@
 // grub: the disk's loader under both firmwares, from Debian's grub-pc-bin and
 // grub-efi-amd64-bin. One grub.cfg on the ESP boots slot A or B and counts the tries of
-// a new slot in grubenv (init/disk/grubenv.ts), so BIOS and UEFI fall back the same way.
+// a new slot in grubenv (machinery/disk/grubenv.ts), so BIOS and UEFI fall back the same way.
 //   UEFI: grub-mkimage -O x86_64-efi -> EFI/BOOT/BOOTX64.EFI (the removable-media path:
 //         no NVRAM entry needed, so a copied disk boots anywhere).
 //   BIOS: boot.img's 440 bytes of code in the protective MBR, pointing at core.img in the
@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeSlotEnv, SLOT_FILES, SLOT_PARAM } from '../../init/disk/boot-slots.ts';
+import { encodeSlotEnv, SLOT_FILES, SLOT_PARAM } from '../../machinery/disk/boot-slots.ts';
 
 export const GRUB_DIR = '/usr/lib/grub';
 const MODULES = [

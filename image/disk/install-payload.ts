@@ -10,11 +10,11 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import {
   INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, INSTALL_PAYLOAD_KIND, type InstallManifest,
-} from '../../init/disk/install-manifest.ts';
-import { hashingStream } from '../../init/sys/hashing-stream.ts';
+} from '../../machinery/disk/install-manifest.ts';
+import { hashingStream } from '../../machinery/sys/hashing-stream.ts';
 import type { RawDisk } from './raw.ts';
 
-export { INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, type InstallManifest } from '../../init/disk/install-manifest.ts';
+export { INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, type InstallManifest } from '../../machinery/disk/install-manifest.ts';
 
 /** The payload's files: each one's name in install/ and where it lies now. */
 export interface InstallPayload { files: { name: string; path: string }[]; manifest: InstallManifest }

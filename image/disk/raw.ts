@@ -1,5 +1,5 @@
 // raw: the bootable GPT disk, assembled in an image file without root: the table from
-// init/disk/gpt.ts, filesystems made as files (filesystems.ts) and written at their
+// machinery/disk/gpt.ts, filesystems made as files (filesystems.ts) and written at their
 // offsets, GRUB for both firmwares (grub.ts). Sparse: zero blocks are never written.
 //   1 BIOS   BIOS boot partition: GRUB's core.img (the MBR's boot code points at it)
 //   2 EFI    FAT32: EFI/BOOT/BOOTX64.EFI, boot/grub/{grub.cfg,grubenv}, slots /A and /B
@@ -10,9 +10,9 @@
 // second filesystem of its own.
 import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../init/disk/gpt.ts';
-import { encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES } from '../../init/disk/boot-slots.ts';
-import { EPHEMERAL_LABEL, STATE_LABEL } from '../../init/disk/labels.ts';
+import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../machinery/disk/gpt.ts';
+import { encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES } from '../../machinery/disk/boot-slots.ts';
+import { EPHEMERAL_LABEL, STATE_LABEL } from '../../machinery/disk/labels.ts';
 import { ext4Image, fatImage } from './filesystems.ts';
 import { biosBoot, espSearch, grubConfig, grubMkimage } from './grub.ts';
 

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { guidFrom } from '../../init/disk/gpt.ts';
+import { guidFrom } from '../../machinery/disk/gpt.ts';
 import type { OutputFormat } from './format.ts';
 
 /**

@@ -11,11 +11,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { guidFrom } from '../../init/disk/gpt.ts';
+import { guidFrom } from '../../machinery/disk/gpt.ts';
 import { fatImage, stageTree, type Tree } from '../disk/filesystems.ts';
 import { GRUB_DIR, grubMkimage, isoGrubConfig } from '../disk/grub.ts';
 import { INSTALL_DIR } from '../disk/install-payload.ts';
-import { liveCmdline } from '../../init/disk/labels.ts';
+import { liveCmdline } from '../../machinery/disk/labels.ts';
 import type { OutputFormat } from './format.ts';
 
 export const ISO_VOLUME = 'APPLIANCE';

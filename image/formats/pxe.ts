@@ -6,7 +6,7 @@
 import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_DIR } from '../disk/install-payload.ts';
-import { liveCmdline } from '../../init/disk/labels.ts';
+import { liveCmdline } from '../../machinery/disk/labels.ts';
 import type { OutputFormat } from './format.ts';
 
 export const PXE_KERNEL = 'vmlinuz';

@@ -1,10 +1,10 @@
-// upgrade: the file an upgrade consumes (init/disk/upgrade-bundle.ts): the kernel and initramfs
+// upgrade: the file an upgrade consumes (machinery/disk/upgrade-bundle.ts): the kernel and initramfs
 // with a manifest of their sizes and sha256, signed with Ed25519. The signing key's public half
 // is written beside it: a machine that trusts that key accepts the bundle.
 import { createPublicKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeUpgradeBundle } from '../../init/disk/upgrade-bundle.ts';
+import { encodeUpgradeBundle } from '../../machinery/disk/upgrade-bundle.ts';
 import type { OutputFormat } from './format.ts';
 
 export const UPGRADE_BUNDLE = 'appliance-upgrade.tar';

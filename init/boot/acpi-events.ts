@@ -4,8 +4,8 @@
 // char bus_id[15]; u32 type; u32 data; } (natural alignment: 44 bytes).
 import { isErrno } from '../../native/errno.ts';
 import type { Native } from '../../native/index.ts';
-import { decodeFamily, decodeGenl, getFamilyRequest, NETLINK_GENERIC } from '../netlink/genetlink.ts';
-import { answerOf, attrMap, decodeMessages } from '../netlink/netlink.ts';
+import { decodeFamily, decodeGenl, getFamilyRequest, NETLINK_GENERIC } from '../../machinery/netlink/genetlink.ts';
+import { answerOf, attrMap, decodeMessages } from '../../machinery/netlink/netlink.ts';
 
 export const ACPI_FAMILY = 'acpi_event';
 export const ACPI_GROUP = 'acpi_mc_group';

@@ -1,5 +1,5 @@
 // coldplug: PID 1 loads the drivers the machine's devices ask for (by modalias, see
-// plugins/system/modules/device-drivers.ts) before it looks for the STATE and EPHEMERAL disks,
+// machinery/kernel/device-drivers.ts) before it looks for the STATE and EPHEMERAL disks,
 // because the disk may be on a controller whose driver is a module (NVMe on EC2 and bare metal,
 // virtio-scsi on GCE, a USB stick). Loading a driver makes new devices (an NVMe namespace, the
 // disk behind a USB port) some time later, and they may need drivers of their own: so after each
@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import {
   loadDrivers, readDevices, readDriverIndex, type DriverLoadResult, type HardwareDevice,
-} from '../../plugins/system/modules/device-drivers.ts';
-import { listDir } from '../sys/optional-fs.ts';
-import { readLoaded, type ModuleLoader } from '../../plugins/system/modules/module-index.ts';
+} from '../../machinery/kernel/device-drivers.ts';
+import { listDir } from '../../machinery/sys/optional-fs.ts';
+import { readLoaded, type ModuleLoader } from '../../machinery/kernel/module-index.ts';
 
 export interface ColdplugOptions {
   modulesDir?: string;

@@ -1,7 +1,7 @@
 // guard: PID 1 must never exit (the kernel panics with "Attempted to kill init").
 // Uncaught errors are logged and boot goes on; a fatal error (boot cannot go on)
 // counts down, then syncs, unmounts and reboots instead of letting the kernel panic.
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 
 export interface Guard {
   /** Boot cannot go on: log why, count down, then run `restart`. */

@@ -1,11 +1,11 @@
 // mounts: the pseudo filesystems PID 1 mounts at boot, and unmount-all at shutdown.
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 
 import { isErrno } from '../../native/errno.ts';
-import { MNT_DETACH, MS, parseMounts, type ProcMount } from '../sys/mount-table.ts';
-import { SYSTEM_IMAGE_MOUNT } from '../disk/labels.ts';
+import { MNT_DETACH, MS, parseMounts, type ProcMount } from '../../machinery/sys/mount-table.ts';
+import { SYSTEM_IMAGE_MOUNT } from '../../machinery/disk/labels.ts';
 
 export interface MountEntry {
   target: string; fstype: string; source: string; flags: number; data?: string; mode?: number;

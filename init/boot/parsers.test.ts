@@ -1,9 +1,9 @@
 // Unit tests for the small /proc and /sys parsers PID 1 uses.
 import t from 'tap';
-import { parseMeminfo } from '../sys/meminfo.ts';
-import { parseMounts } from '../sys/mount-table.ts';
+import { parseMeminfo } from '../../machinery/sys/meminfo.ts';
+import { parseMounts } from '../../machinery/sys/mount-table.ts';
 import { hasKey, INPUT_EVENT_SIZE, powerPresses } from './power-button.ts';
-import { parseStat } from '../sys/proc-table.ts';
+import { parseStat } from '../../machinery/sys/proc-table.ts';
 import {
   formatMilestone, formatReady, milestoneLine, parseMilestones, parseReady,
 } from './ready-line.ts';

@@ -2,15 +2,15 @@
 // order, each logged with its duration; the ready line ends boot.
 import { readFileSync } from 'node:fs';
 import { native, type Native } from '../../native/index.ts';
-import { createLogger, type Logger } from '../log.ts';
-import { VERSION } from '../version.ts';
-import { monotonicSeconds, processStartSeconds } from '../sys/clock.ts';
-import { clockProblem, floorFor } from '../sys/clock-floor.ts';
-import { cmdlineFlag, parseCmdline, type Cmdline } from '../sys/cmdline.ts';
+import { createLogger, type Logger } from '../../machinery/log.ts';
+import { VERSION } from '../../machinery/version.ts';
+import { monotonicSeconds, processStartSeconds } from '../../machinery/sys/clock.ts';
+import { clockProblem, floorFor } from '../../machinery/sys/clock-floor.ts';
+import { cmdlineFlag, parseCmdline, type Cmdline } from '../../machinery/sys/cmdline.ts';
 import { installGuard } from './guard.ts';
-import { usedMemoryKiB } from '../sys/meminfo.ts';
+import { usedMemoryKiB } from '../../machinery/sys/meminfo.ts';
 import { mountEarly } from './mounts.ts';
-import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../sys/mount-namespace.ts';
+import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../../machinery/sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
 import { formatMilestone, formatProcess, formatReady } from './ready-line.ts';
 import { machineProcesses } from './process-cost.ts';
@@ -21,17 +21,17 @@ import { coldplugDrivers, describeColdplug } from './coldplug.ts';
 import {
   mountBootPartition, mountEphemeralPartition, mountStatePartition, type LabelledMount,
 } from './state-partition.ts';
-import { isSlot, SLOT_PARAM } from '../disk/boot-slots.ts';
+import { isSlot, SLOT_PARAM } from '../../machinery/disk/boot-slots.ts';
 import { BootPartition } from '../upgrade/boot-partition.ts';
-import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
-import { LIVE_PARAM } from '../disk/labels.ts';
-import { machineId } from '../sys/machine-id.ts';
-import { testBreak } from '../sys/test-break.ts';
-import { mountSquashfsImage } from '../sys/image-mount.ts';
-import { MNT_DETACH } from '../sys/mount-table.ts';
-import { prepareGroup, removeGroup } from '../sys/cgroup.ts';
-import { withExistingInterfaces, writeSysctls } from '../sys/sysctl.ts';
-import { HARDENING_PARAMS } from '../../plugins/system/hardening.ts';
+import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
+import { LIVE_PARAM } from '../../machinery/disk/labels.ts';
+import { machineId } from '../../machinery/sys/machine-id.ts';
+import { testBreak } from '../../machinery/sys/test-break.ts';
+import { mountSquashfsImage } from '../../machinery/sys/image-mount.ts';
+import { MNT_DETACH } from '../../machinery/sys/mount-table.ts';
+import { prepareGroup, removeGroup } from '../../machinery/sys/cgroup.ts';
+import { withExistingInterfaces, writeSysctls } from '../../machinery/sys/sysctl.ts';
+import { HARDENING_PARAMS } from '../../machinery/kernel/hardening.ts';
 import type { Engine } from '../engine/engine.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */

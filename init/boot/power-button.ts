@@ -3,8 +3,8 @@
 // and as KEY_POWER on an evdev device, the fallback for a kernel without the former.
 import { createReadStream, openSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
-import type { Logger } from '../log.ts';
-import { listDir, readOptional } from '../sys/optional-fs.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { listDir, readOptional } from '../../machinery/sys/optional-fs.ts';
 import { isPowerButton, watchAcpiEvents } from './acpi-events.ts';
 
 const EV_KEY = 1;

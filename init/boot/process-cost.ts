@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
-import { parseStat } from '../sys/proc-table.ts';
+import { parseStat } from '../../machinery/sys/proc-table.ts';
 
 export interface ProcessCost {
   name: string; pid: number; rssKiB: number; pssKiB: number; privateKiB: number; cpuSeconds: number;

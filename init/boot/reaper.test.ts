@@ -2,7 +2,7 @@
 // child subreaper, so orphans of its children are re-parented to it as to PID 1.
 import t from 'tap';
 import { native } from '../../native/index.ts';
-import { zombieChildrenOf } from '../sys/proc-table.ts';
+import { zombieChildrenOf } from '../../machinery/sys/proc-table.ts';
 import { createReaper } from './reaper.ts';
 
 const n = native();

@@ -6,8 +6,8 @@
 import { isErrno } from '../../native/errno.ts';
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import type { ChildExit, Native } from '../../native/index.ts';
-import type { Logger } from '../log.ts';
-import { zombieChildrenOf } from '../sys/proc-table.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { zombieChildrenOf } from '../../machinery/sys/proc-table.ts';
 
 export interface Reaper {
   /** child_process.spawn, with the pid kept away from the orphan reaper until libuv has waited for it. */

@@ -3,9 +3,9 @@
 // is logged and ignored.
 import { isErrno } from '../../native/errno.ts';
 import type { Native, RebootCommand } from '../../native/index.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 import { unmountAll } from './mounts.ts';
-import { listProcesses } from '../sys/proc-table.ts';
+import { listProcesses } from '../../machinery/sys/proc-table.ts';
 import type { Reaper } from './reaper.ts';
 
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';

@@ -5,14 +5,14 @@
 // nothing is written to /var, or read from STATE, before the disk is there.
 import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { readOptional } from '../sys/optional-fs.ts';
+import { readOptional } from '../../machinery/sys/optional-fs.ts';
 import type { Native } from '../../native/index.ts';
-import { listBlockDevices } from '../sys/sysfs-block.ts';
-import { MS } from '../sys/mount-table.ts';
-import { BOOT_MOUNT, EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
-import { ESP_LABEL } from '../disk/boot-slots.ts';
+import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
+import { MS } from '../../machinery/sys/mount-table.ts';
+import { BOOT_MOUNT, EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../../machinery/disk/labels.ts';
+import { ESP_LABEL } from '../../machinery/disk/boot-slots.ts';
 
-export { STATE_LABEL, STATE_MOUNT } from '../disk/labels.ts';
+export { STATE_LABEL, STATE_MOUNT } from '../../machinery/disk/labels.ts';
 const WRITABLE = new Set(['ext4', 'ext3', 'ext2', 'vfat']);
 
 export type LabelledMount = { dir: string; device: string; why?: undefined } | { dir?: undefined; why: string };

@@ -4,10 +4,10 @@
 //                          behind; report whether PID 1 reaped it and the zombie count
 //   appliance.test.fatal   raise a fatal error (the countdown-then-reboot path)
 //   appliance.test.signal=SIG  another process sends SIG to PID 1 (the signal handlers)
-import type { Cmdline } from '../sys/cmdline.ts';
+import type { Cmdline } from '../../machinery/sys/cmdline.ts';
 import type { Guard } from './guard.ts';
-import type { Logger } from '../log.ts';
-import { zombieChildrenOf } from '../sys/proc-table.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { zombieChildrenOf } from '../../machinery/sys/proc-table.ts';
 import type { Reaper } from './reaper.ts';
 
 export interface TestSwitchContext {

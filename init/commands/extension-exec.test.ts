@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { copyPackageFiles, packageClosure, squashfs } from '../../qemu/extension-image.ts';
 import { native } from '../../native/index.ts';
-import { mountSquashfsImage } from '../sys/image-mount.ts';
-import { MNT_DETACH } from '../sys/mount-table.ts';
-import { encodeLaunch, EXTENSION_LAUNCH_ENV, type ExtensionLaunch } from '../model/extension-launch.ts';
+import { mountSquashfsImage } from '../../machinery/sys/image-mount.ts';
+import { MNT_DETACH } from '../../machinery/sys/mount-table.ts';
+import { encodeLaunch, EXTENSION_LAUNCH_ENV, type ExtensionLaunch } from '../../machinery/model/extension-launch.ts';
 
 const PROBE = `
 import os

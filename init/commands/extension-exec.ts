@@ -7,10 +7,10 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { native, CAPABILITY } from '../../native/index.ts';
-import { enterExtensionRoot, PLUGIN_SOCKET_INSIDE } from '../sys/extension-root.ts';
-import { deniedFor, seccompProgram } from '../sys/seccomp.ts';
-import { heldCapabilities } from '../sys/capabilities.ts';
-import { decodeLaunch, EXTENSION_LAUNCH_ENV } from '../model/extension-launch.ts';
+import { enterExtensionRoot, PLUGIN_SOCKET_INSIDE } from '../../machinery/sys/extension-root.ts';
+import { deniedFor, seccompProgram } from '../../machinery/sys/seccomp.ts';
+import { heldCapabilities } from '../../machinery/sys/capabilities.ts';
+import { decodeLaunch, EXTENSION_LAUNCH_ENV } from '../../machinery/model/extension-launch.ts';
 
 /** The launcher's exit code when it could not prepare the program; 127 when the program could not be run. */
 const CANNOT_START = 1;

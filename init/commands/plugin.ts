@@ -1,8 +1,8 @@
 // plugin: runs one built-in plugin (started by the engine, never by hand).
-import { builtinCodecs } from '../model/spec-codecs.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes, findPlugin, PLUGINS } from '../../plugins/index.ts';
 import { runPlugin } from '../../plugins/sdk/run-plugin.ts';
-import { testBreak } from '../sys/test-break.ts';
+import { testBreak } from '../../machinery/sys/test-break.ts';
 
 export async function plugin(args: string[]): Promise<number> {
   const name = args[0];

@@ -5,14 +5,14 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { parseCmdline } from '../sys/cmdline.ts';
+import { parseCmdline } from '../../machinery/sys/cmdline.ts';
 import { startEngine } from '../engine/engine.ts';
 import type { HoldOptions } from '../engine/shutdown-hold.ts';
-import type { PowerAction } from '../model/runtime-types.ts';
-import { fileConfigStore, memoryConfigStore } from '../config/saved-config.ts';
+import type { PowerAction } from '../../machinery/model/runtime-types.ts';
+import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
 import { PLUGINS } from '../../plugins/index.ts';
-import { createLogger } from '../log.ts';
-import { selfCommand } from '../sys/self-command.ts';
+import { createLogger } from '../../machinery/log.ts';
+import { selfCommand } from '../../machinery/sys/self-command.ts';
 
 export const SERVE_HELP = `usage: init serve [options]
 

@@ -5,12 +5,12 @@
 import t from 'tap';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
-import { RemoteState } from '../cosi/remote/client.ts';
-import { generateSecrets, type MachineSecrets } from '../pki/secrets.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import { generateSecrets, type MachineSecrets } from '../../machinery/pki/secrets.ts';
 import { API_CA_TYPE, API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec }
-  from '../model/security-types.ts';
-import { VERSION_TYPE } from '../model/runtime-types.ts';
-import { until } from '../cosi/conformance/converge.ts';
+  from '../../machinery/model/security-types.ts';
+import { VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
+import { until } from '../../cosi/conformance/converge.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());

@@ -1,4 +1,4 @@
-// api-server: the COSI API of the machine, on our gRPC server (init/cosi/remote/grpc).
+// api-server: the COSI API of the machine, on our gRPC server (cosi/remote/grpc).
 // Users reach it over TCP, always TLS: mutual TLS once the machine has a CA (their
 // role is in their certificate), a self-signed certificate and maintenance rights
 // before that (api-certificate.ts decides which). Plugins reach it over a unix socket,
@@ -11,25 +11,25 @@ import type { TLSSocket } from 'node:tls';
 import { dirname } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { Native } from '../../native/index.ts';
-import { grpcHttp2Server, trackSessions } from '../cosi/remote/grpc/http2-server.ts';
+import { grpcHttp2Server, trackSessions } from '../../cosi/remote/grpc/http2-server.ts';
 import {
   GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
-} from '../cosi/remote/grpc/server.ts';
-import { HistogramSet } from '../cosi/histogram.ts';
-import { Status } from '../cosi/remote/grpc/framing.ts';
-import { stateMethods, type CallAccess, type StateServerOptions } from '../cosi/remote/server.ts';
-import { STATE_METHODS } from '../cosi/remote/service.ts';
-import { toStatus } from '../cosi/remote/status.ts';
-import { StateError } from '../cosi/state/errors.ts';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Pointer } from '../cosi/resource/resource.ts';
-import type { State } from '../cosi/state/state.ts';
-import { parseSubject } from '../pki/certificate.ts';
-import { TIME_VERIFY_CODES, validityProblem } from '../pki/validity.ts';
-import { clockNote } from '../sys/clock-floor.ts';
-import { throttle, type Logger } from '../log.ts';
-import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../model/access.ts';
-import type { ApiLimits } from '../model/security-types.ts';
+} from '../../cosi/remote/grpc/server.ts';
+import { HistogramSet } from '../../cosi/histogram.ts';
+import { Status } from '../../cosi/remote/grpc/framing.ts';
+import { stateMethods, type CallAccess, type StateServerOptions } from '../../cosi/remote/server.ts';
+import { STATE_METHODS } from '../../cosi/remote/service.ts';
+import { toStatus } from '../../cosi/remote/status.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Pointer } from '../../cosi/resource/resource.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { parseSubject } from '../../machinery/pki/certificate.ts';
+import { TIME_VERIFY_CODES, validityProblem } from '../../machinery/pki/validity.ts';
+import { clockNote } from '../../machinery/sys/clock-floor.ts';
+import { throttle, type Logger } from '../../machinery/log.ts';
+import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../../machinery/model/access.ts';
+import type { ApiLimits } from '../../machinery/model/security-types.ts';
 
 /** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
 export interface ApiTls {
@@ -96,7 +96,7 @@ export function describeCaller(c: Caller | undefined): string {
 /**
  * The caller a TLS connection makes: a user with the role its certificate names, or a refused client with why. The
  * TLS server verifies the chain but lets every client finish its handshake, so that a refusal can be said in words:
- * a certificate refused for its dates names the machine's clock (init/pki/validity.ts).
+ * a certificate refused for its dates names the machine's clock (machinery/pki/validity.ts).
  */
 function callerOfConnection(socket: TLSSocket): Caller {
   const peer = socket.getPeerX509Certificate();

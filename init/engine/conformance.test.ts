@@ -3,10 +3,10 @@
 // namespace of its own, created over the API as well.
 import t from 'tap';
 import { artifacts } from '../../qemu/artifacts.ts';
-import { runStateSuite } from '../cosi/conformance/state-suite.ts';
-import { DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE } from '../cosi/meta/definition.ts';
-import { RemoteState } from '../cosi/remote/client.ts';
-import { newResource } from '../cosi/resource/resource.ts';
+import { runStateSuite } from '../../cosi/conformance/state-suite.ts';
+import { DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
 import { startServe } from './serve-harness.ts';
 
 const TYPE = 'Gizmos.conformance.example';

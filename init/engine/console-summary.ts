@@ -2,13 +2,13 @@
 // to know changes: the hostname, the addresses (loopback and IPv6 link-local aside), and
 // where the config stands. Written after a quiet moment, so a burst of changes (DHCP
 // bringing up a link, a config applying) gives one line, not ten.
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Watch } from '../cosi/state/state.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../model/network-names.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Watch } from '../../cosi/state/state.ts';
+import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../machinery/model/network-names.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigStatusSpec,
-} from '../model/runtime-types.ts';
-import { API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec } from '../model/security-types.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec } from '../../machinery/model/security-types.ts';
 
 /** How long the kinds must be quiet before the line is written. */
 const QUIET_MS = 500;

@@ -3,28 +3,28 @@
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
 // API, and supervises the plugins it is handed.
 import type { Native } from '../../native/index.ts';
-import { DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec } from '../cosi/meta/definition.ts';
-import { registerNamespace, registerTypes } from '../cosi/meta/registry.ts';
-import { definitionCodecs } from '../cosi/remote/definition-codecs.ts';
-import { newResource } from '../cosi/resource/resource.ts';
-import { upsert } from '../cosi/state/upsert.ts';
-import { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Logger } from '../log.ts';
-import { HOST_MODE_ENV, servedTypes, type Plugin } from '../model/plugin.ts';
+import { DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import { registerNamespace, registerTypes } from '../../cosi/meta/registry.ts';
+import { definitionCodecs } from '../../cosi/remote/definition-codecs.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { upsert } from '../../cosi/state/upsert.ts';
+import { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { HOST_MODE_ENV, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
   type BootStatusSpec, type KernelCmdlineSpec, type PowerAction, type PowerRequestSpec,
-} from '../model/runtime-types.ts';
-import { specMessages, withSchemas } from '../model/spec-codecs.ts';
-import type { Cmdline } from '../sys/cmdline.ts';
-import { memoryConfigStore, type ConfigStore } from '../config/saved-config.ts';
-import { createAdmission } from '../config/admission.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
+import type { Cmdline } from '../../machinery/sys/cmdline.ts';
+import { memoryConfigStore, type ConfigStore } from '../../machinery/config/saved-config.ts';
+import { createAdmission } from '../../machinery/config/admission.ts';
 import { configServiceMethods } from './config-service.ts';
 import { MachineConfig } from './machine-config.ts';
 import { feedPlatformConfig } from './platform-config.ts';
 import {
   PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS,
-} from '../model/platform-types.ts';
+} from '../../machinery/model/platform-types.ts';
 import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
 import { createApiAccess } from './api-access.ts';
 import { apiCertificate } from './api-certificate.ts';
@@ -47,7 +47,7 @@ import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import { startExtensionRunner } from './extension-runner.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension-types.ts';
-import type { CallContext } from '../cosi/remote/grpc/server.ts';
+import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {
   log: Logger;

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe, testSecrets } from './serve-harness.ts';
-import { CONFIG_FILE, formatSavedConfig } from '../config/saved-config.ts';
-import { apiCaDocument } from '../pki/secrets.ts';
+import { CONFIG_FILE, formatSavedConfig } from '../../machinery/config/saved-config.ts';
+import { apiCaDocument } from '../../machinery/pki/secrets.ts';
 import { runProgram } from '../../scripts/lib/run-program.ts';
-import { DEFINITION_TYPE, META_NAMESPACE, type DefinitionInput } from '../cosi/meta/definition.ts';
-import { META_CODECS } from '../cosi/remote/meta-codecs.ts';
+import { DEFINITION_TYPE, META_NAMESPACE, type DefinitionInput } from '../../cosi/meta/definition.ts';
+import { META_CODECS } from '../../cosi/remote/meta-codecs.ts';
 
 const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'extension-config-'));

@@ -8,19 +8,19 @@
 import { lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
-import { DEFINITION_TYPE, META_NAMESPACE } from '../cosi/meta/definition.ts';
-import type { Admission } from '../config/admission.ts';
-import type { Logger } from '../log.ts';
-import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../model/extension-manifest.ts';
-import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../model/extension-launch.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import { destroyIfPresent, upsert } from '../../cosi/state/upsert.ts';
+import { DEFINITION_TYPE, META_NAMESPACE } from '../../cosi/meta/definition.ts';
+import type { Admission } from '../../machinery/config/admission.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../../machinery/model/extension-manifest.ts';
+import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../machinery/model/extension-launch.ts';
 import {
   CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
   type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
-} from '../model/runtime-types.ts';
-import { missingMountPoints } from '../sys/extension-root.ts';
-import { capabilityNames, capabilitySet } from '../sys/capabilities.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { missingMountPoints } from '../../machinery/sys/extension-root.ts';
+import { capabilityNames, capabilitySet } from '../../machinery/sys/capabilities.ts';
 import { imagePath, RefusedImage, sweepPartials } from './extension-fetch.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,

@@ -9,19 +9,19 @@
 import type {
   DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountStatusSpec, PluginStatusSpec, RouteStatusSpec, TimeStatusSpec,
 } from '../../proto/gen/spec-types.ts';
-import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../model/storage-names.ts';
-import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../model/time-names.ts';
-import type { Resource } from '../cosi/resource/resource.ts';
-import type { State } from '../cosi/state/state.ts';
-import { upsert } from '../cosi/state/upsert.ts';
+import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../machinery/model/storage-names.ts';
+import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../../machinery/model/time-names.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { upsert } from '../../cosi/state/upsert.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
   ROUTE_STATUS_TYPE,
-} from '../model/network-names.ts';
+} from '../../machinery/model/network-names.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, HEALTH_ID, HEALTH_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
   type ConfigStatusSpec,
-} from '../model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 
 export interface HealthFacts {
   apiServing: boolean;

@@ -11,26 +11,26 @@ import { connect as h2Connect } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
-import { hostileYaml, mutate, rng } from '../cosi/conformance/fuzz.ts';
-import { resourceFromWire, resourceToWire } from '../cosi/remote/codec.ts';
-import { decode, encode, type MessageName } from '../cosi/remote/proto.ts';
-import { STATE_METHODS } from '../cosi/remote/service.ts';
-import { GrpcChannel, GrpcCallError } from '../cosi/remote/grpc/client.ts';
-import { FrameError, MessageReader, Status, frame } from '../cosi/remote/grpc/framing.ts';
-import { newResource, type Resource } from '../cosi/resource/resource.ts';
-import { StateError } from '../cosi/state/errors.ts';
-import { decodeConfigInput } from '../config/config-input.ts';
-import { checkDocuments, loadDocuments } from '../config/documents.ts';
-import { translateUserData } from '../config/cloud-init/user-data.ts';
+import { hostileYaml, mutate, rng } from '../../cosi/conformance/fuzz.ts';
+import { resourceFromWire, resourceToWire } from '../../cosi/remote/codec.ts';
+import { decode, encode, type MessageName } from '../../cosi/remote/proto.ts';
+import { STATE_METHODS } from '../../cosi/remote/service.ts';
+import { GrpcChannel, GrpcCallError } from '../../cosi/remote/grpc/client.ts';
+import { FrameError, MessageReader, Status, frame } from '../../cosi/remote/grpc/framing.ts';
+import { newResource, type Resource } from '../../cosi/resource/resource.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { decodeConfigInput } from '../../machinery/config/config-input.ts';
+import { checkDocuments, loadDocuments } from '../../machinery/config/documents.ts';
+import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH,
-} from '../config/config-service-wire.ts';
-import { builtinCodecs } from '../model/spec-codecs.ts';
+} from '../../machinery/config/config-service-wire.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../plugins/index.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { ADDRESS_SPEC_TYPE } from '../../plugins/network/types.ts';
-import { fillDefinitions } from '../cosi/meta/definition.ts';
-import { startBystander } from '../cosi/conformance/bystander.ts';
+import { fillDefinitions } from '../../cosi/meta/definition.ts';
+import { startBystander } from '../../cosi/conformance/bystander.ts';
 
 /** Every string at a field path (CreateResponse.resource.metadata.id is [1, 1, 3]) of raw protobuf, any occurrence. */
 function idsAt(buf: Uint8Array, path: readonly number[]): string[] {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 import { ENGINE_SOURCE, KERNEL_SOURCE, LogBook, LogRing } from './log-book.ts';
 import { pluginOfLogPrefix } from './supervisor.ts';
 

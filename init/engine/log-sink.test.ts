@@ -7,10 +7,10 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
-import { newResource } from '../cosi/resource/resource.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
 import {
   CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, type LogSinkStatusSpec,
-} from '../model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 import { TEST_FILE_READ_TYPE } from '../../plugins/testing/plugins.ts';
 import { parseSinkEndpoint } from './log-sink.ts';
 

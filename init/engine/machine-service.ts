@@ -1,13 +1,13 @@
 // machine-service: serves appliance.runtime.v1alpha1.MachineService: views read from /proc when asked
-// (init/sys/machine-views.ts) and restarting a plugin through the supervisor.
-import type { Method } from '../cosi/remote/grpc/server.ts';
-import { StateError } from '../cosi/state/errors.ts';
+// (machinery/sys/machine-views.ts) and restarting a plugin through the supervisor.
+import type { Method } from '../../cosi/remote/grpc/server.ts';
+import { StateError } from '../../cosi/state/errors.ts';
 import {
   MOUNTS_PATH, MOUNTS_REQUEST, MOUNTS_RESPONSE, OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST, PROCESSES_PATH,
   PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
   SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
-} from '../model/machine-service-wire.ts';
-import { readMounts, readOverview, readProcesses, readSockets } from '../sys/machine-views.ts';
+} from '../../machinery/model/machine-service-wire.ts';
+import { readMounts, readOverview, readProcesses, readSockets } from '../../machinery/sys/machine-views.ts';
 
 export interface MachineServiceOptions {
   /** The plugin a process is, when it is one. */

@@ -3,14 +3,14 @@
 // type, plugins (up, restarts), the API (open watches, unary latency per RPC), the log rings, the
 // engine's memory and the machine's (/proc).
 import { createServer, type Server } from 'node:http';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Logger } from '../log.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Logger } from '../../machinery/log.ts';
 import {
   CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS, type MetricsEndpointSpec, type PluginStatusSpec,
-} from '../model/runtime-types.ts';
-import { readOverview } from '../sys/machine-views.ts';
-import type { HistogramSet } from '../cosi/histogram.ts';
-import type { ControllerStats } from '../model/plugin.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { readOverview } from '../../machinery/sys/machine-views.ts';
+import type { HistogramSet } from '../../cosi/histogram.ts';
+import type { ControllerStats } from '../../machinery/model/plugin.ts';
 import type { LogBook } from './log-book.ts';
 
 export interface MetricsSources {

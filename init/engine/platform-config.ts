@@ -1,17 +1,17 @@
 // platform-config: the user data the platform plugin found (UserData "machine") -> the
-// machine config. cloud-init input is translated here (init/config/cloud-init) and
+// machine config. cloud-init input is translated here (machinery/config/cloud-init) and
 // applied as the whole config, with what was ignored listed in ConfigStatus. A
 // persisted config wins while the platform's instance id is the one it was saved with
 // (or neither has one); on a new instance the platform's user data replaces it.
-import { ConfigRefused } from '../config/validate-config.ts';
-import { translateUserData } from '../config/cloud-init/user-data.ts';
-import type { Logger } from '../log.ts';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Watch } from '../cosi/state/state.ts';
-import { PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE } from '../model/platform-types.ts';
+import { ConfigRefused } from '../../machinery/config/validate-config.ts';
+import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
+import type { Logger } from '../../machinery/log.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Watch } from '../../cosi/state/state.ts';
+import { PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE } from '../../machinery/model/platform-types.ts';
 import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
 import type { MachineConfig } from './machine-config.ts';
-import type { SavedConfig } from '../config/saved-config.ts';
+import type { SavedConfig } from '../../machinery/config/saved-config.ts';
 
 export interface PlatformConfigOptions {
   state: MemoryState;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 import { startInWaves } from './plugin-waves.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 

@@ -6,7 +6,7 @@
 // first, whichever comes first: a machine with nothing to configure on its network, or whose
 // network waits for something the others do, is not held up for longer. The kernel's hardening
 // does not wait with them: PID 1 writes it before any plugin starts.
-import type { Logger } from '../log.ts';
+import type { Logger } from '../../machinery/log.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 
 /** The longest the second wave waits for the network (on a fast machine the milestone takes ~1 s). */

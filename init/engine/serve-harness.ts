@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChannelTls } from '../cosi/remote/grpc/client.ts';
-import { RemoteState, type RemoteStateOptions } from '../cosi/remote/client.ts';
-import { ROLES, type Role } from '../model/access.ts';
-import { apiCaDocument, generateSecrets, type MachineSecrets } from '../pki/secrets.ts';
+import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
+import { RemoteState, type RemoteStateOptions } from '../../cosi/remote/client.ts';
+import { ROLES, type Role } from '../../machinery/model/access.ts';
+import { apiCaDocument, generateSecrets, type MachineSecrets } from '../../machinery/pki/secrets.ts';
 
 export interface Served {
   port: number;

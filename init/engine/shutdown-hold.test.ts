@@ -6,12 +6,12 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe, type Served } from './serve-harness.ts';
-import { newResource } from '../cosi/resource/resource.ts';
-import { addFinalizer, removeFinalizer } from '../cosi/state/finalizers.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
 import {
   CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_ID,
   SHUTDOWN_REQUEST_TYPE, type MachineStatusSpec, type PowerRequestSpec,
-} from '../model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 import { runProgram } from '../../scripts/lib/run-program.ts';
 
 const a = artifacts();

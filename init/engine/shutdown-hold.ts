@@ -5,12 +5,12 @@
 // it and into MachineStatus "machine" (stage stopping), then waits until no finalizer is left or the
 // grace period is over, keeping MachineStatus's held_by current; only then do services stop.
 import type { MachineStatusSpec, PowerAction, ShutdownRequestSpec } from '../../proto/gen/spec-types.ts';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import { upsert } from '../cosi/state/upsert.ts';
-import type { Logger } from '../log.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import { upsert } from '../../cosi/state/upsert.ts';
+import type { Logger } from '../../machinery/log.ts';
 import {
   MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE,
-} from '../model/runtime-types.ts';
+} from '../../machinery/model/runtime-types.ts';
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** Cmdline parameter: the default grace period in seconds. */

@@ -3,10 +3,10 @@
 // processes (node -e), real pipes.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Logger } from '../log.ts';
-import { PLUGIN_READY_LINE } from '../model/plugin.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
+import { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { PLUGIN_READY_LINE } from '../../machinery/model/plugin.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { PluginSupervisor, type SupervisedPlugin } from './supervisor.ts';
 
 const plugin = (name: string): SupervisedPlugin => ({ name, outputs: [], args: ['plugin', name], ownMounts: false });

@@ -5,16 +5,16 @@
 // only from a pid the supervisor started.
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { StateError } from '../cosi/state/errors.ts';
-import { destroyIfPresent, upsert } from '../cosi/state/upsert.ts';
-import type { MemoryState } from '../cosi/state/memory-state.ts';
-import type { Logger } from '../log.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { destroyIfPresent, upsert } from '../../cosi/state/upsert.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
+import type { Logger } from '../../machinery/log.ts';
 import {
   parsePluginLine, parsePluginStats, PLUGIN_READY_LINE, pluginOutputs, type ControllerStats, type Plugin,
-} from '../model/plugin.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../model/runtime-types.ts';
-import { DEFAULT_BACKOFF } from '../cosi/controller/runtime.ts';
-import { killReason, oomKills } from '../sys/oom-kills.ts';
+} from '../../machinery/model/plugin.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { DEFAULT_BACKOFF } from '../../cosi/controller/runtime.ts';
+import { killReason, oomKills } from '../../machinery/sys/oom-kills.ts';
 
 export const ENGINE_OWNER = 'engine';
 

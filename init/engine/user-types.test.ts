@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec,
-} from '../cosi/meta/definition.ts';
-import { RemoteState } from '../cosi/remote/client.ts';
-import { newResource, type Resource } from '../cosi/resource/resource.ts';
-import { codecsFromDefinitions } from '../model/spec-codecs.ts';
+} from '../../cosi/meta/definition.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import { newResource, type Resource } from '../../cosi/resource/resource.ts';
+import { codecsFromDefinitions } from '../../machinery/model/spec-codecs.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { startServe } from './serve-harness.ts';
 

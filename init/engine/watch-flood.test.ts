@@ -5,8 +5,8 @@
 import t from 'tap';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
-import { measureWatchFlood } from '../cosi/conformance/watch-flood.ts';
-import { newResource } from '../cosi/resource/resource.ts';
+import { measureWatchFlood } from '../../cosi/conformance/watch-flood.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { percentile } from '../../scripts/lib/stats.ts';
 

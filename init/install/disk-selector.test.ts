@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { BlockDeviceSpec } from '../../proto/gen/spec-types.ts';
 import { selectDisk } from './disk-selector.ts';
-import { parseSizeCondition } from '../model/size-condition.ts';
+import { parseSizeCondition } from '../../machinery/model/size-condition.ts';
 
 const GiB = 2 ** 30;
 const dev = (name: string, sizeBytes: number, more: Partial<BlockDeviceSpec> = {}): BlockDeviceSpec => ({

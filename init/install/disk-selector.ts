@@ -2,7 +2,7 @@
 // describes them in, one disk or the reason there is not exactly one out, with the
 // candidates listed so that the next request can name one.
 import type { BlockDeviceSpec, InstallDiskSelector } from '../../proto/gen/spec-types.ts';
-import { parseSizeCondition, sizeMatches } from '../model/size-condition.ts';
+import { parseSizeCondition, sizeMatches } from '../../machinery/model/size-condition.ts';
 
 /** `*` stands for any run of characters; the rest is compared whole (sysfs pads models with spaces: trimmed). */
 export function globMatches(pattern: string, value: string | undefined): boolean {

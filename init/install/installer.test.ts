@@ -1,10 +1,10 @@
 // The installer as the engine runs it on a host (`serve`): every request is answered with a
 // failed InstallStatus that says why, and nothing is looked at or written.
 import t from 'tap';
-import { newResource } from '../cosi/resource/resource.ts';
-import { MemoryState } from '../cosi/state/memory-state.ts';
-import { createLogger } from '../log.ts';
-import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../model/runtime-types.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { MemoryState } from '../../cosi/state/memory-state.ts';
+import { createLogger } from '../../machinery/log.ts';
+import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import type { InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import { startInstaller } from './installer.ts';
 

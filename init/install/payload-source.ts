@@ -9,9 +9,9 @@ import { isErrno } from '../../native/errno.ts';
 import type { BlockDeviceSpec } from '../../proto/gen/spec-types.ts';
 import {
   INSTALL_DIR, INSTALL_MANIFEST, MAX_INSTALL_MANIFEST_BYTES, parseInstallManifest, type InstallManifest,
-} from '../disk/install-manifest.ts';
-import { MNT_DETACH, MS } from '../sys/mount-table.ts';
-import { httpOpen, httpRequest } from '../sys/http-get.ts';
+} from '../../machinery/disk/install-manifest.ts';
+import { MNT_DETACH, MS } from '../../machinery/sys/mount-table.ts';
+import { httpOpen, httpRequest } from '../../machinery/sys/http-get.ts';
 
 export interface PayloadSource {
   /** Where the payload is read from: the medium's device (/dev/sr0) or the folder's URL. */

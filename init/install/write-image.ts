@@ -8,9 +8,9 @@ import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import type { InstallManifest } from '../disk/install-manifest.ts';
-import { hashingStream } from '../sys/hashing-stream.ts';
-import { collectYoungGarbage } from '../sys/young-garbage.ts';
+import type { InstallManifest } from '../../machinery/disk/install-manifest.ts';
+import { hashingStream } from '../../machinery/sys/hashing-stream.ts';
+import { collectYoungGarbage } from '../../machinery/sys/young-garbage.ts';
 
 /** Big chunks: a disk takes thousands of writes fewer than with the 16 KiB default. */
 const CHUNK = 1 << 20;

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BootPartition } from './boot-partition.ts';
 import { versionSpecs } from './versions.ts';
-import { GRUBENV_PATH, markGood } from '../disk/boot-slots.ts';
-import { encodeGrubEnv } from '../disk/grubenv.ts';
+import { GRUBENV_PATH, markGood } from '../../machinery/disk/boot-slots.ts';
+import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
 
 function partition(grubenv: Buffer): { dir: string; boot: BootPartition } {
   const dir = mkdtempSync(join(tmpdir(), 'boot-partition-'));

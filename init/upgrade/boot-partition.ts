@@ -1,4 +1,4 @@
-// boot-partition: the running system's view of the mounted ESP (init/disk/boot-slots.ts says what is
+// boot-partition: the running system's view of the mounted ESP (machinery/disk/boot-slots.ts says what is
 // on it): the loader's environment, each slot's files, and the record of the last upgrade. Writes are
 // ordered so that a power cut at any point leaves the default slot booting: a slot's files are written
 // and synced before the loader is told to try it, and slot.env (which says the slot is whole) comes last.
@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import {
   decodeSlotEnv, encodeLoaderState, encodeSlotEnv, GRUBENV_PATH, loaderState, SLOT_FILES, type LoaderState,
   type Slot, type SlotInfo,
-} from '../disk/boot-slots.ts';
-import { GrubEnvError, GRUBENV_SIZE } from '../disk/grubenv.ts';
-import { syncDirectory, writeFileAtomic } from '../sys/atomic-write.ts';
+} from '../../machinery/disk/boot-slots.ts';
+import { GrubEnvError, GRUBENV_SIZE } from '../../machinery/disk/grubenv.ts';
+import { syncDirectory, writeFileAtomic } from '../../machinery/sys/atomic-write.ts';
 import type { UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 
 /** The last upgrade, kept beside the slots so that whichever system boots next can report it. */

@@ -4,11 +4,11 @@ import t from 'tap';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemoryState } from '../cosi/state/memory-state.ts';
-import { createLogger } from '../log.ts';
-import { RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../model/runtime-types.ts';
-import { GRUBENV_PATH } from '../disk/boot-slots.ts';
-import { encodeGrubEnv } from '../disk/grubenv.ts';
+import { MemoryState } from '../../cosi/state/memory-state.ts';
+import { createLogger } from '../../machinery/log.ts';
+import { RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
+import { GRUBENV_PATH } from '../../machinery/disk/boot-slots.ts';
+import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
 import { BootPartition } from './boot-partition.ts';
 import { startTrial } from './trial.ts';
 

@@ -6,11 +6,11 @@
 //     tried system never reported back); the upgrade failed, and the record says which version and why.
 // Either way the upgrade's UpgradeStatus is published again from the record.
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
-import type { State } from '../cosi/state/state.ts';
-import { upsert } from '../cosi/state/upsert.ts';
-import { forgetTried, markGood } from '../disk/boot-slots.ts';
-import type { Logger } from '../log.ts';
-import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../model/runtime-types.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { upsert } from '../../cosi/state/upsert.ts';
+import { forgetTried, markGood } from '../../machinery/disk/boot-slots.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import type { BootPartition, UpgradeRecord } from './boot-partition.ts';
 
 export interface TrialOptions {

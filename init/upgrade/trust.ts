@@ -6,9 +6,9 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UpgradePolicySpec } from '../../proto/gen/spec-types.ts';
-import type { State } from '../cosi/state/state.ts';
-import { keyIdOf } from '../disk/upgrade-bundle.ts';
-import { CONFIG_NS, UPGRADE_POLICY_TYPE } from '../model/runtime-types.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { keyIdOf } from '../../machinery/disk/upgrade-bundle.ts';
+import { CONFIG_NS, UPGRADE_POLICY_TYPE } from '../../machinery/model/runtime-types.ts';
 
 /** Where the image build puts the public key(s) it trusts. */
 export const IMAGE_KEYS_DIR = '/etc/appliance/upgrade-keys';

@@ -1,10 +1,10 @@
 // upgrade-service: serves appliance.upgrade.v1alpha1.UpgradeService (Upload) over the upgrader, next to
 // cosi.resource.State on the users' port; the role table (model/access.ts) lets admins only call it.
-import type { Method } from '../cosi/remote/grpc/server.ts';
-import { StateError } from '../cosi/state/errors.ts';
+import type { Method } from '../../cosi/remote/grpc/server.ts';
+import { StateError } from '../../cosi/state/errors.ts';
 import {
   UPLOAD_CHUNK_MAX, UPLOAD_PATH, UPLOAD_REQUEST, UPLOAD_RESPONSE,
-} from '../model/upgrade-service-wire.ts';
+} from '../../machinery/model/upgrade-service-wire.ts';
 import type { Upgrader } from './upgrader.ts';
 
 export function upgradeServiceMethods(upgrader: Upgrader): Map<string, Method> {

@@ -8,20 +8,20 @@
 import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
-import type { State } from '../cosi/state/state.ts';
-import { StateError } from '../cosi/state/errors.ts';
-import { statusWriter, type StatusWriter } from '../cosi/state/status-writer.ts';
-import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../disk/boot-slots.ts';
-import { BundleReader, type UpgradeManifest } from '../disk/upgrade-bundle.ts';
-import type { Logger } from '../log.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { statusWriter, type StatusWriter } from '../../cosi/state/status-writer.ts';
+import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../../machinery/disk/boot-slots.ts';
+import { BundleReader, type UpgradeManifest } from '../../machinery/disk/upgrade-bundle.ts';
+import type { Logger } from '../../machinery/log.ts';
 import {
   CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
-} from '../model/runtime-types.ts';
-import { httpOpen } from '../sys/http-get.ts';
-import { VERSION } from '../version.ts';
+} from '../../machinery/model/runtime-types.ts';
+import { httpOpen } from '../../machinery/sys/http-get.ts';
+import { VERSION } from '../../machinery/version.ts';
 import type { BootPartition } from './boot-partition.ts';
 import { compareVersions, currentTrust } from './trust.ts';
-import { testPause } from '../sys/test-pause.ts';
+import { testPause } from '../../machinery/sys/test-pause.ts';
 
 /** What the upgrader acts on: the booted disk's ESP and PID 1's reboot. */
 export interface UpgradeMachine {

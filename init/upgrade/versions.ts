@@ -3,11 +3,11 @@
 // of the slots (an upgrade written, a slot marked good, a rollback).
 import { arch, release } from 'node:os';
 import type { VersionSpec } from '../../proto/gen/spec-types.ts';
-import type { State } from '../cosi/state/state.ts';
-import { upsert } from '../cosi/state/upsert.ts';
-import { SLOTS } from '../disk/boot-slots.ts';
-import { RUNNING_VERSION_ID, RUNTIME_NS, VERSION_TYPE } from '../model/runtime-types.ts';
-import { COMMIT, VERSION } from '../version.ts';
+import type { State } from '../../cosi/state/state.ts';
+import { upsert } from '../../cosi/state/upsert.ts';
+import { SLOTS } from '../../machinery/disk/boot-slots.ts';
+import { RUNNING_VERSION_ID, RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
+import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { BootPartition } from './boot-partition.ts';
 
 const running = (): VersionSpec => ({

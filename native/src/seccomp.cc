@@ -1,4 +1,4 @@
-// seccomp.cc: installs a seccomp BPF filter built in TypeScript (init/sys/seccomp.ts),
+// seccomp.cc: installs a seccomp BPF filter built in TypeScript (machinery/sys/seccomp.ts),
 // on every thread of the process at once (SECCOMP_FILTER_FLAG_TSYNC): Node runs its
 // libuv and V8 threads before any of our code, and a filter on one thread would leave
 // them free. no_new_privs must be set already (dropCapabilities does it).

@@ -1,7 +1,7 @@
 // issue-status: Motds (config) + Version (runtime) -> Issue "banner" (runtime).
 // Motds are joined by priority, then id.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { RUNTIME_NS, CONFIG_NS, VERSION_TYPE, type VersionSpec } from '../../init/model/runtime-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { RUNTIME_NS, CONFIG_NS, VERSION_TYPE, type VersionSpec } from '../../machinery/model/runtime-types.ts';
 import { ISSUE_TYPE, MOTD_TYPE, type IssueSpec, type MotdSpec } from './types.ts';
 
 export const ISSUE_ID = 'banner';

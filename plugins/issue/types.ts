@@ -1,7 +1,7 @@
 // types: the issue plugin's resources. Motd (config) is what a user declares;
 // Issue (runtime) is the login banner the plugin renders from it and the version.
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
-import { CONFIG_NS, RUNTIME_NS } from '../../init/model/runtime-types.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
+import { CONFIG_NS, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col } from '../sdk/definitions.ts';
 

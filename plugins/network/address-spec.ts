@@ -3,7 +3,7 @@
 // address waits (pending) until its link exists.
 import { isIP } from 'node:net';
 import { isErrno } from '../../native/errno.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { linksByName } from './link-status.ts';

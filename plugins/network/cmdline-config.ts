@@ -2,9 +2,9 @@
 // address and gateway (AddressSpec, RouteSpec), hostname, DNS and NTP servers
 // (HostnameSpec, ResolverSpec, TimeServerSpec), and whether its device runs DHCP
 // (DhcpSpec: off for a static address with autoconf off, on for ip=<dev>:dhcp).
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/model/runtime-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';

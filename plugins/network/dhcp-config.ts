@@ -1,8 +1,8 @@
 // dhcp-config: the default layer of DhcpSpec: DHCP on every physical link. A higher
 // layer turns it off for a link (ip= with a static address, a config's DhcpSpec);
 // declaring an address does not.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import { isPhysical } from './link-config.ts';
 import { DHCP_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, type DhcpSpecSpec, type LinkStatusSpec } from './types.ts';
 

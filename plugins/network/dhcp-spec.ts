@@ -2,8 +2,8 @@
 // (and that is up); its lease becomes AddressSpec, RouteSpec, ResolverSpec,
 // HostnameSpec and TimeServerSpec at the dhcp layer, and a DhcpLease status. A client
 // releases its lease when DHCP is turned off for its link or the plugin stops.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import type { Native } from '../../native/index.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';

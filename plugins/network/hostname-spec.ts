@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname as kernelHostname } from 'node:os';
 import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
   HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS, type HostnameSpecSpec, type HostnameStatusSpec,

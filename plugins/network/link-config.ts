@@ -2,8 +2,8 @@
 // talking to 127.0.0.1 needs it), physical links are up (DHCP runs on them), and so is
 // any link an address or route is declared on. A higher layer's LinkSpec with
 // `up: false` holds a link down all the same.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import {
   LINK_SPEC_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS,
   type AddressSpecSpec, type LinkSpecSpec, type LinkStatusSpec, type RouteSpecSpec,

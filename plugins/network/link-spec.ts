@@ -5,7 +5,7 @@
 // no layer sets an MTU; a link is left up when its spec goes (taking it down could
 // cut the machine off).
 import { isErrno } from '../../native/errno.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import { linksByName } from './link-status.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';

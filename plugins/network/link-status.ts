@@ -1,7 +1,7 @@
 // link-status: the kernel's links, with their addresses (IPv6 link-local included)
 // -> LinkStatus resources. Woken by link and address notifications (no polling);
 // every reconcile lists all links, so a missed notification costs nothing but latency.
-import type { Controller, ControllerState } from '../../init/cosi/controller/contract.ts';
+import type { Controller, ControllerState } from '../../cosi/controller/contract.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { LINK_STATUS_TYPE, NETWORK_NS, type LinkStatusSpec } from './types.ts';
 

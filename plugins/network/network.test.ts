@@ -4,10 +4,10 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { native } from '../../native/index.ts';
-import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
-import { newResource } from '../../init/cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../init/model/runtime-types.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { networkPlugin } from './plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';

@@ -2,7 +2,7 @@
 // Each kind goes config (a layer's specs) -> merge (one spec per id) -> spec (applied,
 // with a status) -> status (what the kernel reports).
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { addressMergeController } from './address-merge.ts';
 import { addressSpecController } from './address-spec.ts';
 import { cmdlineConfigController } from './cmdline-config.ts';

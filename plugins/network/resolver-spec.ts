@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
   MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE, type ResolverSpecSpec, type ResolverStatusSpec,

@@ -3,7 +3,7 @@
 // reachable once an address in its subnet is up). A merged spec whose gateway or link
 // changed (a higher layer took over) replaces the old route.
 import { isErrno } from '../../native/errno.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import { parseCidr } from './address-spec.ts';
 import { linksByName } from './link-status.ts';

@@ -7,7 +7,7 @@
 //   DhcpSpec        DHCP on a link or not, per layer -> MergedDhcpSpec -> the client and its DhcpLease
 //   HostnameSpec    per layer -> MergedHostnameSpec "hostname" -> HostnameStatus
 //   ResolverSpec    per layer -> MergedResolverSpec "resolvers" -> ResolverStatus
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import {
   col, declaredAndMerged as twin, ERROR_COLUMN as ERROR, LAYER_COLUMN as LAYER, STATE_COLUMN as STATE,
@@ -22,7 +22,7 @@ export type {
 import {
   ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE,
   MERGED_DHCP_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
-} from '../../init/model/network-names.ts';
+} from '../../machinery/model/network-names.ts';
 
 export {
   ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE,

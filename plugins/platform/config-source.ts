@@ -9,11 +9,11 @@
 // the winner's user data becomes UserData "machine" (the engine applies it), what the
 // platform says about the machine PlatformMetadata, and its network PlatformNetwork.
 import { createHash } from 'node:crypto';
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { decodeConfigInput } from '../../init/config/config-input.ts';
-import { userDataFormat } from '../../init/config/cloud-init/user-data.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../init/model/runtime-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import { decodeConfigInput } from '../../machinery/config/config-input.ts';
+import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
+import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
 import {
   LINK_STATUS_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE, type LinkStatusSpec, type RouteStatusSpec,

@@ -6,9 +6,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import type { Native } from '../../native/index.ts';
-import { MS } from '../../init/sys/mount-table.ts';
-import { listBlockDevices } from '../../init/sys/sysfs-block.ts';
-import { httpRequest } from '../../init/sys/http-get.ts';
+import { MS } from '../../machinery/sys/mount-table.ts';
+import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
+import { httpRequest } from '../../machinery/sys/http-get.ts';
 import type { Dmi, SourceEnv, Volume } from './sources/source.ts';
 
 /** The most a seed file may hold. */

@@ -3,8 +3,8 @@
 // network and time plugins merge with the other layers: per interface (matched by name,
 // or by MAC through LinkStatus) DhcpSpec, AddressSpec, RouteSpec and LinkSpec (MTU);
 // HostnameSpec, ResolverSpec and TimeServerSpec for the machine.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,

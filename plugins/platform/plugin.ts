@@ -2,7 +2,7 @@
 // NoCloud, OpenStack, EC2, GCE) and what the platform says about the machine and its
 // network. The engine applies the user data found (init/engine/platform-config.ts).
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { configSourceController } from './config-source.ts';
 import { machineEnv } from './machine-env.ts';
 import { platformNetworkController } from './platform-network.ts';

@@ -4,7 +4,7 @@
 //   UserData          "machine": the config the winning source gave (cloud-init translated); the engine applies it
 //   PlatformMetadata  "platform": platform, instance id, hostname, region/zone, instance type, addresses
 //   PlatformNetwork   "platform": the network the platform describes -> platform-layer network specs
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col } from '../sdk/definitions.ts';
 
@@ -15,7 +15,7 @@ export type {
 
 import {
   CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE,
-} from '../../init/model/platform-types.ts';
+} from '../../machinery/model/platform-types.ts';
 
 export { CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE };
 export const PLATFORM_NETWORK_TYPE = 'PlatformNetworks.platform.appliance.dev';

@@ -6,7 +6,7 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { artifacts } from '../../qemu/artifacts.ts';
-import { heldCapabilities } from '../../init/sys/capabilities.ts';
+import { heldCapabilities } from '../../machinery/sys/capabilities.ts';
 
 const probe = (...args: string[]) => JSON.parse(execFileSync(artifacts().exe, ['test-confine-probe', ...args], {
   encoding: 'utf8', env: { ...process.env, APPLIANCE_NATIVE: new URL('../../native/build/Release/appliance_native.node',

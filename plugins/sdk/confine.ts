@@ -3,16 +3,16 @@
 // capability it did not declare, then a seccomp filter refusing the dangerous syscalls its
 // job does not need. A mount namespace holds for the thread that enters it only, and Node
 // has started threads before our code runs: PID 1 spawns plugins already inside one
-// (init/sys/mount-namespace.ts); started any other way, the process re-executes itself once
+// (machinery/sys/mount-namespace.ts); started any other way, the process re-executes itself once
 // inside it, so that every thread of the new image is born there.
 import { readFileSync } from 'node:fs';
 import { CAPABILITY, native, type CapabilityName } from '../../native/index.ts';
-import type { Plugin } from '../../init/model/plugin.ts';
-import { deniedFor, seccompProgram } from '../../init/sys/seccomp.ts';
-import { selfCommand } from '../../init/sys/self-command.ts';
-import { commandArgs } from '../../init/sys/argv.ts';
-import { OWN_MOUNTS_ENV } from '../../init/sys/mount-namespace.ts';
-import { heldCapabilities } from '../../init/sys/capabilities.ts';
+import type { Plugin } from '../../machinery/model/plugin.ts';
+import { deniedFor, seccompProgram } from '../../machinery/sys/seccomp.ts';
+import { selfCommand } from '../../machinery/sys/self-command.ts';
+import { commandArgs } from '../../machinery/sys/argv.ts';
+import { OWN_MOUNTS_ENV } from '../../machinery/sys/mount-namespace.ts';
+import { heldCapabilities } from '../../machinery/sys/capabilities.ts';
 
 /**
  * Confines this process as `p`. Returns only when confined (the first call may re-execute the process),

@@ -1,5 +1,5 @@
 // definitions: small helpers for the ResourceDefinitions plugins declare.
-import type { DefinitionInput, PrintColumn } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput, PrintColumn } from '../../cosi/meta/definition.ts';
 
 /** A print column showing a spec field. */
 export const col = (name: string, field: string): PrintColumn => ({ name, jsonPath: `{.${field}}` });

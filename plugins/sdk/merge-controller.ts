@@ -7,9 +7,9 @@
 // A declared spec is held with a finalizer until what it contributed is gone: deleting
 // the only spec of a key tears the merged one down, and the delete returns once the
 // spec controller has undone it.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { formatSources, layerOf, layerRank, SOURCES_ANNOTATION, type Layer } from '../../init/model/layers.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import { formatSources, layerOf, layerRank, SOURCES_ANNOTATION, type Layer } from '../../machinery/model/layers.ts';
 
 export { SOURCES_ANNOTATION };
 

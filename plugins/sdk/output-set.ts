@@ -1,7 +1,7 @@
 // output-set: one reconcile pass of a controller that writes several output types
 // (a layer's specs: cmdline-config, dhcp-spec, platform-network). What the pass puts
 // is kept; at the end, the controller's other resources of those types are torn down.
-import type { ControllerContext } from '../../init/cosi/controller/contract.ts';
+import type { ControllerContext } from '../../cosi/controller/contract.ts';
 
 export type OutputKinds = readonly (readonly [namespace: string, type: string])[];
 

@@ -1,13 +1,13 @@
 // run-plugin: the process side of a plugin. Connects to the engine's plugin socket
 // (COSI_PLUGIN_SOCKET) with the ordinary COSI State client, runs the controllers,
 // and stops cleanly on SIGTERM.
-import { ControllerRuntime } from '../../init/cosi/controller/runtime.ts';
-import { RemoteState } from '../../init/cosi/remote/client.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
 import { confine } from './confine.ts';
 import {
   PLUGIN_READY_LINE, pluginLine, pluginStatsLine, type LineLevel, type Plugin,
-} from '../../init/model/plugin.ts';
-import type { SpecCodecs } from '../../init/cosi/spec/spec-codec.ts';
+} from '../../machinery/model/plugin.ts';
+import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
 
 export const PLUGIN_SOCKET_ENV = 'COSI_PLUGIN_SOCKET';
 /** How often a plugin prints its controllers' figures (when they changed). */

@@ -5,8 +5,8 @@
 // the status down first (whoever depends on it holds it with a finalizer and is
 // waited for), undo what the status says was applied, destroy the status, let the
 // spec go.
-import type { ControllerContext, Controller, Input } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { ControllerContext, Controller, Input } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 
 export interface SpecStatusBase { state?: string; error?: string }
 

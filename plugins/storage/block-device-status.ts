@@ -1,10 +1,10 @@
 // block-device-status: /sys/class/block + superblocks -> BlockDevice resources. Woken by
 // kernel uevents (NETLINK_KOBJECT_UEVENT) for the block subsystem: hotplug and
 // unplug show within a second, without polling.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Native } from '../../native/index.ts';
 import { subscribeUevents } from '../sdk/uevent.ts';
-import { listBlockDevices } from '../../init/sys/sysfs-block.ts';
+import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
 import { BLOCK_DEVICE_TYPE, STORAGE_NS } from './types.ts';
 
 export function blockDeviceStatusController(n: () => Native, sys = '/sys/class/block', dev = '/dev'): Controller {

@@ -1,18 +1,18 @@
 // ephemeral: the disk image's EPHEMERAL partition (PID 1 mounts it on /var before anything
 // runs: init/boot/state-partition.ts), grown to the end of its disk at first boot, with no
 // tool binaries:
-// the GPT is read and rewritten here (init/disk/gpt.ts: backup moved to the new end, the
+// the GPT is read and rewritten here (machinery/disk/gpt.ts: backup moved to the new end, the
 // partition enlarged), the kernel is told the partition's new size (BLKPG), and the ext4 is
 // grown while mounted (EXT4_IOC_RESIZE_FS). Only a GPT partition named EPHEMERAL that holds
 // an ext4 labelled EPHEMERAL and is the disk's last partition is ever touched.
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
-import { decodeGpt, encodeGpt, growGpt, HEAD_SECTORS, SECTOR, TAIL_SECTORS, usableRange } from '../../init/disk/gpt.ts';
-import { EPHEMERAL_LABEL as EPHEMERAL, EPHEMERAL_MOUNT } from '../../init/disk/labels.ts';
-import { parseMounts } from '../../init/sys/mount-table.ts';
-import { extGeometry } from '../../init/sys/superblock.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
+import { decodeGpt, encodeGpt, growGpt, HEAD_SECTORS, SECTOR, TAIL_SECTORS, usableRange } from '../../machinery/disk/gpt.ts';
+import { EPHEMERAL_LABEL as EPHEMERAL, EPHEMERAL_MOUNT } from '../../machinery/disk/labels.ts';
+import { parseMounts } from '../../machinery/sys/mount-table.ts';
+import { extGeometry } from '../../machinery/sys/superblock.ts';
 import type { Native } from '../../native/index.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import {

@@ -2,10 +2,10 @@
 // the kernel's mount table an in-memory one behind MountKernel (storage.test.ts mounts
 // real loop devices as root).
 import t from 'tap';
-import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
-import { newResource } from '../../init/cosi/resource/resource.ts';
-import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountSpecController, type MountKernel } from './mount-spec.ts';

@@ -4,8 +4,8 @@
 // dependant holding it with a finalizer delays the unmount (spec-controller.ts).
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
-import { layerOf } from '../../init/model/layers.ts';
-import { MS, parseMounts } from '../../init/sys/mount-table.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
+import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
   BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec,

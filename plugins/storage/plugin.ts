@@ -1,6 +1,6 @@
 // storage: block devices (sysfs, superblocks, uevents) and mounts.
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { blockDeviceStatusController } from './block-device-status.ts';
 import { ephemeralController, nativeEphemeralKernel } from './ephemeral.ts';
 import { mountMergeController } from './mount-merge.ts';

@@ -7,9 +7,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
-import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { blockDeviceStatusController } from './block-device-status.ts';
 import { mountMergeController } from './mount-merge.ts';

@@ -2,7 +2,7 @@
 //   BlockDevice   every block device (sysfs + uevents), with what its superblock says
 //   MountSpec     a filesystem to mount, per layer -> MergedMountSpec (id = target) -> MountStatus
 //   EphemeralStatus  the disk image's EPHEMERAL partition: mounted at /var, grown to its disk
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN, STATE_COLUMN } from '../sdk/definitions.ts';
 
@@ -10,7 +10,7 @@ export type {
   BlockDeviceSpec, EphemeralStatusSpec, FsType, MountSpecSpec, MountStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 
-import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../init/model/storage-names.ts';
+import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../machinery/model/storage-names.ts';
 
 export { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS };
 export const BLOCK_DEVICE_TYPE = 'BlockDevices.storage.appliance.dev';

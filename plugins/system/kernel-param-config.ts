@@ -1,8 +1,8 @@
 // kernel-param-config: the default layer of KernelParamSpec: the hardening parameters
 // (hardening.ts) this kernel has, as `default/<key>` (a user's spec of the same key, under
 // any other id, wins). On a host (`serve`) there are none: the host's own settings are its own.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { HARDENING_PARAMS } from './hardening.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { HARDENING_PARAMS } from '../../machinery/kernel/hardening.ts';
 import { KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS, type KernelParamSpecSpec } from './types.ts';
 
 export interface KernelParamConfigOptions {

@@ -5,12 +5,12 @@ import { mkdirSync, mkdtempSync, openSync, readFileSync, readSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { kernelParamMergeController } from './kernel-param-merge.ts';
 import { kernelParamSpecController } from './kernel-param-spec.ts';
-import { sysctlPath } from '../../init/sys/sysctl.ts';
+import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { kernelParamConfigController } from './kernel-param-config.ts';
 import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from './types.ts';
 

@@ -3,8 +3,8 @@
 // status and written back when the spec goes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { errnoOf } from '../../native/errno.ts';
-import { sysctlPath } from '../../init/sys/sysctl.ts';
-import { layerOf } from '../../init/model/layers.ts';
+import { sysctlPath } from '../../machinery/sys/sysctl.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import {
   KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,

@@ -2,16 +2,16 @@
 // finit_module with modules.dep.
 import { native } from '../../native/index.ts';
 import { existsSync } from 'node:fs';
-import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { kernelParamMergeController } from './kernel-param-merge.ts';
 import { kernelParamSpecController } from './kernel-param-spec.ts';
-import { sysctlPath } from '../../init/sys/sysctl.ts';
+import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { kernelParamConfigController } from './kernel-param-config.ts';
 import { kernelModuleMergeController } from './modules/kernel-module-merge.ts';
 import { kernelModuleSpecController } from './modules/kernel-module-spec.ts';
 import { kernelModuleStatusController } from './modules/kernel-module-status.ts';
 import { deviceStatusController } from './modules/device-status.ts';
-import { defaultModuleSources, nativeLoader } from './modules/module-index.ts';
+import { defaultModuleSources, nativeLoader } from '../../machinery/kernel/module-index.ts';
 import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
 import { fileMergeController } from './files/file-merge.ts';
 import { fileSpecController } from './files/file-spec.ts';

@@ -4,7 +4,7 @@
 //   KernelModuleStatus  every module in /proc/modules (lsmod), and whether a spec asks for it
 //   Device              each device on the pci, usb, virtio and scsi buses, its driver and matching modules
 //   FileSpec            a file on /run, /var or /tmp, per layer -> MergedFileSpec (id = path) -> FileStatus
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN, STATE_COLUMN } from '../sdk/definitions.ts';
 

@@ -4,14 +4,14 @@
 //                 records the error code it got in its output
 //   test-reader   reads a file named by a TestFileRead into a TestFileContent, and says so in its log
 //   test-crasher  exits with status 3 as soon as it starts (a crash loop)
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { StateError } from '../../init/cosi/state/errors.ts';
-import { RUNTIME_NS, VERSION_TYPE } from '../../init/model/runtime-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RemoteState } from '../../init/cosi/remote/client.ts';
-import { addFinalizer, removeFinalizer } from '../../init/cosi/state/finalizers.ts';
-import type { Plugin } from '../../init/model/plugin.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
+import type { Plugin } from '../../machinery/model/plugin.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
 

@@ -1,6 +1,6 @@
 // time: an SNTP client that keeps the clock (and the RTC) right, from TimeServerSpecs.
 import { native } from '../../native/index.ts';
-import { inHostMode, type Plugin } from '../../init/model/plugin.ts';
+import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { hostModeClock, nativeClock } from './system-clock.ts';
 import { timeServerMergeController } from './timeserver-merge.ts';
 import { timeSpecController } from './time-spec.ts';

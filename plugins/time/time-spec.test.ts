@@ -3,8 +3,8 @@
 // real clock_settime/adjtime/RTC path runs in the QEMU test (qemu/time.test.ts).
 import t, { type Test } from 'tap';
 import { createSocket } from 'node:dgram';
-import { controllerHarness } from '../../init/cosi/conformance/controller-harness.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { startChronyd } from '../../scripts/lib/chronyd.ts';
 import { builtinTypes } from '../index.ts';
 import { parseServer } from './sntp/client.ts';

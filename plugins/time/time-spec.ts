@@ -2,17 +2,17 @@
 // (big offsets) or slewed (small ones) -> the RTC written -> TimeStatus "clock".
 // At start the RTC is read; if the kernel did not set the clock from it already, this
 // does, so a machine whose servers do not answer still boots with a sane time.
-import type { Controller } from '../../init/cosi/controller/contract.ts';
-import { layerOf } from '../../init/model/layers.ts';
-import { sameSpec } from '../../init/cosi/spec/spec-equal.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { layerOf } from '../../machinery/model/layers.ts';
+import { sameSpec } from '../../cosi/spec/spec-equal.ts';
 import { querySntp, type QueryResult } from './sntp/client.ts';
 import type { SystemClock } from './system-clock.ts';
 import {
   MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
 } from './types.ts';
 import { TIME_SERVERS_ID } from './timeserver-merge.ts';
-import { bootClockNote, clockProblem } from '../../init/sys/clock-floor.ts';
-import { BUILD_EPOCH_MS } from '../../init/version.ts';
+import { bootClockNote, clockProblem } from '../../machinery/sys/clock-floor.ts';
+import { BUILD_EPOCH_MS } from '../../machinery/version.ts';
 
 export interface TimeSpecOptions {
   /** Between successful syncs. */
@@ -24,7 +24,7 @@ export interface TimeSpecOptions {
   /** Rewrite the RTC at most this often while synced (the kernel's "11 minute mode"). */
   rtcWriteMs?: number;
   queryTimeoutMs?: number;
-  /** No clock before this is used (init/sys/clock-floor.ts); default: this build's date. */
+  /** No clock before this is used (machinery/sys/clock-floor.ts); default: this build's date. */
   floorMs?: number;
 }
 

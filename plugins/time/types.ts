@@ -2,13 +2,13 @@
 //   TimeServerSpec   NTP servers per layer (users, DHCP option 42, ip=) -> MergedTimeServerSpec "timeservers"
 //   TimeStatus       "clock": synced or not, from which server, the last offset and delay,
 //                    what the RTC said at boot and when it was last written
-import type { DefinitionInput } from '../../init/cosi/meta/definition.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { MESSAGES } from '../../proto/gen/spec-types.ts';
 import { col, declaredAndMerged, ERROR_COLUMN, LAYER_COLUMN } from '../sdk/definitions.ts';
 
 export type { TimeServerSpecSpec, TimeStatusSpec } from '../../proto/gen/spec-types.ts';
 
-import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../../init/model/time-names.ts';
+import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../../machinery/model/time-names.ts';
 
 export { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE };
 export const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.time.appliance.dev';

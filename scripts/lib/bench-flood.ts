@@ -1,11 +1,11 @@
 // bench-flood: `npm run bench:state -- --flood [--vm]`: a bystander's List and Get while one reader opens thousands
-// of watches at once (init/cosi/conformance/watch-flood.ts), against the engine on this host (`appliance serve`) or a
+// of watches at once (cosi/conformance/watch-flood.ts), against the engine on this host (`appliance serve`) or a
 // TCG VM booted from the built artifacts, where the engine shares one emulated CPU with everything else.
 import { readFileSync } from 'node:fs';
-import { RemoteState } from '../../init/cosi/remote/client.ts';
-import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
-import { newResource } from '../../init/cosi/resource/resource.ts';
-import { measureWatchFlood, type FloodResult } from '../../init/cosi/conformance/watch-flood.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { measureWatchFlood, type FloodResult } from '../../cosi/conformance/watch-flood.ts';
 import { startServe } from '../../init/engine/serve-harness.ts';
 import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { bootApiMachine } from '../../qemu/api-machine.ts';

@@ -12,22 +12,11 @@ interface Layer { prefix: string; rank: number; group: string; why: string }
 export const LAYERS: readonly Layer[] = [
   { prefix: 'proto/', rank: 0, group: 'proto', why: 'generated wire and spec descriptors' },
   { prefix: 'native/', rank: 0, group: 'native', why: 'the addon and its typed interface' },
+  { prefix: 'cosi/', rank: 1, group: 'cosi', why: 'the generic COSI runtime: state, resources, controllers, wire' },
   {
-    prefix: 'init/cosi/', rank: 1, group: 'cosi', why: 'the generic COSI runtime: state, resources, controllers, wire',
-  },
-  { prefix: 'init/sys/', rank: 2, group: 'base', why: 'system facts shared by PID 1 and plugins' },
-  { prefix: 'init/netlink/', rank: 2, group: 'base', why: 'the netlink codec' },
-  { prefix: 'init/log.ts', rank: 2, group: 'base', why: 'logging' },
-  { prefix: 'init/version.ts', rank: 2, group: 'base', why: 'the build version' },
-  {
-    prefix: 'init/model/', rank: 2, group: 'base',
-    why: 'the appliance contracts: plugin, layers, engine types, spec messages',
-  },
-  { prefix: 'init/config/', rank: 2, group: 'base', why: 'configuration documents' },
-  { prefix: 'init/pki/', rank: 2, group: 'base', why: 'certificates for the API\'s mutual TLS' },
-  {
-    prefix: 'init/disk/', rank: 2, group: 'base',
-    why: 'on-disk formats shared by the image build and the storage plugin',
+    prefix: 'machinery/', rank: 2, group: 'machinery',
+    why: 'what PID 1 and the plugins share: contracts and spec messages, system facts, netlink, configuration '
+      + 'documents, on-disk formats, certificates, kernel modules, the log and the version',
   },
   { prefix: 'plugins/', rank: 3, group: 'plugins', why: 'the plugins' },
   { prefix: 'init/engine/', rank: 3, group: 'engine', why: 'the engine: state, API server, supervisor' },

@@ -1,12 +1,12 @@
-// proto-tables: protobufjs reflection -> message tables (init/cosi/spec/message-info.ts), at
+// proto-tables: protobufjs reflection -> message tables (cosi/spec/message-info.ts), at
 // build time: scripts/gen-proto.ts parses proto/ with protobufjs and writes the tables that
 // the program carries (proto/gen/spec-messages.ts); a user's FileDescriptorSet is read at
-// run time by init/cosi/spec/descriptor-set.ts instead.
+// run time by cosi/spec/descriptor-set.ts instead.
 import protobuf from 'protobufjs';
-import type { StringFormat } from '../../init/cosi/meta/schema.ts';
+import type { StringFormat } from '../../cosi/meta/schema.ts';
 import {
   jsonName, TIMESTAMP, type EnumInfo, type FieldInfo, type FieldRules, type MessageInfo, type ScalarKind,
-} from '../../init/cosi/spec/message-info.ts';
+} from '../../cosi/spec/message-info.ts';
 
 const RULE = '(appliance.v1alpha1.rules).';
 

@@ -6,11 +6,11 @@
 // Told 'run' with a count, it makes the updates (each labelled seq=i, i < 0 for a
 // warm-up), 5 ms apart, and answers with when each was sent.
 import { parentPort, workerData } from 'node:worker_threads';
-import { RemoteState } from '../../init/cosi/remote/client.ts';
-import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
-import { builtinCodecs } from '../../init/model/spec-codecs.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
+import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../plugins/index.ts';
-import type { Resource } from '../../init/cosi/resource/resource.ts';
+import type { Resource } from '../../cosi/resource/resource.ts';
 
 interface Job { address: string; tls: ChannelTls; namespace: string; type: string; id: string; specField: string }
 interface UpdaterRun { from: number; count: number }

@@ -2,8 +2,8 @@
 // the kind watchers (over its own connections), records when each event arrived on the
 // monotonic clock every thread shares, and reports the arrivals when told to stop.
 import { parentPort, workerData } from 'node:worker_threads';
-import { RemoteState } from '../../init/cosi/remote/client.ts';
-import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
+import { RemoteState } from '../../cosi/remote/client.ts';
+import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
 
 interface Job {
   address: string; tls: ChannelTls; namespace: string; type: string; watchers: number; connections: number;

@@ -4,8 +4,8 @@
 // one client thread handling a hundred copies of each event in turn. Latency is from
 // just before the Update call to the event's arrival at each watcher; the updates are
 // made by a thread of their own (watch-delivery-updater.ts).
-import { nextMessage, tsWorker } from '../../init/cosi/conformance/ts-worker.ts';
-import type { ChannelTls } from '../../init/cosi/remote/grpc/client.ts';
+import { nextMessage, tsWorker } from '../../cosi/conformance/ts-worker.ts';
+import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
 
 export interface WatchDeliveryOptions {
   address: string;

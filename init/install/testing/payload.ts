@@ -2,7 +2,7 @@
 // that describes both, as the image build writes it.
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { INSTALL_DISK, INSTALL_PAYLOAD_KIND, type InstallManifest } from '../../disk/install-manifest.ts';
+import { INSTALL_DISK, INSTALL_PAYLOAD_KIND, type InstallManifest } from '../../../machinery/disk/install-manifest.ts';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 

@@ -1,7 +1,7 @@
 // addr: RTM_*ADDR messages: struct ifaddrmsg and the IFA_* attributes.
 import { isIP } from 'node:net';
 import { RTM } from './link.ts';
-import { attr, attrMap, encodeMessage, NLM_F } from '../../../init/netlink/netlink.ts';
+import { attr, attrMap, encodeMessage, NLM_F } from '../../../machinery/netlink/netlink.ts';
 
 export const AF = { INET: 2, INET6: 10 } as const;
 const IFA = { ADDRESS: 1, LOCAL: 2, LABEL: 3 } as const;

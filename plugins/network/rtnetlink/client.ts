@@ -8,7 +8,7 @@ import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage
 import {
   decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant,
 } from './route.ts';
-import { answerOf, decodeMessages, type NetlinkMessage } from '../../../init/netlink/netlink.ts';
+import { answerOf, decodeMessages, type NetlinkMessage } from '../../../machinery/netlink/netlink.ts';
 
 const NETLINK_ROUTE = 0;
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createLinkRequest, decodeLink, getLinksRequest, IFF, RTM, setLinkRequest } from './link.ts';
 import {
   attrMap, decodeAttrs, decodeMessages, encodeMessage, errorOf, NLM_F, NLMSG_ERROR,
-} from '../../../init/netlink/netlink.ts';
+} from '../../../machinery/netlink/netlink.ts';
 
 const captured = Buffer.from(
   readFileSync(new URL('fixtures/lo-newlink-fresh-netns.hex', import.meta.url), 'utf8').trim(), 'hex',

@@ -1,6 +1,6 @@
 // link: RTM_*LINK messages (rtnetlink(7)): struct ifinfomsg and the IFLA_* attributes
 // the network plugin reads and writes.
-import { attr, attrMap, NLM_F, encodeMessage, readStr, readU32, readU8 } from '../../../init/netlink/netlink.ts';
+import { attr, attrMap, NLM_F, encodeMessage, readStr, readU32, readU8 } from '../../../machinery/netlink/netlink.ts';
 
 export const RTM = {
   NEWLINK: 16, DELLINK: 17, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR: 22,

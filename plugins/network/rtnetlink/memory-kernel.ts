@@ -5,7 +5,7 @@
 // EINVAL for an MTU below 68) and notifies watchers on every change. It lets controller
 // tests run without root; the kernel tests in private namespaces stay as well.
 import { isIP } from 'node:net';
-import { NetlinkError } from '../../../init/netlink/netlink.ts';
+import { NetlinkError } from '../../../machinery/netlink/netlink.ts';
 import { errnoNumber } from '../../../native/errno.ts';
 import { ipBytes, type AddressMessage } from './addr.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';

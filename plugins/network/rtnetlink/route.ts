@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import { AF, ipBytes, ipString } from './addr.ts';
 import { RTM } from './link.ts';
-import { attr, attrMap, encodeMessage, NLM_F, readU32 } from '../../../init/netlink/netlink.ts';
+import { attr, attrMap, encodeMessage, NLM_F, readU32 } from '../../../machinery/netlink/netlink.ts';
 
 const RTA = { DST: 1, OIF: 4, GATEWAY: 5, PRIORITY: 6, TABLE: 15 } as const;
 export const RT_TABLE_MAIN = 254;

@@ -1,7 +1,7 @@
 // ec2: AWS EC2 instance metadata, IMDSv2. A token first (PUT /latest/api/token), then
 // GETs that carry it; a 401 means the token expired: one new token, then the GET again.
 // IMDSv1 (no token) only when the PUT is refused with 403, 404 or 405.
-import type { HttpResult } from '../../../init/sys/http-get.ts';
+import type { HttpResult } from '../../../machinery/sys/http-get.ts';
 import {
   failed, fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome, type SourceEnv,
 } from './source.ts';

@@ -3,9 +3,9 @@
 //   optionally network-config at its root; or
 //   ds=nocloud;s=<seed>/ or ds=nocloud-net;s=http://.../ on the kernel command line or
 //   in the SMBIOS system serial (keys: s seedfrom, i instance-id, h local-hostname).
-import { parseMetaData } from '../../../init/config/cloud-init/meta-data.ts';
-import { translateNetworkConfig } from '../../../init/config/cloud-init/network-config.ts';
-import { parseYaml } from '../../../init/config/safe-yaml.ts';
+import { parseMetaData } from '../../../machinery/config/cloud-init/meta-data.ts';
+import { translateNetworkConfig } from '../../../machinery/config/cloud-init/network-config.ts';
+import { parseYaml } from '../../../machinery/config/safe-yaml.ts';
 import type { PlatformNetworkSpec } from '../../../proto/gen/spec-types.ts';
 import { absent, failed, fetchEach, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
 

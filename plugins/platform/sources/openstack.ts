@@ -1,6 +1,6 @@
 // openstack: the config drive (a volume labelled config-2 with openstack/latest/...) or,
 // without one, the same files from the metadata service at 169.254.169.254.
-import { isMap, parseYaml } from '../../../init/config/safe-yaml.ts';
+import { isMap, parseYaml } from '../../../machinery/config/safe-yaml.ts';
 import {
   absent, failed, fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome, type SourceEnv,
 } from './source.ts';

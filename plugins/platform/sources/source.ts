@@ -2,7 +2,7 @@
 // answers with one Outcome: found (user data and/or metadata), absent (nothing here
 // for this machine: the next source is asked) or failed (asked again after a backoff).
 import type { PlatformMetadataSpec, PlatformNetworkSpec } from '../../../proto/gen/spec-types.ts';
-import type { HttpRequest, HttpResult } from '../../../init/sys/http-get.ts';
+import type { HttpRequest, HttpResult } from '../../../machinery/sys/http-get.ts';
 
 export interface Volume { devPath: string; label: string; fstype: string }
 

@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { errnoOf } from '../../../native/errno.ts';
-import { writeFileAtomic } from '../../../init/sys/atomic-write.ts';
-import { layerOf } from '../../../init/model/layers.ts';
+import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
+import { layerOf } from '../../../machinery/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
 import {
   FILE_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS, type FileSpecSpec, type FileStatusSpec,

@@ -3,12 +3,12 @@
 // appear later (PCIe hotplug, a USB stick, the disks behind a controller whose driver just loaded)
 // wake it through uevents, and it loads their modules by modalias, as PID 1 did at boot for the
 // devices present then. On a host (`serve`) it only reports: the host's kernel is not ours to change.
-import type { Controller } from '../../../init/cosi/controller/contract.ts';
+import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Native } from '../../../native/index.ts';
 import { subscribeUevents } from '../../sdk/uevent.ts';
 import { DEVICE_TYPE, SYSTEM_NS, type DeviceSpec } from '../types.ts';
-import { loadDrivers, readDevices, readDriverIndex, type HardwareDevice } from './device-drivers.ts';
-import { readLoaded, type ModuleLoader, type ModuleSources } from './module-index.ts';
+import { loadDrivers, readDevices, readDriverIndex, type HardwareDevice } from '../../../machinery/kernel/device-drivers.ts';
+import { readLoaded, type ModuleLoader, type ModuleSources } from '../../../machinery/kernel/module-index.ts';
 
 /** The buses whose devices are listed: where a NIC, a disk controller or a stick shows up. */
 export const LISTED_BUSES = ['pci', 'usb', 'virtio', 'scsi'] as const;

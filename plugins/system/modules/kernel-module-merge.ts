@@ -4,7 +4,7 @@ import { mergeController } from '../../sdk/merge-controller.ts';
 import {
   KERNEL_MODULE_SPEC_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleSpecSpec,
 } from '../types.ts';
-import { moduleNameOf } from './modules-dep.ts';
+import { moduleNameOf } from '../../../machinery/kernel/modules-dep.ts';
 
 export const kernelModuleMergeController = () => mergeController<KernelModuleSpecSpec>({
   name: 'kernel-module-merge', namespace: SYSTEM_NS, inputType: KERNEL_MODULE_SPEC_TYPE,

@@ -7,8 +7,8 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllerHarness } from '../../../init/cosi/conformance/controller-harness.ts';
-import { builtinCodecs } from '../../../init/model/spec-codecs.ts';
+import { controllerHarness } from '../../../cosi/conformance/controller-harness.ts';
+import { builtinCodecs } from '../../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../index.ts';
 import {
   KERNEL_MODULE_SPEC_STATUS_TYPE, KERNEL_MODULE_SPEC_TYPE, KERNEL_MODULE_STATUS_TYPE, SYSTEM_NS,
@@ -16,8 +16,8 @@ import {
 import { kernelModuleMergeController } from './kernel-module-merge.ts';
 import { kernelModuleSpecController } from './kernel-module-spec.ts';
 import { kernelModuleStatusController } from './kernel-module-status.ts';
-import type { ModuleLoader } from './module-index.ts';
-import { moduleNameOf, parseModulesDep } from './modules-dep.ts';
+import type { ModuleLoader } from '../../../machinery/kernel/module-index.ts';
+import { moduleNameOf, parseModulesDep } from '../../../machinery/kernel/modules-dep.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'modules-'));
 const procModules = join(dir, 'proc-modules');

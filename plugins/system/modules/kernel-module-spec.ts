@@ -3,7 +3,7 @@
 // KernelModuleSpecStatus, which lists what this spec loaded. When the spec goes those
 // are unloaded (delete_module) in reverse, each only while nothing uses it and no other
 // spec asks for it, so the kernel ends as it was.
-import { layerOf } from '../../../init/model/layers.ts';
+import { layerOf } from '../../../machinery/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
 import {
   KERNEL_MODULE_SPEC_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
@@ -12,7 +12,7 @@ import {
 import {
   loadWithDependencies, ModuleLoadError, readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader,
   type ModuleSources,
-} from './module-index.ts';
+} from '../../../machinery/kernel/module-index.ts';
 
 interface World { index: ModuleIndex; loaded: Set<string>; requested: Set<string> }
 

@@ -1,13 +1,13 @@
 // kernel-module-status: /proc/modules -> KernelModuleStatus per loaded module (lsmod),
 // with whether a KernelModuleSpec asks for it. Woken by module uevents, so modules
 // loaded any other way (the kernel's request_module, a dependency) show too.
-import type { Controller } from '../../../init/cosi/controller/contract.ts';
+import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Native } from '../../../native/index.ts';
 import { subscribeUevents } from '../../sdk/uevent.ts';
 import {
   KERNEL_MODULE_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleStatusSpec,
 } from '../types.ts';
-import { readLoaded, type ModuleSources } from './module-index.ts';
+import { readLoaded, type ModuleSources } from '../../../machinery/kernel/module-index.ts';
 
 export function kernelModuleStatusController(sources: ModuleSources, n?: () => Native): Controller {
   return {

@@ -1,0 +1,109 @@
+// plugin: what a plugin is. A name, the types it defines, and its controllers. The
+// engine derives the types a plugin may write from its controllers' outputs. The
+// engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
+import type { LogLevel } from '../../proto/gen/spec-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
+import { ENGINE_TYPES } from './runtime-types.ts';
+import type { CapabilityName } from '../../native/index.ts';
+import type { SyscallName } from '../sys/seccomp.ts';
+
+export interface Plugin {
+  readonly name: string;
+  readonly description: string;
+  /** Namespaces this plugin introduces, with descriptions (registered by the engine). */
+  namespaces?(): Record<string, string>;
+  /** Resource types this plugin introduces (registered by the engine before it starts). */
+  types(): DefinitionInput[];
+  controllers(): Controller[];
+  /** The only capabilities the plugin process keeps (no_new_privs is always set). */
+  readonly capabilities: readonly CapabilityName[];
+  /**
+   * The dangerous syscalls (machinery/sys/seccomp.ts) its job needs; its seccomp filter refuses the
+   * others with EPERM, whatever its capabilities would allow. Default: none.
+   */
+  readonly syscalls?: readonly SyscallName[];
+  /**
+   * true: it works on the machine's own mounts (mounts what others use). Otherwise it runs in a mount
+   * namespace of its own, which sees the machine's mounts but whose own mounts nobody else sees.
+   */
+  readonly hostMounts?: boolean;
+  /** Off unless the engine runs with test plugins enabled. */
+  readonly testOnly?: boolean;
+  /**
+   * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable and finds its
+   * config. The others start once the network is configured.
+   */
+  readonly startFirst?: boolean;
+}
+
+/**
+ * The line a plugin process writes to its standard output once its controllers run (as systemd's
+ * READY=1): until then its PluginStatus says starting. Any process can say it, in any language.
+ */
+export const PLUGIN_READY_LINE = 'COSI-PLUGIN-READY';
+
+/**
+ * A line a plugin prints on its standard output now and then: its controllers' figures as JSON (the
+ * engine's metrics endpoint shows the latest). Any language can print it; `buckets` are cumulative
+ * counts of reconciles at or under each bound (seconds).
+ */
+export const PLUGIN_STATS_PREFIX = 'COSI-PLUGIN-STATS ';
+export interface ControllerStats {
+  name: string; reconciles: number; seconds: number; errors: number; buckets: [le: number, count: number][];
+}
+export const pluginStatsLine = (controllers: ControllerStats[]) =>
+  `${PLUGIN_STATS_PREFIX}${JSON.stringify({ controllers })}`;
+
+/** The figures of a stats line, or undefined when it is not one (or not readable: a plugin's bug, ignored). */
+export function parsePluginStats(line: string): ControllerStats[] | undefined {
+  if (!line.startsWith(PLUGIN_STATS_PREFIX)) return undefined;
+  let v: unknown;
+  try { v = JSON.parse(line.slice(PLUGIN_STATS_PREFIX.length)); } catch (e) {
+    if (e instanceof SyntaxError) return undefined;
+    throw e;
+  }
+  const cs = (v as { controllers?: unknown }).controllers;
+  if (!Array.isArray(cs)) return undefined;
+  return cs.filter((c): c is ControllerStats => typeof c?.name === 'string' && Number.isFinite(c.reconciles)
+    && Number.isFinite(c.seconds) && Number.isFinite(c.errors) && Array.isArray(c.buckets));
+}
+
+/** How bad a log line says it is (as LogService sends it). */
+export type LineLevel = LogLevel;
+
+const LEVEL_WORDS: readonly [string, LineLevel][] = [['ERROR ', 'error'], ['WARN ', 'warning'], ['DEBUG ', 'debug']];
+
+/**
+ * A line of a plugin's output (stdout or stderr), as the engine keeps it: an optional level word
+ * (`ERROR `, `WARN `, `DEBUG `) then the text; a line without one is info. Any language can print it.
+ */
+export function pluginLine(level: LineLevel, text: string): string {
+  return `${LEVEL_WORDS.find(([, l]) => l === level)?.[0] ?? ''}${text}`;
+}
+
+export function parsePluginLine(line: string): { level: LineLevel; text: string } {
+  const w = LEVEL_WORDS.find(([word]) => line.startsWith(word));
+  return w ? { level: w[1], text: line.slice(w[0].length) } : { level: 'info', text: line };
+}
+
+/** Set (to "1") in a plugin's environment when the engine runs on a host (`serve`)
+ * rather than as PID 1: plugins must then never act on the host by themselves. */
+export const HOST_MODE_ENV = 'COSI_HOST_MODE';
+export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
+
+/** The types a plugin's connection may write. */
+export function pluginOutputs(p: Plugin): string[] {
+  return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
+}
+
+/**
+ * Every type a machine with these plugins serves: the engine's and the plugins'. A type
+ * some plugin's controller writes exclusively is a status: written by that controller only.
+ */
+export function servedTypes(plugins: readonly Plugin[]): DefinitionInput[] {
+  const exclusive = new Set(plugins.flatMap((p) => p.controllers())
+    .flatMap((c) => c.outputs().filter((x) => x.kind === 'exclusive').map((x) => x.type)));
+  return [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]
+    .map((d) => (d.access || !exclusive.has(d.type) ? d : { ...d, access: 'controllers' as const }));
+}
