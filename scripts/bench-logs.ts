@@ -2,7 +2,7 @@
 // with lines of typical lengths and prints the heap they hold beside the text they keep, and how
 // fast a ring takes lines. Heap figures come from a forced GC before and after (node --expose-gc).
 //   npm run bench:logs [-- --kib 128,512]
-import { LogRing, DEFAULT_RING_BYTES } from '../init/engine/log-book.ts';
+import { LogRing, DEFAULT_RING_BYTES } from '../init/engine/log/book.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) { process.stderr.write('bench-logs: run with node --expose-gc (npm run bench:logs does)\n'); process.exit(2); }

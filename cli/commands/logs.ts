@@ -1,5 +1,5 @@
 // logs: what the engine, a plugin or the kernel printed, from the machine's log rings (LogService,
-// init/engine/log-service.ts); dmesg is `logs kernel`.
+// init/engine/log/service.ts); dmesg is `logs kernel`.
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
 } from '../../machinery/model/log-service-wire.ts';

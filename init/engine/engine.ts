@@ -25,9 +25,9 @@ import { feedPlatformConfig } from './platform-config.ts';
 import {
   PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS,
 } from '../../machinery/model/platform-types.ts';
-import { callerOf, startApiServer, type ApiServer } from './api-server.ts';
-import { createApiAccess } from './api-access.ts';
-import { apiCertificate } from './api-certificate.ts';
+import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
+import { createApiAccess } from './api/access.ts';
+import { apiCertificate } from './api/certificate.ts';
 import { consoleSummary } from './console-summary.ts';
 import { startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
@@ -37,16 +37,16 @@ import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
 import { startHealth, type Milestone } from './health.ts';
-import { DEFAULT_RING_BYTES, LogBook } from './log-book.ts';
+import { DEFAULT_RING_BYTES, LogBook } from './log/book.ts';
 import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
 } from './shutdown-hold.ts';
-import { logServiceMethods } from './log-service.ts';
-import { startLogSinks } from './log-sink.ts';
+import { logServiceMethods } from './log/service.ts';
+import { startLogSinks } from './log/sink.ts';
 import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
-import { startExtensionRunner } from './extension-runner.ts';
-import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension-types.ts';
+import { startExtensionRunner } from './extension/runner.ts';
+import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 
 export interface EngineOptions {

@@ -24,7 +24,7 @@ import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
   type ExtensionSpec,
 } from '../../machinery/model/runtime-types.ts';
-import type { ExtensionTypeBook } from './extension-types.ts';
+import type { ExtensionTypeBook } from './extension/types.ts';
 import type { Admission } from '../../machinery/config/admission.ts';
 import { API_CA_TYPE } from '../../machinery/model/security-types.ts';
 

@@ -11,7 +11,7 @@ import {
 import { readOverview } from '../../machinery/sys/machine-views.ts';
 import type { HistogramSet } from '../../cosi/histogram.ts';
 import type { ControllerStats } from '../../machinery/model/plugin.ts';
-import type { LogBook } from './log-book.ts';
+import type { LogBook } from './log/book.ts';
 
 export interface MetricsSources {
   state: MemoryState;

@@ -1,7 +1,7 @@
 // access: who may call what on the API, in one place. A user's role comes from the
 // Organization of their client certificate; each RPC says what it needs; each type says
 // who writes it (its definition's `access`) and whether it is sensitive. The engine
-// enforces this table (init/engine/api-access.ts), docs/security.md prints it, and a
+// enforces this table (init/engine/api/access.ts), docs/security.md prints it, and a
 // test calls every RPC with every role.
 import type { ResourceDefinitionSpec, TypeAccess } from '../../cosi/meta/definition.ts';
 import type { WriteIntent } from '../../cosi/remote/server.ts';

@@ -5,18 +5,18 @@
 // through here: the users' admission, owner extension/NAME, all or none.
 import { lstatSync, mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import { newResource, type Resource } from '../../cosi/resource/resource.ts';
-import { copyResource } from '../../cosi/state/freeze.ts';
-import { sameSpec } from '../../cosi/spec/spec-equal.ts';
-import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput } from '../../cosi/meta/definition.ts';
-import type { Admission } from '../../machinery/config/admission.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import { newResource, type Resource } from '../../../cosi/resource/resource.ts';
+import { copyResource } from '../../../cosi/state/freeze.ts';
+import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
+import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput } from '../../../cosi/meta/definition.ts';
+import type { Admission } from '../../../machinery/config/admission.ts';
 import {
   EXTENSION_NAME_RE, MANIFEST_PATH, parseManifest, type ManifestResult,
-} from '../../machinery/model/extension-manifest.ts';
-import type { ExtensionSpec } from '../../machinery/model/runtime-types.ts';
-import type { GroupLimits } from '../../machinery/sys/cgroup.ts';
-import { fetchImage, RefusedImage, type FetchedImage } from './extension-fetch.ts';
+} from '../../../machinery/model/extension-manifest.ts';
+import type { ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
+import type { GroupLimits } from '../../../machinery/sys/cgroup.ts';
+import { fetchImage, RefusedImage, type FetchedImage } from './fetch.ts';
 
 /** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
 export type ExtensionMachine = { refuse: string } | RealMachine;

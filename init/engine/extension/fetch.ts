@@ -12,13 +12,13 @@ import {
   closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync,
   rmSync, statSync, type WriteStream,
 } from 'node:fs';
-import { isErrno } from '../../native/errno.ts';
+import { isErrno } from '../../../native/errno.ts';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { hashingStream } from '../../machinery/sys/hashing-stream.ts';
-import { httpOpen } from '../../machinery/sys/http-get.ts';
-import { syncDirectory } from '../../machinery/sys/atomic-write.ts';
+import { hashingStream } from '../../../machinery/sys/hashing-stream.ts';
+import { httpOpen } from '../../../machinery/sys/http-get.ts';
+import { syncDirectory } from '../../../machinery/sys/atomic-write.ts';
 
 /** Larger images are refused: an extension is a plugin and its runtime, not a disk. */
 export const MAX_EXTENSION_BYTES = 1 << 30;

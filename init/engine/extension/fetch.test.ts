@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetchImage, imagePath, sweepPartials } from './extension-fetch.ts';
+import { fetchImage, imagePath, sweepPartials } from './fetch.ts';
 
 const image = Buffer.alloc(300_000, 7);
 image.write('hsqs');
@@ -100,7 +100,7 @@ t.test('a fetch SIGKILLed half way leaves only a .partial, which the next start 
   async (t) => {
     const dir = fresh();
     // Another process fetches from a server that stalls after 100 bytes of 10,000; it is killed mid-fetch.
-    const code = `import { fetchImage } from ${JSON.stringify(new URL('./extension-fetch.ts', import.meta.url).href)};
+    const code = `import { fetchImage } from ${JSON.stringify(new URL('./fetch.ts', import.meta.url).href)};
       await fetchImage(${JSON.stringify(`${base}/stalls.squashfs`)}, ${JSON.stringify(sha)}, ${JSON.stringify(dir)});`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: 'ignore' });
     const partial = await new Promise<string>((resolve) => {

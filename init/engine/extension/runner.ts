@@ -7,26 +7,26 @@
 // goes); a deleted ExtensionSpec stops it. Everything about one extension happens in one queue, in order.
 import { lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { isErrno } from '../../native/errno.ts';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import { destroyIfPresent, upsert } from '../../cosi/state/upsert.ts';
-import { DEFINITION_TYPE, META_NAMESPACE } from '../../cosi/meta/definition.ts';
-import type { Admission } from '../../machinery/config/admission.ts';
-import type { Logger } from '../../machinery/log.ts';
-import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../../machinery/model/extension-manifest.ts';
-import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../machinery/model/extension-launch.ts';
+import { isErrno } from '../../../native/errno.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import { destroyIfPresent, upsert } from '../../../cosi/state/upsert.ts';
+import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.ts';
+import type { Admission } from '../../../machinery/config/admission.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../../../machinery/model/extension-manifest.ts';
+import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
   CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
   type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
-import { missingMountPoints } from '../../machinery/sys/extension-root.ts';
-import { capabilityNames, capabilitySet } from '../../machinery/sys/capabilities.ts';
-import { imagePath, RefusedImage, sweepPartials } from './extension-fetch.ts';
+} from '../../../machinery/model/runtime-types.ts';
+import { missingMountPoints } from '../../../machinery/sys/extension-root.ts';
+import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
+import { imagePath, RefusedImage, sweepPartials } from './fetch.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
-} from './extension-types.ts';
-import { ENGINE_OWNER, type PluginSupervisor } from './supervisor.ts';
+} from './types.ts';
+import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
 
 export interface ExtensionRunnerOptions {
   state: MemoryState;

@@ -5,14 +5,14 @@ import t from 'tap';
 import { createSocket } from 'node:dgram';
 import { createServer, type Server, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { artifacts } from '../../qemu/artifacts.ts';
-import { startServe } from './serve-harness.ts';
-import { newResource } from '../../cosi/resource/resource.ts';
+import { artifacts } from '../../../qemu/artifacts.ts';
+import { startServe } from '../serve-harness.ts';
+import { newResource } from '../../../cosi/resource/resource.ts';
 import {
   CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, type LogSinkStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
-import { TEST_FILE_READ_TYPE } from '../../plugins/testing/plugins.ts';
-import { parseSinkEndpoint } from './log-sink.ts';
+} from '../../../machinery/model/runtime-types.ts';
+import { TEST_FILE_READ_TYPE } from '../../../plugins/testing/plugins.ts';
+import { parseSinkEndpoint } from './sink.ts';
 
 const served = await startServe(artifacts().exe, ['--test-plugins']);
 t.teardown(() => served.stop());

@@ -1,9 +1,9 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { Logger } from '../../machinery/log.ts';
-import { ENGINE_SOURCE, KERNEL_SOURCE, LogBook, LogRing } from './log-book.ts';
-import { pluginOfLogPrefix } from './supervisor.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import { ENGINE_SOURCE, KERNEL_SOURCE, LogBook, LogRing } from './book.ts';
+import { pluginOfLogPrefix } from '../supervisor.ts';
 
 t.test('a ring keeps its newest lines within its size, numbers every line and counts what went', async (t) => {
   const ring = new LogRing(1000);

@@ -4,14 +4,14 @@
 // progress is its LogSinkStatus (runtime), written when its state changes and at most every 2 s else.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, isIPv6, type Socket } from 'node:net';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import { upsert } from '../../cosi/state/upsert.ts';
-import { sameSpec } from '../../cosi/spec/spec-equal.ts';
-import type { Logger } from '../../machinery/log.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import { upsert } from '../../../cosi/state/upsert.ts';
+import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
+import type { Logger } from '../../../machinery/log.ts';
 import {
   CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, type LogSinkSpec, type LogSinkStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
-import { KERNEL_SOURCE, type LogBook, type LogCursor, type LogEntry } from './log-book.ts';
+} from '../../../machinery/model/runtime-types.ts';
+import { KERNEL_SOURCE, type LogBook, type LogCursor, type LogEntry } from './book.ts';
 
 export const DEFAULT_SINK_BUFFER = 1000;
 const RETRY_MS = { first: 1000, max: 30_000 };

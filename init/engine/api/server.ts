@@ -1,35 +1,35 @@
 // api-server: the COSI API of the machine, on our gRPC server (cosi/remote/grpc).
 // Users reach it over TCP, always TLS: mutual TLS once the machine has a CA (their
 // role is in their certificate), a self-signed certificate and maintenance rights
-// before that (api-certificate.ts decides which). Plugins reach it over a unix socket,
+// before that (api/certificate.ts decides which). Plugins reach it over a unix socket,
 // where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
-// write only that plugin's outputs. Every call passes the role table (api-access.ts).
+// write only that plugin's outputs. Every call passes the role table (api/access.ts).
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { dirname } from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import type { Native } from '../../native/index.ts';
-import { grpcHttp2Server, trackSessions } from '../../cosi/remote/grpc/http2-server.ts';
+import type { Native } from '../../../native/index.ts';
+import { grpcHttp2Server, trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
 import {
   GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
-} from '../../cosi/remote/grpc/server.ts';
-import { HistogramSet } from '../../cosi/histogram.ts';
-import { Status } from '../../cosi/remote/grpc/framing.ts';
-import { stateMethods, type CallAccess, type StateServerOptions } from '../../cosi/remote/server.ts';
-import { STATE_METHODS } from '../../cosi/remote/service.ts';
-import { toStatus } from '../../cosi/remote/status.ts';
-import { StateError } from '../../cosi/state/errors.ts';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { Pointer } from '../../cosi/resource/resource.ts';
-import type { State } from '../../cosi/state/state.ts';
-import { parseSubject } from '../../machinery/pki/certificate.ts';
-import { TIME_VERIFY_CODES, validityProblem } from '../../machinery/pki/validity.ts';
-import { clockNote } from '../../machinery/sys/clock-floor.ts';
-import { throttle, type Logger } from '../../machinery/log.ts';
-import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../../machinery/model/access.ts';
-import type { ApiLimits } from '../../machinery/model/security-types.ts';
+} from '../../../cosi/remote/grpc/server.ts';
+import { HistogramSet } from '../../../cosi/histogram.ts';
+import { Status } from '../../../cosi/remote/grpc/framing.ts';
+import { stateMethods, type CallAccess, type StateServerOptions } from '../../../cosi/remote/server.ts';
+import { STATE_METHODS } from '../../../cosi/remote/service.ts';
+import { toStatus } from '../../../cosi/remote/status.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import type { Pointer } from '../../../cosi/resource/resource.ts';
+import type { State } from '../../../cosi/state/state.ts';
+import { parseSubject } from '../../../machinery/pki/certificate.ts';
+import { TIME_VERIFY_CODES, validityProblem } from '../../../machinery/pki/validity.ts';
+import { clockNote } from '../../../machinery/sys/clock-floor.ts';
+import { throttle, type Logger } from '../../../machinery/log.ts';
+import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../../../machinery/model/access.ts';
+import type { ApiLimits } from '../../../machinery/model/security-types.ts';
 
 /** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
 export interface ApiTls {
@@ -55,7 +55,7 @@ export interface ApiServerOptions {
   userMethods?: ReadonlyMap<string, Method>;
   /** After a user's write went through (the machine config persists it). */
   onUserWrite?: (p: Pointer) => void;
-  /** What a caller may do, per type (api-access.ts). */
+  /** What a caller may do, per type (api/access.ts). */
   accessOf: (caller: Caller) => CallAccess;
   tls: ApiTls;
   limits: ApiLimits;

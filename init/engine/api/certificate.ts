@@ -11,17 +11,17 @@
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { Watch } from '../../cosi/state/state.ts';
-import { upsert } from '../../cosi/state/upsert.ts';
-import type { Logger } from '../../machinery/log.ts';
-import { fingerprint, generateKey, issueCertificate, keyToPem } from '../../machinery/pki/certificate.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../machinery/model/network-names.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import type { Watch } from '../../../cosi/state/state.ts';
+import { upsert } from '../../../cosi/state/upsert.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import { fingerprint, generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
+import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../../machinery/model/network-names.ts';
 import {
   API_CA_TYPE, API_CERTIFICATE_TYPE, API_ID, API_LIMITS_TYPE, resolveLimits, SECURITY_NS,
   type ApiCertificateAuthoritySpec, type ApiCertificateStatusSpec, type ApiLimits, type ApiLimitsSpec,
-} from '../../machinery/model/security-types.ts';
-import type { ApiTls } from './api-server.ts';
+} from '../../../machinery/model/security-types.ts';
+import type { ApiTls } from './server.ts';
 
 /** The validity start of the maintenance certificate: any clock is past it. */
 const EPOCH = new Date('2000-01-01T00:00:00Z');

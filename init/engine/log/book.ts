@@ -1,9 +1,9 @@
 // log-book: what the engine and each plugin printed, one bounded ring per source, and the kernel's
 // own log read from /dev/kmsg when asked (the kernel keeps that ring itself). LogService serves it.
-import type { Logger } from '../../machinery/log.ts';
-import type { LineLevel } from '../../machinery/model/plugin.ts';
-import { monotonicSeconds } from '../../machinery/sys/clock.ts';
-import { openKmsg, type KmsgRecord } from '../../machinery/sys/kmsg.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import type { LineLevel } from '../../../machinery/model/plugin.ts';
+import { monotonicSeconds } from '../../../machinery/sys/clock.ts';
+import { openKmsg, type KmsgRecord } from '../../../machinery/sys/kmsg.ts';
 
 export const ENGINE_SOURCE = 'engine';
 export const KERNEL_SOURCE = 'kernel';

@@ -1,11 +1,11 @@
 // log-service: serves appliance.runtime.v1alpha1.LogService (Logs, LogSources) from the log book,
 // next to cosi.resource.State on the users' port.
-import type { CallContext, Method, MessageWriter } from '../../cosi/remote/grpc/server.ts';
-import { StateError } from '../../cosi/state/errors.ts';
+import type { CallContext, Method, MessageWriter } from '../../../cosi/remote/grpc/server.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST,
-} from '../../machinery/model/log-service-wire.ts';
-import type { LogBook, LogCursor, LogEntry } from './log-book.ts';
+} from '../../../machinery/model/log-service-wire.ts';
+import type { LogBook, LogCursor, LogEntry } from './book.ts';
 
 /** Lines a follower may fall behind by; past it the oldest waiting ones go (the client sees a gap in seq). */
 const FOLLOW_BEHIND_MAX = 2000;

@@ -3,14 +3,14 @@
 // clients are still accepted, then drop the old one. Clients that trust both CAs keep
 // working throughout; a client of a dropped CA is refused, its open connection ended.
 import t from 'tap';
-import { artifacts } from '../../qemu/artifacts.ts';
-import { startServe } from './serve-harness.ts';
-import { RemoteState } from '../../cosi/remote/client.ts';
-import { generateSecrets, type MachineSecrets } from '../../machinery/pki/secrets.ts';
+import { artifacts } from '../../../qemu/artifacts.ts';
+import { startServe } from '../serve-harness.ts';
+import { RemoteState } from '../../../cosi/remote/client.ts';
+import { generateSecrets, type MachineSecrets } from '../../../machinery/pki/secrets.ts';
 import { API_CA_TYPE, API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec }
-  from '../../machinery/model/security-types.ts';
-import { VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
-import { until } from '../../cosi/conformance/converge.ts';
+  from '../../../machinery/model/security-types.ts';
+import { VERSION_TYPE } from '../../../machinery/model/runtime-types.ts';
+import { until } from '../../../cosi/conformance/converge.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());

@@ -1,9 +1,9 @@
 // api-access: the role table (model/access.ts) applied to one caller's calls, with the
 // facts of each type read from its ResourceDefinition at the moment of the call.
-import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
-import type { CallAccess } from '../../cosi/remote/server.ts';
-import { StateError } from '../../cosi/state/errors.ts';
-import { readDenied, typeFacts, writeDenied, type Caller, type TypeFacts } from '../../machinery/model/access.ts';
+import type { ResourceDefinitionSpec } from '../../../cosi/meta/definition.ts';
+import type { CallAccess } from '../../../cosi/remote/server.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
+import { readDenied, typeFacts, writeDenied, type Caller, type TypeFacts } from '../../../machinery/model/access.ts';
 
 /** `reserved`: owners users may not write as (the machine's controllers, the engine, meta). */
 export function createApiAccess(

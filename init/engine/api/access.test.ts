@@ -4,21 +4,21 @@
 // by the TLS handshake, and each write and refusal leaves one audit line.
 import t from 'tap';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { artifacts } from '../../qemu/artifacts.ts';
-import { startServe } from './serve-harness.ts';
-import { RemoteState } from '../../cosi/remote/client.ts';
-import { newResource, type Pointer } from '../../cosi/resource/resource.ts';
-import { StateError } from '../../cosi/state/errors.ts';
+import { artifacts } from '../../../qemu/artifacts.ts';
+import { startServe } from '../serve-harness.ts';
+import { RemoteState } from '../../../cosi/remote/client.ts';
+import { newResource, type Pointer } from '../../../cosi/resource/resource.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST,
-} from '../../machinery/config/config-service-wire.ts';
-import { API_CA_TYPE, API_ID, API_LIMITS_TYPE, SECURITY_NS } from '../../machinery/model/security-types.ts';
-import { VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
-import { ROLES, type Role } from '../../machinery/model/access.ts';
-import { generateSecrets } from '../../machinery/pki/secrets.ts';
-import { generateKey, issueCertificate, keyToPem } from '../../machinery/pki/certificate.ts';
-import { until } from '../../cosi/conformance/converge.ts';
+} from '../../../machinery/config/config-service-wire.ts';
+import { API_CA_TYPE, API_ID, API_LIMITS_TYPE, SECURITY_NS } from '../../../machinery/model/security-types.ts';
+import { VERSION_TYPE } from '../../../machinery/model/runtime-types.ts';
+import { MOTD_TYPE } from '../../../plugins/issue/types.ts';
+import { ROLES, type Role } from '../../../machinery/model/access.ts';
+import { generateSecrets } from '../../../machinery/pki/secrets.ts';
+import { generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
+import { until } from '../../../cosi/conformance/converge.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
