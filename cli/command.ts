@@ -2,7 +2,7 @@
 // the global ones, and how it runs. Commands that talk to a machine ask for the session;
 // those that do not (validate, gen, config, completion) never connect.
 import type { Parsed } from './args.ts';
-import type { Completion, Line, Lookups } from './completion/complete.ts';
+import type { Completion, Line, Lookups } from './completion/contract.ts';
 import type { TableOut } from './output/table.ts';
 import type { Session } from './session.ts';
 

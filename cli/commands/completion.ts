@@ -1,7 +1,8 @@
 // completion: prints a shell's completion script; `__complete` (not listed: the scripts call it)
 // answers one Tab.
 import type { Command } from '../command.ts';
-import { complete, formatCompletion, readLine, type Completion } from '../completion/complete.ts';
+import { complete, formatCompletion, readLine } from '../completion/complete.ts';
+import type { Completion } from '../completion/contract.ts';
 import { COMPLETION_TIMEOUT_MS, machineLookups } from '../completion/machine-lookups.ts';
 import { COMPLETION_SCRIPTS } from '../completion/scripts.ts';
 import { CliError, EXIT } from '../errors.ts';

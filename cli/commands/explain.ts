@@ -2,7 +2,8 @@
 // machine's resource definitions (the schema each carries, derived from the .proto comments
 // for built-in types): kubectl explain's habit, for COSI types.
 import { resolveDefinition, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
-import { typeCandidates, type Candidate } from '../completion/complete.ts';
+import { typeCandidates } from '../completion/complete.ts';
+import type { Candidate } from '../completion/contract.ts';
 import { FORMAT_WORDS, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { noArguments } from '../args.ts';
 import type { Command } from '../command.ts';

@@ -6,7 +6,7 @@ import {
 import { PLUGIN_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
-import type { Candidate, Completion, Line, Lookups } from '../completion/complete.ts';
+import type { Candidate, Completion, Line, Lookups } from '../completion/contract.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import type { TableOut } from '../output/table.ts';

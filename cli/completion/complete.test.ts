@@ -4,7 +4,8 @@
 import t from 'tap';
 import { fillDefinitions } from '../../cosi/meta/definition.ts';
 import { COMMANDS } from '../commands/registry.ts';
-import { complete, formatCompletion, readLine, type Completion, type Lookups } from './complete.ts';
+import { complete, formatCompletion, readLine } from './complete.ts';
+import type { Completion, Lookups } from './contract.ts';
 
 const defs = fillDefinitions([
   { type: 'Motds.config.appliance.dev', defaultNamespace: 'config' },

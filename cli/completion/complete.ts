@@ -2,32 +2,10 @@
 // (`cosictl completion bash|zsh|fish`), which run `cosictl __complete WORD... CURRENT` on Tab.
 // Commands, flags and fixed values are known here; types, ids and namespaces come from the
 // machine, each command saying what its arguments are (Command.completeArg).
-import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { commandWord, type FlagSpec } from '../args.ts';
 import type { Command } from '../command.ts';
 import { FLAGS, flagsFor, GLOBAL_FLAGS } from '../flags.ts';
-
-export interface Candidate { value: string; about?: string }
-
-/** What completion may ask of the machine and of the config file; each answers [] when it cannot. */
-export interface Lookups {
-  definitions(): Promise<ResourceDefinitionSpec[]>;
-  /** The ids of a type (named as users type it) in the namespace -n gives or the type's default. */
-  ids(typeName: string): Promise<string[]>;
-  namespaces(): Promise<string[]>;
-  contexts(): string[];
-}
-
-/** What the shell should do: offer `values`, or complete file names itself. */
-export type Completion = { values: Candidate[] } | { files: true };
-
-/** The command line so far, read as the parser would, without failing on what is unfinished. */
-export interface Line {
-  command?: string;
-  /** The command's arguments before the one being completed. */
-  args: string[];
-  flags: Map<string, string[]>;
-}
+import type { Candidate, Completion, Line, Lookups } from './contract.ts';
 
 const specOf = (word: string, specs: readonly FlagSpec[]): FlagSpec | undefined =>
   specs.find((f) => `--${f.name}` === word || (f.short !== undefined && `-${f.short}` === word));

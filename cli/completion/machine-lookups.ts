@@ -5,7 +5,7 @@
 import { META_NAMESPACE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
 import { defaultConfigPath, loadContext, readConfigFile } from '../config.ts';
 import { Session } from '../session.ts';
-import type { Line, Lookups } from './complete.ts';
+import type { Line, Lookups } from './contract.ts';
 
 /** How long a Tab waits for the machine. */
 export const COMPLETION_TIMEOUT_MS = 2000;

@@ -2,10 +2,10 @@
 // resources, their event ring and the wake-ups of its watchers. All writes are
 // synchronous inside one tick, so every reader sees a consistent bucket.
 import type { Pointer, Resource } from '../resource/resource.ts';
-import { OpaqueSpec, pointerString, tombstone } from '../resource/resource.ts';
+import { OpaqueSpec, pointerString } from '../resource/resource.ts';
 import { BookmarkCodec } from './bookmark.ts';
 import { StateError } from './errors.ts';
-import { EventRing, type StoredEvent } from './event-ring.ts';
+import { Bucket } from './bucket.ts';
 import { copyResource, deepFreeze } from './freeze.ts';
 import { compileFilter, type ResourceFilter } from './query.ts';
 import { kindKey, type State, type UpdateOptions, type Watch, type WatchOptions, type WatchSink } from './state.ts';
@@ -18,43 +18,6 @@ export interface MemoryStateOptions {
   normalize?: (type: string, spec: unknown) => unknown;
   /** Clock (ms); tests pin it. */
   now?: () => number;
-}
-
-export class Bucket {
-  readonly resources = new Map<string, Resource>();
-  readonly ring: EventRing;
-  /** Called once after each write (watchers, waits for finalizers), in a microtask: never inside the writer's call. */
-  readonly wakers = new Set<() => void>();
-  /** Resources no controller owns (users' own), kept as writes happen: counting them needs no walk. */
-  unowned = 0;
-  private sorted: Resource[] | null = null;
-  private wakeQueued = false;
-  private readonly wakeAll = () => { this.wakeQueued = false; for (const w of this.wakers) w(); };
-
-  constructor(readonly namespace: string, readonly type: string, readonly hash: Buffer, capacity: number) {
-    this.ring = new EventRing(capacity);
-  }
-
-  /** Resources sorted by id; cached until the next create or destroy. */
-  sortedResources(): Resource[] {
-    if (!this.sorted) {
-      this.sorted = [...this.resources.values()]
-        .sort((a, b) => (a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0));
-    }
-    return this.sorted;
-  }
-
-  record(e: Omit<StoredEvent, 'seq'>): void {
-    const id = e.resource.metadata.id;
-    const before = this.resources.get(id);
-    if (before && before.metadata.owner === '') this.unowned--;
-    if (e.type === 'updated') { this.resources.set(id, e.resource); if (this.sorted) this.sorted = null; }
-    else if (e.type === 'created') { this.resources.set(id, e.resource); this.sorted = null; }
-    else { this.resources.delete(id); this.sorted = null; }
-    if (e.type !== 'destroyed' && e.resource.metadata.owner === '') this.unowned++;
-    this.ring.append(e);
-    if (!this.wakeQueued && this.wakers.size) { this.wakeQueued = true; queueMicrotask(this.wakeAll); }
-  }
 }
 
 function checkPointer(p: Pointer, what: string): void {
@@ -243,9 +206,6 @@ export class MemoryState implements State {
   async watch(
     req: { namespace: string; type: string; id?: string }, opts: WatchOptions, sink: WatchSink, showAll = false,
   ): Promise<Watch> {
-    return runWatch(this, this.bucket(req.namespace, req.type), req.id, opts, sink, showAll);
+    return runWatch(this.bookmarks, this.bucket(req.namespace, req.type), req.id, opts, sink, showAll);
   }
-
-  /** A tombstone for this kind (bootstrapped/noop events). */
-  kindTombstone(b: Bucket): Resource { return tombstone({ namespace: b.namespace, type: b.type, id: '' }); }
 }

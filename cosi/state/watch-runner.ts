@@ -7,7 +7,8 @@
 import { tombstone } from '../resource/resource.ts';
 import { StateError } from './errors.ts';
 import type { StoredEvent } from './event-ring.ts';
-import type { Bucket, MemoryState } from './memory-state.ts';
+import type { BookmarkCodec } from './bookmark.ts';
+import type { Bucket } from './bucket.ts';
 import { compileFilter } from './query.ts';
 import type { Watch, WatchEvent, WatchOptions, WatchSink } from './state.ts';
 
@@ -46,13 +47,13 @@ function asIs(ev: StoredEvent, bookmark: (seq: number) => Uint8Array): readonly 
 }
 
 export async function runWatch(
-  state: MemoryState, b: Bucket, id: string | undefined, o: WatchOptions, sink: WatchSink, showAll: boolean,
+  bookmarks: BookmarkCodec, b: Bucket, id: string | undefined, o: WatchOptions, sink: WatchSink, showAll: boolean,
 ): Promise<Watch> {
   const single = id !== undefined;
   validate(single, o);
   const match = single ? (rid: string) => rid === id : compileFilter(o);
   const filtered = !single && !!(o.idQuery || o.labelQueries?.length);
-  const bookmark = (seq: number) => state.bookmarks.encode(b.hash, seq);
+  const bookmark = (seq: number) => bookmarks.encode(b.hash, seq);
 
   /** What a stored event looks like to this watcher (as a one-event batch), or null if it does not concern it. */
   const translate = (ev: StoredEvent): readonly WatchEvent[] | null => {
@@ -75,7 +76,7 @@ export async function runWatch(
   let pos = b.ring.next;
   const tail = o.tailEvents ?? 0;
   if (o.startFromBookmark) {
-    const seq = state.bookmarks.decode(b.hash, o.startFromBookmark);
+    const seq = bookmarks.decode(b.hash, o.startFromBookmark);
     if (seq >= b.ring.next || seq + 1 < b.ring.oldest) {
       throw new StateError('invalid-bookmark',
         `bookmark position ${seq} is outside the kept history (${b.ring.oldest - 1}..${b.ring.next - 1})`);
@@ -95,10 +96,10 @@ export async function runWatch(
     for (const r of b.sortedResources()) {
       if (match(r.metadata.id, r.metadata.labels)) initial.push({ type: 'created', resource: r });
     }
-    initial.push({ type: 'bootstrapped', resource: state.kindTombstone(b), bookmark: bookmark(pos - 1) });
+    initial.push({ type: 'bootstrapped', resource: b.kindTombstone(), bookmark: bookmark(pos - 1) });
   }
   if (!single && o.bootstrapBookmark && !o.bootstrapContents) {
-    initial.unshift({ type: 'noop', resource: state.kindTombstone(b), bookmark: bookmark(pos - 1) });
+    initial.unshift({ type: 'noop', resource: b.kindTombstone(), bookmark: bookmark(pos - 1) });
   }
 
   const visible = (e: WatchEvent) => showAll || (e.type !== 'bootstrapped' && e.type !== 'errored');
@@ -146,7 +147,7 @@ export async function runWatch(
         if (pos < b.ring.oldest) {
           overrun = new StateError('buffer-overrun',
             `watch of ${b.type} in ${b.namespace} fell behind by more than ${b.ring.capacity} events: buffer overrun`);
-          queued = [{ type: 'errored' as const, resource: state.kindTombstone(b), error: 'buffer overrun' }]
+          queued = [{ type: 'errored' as const, resource: b.kindTombstone(), error: 'buffer overrun' }]
             .filter(visible);
           continue;
         }

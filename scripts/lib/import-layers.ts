@@ -93,8 +93,8 @@ export function checkImports(root: string): ImportProblem[] {
       });
     }
   }
-  // Cycles: strongly connected components of more than one file (Tarjan). Type-only
-  // imports vanish from the JavaScript, so they cannot make a cycle at run time.
+  // Cycles: strongly connected components of more than one file (Tarjan). Type-only imports count: they vanish
+  // from the JavaScript, but a reader who follows them walks in a circle all the same.
   let index = 0;
   const idx = new Map<string, number>();
   const low = new Map<string, number>();
@@ -103,8 +103,8 @@ export function checkImports(root: string): ImportProblem[] {
   const visit = (v: string) => {
     idx.set(v, index); low.set(v, index); index++;
     stack.push(v); on.add(v);
-    for (const { file: w, typeOnly } of graph.get(v) ?? []) {
-      if (typeOnly || !graph.has(w)) continue;
+    for (const { file: w } of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
       if (!idx.has(w)) {
         visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!));
       } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));

@@ -3,6 +3,7 @@
 // ignored with why (this system has no shell, packages or login users), never dropped
 // silently. The documents then meet the same validation as any machine config.
 import { isMap } from '../safe-yaml.ts';
+import type { ConfigDocument, Translation } from './translation.ts';
 import { translateWriteFiles } from './write-files.ts';
 
 // The network and time plugins' types, by name (init never imports plugins/); the
@@ -10,8 +11,6 @@ import { translateWriteFiles } from './write-files.ts';
 const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.time.appliance.dev';
 
-export interface ConfigDocument { type: string; id: string; spec: Record<string, unknown> }
-export interface Translation { docs: ConfigDocument[]; ignored: string[] }
 
 /** The id of every document translated from cloud-init input. */
 export const CLOUD_INIT_ID = 'cloud-init';

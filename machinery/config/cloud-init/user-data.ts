@@ -8,7 +8,8 @@
 import YAML from 'yaml';
 import { decodeConfigInput } from '../config-input.ts';
 import { isMap, parseYaml } from '../safe-yaml.ts';
-import { translateCloudConfig, type ConfigDocument } from './cloud-config.ts';
+import { translateCloudConfig } from './cloud-config.ts';
+import type { ConfigDocument } from './translation.ts';
 import { isMultipart, parseMultipart } from './multipart.ts';
 
 export type UserDataFormat = 'machine-config' | 'cloud-config' | 'multipart' | 'script' | 'empty';

@@ -5,7 +5,7 @@
 // is noted, since the file is still written (as root: this system has no other users).
 import { gunzipSync } from 'node:zlib';
 import { isMap } from '../safe-yaml.ts';
-import type { Translation } from './cloud-config.ts';
+import type { Translation } from './translation.ts';
 
 // The system plugin's type, by name (init never imports plugins/); the documents are
 // validated against its definition, so a rename or a bad field fails loudly.
