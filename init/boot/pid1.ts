@@ -159,7 +159,7 @@ export async function runPid1(): Promise<void> {
     const varMount = live ?? await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
     if (varMount.why === undefined) log.info(`ephemeral: ${varMount.device} mounted on ${varMount.dir}`);
     else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
-    // Loaded here, not at start: the API stack (grpc-js, protobufjs, yaml) is most of
+    // Loaded here, not at start: the API stack (HTTP/2 server, codecs, yaml) is most of
     // the bundle, and evaluating it is what the api phase then shows.
     const reached = new Set<string>();
     engine = await phase(log, 'api', async () => (await import('../engine/engine.ts')).startEngine({

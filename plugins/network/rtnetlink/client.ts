@@ -91,5 +91,5 @@ export class Rtnl {
 }
 
 /** What the network controllers use of rtnetlink: the real socket (Rtnl) or, in tests
- * that run without root, an in-memory kernel (fake-kernel.ts). */
+ * that run without root, an in-memory kernel (memory-kernel.ts). */
 export type RtnlApi = Pick<Rtnl, 'links' | 'addresses' | 'routes' | 'setLink' | 'address' | 'route' | 'watchLinks'>;
