@@ -12,8 +12,14 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
   const find = (a: string) => specs.find((s) => `--${s.name}` === a || (s.short && `-${s.short}` === a));
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i]!;
-    if (raw === '--') { positional.push(...argv.slice(i + 1)); break; }
-    if (!raw.startsWith('-') || raw === '-') { positional.push(raw); continue; }
+    if (raw === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!raw.startsWith('-') || raw === '-') {
+      positional.push(raw);
+      continue;
+    }
     const [a, inline] = raw.includes('=') && raw.startsWith('--')
       ? [raw.slice(0, raw.indexOf('=')), raw.slice(raw.indexOf('=') + 1)]
       : [raw, undefined];

@@ -76,7 +76,9 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
     if (required) throw new CliError(`config ${path}: no such file`, EXIT.usage);
     return {};
   }
-  try { return (YAML.parse(readFileSync(path, 'utf8')) ?? {}) as ConfigFile; } catch (e) {
+  try {
+    return (YAML.parse(readFileSync(path, 'utf8')) ?? {}) as ConfigFile;
+  } catch (e) {
     throw new CliError(`config ${path}: ${(e as Error).message}`, EXIT.usage);
   }
 }

@@ -209,7 +209,10 @@ t.test('round trips and inputs: get -o yaml applies back; directories, URLs, emp
   const http = createServer((req, res) => {
     asked = req.url ?? '';
     if (req.url === '/motd.yaml') res.end(motd('url-1', 'fetched'));
-    else { res.statusCode = 404; res.end(); }
+    else {
+      res.statusCode = 404;
+      res.end();
+    }
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   t.teardown(() => http.close());
@@ -491,8 +494,12 @@ t.test('a watch ends, exit 5, when the machine stops answering', async (t) => {
   const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch']);
   let out = '';
   let err = '';
-  w.stdout.on('data', (d: Buffer) => { out += d; });
-  w.stderr.on('data', (d: Buffer) => { err += d; });
+  w.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  w.stderr.on('data', (d: Buffer) => {
+    err += d;
+  });
   const exited = new Promise<number | null>((r) => w.on('exit', (c) => r(c)));
   for (let i = 0; i < 200 && !/Motd/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
   t.match(out, /Motd/, 'watching');

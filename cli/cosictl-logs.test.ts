@@ -102,7 +102,9 @@ t.test('an unknown source: exit 4, naming the ones there are', async (t) => {
 t.test('-f prints the kept lines, then new ones as they come; Ctrl-C ends it with 0', async (t) => {
   const child = spawn(cosictl, ['--config', served.cosictlConfig, 'logs', 'test-reader', '-f', '--tail', '1']);
   let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d; });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
   await until('the kept line', async () => out.split('\n').length > 1);
   const id = `f${randomUUID().slice(0, 8)}`;
   await askRead(id, '/nonexistent/follow');
@@ -144,8 +146,12 @@ t.test('a follow ends, exit 5, saying so, when the machine goes away', async (t)
   const child = spawn(cosictl, ['--config', other.cosictlConfig, 'logs', 'engine', '-f']);
   let out = '';
   let err = '';
-  child.stdout.on('data', (d: Buffer) => { out += d; });
-  child.stderr.on('data', (d: Buffer) => { err += d; });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    err += d;
+  });
   await until('the kept lines', async () => out.length > 0);
   const exited = once(child, 'exit');
   await other.stop();

@@ -41,7 +41,8 @@ function unpack(bundle: string): Map<string, string> {
   const walk = (d: string) => {
     for (const n of readdirSync(d)) {
       const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p); else files.set(p.slice(to.length + 1), readFileSync(p, 'utf8'));
+      if (statSync(p).isDirectory()) walk(p);
+      else files.set(p.slice(to.length + 1), readFileSync(p, 'utf8'));
     }
   };
   walk(to);

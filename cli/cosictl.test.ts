@@ -25,7 +25,11 @@ function run(args: string[], input?: string): Promise<Ran> {
   return runProgram(cosictl, ['--config', served.cosictlConfig, ...args],
     { timeoutMs: 30_000, ...(input !== undefined ? { input } : {}) });
 }
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 t.test('get: table from print columns, yaml, json, aliases', async (t) => {
   const table = await run(['get', 'versions']);
@@ -86,7 +90,9 @@ t.test('apply: a bad document refuses the whole input, naming document, field an
 t.test('get --watch prints +, blank and - marks', async (t) => {
   const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch']);
   let out = '';
-  w.stdout.on('data', (d: Buffer) => { out += d; });
+  w.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
   const waitFor = async (re: RegExp) => {
     for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
     return re.test(out);
@@ -132,9 +138,14 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
     }),
   });
   const streams: ServerHttp2Stream[] = [];
-  silent.on('stream', (s) => { streams.push(s); });
+  silent.on('stream', (s) => {
+    streams.push(s);
+  });
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const s of streams) s.destroy(); silent.close(); });
+  t.teardown(() => {
+    for (const s of streams) s.destroy();
+    silent.close();
+  });
   const port = (silent.address() as AddressInfo).port;
   const started = Date.now();
   const r = await new Promise<{ code: number; err: string }>((res) => execFile(
@@ -155,12 +166,23 @@ t.test('--timeout: a machine that takes calls but never answers is given up on, 
     const upstream = netConnect(port, '127.0.0.1');
     held.push(upstream);
     // Once down, the proxy reads no more from either side and sends nothing: no data, no FIN.
-    client.on('data', (b) => { if (linkDown) client.pause(); else upstream.write(b); });
-    upstream.on('data', (b) => { if (linkDown) upstream.pause(); else client.write(b); });
+    client.on('data', (b) => {
+      if (linkDown) client.pause();
+      else upstream.write(b);
+    });
+    upstream.on('data', (b) => {
+      if (linkDown) upstream.pause();
+      else client.write(b);
+    });
   });
-  silent.on('stream', () => { linkDown = true; });
+  silent.on('stream', () => {
+    linkDown = true;
+  });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  t.teardown(() => { for (const s of held) s.destroy(); proxy.close(); });
+  t.teardown(() => {
+    for (const s of held) s.destroy();
+    proxy.close();
+  });
   const cut = Date.now();
   const lost = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl,
     ['--insecure', '-e', `127.0.0.1:${(proxy.address() as AddressInfo).port}`, '--timeout', '1s', 'get', 'versions'],
@@ -237,14 +259,19 @@ t.test('get --watch: the table lines up with its header; yaml and json say which
   const watch = (args: string[]) => {
     const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'motd', '--watch', ...args]);
     let out = '';
-    w.stdout.on('data', (d: Buffer) => { out += d; });
+    w.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
     return {
       text: () => out,
       until: async (re: RegExp) => {
         for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
         return re.test(out);
       },
-      stop: () => { w.kill('SIGINT'); return new Promise((r) => w.on('exit', r)); },
+      stop: () => {
+        w.kill('SIGINT');
+        return new Promise((r) => w.on('exit', r));
+      },
     };
   };
   const table = watch([]);

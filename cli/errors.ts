@@ -19,7 +19,10 @@ export const EXIT = {
 } as const;
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) { super(message); this.name = 'CliError'; }
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = 'CliError';
+  }
 }
 
 export function exitCodeOf(e: unknown): number {

@@ -19,7 +19,10 @@ function linesAfter(prefix: string, write: (text: string) => void): { write(text
       partial = parts.pop()!;
       if (parts.length) write(parts.map((l) => `${prefix}${l}\n`).join(''));
     },
-    flush() { if (partial) write(`${prefix}${partial}\n`); partial = ''; },
+    flush() {
+      if (partial) write(`${prefix}${partial}\n`);
+      partial = '';
+    },
   };
 }
 

@@ -22,7 +22,9 @@ export async function followStatus<T>(
   s: Session, pointer: Pointer, what: string, seen: (status: T) => boolean,
 ): Promise<{ ended: Promise<T>; close(): void }> {
   let resolveEnd: (r: T) => void = () => undefined;
-  const end = new Promise<T>((r) => { resolveEnd = r; });
+  const end = new Promise<T>((r) => {
+    resolveEnd = r;
+  });
   const watch = await s.state.watch(pointer, {}, (events: readonly WatchEvent[]) => {
     for (const e of events) {
       if ((e.type !== 'created' && e.type !== 'updated') || e.resource.metadata.version === 0) continue;

@@ -46,8 +46,12 @@ written), 4 not found, 5 API unreachable, 6 the machine refused this client's ce
 (another CA, no role, or out of its dates by the machine's clock: the message says which).
 `;
 
-const out = (s: string) => { process.stdout.write(s); };
-const err = (s: string) => { process.stderr.write(s); };
+const out = (s: string) => {
+  process.stdout.write(s);
+};
+const err = (s: string) => {
+  process.stderr.write(s);
+};
 
 /** A flag the command does not take is refused, naming the commands that do. */
 function checkFlags(command: string, given: Iterable<string>, takes: readonly string[]): void {
@@ -60,11 +64,20 @@ function checkFlags(command: string, given: Iterable<string>, takes: readonly st
 }
 
 export async function cosictl(argv: string[]): Promise<number> {
-  if (argv[0] === '__complete') { out(await completeWords(argv.slice(1), COMMANDS)); return EXIT.ok; }
+  if (argv[0] === '__complete') {
+    out(await completeWords(argv.slice(1), COMMANDS));
+    return EXIT.ok;
+  }
   const p = parseArgs(argv, flagsFor(commandNamed(commandWord(argv, FLAGS) ?? '')?.shorts));
   const [name, ...rest] = p.positional;
-  if (has(p, 'version') && !name) { out(`${clientLine()}\n`); return EXIT.ok; }
-  if (!name) { out(HELP); return has(p, 'help') ? EXIT.ok : EXIT.usage; }
+  if (has(p, 'version') && !name) {
+    out(`${clientLine()}\n`);
+    return EXIT.ok;
+  }
+  if (!name) {
+    out(HELP);
+    return has(p, 'help') ? EXIT.ok : EXIT.usage;
+  }
   if (name === 'help') {
     const about = rest[0] === undefined ? undefined : commandNamed(rest[0]);
     if (rest[0] !== undefined && !about) throw unknownCommand(rest[0]);
@@ -73,7 +86,10 @@ export async function cosictl(argv: string[]): Promise<number> {
   }
   const command = commandNamed(name);
   if (!command) throw unknownCommand(name);
-  if (has(p, 'help')) { out(command.help); return EXIT.ok; }
+  if (has(p, 'help')) {
+    out(command.help);
+    return EXIT.ok;
+  }
   checkFlags(name, p.flags.keys(), command.flags);
   if (has(p, 'fingerprint') && !has(p, 'insecure')) {
     throw new CliError('--fingerprint pins the certificate of a machine in maintenance mode: give --insecure too',
@@ -133,6 +149,9 @@ const unknownCommand = (name: string) => new CliError(
 export function main(): void {
   cosictl(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
-    (e: unknown) => { err(`cosictl: ${(e as Error).message}\n`); process.exitCode = exitCodeOf(e); },
+    (e: unknown) => {
+      err(`cosictl: ${(e as Error).message}\n`);
+      process.exitCode = exitCodeOf(e);
+    },
   );
 }

@@ -16,14 +16,18 @@ const MAX_URL_BYTES = 16 << 20;
 const URL_TIMEOUT_MS = 30_000;
 
 export function readInput(path: string): Buffer {
-  try { return path === '-' ? readFileSync(0) : readFileSync(path); } catch (e) {
+  try {
+    return path === '-' ? readFileSync(0) : readFileSync(path);
+  } catch (e) {
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`, EXIT.usage);
   }
 }
 
 function filesIn(dir: string): string[] {
   let entries;
-  try { entries = readdirSync(dir, { withFileTypes: true }); } catch (e) {
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (e) {
     throw new CliError(`cannot read ${dir}: ${(e as Error).message}`, EXIT.usage);
   }
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).flatMap((e) => {
@@ -59,7 +63,10 @@ export async function readInputs(args: readonly string[], command: string): Prom
     EXIT.usage);
   const inputs: Input[] = [];
   for (const a of args) {
-    if (/^https?:\/\//i.test(a)) { inputs.push(await fetchInput(a)); continue; }
+    if (/^https?:\/\//i.test(a)) {
+      inputs.push(await fetchInput(a));
+      continue;
+    }
     if (a !== '-' && statSync(a, { throwIfNoEntry: false })?.isDirectory()) {
       const files = filesIn(a);
       if (!files.length) throw new CliError(`${a}: a directory with no .yaml, .yml or .json file`, EXIT.usage);

@@ -6,11 +6,15 @@ import { CliError, EXIT } from './errors.ts';
 
 function splitTerms(s: string): string[] {
   const out: string[] = [];
-  let depth = 0; let cur = '';
+  let depth = 0;
+  let cur = '';
   for (const c of s) {
     if (c === '(') depth++;
     if (c === ')') depth--;
-    if (c === ',' && depth === 0) { out.push(cur); cur = ''; } else cur += c;
+    if (c === ',' && depth === 0) {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
   }
   out.push(cur);
   return out.map((x) => x.trim()).filter(Boolean);
@@ -34,8 +38,14 @@ export function parseSelector(s: string): LabelQuery {
     }
     if ((m = /^([\w./-]+)\s*(<=|>=|<|>)\s*(\S+)$/.exec(term))) {
       const [, key, op, v] = m as unknown as [string, string, string, string];
-      if (op === '<') { yield { key, op: 'lt-numeric', value: [v] }; return; }
-      if (op === '<=') { yield { key, op: 'lte-numeric', value: [v] }; return; }
+      if (op === '<') {
+        yield { key, op: 'lt-numeric', value: [v] };
+        return;
+      }
+      if (op === '<=') {
+        yield { key, op: 'lte-numeric', value: [v] };
+        return;
+      }
       // k>N is "k exists and not k<=N"; k>=N is "k exists and not k<N": an inverted term alone
       // would match every resource without the label (kubectl's Gt and Lt need the key too).
       yield { key, op: 'exists', value: [] };
@@ -46,8 +56,14 @@ export function parseSelector(s: string): LabelQuery {
       yield { key: m[1]!, op: 'equal', value: [m[3]!.trim()], invert: m[2] === '!=' };
       return;
     }
-    if ((m = /^!\s*([\w./-]+)$/.exec(term))) { yield { key: m[1]!, op: 'exists', value: [], invert: true }; return; }
-    if ((m = /^([\w./-]+)$/.exec(term))) { yield { key: m[1]!, op: 'exists', value: [] }; return; }
+    if ((m = /^!\s*([\w./-]+)$/.exec(term))) {
+      yield { key: m[1]!, op: 'exists', value: [], invert: true };
+      return;
+    }
+    if ((m = /^([\w./-]+)$/.exec(term))) {
+      yield { key: m[1]!, op: 'exists', value: [] };
+      return;
+    }
     throw bad(term);
   }
 }

@@ -53,7 +53,9 @@ export class Session {
   get longCallMs(): number { return this.timeoutMs ?? DEFAULT_LONG_CALL_TIMEOUT_MS; }
 
   async connect(timeoutMs = 5000): Promise<void> {
-    try { await this.state.waitReady(timeoutMs); } catch (e) {
+    try {
+      await this.state.waitReady(timeoutMs);
+    } catch (e) {
       throw new CliError((e as Error).message, EXIT.unreachable);
     }
   }
@@ -62,7 +64,10 @@ export class Session {
     this.listing ??= this.state.list({ namespace: META_NAMESPACE, type: DEFINITION_TYPE }).then((rs) => {
       this.defs = rs.map((r) => r.spec as ResourceDefinitionSpec);
       return this.defs;
-    }, (e: unknown) => { this.listing = undefined; throw e; }); // the next caller asks again
+    }, (e: unknown) => {
+      this.listing = undefined;
+      throw e;
+    }); // the next caller asks again
     return this.listing;
   }
 
@@ -78,7 +83,9 @@ export class Session {
    */
   async getNamed(def: ResourceDefinitionSpec, id: string, what?: string): Promise<Resource> {
     const namespace = this.namespaceFor(def);
-    try { return await this.state.get({ namespace, type: def.type, id }); } catch (e) {
+    try {
+      return await this.state.get({ namespace, type: def.type, id });
+    } catch (e) {
       if (e instanceof StateError && e.code === 'not-found') {
         throw new CliError(`${what ? `${what}: ` : ''}no ${def.displayType} "${id}" in namespace ${namespace}`,
           EXIT.notFound);

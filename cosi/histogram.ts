@@ -20,7 +20,10 @@ export class HistogramSet {
   readonly byLabel = new Map<string, Histogram>();
   observe(label: string, seconds: number): void {
     let h = this.byLabel.get(label);
-    if (!h) { h = new Histogram(); this.byLabel.set(label, h); }
+    if (!h) {
+      h = new Histogram();
+      this.byLabel.set(label, h);
+    }
     h.observe(seconds);
   }
 }

@@ -26,7 +26,10 @@ const MAGIC = '070701';
 const TRAILER = 'TRAILER!!!';
 
 export class CpioError extends Error {
-  constructor(message: string, readonly input: string) { super(message); this.name = 'CpioError'; }
+  constructor(message: string, readonly input: string) {
+    super(message);
+    this.name = 'CpioError';
+  }
 }
 
 const pad4 = (n: number) => (4 - (n % 4)) % 4;
@@ -123,12 +126,17 @@ export function decodeCpio(buf: Buffer): DecodedEntry[] {
     }
     const magic = buf.toString('ascii', off, off + 6);
     if (magic !== MAGIC) {
-      if (buf[off] === 0) { off += 4; continue; } // padding between concatenated archives
+      if (buf[off] === 0) {
+        off += 4;
+        continue;
+      } // padding between concatenated archives
       throw new CpioError(`bad magic "${magic}" at offset ${off} (not a newc archive)`, `offset ${off}`);
     }
     const at = off; // `off` moves on to the next entry below; fields are read from this header
     const field = (i: number) => parseInt(buf.toString('ascii', at + 6 + i * 8, at + 14 + i * 8), 16);
-    const mode = field(1); const size = field(6); const namesize = field(11);
+    const mode = field(1);
+    const size = field(6);
+    const namesize = field(11);
     const nameStart = off + 110;
     const path = buf.toString('utf8', nameStart, nameStart + namesize - 1);
     const dataStart = nameStart + namesize + pad4(110 + namesize);

@@ -8,7 +8,8 @@ const HEADER = 32;
 function file(items: [string, Buffer][], lead = 5, o: { version?: number; bigEndian?: boolean } = {}): Buffer {
   const header = Buffer.alloc(HEADER);
   header.writeUInt16LE(HEADER, 0);
-  header[2] = 0xda; header[3] = 0x27;
+  header[2] = 0xda;
+  header[3] = 0x27;
   header.writeUInt16LE(20, 4);
   header[8] = o.bigEndian ? 1 : 0;
   header.write('CmnD', 12, 'latin1');

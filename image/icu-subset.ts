@@ -46,7 +46,9 @@ export function shrinkIcuInFile(file: string, keep = keepEnglish): ShrinkResult 
     throw new Error(`${file}: ${starts.length} ICU data packages (at ${starts.join(', ')}), not one`);
   }
   let result: ShrinkResult;
-  try { result = shrinkIcuPackage(bin, readIcuPackage(bin, starts[0]!), keep); } catch (e) {
+  try {
+    result = shrinkIcuPackage(bin, readIcuPackage(bin, starts[0]!), keep);
+  } catch (e) {
     throw new Error(`${file}: ${(e as Error).message}`, { cause: e });
   }
   writeFileSync(file, bin);

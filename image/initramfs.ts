@@ -61,7 +61,9 @@ export function writeCompressed(
       'zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] },
     );
     let err = '';
-    z.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    z.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     z.on('error', (e) => reject(new Error(`cannot run zstd (npm run setup installs it): ${e.message}`)));
     z.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`zstd exited ${code}: ${err}`))));
     z.stdin.on('error', reject);

@@ -43,7 +43,10 @@ t.test('the build check refuses a plain copy of node', async (t) => {
 });
 
 t.test('an unknown command exits 2 and says which', async (t) => {
-  try { execFileSync(exe, ['frobnicate'], { stdio: 'pipe' }); t.fail('should exit non-zero'); } catch (e) {
+  try {
+    execFileSync(exe, ['frobnicate'], { stdio: 'pipe' });
+    t.fail('should exit non-zero');
+  } catch (e) {
     const err = e as { status: number; stderr: Buffer };
     t.equal(err.status, 2);
     t.match(err.stderr.toString(), /unknown command "frobnicate"/);

@@ -14,11 +14,15 @@ export class SigningKeyError extends Error {
 
 export function loadSigningKey(file: string, what = 'signing key'): SigningKey {
   let pem: string;
-  try { pem = readFileSync(file, 'utf8'); } catch (e) {
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
     throw new SigningKeyError(`cannot read the ${what}: ${(e as Error).message}`, file, { cause: e });
   }
   let key;
-  try { key = createPrivateKey(pem); } catch (e) {
+  try {
+    key = createPrivateKey(pem);
+  } catch (e) {
     throw new SigningKeyError(`not a PEM private key (${(e as Error).message})`, file, { cause: e });
   }
   if (key.asymmetricKeyType !== 'ed25519') {

@@ -23,7 +23,10 @@ commands:
 `;
 
 async function main(args: string[]): Promise<number> {
-  if (process.pid === 1) { await runPid1(); return -1; }
+  if (process.pid === 1) {
+    await runPid1();
+    return -1;
+  }
   const [cmd = 'help', ...rest] = args;
   switch (cmd) {
     case 'version':
@@ -48,5 +51,8 @@ async function main(args: string[]): Promise<number> {
 
 main(commandArgs()).then(
   (code) => { if (code >= 0) process.exitCode = code; },
-  (e: Error) => { process.stderr.write(`init: ${e.message}\n`); process.exitCode = 1; },
+  (e: Error) => {
+    process.stderr.write(`init: ${e.message}\n`);
+    process.exitCode = 1;
+  },
 );

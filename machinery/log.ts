@@ -22,7 +22,9 @@ function writeAll(fd: number, text: string): boolean {
   const buf = Buffer.from(text);
   let off = 0;
   for (let tries = 0; off < buf.length && tries < 1000; tries++) {
-    try { off += writeSync(fd, buf, off); } catch (e) {
+    try {
+      off += writeSync(fd, buf, off);
+    } catch (e) {
       if (isErrno(e, 'EAGAIN')) continue;
       return false;
     }
@@ -51,7 +53,9 @@ export function createLogger(tag = 'init'): Logger & { attachKmsg(path?: string)
   });
   return Object.assign(make(''), {
     attachKmsg(path = '/dev/kmsg') {
-      try { sink.kmsg = openSync(path, 'w'); } catch (e) {
+      try {
+        sink.kmsg = openSync(path, 'w');
+      } catch (e) {
         emit(4, 'log', `cannot open ${path}: ${(e as Error).message}; console only`);
       }
     },
@@ -68,7 +72,10 @@ export function throttle(windowMs = 60_000, now = () => Date.now()) {
   return (key: string, print: (leftOut: string) => void): void => {
     const t = now();
     const s = seen.get(key);
-    if (s && t < s.until) { s.dropped++; return; }
+    if (s && t < s.until) {
+      s.dropped++;
+      return;
+    }
     const leftOut = s?.dropped ? ` (and ${s.dropped} more like it in ${Math.round(windowMs / 1000)} s, not shown)` : '';
     seen.set(key, { until: t + windowMs, dropped: 0 });
     print(leftOut);

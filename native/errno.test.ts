@@ -18,7 +18,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MS_RDONLY = 1;
 const scratch = mkdtempSync(join(tmpdir(), 'errno-'));
 const caught = (f: () => unknown): unknown => {
-  try { f(); } catch (e) { return e; }
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
   throw new Error('the call did not fail');
 };
 
@@ -61,7 +65,9 @@ t.test('real errors from Node\'s fs', async (t) => {
 });
 
 if (process.getuid?.() !== 0) {
-  t.test('mounts need root', async (t) => { t.plan(0, 'not root'); });
+  t.test('mounts need root', async (t) => {
+    t.plan(0, 'not root');
+  });
 } else {
   const n = native();
   const tmpfs = (name: string, flags: number, data: string) => {
@@ -115,7 +121,11 @@ if (process.getuid?.() !== 0) {
     const { device, fd } = n.attachLoop(image);
     const mnt = join(scratch, 'corrupt');
     mkdirSync(mnt);
-    try { n.mount(device, mnt, 'ext4', MS_RDONLY); } finally { n.closeFd(fd); }
+    try {
+      n.mount(device, mnt, 'ext4', MS_RDONLY);
+    } finally {
+      n.closeFd(fd);
+    }
     t.teardown(() => n.umount2(mnt, 2));
     const e = caught(() => readdirSync(join(mnt, 'dir'))) as { code?: string };
     t.match(e.code, /^Unknown system error -\d+$/, `Node has no name for it: ${e.code}`);

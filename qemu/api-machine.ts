@@ -56,7 +56,10 @@ export const TEST_CA_DOCUMENT = (): string => apiCaDocument(testSecrets());
 
 const freePort = () => new Promise<number>((r) => {
   const s = createServer();
-  s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => r(p)); });
+  s.listen(0, '127.0.0.1', () => {
+    const p = (s.address() as { port: number }).port;
+    s.close(() => r(p));
+  });
 });
 
 /**
@@ -104,7 +107,8 @@ export async function bootApiMachine(
     const deadline = Date.now() + ms;
     let r = await exec(args);
     while (!re.test(r.out) && Date.now() < deadline) {
-      await new Promise((x) => setTimeout(x, 250)); r = await exec(args);
+      await new Promise((x) => setTimeout(x, 250));
+      r = await exec(args);
     }
     return r;
   };

@@ -63,7 +63,9 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
 t.test('apply a resource and watch the plugin react', async (t) => {
   const w = spawn(cosictl, ['--config', cosictlConfig, 'get', 'issues', '--watch', '-o', 'yaml']);
   let out = '';
-  w.stdout.on('data', (d: Buffer) => { out += d; });
+  w.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
   const waitFor = async (re: RegExp, ms = 30_000) => {
     for (let i = 0; i < ms / 50 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
     return re.test(out);

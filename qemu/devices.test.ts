@@ -38,7 +38,11 @@ const sparse = (name: string, size: string) => {
 };
 const writeAt = (file: string, offset: number, data: Buffer) => {
   const fd = openSync(file, 'r+');
-  try { writeSync(fd, data, 0, data.length, offset); } finally { closeSync(fd); }
+  try {
+    writeSync(fd, data, 0, data.length, offset);
+  } finally {
+    closeSync(fd);
+  }
 };
 
 /** A Windows disk: an MBR whose one partition (type 7) holds an NTFS made by the real mkntfs. */

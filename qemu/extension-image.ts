@@ -67,7 +67,10 @@ export function copyPackageFiles(packages: readonly string[], root: string): num
     if (lstatSync(to, { throwIfNoEntry: false })) continue;
     mkdirSync(dirname(to), { recursive: true });
     if (st.isSymbolicLink()) symlinkSync(readlinkSync(path), to);
-    else if (st.isFile()) { copyFileSync(path, to); files++; }
+    else if (st.isFile()) {
+      copyFileSync(path, to);
+      files++;
+    }
   }
   return files;
 }
@@ -128,7 +131,10 @@ export async function serveImages(dir: string): Promise<{ port: number; close():
   const server: Server = createServer((req, res) => {
     const name = /^\/([a-z0-9.-]+\.squashfs)$/.exec(req.url ?? '')?.[1];
     const size = name && req.method === 'GET' ? statSync(join(dir, name), { throwIfNoEntry: false })?.size : undefined;
-    if (size === undefined) { res.writeHead(404).end(); return; }
+    if (size === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
     res.writeHead(200, { 'content-length': size, 'content-type': 'application/octet-stream' });
     createReadStream(join(dir, name!)).pipe(res);
   });

@@ -28,7 +28,11 @@ function withMounted(p: { offset: number; size: number }, fn: (mnt: string) => v
   const mnt = mkdtempSync(join(dir, 'mnt-'));
   try {
     execFileSync('mount', [loop, mnt]);
-    try { fn(mnt); } finally { execFileSync('umount', [mnt]); }
+    try {
+      fn(mnt);
+    } finally {
+      execFileSync('umount', [mnt]);
+    }
   } finally { execFileSync('losetup', ['-d', loop]); }
 }
 
@@ -60,9 +64,13 @@ await t.test('garbage grubenv, a config cut short, a full /var: it boots, serves
   withMounted(EPHEMERAL, (mnt) => {
     const fd = openSync(join(mnt, 'filler'), 'w');
     const chunk = Buffer.alloc(1 << 20, 1);
-    try { for (;;) writeSync(fd, chunk); } catch (e) {
+    try {
+      for (;;) writeSync(fd, chunk);
+    } catch (e) {
       if ((e as { code?: string }).code !== 'ENOSPC') throw e;
-    } finally { closeSync(fd); }
+    } finally {
+      closeSync(fd);
+    }
   });
 
   const m = await bootWithApi({ bootFrom: 'disk', disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
@@ -90,7 +98,11 @@ await t.test('garbage grubenv, a config cut short, a full /var: it boots, serves
 
 await t.test('STATE\'s superblock wiped: it boots on memory, and says which partition is damaged', async (t) => {
   const fd = openSync(disk, 'r+');
-  try { writeSync(fd, Buffer.alloc(1024), 0, 1024, STATE.offset + 1024); } finally { closeSync(fd); }
+  try {
+    writeSync(fd, Buffer.alloc(1024), 0, 1024, STATE.offset + 1024);
+  } finally {
+    closeSync(fd);
+  }
   const m = await bootWithApi({ bootFrom: 'disk', disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
   t.teardown(() => m.vm.kill());
   t.equal((await m.run(['get', 'versions'])).code, 0, 'the API answers');

@@ -114,7 +114,11 @@ for (const [firmware, memoryMiB] of [['seabios', 256], ['ovmf', 320]] as const) 
     truncateSync(target, 2 ** 30);
     const http = await startServer((q, s) => {
       const file = join(folder, decodeURIComponent(q.url ?? '/'));
-      if (!file.startsWith(`${folder}/`) || !existsSync(file)) { s.statusCode = 404; s.end(); return; }
+      if (!file.startsWith(`${folder}/`) || !existsSync(file)) {
+        s.statusCode = 404;
+        s.end();
+        return;
+      }
       s.setHeader('content-length', statSync(file).size);
       createReadStream(file).pipe(s);
     });

@@ -136,12 +136,17 @@ export interface Vm {
 // also means it would outlive us: every VM still running dies with this process,
 // whether it exits or is told to stop (a test runner's timeout sends SIGTERM).
 const running = new Set<ChildProcess>();
-const killAll = () => { for (const c of running) c.kill('SIGKILL'); }; // kill() reports a gone child by returning false
+const killAll = () => {
+  for (const c of running) c.kill('SIGKILL');
+}; // kill() reports a gone child by returning false
 process.on('exit', killAll);
 for (const sig of ['SIGTERM', 'SIGHUP'] as const) {
   process.on(sig, () => {
     killAll();
-    if (process.listenerCount(sig) === 1) { process.removeAllListeners(sig); process.kill(process.pid, sig); }
+    if (process.listenerCount(sig) === 1) {
+      process.removeAllListeners(sig);
+      process.kill(process.pid, sig);
+    }
   });
 }
 
@@ -198,7 +203,10 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
   }
   const controllers = new Set<string>();
   const controller = (id: string, device: string) => {
-    if (!controllers.has(id)) { controllers.add(id); args.push('-device', `${device},id=${id}`); }
+    if (!controllers.has(id)) {
+      controllers.add(id);
+      args.push('-device', `${device},id=${id}`);
+    }
   };
   (o.disks ?? []).forEach((d, i) => {
     const id = d.id ?? `disk${i}`;
@@ -215,14 +223,28 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
     const boot = o.bootFrom === 'disk' && i === 0 ? ',bootindex=1' : '';
     const dev = `drive=${id},id=${id}-dev${boot}${d.serial && d.interface !== 'nvme' ? `,serial=${d.serial}` : ''}`;
     switch (d.interface ?? 'virtio') {
-      case 'virtio': args.push('-device', `virtio-blk-pci,${dev}`); break;
+      case 'virtio':
+        args.push('-device', `virtio-blk-pci,${dev}`);
+        break;
       // q35's built-in AHCI controller has six ports, ide.0 to ide.5: one per disk, by its place in the list.
-      case 'cdrom': args.push('-device', `ide-cd,bus=ide.${i + 1},${dev}`); break;
-      case 'usb': controller('xhci', 'qemu-xhci'); args.push('-device', `usb-storage,bus=xhci.0,${dev}`); break;
-      case 'nvme': args.push('-device', `nvme,serial=nvme${i},${dev}`); break;
-      case 'scsi': controller('scsi', 'virtio-scsi-pci'); args.push('-device', `scsi-hd,bus=scsi.0,${dev}`); break;
+      case 'cdrom':
+        args.push('-device', `ide-cd,bus=ide.${i + 1},${dev}`);
+        break;
+      case 'usb':
+        controller('xhci', 'qemu-xhci');
+        args.push('-device', `usb-storage,bus=xhci.0,${dev}`);
+        break;
+      case 'nvme':
+        args.push('-device', `nvme,serial=nvme${i},${dev}`);
+        break;
+      case 'scsi':
+        controller('scsi', 'virtio-scsi-pci');
+        args.push('-device', `scsi-hd,bus=scsi.0,${dev}`);
+        break;
       // Port 0 of q35's AHCI.
-      case 'ahci': args.push('-device', `ide-hd,bus=ide.0,${dev}`); break;
+      case 'ahci':
+        args.push('-device', `ide-hd,bus=ide.0,${dev}`);
+        break;
     }
   });
   for (const f of o.fwcfg ?? []) args.push(
@@ -265,7 +287,9 @@ export function launch(o: VmOptions): Vm {
       resolve({ code, signal });
     });
     child.on('error', (e) => {
-      text += `\n[launch] cannot start QEMU: ${e.message}\n`; done = true; resolve({ code: null, signal: null });
+      text += `\n[launch] cannot start QEMU: ${e.message}\n`;
+      done = true;
+      resolve({ code: null, signal: null });
     });
   });
 
@@ -280,7 +304,10 @@ export function launch(o: VmOptions): Vm {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = nth === 1 ? re.exec(text) : [...text.matchAll(every)][nth - 1];
-          if (m) { cleanup(); resolve(m); } else if (done) {
+          if (m) {
+            cleanup();
+            resolve(m);
+          } else if (done) {
             cleanup();
             reject(new Error(`QEMU exited before ${re} appeared on the console; last output:\n${text.slice(-3000)}`));
           }
@@ -290,7 +317,10 @@ export function launch(o: VmOptions): Vm {
           const which = nth === 1 ? `${re}` : `match #${nth} of ${re}`;
           reject(new Error(`timed out after ${timeoutMs}ms waiting for ${which}; last output:\n${text.slice(-3000)}`));
         }, timeoutMs);
-        const cleanup = () => { clearTimeout(timer); waiters.delete(check); };
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
         waiters.add(check);
         check();
       });

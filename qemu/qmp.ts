@@ -4,7 +4,10 @@ import { connect, type Socket } from 'node:net';
 export interface QmpEvent { event: string; data?: unknown; timestamp?: unknown }
 
 export class QmpError extends Error {
-  constructor(message: string, readonly command: string) { super(message); this.name = 'QmpError'; }
+  constructor(message: string, readonly command: string) {
+    super(message);
+    this.name = 'QmpError';
+  }
 }
 
 export interface QmpClient {
@@ -25,7 +28,10 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
         s.once('connect', () => resolve(s));
         s.once('error', reject);
       });
-    } catch (e) { lastErr = e; await sleep(50); } // QEMU has not created the socket yet
+    } catch (e) {
+      lastErr = e;
+      await sleep(50);
+    } // QEMU has not created the socket yet
   }
   throw new QmpError(
     `cannot connect to QMP socket ${path} within ${timeoutMs}ms: ${(lastErr as Error)?.message}`, 'connect',
@@ -38,7 +44,9 @@ export async function connectQmp(path: string, timeoutMs = 10_000): Promise<QmpC
   const events: QmpEvent[] = [];
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; command: string }>();
   let greeted!: () => void;
-  const greeting = new Promise<void>((r) => { greeted = r; });
+  const greeting = new Promise<void>((r) => {
+    greeted = r;
+  });
   let buf = '';
   s.on('data', (d) => {
     buf += d.toString();
@@ -50,12 +58,19 @@ export async function connectQmp(path: string, timeoutMs = 10_000): Promise<QmpC
       const msg = JSON.parse(line) as {
         QMP?: unknown; event?: string; id?: number; return?: unknown; error?: { desc: string };
       };
-      if (msg.QMP) { greeted(); continue; }
-      if (msg.event) { events.push(msg as QmpEvent); continue; }
+      if (msg.QMP) {
+        greeted();
+        continue;
+      }
+      if (msg.event) {
+        events.push(msg as QmpEvent);
+        continue;
+      }
       const p = msg.id !== undefined ? pending.get(msg.id) : undefined;
       if (!p) continue;
       pending.delete(msg.id!);
-      if (msg.error) p.reject(new QmpError(`${p.command}: ${msg.error.desc}`, p.command)); else p.resolve(msg.return);
+      if (msg.error) p.reject(new QmpError(`${p.command}: ${msg.error.desc}`, p.command));
+      else p.resolve(msg.return);
     }
   });
   s.on('error', () => { /* surfaced through 'close' below */ });

@@ -55,7 +55,9 @@ for (const written of ['motds.yaml', 'support.tar.gz'].map((f) => join(ROOT, f))
 
 /** Ctrl-C (or a kill) to a command and all it started, as a terminal sends it; one that is gone is left. */
 function signalGroup(c: ChildProcess, signal: NodeJS.Signals): void {
-  try { process.kill(-c.pid!, signal); } catch (e) {
+  try {
+    process.kill(-c.pid!, signal);
+  } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
   }
 }
@@ -71,9 +73,17 @@ function sh(command: string, o: { until?: RegExp; timeoutMs?: number } = {}): Pr
     let out = '';
     let err = '';
     let interrupted: Ran['interrupted'];
-    const interrupt = (why: 'until' | 'timeout') => { interrupted ??= why; signalGroup(c, 'SIGINT'); };
-    c.stdout.on('data', (d: Buffer) => { out += d; if (o.until?.test(out)) interrupt('until'); });
-    c.stderr.on('data', (d: Buffer) => { err += d; });
+    const interrupt = (why: 'until' | 'timeout') => {
+      interrupted ??= why;
+      signalGroup(c, 'SIGINT');
+    };
+    c.stdout.on('data', (d: Buffer) => {
+      out += d;
+      if (o.until?.test(out)) interrupt('until');
+    });
+    c.stderr.on('data', (d: Buffer) => {
+      err += d;
+    });
     const timer = setTimeout(() => interrupt('timeout'), o.timeoutMs ?? 60_000);
     c.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -89,8 +99,12 @@ let booted = false;
 let machineOutput = '';
 const stopped = new Promise<number | null>((resolve) => {
   machine = spawn('bash', ['-c', start!], { cwd: ROOT, env, detached: true });
-  machine.stdout!.on('data', (d: Buffer) => { machineOutput += d; });
-  machine.stderr!.on('data', (d: Buffer) => { machineOutput += d; });
+  machine.stdout!.on('data', (d: Buffer) => {
+    machineOutput += d;
+  });
+  machine.stderr!.on('data', (d: Buffer) => {
+    machineOutput += d;
+  });
   machine.on('close', (code) => resolve(code));
 });
 // QEMU runs in a process group of its own: start.ts kills it on SIGTERM (it would outlive a SIGKILL of start).
@@ -183,11 +197,17 @@ echo "\${COMPREPLY[*]}"`);
 ];
 
 t.test('each example, as written', async (t) => {
-  if (!booted) { t.fail('the machine npm start boots never answered: no example can run'); return; }
+  if (!booted) {
+    t.fail('the machine npm start boots never answered: no example can run');
+    return;
+  }
   const found = new Set<number>();
   for (const command of rest) {
     const name = command.split('\n').at(-1)!.replace(/\s+#.*$/, '');
-    if (/^export /.test(command)) { exports.push(command); continue; }
+    if (/^export /.test(command)) {
+      exports.push(command);
+      continue;
+    }
     const watching = /--watch/.test(command);
     const r = await sh(command, watching ? { until: /\n.*\n/, timeoutMs: 30_000 } : {});
     if (watching) t.equal(r.interrupted, 'until', `${name}: printed its table, then Ctrl-C`);

@@ -132,13 +132,20 @@ t.test('an independent client decodes every served type\'s proto_spec and finds 
   let out = '';
   let code = 0;
   try {
-    const pem = (name: string, text: string) => { const p = join(gen, name); writeFileSync(p, text); return p; };
+    const pem = (name: string, text: string) => {
+      const p = join(gen, name);
+      writeFileSync(p, text);
+      return p;
+    };
     const admin = tls('admin');
     out = execFileSync('/usr/bin/python3', [
       join(root, 'qemu', 'proto_spec_check.py'), gen, endpoint,
       pem('ca.pem', admin.ca!), pem('cert.pem', admin.cert!), pem('key.pem', admin.key!), '127.0.0.1',
     ], { encoding: 'utf8', timeout: 120_000 });
-  } catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
+  } catch (e) {
+    out = String((e as { stdout?: string }).stdout ?? '');
+    code = (e as { status?: number }).status ?? 1;
+  }
   for (const line of out.trim().split('\n')) {
     const m = /^(ok|FAIL) (.*)$/.exec(line);
     if (m) t.ok(m[1] === 'ok', m[2]!);

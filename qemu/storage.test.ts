@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { bootWithApi } from './api-vm.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'vm-disks-'));
-const content = join(dir, 'content'); mkdirSync(content);
+const content = join(dir, 'content');
+mkdirSync(content);
 writeFileSync(join(content, 'hello.txt'), 'hello from the second disk\n');
 const data = join(dir, 'data.img');
 execFileSync('truncate', ['-s', '16M', data]);

@@ -75,8 +75,12 @@ t.test('logs: every source listed; a followed dmesg shows the kernel\'s words on
     t.match((await run(['logs', 'network'])).out, /INFO  \S+: /, 'the network plugin\'s lines');
     const follow = spawn(cosictl, ['--config', cosictlConfig, 'dmesg', '-f', '--tail', '1']);
     let out = '';
-    follow.stdout.on('data', (d: Buffer) => { out += d; });
-    t.teardown(() => { follow.kill('SIGKILL'); });
+    follow.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    t.teardown(() => {
+      follow.kill('SIGKILL');
+    });
     for (let i = 0; i < 100 && !out; i++) await new Promise((r) => setTimeout(r, 100));
     // The kernel names a parameter a module does not have when it loads it.
     const applied = await run(['apply', '-f', '-'],

@@ -39,7 +39,9 @@ const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
 
 // Whatever happens, no VM outlives the benchmark.
 const vms: { kill(): void }[] = [];
-process.on('exit', () => { for (const v of vms) v.kill(); });
+process.on('exit', () => {
+  for (const v of vms) v.kill();
+});
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; upMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
 /** Each run's processes once the network is configured and every plugin runs, by name. */

@@ -110,7 +110,10 @@ const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'bench-config-'));
 const server = await startServer();
 const vms: { kill(): void }[] = [];
-process.on('exit', () => { for (const v of vms) v.kill(); server.close(); });
+process.on('exit', () => {
+  for (const v of vms) v.kill();
+  server.close();
+});
 
 interface Run { ready: number; applied: number }
 const results: Record<string, Run[]> = {};

@@ -26,7 +26,10 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 await build();
 const dir = mkdtempSync(join(tmpdir(), 'bench-extension-'));
 let machine: { vm: { kill(): void } } | undefined;
-process.on('exit', () => { machine?.vm.kill(); rmSync(dir, { recursive: true, force: true }); });
+process.on('exit', () => {
+  machine?.vm.kill();
+  rmSync(dir, { recursive: true, force: true });
+});
 const manifests = Object.fromEntries([...Array(runs).keys()].map((i) =>
   [`hello-${i}`, HELLO_MANIFEST().replace('version: 1.0.0', `version: 1.0.${i}`)]));
 const images = buildHelloImages(join(dir, 'images'), manifests);

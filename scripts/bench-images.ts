@@ -76,7 +76,9 @@ for (const x of built) {
 }
 
 const vms: { kill(): void }[] = [];
-process.on('exit', () => { for (const v of vms) v.kill(); });
+process.on('exit', () => {
+  for (const v of vms) v.kill();
+});
 const results: Record<string, { guest: number; host: number }[]> = {};
 for (const name of cases) {
   const c = CASES[name]!;

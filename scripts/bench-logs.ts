@@ -5,7 +5,10 @@
 import { LogRing, DEFAULT_RING_BYTES } from '../init/engine/log/book.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) { process.stderr.write('bench-logs: run with node --expose-gc (npm run bench:logs does)\n'); process.exit(2); }
+if (!gc) {
+  process.stderr.write('bench-logs: run with node --expose-gc (npm run bench:logs does)\n');
+  process.exit(2);
+}
 if (process.argv.includes('--help')) {
   process.stdout.write('usage: npm run bench:logs [-- --kib 128,512]\n'
     + '  heap held by full log rings, and lines per second\n');
@@ -14,7 +17,10 @@ if (process.argv.includes('--help')) {
 const kibArg = process.argv[process.argv.indexOf('--kib') + 1];
 const sizes = process.argv.includes('--kib') && kibArg ? kibArg.split(',').map((k) => Number(k) * 1024)
   : [DEFAULT_RING_BYTES];
-const heap = () => { for (let i = 0; i < 4; i++) gc!(); return process.memoryUsage().heapUsed; };
+const heap = () => {
+  for (let i = 0; i < 4; i++) gc!();
+  return process.memoryUsage().heapUsed;
+};
 
 for (const capacity of sizes) {
   for (const length of [40, 100, 300]) {

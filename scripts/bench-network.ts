@@ -37,7 +37,8 @@ const args = benchArgs(
 const runs = args.int('--runs', 5);
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
 if (process.getuid?.() !== 0 || !dnsmasq) {
-  process.stderr.write('bench:network needs root and dnsmasq (npm run setup)\n'); process.exit(2);
+  process.stderr.write('bench:network needs root and dnsmasq (npm run setup)\n');
+  process.exit(2);
 }
 
 const n = native();
@@ -147,7 +148,8 @@ const sntpDelay: number[] = [];
 const sntpOffset: number[] = [];
 for (let i = 0; i < 50; i++) {
   const s = await querySntp(`127.0.0.1:${chrony.port}`, () => n.clockNow());
-  sntpDelay.push(s.delayMs); sntpOffset.push(Math.abs(s.offsetMs));
+  sntpDelay.push(s.delayMs);
+  sntpOffset.push(Math.abs(s.offsetMs));
 }
 await chrony.stop();
 

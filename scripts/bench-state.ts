@@ -82,7 +82,9 @@ let r: Resource = await client.create(newResource(ptr('bench'), { text: 'bench 0
 for (let i = 0; i < 300; i++) await client.get(ptr('bench'));
 const gets: number[] = [];
 for (let i = 0; i < 3000; i++) {
-  const t0 = performance.now(); await client.get(ptr('bench')); gets.push(performance.now() - t0);
+  const t0 = performance.now();
+  await client.get(ptr('bench'));
+  gets.push(performance.now() - t0);
 }
 const updates: number[] = [];
 for (let i = 0; i < 2000; i++) {
@@ -135,7 +137,9 @@ const oneThread = await watchRun(1);
 const idleGets: number[] = [];
 for (let i = 0; i < 300; i++) {
   await new Promise((r) => setTimeout(r, 5));
-  const t0 = performance.now(); await client.get(ptr('bench')); idleGets.push(performance.now() - t0);
+  const t0 = performance.now();
+  await client.get(ptr('bench'));
+  idleGets.push(performance.now() - t0);
 }
 
 // A new client's first call: TCP, the TLS handshake with both certificates, HTTP/2, one Get.
@@ -159,7 +163,9 @@ const links = Array.from({ length: N }, (_, i) => linkCodec.normalize({
   carrier: true, addresses: [`10.${i >> 8 & 255}.${i & 255}.1/24`, `fe80::5054:ff:fe12:${i.toString(16)}/64`],
 }));
 const timed = <T>(fn: () => T): [T, number] => {
-  const t0 = performance.now(); const r = fn(); return [r, performance.now() - t0];
+  const t0 = performance.now();
+  const r = fn();
+  return [r, performance.now() - t0];
 };
 const [protoBytes, protoEncodeMs] = timed(() => links.map((l) => linkCodec.toProto(l)!));
 const [, protoDecodeMs] = timed(() => protoBytes.map((b) => linkCodec.fromProto(b)));

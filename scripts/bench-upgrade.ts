@@ -39,7 +39,10 @@ const a = artifacts();
 const release = JSON.parse(readFileSync(b.manifest, 'utf8')) as { version: string; commit: string };
 const dir = mkdtempSync(join(tmpdir(), 'bench-upgrade-'));
 let machine: { vm: { kill(): void } } | undefined;
-process.on('exit', () => { machine?.vm.kill(); rmSync(dir, { recursive: true, force: true }); });
+process.on('exit', () => {
+  machine?.vm.kill();
+  rmSync(dir, { recursive: true, force: true });
+});
 log(`building version ${NEW_VERSION} (zstd 19, as a release) ...`);
 const next = await build({ variant: { outDir: join(dir, 'next'), version: NEW_VERSION, zstdLevel: 19 } });
 const common = { signingKey: () => signingKeyOf(), seed: 'bench-upgrade', epoch: 0, progress: () => {} };

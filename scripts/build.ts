@@ -231,7 +231,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const signingKey = value('--signing-key');
     const variantDir = value('--variant');
     const version = value('--version');
-    if (variantDir && !version) { process.stderr.write('build: --variant needs --version\n'); process.exit(2); }
+    if (variantDir && !version) {
+      process.stderr.write('build: --variant needs --version\n');
+      process.exit(2);
+    }
     const testBreak = value('--test-break');
     const zstdLevel = Number(value('--zstd-level') ?? 12);
     await build({

@@ -186,7 +186,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const [path, text] of outputs) {
     if (process.argv.includes('--check')) {
       if (readFileSync(path, 'utf8') !== text) {
-        process.stderr.write(`${path} is stale: run \`npm run gen:proto\`\n`); process.exit(1);
+        process.stderr.write(`${path} is stale: run \`npm run gen:proto\`\n`);
+        process.exit(1);
       }
     } else {
       writeFileSync(path, text);

@@ -140,8 +140,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const files = generate();
   if (process.argv.includes('--check')) {
     const stale = files.filter((f) => {
-      try { return readFileSync(f.path, 'utf8') !== f.text; } catch (e) {
-        if (isErrno(e, 'ENOENT')) return true; throw e;
+      try {
+        return readFileSync(f.path, 'utf8') !== f.text;
+      } catch (e) {
+        if (isErrno(e, 'ENOENT')) return true;
+        throw e;
       }
     });
     for (const f of stale) process.stderr.write(`${relative(ROOT, f.path)} is stale: run \`npm run gen:proto\`\n`);

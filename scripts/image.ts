@@ -76,9 +76,14 @@ export function imageCmdline(built: string, args: Pick<ImageArgs, 'cmdline' | 'a
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes('--help')) { process.stdout.write(HELP); process.exit(0); }
+  if (process.argv.includes('--help')) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
   let args: ImageArgs;
-  try { args = parseImageArgs(process.argv.slice(2)); } catch (e) {
+  try {
+    args = parseImageArgs(process.argv.slice(2));
+  } catch (e) {
     process.stderr.write(`image: ${(e as Error).message}\n(npm run image -- --help)\n`);
     process.exit(2);
   }

@@ -15,7 +15,8 @@ t.test('the project\'s imports keep to the layers, with no cycle', async (t) => 
 t.test('the check finds an upward import, a sibling import and a cycle', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'layers-'));
   const file = (path: string, text: string) => {
-    mkdirSync(dirname(join(root, path)), { recursive: true }); writeFileSync(join(root, path), text);
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
   };
   file('init/engine/engine.ts', "import { PLUGINS } from '../../plugins/index.ts';\n");
   file('plugins/index.ts', 'export const PLUGINS = [];\n');

@@ -83,14 +83,19 @@ function make(args: string[], cwd: string, log: (m: string) => void): Promise<vo
     let units = 0;
     const tail: string[] = [];
     const onLine = (line: string) => {
-      tail.push(line); if (tail.length > 40) tail.shift();
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
       if (/^\s+(CC|AS|LD|AR)\s/.test(line) && ++units % 200 === 0) log(`${units} units compiled`);
     };
     let buf = '';
     const feed = (d: Buffer) => {
-      buf += d.toString(); const lines = buf.split('\n'); buf = lines.pop() ?? ''; lines.forEach(onLine);
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      lines.forEach(onLine);
     };
-    child.stdout.on('data', feed); child.stderr.on('data', feed);
+    child.stdout.on('data', feed);
+    child.stderr.on('data', feed);
     child.on('error', reject);
     child.on('close', (code) => code === 0 ? resolve()
       : reject(new Error(`make ${args.join(' ')} failed (exit ${code}); last lines:\n${tail.join('\n')}`)));
@@ -119,13 +124,19 @@ export async function buildKernel(): Promise<KernelArtifact> {
     bzImage, config: join(dir, 'config'), key, sourceVersion: version,
     modules: join(dir, 'modules'), release: readFileSync(join(dir, 'release'), 'utf8').trim(),
   });
-  if (existsSync(bzImage)) { s.done(`cached ${key} (${version})`); return artifact(); }
+  if (existsSync(bzImage)) {
+    s.done(`cached ${key} (${version})`);
+    return artifact();
+  }
   mkdirSync(join(CACHE, 'kernel'), { recursive: true });
   return withLock(
     join(CACHE, 'kernel', `${key}.lock`),
     (pid) => s.info(`another build (pid ${pid}) is compiling this kernel; waiting for it`),
     async () => {
-      if (existsSync(bzImage)) { s.done(`built by the other run: ${key}`); return artifact(); }
+      if (existsSync(bzImage)) {
+        s.done(`built by the other run: ${key}`);
+        return artifact();
+      }
       await compile(s, tarball, version, dir);
       s.done(`built ${key} (${version})`);
       return artifact();

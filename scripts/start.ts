@@ -35,8 +35,15 @@ function parseArgs(argv: string[]) {
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const value = () => { const v = argv[++i]; if (v === undefined) throw new Error(`${a} needs a value`); return v; };
-    if (a === '--help' || a === '-h') { process.stdout.write(HELP); process.exit(0); }
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(HELP);
+      process.exit(0);
+    }
     else if (a === '--memory') {
       o.memoryMiB = Number(value());
       if (!(o.memoryMiB >= 64)) throw new Error(`--memory: need at least 64 MiB, got "${argv[i]}"`);
@@ -44,7 +51,8 @@ function parseArgs(argv: string[]) {
     else if (a === '--kvm') o.kvm = true;
     else if (a === '--append') o.append.push(...value().split(/\s+/).filter(Boolean));
     else if (a === '--hostfwd') {
-      const v = value(); const m = /^(\d+):(\d+)$/.exec(v);
+      const v = value();
+      const m = /^(\d+):(\d+)$/.exec(v);
       if (!m) throw new Error(`--hostfwd: expected HOSTPORT:GUESTPORT, got "${v}"`);
       o.hostfwd.push({ hostPort: Number(m[1]), guestPort: Number(m[2]) });
     } else if (a === '--no-build') o.build = false;
@@ -56,8 +64,11 @@ function parseArgs(argv: string[]) {
 }
 
 let opts: ReturnType<typeof parseArgs>;
-try { opts = parseArgs(process.argv.slice(2)); } catch (e) {
-  process.stderr.write(`start: ${(e as Error).message}\n`); process.exit(2);
+try {
+  opts = parseArgs(process.argv.slice(2));
+} catch (e) {
+  process.stderr.write(`start: ${(e as Error).message}\n`);
+  process.exit(2);
 }
 
 /** out/dev: development secrets (made once), the machine config holding their CA, a cosictl context. */
@@ -85,7 +96,8 @@ if (opts.build) await build();
 const apiForward = opts.hostfwd.find((f) => f.guestPort === 50000)?.hostPort ?? 50000;
 const config = opts.noConfig ? undefined : opts.config ?? devConfig(apiForward);
 if (config && !existsSync(config)) {
-  process.stderr.write(`start: --config ${config}: no such file\n`); process.exit(2);
+  process.stderr.write(`start: --config ${config}: no such file\n`);
+  process.exit(2);
 }
 const vm = launch({
   kernel: join(OUT, 'vmlinuz'), initrd: join(OUT, 'initramfs.cpio.zst'),
@@ -111,7 +123,10 @@ process.on('SIGINT', () => {
   if (presses === 1) {
     firstPress = Date.now();
     process.stderr.write('\n[start] powering down (ACPI power button); Ctrl-C again to quit QEMU now\n');
-    vm.powerdown(30_000).catch((e: Error) => { process.stderr.write(`[start] ${e.message}\n`); vm.kill(); });
+    vm.powerdown(30_000).catch((e: Error) => {
+      process.stderr.write(`[start] ${e.message}\n`);
+      vm.kill();
+    });
   } else vm.kill();
 });
 const exit = await vm.exited;

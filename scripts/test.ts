@@ -18,7 +18,12 @@ const DIRS = ['cosi', 'machinery', 'image', 'init', 'native', 'plugins', 'script
 
 function findTests(dir: string): string[] {
   let names: string[];
-  try { names = readdirSync(dir); } catch (e) { if (isErrno(e, 'ENOENT')) return []; throw e; }
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return [];
+    throw e;
+  }
   return names.flatMap((n) => {
     const p = join(dir, n);
     if (n === 'node_modules' || n === 'build') return [];
@@ -50,15 +55,23 @@ function runTap(files: string[], jobs: number, counts: Counts, buffered = false)
       file.on('assert', (r: { ok: boolean; skip?: unknown; todo?: unknown; name: string }) => {
         if (r.skip || r.todo) counts.skipped++;
         else if (r.ok) counts.passed++;
-        else { counts.failed++; counts.failures.push(`${file.name}: ${r.name}`); }
+        else {
+          counts.failed++;
+          counts.failures.push(`${file.name}: ${r.name}`);
+        }
       });
     });
     const held: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => {
-      if (buffered) held.push(d); else process.stdout.write(d);
+      if (buffered) held.push(d);
+      else process.stdout.write(d);
       root.write(d);
     });
-    child.on('close', (code) => { process.stdout.write(Buffer.concat(held)); root.end(); resolve(code ?? 1); });
+    child.on('close', (code) => {
+      process.stdout.write(Buffer.concat(held));
+      root.end();
+      resolve(code ?? 1);
+    });
   });
 }
 
@@ -104,7 +117,10 @@ function removeScratch(): string {
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-test-'));
-process.on('SIGINT', () => { process.stdout.write(`\n# scratch: ${removeScratch()}\n`); process.exit(130); });
+process.on('SIGINT', () => {
+  process.stdout.write(`\n# scratch: ${removeScratch()}\n`);
+  process.exit(130);
+});
 const minutes = (since: number) => `${((performance.now() - since) / 60_000).toFixed(1)} min`;
 const all = DIRS.flatMap((d) => findTests(join(ROOT, d))).sort();
 const isBoot = (f: string) => f.startsWith('qemu/');

@@ -114,7 +114,10 @@ export async function applyConfig(
   const trySeconds = tryFor === undefined ? 0 : parseDuration('try', tryFor);
   if (dryRun && trySeconds) throw new CliError('--dry-run and --try do not go together', EXIT.usage);
   const res = await sendConfig(s, configInput(files, command), { mode, dryRun, trySeconds });
-  if ('refused' in res) { err(`${res.refused}\n`); return EXIT.invalid; }
+  if ('refused' in res) {
+    err(`${res.refused}\n`);
+    return EXIT.invalid;
+  }
   reportApplied(res.applied, { dryRun }, out, err);
   return EXIT.ok;
 }

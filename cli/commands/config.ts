@@ -114,8 +114,14 @@ export const configCommand: Command = {
         const namespace = flag(p, 'namespace');
         const serverName = flag(p, 'server-name');
         if (endpoint !== undefined) c.endpoint = toAddress(endpoint);
-        if (namespace !== undefined) { if (namespace) c.namespace = namespace; else delete c.namespace; }
-        if (serverName !== undefined) { if (serverName) c.serverName = serverName; else delete c.serverName; }
+        if (namespace !== undefined) {
+          if (namespace) c.namespace = namespace;
+          else delete c.namespace;
+        }
+        if (serverName !== undefined) {
+          if (serverName) c.serverName = serverName;
+          else delete c.serverName;
+        }
         writeConfigFile(configPath, { ...file, contexts: { ...contexts, [n]: c } });
         out(`context "${n}" ${contexts[n] ? 'modified' : 'created'}\n`);
         return EXIT.ok;

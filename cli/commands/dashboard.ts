@@ -39,7 +39,11 @@ const paint = (feed: DashboardFeed, caps: TerminalCaps) => dashboardLines(feed.d
 async function once(s: Session, out: (t: string) => void): Promise<number> {
   const caps = terminalCaps(process.stdout);
   const feed = new DashboardFeed(s, { follow: false, logTail: caps.rows, changed: () => undefined });
-  try { await feed.start(); } finally { feed.close(); }
+  try {
+    await feed.start();
+  } finally {
+    feed.close();
+  }
   out(`${paint(feed, { ...caps, color: false }).join('\n')}\n`);
   // The screen says what could not be read; the exit code says that something could not.
   return feed.failed ? exitCodeOf(feed.failed) : EXIT.ok;
@@ -57,7 +61,9 @@ async function live(s: Session): Promise<number> {
   let stopped = false;
   let failure: unknown;
   let quit: () => void = () => undefined;
-  const quitting = new Promise<void>((r) => { quit = r; });
+  const quitting = new Promise<void>((r) => {
+    quit = r;
+  });
   const draw = () => {
     if (pending) clearTimeout(pending);
     pending = undefined;
@@ -65,12 +71,24 @@ async function live(s: Session): Promise<number> {
     if (stopped) return;
     drawn = Date.now();
     // A bug drawing (in a timer) must not leave the terminal raw in the alternate screen: it ends the dashboard.
-    try { stdout.write(frame(paint(feed, caps))); } catch (e) { failure = e; quit(); }
+    try {
+      stdout.write(frame(paint(feed, caps)));
+    } catch (e) {
+      failure = e;
+      quit();
+    }
   };
-  const changed = () => { if (!stopped) pending ??= setTimeout(draw, Math.max(0, FRAME_MS - (Date.now() - drawn))); };
+  const changed = () => {
+    if (!stopped) pending ??= setTimeout(draw, Math.max(0, FRAME_MS - (Date.now() - drawn)));
+  };
   const feed = new DashboardFeed(s, { follow: true, logTail: caps.rows, changed });
-  const resized = () => { caps = terminalCaps(stdout); draw(); };
-  const key = (b: Buffer) => { if (QUIT_KEYS.has(b.toString('latin1'))) quit(); };
+  const resized = () => {
+    caps = terminalCaps(stdout);
+    draw();
+  };
+  const key = (b: Buffer) => {
+    if (QUIT_KEYS.has(b.toString('latin1'))) quit();
+  };
   // Whatever ends the process (an uncaught error too), the terminal is given back as it was.
   const restore = () => {
     if (stdin.isTTY) stdin.setRawMode(false);
@@ -83,7 +101,11 @@ async function live(s: Session): Promise<number> {
     stdout.on('resize', resized);
     process.once('SIGINT', quit);
     process.once('SIGTERM', quit);
-    if (stdin.isTTY) { stdin.setRawMode(true); stdin.on('data', key); stdin.resume(); }
+    if (stdin.isTTY) {
+      stdin.setRawMode(true);
+      stdin.on('data', key);
+      stdin.resume();
+    }
     tick = setInterval(draw, 1000);
     draw();
     await Promise.race([feed.start(), quitting]);
@@ -97,7 +119,10 @@ async function live(s: Session): Promise<number> {
     stdout.off('resize', resized);
     process.off('SIGINT', quit);
     process.off('SIGTERM', quit);
-    if (stdin.isTTY) { stdin.off('data', key); stdin.pause(); }
+    if (stdin.isTTY) {
+      stdin.off('data', key);
+      stdin.pause();
+    }
     process.off('exit', restore);
     restore();
   }

@@ -74,7 +74,9 @@ export async function del(
   const outcomes: { line: string; code: number; toErr: boolean }[] = new Array(targets.length);
   const one = async (t: Target, i: number) => {
     let def: ResourceDefinitionSpec;
-    try { def = await s.resolve(t.typeName); } catch (e) {
+    try {
+      def = await s.resolve(t.typeName);
+    } catch (e) {
       outcomes[i] = { line: `${t.from ? `${t.from}: ` : ''}${(e as Error).message}`, code: exitCodeOf(e), toErr: true };
       return;
     }
@@ -104,7 +106,10 @@ export async function del(
   };
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(PARALLEL, targets.length) }, async () => {
-    while (next < targets.length) { const i = next++; await one(targets[i]!, i); }
+    while (next < targets.length) {
+      const i = next++;
+      await one(targets[i]!, i);
+    }
   }));
   let code: number = EXIT.ok;
   for (const o of outcomes) {

@@ -47,7 +47,9 @@ function describeOne(r: Resource, def: ResourceDefinitionSpec, now: number): str
 }
 
 async function found(s: Session, def: ResourceDefinitionSpec, id: string): Promise<Resource | undefined> {
-  try { return await s.state.get({ namespace: s.namespaceFor(def), type: def.type, id }); } catch (e) {
+  try {
+    return await s.state.get({ namespace: s.namespaceFor(def), type: def.type, id });
+  } catch (e) {
     if (e instanceof StateError && (e.code === 'not-found' || e.code === 'permission-denied')) return undefined;
     throw e;
   }

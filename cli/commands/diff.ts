@@ -40,7 +40,10 @@ const comparable = (d: Doc) => YAML.stringify({
 async function run(s: Session, files: string[], out: (t: string) => void, err: (t: string) => void,
   exitCode: boolean): Promise<number> {
   const res = await sendConfig(s, configInput(files, 'diff'), { mode: 'merge', dryRun: true, trySeconds: 0 });
-  if ('refused' in res) { err(`${res.refused}\n`); return EXIT.invalid; }
+  if ('refused' in res) {
+    err(`${res.refused}\n`);
+    return EXIT.invalid;
+  }
   const input = res.sent;
   const changes = res.applied.changes ?? [];
   const differing = new Map(changes.filter((c) => c.action !== 'unchanged').map((c) => [c.resource, c.action]));

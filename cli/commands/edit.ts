@@ -91,7 +91,11 @@ async function notTheSame(s: Session, text: string, want: Target): Promise<strin
   if (!md) return 'the document has no metadata';
   let type: unknown = md.type;
   if (typeof md.type === 'string') {
-    try { type = (await s.resolve(md.type)).type; } catch (e) { return `metadata.type: ${(e as Error).message}`; }
+    try {
+      type = (await s.resolve(md.type)).type;
+    } catch (e) {
+      return `metadata.type: ${(e as Error).message}`;
+    }
   }
   const namespace = md.namespace === undefined ? want.namespace : md.namespace;
   for (const [what, got, was] of [['type', type, want.type], ['id', md.id, want.id],
@@ -142,8 +146,14 @@ async function editLoop(o: {
     await runEditor(editor, file);
     const text = readFileSync(file, 'utf8');
     const now = meaning(text);
-    if (!now) { err('edit cancelled: the file was emptied; nothing applied\n'); return EXIT.ok; }
-    if (now === meaning(original)) { err('edit cancelled: no changes; nothing applied\n'); return EXIT.ok; }
+    if (!now) {
+      err('edit cancelled: the file was emptied; nothing applied\n');
+      return EXIT.ok;
+    }
+    if (now === meaning(original)) {
+      err('edit cancelled: no changes; nothing applied\n');
+      return EXIT.ok;
+    }
     if (now === last) {
       err(`the edit was refused and left as it was; nothing applied. It is kept in ${file}\n`);
       return EXIT.invalid;

@@ -117,7 +117,10 @@ export function genCommand(p: Parsed, configPath: string | undefined, out: (s: s
     err(`cosictl context "${name}" (role ${role}) written to ${path} and made current\n`);
   }
   const output = flag(p, 'output');
-  if (output) { write(output, config, has(p, 'force')); err(`machine config written to ${output}\n`); }
+  if (output) {
+    write(output, config, has(p, 'force'));
+    err(`machine config written to ${output}\n`);
+  }
   else out(config);
   return EXIT.ok;
 }

@@ -80,7 +80,9 @@ export async function get(
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
   const idRegexp = flag(p, 'id-regexp');
   if (idRegexp !== undefined) {
-    try { new RegExp(idRegexp); } catch (e) {
+    try {
+      new RegExp(idRegexp);
+    } catch (e) {
       throw new CliError(`--id-regexp: "${idRegexp}" is not a regular expression: ${(e as Error).message
         .replace(/^Invalid regular expression: \/.*\/\w*: /, '')}`, EXIT.usage);
     }
@@ -108,19 +110,26 @@ export async function get(
       (events) => {
         const rows: string[][] = [];
         for (const e of events) {
-          if (e.type === 'bootstrapped' && pending) { out(streaming.rows(pending)); pending = undefined; continue; }
+          if (e.type === 'bootstrapped' && pending) {
+            out(streaming.rows(pending));
+            pending = undefined;
+            continue;
+          }
           if (e.type !== 'created' && e.type !== 'updated' && e.type !== 'destroyed') continue;
           if (e.resource.metadata.version === 0) continue; // a tombstone: nothing there yet
           if (isTable) rows.push(tableRow(e.resource, def, mark(e), table));
           else out(watchEventText(e, def, output));
         }
         if (!rows.length) return;
-        if (pending) pending.push(...rows); else out(streaming.rows(rows));
+        if (pending) pending.push(...rows);
+        else out(streaming.rows(rows));
       },
       true, // with bootstrapped, which says the resources there already have all come
     );
     await new Promise<void>((r) => {
-      process.once('SIGINT', r); process.once('SIGTERM', r); void watch.done.then(() => r());
+      process.once('SIGINT', r);
+      process.once('SIGTERM', r);
+      void watch.done.then(() => r());
     });
     watch.close();
     const failed = await Promise.race([watch.done, Promise.resolve(undefined)]);
@@ -142,8 +151,12 @@ export async function get(
     case 'table': case 'wide':
       printTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table)));
       break;
-    case 'name': out(resources.map((r) => `${nameOf(r, def)}\n`).join('')); break;
-    case 'jsonpath': out(renderJsonPath(output.template!, resources, single)); break;
+    case 'name':
+      out(resources.map((r) => `${nameOf(r, def)}\n`).join(''));
+      break;
+    case 'jsonpath':
+      out(renderJsonPath(output.template!, resources, single));
+      break;
     default: out(renderDocuments(resources, output.format, single));
   }
   return EXIT.ok;

@@ -55,7 +55,9 @@ export const healthCommand: Command = {
         return h.healthy;
       });
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), waitSeconds * 1000); });
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), waitSeconds * 1000);
+      });
       try {
         if (await Promise.race([follow.ended, late]) === 'late') {
           err(`not healthy within ${wait}\n`);

@@ -89,7 +89,10 @@ Promise<number> {
   );
   try {
     await s.state.create(newResource({ namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE, id }, spec));
-    if (!follow) { out(`installrequest/${id} created\n`); return EXIT.ok; }
+    if (!follow) {
+      out(`installrequest/${id} created\n`);
+      return EXIT.ok;
+    }
     const st = await follow.ended;
     if (st.phase === 'failed') throw new CliError(`install "${id}": ${st.error}`, EXIT.failed);
     out(`installed ${st.version} on ${st.disk}: ${st.config}${spec.reboot ? '; the machine reboots into it' : ''}\n`);

@@ -85,15 +85,23 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
   let last: number | undefined;
   const call = s.state.stream(LOGS_PATH, request, (m) => {
     const l = LOG_LINE.decode(m);
-    if (output === 'json') { out(`${JSON.stringify(l)}\n`); return; }
+    if (output === 'json') {
+      out(`${JSON.stringify(l)}\n`);
+      return;
+    }
     // A gap inside what the request asked for: the ring let lines go (or a slow reader was left behind).
     if (last !== undefined && l.seq > last + 1) out(`... ${l.seq - last - 1} lines no longer kept\n`);
     last = l.seq;
     out(formatLogLine(l));
   }, follow ? undefined : s.longCallMs);
-  const interrupted = new Promise<'interrupted'>((r) => { process.once('SIGINT', () => r('interrupted')); });
+  const interrupted = new Promise<'interrupted'>((r) => {
+    process.once('SIGINT', () => r('interrupted'));
+  });
   const ended = await Promise.race([call.done, interrupted]);
-  if (ended === 'interrupted') { call.cancel(); return EXIT.ok; }
+  if (ended === 'interrupted') {
+    call.cancel();
+    return EXIT.ok;
+  }
   if (ended) {
     if (follow && exitCodeOf(ended) !== EXIT.notFound) {
       throw new CliError(`the machine stopped sending ${source}'s lines: ${ended.message}`, EXIT.unreachable);

@@ -87,7 +87,8 @@ async function show(
   noArguments(`${view.name}`, p.positional);
   const v = view.decode(await s.state.unary(view.path, view.request));
   const shown = o === 'json' ? `${JSON.stringify(v, null, 2)}\n` : view.render(v);
-  if (typeof shown === 'string') out(shown); else printTable(shown.header, shown.rows);
+  if (typeof shown === 'string') out(shown);
+  else printTable(shown.header, shown.rows);
   return EXIT.ok;
 }
 

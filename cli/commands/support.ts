@@ -62,7 +62,9 @@ async function resourceParts(s: Session, defs: ResourceDefinitionSpec[]): Promis
     .map((n) => n.metadata.id);
   const jobs = defs.flatMap((d) => namespaces.map((ns) => async (): Promise<Part> => {
     let rs: Resource[];
-    try { rs = await s.state.list({ namespace: ns, type: d.type }); } catch (e) {
+    try {
+      rs = await s.state.list({ namespace: ns, type: d.type });
+    } catch (e) {
       const m = (e as Error).message;
       // A type lives in some namespaces only; the others answer with nothing or refuse: neither is news.
       if (/not found|unknown namespace|no such namespace/i.test(m)) return {};
@@ -108,7 +110,11 @@ export const supportCommand: Command = {
     const resources = await resourceParts(s, defs);
     err('support: reading logs ...\n');
     let logs: Part[];
-    try { logs = await logParts(s); } catch (e) { logs = [{ problem: `logs: ${(e as Error).message}` }]; }
+    try {
+      logs = await logParts(s);
+    } catch (e) {
+      logs = [{ problem: `logs: ${(e as Error).message}` }];
+    }
     const versions = resources.filter((r) => r.member?.name.endsWith(`/${VERSION_TYPE}.yaml`))
       .map((r) => YAML.parseAllDocuments(r.member!.data.toString()).map((d) => d.toJS()));
     const health = resources.find((r) => r.member?.name === `resources/${RUNTIME_NS}/${HEALTH_TYPE}.yaml`)?.member;
@@ -135,7 +141,8 @@ export const supportCommand: Command = {
       ...parts.flatMap((x) => (x.member ? [x.member] : [])),
     ];
     const bundle = gzipSync(encodeTar(members, Math.floor(started.getTime() / 1000)));
-    if (file === '-') process.stdout.write(bundle); else writeFileSync(file, bundle, { mode: 0o600 });
+    if (file === '-') process.stdout.write(bundle);
+    else writeFileSync(file, bundle, { mode: 0o600 });
     err(`support: ${count} resources, ${logs.filter((l) => l.member).length} logs -> `
       + `${file === '-' ? 'standard output' : file} (${(bundle.length / 1024).toFixed(0)} KiB)\n`);
     if (problems.length) {

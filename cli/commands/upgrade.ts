@@ -103,7 +103,10 @@ async function uploadFile(
       failures = 0;
       offset = r.received;
       const t = Math.floor((10 * offset) / size);
-      if (t > tenth) { tenth = t; err(`uploading: ${(offset / MB).toFixed(1)} of ${(size / MB).toFixed(1)} MB\n`); }
+      if (t > tenth) {
+        tenth = t;
+        err(`uploading: ${(offset / MB).toFixed(1)} of ${(size / MB).toFixed(1)} MB\n`);
+      }
       if (r.complete) return;
       if (n === 0) {
         throw new CliError(`${file}: the machine wants more than its ${size} bytes (not a whole bundle)`, EXIT.failed);
@@ -120,7 +123,9 @@ Promise<number> {
   const url = /^https?:\/\//.test(image);
   let size = 0;
   if (!url) {
-    try { size = statSync(image).size; } catch (e) {
+    try {
+      size = statSync(image).size;
+    } catch (e) {
       throw new CliError(`cannot read ${image}: ${(e as Error).message}`, EXIT.usage);
     }
   }
@@ -141,7 +146,9 @@ Promise<number> {
   try {
     await s.state.create(newResource({ namespace: CONFIG_NS, type: UPGRADE_REQUEST_TYPE, id }, spec));
     if (!url) {
-      try { await uploadFile(s, id, image, size, () => f.latest()?.bytesReceived, err); } catch (e) {
+      try {
+        await uploadFile(s, id, image, size, () => f.latest()?.bytesReceived, err);
+      } catch (e) {
         // The machine's status says why it refused better than the call's error does.
         const st = await Promise.race([f.ended, sleep(2000).then(() => undefined)]);
         if (st?.phase === 'failed') throw new CliError(`upgrade "${id}": ${st.error}`, EXIT.failed);
@@ -152,7 +159,10 @@ Promise<number> {
         throw e;
       }
     }
-    if (noWait && url) { out(`upgraderequest/${id} created\n`); return EXIT.ok; }
+    if (noWait && url) {
+      out(`upgraderequest/${id} created\n`);
+      return EXIT.ok;
+    }
     const st = await f.ended;
     if (st.phase === 'failed') throw new CliError(`upgrade "${id}": ${st.error}`, EXIT.failed);
     out(`${st.version} written to slot ${st.slot} (${(st.bytesWritten / MB).toFixed(1)} MB); `

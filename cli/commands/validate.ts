@@ -23,7 +23,11 @@ export async function validate(p: Parsed, out: (text: string) => void, err: (tex
   let bad = 0;
   for (const { name, bytes } of await readInputs(flagAll(p, 'filename'), 'validate')) {
     const input = decodeConfigInput(bytes);
-    if (!input.ok) { err(`${name}: ${input.message}\n`); bad++; continue; }
+    if (!input.ok) {
+      err(`${name}: ${input.message}\n`);
+      bad++;
+      continue;
+    }
     // A fresh machine per file: each is a whole config of its own.
     const ctx = await offlineValidationContext(BUILTIN_TYPES as DefinitionInput[], BUILTIN_NAMESPACES);
     try {

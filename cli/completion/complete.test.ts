@@ -21,7 +21,10 @@ const defs = fillDefinitions([
 const asked: string[] = [];
 const lookups: Lookups = {
   definitions: async () => defs,
-  ids: async (type) => { asked.push(type); return type === 'motd' ? ['hello', 'help', 'other'] : []; },
+  ids: async (type) => {
+    asked.push(type);
+    return type === 'motd' ? ['hello', 'help', 'other'] : [];
+  },
   namespaces: async () => ['config', 'network'],
   contexts: () => ['lab', 'prod'],
 };

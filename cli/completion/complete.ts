@@ -16,11 +16,20 @@ const specOf = (word: string, specs: readonly FlagSpec[]): FlagSpec | undefined 
  */
 export function readLine(words: readonly string[], specs = FLAGS): { line: Line; valueFor?: FlagSpec } {
   const line: Line = { args: [], flags: new Map() };
-  const positional = (w: string) => { if (line.command === undefined) line.command = w; else line.args.push(w); };
+  const positional = (w: string) => {
+    if (line.command === undefined) line.command = w;
+    else line.args.push(w);
+  };
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if (w === '--') { words.slice(i + 1).forEach(positional); break; }
-    if (!w.startsWith('-') || w === '-') { positional(w); continue; }
+    if (w === '--') {
+      words.slice(i + 1).forEach(positional);
+      break;
+    }
+    if (!w.startsWith('-') || w === '-') {
+      positional(w);
+      continue;
+    }
     const eq = w.startsWith('--') ? w.indexOf('=') : -1;
     const spec = specOf(eq > 0 ? w.slice(0, eq) : w, specs);
     if (!spec) continue;

@@ -13,7 +13,9 @@ export const COMPLETION_TIMEOUT_MS = 2000;
 export function machineLookups(line: Line): Lookups & { close(): void } {
   const first = (name: string) => line.flags.get(name)?.[0];
   const configPath = first('config') ?? defaultConfigPath();
-  const warn = (why: string) => { process.stderr.write(`cosictl: completion: ${why}\n`); };
+  const warn = (why: string) => {
+    process.stderr.write(`cosictl: completion: ${why}\n`);
+  };
   let session: Promise<Session> | undefined;
   const connect = () => session ??= (async () => {
     const fingerprint = first('fingerprint');
@@ -25,7 +27,9 @@ export function machineLookups(line: Line): Lookups & { close(): void } {
     return s;
   })();
   const ask = async <T>(what: string, question: (s: Session) => Promise<T>, none: T): Promise<T> => {
-    try { return await question(await connect()); } catch (e) {
+    try {
+      return await question(await connect());
+    } catch (e) {
       warn(`${what}: ${(e as Error).message}`);
       return none;
     }
@@ -39,7 +43,9 @@ export function machineLookups(line: Line): Lookups & { close(): void } {
     namespaces: () => ask('namespaces', async (s) =>
       (await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })).map((r) => r.metadata.id), []),
     contexts: () => {
-      try { return Object.keys(readConfigFile(configPath, false).contexts ?? {}); } catch (e) {
+      try {
+        return Object.keys(readConfigFile(configPath, false).contexts ?? {});
+      } catch (e) {
         warn(`contexts: ${(e as Error).message}`);
         return [];
       }

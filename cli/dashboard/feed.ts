@@ -60,7 +60,9 @@ export class DashboardFeed {
   private goneWith: (why: string) => void = () => undefined;
 
   constructor(private readonly s: Session, private readonly o: FeedOptions) {
-    this.gone = new Promise((r) => { this.goneWith = r; });
+    this.gone = new Promise((r) => {
+      this.goneWith = r;
+    });
   }
 
   /** Resolves once every section has its first contents (or says why it has none). */
@@ -77,7 +79,9 @@ export class DashboardFeed {
     ];
     await Promise.all([...mirrors.map((m) => this.mirror(m)), this.readOverview(), this.readLogs()]);
     if (this.o.follow && !this.closed) {
-      const timer = setInterval(() => { void this.readOverview().then(() => this.changed()); }, OVERVIEW_EVERY_MS);
+      const timer = setInterval(() => {
+        void this.readOverview().then(() => this.changed());
+      }, OVERVIEW_EVERY_MS);
       this.closers.push(() => clearInterval(timer));
     }
   }
@@ -122,14 +126,18 @@ export class DashboardFeed {
   /** A whole kind into `into`; its section names the problem when the machine does not serve the type. */
   private async mirror(m: Mirror): Promise<void> {
     let def;
-    try { def = await this.s.resolve(m.type); } catch (e) {
+    try {
+      def = await this.s.resolve(m.type);
+    } catch (e) {
       // A machine without the plugin that defines the type: said, not a failure.
       if (exitCodeOf(e) === EXIT.notFound) this.problems.set(m.section, (e as Error).message);
       else this.fail(m.section, e as Error);
       return;
     }
     let bootstrapped: () => void = () => undefined;
-    const ready = new Promise<void>((r) => { bootstrapped = r; });
+    const ready = new Promise<void>((r) => {
+      bootstrapped = r;
+    });
     let watch: Watch;
     try {
       watch = await this.s.state.watch({ namespace: this.s.defaultNamespaceOf(def), type: def.type },
@@ -145,7 +153,10 @@ export class DashboardFeed {
       this.fail(m.section, e as Error, `${def.displayType}: `);
       return;
     }
-    if (this.closed) { watch.close(); return; } // the user quit while it started
+    if (this.closed) {
+      watch.close();
+      return;
+    } // the user quit while it started
     if (!this.o.follow) {
       const ended = await Promise.race([ready.then(() => undefined), watch.done]);
       watch.close();
@@ -153,7 +164,9 @@ export class DashboardFeed {
       return;
     }
     // Only the machine ends a watch of the live dashboard (close() is at the end): it went away.
-    void watch.done.then((e) => { if (!this.closed) this.machineGone(e?.message ?? 'the watch ended'); });
+    void watch.done.then((e) => {
+      if (!this.closed) this.machineGone(e?.message ?? 'the watch ended');
+    });
     this.closers.push(() => watch.close());
     await Promise.race([ready, watch.done]);
   }
@@ -184,7 +197,9 @@ export class DashboardFeed {
         this.changed();
       }, this.o.follow ? undefined : this.s.longCallMs);
       this.closers.push(() => call.cancel());
-      const ended = call.done.then((e) => { if (e && !this.closed) this.fail('logs', e, `${source}: `); });
+      const ended = call.done.then((e) => {
+        if (e && !this.closed) this.fail('logs', e, `${source}: `);
+      });
       if (!this.o.follow) await ended;
     }));
   }

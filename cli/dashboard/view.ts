@@ -94,7 +94,11 @@ function pluginLines(plugins: ReadonlyMap<string, PluginStatusSpec>, width: numb
   let used = 0;
   for (const c of cells) {
     const len = c.reduce((n, s) => n + s.text.length, 0) + 4;
-    if (used && used + len > width) { lines.push(current); current = []; used = 0; }
+    if (used && used + len > width) {
+      lines.push(current);
+      current = [];
+      used = 0;
+    }
     current.push(seg('  '), ...c, seg('  '));
     used += len;
   }
@@ -139,7 +143,10 @@ function mountLines(mounts: ReadonlyMap<string, MountStatusSpec>, width: number)
   let current: ScreenLine = [];
   for (const c of cells) {
     const len = [...current, ...c].reduce((n, s) => n + s.text.length, 0);
-    if (current.length && len > width) { lines.push(current); current = []; }
+    if (current.length && len > width) {
+      lines.push(current);
+      current = [];
+    }
     current.push(...c);
   }
   if (current.length) lines.push(current);

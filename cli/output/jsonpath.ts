@@ -38,7 +38,10 @@ function parseTemplate(template: string): Piece[] {
   let at = 0;
   while (at < template.length) {
     const open = template.indexOf('{', at);
-    if (open < 0) { stack.at(-1)!.body.push({ text: template.slice(at) }); break; }
+    if (open < 0) {
+      stack.at(-1)!.body.push({ text: template.slice(at) });
+      break;
+    }
     if (open > at) stack.at(-1)!.body.push({ text: template.slice(at, open) });
     const close = template.indexOf('}', open);
     if (close < 0) throw new JsonPathError(`no } closes the { at ${open}`, template);

@@ -18,7 +18,11 @@ export function diffLines(before: readonly string[], after: readonly string[]): 
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && before[i] === after[j]) { out.push({ op: ' ', text: before[i]! }); i++; j++; }
+    if (i < n && j < m && before[i] === after[j]) {
+      out.push({ op: ' ', text: before[i]! });
+      i++;
+      j++;
+    }
     // On a tie the old line goes first: a changed line reads as - then +.
     else if (i < n && (j === m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) out.push({ op: '-', text: before[i++]! });
     else out.push({ op: '+', text: after[j++]! });

@@ -6,7 +6,9 @@ export const kibText = (n: number): string => (n >= 1 << 20 ? `${(n / (1 << 20))
 
 /** Seconds as "1d 2h 3m 4s", the larger units only when they are not zero. */
 export const uptimeText = (s: number): string => {
-  const d = Math.floor(s / 86400); const h = Math.floor((s % 86400) / 3600); const m = Math.floor((s % 3600) / 60);
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
   return `${d ? `${d}d ` : ''}${h ? `${h}h ` : ''}${m}m ${Math.floor(s % 60)}s`;
 };
 

@@ -14,11 +14,17 @@ const call = job.call === 'list' ? () => client.list(job.kind) : () => client.ge
 const latencies: number[] = [];
 const errors: string[] = [];
 let running = true;
-parentPort!.once('message', () => { running = false; });
+parentPort!.once('message', () => {
+  running = false;
+});
 parentPort!.postMessage({ ready: true });
 while (running) {
   const t0 = performance.now();
-  try { await call(); } catch (e) { errors.push((e as Error).message); }
+  try {
+    await call();
+  } catch (e) {
+    errors.push((e as Error).message);
+  }
   latencies.push(performance.now() - t0);
   await new Promise((r) => setTimeout(r, job.everyMs));
 }

@@ -34,7 +34,10 @@ export async function collect(
           const got = JSON.stringify(events.slice(taken).map((e) => `${e.type} ${e.resource.metadata.id}`));
           throw new Error(`expected ${n} more event(s) after ${taken}, got ${events.length - taken}: ${got}`);
         }
-        await new Promise<void>((r) => { notify = r; setTimeout(r, Math.min(left, 50)); });
+        await new Promise<void>((r) => {
+          notify = r;
+          setTimeout(r, Math.min(left, 50));
+        });
       }
       const out = events.slice(taken, taken + n);
       taken += n;

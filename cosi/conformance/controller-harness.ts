@@ -75,10 +75,19 @@ export async function controllerHarness(
           timeoutMs,
         );
       });
-      try { await Promise.race([state.teardownAndDestroy(p), timeout]); } finally { clearTimeout(timer); }
+      try {
+        await Promise.race([state.teardownAndDestroy(p), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async spec<S>(p: Pointer) {
-      try { return (await state.get(p)).spec as S; } catch (e) { if (isNotFound(e)) return undefined; throw e; }
+      try {
+        return (await state.get(p)).spec as S;
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
     },
     ids: async (kind) => (await state.list(kind)).map((r) => r.metadata.id),
     until,

@@ -13,9 +13,17 @@ export async function until<T>(get: () => Promise<T> | T, expected: T, timeoutMs
     let ok = false;
     let error: unknown;
     // not there yet, until the deadline
-    try { v = await get(); ok = isDeepStrictEqual(v, expected); } catch (e) { error = e; }
+    try {
+      v = await get();
+      ok = isDeepStrictEqual(v, expected);
+    } catch (e) {
+      error = e;
+    }
     if (ok) return v as T;
-    if (Date.now() > deadline) { if (error) throw error; return v as T; }
+    if (Date.now() > deadline) {
+      if (error) throw error;
+      return v as T;
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -17,7 +17,11 @@ export function rng(seed: number): Rng {
   return {
     next, int,
     pick: <T>(xs: readonly T[]) => xs[int(xs.length)]!,
-    bytes: (n: number) => { const b = Buffer.alloc(n); for (let i = 0; i < n; i++) b[i] = int(256); return b; },
+    bytes: (n: number) => {
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = int(256);
+      return b;
+    },
   };
 }
 
@@ -34,23 +38,34 @@ export function mutate(r: Rng, valid: Uint8Array): Buffer {
   const rounds = 1 + r.int(3);
   for (let k = 0; k < rounds; k++) {
     switch (r.int(8)) {
-      case 0: if (b.length) b[r.int(b.length)]! ^= 1 << r.int(8); break; // flip a bit
-      case 1: b = b.subarray(0, r.int(b.length + 1)); break; // truncate
-      case 2: if (b.length) b[r.int(b.length)] = r.pick([0, 0xff, 0x7f, 0x80, 0x0a, 0x12, 0x1a]); break;
+      case 0:
+        if (b.length) b[r.int(b.length)]! ^= 1 << r.int(8);
+        break; // flip a bit
+      case 1:
+        b = b.subarray(0, r.int(b.length + 1));
+        break; // truncate
+      case 2:
+        if (b.length) b[r.int(b.length)] = r.pick([0, 0xff, 0x7f, 0x80, 0x0a, 0x12, 0x1a]);
+        break;
       case 3: {
         const at = r.int(b.length + 1);
         b = Buffer.concat([b.subarray(0, at), r.bytes(1 + r.int(16)), b.subarray(at)]);
         break;
       }
-      case 4: b = Buffer.concat([b, b]); break; // every field twice
+      case 4:
+        b = Buffer.concat([b, b]);
+        break; // every field twice
       case 5: { // a slice of itself spliced in
         const at = r.int(b.length + 1);
         b = Buffer.concat([b.subarray(0, at), b.subarray(r.int(b.length + 1))]);
         break;
       }
       case 6: // a huge length prefix where a length goes
-        b = Buffer.concat([b, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])]); break;
-      default: b = r.bytes(r.int(64)); break; // noise
+        b = Buffer.concat([b, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f])]);
+        break;
+      default:
+        b = r.bytes(r.int(64));
+        break; // noise
     }
   }
   return b;
@@ -64,7 +79,8 @@ export function hostileYaml(r: Rng): string {
     case 2: { // an alias bomb
       const lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
       for (let i = 1; i < 9; i++) {
-        const prev = String.fromCharCode(96 + i); const cur = String.fromCharCode(97 + i);
+        const prev = String.fromCharCode(96 + i);
+        const cur = String.fromCharCode(97 + i);
         lines.push(`${cur}: &${cur} [${Array(9).fill(`*${prev}`).join(',')}]`);
       }
       return lines.join('\n');

@@ -34,7 +34,10 @@ function kindOf(subj: SuiteSubject): Kind {
 }
 
 async function rejectsCode(t: Test, p: Promise<unknown>, code: StateErrorCode, what: string): Promise<void> {
-  try { await p; t.fail(`${what}: expected ${code}, it succeeded`); } catch (e) {
+  try {
+    await p;
+    t.fail(`${what}: expected ${code}, it succeeded`);
+  } catch (e) {
     t.ok(e instanceof StateError, `${what}: a StateError`);
     t.equal((e as StateError).code, code, `${what}: ${code}`);
   }
@@ -47,7 +50,11 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
   const withState = (name: string, fn: (t: Test, s: State, k: Kind) => Promise<void>) =>
     t.test(name, async (t) => {
       const subj = await factory();
-      try { await fn(t, subj.state, kindOf(subj)); } finally { await subj.close(); }
+      try {
+        await fn(t, subj.state, kindOf(subj));
+      } finally {
+        await subj.close();
+      }
     });
 
   withState('create, get, list, destroy; not found and already exists', async (t, s, { NS, TYPE, ptr, res }) => {
@@ -92,7 +99,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     t.equal(again.metadata.version, 3, 'bumped without change');
     t.ok(again.metadata.updated >= again.metadata.created);
     await rejectsCode(t, s.update(copyResource(r)), 'version-conflict', 'stale version');
-    const future = copyResource(again); future.metadata.version = 10;
+    const future = copyResource(again);
+    future.metadata.version = 10;
     await rejectsCode(t, s.update(future), 'version-conflict', 'future version');
   });
 
@@ -128,7 +136,9 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     await s.create(res('td'));
     await addFinalizer(s, ptr('td'), 'x');
     let done = false;
-    const p = s.teardownAndDestroy(ptr('td')).then(() => { done = true; });
+    const p = s.teardownAndDestroy(ptr('td')).then(() => {
+      done = true;
+    });
     await sleep(100);
     t.notOk(done, 'blocked while the finalizer stays');
     t.equal((await s.get(ptr('td'))).metadata.phase, 'tearingDown');
@@ -171,7 +181,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
   withState('kind watch: bootstrap then live; aggregated puts bootstrap in one batch', async (t, s, {
     NS, TYPE, ptr, res,
   }) => {
-    await s.create(res('b')); await s.create(res('a'));
+    await s.create(res('b'));
+    await s.create(res('a'));
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true });
     const boot = await w.next(3);
     t.same(boot.map((e) => `${e.type}:${e.resource.metadata.id}`), ['created:a', 'created:b', 'bootstrapped:'],
@@ -218,7 +229,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
       t, s.watch({ namespace: NS, type: TYPE }, { tailEvents: 1, startFromBookmark: new Uint8Array(21) }, () => {}),
       'invalid-argument', 'tail + bookmark',
     );
-    w.watch.close(); one.watch.close();
+    w.watch.close();
+    one.watch.close();
   });
 
   withState('bookmarks: resuming from each replays exactly what followed', async (t, s, { NS, TYPE, ptr, res }) => {
@@ -356,7 +368,8 @@ export function runStateSuite(t: Test, factory: SubjectFactory): void {
     const w = await collect(s, { namespace: NS, type: TYPE }, { bootstrapContents: true, idQuery: '^eth' });
     t.same((await w.next(3)).map((e) => `${e.type}:${e.resource.metadata.id}`),
       ['created:eth0', 'created:eth1', 'bootstrapped:']);
-    await s.create(res('eth2')); await s.create(res('wlan0'));
+    await s.create(res('eth2'));
+    await s.create(res('wlan0'));
     t.same((await w.next()).map((e) => e.resource.metadata.id), ['eth2']);
     t.same(await w.quiet(), []);
     w.watch.close();

@@ -16,13 +16,26 @@ const errors: string[] = [];
 const t0 = performance.now();
 await Promise.all(Array.from({ length: job.watches }, (_, i) => new Promise<void>((resolve) => {
   let settled = false;
-  const settle = () => { if (!settled) { settled = true; resolve(); } };
+  const settle = () => {
+    if (!settled) {
+      settled = true;
+      resolve();
+    }
+  };
   clients[i % clients.length]!.watch(job.kind, { bootstrapContents: true }, (events) => {
     if (events.some((e) => e.type === 'bootstrapped')) settle();
   }, true).then((w) => { // every event type: the bootstrapped one says the contents are all here
     opened.push(w);
-    void w.done.then((e) => { if (e) { errors.push(e.message); settle(); } });
-  }, (e: Error) => { errors.push(e.message); settle(); });
+    void w.done.then((e) => {
+      if (e) {
+        errors.push(e.message);
+        settle();
+      }
+    });
+  }, (e: Error) => {
+    errors.push(e.message);
+    settle();
+  });
 })));
 parentPort!.postMessage({
   bootstrappedMs: performance.now() - t0, opened: opened.length, errors: [...new Set(errors)],

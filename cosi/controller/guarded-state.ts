@@ -21,8 +21,12 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
   const readable = new Set([...outputs, ...c.inputs().map((i) => i.type)]);
   const deny = (what: string, p: { type: string }) =>
     new StateError('permission-denied', `controller ${owner}: ${what} ${p.type} is not declared`, p.type);
-  const canWrite = (p: { type: string }) => { if (!outputs.has(p.type)) throw deny('write to', p); };
-  const canRead = (p: { type: string }) => { if (!readable.has(p.type)) throw deny('read of', p); };
+  const canWrite = (p: { type: string }) => {
+    if (!outputs.has(p.type)) throw deny('write to', p);
+  };
+  const canRead = (p: { type: string }) => {
+    if (!readable.has(p.type)) throw deny('read of', p);
+  };
   const canFinalize = (p: Pointer) => {
     const declared = strong.some((i) =>
       i.namespace === p.namespace && i.type === p.type && (i.id === undefined || i.id === p.id));
@@ -30,9 +34,18 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
   };
 
   const g: ControllerState = {
-    get: (p) => { canRead(p); return state.get(p); },
-    find: (p) => { canRead(p); return findResource(state, p); },
-    list: (k, f) => { canRead(k); return state.list(k, f); },
+    get: (p) => {
+      canRead(p);
+      return state.get(p);
+    },
+    find: (p) => {
+      canRead(p);
+      return findResource(state, p);
+    },
+    list: (k, f) => {
+      canRead(k);
+      return state.list(k, f);
+    },
     async modify<S>(p: Pointer, init: S, mutate?: (r: Resource<S>) => void): Promise<Resource<S>> {
       canWrite(p);
       for (let attempt = 0; ; attempt++) {
@@ -41,7 +54,9 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
           const r = newResource<S>(p, structuredClone(init));
           mutate?.(r);
           r.spec = normalize(p.type, r.spec) as S;
-          try { return await state.create(r, { owner }) as Resource<S>; } catch (e) {
+          try {
+            return await state.create(r, { owner }) as Resource<S>;
+          } catch (e) {
             if (attempt < 3 && isAlreadyExists(e)) continue;
             throw e;
           }
@@ -55,19 +70,34 @@ export function guardedState(state: State, c: Controller, normalize: SpecNormali
         next.spec = normalize(p.type, next.spec) as S;
         // Writing an unchanged resource would wake every watcher for nothing.
         if (sameSpec(next.spec, cur.spec) && sameSpec(next.metadata, cur.metadata)) return cur as Resource<S>;
-        try { return await state.update(next, { owner }) as Resource<S>; } catch (e) {
+        try {
+          return await state.update(next, { owner }) as Resource<S>;
+        } catch (e) {
           if (attempt < 3 && isVersionConflict(e)) continue;
           throw e;
         }
       }
     },
     put: (p, spec) => g.modify(p, spec, (r) => { r.spec = spec; }),
-    teardown: (p) => { canWrite(p); return state.teardown(p, { owner }); },
-    destroy: (p) => { canWrite(p); return state.destroy(p, { owner }); },
-    addFinalizer: async (p) => { canFinalize(p); await addFinalizer(state, p, owner); },
+    teardown: (p) => {
+      canWrite(p);
+      return state.teardown(p, { owner });
+    },
+    destroy: (p) => {
+      canWrite(p);
+      return state.destroy(p, { owner });
+    },
+    addFinalizer: async (p) => {
+      canFinalize(p);
+      await addFinalizer(state, p, owner);
+    },
     removeFinalizer: async (p) => {
       canFinalize(p);
-      try { await removeFinalizer(state, p, owner); } catch (e) { if (!isNotFound(e)) throw e; }
+      try {
+        await removeFinalizer(state, p, owner);
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
     },
     async cleanup(kind, keep) {
       canWrite(kind);

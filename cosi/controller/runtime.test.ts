@@ -25,7 +25,9 @@ function doubler(counter = { runs: 0 }): Controller {
         const keep = new Set<string>();
         for (const a of await ctx.state.list({ namespace: NS, type: A })) {
           keep.add(a.metadata.id);
-          await ctx.state.modify(p(B, a.metadata.id), { n: 0 }, (r) => { r.spec.n = (a.spec as { n: number }).n * 2; });
+          await ctx.state.modify(p(B, a.metadata.id), { n: 0 }, (r) => {
+            r.spec.n = (a.spec as { n: number }).n * 2;
+          });
         }
         await ctx.state.cleanup({ namespace: NS, type: B }, keep);
       }
@@ -69,11 +71,19 @@ t.test('writes outside the declared outputs are refused', async (t) => {
     name: 'rogue', inputs: () => [], outputs: () => [{ type: B, kind: 'shared' }],
     async run(ctx) {
       while (await ctx.next()) {
-        try { await ctx.state.modify(p(A, 'stolen'), {}); } catch (e) { errors.push((e as StateError).code); }
+        try {
+          await ctx.state.modify(p(A, 'stolen'), {});
+        } catch (e) {
+          errors.push((e as StateError).code);
+        }
         try {
           await ctx.state.list({ namespace: NS, type: 'Undeclared.test.appliance.dev' });
         } catch (e) { errors.push((e as StateError).code); }
-        try { await ctx.state.addFinalizer(p(B, 'x')); } catch (e) { errors.push((e as StateError).code); }
+        try {
+          await ctx.state.addFinalizer(p(B, 'x'));
+        } catch (e) {
+          errors.push((e as StateError).code);
+        }
       }
     },
   });

@@ -55,7 +55,8 @@ export class ControllerRuntime {
       }
       if (out.kind === 'exclusive') this.exclusive.set(out.type, c.name);
     }
-    if (this.started) this.launch(c); else this.pending.push(c);
+    if (this.started) this.launch(c);
+    else this.pending.push(c);
   }
 
   start(): void {
@@ -92,8 +93,17 @@ export class ControllerRuntime {
     let reconciling: number | undefined; // when the reconcile under way started
     let requested = true; // one reconcile at start
     let wake: (() => void) | null = null;
-    const request = () => { requested = true; const w = wake; wake = null; w?.(); };
-    abort.signal.addEventListener('abort', () => { const w = wake; wake = null; w?.(); });
+    const request = () => {
+      requested = true;
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    abort.signal.addEventListener('abort', () => {
+      const w = wake;
+      wake = null;
+      w?.();
+    });
 
     const ctx = {
       state: guardedState(this.state, c, this.o.normalize),
@@ -103,7 +113,9 @@ export class ControllerRuntime {
       async next(): Promise<boolean> {
         if (reconciling !== undefined) status.reconciles.observe((performance.now() - reconciling) / 1000);
         reconciling = undefined;
-        while (!requested && !abort.signal.aborted) await new Promise<void>((r) => { wake = r; });
+        while (!requested && !abort.signal.aborted) await new Promise<void>((r) => {
+          wake = r;
+        });
         if (abort.signal.aborted) return false;
         requested = false;
         reconciling = performance.now();
@@ -119,7 +131,10 @@ export class ControllerRuntime {
     }))).then((results) => {
       const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) { for (const u of ok) u(); throw failed.reason; } // all inputs or none
+      if (failed) {
+        for (const u of ok) u();
+        throw failed.reason;
+      } // all inputs or none
       return ok;
     });
     const done = (async () => {
@@ -145,7 +160,10 @@ export class ControllerRuntime {
         status.nextBackoffMs = delay;
         await new Promise<void>((r) => {
           const timer = setTimeout(r, delay);
-          abort.signal.addEventListener('abort', () => { clearTimeout(timer); r(); }, { once: true });
+          abort.signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            r();
+          }, { once: true });
         });
         delay = Math.min(delay * backoff.factor, backoff.maxMs);
         status.restarts++;

@@ -20,7 +20,10 @@ function countingState() {
   const watch: State['watch'] = async (req, opts, sink, showAll) => {
     const w = await state.watch(req, opts, sink, showAll);
     counts.opened++;
-    return { done: w.done, close: () => { counts.closed++; w.close(); } };
+    return { done: w.done, close: () => {
+      counts.closed++;
+      w.close();
+    } };
   };
   return { state, counting: Object.assign(Object.create(state) as State, { watch }), counts };
 }

@@ -37,7 +37,9 @@ export class SharedWatches {
       const created: Shared = { listeners, watch };
       s = created;
       this.open.set(key, created);
-      watch.catch(() => { if (this.open.get(key) === created) this.open.delete(key); });
+      watch.catch(() => {
+        if (this.open.get(key) === created) this.open.delete(key);
+      });
     }
     const shared = s;
     shared.listeners.add(listener);

@@ -112,7 +112,9 @@ export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {
   const suffix = d.type.slice(d.type.indexOf('.') + 1);
   const displayType = d.displayType || singular(name);
   const aliases = [...new Set((d.aliases ?? []).map((a) => a.toLowerCase()))];
-  const add = (a: string | undefined) => { if (a && !aliases.includes(a)) aliases.push(a); };
+  const add = (a: string | undefined) => {
+    if (a && !aliases.includes(a)) aliases.push(a);
+  };
   add(displayType.toLowerCase());
   if (o.initials !== false) add(initialsAlias(d.type));
   const allAliases = [name.toLowerCase()];
@@ -176,7 +178,10 @@ export function fillDefinitions(
   inputs: readonly DefinitionInput[], existing: readonly ResourceDefinitionSpec[] = [],
 ): ResourceDefinitionSpec[] {
   const initials = new Map<string, number>();
-  for (const d of inputs) { const i = initialsAlias(d.type); if (i) initials.set(i, (initials.get(i) ?? 0) + 1); }
+  for (const d of inputs) {
+    const i = initialsAlias(d.type);
+    if (i) initials.set(i, (initials.get(i) ?? 0) + 1);
+  }
   const filled = inputs.map((d) => fillDefinition(d, { initials: false }));
   const taken = new Map<string, string>();
   for (const d of [...existing, ...filled]) {

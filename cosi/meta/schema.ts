@@ -104,7 +104,10 @@ export function validateSpec(schema: SpecSchema, value: unknown, path = 'spec'):
       break;
     }
     case 'array': {
-      if (!Array.isArray(value)) { errs.push(`${path}: must be a list, got ${show(value)}`); break; }
+      if (!Array.isArray(value)) {
+        errs.push(`${path}: must be a list, got ${show(value)}`);
+        break;
+      }
       if (schema.minItems !== undefined && value.length < schema.minItems) {
         errs.push(schema.minItems === 1
           ? `${path}: must not be empty`
@@ -127,7 +130,10 @@ export function validateSpec(schema: SpecSchema, value: unknown, path = 'spec'):
       }
       for (const [k, v] of Object.entries(obj)) {
         const prop = schema.properties?.[k];
-        if (prop) { if (v !== undefined && v !== null) errs.push(...validateSpec(prop, v, `${path}.${k}`)); continue; }
+        if (prop) {
+          if (v !== undefined && v !== null) errs.push(...validateSpec(prop, v, `${path}.${k}`));
+          continue;
+        }
         const extra = schema.additionalProperties ?? false;
         if (extra === false) {
           const knownFields = schema.properties ? ` (known: ${Object.keys(schema.properties).join(', ')})` : '';
@@ -181,7 +187,11 @@ export function checkSchema(s: unknown, path = 'schema', depth = 0): string[] {
   if (type === 'array') errs.push(...checkSchema(o.items, `${path}.items`, depth + 1));
   if (type === 'string') {
     if (o.pattern !== undefined) {
-      try { new RegExp(String(o.pattern)); } catch (e) { errs.push(`${path}.pattern: ${(e as Error).message}`); }
+      try {
+        new RegExp(String(o.pattern));
+      } catch (e) {
+        errs.push(`${path}.pattern: ${(e as Error).message}`);
+      }
     }
     if (o.format !== undefined && !STRING_FORMATS.includes(o.format as StringFormat)) {
       errs.push(`${path}.format: must be one of ${STRING_FORMATS.join(', ')}`);

@@ -38,7 +38,9 @@ export class RemoteState implements State {
 
   /** Waits until the connection is up (or throws after `ms`, saying why: refused, timed out, ...). */
   async waitReady(ms = 5000): Promise<void> {
-    try { await this.channel.waitReady(ms); } catch (e) {
+    try {
+      await this.channel.waitReady(ms);
+    } catch (e) {
       throw new Error(`cannot reach the COSI API: ${(e as Error).message}`, { cause: e });
     }
   }
@@ -72,7 +74,10 @@ export class RemoteState implements State {
     return {
       done: call.done.then((e) => (cancelled && e?.code === Status.CANCELLED ? undefined
         : e ? fromCallError(e) : undefined)),
-      cancel: () => { cancelled = true; call.cancel(); },
+      cancel: () => {
+        cancelled = true;
+        call.cancel();
+      },
     };
   }
 
@@ -140,12 +145,19 @@ export class RemoteState implements State {
       let closed = false;
       let sinkError: Error | undefined;
       const watch: Watch = {
-        close: () => { closed = true; stream.cancel(); },
+        close: () => {
+          closed = true;
+          stream.cancel();
+        },
         done: stream.done.then((e) => sinkError
           ?? (closed && e?.code === Status.CANCELLED ? undefined : e ? fromCallError(e) : undefined)),
       };
       // Each batch waits for the previous sink call: order kept, the stream paused meanwhile.
-      const failed = (e: unknown) => { sinkError = e as Error; closed = true; stream.cancel(); };
+      const failed = (e: unknown) => {
+        sinkError = e as Error;
+        closed = true;
+        stream.cancel();
+      };
       const events = (m: Uint8Array) => (decode<{ event?: WireEvent[] }>('WatchResponse', m).event ?? [])
         .map((e) => eventFromWire(e, this.codecs, true, true));
       stream.onMessage((m) => {
@@ -158,7 +170,10 @@ export class RemoteState implements State {
         try {
           const p = sink(sharedDecodes.get(m, this.codecs, events));
           return p ? p.catch(failed) : undefined;
-        } catch (e) { failed(e); return undefined; }
+        } catch (e) {
+          failed(e);
+          return undefined;
+        }
       });
       void stream.done.then((e) => {
         if (!started) reject(e ? fromCallError(e) : new Error('the watch ended before it started'));

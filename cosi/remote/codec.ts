@@ -93,7 +93,9 @@ function admitSpec(w: WireResource, codec: SpecCodec, what: string, limits: Spec
   const hasProto = !!proto?.length;
   const refuse = (problems: string[]) => new StateError('invalid-argument', `${what}: ${problems.join('; ')}`, what);
   const checked = (v: unknown) => {
-    const p = codec.validate(v); if (p.length) throw refuse(p); return codec.normalize(v);
+    const p = codec.validate(v);
+    if (p.length) throw refuse(p);
+    return codec.normalize(v);
   };
   if (hasProto && !codec.message) {
     // A type without a message of ours: the bytes travel along, untouched; the YAML is what we check.
@@ -180,17 +182,24 @@ export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWir
   const lazy: Resource = {
     metadata,
     get spec() {
-      if (!parsed) { value = o.frozen ? deepFreeze(decode()) : decode(); parsed = true; }
+      if (!parsed) {
+        value = o.frozen ? deepFreeze(decode()) : decode();
+        parsed = true;
+      }
       return value;
     },
     set spec(v: unknown) {
       if (o.frozen) {
         throw new TypeError(`${what()}: a resource read from a watch is immutable (copy it to change it)`);
       }
-      value = v; parsed = true;
+      value = v;
+      parsed = true;
     },
   };
-  if (o.frozen) { deepFreeze(metadata); Object.freeze(lazy); }
+  if (o.frozen) {
+    deepFreeze(metadata);
+    Object.freeze(lazy);
+  }
   return lazy;
 }
 

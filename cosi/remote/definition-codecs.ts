@@ -12,7 +12,9 @@ import { DEFINITION_CODEC, NAMESPACE_CODEC } from './meta-codecs.ts';
 
 /** The messages of a base64 FileDescriptorSet; throws invalid-argument when it cannot be read. */
 export function setFromDescriptor(descriptor: string, message: string): MessageSet {
-  try { return readDescriptorSet(Buffer.from(descriptor, 'base64')); } catch (e) {
+  try {
+    return readDescriptorSet(Buffer.from(descriptor, 'base64'));
+  } catch (e) {
     throw new StateError('invalid-argument',
       `protoDescriptor is not a usable FileDescriptorSet: ${(e as Error).message}`, message, { cause: e });
   }
@@ -44,7 +46,9 @@ export function codecForDefinition(
   if (def.type === DEFINITION_TYPE) return DEFINITION_CODEC;
   if (def.protoMessage) {
     const set = findMessage(builtin, def.protoMessage, def.protoDescriptor);
-    try { return protoCodec(set, def.protoMessage); } catch (e) {
+    try {
+      return protoCodec(set, def.protoMessage);
+    } catch (e) {
       throw new StateError('invalid-argument', (e as Error).message, def.protoMessage, { cause: e });
     }
   }
@@ -70,7 +74,9 @@ export function definitionCodecs(
       if (!def) return undefined;
       let c = cache.get(def);
       if (!c) {
-        try { c = codecForDefinition(def, builtin); } catch (e) {
+        try {
+          c = codecForDefinition(def, builtin);
+        } catch (e) {
           onUnusable(def, e as Error);
           c = def.schema ? schemaCodec(def.schema) : FREE_FORM;
         }

@@ -19,15 +19,22 @@ export class FairTurns<K> {
         });
       };
       const queue = this.waiting.get(key);
-      if (queue) queue.push(grant); else this.waiting.set(key, [grant]);
-      if (!this.busy) { this.busy = true; setImmediate(() => this.next()); }
+      if (queue) queue.push(grant);
+      else this.waiting.set(key, [grant]);
+      if (!this.busy) {
+        this.busy = true;
+        setImmediate(() => this.next());
+      }
     });
   }
 
   /** Grants the turn of the connection that has waited longest since its last (a Map keeps insertion order). */
   private next(): void {
     const first = this.waiting.entries().next();
-    if (first.done) { this.busy = false; return; }
+    if (first.done) {
+      this.busy = false;
+      return;
+    }
     const [key, queue] = first.value;
     const grant = queue.shift()!;
     this.waiting.delete(key);

@@ -22,13 +22,20 @@ let out = '';
 let code = 0;
 try {
   // Debian's python3 has the grpcio and protobuf packages that install-host-deps.sh installs.
-  const pem = (name: string, text: string) => { const p = join(gen, name); writeFileSync(p, text); return p; };
+  const pem = (name: string, text: string) => {
+    const p = join(gen, name);
+    writeFileSync(p, text);
+    return p;
+  };
   const admin = served.tls('admin');
   out = execFileSync('/usr/bin/python3', [
     fileURLToPath(new URL('python_client_check.py', import.meta.url)), gen, `127.0.0.1:${served.port}`,
     pem('ca.pem', admin.ca!), pem('cert.pem', admin.cert!), pem('key.pem', admin.key!),
   ], { encoding: 'utf8', timeout: 60_000 });
-} catch (e) { out = String((e as { stdout?: string }).stdout ?? ''); code = (e as { status?: number }).status ?? 1; }
+} catch (e) {
+  out = String((e as { stdout?: string }).stdout ?? '');
+  code = (e as { status?: number }).status ?? 1;
+}
 
 for (const line of out.trim().split('\n')) {
   const m = /^(ok|FAIL) ([^:]+)(?::\s*(.*))?$/.exec(line);

@@ -40,7 +40,10 @@ const stateServiceDefinition = Object.fromEntries(Object.entries(STATE_METHODS).
 runStateSuite(t, async () => {
   const { server, port } = await serve();
   const client = new RemoteState(`127.0.0.1:${port}`);
-  return { state: client, close: async () => { client.close(); server.forceShutdown(); } };
+  return { state: client, close: async () => {
+    client.close();
+    server.forceShutdown();
+  } };
 });
 
 t.test('wire rules: empty first watch response, tombstones with a spec, versions as strings', async (t) => {
@@ -60,7 +63,10 @@ t.test('wire rules: empty first watch response, tombstones with a spec, versions
     if (e.code !== status.CANCELLED) t.fail(e.message); // we cancel it below
   });
   await new Promise<void>((res) => {
-    call.on('data', (b: Buffer) => { frames.push(b); if (frames.length === 2) res(); });
+    call.on('data', (b: Buffer) => {
+      frames.push(b);
+      if (frames.length === 2) res();
+    });
   });
   call.cancel();
   t.equal(frames[0]!.length, 0, 'first response is empty');
@@ -111,7 +117,10 @@ t.test('status codes a foreign client sees', async (t) => {
   const watchCode = (req: object) => new Promise<number>((res) => {
     const c = raw.Watch!(req);
     c.on('error', (e: ServiceError) => res(e.code));
-    c.on('data', () => { c.cancel(); res(0); });
+    c.on('data', () => {
+      c.cancel();
+      res(0);
+    });
   });
   t.equal(await watchCode({ namespace: 'n', type: 'T', id: 'a', options: { bootstrap_contents: true } }),
     status.UNIMPLEMENTED);
@@ -211,7 +220,10 @@ t.test('a spec with a message travels as proto_spec and yaml_spec; either is acc
     { name: 'c', mode: 'fast' }, 'both, agreeing');
 
   const refused = async (spec: object, re: RegExp, what: string) => {
-    try { await call('Create', { resource: { metadata: md('bad'), spec } }); t.fail(`${what}: accepted`); } catch (e) {
+    try {
+      await call('Create', { resource: { metadata: md('bad'), spec } });
+      t.fail(`${what}: accepted`);
+    } catch (e) {
       t.equal((e as ServiceError).code, status.INVALID_ARGUMENT, `${what}: INVALID_ARGUMENT`);
       t.match((e as ServiceError).details, re, what);
     }
@@ -244,13 +256,17 @@ t.test('watchers of one process share one decoded event, immutable like a state 
   const { server, port, state } = await serve();
   t.teardown(() => server.forceShutdown());
   const clients = [new RemoteState(`127.0.0.1:${port}`), new RemoteState(`127.0.0.1:${port}`)];
-  t.teardown(() => { for (const c of clients) c.close(); });
+  t.teardown(() => {
+    for (const c of clients) c.close();
+  });
   const got: WatchEvent[][] = [[], [], []];
   const kind = { namespace: 'n', type: 'T' };
   // Two watches on one connection, one on another: the same bytes reach all three.
   const watches = await Promise.all([clients[0]!, clients[0]!, clients[1]!]
     .map((c, i) => c.watch(kind, {}, (evs) => { got[i]!.push(...evs); })));
-  t.teardown(() => { for (const w of watches) w.close(); });
+  t.teardown(() => {
+    for (const w of watches) w.close();
+  });
   await state.create(newResource({ ...kind, id: 'a' }, { text: 'hello' }));
   for (let i = 0; i < 100 && got.some((g) => !g.length); i++) await new Promise((r) => setTimeout(r, 10));
   const [a, b, c] = got.map((g) => g[0]!);
@@ -259,7 +275,9 @@ t.test('watchers of one process share one decoded event, immutable like a state 
   t.same(a!.resource.spec, { text: 'hello' });
   t.ok(Object.isFrozen(a) && Object.isFrozen(a!.resource) && Object.isFrozen(a!.resource.metadata.labels), 'frozen');
   t.ok(Object.isFrozen(a!.resource.spec), 'its spec too, once read');
-  t.throws(() => { (a!.resource as { spec: unknown }).spec = {}; }, /immutable \(copy it to change it\)/);
+  t.throws(() => {
+    (a!.resource as { spec: unknown }).spec = {};
+  }, /immutable \(copy it to change it\)/);
   const copy = { ...a!.resource, spec: { text: 'changed' } };
   t.same(copy.spec, { text: 'changed' }, 'a copy is the caller\'s to change');
   t.same(a!.resource.spec, { text: 'hello' }, 'the shared one is untouched');

@@ -99,7 +99,8 @@ export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes
 
 /** True when `next` differs from `cur` in its finalizers alone. */
 function finalizersOnly(cur: Resource, next: Resource): boolean {
-  const m = cur.metadata; const n = next.metadata;
+  const m = cur.metadata;
+  const n = next.metadata;
   return m.owner === n.owner && m.phase === n.phase && sameSpec(m.labels, n.labels)
     && sameSpec(m.annotations, n.annotations) && sameSpec(cur.spec, next.spec);
 }
@@ -113,7 +114,10 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
   const encoded = new WeakMap<Resource, Buffer>();
   const resourceBytes = (r: Resource): Buffer => {
     let b = encoded.get(r);
-    if (!b) { b = encode('Resource', resourceToWire(r, o.codecs)); encoded.set(r, b); }
+    if (!b) {
+      b = encode('Resource', resourceToWire(r, o.codecs));
+      encoded.set(r, b);
+    }
     return b;
   };
   const response = (r: Resource) => wrapField1(resourceBytes(r));
@@ -122,7 +126,10 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
   const watchResponse = (events: readonly WatchEvent[]): Buffer => {
     if (events.length !== 1) return frame(encodeWatchResponse(events, resourceBytes));
     let b = eventFrames.get(events[0]!);
-    if (!b) { b = frame(encodeWatchResponse(events, resourceBytes)); eventFrames.set(events[0]!, b); }
+    if (!b) {
+      b = frame(encodeWatchResponse(events, resourceBytes));
+      eventFrames.set(events[0]!, b);
+    }
     return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
@@ -253,7 +260,8 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     }),
 
     unary('Destroy', ptr, async (req: PointerRequest, ctx) => {
-      await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' }); return {};
+      await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
+      return {};
     }),
     unary('Teardown', ptr, async (req: PointerRequest, ctx) => ({
       destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }),
@@ -276,7 +284,12 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         // their order without a side buffer. Past the gate an event is written at once.
         let openGate!: () => void;
         let open = false;
-        const gate = new Promise<void>((r) => { openGate = () => { open = true; r(); }; });
+        const gate = new Promise<void>((r) => {
+          openGate = () => {
+            open = true;
+            r();
+          };
+        });
         const send = (events: readonly WatchEvent[]): Promise<void> | undefined => {
           if (!open) return gate.then(() => send(events));
           if (ctx.signal.aborted) return undefined;
@@ -309,7 +322,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
 }
 
 function decodeRequest<T>(name: MessageName, bytes: Uint8Array): T {
-  try { return decode<T>(name, bytes); } catch (e) {
+  try {
+    return decode<T>(name, bytes);
+  } catch (e) {
     throw new StateError('invalid-argument', `the request is not a ${name}: ${(e as Error).message}`, name,
       { cause: e });
   }

@@ -19,21 +19,51 @@ const toNumber = (v: unknown): number => (typeof v === 'number' ? v : (v as { to
 
 function writeScalar(w: protobuf.Writer, kind: ScalarKind | 'enum', v: unknown): void {
   switch (kind) {
-    case 'string': w.string(v as string); break;
-    case 'bytes': w.bytes(v as Uint8Array); break;
-    case 'bool': w.bool(v as boolean); break;
-    case 'double': w.double(v as number); break;
-    case 'float': w.float(v as number); break;
-    case 'int32': case 'enum': w.int32(v as number); break;
-    case 'uint32': w.uint32(v as number); break;
-    case 'sint32': w.sint32(v as number); break;
-    case 'fixed32': w.fixed32(v as number); break;
-    case 'sfixed32': w.sfixed32(v as number); break;
-    case 'int64': w.int64(v as number); break;
-    case 'uint64': w.uint64(v as number); break;
-    case 'sint64': w.sint64(v as number); break;
-    case 'fixed64': w.fixed64(v as number); break;
-    case 'sfixed64': w.sfixed64(v as number); break;
+    case 'string':
+      w.string(v as string);
+      break;
+    case 'bytes':
+      w.bytes(v as Uint8Array);
+      break;
+    case 'bool':
+      w.bool(v as boolean);
+      break;
+    case 'double':
+      w.double(v as number);
+      break;
+    case 'float':
+      w.float(v as number);
+      break;
+    case 'int32': case 'enum':
+      w.int32(v as number);
+      break;
+    case 'uint32':
+      w.uint32(v as number);
+      break;
+    case 'sint32':
+      w.sint32(v as number);
+      break;
+    case 'fixed32':
+      w.fixed32(v as number);
+      break;
+    case 'sfixed32':
+      w.sfixed32(v as number);
+      break;
+    case 'int64':
+      w.int64(v as number);
+      break;
+    case 'uint64':
+      w.uint64(v as number);
+      break;
+    case 'sint64':
+      w.sint64(v as number);
+      break;
+    case 'fixed64':
+      w.fixed64(v as number);
+      break;
+    case 'sfixed64':
+      w.sfixed64(v as number);
+      break;
   }
 }
 
@@ -76,7 +106,11 @@ export function wireCodec(set: MessageSet, messageName: string): WireCodec {
   };
   const top = planOf(messageName);
   return {
-    encode: (o) => { const w = protobuf.Writer.create(); top.write(w, o); return w.finish(); },
+    encode: (o) => {
+      const w = protobuf.Writer.create();
+      top.write(w, o);
+      return w.finish();
+    },
     decode: (bytes) => top.read(protobuf.Reader.create(bytes), bytes.length),
   };
 }
@@ -101,7 +135,8 @@ class MessagePlan {
         for (const v of e.values) {
           if (v.number === 0 || toName.has(v.number)) continue;
           const short = enumValueName(e.name, v.name);
-          toNumber.set(short, v.number); toName.set(v.number, short);
+          toNumber.set(short, v.number);
+          toName.set(v.number, short);
         }
         this.enums.set(f.type, { toNumber, toName });
       }
@@ -178,7 +213,10 @@ class MessagePlan {
     while (r.pos < end) {
       const tag = r.uint32();
       const f = this.byNumber.get(tag >>> 3);
-      if (!f) { r.skipType(tag & 7); continue; }
+      if (!f) {
+        r.skipType(tag & 7);
+        continue;
+      }
       if (f.mapKey) {
         const entryEnd = r.uint32() + r.pos;
         let k: unknown = f.mapKey === 'string' ? '' : 0;

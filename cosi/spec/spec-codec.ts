@@ -45,7 +45,9 @@ export function protoCodec(set: MessageSet, name: string): SpecCodec {
     schema,
     toProto: (spec) => plan.encode(spec as Record<string, unknown>),
     fromProto(bytes) {
-      try { return plan.decode(bytes); } catch (e) {
+      try {
+        return plan.decode(bytes);
+      } catch (e) {
         throw new StateError('invalid-argument', `proto_spec is not a ${short}: ${(e as Error).message}`, name,
           { cause: e });
       }
@@ -85,5 +87,11 @@ export function staticCodecs(entries: Iterable<[string, SpecCodec]>): SpecCodecs
 
 /** Codecs in order: the first that knows a type answers. */
 export function chainCodecs(...all: SpecCodecs[]): SpecCodecs {
-  return { get: (type) => { for (const c of all) { const x = c.get(type); if (x) return x; } return undefined; } };
+  return { get: (type) => {
+    for (const c of all) {
+      const x = c.get(type);
+      if (x) return x;
+    }
+    return undefined;
+  } };
 }

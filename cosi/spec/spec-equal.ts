@@ -15,7 +15,10 @@ export function specDifferences(a: unknown, b: unknown, path = 'spec', limit = 8
       return;
     }
     if (Array.isArray(x) && Array.isArray(y)) {
-      if (x.length !== y.length) { out.push(`${p}: ${x.length} items vs ${y.length}`); return; }
+      if (x.length !== y.length) {
+        out.push(`${p}: ${x.length} items vs ${y.length}`);
+        return;
+      }
       x.forEach((v, i) => walk(v, y[i], `${p}[${i}]`));
       return;
     }

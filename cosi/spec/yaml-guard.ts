@@ -34,7 +34,10 @@ export function scanNesting(
       if (c === NL) line++;
       else if (q === 0x22 && c === 0x5c) i++; // \" in a double-quoted scalar
       else if (c === q) {
-        if (q === 0x27 && text.charCodeAt(i + 1) === 0x27) { i++; continue; } // '' in a single-quoted one
+        if (q === 0x27 && text.charCodeAt(i + 1) === 0x27) {
+          i++;
+          continue;
+        } // '' in a single-quoted one
         return;
       }
     }
@@ -46,7 +49,10 @@ export function scanNesting(
     const indent = i - start;
     if (i < n && text.charCodeAt(i) !== NL && scalarParent >= 0 && indent > scalarParent) {
       while (i < n && text.charCodeAt(i) !== NL) i++;
-      if (i < n) { i++; line++; }
+      if (i < n) {
+        i++;
+        line++;
+      }
       continue;
     }
     if (i < n && text.charCodeAt(i) !== NL && text.charCodeAt(i) !== 0x23) scalarParent = -1;
@@ -67,7 +73,11 @@ export function scanNesting(
     let valueStart = true; // a flow collection or quoted scalar may open here
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (c === NL) { line++; i++; break; }
+      if (c === NL) {
+        line++;
+        i++;
+        break;
+      }
       if (c === 0x23 && (i === 0 || isSpace(text.charCodeAt(i - 1)) || text.charCodeAt(i - 1) === NL)) {
         while (i < n && text.charCodeAt(i) !== NL) i++;
         continue;
@@ -81,8 +91,18 @@ export function scanNesting(
           i++;
           continue;
         }
-        if (c === 0x22 || c === 0x27) { skipQuoted(c); i++; valueStart = false; continue; }
-        if (flow === 0 && (c === 0x7c || c === 0x3e)) { scalarParent = indent; valueStart = false; i++; continue; }
+        if (c === 0x22 || c === 0x27) {
+          skipQuoted(c);
+          i++;
+          valueStart = false;
+          continue;
+        }
+        if (flow === 0 && (c === 0x7c || c === 0x3e)) {
+          scalarParent = indent;
+          valueStart = false;
+          i++;
+          continue;
+        }
       }
       if (flow > 0) {
         if (c === 0x5d || c === 0x7d) flow--;

@@ -13,7 +13,10 @@ export class Bucket {
   unowned = 0;
   private sorted: Resource[] | null = null;
   private wakeQueued = false;
-  private readonly wakeAll = () => { this.wakeQueued = false; for (const w of this.wakers) w(); };
+  private readonly wakeAll = () => {
+    this.wakeQueued = false;
+    for (const w of this.wakers) w();
+  };
 
   constructor(readonly namespace: string, readonly type: string, readonly hash: Buffer, capacity: number) {
     this.ring = new EventRing(capacity);
@@ -32,12 +35,24 @@ export class Bucket {
     const id = e.resource.metadata.id;
     const before = this.resources.get(id);
     if (before && before.metadata.owner === '') this.unowned--;
-    if (e.type === 'updated') { this.resources.set(id, e.resource); if (this.sorted) this.sorted = null; }
-    else if (e.type === 'created') { this.resources.set(id, e.resource); this.sorted = null; }
-    else { this.resources.delete(id); this.sorted = null; }
+    if (e.type === 'updated') {
+      this.resources.set(id, e.resource);
+      if (this.sorted) this.sorted = null;
+    }
+    else if (e.type === 'created') {
+      this.resources.set(id, e.resource);
+      this.sorted = null;
+    }
+    else {
+      this.resources.delete(id);
+      this.sorted = null;
+    }
     if (e.type !== 'destroyed' && e.resource.metadata.owner === '') this.unowned++;
     this.ring.append(e);
-    if (!this.wakeQueued && this.wakers.size) { this.wakeQueued = true; queueMicrotask(this.wakeAll); }
+    if (!this.wakeQueued && this.wakers.size) {
+      this.wakeQueued = true;
+      queueMicrotask(this.wakeAll);
+    }
   }
 
   /** The resource that stands for the whole kind in bootstrap and noop events. */

@@ -4,5 +4,10 @@ import { isNotFound } from './errors.ts';
 import type { State } from './state.ts';
 
 export async function findResource(state: State, p: Pointer): Promise<Resource | undefined> {
-  try { return await state.get(p); } catch (e) { if (isNotFound(e)) return undefined; throw e; }
+  try {
+    return await state.get(p);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
 }

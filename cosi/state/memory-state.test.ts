@@ -9,10 +9,13 @@ runStateSuite(t, async () => ({ state: new MemoryState(), close: async () => {} 
 t.test('a watcher that falls behind the history gets buffer overrun and ends', async (t) => {
   const s = new MemoryState({ historyCapacity: 8 });
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   const seen: string[] = [];
   const w = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (batch) => {
-    seen.push(...batch.map((e) => e.type)); await gate;
+    seen.push(...batch.map((e) => e.type));
+    await gate;
   }, true);
   for (let i = 0; i < 20; i++) await s.create(newResource({ namespace: 'ns', type: 'T', id: `r${i}` }, {}));
   release();
@@ -21,10 +24,13 @@ t.test('a watcher that falls behind the history gets buffer overrun and ends', a
   t.equal(seen.at(-1), 'errored', 'errored event delivered last');
   // api_version 0: the same overrun ends the watch, but the errored event is hidden
   let release0!: () => void;
-  const gate0 = new Promise<void>((r) => { release0 = r; });
+  const gate0 = new Promise<void>((r) => {
+    release0 = r;
+  });
   const seen0: string[] = [];
   const w0 = await s.watch({ namespace: 'ns', type: 'T' }, {}, async (b) => {
-    seen0.push(...b.map((e) => e.type)); await gate0;
+    seen0.push(...b.map((e) => e.type));
+    await gate0;
   }, false);
   for (let i = 20; i < 40; i++) await s.create(newResource({ namespace: 'ns', type: 'T', id: `r${i}` }, {}));
   release0();
@@ -42,7 +48,9 @@ t.test('stored resources are immutable and writers cannot reach them', async (t)
   spec.list.push(3);
   t.same((await s.get({ namespace: 'n', type: 'T', id: 'x' })).spec, { list: [1, 2] },
     'caller mutation after create does not leak in');
-  t.throws(() => { (r.spec as { list: number[] }).list.push(4); }, 'stored spec is frozen');
+  t.throws(() => {
+    (r.spec as { list: number[] }).list.push(4);
+  }, 'stored spec is frozen');
   const c = await collect(s, { namespace: 'n', type: 'T', id: 'x' });
   t.equal((await c.next())[0]!.type, 'created');
   c.watch.close();
@@ -63,10 +71,16 @@ t.test('watchers are woken after the writer returns, never inside its call', asy
 
 t.test('a sink that throws, or whose promise rejects, ends the watch with its error', async (t) => {
   const s = new MemoryState();
-  const thrower = await s.watch({ namespace: 'n', type: 'T' }, {}, () => { throw new Error('sink broke'); });
-  const rejecter = await s.watch({ namespace: 'n', type: 'T' }, {}, async () => { throw new Error('sink rejected'); });
+  const thrower = await s.watch({ namespace: 'n', type: 'T' }, {}, () => {
+    throw new Error('sink broke');
+  });
+  const rejecter = await s.watch({ namespace: 'n', type: 'T' }, {}, async () => {
+    throw new Error('sink rejected');
+  });
   let later = 0;
-  const bystander = await s.watch({ namespace: 'n', type: 'T' }, {}, () => { later++; });
+  const bystander = await s.watch({ namespace: 'n', type: 'T' }, {}, () => {
+    later++;
+  });
   await s.create(newResource({ namespace: 'n', type: 'T', id: 'a' }, {}));
   t.match((await thrower.done)?.message, /sink broke/);
   t.match((await rejecter.done)?.message, /sink rejected/);

@@ -59,7 +59,10 @@ export class MemoryState implements State {
   bucket(namespace: string, type: string): Bucket {
     const key = kindKey(namespace, type);
     let b = this.buckets.get(key);
-    if (!b) { b = new Bucket(namespace, type, this.bookmarks.kindHash(key), this.capacity); this.buckets.set(key, b); }
+    if (!b) {
+      b = new Bucket(namespace, type, this.bookmarks.kindHash(key), this.capacity);
+      this.buckets.set(key, b);
+    }
     return b;
   }
 
@@ -196,7 +199,10 @@ export class MemoryState implements State {
             pointerString(p)));
           return;
         }
-        if (cur.metadata.finalizers.length === 0) { b.wakers.delete(check); resolve(); }
+        if (cur.metadata.finalizers.length === 0) {
+          b.wakers.delete(check);
+          resolve();
+        }
       };
       b.wakers.add(check);
     });

@@ -14,7 +14,11 @@ export function parseLabelNumber(text: string): bigint | null {
   const v = text.trim();
   let split = v.length;
   for (let i = 0; i < v.length; i++) {
-    const c = v[i]!; if (!((c >= '0' && c <= '9') || c === '-')) { split = i; break; }
+    const c = v[i]!;
+    if (!((c >= '0' && c <= '9') || c === '-')) {
+      split = i;
+      break;
+    }
   }
   const digits = v.slice(0, split);
   if (!/^-?\d+$/.test(digits)) return null;
@@ -44,7 +48,8 @@ function evaluate(labels: Readonly<Record<string, string>>, t: LabelTerm): boole
     case 'lt': return value < v0;
     case 'lte': return value <= v0;
     case 'lt-numeric': case 'lte-numeric': {
-      const l = parseLabelNumber(value); const r = parseLabelNumber(v0);
+      const l = parseLabelNumber(value);
+      const r = parseLabelNumber(v0);
       if (l === null || r === null) return null;
       return t.op === 'lt-numeric' ? l < r : l <= r;
     }
@@ -80,8 +85,13 @@ export function compileIdQuery(regexp: string | undefined): RegExp | undefined {
   if (regexp.length > 1024) {
     throw new StateError('invalid-argument', `id query regexp of ${regexp.length} characters: at most 1024`);
   }
-  if (!linearEngine) { setFlagsFromString('--enable-experimental-regexp_engine'); linearEngine = true; }
-  try { return new RegExp(regexp, 'l'); } catch (e) {
+  if (!linearEngine) {
+    setFlagsFromString('--enable-experimental-regexp_engine');
+    linearEngine = true;
+  }
+  try {
+    return new RegExp(regexp, 'l');
+  } catch (e) {
     throw new StateError('invalid-argument', `invalid id query regexp "${regexp}": ${(e as Error).message}`, regexp);
   }
 }

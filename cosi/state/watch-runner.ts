@@ -85,7 +85,10 @@ export async function runWatch(
   } else if (tail > 0) {
     let found = 0;
     for (let seq = b.ring.next - 1; seq >= b.ring.oldest && found < tail; seq--) {
-      if (translate(b.ring.at(seq)!)) { found++; pos = seq; }
+      if (translate(b.ring.at(seq)!)) {
+        found++;
+        pos = seq;
+      }
     }
   } else if (single) {
     const cur = b.resources.get(id);
@@ -112,7 +115,9 @@ export async function runWatch(
   let waiting = false;
   let ended = false;
   let resolveDone!: (e: Error | undefined) => void;
-  const done = new Promise<Error | undefined>((r) => { resolveDone = r; });
+  const done = new Promise<Error | undefined>((r) => {
+    resolveDone = r;
+  });
   const finish = (e: Error | undefined) => {
     if (ended) return;
     ended = true;
@@ -126,7 +131,13 @@ export async function runWatch(
     const wait = sink(events);
     if (!wait) return false;
     waiting = true;
-    wait.then(() => { waiting = false; pump(); }, (e: unknown) => { waiting = false; finish(asError(e)); });
+    wait.then(() => {
+      waiting = false;
+      pump();
+    }, (e: unknown) => {
+      waiting = false;
+      finish(asError(e));
+    });
     return true;
   };
 
@@ -135,14 +146,20 @@ export async function runWatch(
   function pump(): void {
     try {
       while (!ended && !waiting) {
-        if (closing) { finish(undefined); return; }
+        if (closing) {
+          finish(undefined);
+          return;
+        }
         if (queued.length) {
           const batch = o.aggregated ? queued : [queued[0]!];
           queued = o.aggregated ? [] : queued.slice(1);
           if (send(batch)) return;
           continue;
         }
-        if (overrun) { finish(overrun); return; }
+        if (overrun) {
+          finish(overrun);
+          return;
+        }
         if (pos >= b.ring.next) return;
         if (pos < b.ring.oldest) {
           overrun = new StateError('buffer-overrun',
@@ -157,7 +174,10 @@ export async function runWatch(
           continue;
         }
         const batch: WatchEvent[] = [];
-        while (pos < b.ring.next) { const one = translate(b.ring.at(pos++)!); if (one) batch.push(one[0]!); }
+        while (pos < b.ring.next) {
+          const one = translate(b.ring.at(pos++)!);
+          if (one) batch.push(one[0]!);
+        }
         if (batch.length && send(batch)) return;
       }
     } catch (e) { finish(asError(e)); }
@@ -165,5 +185,8 @@ export async function runWatch(
 
   b.wakers.add(pump);
   pump();
-  return { close: () => { closing = true; if (!waiting) pump(); }, done };
+  return { close: () => {
+    closing = true;
+    if (!waiting) pump();
+  }, done };
 }

@@ -17,7 +17,8 @@ export function stageTree(workDir: string, tree: Tree, dirs: readonly string[], 
   for (const [path, from] of Object.entries(tree)) {
     const to = join(root, path);
     mkdirSync(dirname(to), { recursive: true });
-    if (typeof from === 'string') copyFileSync(from, to); else writeFileSync(to, from);
+    if (typeof from === 'string') copyFileSync(from, to);
+    else writeFileSync(to, from);
   }
   const touch = (p: string): void => {
     if (statSync(p).isDirectory()) for (const n of readdirSync(p)) touch(join(p, n));

@@ -79,7 +79,8 @@ export function biosBoot(
   if (sectors < 2 || sectors > 0xffff) throw new Error(`core.img of ${coreImg.length} bytes cannot be loaded`);
   const boot = Buffer.from(bootImg);
   boot.writeBigUInt64LE(BigInt(coreLba), KERNEL_SECTOR);
-  boot[DRIVE_CHECK] = 0x90; boot[DRIVE_CHECK + 1] = 0x90;
+  boot[DRIVE_CHECK] = 0x90;
+  boot[DRIVE_CHECK + 1] = 0x90;
   const core = Buffer.alloc(sectors * 512);
   coreImg.copy(core);
   if (core.readUInt16LE(BLOCKLIST + 10) !== KERNEL_SEGMENT) {

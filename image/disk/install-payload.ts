@@ -14,7 +14,9 @@ import {
 import { hashingStream } from '../../machinery/sys/hashing-stream.ts';
 import type { RawDisk } from './raw.ts';
 
-export { INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, type InstallManifest } from '../../machinery/disk/install-manifest.ts';
+export {
+  INSTALL_DIR, INSTALL_DISK, INSTALL_MANIFEST, type InstallManifest,
+} from '../../machinery/disk/install-manifest.ts';
 
 /** The payload's files: each one's name in install/ and where it lies now. */
 export interface InstallPayload { files: { name: string; path: string }[]; manifest: InstallManifest }

@@ -11,7 +11,9 @@
 import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../machinery/disk/gpt.ts';
-import { encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES } from '../../machinery/disk/boot-slots.ts';
+import {
+  encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES,
+} from '../../machinery/disk/boot-slots.ts';
 import { EPHEMERAL_LABEL, STATE_LABEL } from '../../machinery/disk/labels.ts';
 import { ext4Image, fatImage } from './filesystems.ts';
 import { biosBoot, espSearch, grubConfig, grubMkimage } from './grub.ts';

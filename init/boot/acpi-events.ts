@@ -56,6 +56,11 @@ export function watchAcpiEvents(n: Native, onEvent: (e: AcpiEvent) => void): (()
   const family = resolveAcpiFamily(n);
   if (!family) return undefined;
   const fd = n.netlinkOpen(NETLINK_GENERIC, [family.group]);
-  const stop = n.subscribeDatagrams(fd, (d) => { for (const e of decodeAcpiEvents(d, family.id)) onEvent(e); });
-  return () => { stop(); n.closeFd(fd); };
+  const stop = n.subscribeDatagrams(fd, (d) => {
+    for (const e of decodeAcpiEvents(d, family.id)) onEvent(e);
+  });
+  return () => {
+    stop();
+    n.closeFd(fd);
+  };
 }

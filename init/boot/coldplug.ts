@@ -45,7 +45,8 @@ async function settle(
   while (performance.now() - t0 < maxWaitMs) {
     await sleep(50);
     const now = snapshot(sysBus, sysBlock, buses);
-    if (now.key !== last.key) since = performance.now(); else if (performance.now() - since >= quietMs) break;
+    if (now.key !== last.key) since = performance.now();
+    else if (performance.now() - since >= quietMs) break;
     last = now;
   }
   return { ms: performance.now() - t0, devices: last.devices };

@@ -28,12 +28,18 @@ export function installGuard(o: GuardOptions): Guard {
 
   const guard: Guard = {
     fatal(reason, cause) {
-      if (fatalStarted) { log.error(`also fatal: ${reason}`); return; }
+      if (fatalStarted) {
+        log.error(`also fatal: ${reason}`);
+        return;
+      }
       fatalStarted = true;
       log.error(`FATAL: ${reason}${cause !== undefined ? `: ${describe(cause)}` : ''}`);
       let left = o.countdownSeconds();
       const tick = () => {
-        if (left <= 0) { void o.restart(`fatal: ${reason}`); return; }
+        if (left <= 0) {
+          void o.restart(`fatal: ${reason}`);
+          return;
+        }
         log.error(`rebooting in ${left}s`);
         left--;
         setTimeout(tick, 1000);

@@ -32,7 +32,9 @@ export const EARLY_MOUNTS: readonly MountEntry[] = [
 ];
 
 function readMounts(): ProcMount[] {
-  try { return parseMounts(readFileSync('/proc/self/mounts', 'utf8')); } catch (e) {
+  try {
+    return parseMounts(readFileSync('/proc/self/mounts', 'utf8'));
+  } catch (e) {
     if (isErrno(e, 'ENOENT')) return []; // before /proc exists: nothing mounted yet
     throw e;
   }
@@ -41,7 +43,10 @@ function readMounts(): ProcMount[] {
 export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] = EARLY_MOUNTS): number {
   let mounted = 0;
   for (const m of table) {
-    if (readMounts().some((p) => p.target === m.target)) { log.info(`${m.target} already mounted`); continue; }
+    if (readMounts().some((p) => p.target === m.target)) {
+      log.info(`${m.target} already mounted`);
+      continue;
+    }
     mkdirSync(m.target, { recursive: true });
     n.mount(m.source, m.target, m.fstype, m.flags, m.data);
     mounted++;
@@ -61,11 +66,17 @@ export function unmountAll(n: Native, log: Logger): { unmounted: number; failed:
   let unmounted = 0;
   const failed: string[] = [];
   for (const t of targets) {
-    try { n.umount2(t); unmounted++; } catch (e) {
+    try {
+      n.umount2(t);
+      unmounted++;
+    } catch (e) {
       try {
-        n.umount2(t, MNT_DETACH); unmounted++; log.warn(`${t} busy (${(e as Error).message}); detached`);
+        n.umount2(t, MNT_DETACH);
+        unmounted++;
+        log.warn(`${t} busy (${(e as Error).message}); detached`);
       } catch (e2) {
-        failed.push(t); log.error(`cannot unmount ${t}: ${(e2 as Error).message}`);
+        failed.push(t);
+        log.error(`cannot unmount ${t}: ${(e2 as Error).message}`);
       }
     }
   }

@@ -31,9 +31,13 @@ t.test('evdev key bitmap and KEY_POWER presses', async (t) => {
   t.notOk(hasKey('10000000000000 0', 115));
   const ev = Buffer.alloc(INPUT_EVENT_SIZE * 3);
   const put = (i: number, type: number, code: number, value: number) => {
-    ev.writeUInt16LE(type, i * 24 + 16); ev.writeUInt16LE(code, i * 24 + 18); ev.writeInt32LE(value, i * 24 + 20);
+    ev.writeUInt16LE(type, i * 24 + 16);
+    ev.writeUInt16LE(code, i * 24 + 18);
+    ev.writeInt32LE(value, i * 24 + 20);
   };
-  put(0, 1, 116, 1); put(1, 0, 0, 0); put(2, 1, 116, 0); // press, SYN, release
+  put(0, 1, 116, 1);
+  put(1, 0, 0, 0);
+  put(2, 1, 116, 0); // press, SYN, release
   t.equal(powerPresses(ev), 1);
 });
 

@@ -67,7 +67,9 @@ export async function runPid1(): Promise<void> {
   log.info(`appliance ${VERSION} starting as pid ${process.pid} (node ${process.version})`);
 
   let n: Native;
-  try { n = native(); } catch (e) {
+  try {
+    n = native();
+  } catch (e) {
     // Without the addon there is no mount and no reboot: say so and stay up rather than panic.
     log.error(`cannot load the native addon, the system cannot boot: ${(e as Error).message}`);
     setInterval(() => {}, 1 << 30);
@@ -84,7 +86,10 @@ export async function runPid1(): Promise<void> {
       const v = Number(cmdline.get('appliance.fatal_countdown'));
       return Number.isInteger(v) && v >= 0 ? v : 10;
     },
-    restart: async (why) => { if (shutdown) await shutdown('reboot', why); else n.reboot('restart'); },
+    restart: async (why) => {
+      if (shutdown) await shutdown('reboot', why);
+      else n.reboot('restart');
+    },
   });
 
   try {

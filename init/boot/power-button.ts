@@ -45,8 +45,11 @@ export function watchPowerButton(log: Logger, onPress: () => void): string[] {
   const devices = findPowerButtons();
   for (const dev of devices) {
     let fd: number;
-    try { fd = openSync(dev, 'r'); } catch (e) {
-      log.warn(`${dev}: ${(e as Error).message}; power button not watched`); continue;
+    try {
+      fd = openSync(dev, 'r');
+    } catch (e) {
+      log.warn(`${dev}: ${(e as Error).message}; power button not watched`);
+      continue;
     }
     const stream = createReadStream(dev, { fd, highWaterMark: INPUT_EVENT_SIZE * 16 });
     let rest = Buffer.alloc(0);
@@ -54,7 +57,10 @@ export function watchPowerButton(log: Logger, onPress: () => void): string[] {
       const buf = Buffer.concat([rest, d as Buffer]);
       const whole = buf.length - (buf.length % INPUT_EVENT_SIZE);
       rest = buf.subarray(whole);
-      if (powerPresses(buf.subarray(0, whole)) > 0) { log.info(`power button pressed (${dev})`); onPress(); }
+      if (powerPresses(buf.subarray(0, whole)) > 0) {
+        log.info(`power button pressed (${dev})`);
+        onPress();
+      }
     });
     stream.on('error', (e) => log.warn(`${dev}: ${e.message}; power button not watched`));
   }
@@ -66,7 +72,10 @@ export function watchPower(n: Native, log: Logger, onPress: () => void): string 
   try {
     const stop = watchAcpiEvents(n, (e) => {
       log.info(`acpi_event ${e.deviceClass} ${e.busId} type=0x${e.type.toString(16)} data=${e.data}`);
-      if (isPowerButton(e)) { log.info(`power button pressed (acpi_event ${e.busId})`); onPress(); }
+      if (isPowerButton(e)) {
+        log.info(`power button pressed (acpi_event ${e.busId})`);
+        onPress();
+      }
     });
     if (stop) return 'acpi_event (generic netlink)';
   } catch (e) {

@@ -26,7 +26,9 @@ function runOrphanMaker(): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = reaper.spawn(process.execPath, ['-e', ORPHAN_MAKER], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d; });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d;
+    });
     child.on('exit', () => {
       const pid = Number(/orphan=(\d+)/.exec(out)?.[1]);
       pid ? resolve(pid) : reject(new Error(`no orphan pid in ${out}`));

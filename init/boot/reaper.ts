@@ -45,7 +45,9 @@ export function createReaper(n: Native, log: Logger, procRoot = '/proc'): Reaper
     return reaped;
   };
 
-  const onSigchld = () => { reapNow(); };
+  const onSigchld = () => {
+    reapNow();
+  };
   process.on('SIGCHLD', onSigchld);
 
   return {

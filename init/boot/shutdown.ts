@@ -51,7 +51,10 @@ export function createShutdown(o: ShutdownOptions): Shutdown {
       log.info(`sending SIGTERM to ${before} process(es)`);
       process.kill(-1, 'SIGTERM'); // every process but PID 1 itself
       const deadline = Date.now() + grace;
-      while (Date.now() < deadline && userProcesses().length > 0) { o.reaper.reapNow(); await sleep(50); }
+      while (Date.now() < deadline && userProcesses().length > 0) {
+        o.reaper.reapNow();
+        await sleep(50);
+      }
       const left = userProcesses();
       if (left.length) {
         log.warn(`SIGKILL to ${left.map((p) => `${p.comm}[${p.pid}]`).join(', ')} after ${grace}ms`);
@@ -61,20 +64,33 @@ export function createShutdown(o: ShutdownOptions): Shutdown {
       o.reaper.reapNow();
     } else {
       for (const pid of o.reaper.managed) {
-        try { process.kill(pid, 'SIGTERM'); } catch (e) { if (!isErrno(e, 'ESRCH')) throw e; } // already gone
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch (e) {
+          if (!isErrno(e, 'ESRCH')) throw e;
+        } // already gone
       }
     }
   };
 
   return async (action, reason, hold = {}) => {
-    if (running) { log.info(`${action} requested (${reason}) while ${running} is in progress; ignored`); return; }
+    if (running) {
+      log.info(`${action} requested (${reason}) while ${running} is in progress; ignored`);
+      return;
+    }
     running = action;
     const t0 = performance.now();
     log.info(`${action} requested: ${reason}`);
-    try { await o.beforeStop?.(action, reason, hold); } catch (e) {
+    try {
+      await o.beforeStop?.(action, reason, hold);
+    } catch (e) {
       log.error(`stopping services: ${(e as Error).message}`);
     }
-    try { await stopAll(); } catch (e) { log.error(`stopping processes: ${(e as Error).message}`); }
+    try {
+      await stopAll();
+    } catch (e) {
+      log.error(`stopping processes: ${(e as Error).message}`);
+    }
     o.native.sync();
     if (o.system) {
       const { unmounted, failed } = unmountAll(o.native, log);
@@ -84,7 +100,9 @@ export function createShutdown(o: ShutdownOptions): Shutdown {
     log.info(`${action} now (shutdown took ${Math.round(performance.now() - t0)}ms)`);
     o.beforeReboot?.(action);
     if (!o.system) return;
-    try { o.native.reboot(REBOOT_CMD[action]); } catch (e) {
+    try {
+      o.native.reboot(REBOOT_CMD[action]);
+    } catch (e) {
       log.error(`reboot(${REBOOT_CMD[action]}) failed: ${(e as Error).message}`);
     }
   };

@@ -63,7 +63,9 @@ function mountFound(n: Native, l: Labelled, sys: string, dev: string): LabelledM
     + `filesystem; it must be one of ${[...l.fstypes].join(', ')}` };
   if (d.readOnly) return { why: `${d.devPath} (${l.label}) is read-only` };
   mkdirSync(l.target, { recursive: true, mode: l.mode });
-  try { n.mount(d.devPath, l.target, d.fstype, l.flags); } catch (e) {
+  try {
+    n.mount(d.devPath, l.target, d.fstype, l.flags);
+  } catch (e) {
     return { why: `cannot mount ${d.devPath} (${l.label}) on ${l.target}: ${(e as Error).message}` };
   }
   return { dir: l.target, device: d.devPath };

@@ -31,7 +31,9 @@ export function runTestSwitches(c: TestSwitchContext): void {
 function orphanCheck(reaper: Reaper, log: Logger): void {
   const child = reaper.spawn(process.execPath, ['test-orphan-maker', '1500'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   child.on('exit', (code) => {
     const orphan = Number(/orphan=(\d+)/.exec(out)?.[1]);
     if (!orphan) {
@@ -40,10 +42,15 @@ function orphanCheck(reaper: Reaper, log: Logger): void {
     }
     log.info(`orphan maker exited ${code}; its child ${orphan} is now ours`);
     let reaped = false;
-    reaper.onReap((e) => { if (e.pid === orphan) reaped = true; });
+    reaper.onReap((e) => {
+      if (e.pid === orphan) reaped = true;
+    });
     const deadline = Date.now() + 30_000;
     const check = () => {
-      if (!reaped && Date.now() < deadline) { setTimeout(check, 100); return; }
+      if (!reaped && Date.now() < deadline) {
+        setTimeout(check, 100);
+        return;
+      }
       // Give the reaper's SIGCHLD handler no excuse: count zombies after it ran.
       const zombies = zombieChildrenOf(process.pid).length;
       log.info(`orphan check: orphan=${orphan} reaped=${reaped ? 'yes' : 'no'} zombies=${zombies}`);

@@ -72,8 +72,12 @@ async function launcherTests(): Promise<void> {
     });
     let out = '';
     let err = '';
-    c.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    c.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    c.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    c.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     c.on('exit', (code) => resolve({ pid: c.pid ?? 0, code, out, err }));
   });
   const fields = (out: string) => Object.fromEntries(out.trim().split('\n').map((l) => {
@@ -114,7 +118,9 @@ async function launcherTests(): Promise<void> {
     const r = await new Promise<{ code: number | null; err: string }>((resolve) => {
       const c = spawn(exe, ['extension-exec'], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
-      c.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+      c.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
       c.on('exit', (code) => resolve({ code, err }));
     });
     t.equal(r.code, 1);

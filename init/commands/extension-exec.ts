@@ -24,7 +24,10 @@ export function extensionExec(): number {
   }
   const n = native();
   const step = (what: string, f: () => void): boolean => {
-    try { f(); return true; } catch (e) {
+    try {
+      f();
+      return true;
+    } catch (e) {
       process.stderr.write(`ERROR extension ${launch.name}: ${what}: ${(e as Error).message}\n`);
       return false;
     }

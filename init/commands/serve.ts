@@ -52,7 +52,11 @@ export async function serve(args: string[]): Promise<number> {
   let configFile: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    const value = () => { const v = args[++i]; if (!v) throw new Error(`${a} needs a value`); return v; };
+    const value = () => {
+      const v = args[++i];
+      if (!v) throw new Error(`${a} needs a value`);
+      return v;
+    };
     if (a === '--listen') listen = value();
     else if (a === '--plugin-socket') pluginSocket = value();
     else if (a === '--test-plugins') testPlugins = true;
@@ -61,19 +65,28 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--cmdline') raw = value();
     else if (a === '--state-dir') stateDir = value();
     else if (a === '--config') configFile = value();
-    else if (a === '--help') { process.stdout.write(SERVE_HELP); return 0; }
-    else { process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`); return 2; }
+    else if (a === '--help') {
+      process.stdout.write(SERVE_HELP);
+      return 0;
+    }
+    else {
+      process.stderr.write(`serve: unknown option "${a}"\n\n${SERVE_HELP}`);
+      return 2;
+    }
   }
   const log = createLogger('engine');
   let powerRequest!: (r: Ending) => void;
-  const powered = new Promise<Ending>((r) => { powerRequest = r; });
+  const powered = new Promise<Ending>((r) => {
+    powerRequest = r;
+  });
   const engine = await startEngine({
     onPowerRequest: (action, id, hold) => powerRequest({ action, reason: `API power request "${id}"`, hold }),
     log, native: native(), listen, pluginSocket, startPlugins: !noPlugins, hostMode: true,
     plugins: PLUGINS.filter((p) => testPlugins || !p.testOnly),
     cmdline: { raw, params: parseCmdline(raw) },
     spawn: (a, env) => {
-      const c = selfCommand(a); return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = selfCommand(a);
+      return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     },
     ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
     configStore: stateDir ? (mkdirSync(stateDir, { recursive: true }), fileConfigStore(stateDir))

@@ -11,7 +11,10 @@ import { confine } from '../../plugins/sdk/confine.ts';
 
 export function testConfineProbe(args: string[]): number {
   const p = findPlugin(args[0] ?? '');
-  if (!p) { process.stderr.write(`test-confine-probe: name a built-in plugin\n`); return 2; }
+  if (!p) {
+    process.stderr.write(`test-confine-probe: name a built-in plugin\n`);
+    return 2;
+  }
   if (p.hostMounts) {
     process.stderr.write(`test-confine-probe: ${p.name} mounts for the machine: not probed\n`);
     return 2;
@@ -19,7 +22,10 @@ export function testConfineProbe(args: string[]): number {
   confine(p, { withoutFilter: args.includes('--without-filter') });
   const target = mkdtempSync(join(tmpdir(), 'probe-'));
   let mount = 'ok';
-  try { native().mount('probe', target, 'tmpfs', 0); native().umount2(target); } catch (e) {
+  try {
+    native().mount('probe', target, 'tmpfs', 0);
+    native().umount2(target);
+  } catch (e) {
     mount = (e as { code?: string }).code ?? (e as Error).message;
   }
   rmdirSync(target);

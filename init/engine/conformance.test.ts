@@ -26,7 +26,9 @@ runStateSuite(t, async () => {
     { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: namespace }, { description: 'a conformance case' },
   ));
   const client = served.client();
-  return { state: client, namespace, type: TYPE, close: async () => { client.close(); } };
+  return { state: client, namespace, type: TYPE, close: async () => {
+    client.close();
+  } };
 });
 
 t.test('the registered type was filled in and its default namespace created', async (t) => {

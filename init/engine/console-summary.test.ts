@@ -11,7 +11,9 @@ t.test('one line: hostname, addresses but loopback and link-local, config, API; 
     t.equal(summaryLine(s), 'machine: (no hostname); no address; no config yet; API starting');
     const lines: string[] = [];
     const watches = await consoleSummary(s, (l) => lines.push(l));
-    t.teardown(() => { for (const w of watches) w.close(); });
+    t.teardown(() => {
+      for (const w of watches) w.close();
+    });
     const link = (id: string, addresses: string[]) =>
       s.create(newResource({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id }, { addresses }));
     await link('lo', ['127.0.0.1/8']);

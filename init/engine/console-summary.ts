@@ -8,7 +8,9 @@ import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../machin
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigStatusSpec,
 } from '../../machinery/model/runtime-types.ts';
-import { API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec } from '../../machinery/model/security-types.ts';
+import {
+  API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec,
+} from '../../machinery/model/security-types.ts';
 
 /** How long the kinds must be quiet before the line is written. */
 const QUIET_MS = 500;
@@ -42,7 +44,10 @@ export async function consoleSummary(state: MemoryState, print: (line: string) =
     clearTimeout(timer);
     timer = setTimeout(() => {
       const line = summaryLine(state);
-      if (line !== last) { last = line; print(line); }
+      if (line !== last) {
+        last = line;
+        print(line);
+      }
     }, QUIET_MS);
   };
   const kinds = [

@@ -25,7 +25,14 @@ t.teardown(() => api.close());
 
 const status = async (name: string) =>
   (await api.get({ namespace: 'runtime', type: PLUGIN_STATUS_TYPE, id: name })).spec as PluginStatusSpec;
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 t.test('every type served has a resource definition', async (t) => {
   const defs = (await api.list({ namespace: 'meta', type: DEFINITION_TYPE })).map((r) => r.metadata.id);

@@ -3,7 +3,9 @@
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
 // API, and supervises the plugins it is handed.
 import type { Native } from '../../native/index.ts';
-import { DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import {
+  DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec,
+} from '../../cosi/meta/definition.ts';
 import { registerNamespace, registerTypes } from '../../cosi/meta/registry.ts';
 import { definitionCodecs } from '../../cosi/remote/definition-codecs.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
@@ -188,7 +190,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     if (!caller || caller.kind === 'maintenance' || caller.kind === 'plugin') return () => undefined;
     const access = accessOf(caller);
     return (type: string) => {
-      try { access.write({ type, owner: '', finalizersOnly: false }); return undefined; } catch (e) {
+      try {
+        access.write({ type, owner: '', finalizersOnly: false });
+        return undefined;
+      } catch (e) {
         return (e as Error).message;
       }
     };
@@ -215,7 +220,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
     expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
     // The milestone's own figures first: the second wave's processes are forked after them.
-    onMilestone: (m) => { o.onMilestone?.(m); if (m === 'network') waves?.networkConfigured(); },
+    onMilestone: (m) => {
+      o.onMilestone?.(m);
+      if (m === 'network') waves?.networkConfigured();
+    },
   });
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);

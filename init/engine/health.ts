@@ -172,21 +172,32 @@ export async function startHealth(o: {
     };
     const checks = evaluateHealth(facts);
     for (const m of reachedMilestones(facts, checks)) {
-      if (!passed.has(m)) { passed.add(m); o.onMilestone?.(m); }
+      if (!passed.has(m)) {
+        passed.add(m);
+        o.onMilestone?.(m);
+      }
     }
     const now = checks.every((c) => c.ok);
-    if (now !== healthy) { healthy = now; since = new Date().toISOString(); }
+    if (now !== healthy) {
+      healthy = now;
+      since = new Date().toISOString();
+    }
     await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID },
       { healthy: now, checks, since } satisfies HealthStatusSpec, o.owner);
   };
   // Changes come in bursts (a plugin's start writes many statuses): evaluate once they settle.
   const refresh = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => { publish().catch(o.onError); }, 100);
+    timer = setTimeout(() => {
+      publish().catch(o.onError);
+    }, 100);
   };
   // A type no plugin serves here (a host, a test without the network plugin) has nothing to wait for.
   const served = await Promise.all(WATCHED.map((k) => o.state.watch(k, {}, refresh).then((w) => w, () => undefined)));
   const watches = served.filter((w) => w !== undefined);
   refresh();
-  return { close() { clearTimeout(timer); for (const w of watches) w.close(); }, refresh };
+  return { close() {
+    clearTimeout(timer);
+    for (const w of watches) w.close();
+  }, refresh };
 }

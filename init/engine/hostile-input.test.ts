@@ -39,7 +39,10 @@ function idsAt(buf: Uint8Array, path: readonly number[]): string[] {
     const r = protobuf.Reader.create(buf);
     while (r.pos < r.len) {
       const tag = r.uint32();
-      if ((tag & 7) !== 2) { r.skipType(tag & 7); continue; }
+      if ((tag & 7) !== 2) {
+        r.skipType(tag & 7);
+        continue;
+      }
       const b = r.bytes();
       if (tag >>> 3 !== path[0]) continue;
       if (path.length === 1) out.push(Buffer.from(b).toString('utf8'));
@@ -62,9 +65,14 @@ function fuzz(n: number, input: (i: number) => unknown, fn: (x: never) => unknow
   for (let i = 0; i < n; i++) {
     const x = input(i);
     const t0 = performance.now();
-    try { fn(x as never); } catch (e) {
+    try {
+      fn(x as never);
+    } catch (e) {
       if (expected(e)) tally.refused++;
-      else { tally.crashes++; tally.firstCrash ??= `${(e as Error)?.stack ?? String(e)}`.slice(0, 400); }
+      else {
+        tally.crashes++;
+        tally.firstCrash ??= `${(e as Error)?.stack ?? String(e)}`.slice(0, 400);
+      }
     }
     tally.slowestMs = Math.max(tally.slowestMs, performance.now() - t0);
     tally.inputs++;
@@ -135,7 +143,9 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
     { namespace: 'config', type: MOTD_TYPE, id: 'kept' }, { tls: served.tls('reader') });
   let maxRss = rssBefore;
   const sampler = setInterval(() => {
-    try { maxRss = Math.max(maxRss, rss()); } catch { /* gone: checked below */ }
+    try {
+      maxRss = Math.max(maxRss, rss());
+    } catch { /* gone: checked below */ }
   }, 200);
 
   // Every RPC, N inputs each: valid requests mutated, over one mutual-TLS connection, 32 in flight.
@@ -201,14 +211,19 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
         // A watch never ends by itself: once it answers (or after a moment) it has been parsed and judged.
         const call = fuzzChannel.serverStream(path, input, { deadlineMs: 5000 });
         let got = false;
-        call.onMessage(() => { got = true; });
+        call.onMessage(() => {
+          got = true;
+        });
         const give = setTimeout(() => call.cancel(), 200);
         const e = await call.done;
         clearTimeout(give);
         code = e && !(got && e.code === Status.CANCELLED) ? e.code : Status.OK;
       } else {
         code = await fuzzChannel.unary(path, input, { deadlineMs: 5000 })
-          .then((res) => { noteAccepted(path, input, res); return Status.OK; },
+          .then((res) => {
+            noteAccepted(path, input, res);
+            return Status.OK;
+          },
             (e: unknown) => (e instanceof GrpcCallError ? e.code : -1));
         // No answer (the connection went, the deadline passed): the server may have applied it all the same.
         if (UNKNOWN_OUTCOME.has(code)) noteAccepted(path, input, Buffer.alloc(0));
@@ -252,7 +267,12 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
       const st = s.request({
         ':method': 'POST', ':path': STATE_METHODS.Get.path, 'content-type': 'application/grpc',
       });
-      st.on('response', () => { if (++answered === frames.length) { s.close(); done(answered); } });
+      st.on('response', () => {
+        if (++answered === frames.length) {
+          s.close();
+          done(answered);
+        }
+      });
       st.on('error', () => {});
       st.end(f);
     }
@@ -286,7 +306,14 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
 
   const { latencies, errors: bystanderErrors } = await bystander.stop();
   clearInterval(sampler);
-  const alive = (() => { try { process.kill(pid, 0); return true; } catch { return false; } })();
+  const alive = (() => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
   const after = await motds(touched);
   admin.close();
   latencies.sort((a, b) => a - b);

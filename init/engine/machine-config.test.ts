@@ -35,7 +35,11 @@ const api = () => served.client('admin', { codecs: META_CODECS });
 function cosictl(args: string[], input?: string): Promise<Ran> {
   return runProgram(cosictlExe, ['--config', served.cosictlConfig, ...args], input !== undefined ? { input } : {});
 }
-const file = (name: string, text: string | Buffer) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string | Buffer) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 const motd = (id: string, text: string, extra = '') =>
   `---\nmetadata: {type: motd, id: ${id}${extra}}\nspec: {text: "${text}"}\n`;
 const motds = async () => {

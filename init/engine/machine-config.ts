@@ -117,7 +117,8 @@ const STOP_SAVE_MS = 10_000;
 /** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
 const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
 const byRank = (a: Pointer, b: Pointer) => {
-  const ka = pointerString(a); const kb = pointerString(b);
+  const ka = pointerString(a);
+  const kb = pointerString(b);
   return rank(a) - rank(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
 };
 
@@ -160,7 +161,10 @@ export class MachineConfig {
     const kept = new Map<string, boolean>();
     return (type) => {
       let k = kept.get(type);
-      if (k === undefined) { k = this.definitionOf(type)?.ephemeral !== true; kept.set(type, k); }
+      if (k === undefined) {
+        k = this.definitionOf(type)?.ephemeral !== true;
+        kept.set(type, k);
+      }
       return k;
     };
   }
@@ -241,7 +245,10 @@ export class MachineConfig {
     for (const w of want) {
       wanted.add(pointerString(w));
       const current = this.o.state.findSync(w);
-      if (!current) { steps.push({ action: 'created', want: w, name: w.name }); continue; }
+      if (!current) {
+        steps.push({ action: 'created', want: w, name: w.name });
+        continue;
+      }
       // A definition is stored as admission completes it (initials, schema from its message): compare with that.
       const stored = w.namespace === META_NAMESPACE ? this.o.admission.check(newResource(w, w.spec), 'update').spec
         : w.spec;
@@ -287,7 +294,9 @@ export class MachineConfig {
           'create'));
       } else {
         const next = copyResource(state.findSync(w) ?? s.current!);
-        next.spec = w.spec; next.metadata.labels = w.labels; next.metadata.annotations = w.annotations;
+        next.spec = w.spec;
+        next.metadata.labels = w.labels;
+        next.metadata.annotations = w.annotations;
         await state.update(admission.admit(next, 'update'));
       }
     }
@@ -349,7 +358,9 @@ export class MachineConfig {
       };
       if (req.dryRun) return result;
       const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
-      try { await this.execute(steps, types); } catch (e) {
+      try {
+        await this.execute(steps, types);
+      } catch (e) {
         await this.setStatus({ state: 'failed', message: `applying the config from ${source} failed part way: `
           + `${(e as Error).message}` });
         throw e;
@@ -477,7 +488,9 @@ export class MachineConfig {
   loadPersisted(): Promise<SavedConfig | undefined> {
     return this.serial(async () => {
       let saved: SavedConfig | undefined;
-      try { saved = this.o.store.load(); } catch (e) {
+      try {
+        saved = this.o.store.load();
+      } catch (e) {
         await this.setStatus({ bootProblem: (e as Error).message });
         await this.refused('state', [(e as Error).message]);
         return undefined;
@@ -495,7 +508,9 @@ export class MachineConfig {
       if (saved.interrupted) {
         await this.setStatus({ bootProblem: `${saved.interrupted}; the config saved before it loaded` });
       }
-      try { ({ want, types } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES)); } catch (e) {
+      try {
+        ({ want, types } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES));
+      } catch (e) {
         if (e instanceof ConfigRefused) {
           await this.setStatus({ bootProblem: `the saved config was refused: ${e.problems.join('; ')}` });
           await this.refused('state', e.problems);
@@ -536,7 +551,10 @@ export class MachineConfig {
     this.status = next;
     const p = { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
     const cur = this.o.state.findSync(p);
-    if (!cur) { await this.o.state.create(newResource(p, next), { owner: this.o.owner }); return; }
+    if (!cur) {
+      await this.o.state.create(newResource(p, next), { owner: this.o.owner });
+      return;
+    }
     const upd = copyResource(cur);
     upd.spec = next;
     await this.o.state.update(upd, { owner: this.o.owner });
@@ -556,7 +574,9 @@ export class MachineConfig {
       if (pending && !this.trying) await this.persist('api', this.instanceId());
     });
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => { timer = setTimeout(() => r('late'), STOP_SAVE_MS); });
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), STOP_SAVE_MS);
+    });
     const saved = saving.then(() => 'saved' as const, (e: unknown) => {
       this.o.log.error(`the machine config's last save failed: ${(e as Error).message}`);
       return 'failed' as const;

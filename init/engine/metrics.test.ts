@@ -7,7 +7,9 @@ import { createServer } from 'node:net';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
+import {
+  CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+} from '../../machinery/model/runtime-types.ts';
 
 const served = await startServe(artifacts().exe, ['--test-plugins']);
 t.teardown(() => served.stop());
@@ -25,7 +27,9 @@ const scrape = (port: number, path = '/metrics') => new Promise<{ status: number
   (resolve, reject) => {
     get({ host: '127.0.0.1', port, path }, (res) => {
       let body = '';
-      res.on('data', (d) => { body += d; });
+      res.on('data', (d) => {
+        body += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
     }).on('error', reject);
   });
@@ -54,7 +58,10 @@ t.test('opt-in: nothing listens until a MetricsEndpoint says where; then GET /me
   await admin.create(newResource({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, id: 'prom' },
     { listen: `127.0.0.1:${port}` }));
   for (let i = 0; i < 100; i++) {
-    try { await scrape(port); break; } catch (e) {
+    try {
+      await scrape(port);
+      break;
+    } catch (e) {
       if (!refused(e)) throw e;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -110,7 +117,10 @@ t.test('opt-in: nothing listens until a MetricsEndpoint says where; then GET /me
   t.equal(value(latest.get('appliance_controller_errors'), { controller: 'link-spec' }), 0, 'no errors, counted');
   await admin.destroy({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, id: 'prom' });
   for (let i = 0; i < 50; i++) {
-    try { await scrape(port); await new Promise((r) => setTimeout(r, 100)); } catch (e) {
+    try {
+      await scrape(port);
+      await new Promise((r) => setTimeout(r, 100));
+    } catch (e) {
       if (!refused(e) && (e as { code?: string }).code !== 'ECONNRESET') throw e; // closing, or closed
       break;
     }

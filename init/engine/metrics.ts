@@ -105,7 +105,11 @@ export async function startMetrics(o: MetricsSources & { log: Logger }): Promise
     const first = o.state.listSync({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE })[0];
     const want = (first?.spec as MetricsEndpointSpec | undefined)?.listen ?? '';
     if (want === listening) return;
-    if (server) { server.close(); server = undefined; o.log.info(`metrics: no longer on ${listening}`); }
+    if (server) {
+      server.close();
+      server = undefined;
+      o.log.info(`metrics: no longer on ${listening}`);
+    }
     listening = want;
     if (!want) return;
     const at = want.lastIndexOf(':');
@@ -121,11 +125,16 @@ export async function startMetrics(o: MetricsSources & { log: Logger }): Promise
         res.writeHead(500, { 'content-type': 'text/plain' }).end(`${(e as Error).message}\n`);
       }
     });
-    s.on('error', (e) => { o.log.warn(`metrics: cannot serve on ${want}: ${e.message}`); });
+    s.on('error', (e) => {
+      o.log.warn(`metrics: cannot serve on ${want}: ${e.message}`);
+    });
     s.listen(Number(want.slice(at + 1)), host, () => o.log.info(`metrics: serving http://${want}/metrics`));
     server = s;
   };
   await apply();
   const watch = await o.state.watch({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE }, {}, () => apply());
-  return { close() { watch.close(); server?.close(); } };
+  return { close() {
+    watch.close();
+    server?.close();
+  } };
 }

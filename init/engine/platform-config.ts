@@ -41,11 +41,20 @@ export async function feedPlatformConfig(o: PlatformConfigOptions): Promise<Watc
   let seen = '';
   const take = async (u: UserDataSpec) => {
     const d = decide(u, o.persisted);
-    if (!d.apply) { o.log.info(d.why); return; }
+    if (!d.apply) {
+      o.log.info(d.why);
+      return;
+    }
     if (d.replacing) o.log.warn(d.replacing);
-    if (u.problem) { await o.config.refuse(u.source, [`${u.source}: user data ${u.problem}`]); return; }
+    if (u.problem) {
+      await o.config.refuse(u.source, [`${u.source}: user data ${u.problem}`]);
+      return;
+    }
     const t = translateUserData(new TextEncoder().encode(u.content));
-    if (!t.ok) { await o.config.refuse(u.source, [`${u.source}: ${t.message}`]); return; }
+    if (!t.ok) {
+      await o.config.refuse(u.source, [`${u.source}: ${t.message}`]);
+      return;
+    }
     try {
       await o.config.apply({
         bytes: new TextEncoder().encode(t.data.config), mode: 'replace', source: u.source,

@@ -47,6 +47,9 @@ export function startInWaves(o: {
   const timer = setTimeout(() => second(`the network is not configured after ${capMs / 1000} s`), capMs);
   return {
     networkConfigured: () => second('the network is configured'),
-    cancel: () => { pending = false; clearTimeout(timer); },
+    cancel: () => {
+      pending = false;
+      clearTimeout(timer);
+    },
   };
 }

@@ -54,14 +54,20 @@ export async function startServe(exe: string, extraArgs: string[] = [], so: Serv
     ...(so.config === false ? [] : ['--config', configFile]), ...extraArgs],
   { stdio: ['ignore', 'pipe', 'pipe'], env });
   let log = '';
-  child.stderr!.on('data', (d: Buffer) => { log += d; });
+  child.stderr!.on('data', (d: Buffer) => {
+    log += d;
+  });
   let listening = false;
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       log += d;
       // Searched for until found, not after: the engine logs a line per call, and the log grows to megabytes.
       if (listening) return;
-      const m = /listening port=(\d+)/.exec(log); if (m) { listening = true; resolve(Number(m[1])); }
+      const m = /listening port=(\d+)/.exec(log);
+      if (m) {
+        listening = true;
+        resolve(Number(m[1]));
+      }
     });
     child.on('exit', (c) => reject(new Error(`serve exited ${c} before listening:\n${log}`)));
   });
@@ -80,7 +86,9 @@ export async function startServe(exe: string, extraArgs: string[] = [], so: Serv
     port, socket, process: child, secrets, tls, cosictlConfig, log: () => log,
     client: (role = 'admin', o = {}) => new RemoteState(`127.0.0.1:${port}`, { ...o, tls: tls(role) }),
     stop: () => new Promise((r) => {
-      if (child.exitCode !== null) return r(); child.once('exit', () => r()); child.kill('SIGTERM');
+      if (child.exitCode !== null) return r();
+      child.once('exit', () => r());
+      child.kill('SIGTERM');
     }),
   };
 }

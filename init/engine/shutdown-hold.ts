@@ -82,7 +82,9 @@ async function waitForHolders(
   let shown = first.join(',');
   await changed(first);
   let done!: (result: string) => void;
-  const ended = new Promise<string>((r) => { done = r; });
+  const ended = new Promise<string>((r) => {
+    done = r;
+  });
   const timer = setTimeout(() => {
     done(`grace period of ${Math.round(graceMs / 1000)} s over: going on without `
       + `${(o.state.findSync(REQUEST)?.metadata.finalizers ?? []).join(', ')}`);
@@ -91,8 +93,14 @@ async function waitForHolders(
     const last = events.at(-1);
     if (!last || last.type === 'bootstrapped') return;
     const held = last.resource.metadata.finalizers;
-    if (!held.length) { done(`every holder let go (${first.join(', ')})`); return; }
-    if (held.join(',') !== shown) { shown = held.join(','); await changed(held); }
+    if (!held.length) {
+      done(`every holder let go (${first.join(', ')})`);
+      return;
+    }
+    if (held.join(',') !== shown) {
+      shown = held.join(',');
+      await changed(held);
+    }
   });
   try {
     // A holder may have let go between the first look and the watch.

@@ -33,7 +33,10 @@ function terminate(c: ChildProcess, timeoutMs: number, o: { waitAfterKill?: bool
   if (!running(c)) return Promise.resolve();
   return new Promise((res) => {
     c.once('exit', () => res());
-    setTimeout(() => { c.kill('SIGKILL'); if (o.waitAfterKill === false) res(); }, timeoutMs).unref();
+    setTimeout(() => {
+      c.kill('SIGKILL');
+      if (o.waitAfterKill === false) res();
+    }, timeoutMs).unref();
     c.kill('SIGTERM');
   });
 }
@@ -108,7 +111,9 @@ export class PluginSupervisor {
   /** Starts each; one that cannot be started (a fork refused for memory) is logged and the others still start. */
   start(plugins: readonly SupervisedPlugin[]): void {
     for (const p of plugins) {
-      try { this.add(p); } catch (e) {
+      try {
+        this.add(p);
+      } catch (e) {
         this.o.log.child(`${PLUGIN_LOG_PREFIX}${p.name}`).error(`cannot start: ${(e as Error).message}`);
       }
     }
@@ -252,12 +257,17 @@ export class PluginSupervisor {
       drained.push(new Promise((res) => lines.once('close', () => res())));
       lines.on('line', (l) => {
         const stats = stream === child.stdout ? parsePluginStats(l) : undefined;
-        if (stats) { r.stats = stats; return; }
+        if (stats) {
+          r.stats = stats;
+          return;
+        }
         if (stream !== child.stdout || l !== PLUGIN_READY_LINE) {
           const { level, text } = parsePluginLine(l);
           if (level === 'error') r.lastError = text;
           if (stream === child.stderr && text.trim()) r.lastStderr = text;
-          if (level === 'error') log.error(text); else if (level === 'warning') log.warn(text); else log.info(text);
+          if (level === 'error') log.error(text);
+          else if (level === 'warning') log.warn(text);
+          else log.info(text);
           return;
         }
         if (r.child !== child || r.status.state !== 'starting') return;
@@ -277,7 +287,8 @@ export class PluginSupervisor {
       r.status = { ...r.status, state: this.stopping ? 'stopped' : 'backoff', pid: 0, lastExit };
       // Why it died: what it last said was an error, or, dying as it started, its last word on stderr.
       const why = r.lastError ?? (wasRunning ? undefined : r.lastStderr);
-      if (why) r.status.lastError = why; else delete r.status.lastError;
+      if (why) r.status.lastError = why;
+      else delete r.status.lastError;
       if (r.removed) return;
       if (this.stopping) {
         void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`));
@@ -298,7 +309,10 @@ export class PluginSupervisor {
       log.warn(`exited (${signal ? `signal ${signal}${killedBy}` : `code ${code}`}); `
         + `restart ${r.status.restarts + 1} in ${r.status.backoffMs}ms`);
       void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
-      r.timer = setTimeout(() => { r.status.restarts++; this.launch(r); }, r.delay);
+      r.timer = setTimeout(() => {
+        r.status.restarts++;
+        this.launch(r);
+      }, r.delay);
       r.delay = Math.min(r.delay * backoff.factor, backoff.maxMs);
     })());
   }

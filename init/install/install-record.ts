@@ -19,7 +19,9 @@ export const formatInstallRecord = (r: InstallRecord): string => `${JSON.stringi
 /** The record in `text`, or an Error naming `where`. */
 export function parseInstallRecord(text: string, where: string): InstallRecord | Error {
   let r: Partial<InstallRecord>;
-  try { r = JSON.parse(text) as Partial<InstallRecord>; } catch (e) {
+  try {
+    r = JSON.parse(text) as Partial<InstallRecord>;
+  } catch (e) {
     return new Error(`${where}: not JSON: ${(e as Error).message}`, { cause: e });
   }
   const fields = ['machineId', 'version', 'commit', 'installedAt', 'disk'] as const;

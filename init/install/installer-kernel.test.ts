@@ -14,15 +14,28 @@ import { native } from '../../native/index.ts';
 
 const readAt = (device: string, length: number): Buffer => {
   const fd = openSync(device, 'r');
-  try { const b = Buffer.alloc(length); readSync(fd, b, 0, length, 0); return b; } finally { closeSync(fd); }
+  try {
+    const b = Buffer.alloc(length);
+    readSync(fd, b, 0, length, 0);
+    return b;
+  } finally {
+    closeSync(fd);
+  }
 };
 
 const has = (tool: string) => {
-  try { execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }); return true; } catch { return false; }
+  try {
+    execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control') || !has('mkfs.ext4')) {
-  t.test('needs root, loop devices and mkfs.ext4', async (t) => { t.plan(0, 'not here'); });
+  t.test('needs root, loop devices and mkfs.ext4', async (t) => {
+    t.plan(0, 'not here');
+  });
 } else {
   const n = native();
   const scratch = mkdtempSync(join(tmpdir(), 'installer-kernel-'));
@@ -41,7 +54,11 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control') || !has('mkfs.e
     t.teardown(() => closeSync(held));
     t.equal(readAt(loop, 4).toString(), 'aaaa', 'read once: now in the device\'s cache');
     const fd = openSync(file, 'r+');
-    try { writeSync(fd, Buffer.from('bbbb'), 0, 4, 0); } finally { closeSync(fd); }
+    try {
+      writeSync(fd, Buffer.from('bbbb'), 0, 4, 0);
+    } finally {
+      closeSync(fd);
+    }
     t.equal(readAt(loop, 4).toString(), 'aaaa', 'the cache still answers');
     const flushing = n.flushBuffers(loop);
     t.type(flushing, Promise, 'an answer to wait for, not a call that waits');

@@ -14,7 +14,9 @@ import { fileConfigStore, type SavedConfig } from '../../machinery/config/saved-
 import type { InstallManifest } from '../../machinery/disk/install-manifest.ts';
 import { STATE_LABEL } from '../../machinery/disk/labels.ts';
 import type { Logger } from '../../machinery/log.ts';
-import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
+import {
+  CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
+} from '../../machinery/model/runtime-types.ts';
 import { writeFileAtomicAsync } from '../../machinery/sys/atomic-write.ts';
 import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
 import { listBlockDevicesAsync } from '../../machinery/sys/sysfs-block.ts';
@@ -90,7 +92,9 @@ export async function startInstaller(o: InstallerOptions): Promise<{ close(): vo
         continue;
       }
       running = id;
-      void install(o, paths, id, spec).finally(() => { running = undefined; });
+      void install(o, paths, id, spec).finally(() => {
+        running = undefined;
+      });
     }
   });
   return { close: () => watch.close() };
@@ -206,7 +210,10 @@ async function readRecord(
 /** BLKRRPART, again while the kernel says EBUSY: a partition of the old table may be open for a moment (a probe). */
 async function rereadPartitions(k: InstallerKernel, disk: string): Promise<void> {
   for (let tries = 1; ; tries++) {
-    try { await k.rereadPartitions(disk); return; } catch (e) {
+    try {
+      await k.rereadPartitions(disk);
+      return;
+    } catch (e) {
       if (!isErrno(e, 'EBUSY') || tries >= 20) throw e;
       await sleep(250);
     }
@@ -246,6 +253,10 @@ async function putConfig(
     log.info(`machine config (${resources} resources) written to ${state.devPath}`);
     return `${resources} resources (from ${saved.source}) on ${state.devPath}`;
   } finally {
-    try { await machine.kernel.umount2(dir); } finally { await machine.kernel.sync(); }
+    try {
+      await machine.kernel.umount2(dir);
+    } finally {
+      await machine.kernel.sync();
+    }
   }
 }

@@ -54,7 +54,10 @@ const write = async (src: PayloadSource, to: string) => writeImage({
 t.test('the folder, or its install.json, by URL: the manifest read, the disk streamed and written', async (t) => {
   for (const url of [`${base}/good`, `${base}/good/`, `${base}/good/install.json`]) {
     const src = await fetchPayload(url);
-    if (src instanceof Error) { t.fail(src.message); continue; }
+    if (src instanceof Error) {
+      t.fail(src.message);
+      continue;
+    }
     t.equal(src.origin, `${base}/good/`);
     t.same(src.manifest, manifest);
   }

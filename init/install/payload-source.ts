@@ -39,14 +39,18 @@ export async function findMedium(
   const looked: string[] = [];
   mkdirSync(mountDir, { recursive: true, mode: 0o700 });
   for (const d of isos) {
-    try { await ops.mount(d.devPath, mountDir, 'iso9660', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC); } catch (e) {
+    try {
+      await ops.mount(d.devPath, mountDir, 'iso9660', MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC);
+    } catch (e) {
       looked.push(`${d.devPath}: cannot mount: ${(e as Error).message}`);
       continue;
     }
     const manifestPath = join(mountDir, INSTALL_DIR, INSTALL_MANIFEST);
     let manifest: InstallManifest | Error | undefined;
-    try { manifest = parseInstallManifest(readFileSync(manifestPath, 'utf8'), `${d.devPath}:/${INSTALL_DIR}/`
-      + INSTALL_MANIFEST); } catch (e) {
+    try {
+      manifest = parseInstallManifest(readFileSync(manifestPath, 'utf8'), `${d.devPath}:/${INSTALL_DIR}/`
+      + INSTALL_MANIFEST);
+    } catch (e) {
       if (!isErrno(e, 'ENOENT')) manifest = new Error(`${d.devPath}: ${(e as Error).message}`, { cause: e });
     }
     if (manifest && !(manifest instanceof Error)) {
@@ -80,7 +84,9 @@ export async function fetchPayload(url: string): Promise<PayloadSource | Error> 
   return {
     origin: base, manifest: m,
     async openDisk() {
-      const res = await httpOpen(diskUrl).catch((e: Error) => { throw new Error(`GET ${e.message}`, { cause: e }); });
+      const res = await httpOpen(diskUrl).catch((e: Error) => {
+        throw new Error(`GET ${e.message}`, { cause: e });
+      });
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (Number.isFinite(declared) && declared !== m.disk.compressedSize) {
         res.destroy();

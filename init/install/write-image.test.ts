@@ -80,7 +80,9 @@ t.test('the target\'s cached pages are dropped as it is written and read back, n
   const payload = testPayload(big);
   const p = target('big', 26 * MiB);
   let drops = 0;
-  const dropCache = async () => { drops++; };
+  const dropCache = async () => {
+    drops++;
+  };
   await writeImage({ compressed: Readable.from([payload.gz]), target: p, targetBytes: 26 * MiB,
     manifest: payload.manifest, progress: () => {}, dropCache });
   t.equal(drops, 3, 'writing 25 MiB: after 8, 16 and 24 MiB');

@@ -67,13 +67,25 @@ function fdSink(fd: number, dropCache: () => Promise<void>, head: Buffer): Writa
     write(chunk: Buffer, _enc, done) {
       // The bytes that fall in the head are kept, not written (writeImage writes them last).
       const held = Math.max(0, Math.min(chunk.length, head.length - pos));
-      if (held) { chunk.copy(head, pos, 0, held); pos += held; }
+      if (held) {
+        chunk.copy(head, pos, 0, held);
+        pos += held;
+      }
       const more = (off: number): void => {
         const dropping = off === chunk.length ? drop(pos) : undefined;
-        if (dropping) { dropping.then(() => done(), done); return; }
-        if (off === chunk.length) { done(); return; }
+        if (dropping) {
+          dropping.then(() => done(), done);
+          return;
+        }
+        if (off === chunk.length) {
+          done();
+          return;
+        }
         write(fd, chunk, off, chunk.length - off, pos, (e, n) => {
-          if (e) { done(e); return; }
+          if (e) {
+            done(e);
+            return;
+          }
           pos += n;
           more(off + n);
         });
@@ -106,7 +118,9 @@ export interface WriteOptions {
  */
 export async function writeImage(o: WriteOptions): Promise<void> {
   let fd: number;
-  try { fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL | constants.O_DSYNC); } catch (e) {
+  try {
+    fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL | constants.O_DSYNC);
+  } catch (e) {
     throw new Error(`cannot open ${o.target} for writing: ${(e as Error).message}`, { cause: e });
   }
   try {
@@ -167,7 +181,9 @@ export async function verifyImage(o: {
   try {
     while (done < o.size) {
       let bytesRead: number;
-      try { ({ bytesRead } = await readAt(fd, buf, 0, Math.min(CHUNK, o.size - done), done)); } catch (e) {
+      try {
+        ({ bytesRead } = await readAt(fd, buf, 0, Math.min(CHUNK, o.size - done), done));
+      } catch (e) {
         throw new Error(`cannot read ${o.target} back at byte ${done}: ${(e as Error).message}`, { cause: e });
       }
       if (bytesRead === 0) break;

@@ -40,7 +40,9 @@ export class BootPartition {
 
   private readLoader(): { state: LoaderState; problem?: string } {
     const file = join(this.dir, GRUBENV_PATH);
-    try { return { state: loaderState(readFileSync(file)) }; } catch (e) {
+    try {
+      return { state: loaderState(readFileSync(file)) };
+    } catch (e) {
       if (!(e instanceof GrubEnvError)) throw e;
       return {
         state: { defaultSlot: 'A', triesLeft: 0, good: new Set(['A']) },
@@ -60,7 +62,12 @@ export class BootPartition {
     const block = encodeLoaderState(s, this.loaderProblem() ? undefined : readFileSync(file));
     if (block.length !== GRUBENV_SIZE) throw new Error(`${file}: a block of ${block.length} bytes`);
     const fd = openSync(file, 'r+');
-    try { writeSync(fd, block, 0, block.length, 0); fsyncSync(fd); } finally { closeSync(fd); }
+    try {
+      writeSync(fd, block, 0, block.length, 0);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** What a slot holds, or undefined when it is not whole (no slot.env, or a part missing). */
@@ -90,7 +97,11 @@ export class BootPartition {
       const to = join(dir, name);
       copyFileSync(from, to);
       const fd = openSync(to, 'r+');
-      try { fsyncSync(fd); } finally { closeSync(fd); }
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
       onBytes(statSync(to).size);
     }
     syncDirectory(dir);
@@ -107,7 +118,9 @@ export class BootPartition {
   readRecord(): { record?: UpgradeRecord; problem?: string } {
     const file = join(this.dir, RECORD);
     if (!existsSync(file)) return {};
-    try { return { record: JSON.parse(readFileSync(file, 'utf8')) as UpgradeRecord }; } catch (e) {
+    try {
+      return { record: JSON.parse(readFileSync(file, 'utf8')) as UpgradeRecord };
+    } catch (e) {
       return { problem: `${file}: not an upgrade record (${(e as Error).message})` };
     }
   }

@@ -78,7 +78,10 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
     await o.slotsChanged();
     return idle;
   }
-  if (!open || o.boot.running !== slot || loader.trySlot !== slot) { await publish(rec); return idle; }
+  if (!open || o.boot.running !== slot || loader.trySlot !== slot) {
+    await publish(rec);
+    return idle;
+  }
 
   rec.status = { ...rec.status, phase: 'trying' };
   o.boot.setRecord(rec);
@@ -117,10 +120,17 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
       if (e.type !== 'created' && e.type !== 'updated') continue;
       latest = e.resource.spec as HealthStatusSpec;
       // Healthy for a while, not for a moment: a plugin that crashes soon after its start is "running" at first.
-      if (!healthyForTrial(latest)) { clearTimeout(holding); holding = undefined; } else {
+      if (!healthyForTrial(latest)) {
+        clearTimeout(holding);
+        holding = undefined;
+      } else {
         holding ??= setTimeout(() => void settle(true), o.stableMs ?? HEALTHY_FOR_MS);
       }
     }
   });
-  return { close() { clearTimeout(timer); clearTimeout(holding); watch.close(); } };
+  return { close() {
+    clearTimeout(timer);
+    clearTimeout(holding);
+    watch.close();
+  } };
 }

@@ -17,7 +17,9 @@ export interface Trust { keys: KeyObject[]; minVersion: string; describe(): stri
 
 function publicKey(pem: string, where: string): KeyObject {
   let k: KeyObject;
-  try { k = createPublicKey(pem); } catch (e) {
+  try {
+    k = createPublicKey(pem);
+  } catch (e) {
     throw new Error(`${where}: not a PEM public key (${(e as Error).message})`, { cause: e });
   }
   if (k.asymmetricKeyType !== 'ed25519') throw new Error(`${where}: a ${k.asymmetricKeyType} key, not ed25519`);
@@ -33,7 +35,8 @@ export function compareVersions(a: string, b: string): number {
     const m = /^([0-9]+(?:\.[0-9]+)*)(.*)$/.exec(v);
     return m ? { nums: m[1]!.split('.').map(Number), rest: m[2]! } : { nums: [-1], rest: v };
   };
-  const x = split(a); const y = split(b);
+  const x = split(a);
+  const y = split(b);
   for (let i = 0; i < Math.max(x.nums.length, y.nums.length); i++) {
     const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
     if (d) return Math.sign(d);

@@ -99,8 +99,14 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       id, spec, status: blank(spec.source || 'upload'), done: false, writer: writerOf(id),
       reader: new BundleReader([]),
     };
-    if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
-    if (session) { await fail(s, `upgrade "${session.id}" is in progress; one upgrade at a time`); return; }
+    if (!('boot' in o.machine)) {
+      await fail(s, o.machine.refuse);
+      return;
+    }
+    if (session) {
+      await fail(s, `upgrade "${session.id}" is in progress; one upgrade at a time`);
+      return;
+    }
     const m = o.machine;
     const loader = m.boot.loader();
     if (loader.trySlot) {
@@ -114,7 +120,10 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       return;
     }
     const trust = await currentTrust(o.state).catch((e: Error) => e);
-    if (trust instanceof Error) { await fail(s, `the trusted keys: ${trust.message}`); return; }
+    if (trust instanceof Error) {
+      await fail(s, `the trusted keys: ${trust.message}`);
+      return;
+    }
     const dir = join(m.stagingDir, id);
     s.status.slot = target;
     s.reader = new BundleReader(trust.keys, {
@@ -140,7 +149,11 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       },
       part: (p, data) => {
         const fd = openSync(join(dir, p.name), 'a', 0o600);
-        try { for (let off = 0; off < data.length;) off += writeSync(fd, data, off); } finally { closeSync(fd); }
+        try {
+          for (let off = 0; off < data.length;) off += writeSync(fd, data, off);
+        } finally {
+          closeSync(fd);
+        }
       },
     });
     session = s;
@@ -159,12 +172,17 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   /** Feeds the reader; once the archive ended, writes the slot. Throws the reader's refusal. */
   const feed = async (s: Session, data: Buffer) => {
     watchIdle(s);
-    try { s.reader.push(data); } catch (e) {
+    try {
+      s.reader.push(data);
+    } catch (e) {
       await fail(s, (e as Error).message);
       throw e;
     }
     s.status.bytesReceived = s.reader.received;
-    if (!s.reader.complete) { void report(s); return; }
+    if (!s.reader.complete) {
+      void report(s);
+      return;
+    }
     s.done = true;
     clearTimeout(s.idle);
     void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
@@ -174,7 +192,10 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     try {
       const res = await httpOpen(url);
       for await (const chunk of res) {
-        if (s.failed) { res.destroy(); return; }
+        if (s.failed) {
+          res.destroy();
+          return;
+        }
         await feed(s, chunk as Buffer);
       }
       if (!s.done) s.reader.finish();
@@ -202,7 +223,11 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     await o.slotsChanged();
     m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
       { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
-      (n) => { s.status.bytesWritten += n; void report(s); testPause('upgrade-slot-write', s.id); });
+      (n) => {
+        s.status.bytesWritten += n;
+        void report(s);
+        testPause('upgrade-slot-write', s.id);
+      });
     rmSync(dir, { recursive: true, force: true });
     s.status.phase = 'staged';
     m.boot.setRecord({ id: s.id, status: s.status, healthTimeoutSeconds });
@@ -220,13 +245,21 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0 }, status: blank('rollback'),
       done: true, reader: new BundleReader([]), writer: writerOf(id),
     };
-    if (!('boot' in o.machine)) { await fail(s, o.machine.refuse); return; }
+    if (!('boot' in o.machine)) {
+      await fail(s, o.machine.refuse);
+      return;
+    }
     const m = o.machine;
     const to = otherSlot(m.boot.running);
     s.status.slot = to;
     s.status.version = m.boot.slot(to)?.version ?? '';
-    if (!s.status.version) { await fail(s, `slot ${to} holds no system: there is nothing to roll back to`); return; }
-    try { m.boot.setLoader(rollBack(m.boot.loader(), m.boot.running)); } catch (e) {
+    if (!s.status.version) {
+      await fail(s, `slot ${to} holds no system: there is nothing to roll back to`);
+      return;
+    }
+    try {
+      m.boot.setLoader(rollBack(m.boot.loader(), m.boot.running));
+    } catch (e) {
       await fail(s, (e as Error).message);
       return;
     }
@@ -268,11 +301,16 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
         throw new StateError('failed-precondition', `offset ${offset}: the machine holds ${s.reader.received} bytes `
           + `of upgrade "${id}"; send from there`, id);
       }
-      try { await feed(s, data); } catch (e) {
+      try {
+        await feed(s, data);
+      } catch (e) {
         throw new StateError('failed-precondition', `upgrade "${id}": ${(e as Error).message}`, id, { cause: e });
       }
       return { received: s.reader.received, complete: s.done };
     },
-    close() { clearTimeout(session?.idle); for (const w of watches) w.close(); },
+    close() {
+      clearTimeout(session?.idle);
+      for (const w of watches) w.close();
+    },
   };
 }

@@ -38,7 +38,9 @@ export function decodeConfigInput(bytes: Uint8Array, limit = MAX_CONFIG_BYTES): 
     return { ok: false, message: `config is ${size(data.length)}, larger than the ${size(limit)} limit` };
   }
   let text: string;
-  try { text = new TextDecoder('utf-8', { fatal: true }).decode(data); } catch {
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
     return { ok: false, message: 'config is not UTF-8 text' };
   }
   return { ok: true, text, compressed };

@@ -93,7 +93,9 @@ t.test('loading yields to the event loop, so a large config does not hold it', a
     `metadata: {type: motd, id: m${i}, labels: {a: b, c: d}}\nspec: {text: "hello ${i}"}\n`).join('---\n');
   // A timer can only fire while the loader has handed the loop back; loading all at once lets none fire.
   let fired = 0;
-  const timer = setInterval(() => { fired++; }, 0);
+  const timer = setInterval(() => {
+    fired++;
+  }, 0);
   const loaded = await loadDocumentsYielding(text, 64 << 20);
   clearInterval(timer);
   t.equal('docs' in loaded && loaded.docs.length, 4000);

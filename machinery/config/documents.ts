@@ -67,7 +67,10 @@ export function formatProblem(p: DocumentProblem, source: ConfigSource = 'input'
 
 function stringMap(v: unknown, field: string, problems: string[]): Record<string, string> {
   if (v === undefined || v === null) return {};
-  if (!isMap(v)) { problems.push(`${field}: must be a mapping of strings`); return {}; }
+  if (!isMap(v)) {
+    problems.push(`${field}: must be a mapping of strings`);
+    return {};
+  }
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
     if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') {

@@ -47,7 +47,9 @@ export function parseSavedConfig(text: string, where: string): SavedConfig {
   const first = nl < 0 ? text : text.slice(0, nl);
   if (!first.startsWith(HEADER)) throw new Error(`${where}: not a saved machine config (no "${HEADER.trim()}" line)`);
   let meta: Partial<SavedConfig>;
-  try { meta = JSON.parse(first.slice(HEADER.length)) as Partial<SavedConfig>; } catch (e) {
+  try {
+    meta = JSON.parse(first.slice(HEADER.length)) as Partial<SavedConfig>;
+  } catch (e) {
     throw new Error(`${where}: damaged header line: ${(e as Error).message}`, { cause: e });
   }
   if (typeof meta.source !== 'string' || typeof meta.savedAt !== 'string') {
@@ -98,7 +100,12 @@ export function fileConfigStore(dir: string): ConfigStore {
     load() {
       let text: string;
       const interrupted = interruptedSave(dir);
-      try { text = readFileSync(path, 'utf8'); } catch (e) { if (isErrno(e, 'ENOENT')) return undefined; throw e; }
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (e) {
+        if (isErrno(e, 'ENOENT')) return undefined;
+        throw e;
+      }
       try {
         return { ...parseSavedConfig(text, path), ...(interrupted ? { interrupted } : {}) };
       } catch (e) {

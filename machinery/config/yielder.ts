@@ -6,6 +6,9 @@ export function yielder(sliceMs = 10): () => Promise<void> | undefined {
   let since = performance.now();
   return () => {
     if (performance.now() - since < sliceMs) return undefined;
-    return new Promise((r) => setImmediate(() => { since = performance.now(); r(); }));
+    return new Promise((r) => setImmediate(() => {
+      since = performance.now();
+      r();
+    }));
   };
 }

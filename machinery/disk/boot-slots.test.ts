@@ -17,7 +17,9 @@ t.test('a fresh disk boots A, good; an environment without our variables reads t
 t.test('upgrade, try, mark good, roll back: each step as GRUB will read it', async (t) => {
   let s = loaderState(encodeLoaderState({ defaultSlot: 'A', triesLeft: 0, good: new Set(['A']) }));
   s = loaderState(encodeLoaderState(trySlot(s, 'B', 2)));
-  t.equal(s.trySlot, 'B'); t.equal(s.triesLeft, 2); t.same([...s.good], ['A']);
+  t.equal(s.trySlot, 'B');
+  t.equal(s.triesLeft, 2);
+  t.same([...s.good], ['A']);
   const dir = mkdtempSync(join(tmpdir(), 'slots-'));
   const file = join(dir, 'grubenv');
   writeFileSync(file, encodeLoaderState(s));
@@ -37,9 +39,11 @@ t.test('upgrade, try, mark good, roll back: each step as GRUB will read it', asy
 t.test('GRUB\'s fallback (tried_slot) is read, and forgotten once reported; other variables are kept', async (t) => {
   const block = encodeGrubEnv({ default_slot: 'A', tried_slot: 'B', good_slots: 'A', saved_entry: 'x' });
   const s = loaderState(block);
-  t.equal(s.triedSlot, 'B'); t.equal(s.trySlot, undefined);
+  t.equal(s.triedSlot, 'B');
+  t.equal(s.trySlot, undefined);
   const after = encodeLoaderState(forgetTried(s), block).toString('latin1');
-  t.notMatch(after, /tried_slot/); t.match(after, /saved_entry=x\n/);
+  t.notMatch(after, /tried_slot/);
+  t.match(after, /saved_entry=x\n/);
 });
 
 t.test('slot.env: command line and version; words GRUB would read otherwise are refused', async (t) => {

@@ -53,7 +53,10 @@ export function encodeLoaderState(s: LoaderState, block?: Uint8Array): Buffer {
   const env = block ? decodeGrubEnv(block) : new Map<string, string>();
   for (const k of ['default_slot', 'try_slot', 'tries_left', 'tried_slot', 'good_slots']) env.delete(k);
   env.set('default_slot', s.defaultSlot);
-  if (s.trySlot) { env.set('try_slot', s.trySlot); env.set('tries_left', String(s.triesLeft)); }
+  if (s.trySlot) {
+    env.set('try_slot', s.trySlot);
+    env.set('tries_left', String(s.triesLeft));
+  }
   if (s.triedSlot) env.set('tried_slot', s.triedSlot);
   env.set('good_slots', SLOTS.filter((x) => s.good.has(x)).join(','));
   return encodeGrubEnv(env);

@@ -103,10 +103,14 @@ t.test('refused: overlaps, partitions outside the usable sectors, long names, co
   t.throws(() => encodeGpt(bad({ lastLba: 64 * MiB }, 3)), /partition "EPHEMERAL": sectors .* outside the usable/);
   t.throws(() => encodeGpt(bad({ name: 'x'.repeat(37) })), /name longer than 36/);
   const { head } = encodeGpt(g);
-  const flipped = Buffer.from(head); flipped[SECTOR + 60]! ^= 1;
+  const flipped = Buffer.from(head);
+  flipped[SECTOR + 60]! ^= 1;
   t.throws(() => decodeGpt(flipped, g.sectors), /gpt header: header CRC32 does not match/);
-  const entry = Buffer.from(head); entry[2 * SECTOR + 3]! ^= 1;
+  const entry = Buffer.from(head);
+  entry[2 * SECTOR + 3]! ^= 1;
   t.throws(() => decodeGpt(entry, g.sectors), /partition entry array CRC32 does not match/);
   t.throws(() => decodeGpt(Buffer.alloc(HEAD_SECTORS * SECTOR), g.sectors), /no "EFI PART" signature/);
-  t.equal(head[510], 0x55); t.equal(head[511], 0xaa); t.equal(head[446 + 4], 0xee, 'protective MBR');
+  t.equal(head[510], 0x55);
+  t.equal(head[511], 0xaa);
+  t.equal(head[446 + 4], 0xee, 'protective MBR');
 });

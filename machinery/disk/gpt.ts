@@ -54,13 +54,17 @@ export function guidToBytes(guid: string): Buffer {
     throw new GptError('not a GUID (8-4-4-4-12 hex digits)', `"${guid}"`);
   }
   const b = Buffer.from(hex, 'hex');
-  b.subarray(0, 4).reverse(); b.subarray(4, 6).reverse(); b.subarray(6, 8).reverse();
+  b.subarray(0, 4).reverse();
+  b.subarray(4, 6).reverse();
+  b.subarray(6, 8).reverse();
   return b;
 }
 
 export function bytesToGuid(bytes: Uint8Array): string {
   const b = Buffer.from(bytes.subarray(0, 16));
-  b.subarray(0, 4).reverse(); b.subarray(4, 6).reverse(); b.subarray(6, 8).reverse();
+  b.subarray(0, 4).reverse();
+  b.subarray(4, 6).reverse();
+  b.subarray(6, 8).reverse();
   const h = b.toString('hex').toUpperCase();
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
@@ -137,7 +141,8 @@ export function protectiveMbr(sectors: number, bootCode?: Uint8Array): Buffer {
   e.set([0x00, 0x00, 0x02, 0x00, 0xee, 0xff, 0xff, 0xff]);
   e.writeUInt32LE(1, 8);
   e.writeUInt32LE(Math.min(sectors - 1, 0xffffffff), 12);
-  m[510] = 0x55; m[511] = 0xaa;
+  m[510] = 0x55;
+  m[511] = 0xaa;
   return m;
 }
 

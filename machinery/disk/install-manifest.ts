@@ -36,7 +36,9 @@ const FILE = /^[A-Za-z0-9._-]+$/;
 /** The manifest in `text`, or an Error naming `where` and each field that is wrong. */
 export function parseInstallManifest(text: string, where: string): InstallManifest | Error {
   let m: Partial<InstallManifest>;
-  try { m = JSON.parse(text) as Partial<InstallManifest>; } catch (e) {
+  try {
+    m = JSON.parse(text) as Partial<InstallManifest>;
+  } catch (e) {
     return new Error(`${where}: not JSON: ${(e as Error).message}`, { cause: e });
   }
   if (typeof m !== 'object' || m === null) return new Error(`${where}: not a JSON object`);

@@ -47,7 +47,10 @@ t.test('every alteration is refused, naming what is wrong', async (t) => {
       tarHeader(m.name, m.data.length, 0), m.data, Buffer.alloc((512 - (m.data.length % 512)) % 512)]),
     Buffer.alloc(1024),
   ]);
-  const kernelChanged = rebuild((m) => { m[2]!.data[0] = 0x4b ^ 1; return m; });
+  const kernelChanged = rebuild((m) => {
+    m[2]!.data[0] = 0x4b ^ 1;
+    return m;
+  });
   t.throws(() => verifyUpgradeBundle(kernelChanged, publicKey), /^vmlinuz: sha256 \w+, the manifest says \w+/);
   const manifestChanged = rebuild((m) => {
     m[0]!.data = Buffer.from(m[0]!.data.toString().replace('1.2.3', '9.9.9'));
@@ -80,7 +83,10 @@ t.test('read as it arrives: any chunking; the manifest is judged before the firs
     const events: string[] = [];
     const r = new BundleReader([generateKeyPairSync('ed25519').publicKey, publicKey], {
       manifest: (m) => { events.push(`manifest ${m.version}`); },
-      part: (p, d) => { if (events.at(-1) !== p.name) events.push(p.name); void d; },
+      part: (p, d) => {
+        if (events.at(-1) !== p.name) events.push(p.name);
+        void d;
+      },
     });
     for (let at = 0; at < bundle.length; at += size) r.push(bundle.subarray(at, at + size));
     t.same(events, ['manifest 1.2.3', 'vmlinuz', 'initramfs.cpio.zst'], `chunks of ${size}`);

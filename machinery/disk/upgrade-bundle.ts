@@ -77,7 +77,9 @@ function checkSignature(manifest: Buffer, signature: Buffer, trusted: readonly K
   const signer = trusted.find((k) => verify(null, manifest, k, signature));
   if (!signer) {
     let named = 'unknown';
-    try { named = (JSON.parse(manifest.toString()) as { keyId?: string }).keyId ?? named; } catch (e) {
+    try {
+      named = (JSON.parse(manifest.toString()) as { keyId?: string }).keyId ?? named;
+    } catch (e) {
       named = `unreadable (${(e as Error).message})`;
     }
     const keys = trusted.length ? trusted.map(keyIdOf).join(', ') : 'no key at all';
@@ -85,7 +87,9 @@ function checkSignature(manifest: Buffer, signature: Buffer, trusted: readonly K
       + 'signed by another key, or altered', SIGNATURE_MEMBER);
   }
   let m: UpgradeManifest;
-  try { m = JSON.parse(manifest.toString()) as UpgradeManifest; } catch (e) {
+  try {
+    m = JSON.parse(manifest.toString()) as UpgradeManifest;
+  } catch (e) {
     throw new UpgradeBundleError(`signed, but not JSON: ${(e as Error).message}`, MANIFEST_MEMBER);
   }
   if (m.kind !== UPGRADE_KIND) throw new UpgradeBundleError(`kind "${m.kind}", not ${UPGRADE_KIND}`, MANIFEST_MEMBER);
@@ -142,19 +146,30 @@ export class BundleReader {
         const take = Math.min(BLOCK - this.header.length, chunk.length - at);
         this.header = Buffer.concat([this.header, chunk.subarray(at, at + take)]);
         at += take;
-        if (this.header.length === BLOCK) { this.startMember(this.header); this.header = Buffer.alloc(0); }
+        if (this.header.length === BLOCK) {
+          this.startMember(this.header);
+          this.header = Buffer.alloc(0);
+        }
         continue;
       }
       if (m.left > 0) {
         const data = chunk.subarray(at, at + Math.min(m.left, chunk.length - at));
-        at += data.length; m.left -= data.length;
+        at += data.length;
+        m.left -= data.length;
         if (m.data) m.data.push(data);
-        else { m.hash!.update(data); this.hooks.part?.(this.partOf(m.name), data); }
+        else {
+          m.hash!.update(data);
+          this.hooks.part?.(this.partOf(m.name), data);
+        }
         if (m.left > 0) continue;
       }
       const pad = Math.min(m.padding, chunk.length - at);
-      at += pad; m.padding -= pad;
-      if (m.left === 0 && m.padding === 0) { this.member = undefined; this.endMember(m); }
+      at += pad;
+      m.padding -= pad;
+      if (m.left === 0 && m.padding === 0) {
+        this.member = undefined;
+        this.endMember(m);
+      }
     }
   }
 
@@ -198,13 +213,20 @@ export class BundleReader {
       throw new UpgradeBundleError(`${size} bytes, the manifest says ${this.partOf(name).size}`, name);
     }
     const member: Member = { name, size, left: size, padding: padding(size).length };
-    if (index < 2) member.data = []; else member.hash = createHash('sha256');
+    if (index < 2) member.data = [];
+    else member.hash = createHash('sha256');
     this.member = member;
-    if (size === 0 && member.padding === 0) { this.member = undefined; this.endMember(member); }
+    if (size === 0 && member.padding === 0) {
+      this.member = undefined;
+      this.endMember(member);
+    }
   }
 
   private endMember(m: Member): void {
-    if (m.name === MANIFEST_MEMBER && !this.manifestBytes) { this.manifestBytes = Buffer.concat(m.data!); return; }
+    if (m.name === MANIFEST_MEMBER && !this.manifestBytes) {
+      this.manifestBytes = Buffer.concat(m.data!);
+      return;
+    }
     if (m.name === SIGNATURE_MEMBER && this.manifestBytes) {
       this.manifest = checkSignature(this.manifestBytes, Buffer.concat(m.data!), this.trusted);
       this.hooks.manifest?.(this.manifest);

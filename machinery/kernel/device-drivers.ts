@@ -39,7 +39,9 @@ export function readDevices(
       const modalias = attribute(join(dir, 'modalias'));
       if (!modalias) continue;
       let driver: string | undefined;
-      try { driver = basename(readlinkSync(join(dir, 'driver'))); } catch (e) {
+      try {
+        driver = basename(readlinkSync(join(dir, 'driver')));
+      } catch (e) {
         if (!isErrno(e, 'ENOENT')) throw e;
       }
       const ids: HardwareDevice['ids'] = {};

@@ -111,7 +111,9 @@ t.test('soft dependencies: modules.softdep parsed; a pre: module loads first, wi
   ]);
   const calls: string[] = [];
   const loaded = new Set<string>();
-  const now = loadWithDependencies(modules.get('r8169')!, '/m', { load: (p) => { calls.push(p); }, unload: () => {} },
+  const now = loadWithDependencies(modules.get('r8169')!, '/m', { load: (p) => {
+    calls.push(p);
+  }, unload: () => {} },
     loaded, '', modules);
   t.same(calls, ['/m/kernel/libphy.ko', '/m/kernel/realtek.ko', '/m/kernel/r8169.ko'], 'realtek before r8169, once');
   t.same(now, ['libphy', 'realtek', 'r8169']);

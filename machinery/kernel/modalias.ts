@@ -34,7 +34,10 @@ export function globRegExp(pattern: string): RegExp {
     else if (c === '?') re += '.';
     else if (c === '[') {
       const end = pattern.indexOf(']', i + 2); // a ] right after [ (or [!) is part of the class
-      if (end < 0) { re += '\\['; continue; }
+      if (end < 0) {
+        re += '\\[';
+        continue;
+      }
       let body = pattern.slice(i + 1, end);
       const negate = body.startsWith('!');
       if (negate) body = body.slice(1);

@@ -91,7 +91,9 @@ export function loadWithDependencies(
   for (const pre of entry.softPre ?? []) {
     const soft = modules?.get(pre);
     if (!soft || loaded.has(pre)) continue; // not shipped (a soft dependency may be absent), or there
-    try { now.push(...loadWithDependencies(soft, dir, loader, loaded, '', modules)); } catch (e) {
+    try {
+      now.push(...loadWithDependencies(soft, dir, loader, loaded, '', modules));
+    } catch (e) {
       if (e instanceof ModuleLoadError) throw new ModuleLoadError(e.message, e.module, [...now, ...e.loaded]);
       throw e;
     }
@@ -99,7 +101,9 @@ export function loadWithDependencies(
   for (const rel of loadOrder(entry)) {
     const mod = moduleNameOf(rel);
     if (loaded.has(mod)) continue;
-    try { loader.load(join(dir, rel), rel === entry.path ? params : ''); } catch (e) {
+    try {
+      loader.load(join(dir, rel), rel === entry.path ? params : '');
+    } catch (e) {
       // EEXIST: loaded meanwhile (by the kernel's request_module, or a device's coldplug).
       if (!isErrno(e, 'EEXIST')) throw new ModuleLoadError(explainModuleLoad(rel, e), mod, now, { cause: e });
     }

@@ -12,9 +12,12 @@ t.test('/proc/modules lines, as the kernel prints them', async (t) => {
   ]);
   // Whatever this host runs parses into numbers and names (an empty file on a kernel without modules).
   let host = '';
-  try { host = readFileSync('/proc/modules', 'utf8'); } catch { /* CONFIG_MODULES=n */ }
+  try {
+    host = readFileSync('/proc/modules', 'utf8');
+  } catch { /* CONFIG_MODULES=n */ }
   for (const m of parseProcModules(host)) {
-    t.match(m.name, /^\w+$/); t.ok(Number.isInteger(m.size) && m.size > 0, `${m.name} size`);
+    t.match(m.name, /^\w+$/);
+    t.ok(Number.isInteger(m.size) && m.size > 0, `${m.name} size`);
   }
 });
 

@@ -28,7 +28,9 @@ export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
 export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error {
   if (!text) return new Error(`${EXTENSION_LAUNCH_ENV} is not set: extensions are started by the engine`);
   let v: Partial<ExtensionLaunch>;
-  try { v = JSON.parse(text) as Partial<ExtensionLaunch>; } catch (e) {
+  try {
+    v = JSON.parse(text) as Partial<ExtensionLaunch>;
+  } catch (e) {
     return new Error(`${EXTENSION_LAUNCH_ENV} is not JSON: ${(e as Error).message}`, { cause: e });
   }
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');

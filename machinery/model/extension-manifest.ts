@@ -82,7 +82,10 @@ function pathProblem(path: string): string | undefined {
 
 function typeOf(v: unknown, i: number, problems: string[]): DefinitionInput | undefined {
   const where = `types[${i}]`;
-  if (!isRecord(v)) { problems.push(`${where}: want a mapping with type, defaultNamespace, ...`); return undefined; }
+  if (!isRecord(v)) {
+    problems.push(`${where}: want a mapping with type, defaultNamespace, ...`);
+    return undefined;
+  }
   const before = problems.length;
   problems.push(...unknownKeys(v, TYPE_KEYS, `${where}.`));
   const type = v.type;
@@ -123,7 +126,9 @@ function typeOf(v: unknown, i: number, problems: string[]): DefinitionInput | un
 /** The manifest in `text` (YAML), or every problem in it, each naming its key. */
 export function parseManifest(text: string): ManifestResult {
   let v: unknown;
-  try { v = YAML.parse(text); } catch (e) {
+  try {
+    v = YAML.parse(text);
+  } catch (e) {
     return { problems: [`not YAML: ${(e as Error).message}`] };
   }
   if (!isRecord(v)) return { problems: ['want a mapping with name, version, executable, ...'] };
@@ -131,7 +136,10 @@ export function parseManifest(text: string): ManifestResult {
   const stringKey = (key: string, required: boolean) => {
     const x = v[key];
     if (x === undefined && !required) return '';
-    if (typeof x !== 'string' || !x.trim()) { problems.push(`${key}: required, a non-empty string`); return ''; }
+    if (typeof x !== 'string' || !x.trim()) {
+      problems.push(`${key}: required, a non-empty string`);
+      return '';
+    }
     return x;
   };
   const name = stringKey('name', true);

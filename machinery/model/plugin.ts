@@ -59,7 +59,9 @@ export const pluginStatsLine = (controllers: ControllerStats[]) =>
 export function parsePluginStats(line: string): ControllerStats[] | undefined {
   if (!line.startsWith(PLUGIN_STATS_PREFIX)) return undefined;
   let v: unknown;
-  try { v = JSON.parse(line.slice(PLUGIN_STATS_PREFIX.length)); } catch (e) {
+  try {
+    v = JSON.parse(line.slice(PLUGIN_STATS_PREFIX.length));
+  } catch (e) {
     if (e instanceof SyntaxError) return undefined;
     throw e;
   }

@@ -9,7 +9,10 @@ type Obj = Record<string, unknown>;
 const plans = new Map<string, MessagePlan>();
 const plan = (name: string) => {
   let p = plans.get(name);
-  if (!p) { p = messagePlan(specMessages(), name); plans.set(name, p); }
+  if (!p) {
+    p = messagePlan(specMessages(), name);
+    plans.set(name, p);
+  }
   return p;
 };
 
@@ -20,7 +23,9 @@ export function serviceCodec<T>(name: string): MessageCodec<T> {
   return {
     encode: (m) => plan(name).encode(m as Obj),
     decode(b) {
-      try { return plan(name).decode(b) as T; } catch (e) {
+      try {
+        return plan(name).decode(b) as T;
+      } catch (e) {
         throw new StateError('invalid-argument', `the request is not a ${name.replace(/^.*\./, '')}: `
           + `${(e as Error).message}`, name, { cause: e });
       }

@@ -32,7 +32,10 @@ export function builtinCodecs(defs: readonly DefinitionInput[]): SpecCodecs {
       const message = messages.get(type);
       if (!message) return undefined;
       let c = built.get(type);
-      if (!c) { c = codecForDefinition({ type, protoMessage: message }, specMessages()); built.set(type, c); }
+      if (!c) {
+        c = codecForDefinition({ type, protoMessage: message }, specMessages());
+        built.set(type, c);
+      }
       return c;
     },
   };

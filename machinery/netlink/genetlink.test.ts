@@ -42,6 +42,7 @@ t.test('the ACPI power button event', async (t) => {
   t.ok(isPowerButton(events[0]!));
   t.same(decodeAcpiEvents(POWER_BUTTON, 0x15), [], 'another family id is not ours');
   t.notOk(isPowerButton({ deviceClass: 'ac_adapter', busId: 'ACPI0003:00', type: 0x80, data: 1 }));
-  const short = Buffer.from(POWER_BUTTON.subarray(0, 40)); short.writeUInt32LE(40, 0);
+  const short = Buffer.from(POWER_BUTTON.subarray(0, 40));
+  short.writeUInt32LE(40, 0);
   t.same(decodeAcpiEvents(short, 0x14), [], 'a truncated event is skipped, not misread');
 });

@@ -17,14 +17,18 @@ export interface NetlinkMessage { type: number; flags: number; seq: number; pid:
 
 export class NetlinkError extends Error {
   constructor(readonly errno: number, readonly code: string, message: string, readonly request?: string) {
-    super(message); this.name = 'NetlinkError';
+    super(message);
+    this.name = 'NetlinkError';
   }
 }
 
 export function encodeMessage(type: number, flags: number, seq: number, payload: Buffer): Buffer {
   const len = 16 + payload.length;
   const b = Buffer.alloc(align4(len));
-  b.writeUInt32LE(len, 0); b.writeUInt16LE(type, 4); b.writeUInt16LE(flags, 6); b.writeUInt32LE(seq, 8);
+  b.writeUInt32LE(len, 0);
+  b.writeUInt16LE(type, 4);
+  b.writeUInt16LE(flags, 6);
+  b.writeUInt32LE(seq, 8);
   b.writeUInt32LE(0, 12);
   payload.copy(b, 16);
   return b;
@@ -95,14 +99,19 @@ export function attrMap(b: Buffer): Map<number, Buffer> {
 export function encodeAttr(type: number, value: Buffer): Buffer {
   const len = 4 + value.length;
   const b = Buffer.alloc(align4(len));
-  b.writeUInt16LE(len, 0); b.writeUInt16LE(type, 2);
+  b.writeUInt16LE(len, 0);
+  b.writeUInt16LE(type, 2);
   value.copy(b, 4);
   return b;
 }
 
 export const attr = {
   u8: (t: number, v: number) => encodeAttr(t, Buffer.from([v])),
-  u32: (t: number, v: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(v >>> 0); return encodeAttr(t, b); },
+  u32: (t: number, v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v >>> 0);
+    return encodeAttr(t, b);
+  },
   str: (t: number, v: string) => encodeAttr(t, Buffer.from(`${v}\0`)),
   bytes: (t: number, v: Buffer) => encodeAttr(t, v),
   nested: (t: number, ...children: Buffer[]) => encodeAttr(t | NLA_F_NESTED, Buffer.concat(children)),

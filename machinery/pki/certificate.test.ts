@@ -12,7 +12,11 @@ import {
 } from './certificate.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pki-'));
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 const now = new Date();
 const later = new Date(now.getTime() + 3600_000);
 
@@ -71,7 +75,13 @@ for (const alg of ['ecdsa-p256', 'ed25519'] as const) {
     const peer = await new Promise<string>((resolve, reject) => {
       const s: TLSSocket = connect({
         host: '127.0.0.1', port, ca: c.ca, cert: c.client, key: keyToPem(c.clientKey), servername: 'node1.example.test',
-      }, () => { let got = ''; s.on('data', (d) => { got += d; }); s.on('end', () => resolve(got)); });
+      }, () => {
+        let got = '';
+        s.on('data', (d) => {
+          got += d;
+        });
+        s.on('end', () => resolve(got));
+      });
       s.on('error', reject);
     });
     t.match(peer, /O=operator\nCN=alice/, 'the server read the client certificate');

@@ -97,7 +97,8 @@ function generalName(name: string): Buffer {
 function ipv6Bytes(a: string): Buffer {
   const [head, tail] = a.includes('::') ? a.split('::') as [string, string] : [a, undefined];
   const groups = (s: string) => (s ? s.split(':') : []);
-  const h = groups(head); const t = tail === undefined ? [] : groups(tail);
+  const h = groups(head);
+  const t = tail === undefined ? [] : groups(tail);
   const all = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
   const out = Buffer.alloc(16);
   all.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
@@ -141,7 +142,8 @@ export function parseSubject(text: string): Subject {
   let commonName = '';
   for (const line of text.split('\n')) {
     const eq = line.indexOf('=');
-    const key = line.slice(0, eq); const value = line.slice(eq + 1);
+    const key = line.slice(0, eq);
+    const value = line.slice(eq + 1);
     if (key === 'O') organization.push(value);
     else if (key === 'CN') commonName = value;
   }

@@ -75,14 +75,21 @@ export function secretsToYaml(s: MachineSecrets): string {
 /** Reads a secrets file; throws naming what is missing or unreadable. */
 export function secretsFromYaml(text: string, where: string): MachineSecrets {
   let doc: unknown;
-  try { doc = YAML.parse(text); } catch (e) { throw new Error(`${where}: not YAML: ${(e as Error).message}`); }
+  try {
+    doc = YAML.parse(text);
+  } catch (e) {
+    throw new Error(`${where}: not YAML: ${(e as Error).message}`);
+  }
   const d = doc as Partial<MachineSecrets> & { version?: string };
   if (d?.version !== 'v1alpha1') throw new Error(`${where}: not a secrets file (version v1alpha1 expected)`);
   const pair = (p: Partial<KeyPair> | undefined, what: string): KeyPair => {
     if (typeof p?.certificate !== 'string' || typeof p.key !== 'string') {
       throw new Error(`${where}: ${what} needs a certificate and a key`);
     }
-    try { new X509Certificate(p.certificate); createPrivateKey(p.key); } catch (e) {
+    try {
+      new X509Certificate(p.certificate);
+      createPrivateKey(p.key);
+    } catch (e) {
       throw new Error(`${where}: ${what}: ${(e as Error).message}`);
     }
     return { certificate: p.certificate, key: p.key };

@@ -53,7 +53,11 @@ export async function writeFileAtomicAsync(
 /** fsync of a file or directory opened read-only (Linux flushes an inode whatever the mode it was opened in). */
 function syncPath(path: string): void {
   const fd = openSync(path, 'r');
-  try { fsyncSync(fd); } finally { closeSync(fd); }
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** fsync of a directory: makes the names created, renamed or removed in it durable. */
@@ -61,5 +65,9 @@ export const syncDirectory: (dir: string) => void = syncPath;
 
 async function syncPathAsync(path: string): Promise<void> {
   const d = await open(path, 'r');
-  try { await d.sync(); } finally { await d.close(); }
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
 }

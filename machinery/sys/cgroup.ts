@@ -46,7 +46,11 @@ export function prepareGroup(name: string, limits: GroupLimits, root = CGROUP_RO
   const parent = join(root, EXTENSIONS_GROUP);
   const dir = join(parent, name);
   const step = (what: string, f: () => void) => {
-    try { f(); } catch (e) { throw new Error(`cgroup ${dir}: ${what}: ${(e as Error).message}`, { cause: e }); }
+    try {
+      f();
+    } catch (e) {
+      throw new Error(`cgroup ${dir}: ${what}: ${(e as Error).message}`, { cause: e });
+    }
   };
   step('turning on memory and cpu at the root', () => enableControllers(root));
   step('making extensions/', () => mkdirSync(parent, { recursive: true }));
@@ -80,7 +84,9 @@ export async function removeGroup(group: string, ms = 2000): Promise<void> {
     if (Date.now() > deadline) throw new Error(`cgroup ${group}: processes still in it ${ms} ms after cgroup.kill`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  try { rmdirSync(group); } catch (e) {
+  try {
+    rmdirSync(group);
+  } catch (e) {
     if (!isErrno(e, 'ENOENT')) throw new Error(`cgroup ${group}: ${(e as Error).message}`, { cause: e });
   }
 }

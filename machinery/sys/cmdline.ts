@@ -13,7 +13,10 @@ export function parseCmdline(text: string): Cmdline {
     let quoted = false;
     for (; i < s.length; i++) {
       const c = s[i]!;
-      if (c === '"') { quoted = !quoted; continue; }
+      if (c === '"') {
+        quoted = !quoted;
+        continue;
+      }
       if (!quoted && (c === ' ' || c === '\n' || c === '\t')) break;
       token += c;
     }

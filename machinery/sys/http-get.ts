@@ -46,7 +46,11 @@ export type HttpResult =
 /** The URL, or why it cannot be fetched. */
 function parseHttpUrl(raw: string): URL | string {
   let url: URL;
-  try { url = new URL(raw); } catch { return `${raw}: not a URL`; }
+  try {
+    url = new URL(raw);
+  } catch {
+    return `${raw}: not a URL`;
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `${raw}: only http:// and https:// are supported (got ${url.protocol})`;
   }
@@ -69,7 +73,13 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
   const start = (onAnswer: (res: IncomingMessage) => void): ClientRequest => send(url, r, onAnswer);
   return new Promise((resolve) => {
     let settled = false;
-    const done = (x: HttpResult) => { if (!settled) { settled = true; clearTimeout(timer); resolve(x); } };
+    const done = (x: HttpResult) => {
+      if (!settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(x);
+      }
+    };
     const req = start((res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -107,7 +117,11 @@ export function httpOpen(raw: string, idleMs = 30_000): Promise<IncomingMessage>
   return new Promise((resolve, reject) => {
     let response: IncomingMessage | undefined;
     const req = send(url, {}, (res) => {
-      if (res.statusCode === 200) { response = res; resolve(res); return; }
+      if (res.statusCode === 200) {
+        response = res;
+        resolve(res);
+        return;
+      }
       res.resume();
       reject(new Error(`${raw}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
     });

@@ -37,7 +37,9 @@ async function loopTests(): Promise<void> {
     mkdirSync(target);
     const device = mountSquashfsImage(n, image, target);
     let mounted = true;
-    t.teardown(() => { if (mounted) n.umount2(target, MNT_DETACH); }); // an assertion that throws leaves none
+    t.teardown(() => {
+      if (mounted) n.umount2(target, MNT_DETACH);
+    }); // an assertion that throws leaves none
     t.match(device, /^\/dev\/loop\d+$/);
     t.equal(backing(device), image, 'the device is a view of the image');
     t.equal(readFileSync(join(target, 'manifest.yaml'), 'utf8'), 'name: hello\n');

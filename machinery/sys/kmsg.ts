@@ -46,7 +46,9 @@ export function openKmsg(path = '/dev/kmsg'): KmsgReader {
       const out: KmsgRecord[] = [];
       while (open) {
         let n: number;
-        try { n = readSync(fd, buf, 0, buf.length, null); } catch (e) {
+        try {
+          n = readSync(fd, buf, 0, buf.length, null);
+        } catch (e) {
           if (isErrno(e, 'EAGAIN')) break;
           if (isErrno(e, 'EPIPE')) continue; // records were overwritten under us; the next read resumes after them
           throw e;
@@ -57,6 +59,11 @@ export function openKmsg(path = '/dev/kmsg'): KmsgReader {
       }
       return out;
     },
-    close() { if (open) { open = false; closeSync(fd); } },
+    close() {
+      if (open) {
+        open = false;
+        closeSync(fd);
+      }
+    },
   };
 }

@@ -27,7 +27,9 @@ export interface ProcessView {
 
 /** A file of a process that may be gone by now: undefined then. */
 function processFile(path: string): string | undefined {
-  try { return readFileSync(path, 'utf8'); } catch (e) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
     if (isErrno(e, 'ENOENT', 'ESRCH')) return undefined;
     throw e;
   }
@@ -85,13 +87,17 @@ export function readSockets(proc = '/proc'): SocketView[] {
   const owner = new Map<number, { pid: number; process: string }>();
   for (const pid of pids(proc)) {
     let fds: string[];
-    try { fds = readdirSync(`${proc}/${pid}/fd`); } catch (e) {
+    try {
+      fds = readdirSync(`${proc}/${pid}/fd`);
+    } catch (e) {
       if (isErrno(e, 'ENOENT', 'ESRCH', 'EACCES')) continue;
       throw e;
     }
     for (const fd of fds) {
       let link: string;
-      try { link = readlinkSync(`${proc}/${pid}/fd/${fd}`); } catch (e) {
+      try {
+        link = readlinkSync(`${proc}/${pid}/fd/${fd}`);
+      } catch (e) {
         if (isErrno(e, 'ENOENT', 'ESRCH', 'EACCES')) continue;
         throw e;
       }

@@ -13,7 +13,9 @@ const n = native();
 const output = (args: string[]) => new Promise<string>((resolve, reject) => {
   const c = spawnInOwnMountNamespace(n, () => spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
-  c.stdout!.on('data', (d: Buffer) => { out += d; });
+  c.stdout!.on('data', (d: Buffer) => {
+    out += d;
+  });
   c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`))));
 });
 

@@ -16,6 +16,10 @@ export function spawnInOwnMountNamespace<T>(n: Native, spawn: () => T): T {
   const home = n.mountNamespaceFd();
   try {
     n.unshareMounts(true);
-    try { return spawn(); } finally { n.setMountNamespace(home); }
+    try {
+      return spawn();
+    } finally {
+      n.setMountNamespace(home);
+    }
   } finally { n.closeFd(home); }
 }

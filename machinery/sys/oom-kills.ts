@@ -12,7 +12,9 @@ export function parseOomKills(vmstat: string): number | undefined {
 /** The counter now; undefined when /proc/vmstat cannot be read or lacks it (then no guess is made). */
 export function oomKills(path = '/proc/vmstat'): number | undefined {
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch (e) {
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
     if (isErrno(e, 'ENOENT', 'ENOTDIR')) return undefined; // no procfs: nothing to name
     throw e;
   }

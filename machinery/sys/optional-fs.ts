@@ -9,7 +9,9 @@ import { isErrno } from '../../native/errno.ts';
  * attribute a device cannot tell answers ENODEV or EINVAL).
  */
 export function readOptional(path: string, ...absent: string[]): string | undefined {
-  try { return readFileSync(path, 'utf8'); } catch (e) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
     if (isErrno(e, 'ENOENT', ...absent)) return undefined;
     throw e;
   }
@@ -17,7 +19,9 @@ export function readOptional(path: string, ...absent: string[]): string | undefi
 
 /** A directory's entries, in the order the kernel lists them; none when it does not exist. */
 export function listDir(path: string): string[] {
-  try { return readdirSync(path); } catch (e) {
+  try {
+    return readdirSync(path);
+  } catch (e) {
     if (isErrno(e, 'ENOENT')) return [];
     throw e;
   }

@@ -25,7 +25,9 @@ export function listProcesses(procRoot = '/proc'): ProcInfo[] {
   for (const name of readdirSync(procRoot)) {
     if (!/^\d+$/.test(name)) continue;
     let text: string;
-    try { text = readFileSync(`${procRoot}/${name}/stat`, 'utf8'); } catch (e) {
+    try {
+      text = readFileSync(`${procRoot}/${name}/stat`, 'utf8');
+    } catch (e) {
       if (isErrno(e, 'ENOENT', 'ESRCH')) continue; // exited while we looked
       throw e;
     }

@@ -7,9 +7,14 @@ import { DANGEROUS_SYSCALLS, deniedFor, seccompProgram } from './seccomp.ts';
 function run(program: Buffer, nr: number, arch: number): number {
   let acc = 0;
   for (let pc = 0; pc < program.length / 8;) {
-    const code = program.readUInt16LE(pc * 8); const jt = program[pc * 8 + 2]!; const jf = program[pc * 8 + 3]!;
+    const code = program.readUInt16LE(pc * 8);
+    const jt = program[pc * 8 + 2]!;
+    const jf = program[pc * 8 + 3]!;
     const k = program.readUInt32LE(pc * 8 + 4);
-    if (code === 0x20) { acc = k === 0 ? nr : k === 4 ? arch : NaN; pc++; } // LD W ABS
+    if (code === 0x20) {
+      acc = k === 0 ? nr : k === 4 ? arch : NaN;
+      pc++;
+    } // LD W ABS
     else if (code === 0x15) pc += 1 + (acc === k ? jt : jf); // JEQ
     else if (code === 0x35) pc += 1 + (acc >= k ? jt : jf); // JGE
     else if (code === 0x06) return k; // RET
@@ -19,7 +24,9 @@ function run(program: Buffer, nr: number, arch: number): number {
 }
 
 const X86_64 = 0xc000003e;
-const ALLOW = 0x7fff0000; const EPERM = 0x00050001; const KILL = 0x80000000;
+const ALLOW = 0x7fff0000;
+const EPERM = 0x00050001;
+const KILL = 0x80000000;
 
 t.test('the network plugin\'s filter: hostname calls pass, mount and the rest of the list are refused', async (t) => {
   const program = seccompProgram(deniedFor(['sethostname', 'setdomainname']));

@@ -50,7 +50,10 @@ const ARCH = 4;
 
 function insn(code: number, jt: number, jf: number, k: number): Buffer {
   const b = Buffer.alloc(8);
-  b.writeUInt16LE(code, 0); b.writeUInt8(jt, 2); b.writeUInt8(jf, 3); b.writeUInt32LE(k >>> 0, 4);
+  b.writeUInt16LE(code, 0);
+  b.writeUInt8(jt, 2);
+  b.writeUInt8(jf, 3);
+  b.writeUInt32LE(k >>> 0, 4);
   return b;
 }
 

@@ -8,15 +8,22 @@ import { extGeometry, probe, PROBE_BYTES } from './superblock.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sb-'));
 const head = (file: string) => {
-  const b = Buffer.alloc(PROBE_BYTES); const fd = openSync(file, 'r'); const n = readSync(fd, b, 0, b.length, 0);
-  closeSync(fd); return b.subarray(0, n);
+  const b = Buffer.alloc(PROBE_BYTES);
+  const fd = openSync(file, 'r');
+  const n = readSync(fd, b, 0, b.length, 0);
+  closeSync(fd);
+  return b.subarray(0, n);
 };
 const image = (name: string, mb: number) => {
-  const f = join(dir, name); execFileSync('truncate', ['-s', `${mb}M`, f]); return f;
+  const f = join(dir, name);
+  execFileSync('truncate', ['-s', `${mb}M`, f]);
+  return f;
 };
 
 t.test('ext4 made by mke2fs -d: type, label, uuid', async (t) => {
-  const content = join(dir, 'content'); mkdirSync(content); writeFileSync(join(content, 'hello.txt'), 'hi');
+  const content = join(dir, 'content');
+  mkdirSync(content);
+  writeFileSync(join(content, 'hello.txt'), 'hi');
   const f = image('ext4.img', 8);
   execFileSync('mke2fs', [
     '-q', '-t', 'ext4', '-L', 'appdata', '-U', '11111111-2222-3333-4444-555555555555', '-d', content, f,
@@ -43,7 +50,9 @@ t.test('vfat (FAT16 and FAT32) with label and volume id', async (t) => {
 });
 
 t.test('iso9660 made by xorriso', async (t) => {
-  const content = join(dir, 'seed'); mkdirSync(content); writeFileSync(join(content, 'user-data'), '#cloud-config\n');
+  const content = join(dir, 'seed');
+  mkdirSync(content);
+  writeFileSync(join(content, 'user-data'), '#cloud-config\n');
   const f = join(dir, 'seed.iso');
   execFileSync('xorriso', ['-as', 'mkisofs', '-quiet', '-V', 'cidata', '-J', '-r', '-o', f, content], {
     stdio: 'ignore',

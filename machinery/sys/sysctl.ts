@@ -30,7 +30,10 @@ export function writeSysctls(params: readonly { key: string; value: string }[], 
   for (const { key, value } of params) {
     try {
       const path = sysctlPath(key, root);
-      if (!existsSync(path)) { r.absent.push(key); continue; }
+      if (!existsSync(path)) {
+        r.absent.push(key);
+        continue;
+      }
       writeFileSync(path, value);
       r.written.push(key);
     } catch (e) {
@@ -54,7 +57,9 @@ export function withExistingInterfaces<P extends { key: string; value: string }>
     const m = /^net\.(ipv4|ipv6)\.conf\.all\.([A-Za-z0-9_-]+)$/.exec(p.key);
     if (!m) continue;
     let links: string[];
-    try { links = readdirSync(join(root, 'net', m[1]!, 'conf')); } catch (e) {
+    try {
+      links = readdirSync(join(root, 'net', m[1]!, 'conf'));
+    } catch (e) {
       if (isErrno(e, 'ENOENT')) continue; // no IPv6 (or no IPv4) in this kernel
       throw e;
     }

@@ -10,7 +10,9 @@ export const TEST_BREAK_FILE = '/etc/appliance/test-break';
 export const TEST_BREAKS = ['init-exit', 'plugin-crash:NAME'] as const;
 
 export function testBreak(file = TEST_BREAK_FILE): string | undefined {
-  try { return readFileSync(file, 'utf8').trim() || undefined; } catch (e) {
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch (e) {
     if (isErrno(e, 'ENOENT')) return undefined;
     throw e;
   }

@@ -25,9 +25,16 @@ t.test('a named step (or step/id) is said on the console, and the process stops 
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code],
       { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     await new Promise<void>((resolve) => {
-      const seen = setInterval(() => { if (out.includes('PAUSE')) { clearInterval(seen); resolve(); } }, 50);
+      const seen = setInterval(() => {
+        if (out.includes('PAUSE')) {
+          clearInterval(seen);
+          resolve();
+        }
+      }, 50);
     });
     await new Promise((r) => setTimeout(r, 500));
     t.equal(child.exitCode, null, `${line}: still there, stopped`);

@@ -15,7 +15,11 @@ let named: ReadonlySet<string> | undefined;
 
 function pausesNamed(cmdlineFile: string): ReadonlySet<string> {
   let text = '';
-  try { text = readFileSync(cmdlineFile, 'utf8'); } catch (e) { if (!isErrno(e, 'ENOENT')) throw e; }
+  try {
+    text = readFileSync(cmdlineFile, 'utf8');
+  } catch (e) {
+    if (!isErrno(e, 'ENOENT')) throw e;
+  }
   return new Set((parseCmdline(text).get(TEST_PAUSE_PARAM) ?? '').split(',').filter(Boolean));
 }
 

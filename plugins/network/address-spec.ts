@@ -34,7 +34,11 @@ export function addressSpecController(rtnl: () => RtnlApi) {
       if (!link) return { ...describe(s), state: 'pending', error: `link "${s.link}" does not exist (yet)` };
       const { ip, prefix } = parseCidr(s.address);
       if (!prev?.applied || !(link.addresses ?? []).includes(s.address)) {
-        try { rtnl().address('add', link.index, ip, prefix); } catch (e) { if (!isErrno(e, 'EEXIST')) throw e; }
+        try {
+          rtnl().address('add', link.index, ip, prefix);
+        } catch (e) {
+          if (!isErrno(e, 'EEXIST')) throw e;
+        }
       }
       return { ...describe(s), state: 'applied', applied: { address: s.address, link: s.link } };
     },
@@ -46,7 +50,11 @@ export function addressSpecController(rtnl: () => RtnlApi) {
       const link = links.get(prev.applied.link);
       if (!link) return; // the link went away and took its addresses along
       const { ip, prefix } = parseCidr(prev.applied.address);
-      try { rtnl().address('del', link.index, ip, prefix); } catch (e) { if (!isErrno(e, 'EADDRNOTAVAIL')) throw e; }
+      try {
+        rtnl().address('del', link.index, ip, prefix);
+      } catch (e) {
+        if (!isErrno(e, 'EADDRNOTAVAIL')) throw e;
+      }
     },
   });
 }

@@ -56,7 +56,10 @@ export function cmdlineConfigController(): Controller {
               });
             }
           } catch (e) {
-            if (reported !== value) { ctx.log.error((e as Error).message); reported = value; }
+            if (reported !== value) {
+              ctx.log.error((e as Error).message);
+              reported = value;
+            }
           }
         }
         await out.cleanup();

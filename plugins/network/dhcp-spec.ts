@@ -57,7 +57,10 @@ export function dhcpSpecController(n: () => Native, o: DhcpSpecOptions = {}): Co
             .filter((r) => r.metadata.phase === 'running' && r.spec.enabled === true).map((r) => r.metadata.id);
           const want = new Set(enabled.filter((name) => links.get(name)?.up && links.get(name)?.mac));
           for (const [name, c] of clients) {
-            if (!want.has(name) || links.get(name)?.index !== c.index) { c.client.stop(true); clients.delete(name); }
+            if (!want.has(name) || links.get(name)?.index !== c.index) {
+              c.client.stop(true);
+              clients.delete(name);
+            }
           }
           for (const name of want) {
             if (clients.has(name)) continue;
@@ -69,7 +72,8 @@ export function dhcpSpecController(n: () => Native, o: DhcpSpecOptions = {}): Co
               native: n(), ifindex: link.index, mac: link.mac!,
               log: { info: (m) => ctx.log.info(`${name}: ${m}`), warn: (m) => ctx.log.warn(`${name}: ${m}`) },
               onLease: (lease: Lease | null) => {
-                entry.acquired = lease ? new Date().toISOString() : undefined; ctx.requestReconcile();
+                entry.acquired = lease ? new Date().toISOString() : undefined;
+                ctx.requestReconcile();
               },
               ...(o.retryMs ? { retryMs: o.retryMs } : {}),
             });

@@ -19,9 +19,18 @@ function splitFields(v: string): string[] {
   let cur = '';
   let bracket = false;
   for (const c of v) {
-    if (c === '[') { bracket = true; continue; }
-    if (c === ']') { bracket = false; continue; }
-    if (c === ':' && !bracket) { out.push(cur); cur = ''; } else cur += c;
+    if (c === '[') {
+      bracket = true;
+      continue;
+    }
+    if (c === ']') {
+      bracket = false;
+      continue;
+    }
+    if (c === ':' && !bracket) {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
   }
   out.push(cur);
   return out;
@@ -57,7 +66,10 @@ export function parseIpCmdline(value: string): IpCmdline {
     if (!fam) throw new Error(`ip=${value}: client address "${client}" is not an IP address`);
     out.address = `${client}/${mask ? prefixOf(mask, fam, value) : fam === 4 ? 24 : 64}`;
   }
-  if (gw) { if (!isIP(gw)) throw new Error(`ip=${value}: gateway "${gw}" is not an IP address`); out.gateway = gw; }
+  if (gw) {
+    if (!isIP(gw)) throw new Error(`ip=${value}: gateway "${gw}" is not an IP address`);
+    out.gateway = gw;
+  }
   for (const d of [dns0, dns1]) if (d) {
     if (!isIP(d)) throw new Error(`ip=${value}: DNS server "${d}" is not an IP address`);
     out.dns.push(d);

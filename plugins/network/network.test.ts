@@ -87,7 +87,9 @@ if (process.getuid?.() !== 0) {
   t.test('a link a LinkSpec holds down is not brought up by an address on it', async (t) => {
     rtnl.createLink('br2', 'bridge');
     let ups = 0; // every notification that shows br2 up, from before the specs exist
-    const stop = rtnl.watchLinks((e) => { if (e.link.name === 'br2' && e.link.up) ups++; });
+    const stop = rtnl.watchLinks((e) => {
+      if (e.link.name === 'br2' && e.link.up) ups++;
+    });
     const ls = net(LINK_SPEC_TYPE, 'br2');
     const as = net(ADDRESS_SPEC_TYPE, 'on-br2');
     await h.create(ls, { up: false });

@@ -25,7 +25,12 @@ export function resolverSpecController(etc = '/etc') {
     layer: layerOf(s),
   });
   const current = (): { original?: string } => {
-    try { return { original: readFileSync(file, 'utf8') }; } catch (e) { if (isErrno(e, 'ENOENT')) return {}; throw e; }
+    try {
+      return { original: readFileSync(file, 'utf8') };
+    } catch (e) {
+      if (isErrno(e, 'ENOENT')) return {};
+      throw e;
+    }
   };
   return specController<ResolverSpecSpec, ResolverStatusSpec, null>({
     name: 'resolver-spec', namespace: NETWORK_NS, specType: MERGED_RESOLVER_SPEC_TYPE, statusType: RESOLVER_STATUS_TYPE,

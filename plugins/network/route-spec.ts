@@ -34,7 +34,11 @@ export function routeSpecController(rtnl: () => RtnlApi) {
   const remove = (r: Applied, links: Map<string, { index: number }>) => {
     const link = links.get(r.link);
     if (!link) return; // gone with its link
-    try { kernel('del', r, link.index); } catch (e) { if (!isErrno(e, 'ESRCH')) throw e; }
+    try {
+      kernel('del', r, link.index);
+    } catch (e) {
+      if (!isErrno(e, 'ESRCH')) throw e;
+    }
   };
   return specController<RouteSpecSpec, RouteStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
     name: 'route-spec', namespace: NETWORK_NS, specType: MERGED_ROUTE_SPEC_TYPE, statusType: ROUTE_STATUS_TYPE,
@@ -48,7 +52,9 @@ export function routeSpecController(rtnl: () => RtnlApi) {
       if (prev?.applied && !same(prev.applied, w)) remove(prev.applied, links);
       const link = links.get(s.link);
       if (!link) return { ...describe(s), state: 'pending', error: `link "${s.link}" does not exist (yet)` };
-      try { kernel('add', w, link.index); } catch (e) {
+      try {
+        kernel('add', w, link.index);
+      } catch (e) {
         if (isErrno(e, 'ENETUNREACH')) {
           return {
             ...describe(s), state: 'pending',

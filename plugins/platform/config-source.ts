@@ -123,7 +123,10 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
             }
             continue;
           }
-          if (t.nextAt > now()) { wake = Math.min(wake, t.nextAt); continue; }
+          if (t.nextAt > now()) {
+            wake = Math.min(wake, t.nextAt);
+            continue;
+          }
           t.attempts++;
           // A source that throws (an unreadable seed, a file over its bound) failed like any other: asked again.
           const outcome = await s.fetch(env).catch((e: Error) => failed(e.message));

@@ -25,7 +25,13 @@ export function readOptional(path: string, max = MAX_SEED_FILE_BYTES): Buffer | 
 }
 
 export function readDmi(dir = '/sys/class/dmi/id'): Dmi {
-  const s = (f: string) => { try { return readFileSync(join(dir, f), 'utf8').trim(); } catch { return ''; } };
+  const s = (f: string) => {
+    try {
+      return readFileSync(join(dir, f), 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
   return {
     uuid: s('product_uuid').toLowerCase(), serial: s('product_serial'), sysVendor: s('sys_vendor'),
     productName: s('product_name'), biosVendor: s('bios_vendor'),

@@ -35,8 +35,15 @@ function env(over: Partial<SourceEnv> = {}): SourceEnv {
     ...over,
   };
 }
-const found = (o: Outcome) => { if (o.kind !== 'found') throw new Error(`${o.kind}: ${o.message}`); return o; };
-const serve = (h: Handler) => { server.handler = h; server.log.length = 0; return server.log; };
+const found = (o: Outcome) => {
+  if (o.kind !== 'found') throw new Error(`${o.kind}: ${o.message}`);
+  return o;
+};
+const serve = (h: Handler) => {
+  server.handler = h;
+  server.log.length = 0;
+  return server.log;
+};
 
 t.test('EC2 IMDSv2: token first, user data and metadata with it, PlatformNetwork with the time server', async (t) => {
   const log = serve(imds({ userData: '#cloud-config\nhostname: from-ec2\n' }));
@@ -201,7 +208,10 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
   const body = 'metadata: {type: motd, id: s}\n';
   const tlsServer = createHttpsServer({ key: keyToPem(key), cert }, (_q, s) => s.end(body));
   await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', r));
-  t.teardown(() => { tlsServer.closeAllConnections(); tlsServer.close(); });
+  t.teardown(() => {
+    tlsServer.closeAllConnections();
+    tlsServer.close();
+  });
   const { port: tlsPort } = tlsServer.address() as AddressInfo;
   const base = `https://127.0.0.1:${tlsPort}`;
   const trusted = await httpRequest({ url: `${base}/c`, ca: [ca] });
@@ -220,7 +230,10 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
   });
   const expiredServer = createHttpsServer({ key: keyToPem(key), cert: old }, (_q, s) => s.end(body));
   await new Promise<void>((r) => expiredServer.listen(0, '127.0.0.1', r));
-  t.teardown(() => { expiredServer.closeAllConnections(); expiredServer.close(); });
+  t.teardown(() => {
+    expiredServer.closeAllConnections();
+    expiredServer.close();
+  });
   const expired = await httpRequest({ url: `https://127.0.0.1:${(expiredServer.address() as AddressInfo).port}/c`,
     ca: [ca] });
   t.match(!expired.ok && expired.message,

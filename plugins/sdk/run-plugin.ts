@@ -58,7 +58,10 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
     if (line !== said) process.stdout.write(`${line}\n`);
     said = line;
   }, STATS_EVERY_MS);
-  await new Promise<void>((resolve) => { process.once('SIGTERM', resolve); process.once('SIGINT', resolve); });
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
   clearInterval(alive);
   clearInterval(stats);
   await runtime.stop();

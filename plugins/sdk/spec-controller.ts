@@ -48,9 +48,14 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
       /** Undoes and destroys a status once no dependant holds it; false while one does or undo fails. */
       const retire = async (id: string, prev: Resource<St>, world: W): Promise<boolean> => {
         if (!(await ctx.state.teardown(statusPtr(id)))) return false;
-        try { await a.undo(id, prev.spec, world); } catch (e) {
+        try {
+          await a.undo(id, prev.spec, world);
+        } catch (e) {
           const msg = (e as Error).message;
-          if (warned.get(id) !== msg) { ctx.log.warn(`${id}: undoing: ${msg}; will retry`); warned.set(id, msg); }
+          if (warned.get(id) !== msg) {
+            ctx.log.warn(`${id}: undoing: ${msg}; will retry`);
+            warned.set(id, msg);
+          }
           return false;
         }
         warned.delete(id);
@@ -73,7 +78,9 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
           }
           if (!r.metadata.finalizers.includes(a.name)) await ctx.state.addFinalizer(specPtr(id));
           let status: St;
-          try { status = await a.apply(id, r.spec, prev?.spec, world); } catch (e) {
+          try {
+            status = await a.apply(id, r.spec, prev?.spec, world);
+          } catch (e) {
             status = a.failed(id, r.spec, prev?.spec, (e as Error).message);
           }
           await ctx.state.put(statusPtr(id), status);

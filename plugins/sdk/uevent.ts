@@ -22,5 +22,8 @@ export function subscribeUevents(
     const event = parseUevent(d);
     if (event?.SUBSYSTEM !== undefined && wanted.has(event.SUBSYSTEM)) onEvent(event);
   });
-  return () => { stop(); n.closeFd(fd); };
+  return () => {
+    stop();
+    n.closeFd(fd);
+  };
 }

@@ -38,7 +38,10 @@ execFileSync('mkfs.ext4', ['-q', '-F', '-b', '4096', '-L', 'EPHEMERAL', fs, `${f
   const { head, tail } = encodeGpt(gpt, Buffer.alloc(440, 0xaa));
   writeSync(fd, head, 0, head.length, 0);
   writeSync(fd, tail, 0, tail.length, (small - TAIL_SECTORS) * SECTOR);
-  const b = Buffer.alloc(statSync(fs).size); const f = openSync(fs, 'r'); readSync(f, b, 0, b.length, 0); closeSync(f);
+  const b = Buffer.alloc(statSync(fs).size);
+  const f = openSync(fs, 'r');
+  readSync(f, b, 0, b.length, 0);
+  closeSync(f);
   writeSync(fd, b, 0, b.length, partStart);
   closeSync(fd);
 }
@@ -51,12 +54,22 @@ const kernel: EphemeralKernel = {
   sectors: (name) => (name === 'vda' ? statSync(disk).size / SECTOR : NaN),
   partitionNumber: (name) => (name === 'vda2' ? 2 : NaN),
   read: (dev, off, length) => {
-    const fd = openSync(disk, 'r'); const b = Buffer.alloc(length);
-    try { return b.subarray(0, readSync(fd, b, 0, length, at(dev) + off)); } finally { closeSync(fd); }
+    const fd = openSync(disk, 'r');
+    const b = Buffer.alloc(length);
+    try {
+      return b.subarray(0, readSync(fd, b, 0, length, at(dev) + off));
+    } finally {
+      closeSync(fd);
+    }
   },
   write: (dev, off, data) => {
     if (dev !== '/dev/vda') throw new Error(`wrote ${dev}`);
-    const fd = openSync(disk, 'r+'); try { writeSync(fd, data, 0, data.length, off); } finally { closeSync(fd); }
+    const fd = openSync(disk, 'r+');
+    try {
+      writeSync(fd, data, 0, data.length, off);
+    } finally {
+      closeSync(fd);
+    }
   },
   resizePartition: (...a) => { resized.push(a); },
   growExt4: (...a) => { grown.push(a); },

@@ -9,7 +9,9 @@ import { closeSync, fsyncSync, openSync, readFileSync, readSync, statfsSync, wri
 import { join } from 'node:path';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
-import { decodeGpt, encodeGpt, growGpt, HEAD_SECTORS, SECTOR, TAIL_SECTORS, usableRange } from '../../machinery/disk/gpt.ts';
+import {
+  decodeGpt, encodeGpt, growGpt, HEAD_SECTORS, SECTOR, TAIL_SECTORS, usableRange,
+} from '../../machinery/disk/gpt.ts';
 import { EPHEMERAL_LABEL as EPHEMERAL, EPHEMERAL_MOUNT } from '../../machinery/disk/labels.ts';
 import { parseMounts } from '../../machinery/sys/mount-table.ts';
 import { extGeometry } from '../../machinery/sys/superblock.ts';
@@ -61,13 +63,21 @@ export function nativeEphemeralKernel(n: () => Native, sys = '/sys/class/block')
     },
     write(devPath, at, data) {
       const fd = openSync(devPath, 'r+');
-      try { writeSync(fd, data, 0, data.length, at); fsyncSync(fd); } finally { closeSync(fd); }
+      try {
+        writeSync(fd, data, 0, data.length, at);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     },
     resizePartition: (disk, num, start, length) => n().resizePartition(disk, num, start, length),
     growExt4: (target, blocks) => n().growExt4(target, blocks),
     mountedDevice: (target) => parseMounts(readFileSync('/proc/self/mounts', 'utf8'))
       .filter((m) => m.target === target).at(-1)?.source,
-    availableBytes: (target) => { const s = statfsSync(target); return s.bavail * s.bsize; },
+    availableBytes: (target) => {
+      const s = statfsSync(target);
+      return s.bavail * s.bsize;
+    },
   };
 }
 
@@ -117,11 +127,16 @@ export function ephemeralController(k: EphemeralKernel, o: { spaceCheckMs?: numb
           // Only the one PID 1 put on /var is this machine's: a live system's disks, or one it installs to, are not.
           const onVar = k.mountedDevice(EPHEMERAL_MOUNT);
           const found = candidates.find((d) => d.spec.devPath === onVar) ?? candidates[0];
-          if (!found) { await out.cleanup(); continue; }
+          if (!found) {
+            await out.cleanup();
+            continue;
+          }
           const part = { ...found.spec, name: found.metadata.id };
           const mounted = onVar === part.devPath;
           if (mounted && partition?.device !== part.devPath && !error) {
-            try { partition = { device: part.devPath, ...growPartition(k, part) }; } catch (e) {
+            try {
+              partition = { device: part.devPath, ...growPartition(k, part) };
+            } catch (e) {
               error = `the partition cannot grow: ${(e as Error).message}`;
               ctx.log.warn(`${part.devPath}: ${error}; it is used as it is`);
             }

@@ -88,7 +88,9 @@ t.test('a dependant holding the status delays the unmount', async (t) => {
   const st = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: '/var/mnt/held' };
   await addFinalizer(h.state, st, 'dependant');
   let gone = false;
-  const removing = h.remove(spec('held')).then(() => { gone = true; });
+  const removing = h.remove(spec('held')).then(() => {
+    gone = true;
+  });
   await new Promise((r) => setTimeout(r, 200));
   t.notOk(gone, 'the delete waits');
   t.ok(table.has('/var/mnt/held'), 'still mounted');

@@ -22,7 +22,8 @@ export function mountOptions(options: readonly string[] = []): { flags: number; 
   let flags = 0;
   const data: string[] = [];
   for (const o of options) {
-    if (o in FLAG_OPTIONS) flags |= FLAG_OPTIONS[o]!; else if (o !== 'rw' && o !== 'defaults') data.push(o);
+    if (o in FLAG_OPTIONS) flags |= FLAG_OPTIONS[o]!;
+    else if (o !== 'rw' && o !== 'defaults') data.push(o);
   }
   return { flags, data: data.join(',') };
 }
@@ -45,7 +46,8 @@ export function nativeMountKernel(n: () => Native, mounts = '/proc/self/mounts')
   return {
     mounted: () => new Set(parseMounts(readFileSync(mounts, 'utf8')).map((m) => m.target)),
     mount: (device, target, fstype, flags, data) => {
-      mkdirSync(target, { recursive: true }); n().mount(device, target, fstype, flags, data);
+      mkdirSync(target, { recursive: true });
+      n().mount(device, target, fstype, flags, data);
     },
     unmount: (target) => n().umount2(target),
   };

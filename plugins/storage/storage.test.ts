@@ -21,12 +21,15 @@ t.test('mount options split into flags and data', async (t) => {
 });
 
 if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
-  t.test('needs root and loop devices', async (t) => { t.plan(0, 'needs root and /dev/loop-control'); });
+  t.test('needs root and loop devices', async (t) => {
+    t.plan(0, 'needs root and /dev/loop-control');
+  });
 } else {
   const n = native();
   n.unshareMounts();
   const dir = mkdtempSync(join(tmpdir(), 'storage-'));
-  const content = join(dir, 'content'); mkdirSync(content);
+  const content = join(dir, 'content');
+  mkdirSync(content);
   writeFileSync(join(content, 'hello.txt'), 'hello from the disk\n');
   const label = `t${process.pid}`.slice(0, 15);
   const img = join(dir, 'disk.img');
@@ -40,7 +43,9 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   });
   const { state, until } = h;
   let loop = '';
-  t.teardown(() => { if (loop) execFileSync('losetup', ['-d', loop]); });
+  t.teardown(() => {
+    if (loop) execFileSync('losetup', ['-d', loop]);
+  });
   const dev = (name: string) => h.spec({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name });
   const mstatus = (id: string) =>
     h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });

@@ -38,12 +38,15 @@ t.test('without root, on a /proc/sys of files: layers, read-back, the original w
 });
 
 if (process.getuid?.() !== 0) {
-  t.test('needs root', async (t) => { t.plan(0, 'needs root (network namespace)'); });
+  t.test('needs root', async (t) => {
+    t.plan(0, 'needs root (network namespace)');
+  });
 } else {
   // Opened before leaving the host's namespace, this fd keeps reading the host's value.
   const hostFd = openSync('/proc/sys/net/ipv4/ip_forward', 'r');
   const readHost = () => {
-    const b = Buffer.alloc(16); return b.toString('utf8', 0, readSync(hostFd, b, 0, 16, 0)).trim();
+    const b = Buffer.alloc(16);
+    return b.toString('utf8', 0, readSync(hostFd, b, 0, 16, 0)).trim();
   };
   const hostForward = readHost();
   native().unshareNet();
@@ -86,7 +89,14 @@ t.test('the hardening defaults: published for the keys the kernel has, written, 
   mkdirSync(join(root, 'kernel'), { recursive: true });
   writeFileSync(join(root, 'kernel', 'kptr_restrict'), '0\n');
   writeFileSync(join(root, 'kernel', 'dmesg_restrict'), '0\n');
-  const has = (key: string) => { try { readFileSync(sysctlPath(key, root)); return true; } catch { return false; } };
+  const has = (key: string) => {
+    try {
+      readFileSync(sysctlPath(key, root));
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const h = await controllerHarness(t, [
     kernelParamConfigController({ has }), kernelParamMergeController(), kernelParamSpecController(root),
   ], { codecs: builtinCodecs(builtinTypes()) });

@@ -43,7 +43,8 @@ const writer: Controller = {
       let finalizer = 'none';
       let specChange = 'none';
       try {
-        await addFinalizer(raw, version, 'test-writer'); await removeFinalizer(raw, version, 'test-writer');
+        await addFinalizer(raw, version, 'test-writer');
+        await removeFinalizer(raw, version, 'test-writer');
         finalizer = 'accepted';
       } catch (e) { finalizer = e instanceof StateError ? e.code : (e as Error).message; }
       try {
@@ -129,6 +130,9 @@ export const testCrasherPlugin: Plugin = {
   types: () => [],
   controllers: () => [{
     name: 'test-crasher', inputs: () => [], outputs: () => [],
-    async run() { process.stderr.write('test-crasher: exiting with status 3\n'); process.exit(3); },
+    async run() {
+      process.stderr.write('test-crasher: exiting with status 3\n');
+      process.exit(3);
+    },
   }],
 };

@@ -21,14 +21,18 @@ export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys
     step: (toMs) => n().clockStep(toMs),
     slew: (deltaMs) => n().clockSlew(deltaMs),
     readRtc: () => {
-      try { return n().rtcRead(device) * 1000; } catch (e) {
+      try {
+        return n().rtcRead(device) * 1000;
+      } catch (e) {
         if (isErrno(e, 'ENOENT')) return undefined;
         throw e;
       }
     },
     writeRtc: (ms) => n().rtcWrite(device, Math.round(ms / 1000)),
     kernelSetFromRtc: () => {
-      try { return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1'; } catch (e) {
+      try {
+        return readFileSync(`${sysfs}/hctosys`, 'utf8').trim() === '1';
+      } catch (e) {
         if (isErrno(e, 'ENOENT')) return false;
         throw e;
       }
@@ -38,7 +42,9 @@ export function nativeClock(n: () => Native, device = '/dev/rtc0', sysfs = '/sys
 
 /** On a host (`serve`): measures, but never moves the host's clock or touches its RTC. */
 export function hostModeClock(): SystemClock {
-  const refuse = () => { throw new Error('host mode: the host clock is left alone'); };
+  const refuse = () => {
+    throw new Error('host mode: the host clock is left alone');
+  };
   return {
     now: () => Date.now(), step: refuse, slew: refuse, readRtc: () => undefined, writeRtc: refuse,
     kernelSetFromRtc: () => false,

@@ -26,7 +26,12 @@ const chrony = await startChronyd();
 t.teardown(() => chrony.stop());
 // A port nobody listens on: the kernel answers ICMP port unreachable.
 const closed = await new Promise<number>((r) => {
-  const s = createSocket('udp4'); s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(); r(p); });
+  const s = createSocket('udp4');
+  s.bind(0, '127.0.0.1', () => {
+    const p = s.address().port;
+    s.close();
+    r(p);
+  });
 });
 
 const RTC = Date.UTC(2001, 0, 1);
@@ -36,8 +41,14 @@ const slews: number[] = [];
 let rtc = RTC;
 const clock: SystemClock = {
   now: () => Date.now() + skew,
-  step: (to) => { steps.push(to); skew = to - Date.now(); },
-  slew: (d) => { slews.push(d); skew += d; },
+  step: (to) => {
+    steps.push(to);
+    skew = to - Date.now();
+  },
+  slew: (d) => {
+    slews.push(d);
+    skew += d;
+  },
   readRtc: () => rtc,
   writeRtc: (ms) => { rtc = ms; },
   kernelSetFromRtc: () => false,
@@ -113,7 +124,10 @@ function pretendClock(startMs: number, rtcMs: number | undefined, kernelSet: boo
   const moves: number[] = [];
   const c: SystemClock = {
     now: () => Date.now() + offset,
-    step: (to) => { moves.push(to); offset = to - Date.now(); },
+    step: (to) => {
+      moves.push(to);
+      offset = to - Date.now();
+    },
     slew: (d) => { offset += d; },
     readRtc: () => rtcMs,
     writeRtc: () => {},

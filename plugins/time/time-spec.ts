@@ -70,7 +70,11 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
       let pollDue = true;
       let timer: NodeJS.Timeout | undefined;
       const wakeIn = (ms: number) => {
-        clearTimeout(timer); timer = setTimeout(() => { pollDue = true; ctx.requestReconcile(); }, ms);
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          pollDue = true;
+          ctx.requestReconcile();
+        }, ms);
       };
       let layer: Pick<TimeStatusSpec, 'layer'> = {};
       const put = (s: Omit<TimeStatusSpec, 'rtcAtBoot' | 'rtcSetClock'>) => {
@@ -131,8 +135,14 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
           }
           let correction: 'step' | 'slew';
           try {
-            if (Math.abs(sample.offsetMs) >= stepAt) { clock.step(clock.now() + sample.offsetMs); correction = 'step'; }
-            else { clock.slew(sample.offsetMs); correction = 'slew'; }
+            if (Math.abs(sample.offsetMs) >= stepAt) {
+              clock.step(clock.now() + sample.offsetMs);
+              correction = 'step';
+            }
+            else {
+              clock.slew(sample.offsetMs);
+              correction = 'slew';
+            }
           } catch (e) {
             wakeIn(retryMs);
             await put({
@@ -147,7 +157,10 @@ export function timeSpecController(clock: SystemClock, o: TimeSpecOptions = {}):
           last = { ...sample, at: now };
           let rtcWriteError: string | undefined;
           if (boot.rtcAtBoot && (correction === 'step' || !rtcWrittenAt || now - rtcWrittenAt >= rtcWriteMs)) {
-            try { clock.writeRtc(now); rtcWrittenAt = now; } catch (e) {
+            try {
+              clock.writeRtc(now);
+              rtcWrittenAt = now;
+            } catch (e) {
               rtcWriteError = `writing the RTC: ${(e as Error).message}`;
             }
           }

@@ -7,7 +7,10 @@ export interface BenchArgs {
 }
 
 export function benchArgs(usage: string): BenchArgs {
-  if (process.argv.includes('--help')) { process.stdout.write(usage); process.exit(0); }
+  if (process.argv.includes('--help')) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
   return {
     list(name, known, dflt) {
       const i = process.argv.indexOf(name);

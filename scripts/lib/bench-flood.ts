@@ -19,7 +19,9 @@ interface Target {
 async function target(vm: boolean): Promise<Target> {
   if (vm) {
     const m = await bootApiMachine({}, 'dhcp');
-    return { address: m.endpoint, tls: m.tls, rssMiB: () => undefined, stop: async () => { m.vm.kill(); } };
+    return { address: m.endpoint, tls: m.tls, rssMiB: () => undefined, stop: async () => {
+      m.vm.kill();
+    } };
   }
   const { exe } = await build({ hostOnly: true });
   const served = await startServe(exe, ['--no-plugins']);

@@ -34,8 +34,12 @@ export async function startChronyd(): Promise<Chronyd> {
   const child: ChildProcess = spawn(
     CHRONYD, ['-x', '-d', '-u', 'root', '-f', join(dir, 'chrony.conf')], { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  child.stdout!.on('data', (d: Buffer) => { output += d; });
-  child.stderr!.on('data', (d: Buffer) => { output += d; });
+  child.stdout!.on('data', (d: Buffer) => {
+    output += d;
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    output += d;
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   // chronyd writes its drift file on the way out: remove the directory after it exited.
   const stop = async () => {
@@ -50,7 +54,8 @@ export async function startChronyd(): Promise<Chronyd> {
     if (child.exitCode !== null) throw new Error(`chronyd exited ${child.exitCode}: ${output}`);
     if (await answers(port)) return { port, stop, log: () => output };
     if (Date.now() > deadline) {
-      await stop(); throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`);
+      await stop();
+      throw new Error(`chronyd did not answer on 127.0.0.1:${port} within 10 s: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -59,11 +64,17 @@ export async function startChronyd(): Promise<Chronyd> {
 function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createSocket('udp4');
-    const done = (ok: boolean) => { clearTimeout(timer); s.close(); resolve(ok); };
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      s.close();
+      resolve(ok);
+    };
     const timer = setTimeout(() => done(false), 300);
     s.on('error', () => done(false));
     s.on('message', () => done(true));
-    const req = Buffer.alloc(48); req[0] = 0x23; req[47] = 1;
+    const req = Buffer.alloc(48);
+    req[0] = 0x23;
+    req[47] = 1;
     s.send(req, port, '127.0.0.1');
   });
 }

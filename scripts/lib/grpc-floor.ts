@@ -34,7 +34,11 @@ export async function grpcEchoFloor(tls: FloorTls, samples = 2000): Promise<{ p5
   const call = () => new Promise<void>((r) => client.Echo(Buffer.from('ping'), () => r()));
   for (let i = 0; i < 300; i++) await call();
   const xs: number[] = [];
-  for (let i = 0; i < samples; i++) { const t0 = performance.now(); await call(); xs.push(performance.now() - t0); }
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await call();
+    xs.push(performance.now() - t0);
+  }
   client.close();
   server.forceShutdown();
   xs.sort((a, b) => a - b);

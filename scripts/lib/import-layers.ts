@@ -79,7 +79,8 @@ export function checkImports(root: string): ImportProblem[] {
   for (const [file, deps] of graph) {
     const from = layerOf(file);
     if (!from) {
-      problems.push({ file, message: 'is in no layer (add its folder to scripts/lib/import-layers.ts)' }); continue;
+      problems.push({ file, message: 'is in no layer (add its folder to scripts/lib/import-layers.ts)' });
+      continue;
     }
     for (const { file: dep } of deps) {
       const to = layerOf(dep);
@@ -101,18 +102,26 @@ export function checkImports(root: string): ImportProblem[] {
   const stack: string[] = [];
   const on = new Set<string>();
   const visit = (v: string) => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); on.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
     for (const { file: w } of graph.get(v) ?? []) {
       if (!graph.has(w)) continue;
       if (!idx.has(w)) {
-        visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
       } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const scc: string[] = [];
       let w: string;
-      do { w = stack.pop()!; on.delete(w); scc.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
       if (scc.length > 1) problems.push({ file: scc.sort()[0]!, message: `import cycle: ${scc.sort().join(' -> ')}` });
     }
   };

@@ -15,7 +15,9 @@ function rulesOf(f: protobuf.Field): FieldRules | undefined {
   const o = f.options ?? {};
   const get = (...names: string[]) => names.map((n) => o[`${RULE}${n}`]).find((v) => v !== undefined) as never;
   const r: FieldRules = {};
-  const set = <K extends keyof FieldRules>(k: K, v: FieldRules[K] | undefined) => { if (v !== undefined) r[k] = v; };
+  const set = <K extends keyof FieldRules>(k: K, v: FieldRules[K] | undefined) => {
+    if (v !== undefined) r[k] = v;
+  };
   set('required', get('required'));
   set('pattern', get('pattern'));
   set('patternHelp', get('pattern_help', 'patternHelp'));

@@ -73,7 +73,9 @@ export class Tmux {
 
   /** Ends the session; one that is gone already (its test killed it, or its server ended) is left. */
   async kill(): Promise<void> {
-    try { await run(['-L', this.socket, 'kill-session', '-t', this.name]); } catch (e) {
+    try {
+      await run(['-L', this.socket, 'kill-session', '-t', this.name]);
+    } catch (e) {
       if (!/can't find session|no server running|error connecting/.test((e as Error).message)) throw e;
     }
   }

@@ -22,7 +22,11 @@ let current: Resource = await client.get({ namespace: job.namespace, type: job.t
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 parentPort!.on('message', async (run: UpdaterRun | 'stop') => {
-  if (run === 'stop') { client.close(); parentPort!.close(); return; }
+  if (run === 'stop') {
+    client.close();
+    parentPort!.close();
+    return;
+  }
   const sentNs: number[] = [];
   for (let k = 0; k < run.count; k++) {
     const seq = run.from + k;

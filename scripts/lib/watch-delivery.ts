@@ -37,14 +37,18 @@ export async function measureWatchDelivery(o: WatchDeliveryOptions): Promise<Wat
     { address: o.address, tls: o.tls, ...o.kind, id: o.id, specField: o.specField });
   await Promise.all([...watchers, updater].map(nextMessage));
   const run = async (from: number, count: number) => {
-    const m = nextMessage(updater); updater.postMessage({ from, count }); return (await m).sentNs as number[];
+    const m = nextMessage(updater);
+    updater.postMessage({ from, count });
+    return (await m).sentNs as number[];
   };
   // The first events compile the delivery path in every process: those are not counted (as Get is measured warm).
   await run(-WARM_UP, WARM_UP);
   const sentNs = await run(0, o.updates);
   await sleep(500); // the last events in flight
   const reports = await Promise.all(watchers.map((w) => {
-    const m = nextMessage(w); w.postMessage('stop'); return m;
+    const m = nextMessage(w);
+    w.postMessage('stop');
+    return m;
   }));
   updater.postMessage('stop');
   await Promise.all([...watchers, updater].map((w) => w.terminate()));

@@ -59,7 +59,10 @@ export interface ServerStream {
 /** How long a closing connection's goodbye may take before its socket is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 
-const headerValue = (h: IncomingHttpHeaders, k: string) => { const v = h[k]; return Array.isArray(v) ? v[0] : v; };
+const headerValue = (h: IncomingHttpHeaders, k: string) => {
+  const v = h[k];
+  return Array.isArray(v) ? v[0] : v;
+};
 
 function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
   const code = Number(headerValue(h, 'grpc-status') ?? NaN);
@@ -117,7 +120,9 @@ export class GrpcChannel {
       });
       const fail = (why: string) => {
         // A session destroyed before it connected only ends its socket (a handshake nobody answers keeps it).
-        this.ready = undefined; s.destroy(); socket?.destroy();
+        this.ready = undefined;
+        s.destroy();
+        socket?.destroy();
         reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
       };
       const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
@@ -146,8 +151,15 @@ export class GrpcChannel {
           || /certificate|TLS|SSL/.test(e.message);
         fail(tls ? `TLS: ${e.code ? `${e.code} (${e.message})` : e.message}` : this.socketWhy(e));
       });
-      s.once('close', () => { if (this.session === s) { this.session = undefined; clearInterval(this.keepalive); } });
-      s.on('goaway', () => { if (this.session === s) this.session = undefined; });
+      s.once('close', () => {
+        if (this.session === s) {
+          this.session = undefined;
+          clearInterval(this.keepalive);
+        }
+      });
+      s.on('goaway', () => {
+        if (this.session === s) this.session = undefined;
+      });
     });
     return this.ready;
   }
@@ -210,9 +222,15 @@ export class GrpcChannel {
     clearInterval(this.keepalive);
     const interval = setInterval(() => {
       // A session that ended (its keepalive failed, the peer went) takes its pings with it: ping() would throw.
-      if (s.destroyed || s.closed) { clearInterval(interval); return; }
+      if (s.destroyed || s.closed) {
+        clearInterval(interval);
+        return;
+      }
       const timer = setTimeout(() => s.destroy(new Error(`no answer to a keepalive ping within ${within} ms`)), within);
-      const sent = s.ping((err) => { clearTimeout(timer); if (err && !s.destroyed) s.destroy(err); });
+      const sent = s.ping((err) => {
+        clearTimeout(timer);
+        if (err && !s.destroyed) s.destroy(err);
+      });
       if (!sent) clearTimeout(timer);
     }, every);
     interval.unref();
@@ -236,7 +254,10 @@ export class GrpcChannel {
     s?.close();
     const sockets = [...this.live];
     if (!sockets.length) return;
-    setTimeout(() => { s?.destroy(); for (const x of sockets) x.destroy(); }, CLOSE_GRACE_MS).unref();
+    setTimeout(() => {
+      s?.destroy();
+      for (const x of sockets) x.destroy();
+    }, CLOSE_GRACE_MS).unref();
   }
 
   private async open(path: string, request: Uint8Array, o: CallOptions): Promise<ClientHttp2Stream> {
@@ -261,7 +282,9 @@ export class GrpcChannel {
   serverStream(path: string, request: Uint8Array, o: CallOptions = {}): ServerStream {
     let handler: ((m: Buffer) => void | Promise<void>) | undefined;
     let finish!: (e: GrpcCallError | undefined) => void;
-    const done = new Promise<GrpcCallError | undefined>((r) => { finish = r; });
+    const done = new Promise<GrpcCallError | undefined>((r) => {
+      finish = r;
+    });
     let stream: ClientHttp2Stream | undefined;
     let cancelled = false;
     // Messages go to the handler in order; one that returns a promise holds the next
@@ -273,24 +296,42 @@ export class GrpcChannel {
     let drained: (() => void) | undefined;
     const run = (m: Buffer) => {
       let p: void | Promise<void>;
-      try { p = handler!(m); } catch (e) {
-        handlerError = e as Error; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); return;
+      try {
+        p = handler!(m);
+      } catch (e) {
+        handlerError = e as Error;
+        queue.length = 0;
+        stream?.close(constants.NGHTTP2_CANCEL);
+        return;
       }
       if (p) {
         busy = true;
         stream?.pause();
-        p.then(() => { busy = false; if (!ended) stream?.resume(); pump(); }, (e: Error) => {
-          busy = false; handlerError = e; queue.length = 0; stream?.close(constants.NGHTTP2_CANCEL); pump();
+        p.then(() => {
+          busy = false;
+          if (!ended) stream?.resume();
+          pump();
+        }, (e: Error) => {
+          busy = false;
+          handlerError = e;
+          queue.length = 0;
+          stream?.close(constants.NGHTTP2_CANCEL);
+          pump();
         });
       }
     };
     const pump = () => {
       while (handler && !busy && queue.length) run(queue.shift()!);
-      if (!busy && !queue.length) { const d = drained; drained = undefined; d?.(); }
+      if (!busy && !queue.length) {
+        const d = drained;
+        drained = undefined;
+        d?.();
+      }
     };
     // A message that finds nobody ahead of it goes straight to the handler.
     const deliver = (m: Buffer) => {
-      if (handler && !busy && !queue.length) run(m); else queue.push(m);
+      if (handler && !busy && !queue.length) run(m);
+      else queue.push(m);
       pump();
     };
     const end = (e: GrpcCallError | undefined) => {
@@ -300,7 +341,8 @@ export class GrpcChannel {
       const settle = () => finish(handlerError
         ? new GrpcCallError(Status.CANCELLED, `the message handler failed: ${handlerError.message}`)
         : e);
-      if (!busy && !queue.length) settle(); else drained = settle;
+      if (!busy && !queue.length) settle();
+      else drained = settle;
     };
     const timer = o.deadlineMs ? setTimeout(() => {
       stream?.close(constants.NGHTTP2_CANCEL);
@@ -308,7 +350,10 @@ export class GrpcChannel {
     }, o.deadlineMs) : undefined;
     this.open(path, request, o).then((st) => {
       stream = st;
-      if (cancelled) { st.close(constants.NGHTTP2_CANCEL); return; }
+      if (cancelled) {
+        st.close(constants.NGHTTP2_CANCEL);
+        return;
+      }
       const reader = new MessageReader(this.max);
       let headersStatus: GrpcCallError | undefined | null = null;
       st.on('response', (h) => {
@@ -325,7 +370,9 @@ export class GrpcChannel {
         }
       });
       st.on('data', (chunk: Buffer) => {
-        try { reader.push(chunk, deliver); } catch (e) {
+        try {
+          reader.push(chunk, deliver);
+        } catch (e) {
           st.close(constants.NGHTTP2_CANCEL);
           end(new GrpcCallError(e instanceof FrameError ? e.status : Status.INTERNAL, (e as Error).message));
         }
@@ -336,13 +383,19 @@ export class GrpcChannel {
       st.on('error', (e: Error) => end(headersStatus ?? new GrpcCallError(
         cancelled ? Status.CANCELLED : Status.UNAVAILABLE, this.lostWhy(st.session, e))));
       st.on('close', () => {
-        if (headersStatus !== null) { end(headersStatus); return; }
+        if (headersStatus !== null) {
+          end(headersStatus);
+          return;
+        }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')
           : new GrpcCallError(Status.UNAVAILABLE, this.lostWhy(st.session)));
       });
     }, (e: GrpcCallError) => end(e));
     return {
-      onMessage(fn) { handler = fn; pump(); },
+      onMessage(fn) {
+        handler = fn;
+        pump();
+      },
       done,
       cancel() {
         cancelled = true;
@@ -357,7 +410,9 @@ export class GrpcChannel {
     return new Promise<Buffer>((resolve, reject) => {
       const call = this.serverStream(path, request, o);
       let response: Buffer | undefined;
-      call.onMessage((m) => { response = m; });
+      call.onMessage((m) => {
+        response = m;
+      });
       void call.done.then((e) => {
         if (e) reject(e);
         else if (!response) reject(new GrpcCallError(Status.INTERNAL, `${path}: the server sent no response message`));

@@ -2,7 +2,9 @@ import t from 'tap';
 import { frame, MessageReader, Status } from './framing.ts';
 
 const read = (r: MessageReader, chunk: Buffer) => {
-  const out: string[] = []; r.push(chunk, (m) => out.push(m.toString())); return out;
+  const out: string[] = [];
+  r.push(chunk, (m) => out.push(m.toString()));
+  return out;
 };
 
 t.test('whole messages in one chunk are read in place, in order', async (t) => {

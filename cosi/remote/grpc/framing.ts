@@ -22,7 +22,10 @@ export function frame(message: Uint8Array): Buffer {
 }
 
 export class FrameError extends Error {
-  constructor(readonly status: StatusCode, message: string) { super(message); this.name = 'FrameError'; }
+  constructor(readonly status: StatusCode, message: string) {
+    super(message);
+    this.name = 'FrameError';
+  }
 }
 
 /**
@@ -110,7 +113,9 @@ export function encodeGrpcMessage(s: string): string {
 }
 
 export function decodeGrpcMessage(s: string): string {
-  try { return decodeURIComponent(s); } catch (e) {
+  try {
+    return decodeURIComponent(s);
+  } catch (e) {
     if (e instanceof URIError) return s; // not percent-encoded after all: show it as sent
     throw e;
   }

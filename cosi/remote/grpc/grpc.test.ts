@@ -14,7 +14,11 @@ t.test('a request over the limit is answered RESOURCE_EXHAUSTED, however large; 
   const port = await srv.listen({ host: '127.0.0.1', port: 0 });
   const ch = new GrpcChannel(`127.0.0.1:${port}`);
   const alive = setInterval(() => undefined, 1000); // the server and the channel hold no event loop by themselves
-  t.teardown(() => { clearInterval(alive); ch.close(); void srv.stop(0); });
+  t.teardown(() => {
+    clearInterval(alive);
+    ch.close();
+    void srv.stop(0);
+  });
   // 20 MiB is 1,280 DATA frames: more than node's limit of invalid frames, were the stream closed early.
   for (const size of [(1 << 20) + 1, 5 << 20, 20 << 20]) {
     await t.rejects(ch.unary('/t.S/Echo', Buffer.alloc(size)),
@@ -34,8 +38,12 @@ t.test('a connection whose peer goes silent fails its keepalive, and its pings s
   let silent = false;
   const proxy = createServer((c) => {
     const up = connect(port, '127.0.0.1');
-    c.on('data', (d) => { if (!silent) up.write(d); });
-    up.on('data', (d) => { if (!silent) c.write(d); });
+    c.on('data', (d) => {
+      if (!silent) up.write(d);
+    });
+    up.on('data', (d) => {
+      if (!silent) c.write(d);
+    });
     c.on('error', () => up.destroy());
     up.on('error', () => c.destroy());
   });
@@ -43,9 +51,16 @@ t.test('a connection whose peer goes silent fails its keepalive, and its pings s
   const ch = new GrpcChannel(`127.0.0.1:${(proxy.address() as AddressInfo).port}`,
     { keepaliveMs: 100, keepaliveTimeoutMs: 200 });
   const thrown: unknown[] = [];
-  const onUncaught = (e: unknown) => { thrown.push(e); };
+  const onUncaught = (e: unknown) => {
+    thrown.push(e);
+  };
   process.on('uncaughtException', onUncaught);
-  t.teardown(() => { process.off('uncaughtException', onUncaught); ch.close(); proxy.close(); void srv.stop(0); });
+  t.teardown(() => {
+    process.off('uncaughtException', onUncaught);
+    ch.close();
+    proxy.close();
+    void srv.stop(0);
+  });
   t.equal((await ch.unary('/t.S/Echo', Buffer.from('hi'))).toString(), 'hi');
   silent = true;
   // The keepalive fails within 300 ms; a dozen more intervals pass after that.
@@ -56,7 +71,9 @@ t.test('a connection whose peer goes silent fails its keepalive, and its pings s
 });
 
 t.test('a handler that throws before its first await fails its call, not the server', async (t) => {
-  const refuse = () => { throw new Error('refused at the gate'); };
+  const refuse = () => {
+    throw new Error('refused at the gate');
+  };
   const srv = grpcHttp2Server({
     methods: new Map<string, Method>([
       ['/t.S/Unary', { kind: 'unary', handle: refuse }],
@@ -68,7 +85,11 @@ t.test('a handler that throws before its first await fails its call, not the ser
   const port = await srv.listen({ host: '127.0.0.1', port: 0 });
   const ch = new GrpcChannel(`127.0.0.1:${port}`);
   const alive = setInterval(() => undefined, 1000);
-  t.teardown(() => { clearInterval(alive); ch.close(); void srv.stop(0); });
+  t.teardown(() => {
+    clearInterval(alive);
+    ch.close();
+    void srv.stop(0);
+  });
   await t.rejects(ch.unary('/t.S/Unary', Buffer.from('x')), { code: Status.PERMISSION_DENIED, message: /at the gate/ });
   const stream = ch.serverStream('/t.S/Stream', Buffer.from('x'));
   stream.onMessage(() => undefined);

@@ -34,20 +34,27 @@ export function trackSessions(server: Http2Server | Http2SecureServer, idleMs: (
   const idle = (s: Http2Session, e: Entry) => {
     e.idleSince = performance.now();
     const ms = idleMs();
-    if (ms > 0) e.timer = setTimeout(() => { if (e.open === 0) s.close(); }, ms);
+    if (ms > 0) e.timer = setTimeout(() => {
+      if (e.open === 0) s.close();
+    }, ms);
   };
   server.on('session', (s: Http2Session) => {
     const e: Entry = { open: 0, calls: 0, idleSince: performance.now() };
     sessions.set(s, e);
     idle(s, e);
-    s.once('close', () => { clearTimeout(e.timer); sessions.delete(s); });
+    s.once('close', () => {
+      clearTimeout(e.timer);
+      sessions.delete(s);
+    });
   });
   server.on('stream', (stream) => {
     const e = sessions.get(stream.session!);
     if (!e) return;
     e.calls++;
     if (e.open++ === 0) clearTimeout(e.timer);
-    stream.once('close', () => { if (--e.open === 0) idle(stream.session!, e); });
+    stream.once('close', () => {
+      if (--e.open === 0) idle(stream.session!, e);
+    });
   });
   return {
     get size() { return sessions.size; },
@@ -82,9 +89,12 @@ export function grpcHttp2Server(o: GrpcServerOptions): GrpcHttp2Server {
     listen: (where) => new Promise((resolve, reject) => {
       server.once('error', reject);
       const done = () => {
-        server.off('error', reject); const a = server.address(); resolve(typeof a === 'object' && a ? a.port : 0);
+        server.off('error', reject);
+        const a = server.address();
+        resolve(typeof a === 'object' && a ? a.port : 0);
       };
-      if ('path' in where) server.listen(where.path, done); else server.listen(where.port, where.host, done);
+      if ('path' in where) server.listen(where.path, done);
+      else server.listen(where.port, where.host, done);
     }),
     stop: (graceMs) => sessions.stop(server, graceMs),
   };

@@ -94,7 +94,11 @@ function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promi
     startResponse(stream);
     if (stream.write(chunk)) return undefined;
     return new Promise<void>((resolve) => {
-      const done = () => { stream.off('drain', done); stream.off('close', done); resolve(); };
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        resolve();
+      };
       stream.once('drain', done);
       stream.once('close', done);
     });
@@ -103,21 +107,29 @@ function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promi
     scheduled = false;
     if (!batch.length) return undefined;
     const chunk = batch.length === 1 ? batch[0]! : Buffer.concat(batch, size);
-    batch.length = 0; size = 0;
+    batch.length = 0;
+    size = 0;
     return put(chunk);
   };
   const writeFramed = (f: Buffer) => {
-    batch.push(f); size += f.length;
+    batch.push(f);
+    size += f.length;
     if (size >= BATCH_BYTES) return send();
     // Whatever a handler writes in one go leaves in one write.
-    if (!scheduled) { scheduled = true; setImmediate(() => { if (scheduled) void send(); }); }
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(() => {
+        if (scheduled) void send();
+      });
+    }
     return undefined;
   };
   return {
     writeFramed,
     writeFramedNow(f) {
       if (!batch.length) return put(f);
-      batch.push(f); size += f.length;
+      batch.push(f);
+      size += f.length;
       return send();
     },
     write: (message) => writeFramed(frame(message)),
@@ -131,20 +143,29 @@ function writerFor(stream: ServerHttp2Stream): MessageWriter & { finish(): Promi
  * (the API's role gate) is the call's error, never the process's.
  */
 function settled<T>(call: () => Promise<T>): Promise<T> {
-  try { return call(); } catch (e) { return Promise.reject(e); }
+  try {
+    return call();
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
   const abort = new AbortController();
   // A reset by the peer (or a failed write) ends the call: the handler sees why in its signal.
-  stream.on('error', (e) => { if (!abort.signal.aborted) abort.abort(e); });
+  stream.on('error', (e) => {
+    if (!abort.signal.aborted) abort.abort(e);
+  });
   if (headers[':method'] !== 'POST' || !String(headers['content-type'] ?? '').startsWith('application/grpc')) {
     stream.respond({ ':status': headers[':method'] !== 'POST' ? 405 : 415 }, { endStream: true });
     return;
   }
   const path = String(headers[':path'] ?? '');
   const method = o.methods.get(path);
-  if (!method) { respondStatus(stream, Status.UNIMPLEMENTED, `unknown method ${path}`); return; }
+  if (!method) {
+    respondStatus(stream, Status.UNIMPLEMENTED, `unknown method ${path}`);
+    return;
+  }
   const encoding = headers['grpc-encoding'];
   if (encoding && encoding !== 'identity') {
     respondStatus(stream, Status.UNIMPLEMENTED, `grpc-encoding ${String(encoding)} is not supported (identity only)`,
@@ -167,7 +188,10 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
   let refused: unknown;
   /** What this request holds of the shared buffer; given back when it is read (or refused, or gone). */
   let held = 0;
-  const release = () => { if (o.buffer) o.buffer.used -= held; held = 0; };
+  const release = () => {
+    if (o.buffer) o.buffer.used -= held;
+    held = 0;
+  };
   stream.once('close', release);
   const fail = (e: unknown) => {
     if (abort.signal.aborted && stream.closed) return;
@@ -183,7 +207,8 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
           throw new GrpcError(Status.RESOURCE_EXHAUSTED, `the server is reading ${o.buffer.used} bytes of requests `
             + `already, at most ${o.buffer.max} at once: try again`);
         }
-        o.buffer.used += chunk.length; held += chunk.length;
+        o.buffer.used += chunk.length;
+        held += chunk.length;
       }
       reader.push(chunk, (m) => messages.push(m));
     } catch (e) {
@@ -193,13 +218,18 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
       // reset (ENHANCE_YOUR_CALM) and the client sees that instead of the answer.
       stream.removeAllListeners('data');
       let dropped = 0;
-      stream.on('data', (c: Buffer) => { if ((dropped += c.length) > DROP_LIMIT) stream.destroy(); });
+      stream.on('data', (c: Buffer) => {
+        if ((dropped += c.length) > DROP_LIMIT) stream.destroy();
+      });
       refused = e;
     }
   });
   stream.on('end', () => {
     release();
-    if (refused) { fail(refused); return; }
+    if (refused) {
+      fail(refused);
+      return;
+    }
     if (stream.closed || stream.headersSent) return;
     if (reader.pending || messages.length !== 1) {
       respondStatus(stream, Status.INVALID_ARGUMENT,
@@ -220,7 +250,13 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
     settled(() => method.handle(request, ctx, out)).then(async () => {
       await out.finish();
       clearTimeout(timer);
-      if (!stream.closed) { startResponse(stream); stream.end(); }
-    }, async (e) => { await out.finish(); fail(e); });
+      if (!stream.closed) {
+        startResponse(stream);
+        stream.end();
+      }
+    }, async (e) => {
+      await out.finish();
+      fail(e);
+    });
   });
 }

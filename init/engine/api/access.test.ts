@@ -24,7 +24,9 @@ const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
 const clients = Object.fromEntries(ROLES.map((r) => [r, served.client(r, { timeoutMs: 5000 })])) as
   Record<Role, RemoteState>;
-t.teardown(() => { for (const c of Object.values(clients)) c.close(); });
+t.teardown(() => {
+  for (const c of Object.values(clients)) c.close();
+});
 
 const motd = (id: string): Pointer => ({ namespace: 'config', type: MOTD_TYPE, id });
 const limits: Pointer = { namespace: SECURITY_NS, type: API_LIMITS_TYPE, id: API_ID };
@@ -33,7 +35,10 @@ const version: Pointer = { namespace: 'runtime', type: VERSION_TYPE, id: 'applia
 
 /** 'ok', or the StateError code the call ended with. */
 async function outcome(call: () => Promise<unknown>): Promise<string> {
-  try { await call(); return 'ok'; } catch (e) {
+  try {
+    await call();
+    return 'ok';
+  } catch (e) {
     if (e instanceof StateError) return e.code;
     throw e;
   }

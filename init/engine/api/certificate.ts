@@ -63,7 +63,9 @@ export function tlsFor(ca: ApiCertificateAuthoritySpec | undefined, serverKey: K
       },
     };
   }
-  let caCert: X509Certificate; let caKey: KeyObject; let accepted: X509Certificate[];
+  let caCert: X509Certificate;
+  let caKey: KeyObject;
+  let accepted: X509Certificate[];
   try {
     caCert = new X509Certificate(ca.certificate);
     caKey = createPrivateKey(ca.key);

@@ -28,7 +28,9 @@ import { parseSubject } from '../../../machinery/pki/certificate.ts';
 import { TIME_VERIFY_CODES, validityProblem } from '../../../machinery/pki/validity.ts';
 import { clockNote } from '../../../machinery/sys/clock-floor.ts';
 import { throttle, type Logger } from '../../../machinery/log.ts';
-import { callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need } from '../../../machinery/model/access.ts';
+import {
+  callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need,
+} from '../../../machinery/model/access.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
 
 /** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
@@ -165,7 +167,10 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   });
   const userState = stateMethods(state, {
     ...o.service, limits: requestLimits,
-    accessOf: (ctx) => { const c = callerOf(ctx.session); return c ? o.accessOf(c) : REFUSE_ALL; },
+    accessOf: (ctx) => {
+      const c = callerOf(ctx.session);
+      return c ? o.accessOf(c) : REFUSE_ALL;
+    },
     audit: (ctx, e) => audit(callerOf(ctx.session), `State/${e.rpc}`,
       `resource=${e.pointer.namespace}/${e.pointer.type}/${e.pointer.id}`, e.ok, e.error),
   });
@@ -205,14 +210,19 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         async handle(req, ctx) {
           gate(ctx.session);
           const t0 = performance.now();
-          try { return await handleUnary(req, ctx); } finally {
+          try {
+            return await handleUnary(req, ctx);
+          } finally {
             latency.observe(rpcName, (performance.now() - t0) / 1000);
           }
         },
       });
     } else if (path !== STATE_METHODS.Watch.path) {
       userMethods.set(path, {
-        kind: 'server-stream', handle: (req, ctx, out) => { gate(ctx.session); return m.handle(req, ctx, out); },
+        kind: 'server-stream', handle: (req, ctx, out) => {
+          gate(ctx.session);
+          return m.handle(req, ctx, out);
+        },
       });
     } else {
       userMethods.set(path, {
@@ -227,7 +237,9 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
           }
           watches.bySession.set(ctx.session, mine + 1);
           watches.total++;
-          try { await m.handle(req, ctx, out); } finally {
+          try {
+            await m.handle(req, ctx, out);
+          } finally {
             watches.total--;
             watches.bySession.set(ctx.session, (watches.bySession.get(ctx.session) ?? 1) - 1);
           }
@@ -268,7 +280,10 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     if (!h) return;
     clearTimeout(h.timer);
     handshakes.delete(raw);
-    if (h.started) { shaking--; pump(); }
+    if (h.started) {
+      shaking--;
+      pump();
+    }
   };
   const once = throttle();
   const front = createNetServer((raw) => {
@@ -320,7 +335,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const port = await new Promise<number>((resolve, reject) => {
     front.once('error', reject);
     front.listen(Number(o.listen.slice(colon + 1)), host, () => {
-      front.off('error', reject); resolve((front.address() as { port: number }).port);
+      front.off('error', reject);
+      resolve((front.address() as { port: number }).port);
     });
   }).catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
 
@@ -343,7 +359,10 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       }
       socket[CALLER] = { kind: 'plugin', name: plugin.name };
       socket.guard = pluginGuard(plugin, new Set(plugin.outputs));
-    } catch (e) { o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`); socket.destroy(); }
+    } catch (e) {
+      o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`);
+      socket.destroy();
+    }
   });
   mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
   rmSync(o.pluginSocket, { force: true });
@@ -377,7 +396,9 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         if (keep) continue;
         ended++;
         s.close();
-        setTimeout(() => { if (!s.destroyed) s.destroy(); }, 2000).unref();
+        setTimeout(() => {
+          if (!s.destroyed) s.destroy();
+        }, 2000).unref();
       }
       o.log.info(`API: now ${t.mode}${ended ? `; ended ${ended} connection(s) the new rules do not admit` : ''}`);
     },
@@ -407,11 +428,15 @@ function notifyingWrites(state: State, after: (p: Pointer) => void): State {
       switch (prop) {
         case 'create': case 'update':
           return async (r: { metadata: Pointer }, ...rest: unknown[]) => {
-            const out = await fn.call(target, r, ...rest); after(r.metadata); return out;
+            const out = await fn.call(target, r, ...rest);
+            after(r.metadata);
+            return out;
           };
         case 'destroy': case 'teardownAndDestroy':
           return async (p: Pointer, ...rest: unknown[]) => {
-            const out = await fn.call(target, p, ...rest); after(p); return out;
+            const out = await fn.call(target, p, ...rest);
+            after(p);
+            return out;
           };
         default: return fn.bind(target);
       }

@@ -16,31 +16,54 @@ const sha = createHash('sha256').update(image).digest('hex');
 const other = createHash('sha256').update('other').digest('hex');
 
 const server: Server = createServer((req, res) => {
-  if (req.method !== 'GET') { res.writeHead(405).end(); return; }
+  if (req.method !== 'GET') {
+    res.writeHead(405).end();
+    return;
+  }
   switch (req.url) {
-    case '/good.squashfs': res.writeHead(200, { 'content-length': image.length }).end(image); return;
-    case '/chunked.squashfs': res.writeHead(200); res.write(image.subarray(0, 1000)); res.end(image.subarray(1000));
+    case '/good.squashfs':
+      res.writeHead(200, { 'content-length': image.length }).end(image);
       return;
-    case '/wrong.squashfs': res.writeHead(200).end(Buffer.alloc(1000, 1)); return;
+    case '/chunked.squashfs':
+      res.writeHead(200);
+      res.write(image.subarray(0, 1000));
+      res.end(image.subarray(1000));
+      return;
+    case '/wrong.squashfs':
+      res.writeHead(200).end(Buffer.alloc(1000, 1));
+      return;
     case '/short.squashfs':
       res.writeHead(200, { 'content-length': image.length });
       res.write(image.subarray(0, 5000), () => res.destroy());
       return;
-    case '/huge.squashfs': res.writeHead(200, { 'content-length': 2 ** 40 }); res.write('x'); return;
+    case '/huge.squashfs':
+      res.writeHead(200, { 'content-length': 2 ** 40 });
+      res.write('x');
+      return;
     case '/endless.squashfs': {
       res.writeHead(200);
-      const more = () => { if (!res.destroyed && res.write(Buffer.alloc(65536))) setImmediate(more); };
+      const more = () => {
+        if (!res.destroyed && res.write(Buffer.alloc(65536))) setImmediate(more);
+      };
       res.on('drain', more);
       more();
       return;
     }
-    case '/silent.squashfs': res.writeHead(200, { 'content-length': 10 }); return;
-    case '/stalls.squashfs': res.writeHead(200, { 'content-length': 10_000 }); res.write(Buffer.alloc(100)); return;
+    case '/silent.squashfs':
+      res.writeHead(200, { 'content-length': 10 });
+      return;
+    case '/stalls.squashfs':
+      res.writeHead(200, { 'content-length': 10_000 });
+      res.write(Buffer.alloc(100));
+      return;
     default: res.writeHead(404).end();
   }
 });
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-t.teardown(() => { server.closeAllConnections(); server.close(); });
+t.teardown(() => {
+  server.closeAllConnections();
+  server.close();
+});
 const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 const fresh = () => {
   const dir = mkdtempSync(join(tmpdir(), 'ext-fetch-'));
@@ -106,7 +129,10 @@ t.test('a fetch SIGKILLed half way leaves only a .partial, which the next start 
     const partial = await new Promise<string>((resolve) => {
       const look = setInterval(() => {
         const p = readdirSync(dir).find((n) => n.endsWith('.partial'));
-        if (p && statSync(join(dir, p)).size > 0) { clearInterval(look); resolve(p); }
+        if (p && statSync(join(dir, p)).size > 0) {
+          clearInterval(look);
+          resolve(p);
+        }
       }, 20);
     });
     child.kill('SIGKILL');

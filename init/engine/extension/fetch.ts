@@ -86,13 +86,20 @@ export async function fetchImage(
       throw new RefusedImage(`${source}: its sha256 is ${said}not the ${sha256} declared`);
     }
     const fd = openSync(partial, 'r');
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(partial, final);
     syncDirectory(dir);
     return { path: final, bytes: counter.bytes, reused: false };
   } catch (e) {
     // The file is opened asynchronously: removed only once the stream is closed, or the open may come after.
-    if (sink && !sink.closed) await new Promise<void>((r) => { sink!.once('close', () => r()); sink!.destroy(); });
+    if (sink && !sink.closed) await new Promise<void>((r) => {
+      sink!.once('close', () => r());
+      sink!.destroy();
+    });
     rmSync(partial, { force: true });
     const message = (e as Error).message;
     if (message.startsWith(source)) return e as Error;
@@ -108,7 +115,12 @@ export async function fetchImage(
  */
 export function sweepPartials(dir: string): string[] {
   let names: string[];
-  try { names = readdirSync(dir); } catch (e) { if (isErrno(e, 'ENOENT')) return []; throw e; }
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return [];
+    throw e;
+  }
   const left = names.filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
   for (const n of left) rmSync(join(dir, n), { force: true });
   return left;

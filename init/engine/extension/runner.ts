@@ -13,7 +13,9 @@ import { destroyIfPresent, upsert } from '../../../cosi/state/upsert.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
-import { EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest } from '../../../machinery/model/extension-manifest.ts';
+import {
+  EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest,
+} from '../../../machinery/model/extension-manifest.ts';
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
   CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
@@ -52,7 +54,9 @@ interface Running {
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
 function oomKillsOf(group: string): number {
   let text: string;
-  try { text = readFileSync(join(group, 'memory.events'), 'utf8'); } catch (e) {
+  try {
+    text = readFileSync(join(group, 'memory.events'), 'utf8');
+  } catch (e) {
     if (isErrno(e, 'ENOENT')) return 0;
     throw e;
   }
@@ -125,7 +129,9 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     upsert(o.state, pointer(name), structuredClone(s), ENGINE_OWNER);
 
   function unmountImage(machine: RealMachine, name: string, dir: string): void {
-    try { unmountImageFrom(machine, dir); } catch (e) {
+    try {
+      unmountImageFrom(machine, dir);
+    } catch (e) {
       log.warn(`extension ${name}: unmounting ${dir}: ${(e as Error).message}`);
     }
   }
@@ -261,7 +267,10 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     const have = running.get(name);
     if (have && want && sameSpec(have.spec, want)) return;
     if (have) await stop(name, have);
-    if (!want) { await destroyIfPresent(o.state, pointer(name), ENGINE_OWNER); return; }
+    if (!want) {
+      await destroyIfPresent(o.state, pointer(name), ENGINE_OWNER);
+      return;
+    }
     await start(name, want);
   }
 
@@ -278,7 +287,9 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
         try {
           s.capabilities = capabilityNames(capabilitySet(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'CapEff'));
         } catch (e) { log.warn(`extension ${name}: reading /proc/${p.pid}/status: ${(e as Error).message}`); }
-        try { s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim()); } catch (e) {
+        try {
+          s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim());
+        } catch (e) {
           log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
         }
       } else if (p.state === 'backoff') {

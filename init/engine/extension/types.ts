@@ -9,7 +9,9 @@ import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import { newResource, type Resource } from '../../../cosi/resource/resource.ts';
 import { copyResource } from '../../../cosi/state/freeze.ts';
 import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
-import { DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput } from '../../../cosi/meta/definition.ts';
+import {
+  DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput,
+} from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import {
   EXTENSION_NAME_RE, MANIFEST_PATH, parseManifest, type ManifestResult,
@@ -135,7 +137,9 @@ export async function registerExtensionTypes(
       continue;
     }
     const r: Resource = cur ? { ...copyResource(cur), spec: fillDefinition(d) } : newResource(p, fillDefinition(d));
-    try { admission.check(r, cur ? 'update' : 'create'); } catch (e) {
+    try {
+      admission.check(r, cur ? 'update' : 'create');
+    } catch (e) {
       problems.push(`types: ${(e as Error).message}`);
     }
     writes.push({ r, ...(cur ? { cur } : {}) });

@@ -68,7 +68,9 @@ t.test('the kernel source reads the real /dev/kmsg: levels, wall time, follow', 
   const held = c.held.filter((e) => e.message.includes(mark));
   t.same(held.map((e) => [e.level, e.message]), [['error', `${mark} held`]]);
   t.ok(Math.abs(held[0]!.time - Date.now()) < 5000, `its time is now: ${new Date(held[0]!.time).toISOString()}`);
-  const next = new Promise<string>((resolve) => c.follow((e) => { if (e.message.includes(mark)) resolve(e.message); }));
+  const next = new Promise<string>((resolve) => c.follow((e) => {
+    if (e.message.includes(mark)) resolve(e.message);
+  }));
   writeFileSync('/dev/kmsg', `<7>${mark} followed\n`);
   t.equal(await next, `${mark} followed`);
   const k = book.sources().find((s) => s.name === KERNEL_SOURCE)!;

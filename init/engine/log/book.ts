@@ -60,7 +60,9 @@ export class LogRing {
 
   follow(onLine: (e: LogEntry) => void): () => void {
     this.followers.add(onLine);
-    return () => { this.followers.delete(onLine); };
+    return () => {
+      this.followers.delete(onLine);
+    };
   }
 }
 
@@ -93,7 +95,9 @@ export class LogBook {
     if (!r) {
       const ring = new LogRing(this.o.ringBytes ?? DEFAULT_RING_BYTES);
       this.rings.set(source, ring);
-      ring.follow((e) => { for (const f of this.allFollowers) f(source, e); });
+      ring.follow((e) => {
+        for (const f of this.allFollowers) f(source, e);
+      });
       r = ring;
     }
     return r;
@@ -102,7 +106,9 @@ export class LogBook {
   /** Every new line of every ring (the kernel's not: it is read when asked), rings made later too. */
   followAll(onLine: (source: string, e: LogEntry) => void): () => void {
     this.allFollowers.add(onLine);
-    return () => { this.allFollowers.delete(onLine); };
+    return () => {
+      this.allFollowers.delete(onLine);
+    };
   }
 
   /**
@@ -130,7 +136,9 @@ export class LogBook {
     const r = this.rings.get(source);
     if (!r) return undefined;
     let stop = () => {};
-    return { held: r.held(), follow: (f) => { stop = r.follow(f); }, close: () => stop() };
+    return { held: r.held(), follow: (f) => {
+      stop = r.follow(f);
+    }, close: () => stop() };
   }
 
   private openKernel(path: string): LogCursor {
@@ -140,8 +148,15 @@ export class LogBook {
     let timer: NodeJS.Timeout | undefined;
     return {
       held: read(),
-      follow(onLine) { timer = setInterval(() => { for (const e of read()) onLine(e); }, KERNEL_POLL_MS); },
-      close() { clearInterval(timer); reader.close(); },
+      follow(onLine) {
+        timer = setInterval(() => {
+          for (const e of read()) onLine(e);
+        }, KERNEL_POLL_MS);
+      },
+      close() {
+        clearInterval(timer);
+        reader.close();
+      },
     };
   }
 
@@ -155,9 +170,18 @@ export class LogBook {
       const ring = this.ring(source ?? ENGINE_SOURCE);
       const keep = (level: LineLevel, m: string) => ring.append(level, source || !prefix ? m : `${prefix}: ${m}`);
       return {
-        info: (m) => { log.info(m); keep('info', m); },
-        warn: (m) => { log.warn(m); keep('warning', m); },
-        error: (m) => { log.error(m); keep('error', m); },
+        info: (m) => {
+          log.info(m);
+          keep('info', m);
+        },
+        warn: (m) => {
+          log.warn(m);
+          keep('warning', m);
+        },
+        error: (m) => {
+          log.error(m);
+          keep('error', m);
+        },
         child: (p) => make(log.child(p), prefix ? `${prefix}/${p}` : p),
       };
     };

@@ -27,12 +27,16 @@ function collect(source: string, cursor: LogCursor): (ctx: CallContext, out: Mes
     wake?.();
   });
   return async (ctx, out) => {
-    const nudge = () => { wake?.(); };
+    const nudge = () => {
+      wake?.();
+    };
     ctx.signal.addEventListener('abort', nudge, { once: true });
     try {
       while (!ctx.signal.aborted) {
         if (!waiting.length) {
-          await new Promise<void>((r) => { wake = r; });
+          await new Promise<void>((r) => {
+            wake = r;
+          });
           wake = undefined;
           continue;
         }
@@ -54,7 +58,9 @@ export function logServiceMethods(book: LogBook): Map<string, Method> {
         const req = LOGS_REQUEST.decode(request);
         const since = req.since ? Date.parse(req.since) : undefined;
         let cursor: LogCursor | undefined;
-        try { cursor = book.open(req.source); } catch (e) {
+        try {
+          cursor = book.open(req.source);
+        } catch (e) {
           throw new StateError('failed-precondition', `cannot read the ${req.source} log: ${(e as Error).message}`,
             undefined, { cause: e });
         }

@@ -50,7 +50,10 @@ async function collector(port = 0): Promise<{ server: Server; port: number; line
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   return {
     server, port: (server.address() as { port: number }).port, lines,
-    close: () => new Promise((r) => { for (const c of conns) c.destroy(); server.close(() => r()); }),
+    close: () => new Promise((r) => {
+      for (const c of conns) c.destroy();
+      server.close(() => r());
+    }),
   };
 }
 
@@ -117,7 +120,10 @@ t.test('UDP: a datagram per line', async (t) => {
   t.ok(got.some((l) => l.source === 'engine'), 'no sources named: the engine\'s lines too');
   await admin.destroy({ namespace: CONFIG_NS, type: LOG_SINK_TYPE, id: 'udp' });
   await until('its status goes with it', async () => {
-    try { await sinkStatus('udp'); return false; } catch (e) {
+    try {
+      await sinkStatus('udp');
+      return false;
+    } catch (e) {
       if ((e as { code?: string }).code === 'not-found') return true;
       throw e;
     }

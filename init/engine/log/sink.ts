@@ -51,22 +51,31 @@ class SinkSender {
     const target = parseSinkEndpoint(spec.endpoint);
     const wanted = (source: string) =>
       (spec.sources?.length ? spec.sources.includes(source) : source !== KERNEL_SOURCE);
-    this.stopFollowing.push(book.followAll((source, e) => { if (wanted(source)) this.push(sinkLine(source, e)); }));
+    this.stopFollowing.push(book.followAll((source, e) => {
+      if (wanted(source)) this.push(sinkLine(source, e));
+    }));
     if (spec.sources?.includes(KERNEL_SOURCE)) {
       const kernel: LogCursor | undefined = book.open(KERNEL_SOURCE);
       kernel?.follow((e) => this.push(sinkLine(KERNEL_SOURCE, e)));
       if (kernel) this.stopFollowing.push(() => kernel.close());
     }
-    if (target.protocol === 'udp') this.startUdp(target); else this.connectTcp(target);
+    if (target.protocol === 'udp') this.startUdp(target);
+    else this.connectTcp(target);
   }
 
   private get max() { return this.spec.bufferLines || DEFAULT_SINK_BUFFER; }
 
   private push(line: string): void {
     if (this.stopped) return;
-    if (this.udp) { this.sendUdp(line); return; }
+    if (this.udp) {
+      this.sendUdp(line);
+      return;
+    }
     this.queue.push(line);
-    if (this.queue.length > this.max) { this.queue.shift(); this.counts.dropped++; }
+    if (this.queue.length > this.max) {
+      this.queue.shift();
+      this.counts.dropped++;
+    }
     this.flush();
   }
 
@@ -79,7 +88,10 @@ class SinkSender {
       // Backpressure: the rest waits for 'drain' (still counted against the buffer).
       if (!s.write(line)) {
         this.draining = true;
-        s.once('drain', () => { this.draining = false; this.flush(); });
+        s.once('drain', () => {
+          this.draining = false;
+          this.flush();
+        });
         return;
       }
     }
@@ -99,7 +111,9 @@ class SinkSender {
     });
     // A collector that talks back is not listened to; one that closes is reconnected to.
     s.on('data', () => {});
-    s.on('error', (e) => { this.error = `${t.host}:${t.port}: ${e.message}`; });
+    s.on('error', (e) => {
+      this.error = `${t.host}:${t.port}: ${e.message}`;
+    });
     s.on('close', () => {
       if (this.socket === s) this.socket = undefined;
       this.draining = false;
@@ -114,15 +128,27 @@ class SinkSender {
 
   private startUdp(t: { host: string; port: number }): void {
     const u = createSocket(isIPv6(t.host) ? 'udp6' : 'udp4');
-    u.on('error', (e) => { this.error = e.message; this.changed(); });
-    u.connect(t.port, t.host, () => { this.state = 'sending'; this.changed(); });
+    u.on('error', (e) => {
+      this.error = e.message;
+      this.changed();
+    });
+    u.connect(t.port, t.host, () => {
+      this.state = 'sending';
+      this.changed();
+    });
     this.udp = u;
   }
 
   private sendUdp(line: string): void {
-    if (this.state !== 'sending') { this.counts.dropped++; return; }
+    if (this.state !== 'sending') {
+      this.counts.dropped++;
+      return;
+    }
     this.udp!.send(line.slice(0, -1), (e) => {
-      if (e) { this.counts.dropped++; this.error = e.message; } else this.counts.sent++;
+      if (e) {
+        this.counts.dropped++;
+        this.error = e.message;
+      } else this.counts.sent++;
     });
   }
 
@@ -177,7 +203,10 @@ export async function startLogSinks(o: {
       }
       if ((e.type === 'created' || e.type === 'updated') && !senders.has(id)) {
         try {
-          const sender = new SinkSender(spec, o.book, () => { dirty.add(id); void publish(); });
+          const sender = new SinkSender(spec, o.book, () => {
+            dirty.add(id);
+            void publish();
+          });
           senders.set(id, { spec, sender });
           o.log.info(`log sink ${id}: sending to ${spec.endpoint}`);
         } catch (err) { o.log.warn(`log sink ${id}: ${(err as Error).message}`); }

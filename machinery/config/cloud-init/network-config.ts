@@ -49,7 +49,10 @@ function fromV2(cfg: Record<string, unknown>): PlatformNetworkSpec {
     if (!['version', 'ethernets', 'renderer'].includes(k)) ignored.push(`network-config ${k}: not supported yet`);
   }
   for (const [id, e] of Object.entries(isMap(cfg.ethernets) ? cfg.ethernets : {})) {
-    if (!isMap(e)) { ignored.push(`network-config ethernets.${id}: must be a mapping`); continue; }
+    if (!isMap(e)) {
+      ignored.push(`network-config ethernets.${id}: must be a mapping`);
+      continue;
+    }
     const match = isMap(e.match) ? e.match : {};
     const mac = typeof match.macaddress === 'string' ? match.macaddress.toLowerCase() : '';
     const name = typeof match.name === 'string' ? match.name : mac ? '' : id;
@@ -64,7 +67,8 @@ function fromV2(cfg: Record<string, unknown>): PlatformNetworkSpec {
       else ignored.push(`network-config ethernets.${id}.routes: ${JSON.stringify(r)} has no via`);
     }
     const ns = isMap(e.nameservers) ? e.nameservers : {};
-    nameservers.push(...strs(ns.addresses)); search.push(...strs(ns.search));
+    nameservers.push(...strs(ns.addresses));
+    search.push(...strs(ns.search));
     for (const k of Object.keys(e)) {
       if (!['match', 'dhcp4', 'addresses', 'gateway4', 'routes', 'nameservers', 'mtu'].includes(k)) {
         ignored.push(`network-config ethernets.${id}.${k}: not supported yet`);
@@ -85,14 +89,19 @@ function fromV1(cfg: Record<string, unknown>): PlatformNetworkSpec {
   const interfaces: PlatformInterface[] = [];
   const globalRoutes: PlatformRoute[] = [];
   for (const [i, item] of list(cfg.config).entries()) {
-    if (!isMap(item)) { ignored.push(`network-config config[${i}]: must be a mapping`); continue; }
+    if (!isMap(item)) {
+      ignored.push(`network-config config[${i}]: must be a mapping`);
+      continue;
+    }
     if (item.type === 'nameserver') {
-      nameservers.push(...strs(item.address)); search.push(...strs(item.search));
+      nameservers.push(...strs(item.address));
+      search.push(...strs(item.search));
       continue;
     }
     if (item.type === 'route') {
       const r = route(item.destination ?? item.network, item.gateway, item.metric);
-      if (r) globalRoutes.push(r); else ignored.push(`network-config config[${i}]: a route without gateway`);
+      if (r) globalRoutes.push(r);
+      else ignored.push(`network-config config[${i}]: a route without gateway`);
       continue;
     }
     if (item.type !== 'physical') {
@@ -106,10 +115,22 @@ function fromV1(cfg: Record<string, unknown>): PlatformNetworkSpec {
     };
     for (const [j, s] of list(item.subnets).entries()) {
       const where = `network-config config[${i}].subnets[${j}]`;
-      if (!isMap(s)) { ignored.push(`${where}: must be a mapping`); continue; }
-      if (s.type === 'dhcp' || s.type === 'dhcp4') { iface.dhcp4 = true; continue; }
-      if (s.type !== 'static') { ignored.push(`${where} (type ${String(s.type)}): not supported yet`); continue; }
-      if (typeof s.address !== 'string') { ignored.push(`${where}: static without address`); continue; }
+      if (!isMap(s)) {
+        ignored.push(`${where}: must be a mapping`);
+        continue;
+      }
+      if (s.type === 'dhcp' || s.type === 'dhcp4') {
+        iface.dhcp4 = true;
+        continue;
+      }
+      if (s.type !== 'static') {
+        ignored.push(`${where} (type ${String(s.type)}): not supported yet`);
+        continue;
+      }
+      if (typeof s.address !== 'string') {
+        ignored.push(`${where}: static without address`);
+        continue;
+      }
       const prefix = s.address.includes('/') ? undefined : prefixOf(s.netmask) ?? 24;
       iface.addresses!.push(prefix === undefined ? s.address : `${s.address}/${prefix}`);
       if (typeof s.gateway === 'string') iface.routes!.push({ via: s.gateway });
@@ -118,7 +139,8 @@ function fromV1(cfg: Record<string, unknown>): PlatformNetworkSpec {
           : `${String(r.network)}/${prefixOf(r.netmask) ?? 32}`, r.gateway, r.metric) : undefined;
         if (x) iface.routes!.push(x);
       }
-      nameservers.push(...strs(s.dns_nameservers)); search.push(...strs(s.dns_search));
+      nameservers.push(...strs(s.dns_nameservers));
+      search.push(...strs(s.dns_search));
     }
     interfaces.push(iface);
   }

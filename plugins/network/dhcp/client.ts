@@ -91,8 +91,15 @@ export class DhcpClient {
     let tries = 0;
     const go = () => {
       if (this.state === 'stopped') return;
-      if (tries >= maxTries) { giveUp?.(); return; }
-      try { sendOnce(); } catch (e) { this.o.log.warn(`send: ${(e as Error).message}`); }
+      if (tries >= maxTries) {
+        giveUp?.();
+        return;
+      }
+      try {
+        sendOnce();
+      } catch (e) {
+        this.o.log.warn(`send: ${(e as Error).message}`);
+      }
       const wait = Math.min(base * 2 ** tries, base * 16) + randomInt(0, Math.max(1, base / 4));
       tries++;
       this.retry = setTimeout(go, wait);

@@ -54,8 +54,12 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
   };
   process.on('exit', removeServerNs);
   let serverLog = '';
-  server.stdout!.on('data', (d: Buffer) => { serverLog += d; });
-  server.stderr!.on('data', (d: Buffer) => { serverLog += d; });
+  server.stdout!.on('data', (d: Buffer) => {
+    serverLog += d;
+  });
+  server.stderr!.on('data', (d: Buffer) => {
+    serverLog += d;
+  });
 
   const rtnl = new Rtnl(n);
   const r = () => rtnl;
@@ -72,7 +76,12 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
       newResource({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id: 'dh0' }, { enabled: true }),
     ],
   });
-  t.teardown(async () => { await h.runtime.stop(); server.kill(); rtnl.close(); removeServerNs(); });
+  t.teardown(async () => {
+    await h.runtime.stop();
+    server.kill();
+    rtnl.close();
+    removeServerNs();
+  });
   const status = (type: string, id: string, namespace = NETWORK_NS) =>
     h.spec<Record<string, unknown>>({ namespace, type, id });
 

@@ -17,13 +17,21 @@ export interface UdpPacket { src: string; dst: string; srcPort: number; dstPort:
 export function encodeUdp(p: UdpPacket): Buffer {
   const udpLen = 8 + p.payload.length;
   const ip = Buffer.alloc(20);
-  ip[0] = 0x45; ip.writeUInt16BE(20 + udpLen, 2); ip[8] = 64; ip[9] = 17;
-  ipBytes(p.src).copy(ip, 12); ipBytes(p.dst).copy(ip, 16);
+  ip[0] = 0x45;
+  ip.writeUInt16BE(20 + udpLen, 2);
+  ip[8] = 64;
+  ip[9] = 17;
+  ipBytes(p.src).copy(ip, 12);
+  ipBytes(p.dst).copy(ip, 16);
   ip.writeUInt16BE(checksum(ip), 10);
   const udp = Buffer.alloc(8);
-  udp.writeUInt16BE(p.srcPort, 0); udp.writeUInt16BE(p.dstPort, 2); udp.writeUInt16BE(udpLen, 4);
+  udp.writeUInt16BE(p.srcPort, 0);
+  udp.writeUInt16BE(p.dstPort, 2);
+  udp.writeUInt16BE(udpLen, 4);
   const pseudo = Buffer.alloc(12);
-  ip.copy(pseudo, 0, 12, 20); pseudo[9] = 17; pseudo.writeUInt16BE(udpLen, 10);
+  ip.copy(pseudo, 0, 12, 20);
+  pseudo[9] = 17;
+  pseudo.writeUInt16BE(udpLen, 10);
   udp.writeUInt16BE(checksum(pseudo, udp, p.payload) || 0xffff, 6);
   return Buffer.concat([ip, udp, p.payload]);
 }

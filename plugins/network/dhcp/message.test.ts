@@ -17,7 +17,8 @@ t.test('DISCOVER round trip inside IPv4/UDP with valid checksums', async (t) => 
   t.equal(back.chaddr, '52:54:00:12:34:56');
   t.ok(back.broadcast);
   t.equal(messageType(back), DHCP.DISCOVER);
-  const corrupt = Buffer.from(pkt); corrupt[8] = 1;
+  const corrupt = Buffer.from(pkt);
+  corrupt[8] = 1;
   t.equal(decodeUdp(corrupt), null, 'a bad IP header checksum is dropped');
 });
 

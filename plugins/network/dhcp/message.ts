@@ -22,7 +22,9 @@ export interface DhcpMessage {
 
 export function encodeDhcp(m: DhcpMessage): Buffer {
   const b = Buffer.alloc(240);
-  b[0] = m.op; b[1] = 1; b[2] = 6;
+  b[0] = m.op;
+  b[1] = 1;
+  b[2] = 6;
   b.writeUInt32BE(m.xid >>> 0, 4);
   b.writeUInt16BE(m.secs ?? 0, 8);
   b.writeUInt16BE(m.broadcast ? 0x8000 : 0, 10);
@@ -44,7 +46,10 @@ export function decodeDhcp(b: Buffer): DhcpMessage | null {
   for (let i = 240; i < b.length;) {
     const code = b[i]!;
     if (code === OPT.END) break;
-    if (code === OPT.PAD) { i++; continue; }
+    if (code === OPT.PAD) {
+      i++;
+      continue;
+    }
     const len = b[i + 1];
     if (len === undefined || i + 2 + len > b.length) break;
     // RFC 3396: repeated options concatenate

@@ -28,9 +28,16 @@ export function ipString(b: Buffer): string {
   // RFC 5952: the longest run of zero groups (two or more) becomes "::"
   let best = -1, bestLen = 0;
   for (let i = 0; i < 8;) {
-    if (groups[i] !== '0') { i++; continue; }
-    let j = i; while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen && j - i >= 2) { best = i; bestLen = j - i; }
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > bestLen && j - i >= 2) {
+      best = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   if (best < 0) return groups.join(':');
@@ -46,7 +53,9 @@ export function decodeAddress(payload: Buffer): AddressMessage {
 
 function ifaddrmsg(family: number, prefix: number, index: number): Buffer {
   const b = Buffer.alloc(IFADDRMSG);
-  b[0] = family; b[1] = prefix; b.writeUInt32LE(index, 4);
+  b[0] = family;
+  b[1] = prefix;
+  b.writeUInt32LE(index, 4);
   return b;
 }
 

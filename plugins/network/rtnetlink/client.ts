@@ -86,7 +86,10 @@ export class Rtnl {
         }
       }
     });
-    return () => { stop(); this.n.closeFd(fd); };
+    return () => {
+      stop();
+      this.n.closeFd(fd);
+    };
   }
 }
 

@@ -45,7 +45,8 @@ t.test('requests are laid out as the kernel expects', async (t) => {
 });
 
 t.test('errors and truncation', async (t) => {
-  const err = Buffer.alloc(20); err.writeInt32LE(-17, 0);
+  const err = Buffer.alloc(20);
+  err.writeInt32LE(-17, 0);
   t.equal(errorOf({ type: NLMSG_ERROR, flags: 0, seq: 1, pid: 0, payload: err }), 17, 'EEXIST');
   t.throws(() => decodeMessages(captured.subarray(0, 100)), /claims 1468 bytes/);
   t.equal(encodeMessage(1, 0, 0, Buffer.alloc(3)).length, 20, 'padded to 4 bytes');

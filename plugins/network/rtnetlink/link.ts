@@ -39,8 +39,11 @@ export function ifinfomsg(
   o: { family?: number; type?: number; index?: number; flags?: number; change?: number } = {},
 ): Buffer {
   const b = Buffer.alloc(IFINFOMSG);
-  b[0] = o.family ?? 0; b.writeUInt16LE(o.type ?? 0, 2); b.writeInt32LE(o.index ?? 0, 4);
-  b.writeUInt32LE(o.flags ?? 0, 8); b.writeUInt32LE(o.change ?? 0, 12);
+  b[0] = o.family ?? 0;
+  b.writeUInt16LE(o.type ?? 0, 2);
+  b.writeInt32LE(o.index ?? 0, 4);
+  b.writeUInt32LE(o.flags ?? 0, 8);
+  b.writeUInt32LE(o.change ?? 0, 12);
   return b;
 }
 

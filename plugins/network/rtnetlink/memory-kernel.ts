@@ -135,7 +135,9 @@ export class MemoryKernel implements RtnlApi {
   watchLinks(onEvent: (e: LinkEvent) => void, onAddress?: (index: number) => void): () => void {
     const w = { link: onEvent, ...(onAddress ? { address: onAddress } : {}) };
     this.watchers.add(w);
-    return () => { this.watchers.delete(w); };
+    return () => {
+      this.watchers.delete(w);
+    };
   }
 
   private reachable(gateway: string, oif: number): boolean {

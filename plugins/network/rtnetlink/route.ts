@@ -36,8 +36,12 @@ export interface RouteWant { dst: string; dstLen: number; gateway?: string; oif:
 export function routeRequest(seq: number, op: 'add' | 'del', r: RouteWant): Buffer {
   const fam = isIP(r.dst) === 6 || (r.gateway && isIP(r.gateway) === 6) ? AF.INET6 : AF.INET;
   const m = Buffer.alloc(RTMSG);
-  m[0] = fam; m[1] = r.dstLen; m[4] = RT_TABLE_MAIN; m[5] = RTPROT_STATIC;
-  m[6] = r.gateway ? RT_SCOPE.UNIVERSE : RT_SCOPE.LINK; m[7] = RTN_UNICAST;
+  m[0] = fam;
+  m[1] = r.dstLen;
+  m[4] = RT_TABLE_MAIN;
+  m[5] = RTPROT_STATIC;
+  m[6] = r.gateway ? RT_SCOPE.UNIVERSE : RT_SCOPE.LINK;
+  m[7] = RTN_UNICAST;
   const attrs = [
     ...(r.dstLen > 0 ? [attr.bytes(RTA.DST, ipBytes(r.dst))] : []),
     attr.u32(RTA.OIF, r.oif),

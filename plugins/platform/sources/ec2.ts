@@ -23,7 +23,11 @@ class Imds {
       url: `${IMDS}/latest/api/token`, method: 'PUT', headers: { 'X-aws-ec2-metadata-token-ttl-seconds': TTL_SECONDS },
     });
     if (!r.ok) return r.message;
-    if ([403, 404, 405].includes(r.status)) { this.v1 = true; this.token = undefined; return undefined; }
+    if ([403, 404, 405].includes(r.status)) {
+      this.v1 = true;
+      this.token = undefined;
+      return undefined;
+    }
     if (r.status !== 200 || !r.body.length) return `${IMDS}/latest/api/token: HTTP ${r.status}`;
     this.token = r.body.toString('latin1').trim();
     return undefined;

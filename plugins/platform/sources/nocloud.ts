@@ -59,7 +59,8 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
     network = t.network;
   }
   const hostname = ds?.hostname || meta.meta.hostname;
-  if (network) network.hostname = hostname; else if (hostname) network = { hostname, interfaces: [] };
+  if (network) network.hostname = hostname;
+  else if (hostname) network = { hostname, interfaces: [] };
   const userData = files.get('user-data');
   return {
     kind: 'found', ...(userData !== undefined ? { userData } : {}), ignored,
@@ -82,7 +83,9 @@ export const nocloud: ConfigSourceDef = {
     const found = dsOf(env);
     if (v) {
       let files: Map<string, Buffer | undefined>;
-      try { files = await env.readVolume(v, FILES); } catch (e) {
+      try {
+        files = await env.readVolume(v, FILES);
+      } catch (e) {
         return failed(`${v.devPath}: ${(e as Error).message}`);
       }
       return fromSeed(files, `${v.devPath} (${v.label})`, found?.ds);

@@ -33,11 +33,16 @@ function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string
 export const openstack: ConfigSourceDef = {
   name: 'openstack',
   network: (env) => !drive(env),
-  location: (env) => { const d = drive(env); return d ? `${d.devPath} (${d.label})` : `${BASE}/`; },
+  location: (env) => {
+    const d = drive(env);
+    return d ? `${d.devPath} (${d.label})` : `${BASE}/`;
+  },
   async fetch(env) {
     const d = drive(env);
     if (d) {
-      try { return fromFiles(await env.readVolume(d, FILES), `${d.devPath} (${d.label})`); } catch (e) {
+      try {
+        return fromFiles(await env.readVolume(d, FILES), `${d.devPath} (${d.label})`);
+      } catch (e) {
         return failed(`${d.devPath}: ${(e as Error).message}`);
       }
     }

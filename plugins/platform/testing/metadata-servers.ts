@@ -12,20 +12,30 @@ export interface TestServer { port: number; log: string[]; handler: Handler; clo
 export async function startServer(handler: Handler = notFound): Promise<TestServer> {
   const s: TestServer = {
     port: 0, log: [], handler,
-    close: () => { server.closeAllConnections(); server.close(); },
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
   };
-  const server = createServer((q, r) => { s.log.push(`${q.method} ${q.url}`); s.handler(q, r); });
+  const server = createServer((q, r) => {
+    s.log.push(`${q.method} ${q.url}`);
+    s.handler(q, r);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   s.port = (server.address() as AddressInfo).port;
   return s;
 }
 
-export const notFound: Handler = (_q, s) => { s.statusCode = 404; s.end(); };
+export const notFound: Handler = (_q, s) => {
+  s.statusCode = 404;
+  s.end();
+};
 
 /** Serves fixed paths (e.g. a NoCloud seed: /seed/meta-data); anything else is 404. */
 export const files = (byPath: Record<string, string>): Handler => (q, s) => {
   const v = byPath[q.url ?? ''];
-  if (v === undefined) notFound(q, s); else s.end(v);
+  if (v === undefined) notFound(q, s);
+  else s.end(v);
 };
 
 export interface ImdsOptions {
@@ -49,9 +59,15 @@ export function imds(o: ImdsOptions = {}): Handler {
   const meta: Record<string, string> = o.meta ?? EC2_META;
   return (q, s) => {
     if (q.url === '/latest/api/token') {
-      if (o.putStatus) { s.statusCode = o.putStatus; s.end(); return; }
+      if (o.putStatus) {
+        s.statusCode = o.putStatus;
+        s.end();
+        return;
+      }
       if (q.method !== 'PUT' || !q.headers['x-aws-ec2-metadata-token-ttl-seconds']) {
-        s.statusCode = 400; s.end(); return;
+        s.statusCode = 400;
+        s.end();
+        return;
       }
       const tok = `tok${++n}`;
       tokens.set(tok, o.uses ?? 100);
@@ -61,12 +77,17 @@ export function imds(o: ImdsOptions = {}): Handler {
     const tok = q.headers['x-aws-ec2-metadata-token'] as string | undefined;
     if (!o.putStatus) {
       const left = tok ? tokens.get(tok) : undefined;
-      if (!left) { s.statusCode = 401; s.end(); return; }
+      if (!left) {
+        s.statusCode = 401;
+        s.end();
+        return;
+      }
       tokens.set(tok!, left - 1);
     }
     const path = (q.url ?? '').replace(/^\/latest\//, '');
     const v = path === 'user-data' ? o.userData : meta[path.replace(/^meta-data\//, '')];
-    if (v === undefined) notFound(q, s); else s.end(v);
+    if (v === undefined) notFound(q, s);
+    else s.end(v);
   };
 }
 
@@ -78,10 +99,15 @@ export const GCE_VALUES = {
 /** GCE: refuses a request without Metadata-Flavor: Google (403) and marks its answers with it. */
 export function gceMetadata(values: Record<string, string>, o: { flavorBack?: boolean } = {}): Handler {
   return (q, s) => {
-    if (q.headers['metadata-flavor'] !== 'Google') { s.statusCode = 403; s.end('Missing Metadata-Flavor'); return; }
+    if (q.headers['metadata-flavor'] !== 'Google') {
+      s.statusCode = 403;
+      s.end('Missing Metadata-Flavor');
+      return;
+    }
     if (o.flavorBack ?? true) s.setHeader('Metadata-Flavor', 'Google');
     const v = values[(q.url ?? '').replace('/computeMetadata/v1/instance/', '')];
-    if (v === undefined) notFound(q, s); else s.end(v);
+    if (v === undefined) notFound(q, s);
+    else s.end(v);
   };
 }
 
@@ -92,10 +118,25 @@ export function faulty(faults: Fault[], then: Handler, slowMs = 10_000): Handler
   const left = [...faults];
   return (q, s) => {
     const f = left.shift();
-    if (!f) { then(q, s); return; }
-    if (f === '500') { s.statusCode = 500; s.end('internal error'); return; }
-    if (f === 'slow') { setTimeout(() => { if (!s.destroyed) s.end('late'); }, slowMs); return; }
-    if (f === 'garbage') { s.socket?.end('\x00\xffnot http at all\r\n\r\n'); return; }
+    if (!f) {
+      then(q, s);
+      return;
+    }
+    if (f === '500') {
+      s.statusCode = 500;
+      s.end('internal error');
+      return;
+    }
+    if (f === 'slow') {
+      setTimeout(() => {
+        if (!s.destroyed) s.end('late');
+      }, slowMs);
+      return;
+    }
+    if (f === 'garbage') {
+      s.socket?.end('\x00\xffnot http at all\r\n\r\n');
+      return;
+    }
     s.setHeader('content-length', '1000');
     s.write('a part of the answer');
     setTimeout(() => s.destroy(), 20);

@@ -66,7 +66,11 @@ export function fileSpecController(root = '/') {
     undo(path, prev) {
       const file = filePath(path, root);
       if (prev.original === undefined) {
-        try { rmSync(file); } catch (e) { if (errnoOf(e) !== 'ENOENT') throw e; }
+        try {
+          rmSync(file);
+        } catch (e) {
+          if (errnoOf(e) !== 'ENOENT') throw e;
+        }
         return;
       }
       if (!existsSync(dirname(file))) mkdirSync(dirname(file), { recursive: true, mode: 0o755 });

@@ -39,7 +39,9 @@ export function kernelModuleSpecController(loader: ModuleLoader, sources: Module
         return { ...base, state: 'error', builtin: false, error, loaded: loadedBefore };
       }
       const loaded = [...loadedBefore];
-      const record = (mods: string[]) => { for (const m of mods) if (!loaded.includes(m)) loaded.push(m); };
+      const record = (mods: string[]) => {
+        for (const m of mods) if (!loaded.includes(m)) loaded.push(m);
+      };
       try {
         record(loadWithDependencies(entry, sources.dir, loader, world.loaded, s.parameters ?? '', world.index.modules));
       } catch (e) {

@@ -34,7 +34,9 @@ export async function querySntp(server: string, now: () => number, timeoutMs = 2
   const { host, port } = parseServer(server);
   let address = host;
   if (!isIP(host)) {
-    try { address = (await lookup(host)).address; } catch (e) {
+    try {
+      address = (await lookup(host)).address;
+    } catch (e) {
       throw new SntpError(`cannot resolve: ${(e as Error).message}`, server, { cause: e });
     }
   }

@@ -25,7 +25,8 @@ t.test('a request is version 4, mode 3, with our clock in transmit', async (t) =
   t.equal(r.length, 48);
   t.equal(r[0], 0x23);
   const p = decodePacket(r);
-  t.equal(p.mode, 'client'); t.equal(p.version, 4);
+  t.equal(p.mode, 'client');
+  t.equal(p.version, 4);
   t.equal(Math.round(p.transmitMs), Date.UTC(2026, 0, 1));
 });
 
@@ -50,11 +51,16 @@ t.test('offset and delay from the four timestamps', async (t) => {
 });
 
 t.test('replies that must not set the clock', async (t) => {
-  const at = (i: number, v: number, b = Buffer.from(reply)) => { b[i] = v; return b; };
+  const at = (i: number, v: number, b = Buffer.from(reply)) => {
+    b[i] = v;
+    return b;
+  };
   t.throws(() => sampleFromReply(reply, encodeRequest(Date.now()), 0, 1), /does not answer our request/,
     'spoofed or stale');
   t.throws(() => sampleFromReply(at(0, 0x23), request, 0, 1), /mode client, not server/);
-  const kod = Buffer.from(reply); kod[1] = 0; kod.write('RATE', 12, 'latin1');
+  const kod = Buffer.from(reply);
+  kod[1] = 0;
+  kod.write('RATE', 12, 'latin1');
   t.throws(() => sampleFromReply(kod, request, 0, 1), /kiss-o'-death "RATE"/);
   t.throws(() => sampleFromReply(at(1, 16), request, 0, 1), /stratum 16 is unsynchronized/);
   t.throws(() => sampleFromReply(at(0, 0xe4), request, 0, 1), /not synchronized \(leap indicator 3\)/);
