@@ -1,6 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { FRAGMENT, missingOptions } from './kernel.ts';
+import { configLines, FRAGMENT, missingOptions } from './kernel.ts';
 
 t.test('missingOptions names what olddefconfig dropped', async (t) => {
   t.same(
@@ -10,6 +10,13 @@ t.test('missingOptions names what olddefconfig dropped', async (t) => {
     ),
     ['CONFIG_B=y (got not set)', 'CONFIG_D=m (got y)', 'CONFIG_E=m (got not set)'],
   );
+});
+
+t.test('the cache key reads the settings, not the comments', async (t) => {
+  const a = '# why A\nCONFIG_A=y\n\n# CONFIG_B is not set\n';
+  t.equal(configLines(a), configLines('# A, reworded\nCONFIG_A=y\n# CONFIG_B is not set\n'), 'a comment reworded');
+  t.not(configLines(a), configLines('CONFIG_A=y\n'), 'an option no longer turned off');
+  t.not(configLines(a), configLines('CONFIG_A=m\n# CONFIG_B is not set\n'), 'an option changed');
 });
 
 t.test('the fragment holds each option once, with the features the issue names', async (t) => {

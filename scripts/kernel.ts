@@ -69,10 +69,17 @@ export async function kernelSourceFile(rel: string): Promise<string> {
   return r.stdout;
 }
 
+/**
+ * What of the fragment makes the kernel: its settings, `# CONFIG_X is not set` included, without comments or blank
+ * lines, so that rewording a comment does not cost a rebuild.
+ */
+export const configLines = (fragment: string) => fragment.split('\n')
+  .filter((l) => /^CONFIG_\w+=|^# CONFIG_\w+ is not set/.test(l.trim())).map((l) => l.trim()).join('\n');
+
 export async function kernelKey(): Promise<{ key: string; tarball: string; version: string }> {
   const tarball = findSourceTarball();
   const version = sourceVersion(tarball);
-  const key = sha256(RECIPE, version, readFileSync(FRAGMENT)).slice(0, 16);
+  const key = sha256(RECIPE, version, configLines(readFileSync(FRAGMENT, 'utf8'))).slice(0, 16);
   return { key, tarball, version };
 }
 
