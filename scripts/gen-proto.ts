@@ -3,6 +3,8 @@
 //   proto/gen/wire-descriptors.ts  the COSI wire API (cosi.resource*), field names as in the .proto
 //   proto/gen/spec-messages.ts     our resource specs (appliance.*) as message tables, comments and rules kept
 //   proto/gen/spec-types.ts        a TypeScript interface per spec message and a union per enum
+//   proto/gen/resource-types.ts    each resource type's constant and ResourceDefinition, from its message's
+//                                  (appliance.v1alpha1.resource) option, and the namespaces they use
 //   --check   exit 1 if a generated file is not up to date
 import { isErrno } from '../native/errno.ts';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { join, relative } from 'node:path';
 import protobuf from 'protobufjs';
 import { enumValueName, jsonName } from '../cosi/spec/message-info.ts';
 import { tablesFromProtobufjs } from './lib/proto-tables.ts';
+import { resourceTypes } from './lib/resource-types.ts';
 import { ROOT } from './lib/paths.ts';
 
 const PROTO = join(ROOT, 'proto');
@@ -55,6 +58,10 @@ function tsType(f: protobuf.Field): string {
   }
 }
 
+/** The messages of options.proto describe our options: they are no spec. */
+const isOptionMessage = (o: protobuf.ReflectionObject) => o.fullName.startsWith('.appliance.v1alpha1.')
+  && ['FieldRules', 'ResourceType', 'PrintColumn'].includes(o.name);
+
 const isRequired = (f: protobuf.Field) => f.options?.['(appliance.v1alpha1.rules).required'] === true;
 
 function specTypes(root: protobuf.Root): string {
@@ -70,7 +77,7 @@ function specTypes(root: protobuf.Root): string {
   walk(root.lookup('appliance') as protobuf.Namespace);
   const names = new Map<string, string>();
   for (const o of [...types, ...enums]) {
-    if (o.fullName.startsWith('.appliance.v1alpha1.FieldRules')) continue;
+    if (isOptionMessage(o)) continue;
     const prev = names.get(o.name);
     if (prev) throw new Error(`gen-proto: ${o.fullName} and ${prev} share the TypeScript name ${o.name}; rename one`);
     names.set(o.name, o.fullName);
@@ -86,7 +93,7 @@ function specTypes(root: protobuf.Root): string {
     out += `export const ${e.name}Values: readonly ${e.name}[] = [${values.map((v) => `'${v}'`).join(', ')}];\n\n`;
   }
   for (const t of types) {
-    if (t.name === 'FieldRules') continue;
+    if (isOptionMessage(t)) continue;
     out += doc(t.comment, '');
     out += `export interface ${t.name} {\n`;
     for (const f of t.fieldsArray) {
@@ -100,7 +107,7 @@ function specTypes(root: protobuf.Root): string {
     out += '}\n\n';
   }
   out += '/** Every spec message by its short name. */\nexport const MESSAGES = {\n';
-  for (const t of types) if (t.name !== 'FieldRules') out += `  ${t.name}: '${t.fullName.slice(1)}',\n`;
+  for (const t of types) if (!isOptionMessage(t)) out += `  ${t.name}: '${t.fullName.slice(1)}',\n`;
   out += '} as const;\n';
   return out;
 }
@@ -109,8 +116,8 @@ function specTypes(root: protobuf.Root): string {
 function specTables(root: protobuf.Root): string {
   const { messages, enums } = tablesFromProtobufjs(root.lookup('appliance') as protobuf.Namespace);
   const lines = (xs: object[]) => xs.map((x) => `  ${JSON.stringify(x)},`).join('\n');
-  const withoutFieldRules = messages.filter((m) => m.name !== 'appliance.v1alpha1.FieldRules');
-  return `export const SPEC_MESSAGES: readonly unknown[] = [\n${lines(withoutFieldRules)}\n];\n\n`
+  const specs = messages.filter((m) => !isOptionMessage(root.lookup(m.name)!));
+  return `export const SPEC_MESSAGES: readonly unknown[] = [\n${lines(specs)}\n];\n\n`
     + `export const SPEC_ENUMS: readonly unknown[] = [\n${lines(enums)}\n];\n`;
 }
 
@@ -133,6 +140,12 @@ export function generate(): Generated[] {
         + specTables(specRoot),
     },
     { path: join(GEN, 'spec-types.ts'), text: specTypes(specRoot) },
+    {
+      path: join(GEN, 'resource-types.ts'),
+      text: resourceTypes(specRoot.lookup('appliance') as protobuf.Namespace,
+        header('the (appliance.v1alpha1.resource) option of the messages in proto/appliance'),
+        (t) => relative(ROOT, t.filename ?? PROTO)),
+    },
   ];
 }
 
