@@ -10,10 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe, type Served } from '../init/engine/serve-harness.ts';
-import { RUNTIME_NS } from '../machinery/model/runtime-types.ts';
-import { TEST_FILE_READ_TYPE } from '../plugins/testing/plugins.ts';
 import { newResource } from '../cosi/resource/resource.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
+import { RUNTIME_NS, TEST_FILE_READ_TYPE } from '../proto/gen/resource-types.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');

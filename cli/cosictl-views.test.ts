@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../machinery/model/runtime-types.ts';
+import { type PluginStatusSpec } from '../machinery/model/runtime-types.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../proto/gen/resource-types.ts';
 
 const a = artifacts();
 const served = await startServe(a.exe, ['--test-plugins']);

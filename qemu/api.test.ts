@@ -7,7 +7,8 @@ import { bootWithApi } from './api-vm.ts';
 import { READY_RE } from '../init/boot/ready-line.ts';
 import { RemoteState } from '../cosi/remote/client.ts';
 import { addFinalizer, removeFinalizer } from '../cosi/state/finalizers.ts';
-import { SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE } from '../machinery/model/runtime-types.ts';
+import { SHUTDOWN_REQUEST_TYPE } from '../proto/gen/resource-types.ts';
+import { SHUTDOWN_REQUEST_ID } from '../machinery/model/singleton-ids.ts';
 
 const READY_RE_GLOBAL = new RegExp(READY_RE.source, 'g');
 

@@ -21,13 +21,13 @@ import { linkStatusController } from '../plugins/network/link-status.ts';
 import { Rtnl } from '../plugins/network/rtnetlink/client.ts';
 import { routeMergeController } from '../plugins/network/route-merge.ts';
 import { routeSpecController } from '../plugins/network/route-spec.ts';
-import {
-  ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
-} from '../plugins/network/types.ts';
 import { querySntp } from '../plugins/time/sntp/client.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { startChronyd } from './lib/chronyd.ts';
 import { OUT } from './lib/paths.ts';
+import {
+  ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
+} from '../proto/gen/resource-types.ts';
 
 const args = benchArgs(
   'usage: npm run bench:network -- [--runs N]\n\n'

@@ -15,10 +15,8 @@ import type { RemoteState } from '../cosi/remote/client.ts';
 import { yamlText } from '../cosi/spec/yaml-text.ts';
 import { builtinCodecs } from '../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../plugins/index.ts';
-import { LINK_STATUS_TYPE } from '../plugins/network/types.ts';
 import { newResource, type Resource } from '../cosi/resource/resource.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
-import { MOTD_TYPE } from '../plugins/issue/types.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
@@ -29,6 +27,7 @@ import { generateKey, issueCertificate, keyToPem } from '../machinery/pki/certif
 import { measureWatchDelivery } from './lib/watch-delivery.ts';
 import { benchWatchFlood } from './lib/bench-flood.ts';
 import { percentile } from './lib/stats.ts';
+import { LINK_STATUS_TYPE, MOTD_TYPE } from '../proto/gen/resource-types.ts';
 
 const args = benchArgs(
   'usage: npm run bench:state -- [--resources N] [--watchers N] [--watch-threads N]\n'

@@ -1,12 +1,13 @@
 // health: whether the machine has what a ready machine must have, from the Health resource the engine
 // keeps (init/engine/health.ts): each check and why it fails; --wait follows it until it holds.
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
-import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { flag, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { EXIT } from '../errors.ts';
 import { followStatus } from '../follow-status.ts';
+import { HEALTH_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
+import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 export const HEALTH_HELP = `usage: cosictl health [--wait DURATION]
 
@@ -39,7 +40,7 @@ export const healthCommand: Command = {
     const wait = flag(p, 'wait');
     const waitSeconds = wait === undefined ? undefined : parseDuration('wait', wait);
     const s = await session();
-    const pointer = { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID };
+    const pointer = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
     let health = (await s.state.get(pointer)).spec as HealthStatusSpec;
     if (!health.healthy && waitSeconds !== undefined) {
       let shown = '';

@@ -2,14 +2,12 @@
 // or failed, printing each phase and the progress of the long ones.
 import { parseSizeCondition } from '../../machinery/model/size-condition.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import {
-  CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
-} from '../../machinery/model/runtime-types.ts';
 import type { InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
+import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 export const INSTALL_HELP = `usage: cosictl install [--disk PATH] [--serial S] [--model M] [--size COND] [--wipe]
                        [--reboot] [--source URL] [--id ID] [--no-wait]

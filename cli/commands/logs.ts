@@ -3,7 +3,6 @@
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
 } from '../../machinery/model/log-service-wire.ts';
-import { PLUGIN_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/contract.ts';
@@ -12,6 +11,7 @@ import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import type { TableOut } from '../output/table.ts';
 import { levelWord } from '../output/units.ts';
 import type { Session } from '../session.ts';
+import { PLUGIN_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 const LINE_FLAGS = ['follow', 'tail', 'since', 'output'];
 

@@ -5,13 +5,13 @@ import {
   PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
   SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
 } from '../../machinery/model/machine-service-wire.ts';
-import { PLUGIN_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { flag, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
 import type { TableOut } from '../output/table.ts';
 import { kibText as kib, uptimeText as duration } from '../output/units.ts';
 import type { Session } from '../session.ts';
+import { PLUGIN_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 interface View<T> {
   name: string; summary: string; about: string; path: string; request: Uint8Array;

@@ -3,16 +3,17 @@
 // unmounts and reboots or powers off. reboot --wait follows it until the machine is back.
 import { newResource } from '../../cosi/resource/resource.ts';
 import { isNotFound } from '../../cosi/state/errors.ts';
-import {
-  BOOT_STATUS_TYPE, CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS,
-  type BootStatusSpec, type PowerAction, type PowerRequestSpec,
-} from '../../machinery/model/runtime-types.ts';
+import { type BootStatusSpec, type PowerAction, type PowerRequestSpec } from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command, CommandIo } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { requestId } from '../follow-status.ts';
 import { Session } from '../session.ts';
+import {
+  BOOT_STATUS_TYPE, CONFIG_NS, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
+import { MACHINE_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 const HOLD_HELP = `The machine says it is stopping (get machinestatus: stage, reason, who holds it), then waits
 until every finalizer on its ShutdownRequest "shutdown" is gone: a client that must finish first

@@ -10,7 +10,6 @@ import { encodeTar, type TarMember } from '../../machinery/disk/tar.ts';
 import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST,
 } from '../../machinery/model/log-service-wire.ts';
-import { HEALTH_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
 import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, noArguments } from '../args.ts';
@@ -19,6 +18,7 @@ import { EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
 import type { Session } from '../session.ts';
 import { formatLogLine } from './logs.ts';
+import { HEALTH_STATUS_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const SUPPORT_HELP = `usage: cosictl support [-o FILE]
 
@@ -117,7 +117,8 @@ export const supportCommand: Command = {
     }
     const versions = resources.filter((r) => r.member?.name.endsWith(`/${VERSION_TYPE}.yaml`))
       .map((r) => YAML.parseAllDocuments(r.member!.data.toString()).map((d) => d.toJS()));
-    const health = resources.find((r) => r.member?.name === `resources/${RUNTIME_NS}/${HEALTH_TYPE}.yaml`)?.member;
+    const healthFile = `resources/${RUNTIME_NS}/${HEALTH_STATUS_TYPE}.yaml`;
+    const health = resources.find((r) => r.member?.name === healthFile)?.member;
     const checks = health ? ((YAML.parse(health.data.toString()) as { spec: HealthStatusSpec }).spec.checks ?? []) : [];
     const parts = [...resources, ...logs];
     const problems = parts.flatMap((x) => (x.problem ? [x.problem] : []));

@@ -6,9 +6,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import {
-  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
-} from '../../machinery/model/runtime-types.ts';
-import {
   UPLOAD_CHUNK_MAX, UPLOAD_PATH, UPLOAD_REQUEST, UPLOAD_RESPONSE,
 } from '../../machinery/model/upgrade-service-wire.ts';
 import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
@@ -17,6 +14,9 @@ import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
+import {
+  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 export const UPGRADE_HELP = `usage: cosictl upgrade --image FILE|URL [--no-reboot] [--tries N]
                        [--health-timeout DURATION] [--id ID] [--no-wait]

@@ -2,12 +2,12 @@
 // The client's is printed before the machine is asked, so it shows even when the machine
 // cannot be reached (the command then fails as any other would).
 import YAML from 'yaml';
-import { RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
 import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { VersionSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
+import { RUNTIME_NS, VERSION_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const VERSION_HELP = `usage: cosictl version [--client] [--short] [-o json|yaml]
 

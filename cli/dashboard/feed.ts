@@ -12,15 +12,13 @@ import {
   LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
 } from '../../machinery/model/log-service-wire.ts';
 import { OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST } from '../../machinery/model/machine-service-wire.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE } from '../../machinery/model/network-names.ts';
-import {
-  HEALTH_TYPE, MACHINE_STATUS_TYPE, PLUGIN_STATUS_TYPE, VERSION_TYPE,
-} from '../../machinery/model/runtime-types.ts';
-import { MOUNT_STATUS_TYPE } from '../../machinery/model/storage-names.ts';
-import { TIME_STATUS_TYPE } from '../../machinery/model/time-names.ts';
 import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
+import {
+  HEALTH_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_STATUS_TYPE,
+  PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 const OVERVIEW_EVERY_MS = 2000;
 /** Log lines kept for the pane: more than any terminal has rows. */
@@ -70,7 +68,7 @@ export class DashboardFeed {
     const mirrors: Mirror[] = [
       { type: VERSION_TYPE, section: 'version', into: this.versions },
       { type: PLUGIN_STATUS_TYPE, section: 'plugins', into: this.plugins },
-      { type: HEALTH_TYPE, section: 'health', into: this.healths },
+      { type: HEALTH_STATUS_TYPE, section: 'health', into: this.healths },
       { type: MACHINE_STATUS_TYPE, section: 'stopping', into: this.machines },
       { type: LINK_STATUS_TYPE, section: 'links', into: this.links },
       { type: HOSTNAME_STATUS_TYPE, section: 'hostname', into: this.hostnames },

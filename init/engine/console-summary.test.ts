@@ -1,9 +1,11 @@
 import t from 'tap';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../machinery/model/network-names.ts';
-import { CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { consoleSummary, summaryLine } from './console-summary.ts';
+import {
+  CONFIG_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 t.test('one line: hostname, addresses but loopback and link-local, config, API; written again on a change',
   async (t) => {

@@ -4,13 +4,13 @@
 // bringing up a link, a config applying) gives one line, not ten.
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Watch } from '../../cosi/state/state.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../machinery/model/network-names.ts';
+import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { type ApiCertificateStatusSpec } from '../../machinery/model/security-types.ts';
 import {
-  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, RUNTIME_NS, type ConfigStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
-import {
-  API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec,
-} from '../../machinery/model/security-types.ts';
+  API_CERTIFICATE_STATUS_TYPE, CONFIG_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
+  SECURITY_NS,
+} from '../../proto/gen/resource-types.ts';
+import { API_ID, CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 /** How long the kinds must be quiet before the line is written. */
 const QUIET_MS = 500;
@@ -28,7 +28,7 @@ export function summaryLine(state: MemoryState): string {
       .map((a) => `${a} (${l.metadata.id})`));
   const config = state.findSync({ namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID })
     ?.spec as ConfigStatusSpec | undefined;
-  const api = state.findSync({ namespace: SECURITY_NS, type: API_CERTIFICATE_TYPE, id: API_ID })
+  const api = state.findSync({ namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE, id: API_ID })
     ?.spec as ApiCertificateStatusSpec | undefined;
   const configPart = !config || config.state === 'maintenance' ? 'no config yet'
     : `config ${config.state}${config.source ? ` from ${config.source}` : ''}`;
@@ -52,7 +52,7 @@ export async function consoleSummary(state: MemoryState, print: (line: string) =
   };
   const kinds = [
     [NETWORK_NS, HOSTNAME_STATUS_TYPE], [NETWORK_NS, LINK_STATUS_TYPE], [RUNTIME_NS, CONFIG_STATUS_TYPE],
-    [SECURITY_NS, API_CERTIFICATE_TYPE],
+    [SECURITY_NS, API_CERTIFICATE_STATUS_TYPE],
   ] as const;
   const watches = await Promise.all(kinds.map(([namespace, type]) => state.watch({ namespace, type }, {}, changed)));
   changed();

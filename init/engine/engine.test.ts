@@ -9,12 +9,12 @@ import { RemoteState } from '../../cosi/remote/client.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import { DEFINITION_TYPE } from '../../cosi/meta/definition.ts';
-import { PLUGIN_STATUS_TYPE, VERSION_TYPE, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
-import { ISSUE_TYPE, MOTD_TYPE } from '../../plugins/issue/types.ts';
-import { TEST_REPORT_TYPE } from '../../plugins/testing/plugins.ts';
-import { DHCP_LEASE_TYPE } from '../../plugins/network/types.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE, TIME_STATUS_TYPE } from '../../plugins/time/types.ts';
+import { type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { startChronyd } from '../../scripts/lib/chronyd.ts';
+import {
+  DHCP_LEASE_TYPE, ISSUE_TYPE, MOTD_TYPE, PLUGIN_STATUS_TYPE, TEST_REPORT_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+  TIME_STATUS_TYPE, VERSION_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 const { exe } = artifacts();
 const served = await startServe(exe, ['--test-plugins', '--fast-backoff']);

@@ -14,8 +14,7 @@ import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { HOST_MODE_ENV, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
 import {
-  BOOT_STATUS_TYPE, CONFIG_NS, ENGINE_TYPES, KERNEL_CMDLINE_TYPE, NAMESPACES, POWER_REQUEST_TYPE, RUNTIME_NS,
-  type BootStatusSpec, type KernelCmdlineSpec, type PowerAction, type PowerRequestSpec,
+  ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PowerAction, type PowerRequestSpec,
 } from '../../machinery/model/runtime-types.ts';
 import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
@@ -24,9 +23,6 @@ import { createAdmission } from '../../machinery/config/admission.ts';
 import { configServiceMethods } from './config-service.ts';
 import { MachineConfig } from './machine-config.ts';
 import { feedPlatformConfig } from './platform-config.ts';
-import {
-  PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NS,
-} from '../../machinery/model/platform-types.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
@@ -50,6 +46,11 @@ import { machineServiceMethods } from './machine-service.ts';
 import { startExtensionRunner } from './extension/runner.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
+import {
+  BOOT_STATUS_TYPE, CONFIG_NS, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, POWER_REQUEST_TYPE,
+  RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
+import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface EngineOptions {
   log: Logger;

@@ -9,19 +9,16 @@
 import type {
   DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountStatusSpec, PluginStatusSpec, RouteStatusSpec, TimeStatusSpec,
 } from '../../proto/gen/spec-types.ts';
-import { MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../machinery/model/storage-names.ts';
-import { TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE } from '../../machinery/model/time-names.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
+import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import {
-  ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
-  ROUTE_STATUS_TYPE,
-} from '../../machinery/model/network-names.ts';
-import {
-  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, HEALTH_ID, HEALTH_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
-  type ConfigStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
+  ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
+  MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, NETWORK_NS,
+  PLUGIN_STATUS_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS, STORAGE_NS, TIME_NS, TIME_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID, HEALTH_ID, TIME_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface HealthFacts {
   apiServing: boolean;
@@ -182,7 +179,7 @@ export async function startHealth(o: {
       healthy = now;
       since = new Date().toISOString();
     }
-    await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID },
+    await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID },
       { healthy: now, checks, since } satisfies HealthStatusSpec, o.owner);
   };
   // Changes come in bursts (a plugin's start writes many statuses): evaluate once they settle.

@@ -27,10 +27,9 @@ import {
 } from '../../machinery/config/config-service-wire.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../plugins/index.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
-import { ADDRESS_SPEC_TYPE } from '../../plugins/network/types.ts';
 import { fillDefinitions } from '../../cosi/meta/definition.ts';
 import { startBystander } from '../../cosi/conformance/bystander.ts';
+import { ADDRESS_SPEC_TYPE, MOTD_TYPE } from '../../proto/gen/resource-types.ts';
 
 /** Every string at a field path (CreateResponse.resource.metadata.id is [1, 1, 3]) of raw protobuf, any occurrence. */
 function idsAt(buf: Uint8Array, path: readonly number[]): string[] {

@@ -13,14 +13,14 @@ import { until } from '../../cosi/conformance/converge.ts';
 import { RemoteState } from '../../cosi/remote/client.ts';
 import { META_CODECS } from '../../cosi/remote/meta-codecs.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
-import { KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS } from '../../plugins/system/types.ts';
+import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { CONFIG_FILE, parseSavedConfig } from '../../machinery/config/saved-config.ts';
 import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../../machinery/config/config-service-wire.ts';
 import { BAD_CONFIGS } from '../../machinery/config/testing/bad-configs.ts';
 import { apiCaDocument } from '../../machinery/pki/secrets.ts';
 import { runProgram, type Ran } from '../../scripts/lib/run-program.ts';
+import { CONFIG_STATUS_TYPE, KERNEL_PARAM_SPEC_TYPE, MOTD_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 const a = artifacts();
 const cosictlExe = join(a.dir, 'cosictl');

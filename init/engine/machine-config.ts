@@ -20,13 +20,13 @@ import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
 import { sameSpec } from '../../cosi/spec/spec-equal.ts';
 import { yamlText } from '../../cosi/spec/yaml-text.ts';
 import type { Logger } from '../../machinery/log.ts';
-import {
-  CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
-  type ExtensionSpec,
-} from '../../machinery/model/runtime-types.ts';
+import { type ConfigChange, type ConfigStatusSpec, type ExtensionSpec } from '../../machinery/model/runtime-types.ts';
 import type { ExtensionTypeBook } from './extension/types.ts';
 import type { Admission } from '../../machinery/config/admission.ts';
-import { API_CA_TYPE } from '../../machinery/model/security-types.ts';
+import {
+  API_CERTIFICATE_AUTHORITY_TYPE, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 export type ApplyMode = 'merge' | 'replace';
 
@@ -267,7 +267,7 @@ export class MachineConfig {
         if (wanted.has(pointerString(r.metadata)) || denied?.(r.metadata.type)) continue;
         // The API CA is the machine's trust, not its settings: a config written without its secrets keeps it
         // (deleting it explicitly returns the machine to maintenance), so that no replace locks every client out.
-        if (r.metadata.type === API_CA_TYPE) continue;
+        if (r.metadata.type === API_CERTIFICATE_AUTHORITY_TYPE) continue;
         steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
       }
     }

@@ -7,9 +7,7 @@ import { createServer } from 'node:net';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import {
-  CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
-} from '../../machinery/model/runtime-types.ts';
+import { CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 const served = await startServe(artifacts().exe, ['--test-plugins']);
 t.teardown(() => served.stop());

@@ -5,13 +5,12 @@
 import { createServer, type Server } from 'node:http';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
-import {
-  CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS, type MetricsEndpointSpec, type PluginStatusSpec,
-} from '../../machinery/model/runtime-types.ts';
+import { type MetricsEndpointSpec, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { readOverview } from '../../machinery/sys/machine-views.ts';
 import type { HistogramSet } from '../../cosi/histogram.ts';
 import type { ControllerStats } from '../../machinery/model/plugin.ts';
 import type { LogBook } from './log/book.ts';
+import { CONFIG_NS, METRICS_ENDPOINT_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 export interface MetricsSources {
   state: MemoryState;

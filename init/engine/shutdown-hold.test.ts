@@ -8,11 +8,12 @@ import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe, type Served } from './serve-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
-import {
-  CONFIG_NS, MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_ID,
-  SHUTDOWN_REQUEST_TYPE, type MachineStatusSpec, type PowerRequestSpec,
-} from '../../machinery/model/runtime-types.ts';
+import { type MachineStatusSpec, type PowerRequestSpec } from '../../machinery/model/runtime-types.ts';
 import { runProgram } from '../../scripts/lib/run-program.ts';
+import {
+  CONFIG_NS, MACHINE_STATUS_TYPE, POWER_REQUEST_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { MACHINE_STATUS_ID, SHUTDOWN_REQUEST_ID } from '../../machinery/model/singleton-ids.ts';
 
 const a = artifacts();
 const SHUTDOWN = { namespace: RUNTIME_NS, type: SHUTDOWN_REQUEST_TYPE, id: SHUTDOWN_REQUEST_ID };

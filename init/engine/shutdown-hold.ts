@@ -8,9 +8,8 @@ import type { MachineStatusSpec, PowerAction, ShutdownRequestSpec } from '../../
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import type { Logger } from '../../machinery/log.ts';
-import {
-  MACHINE_STATUS_ID, MACHINE_STATUS_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_ID, SHUTDOWN_REQUEST_TYPE,
-} from '../../machinery/model/runtime-types.ts';
+import { MACHINE_STATUS_TYPE, RUNTIME_NS, SHUTDOWN_REQUEST_TYPE } from '../../proto/gen/resource-types.ts';
+import { MACHINE_STATUS_ID, SHUTDOWN_REQUEST_ID } from '../../machinery/model/singleton-ids.ts';
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** Cmdline parameter: the default grace period in seconds. */

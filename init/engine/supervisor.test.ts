@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { PLUGIN_READY_LINE } from '../../machinery/model/plugin.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { PluginSupervisor, type SupervisedPlugin } from './supervisor.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 const plugin = (name: string): SupervisedPlugin => ({ name, outputs: [], args: ['plugin', name], ownMounts: false });
 /** A "plugin" whose process runs `script`. */

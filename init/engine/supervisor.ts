@@ -12,9 +12,10 @@ import type { Logger } from '../../machinery/log.ts';
 import {
   parsePluginLine, parsePluginStats, PLUGIN_READY_LINE, pluginOutputs, type ControllerStats, type Plugin,
 } from '../../machinery/model/plugin.ts';
-import { PLUGIN_STATUS_TYPE, RUNTIME_NS, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../../cosi/controller/runtime.ts';
 import { killReason, oomKills } from '../../machinery/sys/oom-kills.ts';
+import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 export const ENGINE_OWNER = 'engine';
 

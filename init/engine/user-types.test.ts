@@ -14,8 +14,8 @@ import {
 import { RemoteState } from '../../cosi/remote/client.ts';
 import { newResource, type Resource } from '../../cosi/resource/resource.ts';
 import { codecsFromDefinitions } from '../../machinery/model/spec-codecs.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { startServe } from './serve-harness.ts';
+import { MOTD_TYPE } from '../../proto/gen/resource-types.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());

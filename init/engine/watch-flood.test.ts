@@ -7,8 +7,8 @@ import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { measureWatchFlood } from '../../cosi/conformance/watch-flood.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { percentile } from '../../scripts/lib/stats.ts';
+import { MOTD_TYPE } from '../../proto/gen/resource-types.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());

@@ -4,11 +4,9 @@ import t from 'tap';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { createLogger } from '../../machinery/log.ts';
-import {
-  CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
-} from '../../machinery/model/runtime-types.ts';
 import type { InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import { startInstaller } from './installer.ts';
+import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 t.test('on a host every request fails at once with the reason, touching nothing', async (t) => {
   const state = new MemoryState();

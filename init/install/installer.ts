@@ -14,9 +14,6 @@ import { fileConfigStore, type SavedConfig } from '../../machinery/config/saved-
 import type { InstallManifest } from '../../machinery/disk/install-manifest.ts';
 import { STATE_LABEL } from '../../machinery/disk/labels.ts';
 import type { Logger } from '../../machinery/log.ts';
-import {
-  CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS,
-} from '../../machinery/model/runtime-types.ts';
 import { writeFileAtomicAsync } from '../../machinery/sys/atomic-write.ts';
 import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
 import { listBlockDevicesAsync } from '../../machinery/sys/sysfs-block.ts';
@@ -25,6 +22,7 @@ import { formatInstallRecord, INSTALL_RECORD_FILE, parseInstallRecord, type Inst
 import { fetchPayload, findMedium, type MountOps, type PayloadSource } from './payload-source.ts';
 import { targetProblems, type TargetFacts } from './target-check.ts';
 import { verifyImage, writeImage } from './write-image.ts';
+import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 /**
  * The kernel calls of an install, every one off PID 1's thread: a disk can hold them for seconds (under TCG on

@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { createLogger } from '../../machinery/log.ts';
-import { RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import { GRUBENV_PATH } from '../../machinery/disk/boot-slots.ts';
 import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
 import { BootPartition } from './boot-partition.ts';
 import { startTrial } from './trial.ts';
+import { RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 t.test('an upgrade stopped while writing its slot: failed, saying the loader never tried it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'trial-'));

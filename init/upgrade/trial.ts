@@ -10,8 +10,9 @@ import type { State } from '../../cosi/state/state.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import { forgetTried, markGood } from '../../machinery/disk/boot-slots.ts';
 import type { Logger } from '../../machinery/log.ts';
-import { HEALTH_ID, HEALTH_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../machinery/model/runtime-types.ts';
 import type { BootPartition, UpgradeRecord } from './boot-partition.ts';
+import { HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface TrialOptions {
   state: State;
@@ -115,7 +116,8 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
     o.reboot(`upgrade "${rec.id}": slot ${slot} not healthy in time`);
   };
   const timer = setTimeout(() => void settle(false), rec.healthTimeoutSeconds * 1000);
-  const watch = await o.state.watch({ namespace: RUNTIME_NS, type: HEALTH_TYPE, id: HEALTH_ID }, {}, (events) => {
+  const health = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
+  const watch = await o.state.watch(health, {}, (events) => {
     for (const e of events) {
       if (e.type !== 'created' && e.type !== 'updated') continue;
       latest = e.resource.spec as HealthStatusSpec;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { UpgradePolicySpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { keyIdOf } from '../../machinery/disk/upgrade-bundle.ts';
-import { CONFIG_NS, UPGRADE_POLICY_TYPE } from '../../machinery/model/runtime-types.ts';
+import { CONFIG_NS, UPGRADE_POLICY_TYPE } from '../../proto/gen/resource-types.ts';
 
 /** Where the image build puts the public key(s) it trusts. */
 export const IMAGE_KEYS_DIR = '/etc/appliance/upgrade-keys';

@@ -14,14 +14,14 @@ import { statusWriter, type StatusWriter } from '../../cosi/state/status-writer.
 import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../../machinery/disk/boot-slots.ts';
 import { BundleReader, type UpgradeManifest } from '../../machinery/disk/upgrade-bundle.ts';
 import type { Logger } from '../../machinery/log.ts';
-import {
-  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
-} from '../../machinery/model/runtime-types.ts';
 import { httpOpen } from '../../machinery/sys/http-get.ts';
 import { VERSION } from '../../machinery/version.ts';
 import type { BootPartition } from './boot-partition.ts';
 import { compareVersions, currentTrust } from './trust.ts';
 import { testPause } from '../../machinery/sys/test-pause.ts';
+import {
+  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 /** What the upgrader acts on: the booted disk's ESP and PID 1's reboot. */
 export interface UpgradeMachine {

@@ -6,9 +6,10 @@ import type { VersionSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import { SLOTS } from '../../machinery/disk/boot-slots.ts';
-import { RUNNING_VERSION_ID, RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
 import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { BootPartition } from './boot-partition.ts';
+import { RUNTIME_NS, VERSION_TYPE } from '../../proto/gen/resource-types.ts';
+import { RUNNING_VERSION_ID } from '../../machinery/model/singleton-ids.ts';
 
 const running = (): VersionSpec => ({
   version: VERSION, commit: COMMIT, node: process.version, kernel: release(), arch: arch(), slot: '', running: true,

@@ -6,9 +6,9 @@
 import type { ResourceDefinitionSpec, TypeAccess } from '../../cosi/meta/definition.ts';
 import type { WriteIntent } from '../../cosi/remote/server.ts';
 import { DEFINITION_TYPE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
-import { BOOT_STATUS_TYPE, CONFIG_STATUS_TYPE, VERSION_TYPE } from './runtime-types.ts';
-import { API_CERTIFICATE_TYPE } from './security-types.ts';
-import { CONFIG_SOURCE_TYPE } from './platform-types.ts';
+import {
+  API_CERTIFICATE_STATUS_TYPE, BOOT_STATUS_TYPE, CONFIG_SOURCE_TYPE, CONFIG_STATUS_TYPE, VERSION_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 /** The roles a client certificate can carry, most powerful first. */
 export const ROLES = ['admin', 'operator', 'reader'] as const;
@@ -77,7 +77,7 @@ export const rpcRule = (path: string): RpcRule | undefined => RPC_TABLE.find((r)
  * is configured and, when it is not, what each config source said (never the user data).
  */
 export const MAINTENANCE_READABLE: ReadonlySet<string> = new Set([
-  DEFINITION_TYPE, NAMESPACE_TYPE, VERSION_TYPE, BOOT_STATUS_TYPE, CONFIG_STATUS_TYPE, API_CERTIFICATE_TYPE,
+  DEFINITION_TYPE, NAMESPACE_TYPE, VERSION_TYPE, BOOT_STATUS_TYPE, CONFIG_STATUS_TYPE, API_CERTIFICATE_STATUS_TYPE,
   CONFIG_SOURCE_TYPE,
 ]);
 

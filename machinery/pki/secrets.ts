@@ -6,8 +6,9 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import YAML from 'yaml';
 import { ROLES, type Role } from '../model/access.ts';
-import { API_CA_TYPE, API_ID } from '../model/security-types.ts';
 import { generateKey, issueCertificate, keyToPem, type KeyAlgorithm } from './certificate.ts';
+import { API_CERTIFICATE_AUTHORITY_TYPE } from '../../proto/gen/resource-types.ts';
+import { API_ID } from '../model/singleton-ids.ts';
 
 export interface KeyPair { certificate: string; key: string }
 
@@ -103,7 +104,7 @@ export function secretsFromYaml(text: string, where: string): MachineSecrets {
 /** The machine config document that gives a machine this CA (and accepts clients of `accepted` CAs too). */
 export function apiCaDocument(s: Pick<MachineSecrets, 'ca'>, accepted: readonly string[] = []): string {
   return YAML.stringify({
-    metadata: { type: API_CA_TYPE, id: API_ID },
+    metadata: { type: API_CERTIFICATE_AUTHORITY_TYPE, id: API_ID },
     spec: { certificate: s.ca.certificate, key: s.ca.key, ...(accepted.length ? { accepted: [...accepted] } : {}) },
   }, { lineWidth: 0 });
 }

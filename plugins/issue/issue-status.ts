@@ -1,8 +1,9 @@
 // issue-status: Motds (config) + Version (runtime) -> Issue "banner" (runtime).
 // Motds are joined by priority, then id.
 import type { Controller } from '../../cosi/controller/contract.ts';
-import { RUNTIME_NS, CONFIG_NS, VERSION_TYPE, type VersionSpec } from '../../machinery/model/runtime-types.ts';
-import { ISSUE_TYPE, MOTD_TYPE, type IssueSpec, type MotdSpec } from './types.ts';
+import { type VersionSpec } from '../../machinery/model/runtime-types.ts';
+import { type IssueSpec, type MotdSpec } from './types.ts';
+import { CONFIG_NS, ISSUE_TYPE, MOTD_TYPE, RUNTIME_NS, VERSION_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const ISSUE_ID = 'banner';
 

@@ -7,10 +7,10 @@ import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { linksByName } from './link-status.ts';
+import { type AddressSpecSpec, type AddressStatusSpec } from './types.ts';
 import {
   ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, NETWORK_NS,
-  type AddressSpecSpec, type AddressStatusSpec,
-} from './types.ts';
+} from '../../proto/gen/resource-types.ts';
 
 /** "10.0.2.15/24" -> parts, or an error that names the input. */
 export function parseCidr(text: string): { ip: string; prefix: number; family: 4 | 6 } {

@@ -4,14 +4,14 @@
 // (DhcpSpec: off for a static address with autoconf off, on for ip=<dev>:dhcp).
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
+import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import { parseIpCmdline } from './ip-cmdline-parse.ts';
+import { type LinkStatusSpec } from './types.ts';
 import {
-  ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
-  ROUTE_SPEC_TYPE, type LinkStatusSpec,
-} from './types.ts';
+  ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, KERNEL_CMDLINE_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
+  RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, RUNTIME_NS, TIME_NS, TIME_SERVER_SPEC_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 const OUTPUTS = [
   [NETWORK_NS, ADDRESS_SPEC_TYPE], [NETWORK_NS, ROUTE_SPEC_TYPE], [NETWORK_NS, HOSTNAME_SPEC_TYPE],

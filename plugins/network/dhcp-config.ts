@@ -4,7 +4,8 @@
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { isPhysical } from './link-config.ts';
-import { DHCP_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS, type DhcpSpecSpec, type LinkStatusSpec } from './types.ts';
+import { type DhcpSpecSpec, type LinkStatusSpec } from './types.ts';
+import { DHCP_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 export function dhcpConfigController(eligible: (l: LinkStatusSpec) => boolean = isPhysical): Controller {
   return {

@@ -6,14 +6,14 @@ import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import type { Native } from '../../native/index.ts';
 import { outputSet } from '../sdk/output-set.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
 import { DhcpClient } from './dhcp/client.ts';
 import type { Lease } from './dhcp/message.ts';
 import { linksByName } from './link-status.ts';
+import { type DhcpLeaseSpec, type DhcpSpecSpec } from './types.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_LEASE_TYPE, HOSTNAME_SPEC_TYPE, LINK_STATUS_TYPE, MERGED_DHCP_SPEC_TYPE, NETWORK_NS,
-  RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, type DhcpLeaseSpec, type DhcpSpecSpec,
-} from './types.ts';
+  RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 export interface DhcpSpecOptions {
   retryMs?: number;

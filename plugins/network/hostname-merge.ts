@@ -1,7 +1,8 @@
 // hostname-merge: HostnameSpecs of every layer -> MergedHostnameSpec "hostname": the
 // highest layer's.
 import { mergeController } from '../sdk/merge-controller.ts';
-import { HOSTNAME_SPEC_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS, type HostnameSpecSpec } from './types.ts';
+import { type HostnameSpecSpec } from './types.ts';
+import { HOSTNAME_SPEC_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 export const HOSTNAME_ID = 'hostname';
 

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { cmdlineConfigController } from './cmdline-config.ts';
@@ -17,8 +16,9 @@ import { hostnameSpecController, nativeHostnameKernel } from './hostname-spec.ts
 import { resolverMergeController } from './resolver-merge.ts';
 import { resolverSpecController } from './resolver-spec.ts';
 import {
-  HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, RESOLVER_STATUS_TYPE,
-} from './types.ts';
+  HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, KERNEL_CMDLINE_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, RESOLVER_STATUS_TYPE,
+  RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
 
 if (process.getuid?.() !== 0) {
   t.plan(0, 'needs root (UTS namespace)');

@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import {
-  HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS, type HostnameSpecSpec, type HostnameStatusSpec,
-} from './types.ts';
+import { type HostnameSpecSpec, type HostnameStatusSpec } from './types.ts';
+import { HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 export function hostsFile(fqdn: string, short: string): string {
   return '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n'

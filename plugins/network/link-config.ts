@@ -4,10 +4,10 @@
 // `up: false` holds a link down all the same.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
+import { type AddressSpecSpec, type LinkSpecSpec, type LinkStatusSpec, type RouteSpecSpec } from './types.ts';
 import {
   LINK_SPEC_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS,
-  type AddressSpecSpec, type LinkSpecSpec, type LinkStatusSpec, type RouteSpecSpec,
-} from './types.ts';
+} from '../../proto/gen/resource-types.ts';
 
 /** A physical link: Ethernet without a virtual driver kind. */
 export const isPhysical = (l: LinkStatusSpec) => l.type === 'ether' && !l.kind;

@@ -9,10 +9,10 @@ import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import { linksByName } from './link-status.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
+import { type LinkSpecSpec, type LinkSpecStatusSpec } from './types.ts';
 import {
   LINK_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS,
-  type LinkSpecSpec, type LinkSpecStatusSpec,
-} from './types.ts';
+} from '../../proto/gen/resource-types.ts';
 
 function explain(e: unknown, mtu: number | undefined): string {
   if (isErrno(e, 'EINVAL') && mtu !== undefined) {

@@ -3,7 +3,8 @@
 // every reconcile lists all links, so a missed notification costs nothing but latency.
 import type { Controller, ControllerState } from '../../cosi/controller/contract.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
-import { LINK_STATUS_TYPE, NETWORK_NS, type LinkStatusSpec } from './types.ts';
+import { type LinkStatusSpec } from './types.ts';
+import { LINK_STATUS_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 /** The LinkStatuses by link name (what the spec controllers observe). */
 export async function linksByName(state: ControllerState): Promise<Map<string, LinkStatusSpec>> {

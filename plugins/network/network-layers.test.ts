@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { SOURCES_ANNOTATION } from '../sdk/merge-controller.ts';
@@ -29,10 +28,10 @@ import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
 import { MemoryKernel } from './rtnetlink/memory-kernel.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, LINK_SPEC_TYPE,
-  MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
-  ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
-} from './types.ts';
+  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE,
+  KERNEL_CMDLINE_TYPE, LINK_SPEC_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE,
+  NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
 
 const net = (type: string, id: string) => ({ namespace: NETWORK_NS, type, id });
 const codecs = builtinCodecs(builtinTypes());

@@ -6,15 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { native } from '../../native/index.ts';
 import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS } from '../../machinery/model/runtime-types.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { networkPlugin } from './plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
-  ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE,
-} from './types.ts';
+  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, KERNEL_CMDLINE_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE,
+  LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS,
+} from '../../proto/gen/resource-types.ts';
 
 if (process.getuid?.() !== 0) {
   t.plan(0, 'needs root (network namespaces)');

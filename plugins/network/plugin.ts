@@ -20,8 +20,9 @@ import { resolverSpecController } from './resolver-spec.ts';
 import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
 import { Rtnl } from './rtnetlink/client.ts';
-import { NETWORK_NS, NETWORK_TYPES } from './types.ts';
+import { definitionsServedBy } from '../../machinery/model/definitions.ts';
 import { readFileSync } from 'node:fs';
+import { NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 /** One rtnetlink socket per plugin process, opened on first use (declaring the plugin opens nothing). */
 let shared: Rtnl | undefined;
@@ -35,7 +36,7 @@ export const networkPlugin: Plugin = {
   namespaces: () => ({
     [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).',
   }),
-  types: () => NETWORK_TYPES,
+  types: () => definitionsServedBy('network'),
   // SYS_ADMIN only for sethostname/setdomainname (the UTS namespace's names).
   capabilities: ['CAP_NET_ADMIN', 'CAP_NET_RAW', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_ADMIN'],
   // CAP_SYS_ADMIN is for these two; the filter refuses the rest of what it allows (mount, ...).

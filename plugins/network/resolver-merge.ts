@@ -1,7 +1,8 @@
 // resolver-merge: ResolverSpecs of every layer -> MergedResolverSpec "resolvers": the
 // highest layer's.
 import { mergeController } from '../sdk/merge-controller.ts';
-import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, type ResolverSpecSpec } from './types.ts';
+import { type ResolverSpecSpec } from './types.ts';
+import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const RESOLVERS_ID = 'resolvers';
 

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import {
-  MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE, type ResolverSpecSpec, type ResolverStatusSpec,
-} from './types.ts';
+import { type ResolverSpecSpec, type ResolverStatusSpec } from './types.ts';
+import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 export function resolvConf(s: ResolverSpecSpec): string {
   return [

@@ -3,7 +3,8 @@
 // route declared by config replaces DHCP's at the same metric.
 import { isIP } from 'node:net';
 import { mergeController } from '../sdk/merge-controller.ts';
-import { MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, type RouteSpecSpec } from './types.ts';
+import { type RouteSpecSpec } from './types.ts';
+import { MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const DEFAULT_METRIC = 1024;
 

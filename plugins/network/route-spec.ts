@@ -9,10 +9,10 @@ import { parseCidr } from './address-spec.ts';
 import { linksByName } from './link-status.ts';
 import { DEFAULT_METRIC, routeDestination } from './route-merge.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
+import { type RouteSpecSpec, type RouteStatusSpec } from './types.ts';
 import {
   ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
-  type RouteSpecSpec, type RouteStatusSpec,
-} from './types.ts';
+} from '../../proto/gen/resource-types.ts';
 
 type Applied = NonNullable<RouteStatusSpec['applied']>;
 

@@ -13,11 +13,9 @@ import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { decodeConfigInput } from '../../machinery/config/config-input.ts';
 import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
-import { KERNEL_CMDLINE_TYPE, RUNTIME_NS, type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
+import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
-import {
-  LINK_STATUS_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE, type LinkStatusSpec, type RouteStatusSpec,
-} from '../network/types.ts';
+import { type LinkStatusSpec, type RouteStatusSpec } from '../network/types.ts';
 import { detectPlatform, type Detected, type PlatformName } from './detect.ts';
 import { cmdlineInline, cmdlineUrl } from './sources/cmdline.ts';
 import { ec2 } from './sources/ec2.ts';
@@ -26,10 +24,12 @@ import { gce } from './sources/gce.ts';
 import { nocloud } from './sources/nocloud.ts';
 import { openstack } from './sources/openstack.ts';
 import { failed, type ConfigSourceDef, type Found, type SourceEnv } from './sources/source.ts';
+import { type ConfigSourceSpec, type PlatformMetadataSpec, type UserDataSpec } from './types.ts';
 import {
-  CONFIG_SOURCE_TYPE, PLATFORM_ID, PLATFORM_METADATA_TYPE, PLATFORM_NETWORK_TYPE, PLATFORM_NS, USER_DATA_ID,
-  USER_DATA_TYPE, type ConfigSourceSpec, type PlatformMetadataSpec, type UserDataSpec,
-} from './types.ts';
+  CONFIG_SOURCE_TYPE, KERNEL_CMDLINE_TYPE, LINK_STATUS_TYPE, NETWORK_NS, PLATFORM_METADATA_TYPE,
+  PLATFORM_NETWORK_TYPE, PLATFORM_NS, ROUTE_STATUS_TYPE, RUNTIME_NS, USER_DATA_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { PLATFORM_ID, USER_DATA_ID } from '../../machinery/model/singleton-ids.ts';
 
 const PLATFORM_SOURCE: Record<PlatformName, ConfigSourceDef | undefined> = {
   metal: undefined, qemu: undefined, nocloud, openstack, aws: ec2, gcp: gce,

@@ -5,13 +5,14 @@
 // HostnameSpec, ResolverSpec and TimeServerSpec for the machine.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../time/types.ts';
+import { type LinkStatusSpec } from '../network/types.ts';
+import { outputSet } from '../sdk/output-set.ts';
+import { type PlatformNetworkSpec } from './types.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
-  RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, type LinkStatusSpec,
-} from '../network/types.ts';
-import { outputSet } from '../sdk/output-set.ts';
-import { PLATFORM_ID, PLATFORM_NETWORK_TYPE, PLATFORM_NS, type PlatformNetworkSpec } from './types.ts';
+  PLATFORM_NETWORK_TYPE, PLATFORM_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
 const OUTPUTS = [
   [NETWORK_NS, ADDRESS_SPEC_TYPE], [NETWORK_NS, ROUTE_SPEC_TYPE], [NETWORK_NS, DHCP_SPEC_TYPE],

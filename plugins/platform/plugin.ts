@@ -6,7 +6,8 @@ import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { configSourceController } from './config-source.ts';
 import { machineEnv } from './machine-env.ts';
 import { platformNetworkController } from './platform-network.ts';
-import { PLATFORM_NS, PLATFORM_TYPES } from './types.ts';
+import { definitionsServedBy } from '../../machinery/model/definitions.ts';
+import { PLATFORM_NS } from '../../proto/gen/resource-types.ts';
 
 export const platformPlugin: Plugin = {
   name: 'platform',
@@ -14,7 +15,7 @@ export const platformPlugin: Plugin = {
   description: 'Finds the machine config (kernel command line, fw_cfg, NoCloud, OpenStack, EC2, GCE), the '
     + 'platform metadata, and the network the platform describes (platform layer).',
   namespaces: () => ({ [PLATFORM_NS]: 'Where the machine config comes from, and what the platform says.' }),
-  types: () => PLATFORM_TYPES,
+  types: () => definitionsServedBy('platform'),
   capabilities: ['CAP_SYS_ADMIN'], // mount(2) of seed volumes (cidata, config-2), read-only
   syscalls: ['mount', 'umount2'], // in its own mount namespace: nobody else sees a seed mounted
   controllers: () => [

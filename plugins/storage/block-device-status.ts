@@ -5,7 +5,7 @@ import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Native } from '../../native/index.ts';
 import { subscribeUevents } from '../sdk/uevent.ts';
 import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
-import { BLOCK_DEVICE_TYPE, STORAGE_NS } from './types.ts';
+import { BLOCK_DEVICE_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
 
 export function blockDeviceStatusController(n: () => Native, sys = '/sys/class/block', dev = '/dev'): Controller {
   return {

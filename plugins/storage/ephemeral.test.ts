@@ -13,7 +13,7 @@ import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, TAIL_SECTORS, type Gpt } f
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { ephemeralController, type EphemeralKernel } from './ephemeral.ts';
-import { BLOCK_DEVICE_TYPE, EPHEMERAL_STATUS_TYPE, STORAGE_NS } from './types.ts';
+import { BLOCK_DEVICE_TYPE, EPHEMERAL_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
 
 const MiB = 2048;
 const dir = mkdtempSync(join(tmpdir(), 'ephemeral-'));

@@ -17,9 +17,8 @@ import { parseMounts } from '../../machinery/sys/mount-table.ts';
 import { extGeometry } from '../../machinery/sys/superblock.ts';
 import type { Native } from '../../native/index.ts';
 import { outputSet } from '../sdk/output-set.ts';
-import {
-  BLOCK_DEVICE_TYPE, EPHEMERAL_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type EphemeralStatusSpec,
-} from './types.ts';
+import { type BlockDeviceSpec, type EphemeralStatusSpec } from './types.ts';
+import { BLOCK_DEVICE_TYPE, EPHEMERAL_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
 
 /** What growing needs from the system (a fake in unit tests, the real disk in QEMU). */
 export interface EphemeralKernel {

@@ -9,7 +9,7 @@ import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountSpecController, type MountKernel } from './mount-spec.ts';
-import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from './types.ts';
+import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
 
 const table = new Map<string, { device: string; fstype: string; flags: number; data: string }>();
 const kernel: MountKernel = {

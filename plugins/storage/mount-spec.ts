@@ -7,10 +7,10 @@ import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
 import { specController } from '../sdk/spec-controller.ts';
+import { type BlockDeviceSpec, type MountSpecSpec, type MountStatusSpec } from './types.ts';
 import {
-  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS, type BlockDeviceSpec, type MountSpecSpec,
-  type MountStatusSpec,
-} from './types.ts';
+  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS,
+} from '../../proto/gen/resource-types.ts';
 
 const FLAG_OPTIONS: Record<string, number> = {
   ro: MS.RDONLY, nosuid: MS.NOSUID, nodev: MS.NODEV, noexec: MS.NOEXEC, noatime: MS.NOATIME, relatime: MS.RELATIME,

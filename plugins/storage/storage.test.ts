@@ -14,7 +14,7 @@ import { builtinTypes } from '../index.ts';
 import { blockDeviceStatusController } from './block-device-status.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountOptions, mountSpecController, nativeMountKernel } from './mount-spec.ts';
-import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from './types.ts';
+import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
 
 t.test('mount options split into flags and data', async (t) => {
   t.same(mountOptions(['ro', 'noexec', 'errors=remount-ro', 'defaults']), { flags: 1 | 8, data: 'errors=remount-ro' });

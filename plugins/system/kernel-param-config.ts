@@ -3,7 +3,8 @@
 // any other id, wins). On a host (`serve`) there are none: the host's own settings are its own.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { HARDENING_PARAMS } from '../../machinery/kernel/hardening.ts';
-import { KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS, type KernelParamSpecSpec } from './types.ts';
+import { type KernelParamSpecSpec } from './types.ts';
+import { KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
 
 export interface KernelParamConfigOptions {
   /** Whether the kernel has a parameter (/proc/sys/<key> exists); undefined: publish none (a host). */

@@ -12,7 +12,7 @@ import { kernelParamMergeController } from './kernel-param-merge.ts';
 import { kernelParamSpecController } from './kernel-param-spec.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { kernelParamConfigController } from './kernel-param-config.ts';
-import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from './types.ts';
+import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
 
 t.test('without root, on a /proc/sys of files: layers, read-back, the original written back', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'sysctl-'));

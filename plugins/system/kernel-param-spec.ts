@@ -6,10 +6,8 @@ import { errnoOf } from '../../native/errno.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import {
-  KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,
-  type KernelParamSpecSpec, type KernelParamStatusSpec,
-} from './types.ts';
+import { type KernelParamSpecSpec, type KernelParamStatusSpec } from './types.ts';
+import { KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
 
 const normalise = (v: string) => v.trim().split(/\s+/).join(' ');
 

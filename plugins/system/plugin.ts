@@ -12,9 +12,10 @@ import { kernelModuleSpecController } from './modules/kernel-module-spec.ts';
 import { kernelModuleStatusController } from './modules/kernel-module-status.ts';
 import { deviceStatusController } from './modules/device-status.ts';
 import { defaultModuleSources, nativeLoader } from '../../machinery/kernel/module-index.ts';
-import { SYSTEM_NS, SYSTEM_TYPES } from './types.ts';
+import { definitionsServedBy } from '../../machinery/model/definitions.ts';
 import { fileMergeController } from './files/file-merge.ts';
 import { fileSpecController } from './files/file-spec.ts';
+import { SYSTEM_NS } from '../../proto/gen/resource-types.ts';
 
 export const systemPlugin: Plugin = {
   name: 'system',
@@ -22,7 +23,7 @@ export const systemPlugin: Plugin = {
     + 'kernel modules loaded with their dependencies; devices and their drivers, loaded by modalias; '
     + 'files on /run, /var and /tmp.',
   namespaces: () => ({ [SYSTEM_NS]: 'Kernel and machine settings.' }),
-  types: () => SYSTEM_TYPES,
+  types: () => definitionsServedBy('system'),
   // Most sysctls check CAP_SYS_ADMIN; net.* ones CAP_NET_ADMIN; finit_module CAP_SYS_MODULE; Yama's
   // ptrace_scope CAP_SYS_PTRACE (its filter refuses ptrace itself; CAP_SYS_MODULE outweighs it anyway).
   capabilities: ['CAP_SYS_ADMIN', 'CAP_NET_ADMIN', 'CAP_SYS_MODULE', 'CAP_SYS_PTRACE'],

@@ -6,16 +6,16 @@
 //   test-crasher  exits with status 3 as soon as it starts (a crash loop)
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { StateError } from '../../cosi/state/errors.ts';
-import { RUNTIME_NS, VERSION_TYPE } from '../../machinery/model/runtime-types.ts';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RemoteState } from '../../cosi/remote/client.ts';
 import { addFinalizer, removeFinalizer } from '../../cosi/state/finalizers.ts';
 import type { Plugin } from '../../machinery/model/plugin.ts';
-import { MESSAGES } from '../../proto/gen/spec-types.ts';
+import { definitionsServedBy } from '../../machinery/model/definitions.ts';
 import { PLUGIN_SOCKET_ENV } from '../sdk/run-plugin.ts';
-
-export const TEST_REPORT_TYPE = 'TestReports.test.appliance.dev';
+import {
+  RUNTIME_NS, TEST_FILE_CONTENT_TYPE, TEST_FILE_READ_TYPE, TEST_REPORT_TYPE, VERSION_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 const writer: Controller = {
   name: 'test-writer',
@@ -61,14 +61,12 @@ const writer: Controller = {
 
 export const testWriterPlugin: Plugin = {
   name: 'test-writer', description: 'test: tries to write a type it does not own', testOnly: true, capabilities: [],
-  types: () => [{ type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestReportSpec }],
+  types: () => definitionsServedBy('test-writer'),
   controllers: () => [writer],
 };
 
 // test-reader: TestFileReads (runtime) name a path; TestFileContents carry its first
 // 4 KiB. The system has no shell, and a test still has to read a mounted file back.
-export const TEST_FILE_READ_TYPE = 'TestFileReads.test.appliance.dev';
-export const TEST_FILE_CONTENT_TYPE = 'TestFileContents.test.appliance.dev';
 
 const reader: Controller = {
   name: 'test-reader',
@@ -118,10 +116,7 @@ function listTree(root: string): string {
 
 export const testReaderPlugin: Plugin = {
   name: 'test-reader', description: 'test: reads a file named by a TestFileRead', testOnly: true, capabilities: [],
-  types: () => [
-    { type: TEST_FILE_READ_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestFileReadSpec },
-    { type: TEST_FILE_CONTENT_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: MESSAGES.TestFileContentSpec },
-  ],
+  types: () => definitionsServedBy('test-reader'),
   controllers: () => [reader],
 };
 

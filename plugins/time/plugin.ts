@@ -4,7 +4,8 @@ import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
 import { hostModeClock, nativeClock } from './system-clock.ts';
 import { timeServerMergeController } from './timeserver-merge.ts';
 import { timeSpecController } from './time-spec.ts';
-import { TIME_NS, TIME_TYPES } from './types.ts';
+import { definitionsServedBy } from '../../machinery/model/definitions.ts';
+import { TIME_NS } from '../../proto/gen/resource-types.ts';
 
 export const timePlugin: Plugin = {
   name: 'time',
@@ -12,7 +13,7 @@ export const timePlugin: Plugin = {
   namespaces: () => ({
     [TIME_NS]: 'The clock: the servers to ask, whether it is synced, from where, and by how much it moved.',
   }),
-  types: () => TIME_TYPES,
+  types: () => definitionsServedBy('time'),
   // clock_settime, adjtime and RTC_SET_TIME all check CAP_SYS_TIME.
   capabilities: ['CAP_SYS_TIME'],
   syscalls: ['clock_settime', 'clock_adjtime', 'adjtimex', 'settimeofday'],

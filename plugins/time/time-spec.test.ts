@@ -11,7 +11,8 @@ import { parseServer } from './sntp/client.ts';
 import type { SystemClock } from './system-clock.ts';
 import { timeServerMergeController } from './timeserver-merge.ts';
 import { timeSpecController } from './time-spec.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE, TIME_STATUS_TYPE, type TimeStatusSpec } from './types.ts';
+import { type TimeStatusSpec } from './types.ts';
+import { TIME_NS, TIME_SERVER_SPEC_TYPE, TIME_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 t.test('server addresses', async (t) => {
   t.same(parseServer('ntp.example'), { host: 'ntp.example', port: 123 });

@@ -7,12 +7,12 @@ import { layerOf } from '../../machinery/model/layers.ts';
 import { sameSpec } from '../../cosi/spec/spec-equal.ts';
 import { querySntp, type QueryResult } from './sntp/client.ts';
 import type { SystemClock } from './system-clock.ts';
-import {
-  MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_ID, TIME_STATUS_TYPE, type TimeServerSpecSpec, type TimeStatusSpec,
-} from './types.ts';
+import { type TimeServerSpecSpec, type TimeStatusSpec } from './types.ts';
 import { TIME_SERVERS_ID } from './timeserver-merge.ts';
 import { bootClockNote, clockProblem } from '../../machinery/sys/clock-floor.ts';
 import { BUILD_EPOCH_MS } from '../../machinery/version.ts';
+import { MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import { TIME_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface TimeSpecOptions {
   /** Between successful syncs. */

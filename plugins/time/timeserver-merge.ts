@@ -1,7 +1,8 @@
 // timeserver-merge: TimeServerSpecs of every layer (users, DHCP option 42, ip=) ->
 // MergedTimeServerSpec "timeservers": the highest layer's.
 import { mergeController } from '../sdk/merge-controller.ts';
-import { MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE, type TimeServerSpecSpec } from './types.ts';
+import { type TimeServerSpecSpec } from './types.ts';
+import { MERGED_TIME_SERVER_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const TIME_SERVERS_ID = 'timeservers';
 

@@ -5,7 +5,6 @@ export const BUILTIN_TYPES = [
     "type": "Versions.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.VersionSpec",
-    "access": "controllers",
     "aliases": [
       "bootslots",
       "slots"
@@ -43,13 +42,13 @@ export const BUILTIN_TYPES = [
         "name": "Problem",
         "jsonPath": "{.problem}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "BootStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.BootStatusSpec",
-    "access": "controllers",
     "printColumns": [
       {
         "name": "Phase",
@@ -63,16 +62,16 @@ export const BUILTIN_TYPES = [
         "name": "Ready At",
         "jsonPath": "{.readyUptimeSeconds}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "PluginStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.PluginStatusSpec",
     "aliases": [
       "plugins"
     ],
-    "access": "controllers",
-    "protoMessage": "appliance.runtime.v1alpha1.PluginStatusSpec",
     "printColumns": [
       {
         "name": "State",
@@ -86,28 +85,28 @@ export const BUILTIN_TYPES = [
         "name": "Restarts",
         "jsonPath": "{.restarts}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelCmdlines.runtime.appliance.dev",
     "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.KernelCmdlineSpec",
     "aliases": [
       "cmdline"
     ],
-    "access": "controllers",
-    "protoMessage": "appliance.runtime.v1alpha1.KernelCmdlineSpec",
     "printColumns": [
       {
         "name": "Cmdline",
         "jsonPath": "{.raw}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "PowerRequests.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.PowerRequestSpec",
-    "ephemeral": true,
     "printColumns": [
       {
         "name": "Action",
@@ -121,118 +120,8 @@ export const BUILTIN_TYPES = [
         "name": "Force",
         "jsonPath": "{.force}"
       }
-    ]
-  },
-  {
-    "type": "LogSinks.runtime.appliance.dev",
-    "defaultNamespace": "config",
-    "protoMessage": "appliance.runtime.v1alpha1.LogSinkSpec",
-    "aliases": [
-      "logsink"
     ],
-    "access": "admin",
-    "printColumns": [
-      {
-        "name": "Endpoint",
-        "jsonPath": "{.endpoint}"
-      },
-      {
-        "name": "Sources",
-        "jsonPath": "{.sources}"
-      }
-    ]
-  },
-  {
-    "type": "MetricsEndpoints.runtime.appliance.dev",
-    "defaultNamespace": "config",
-    "protoMessage": "appliance.runtime.v1alpha1.MetricsEndpointSpec",
-    "aliases": [
-      "metrics"
-    ],
-    "access": "admin",
-    "printColumns": [
-      {
-        "name": "Listen",
-        "jsonPath": "{.listen}"
-      }
-    ]
-  },
-  {
-    "type": "Extensions.runtime.appliance.dev",
-    "defaultNamespace": "config",
-    "protoMessage": "appliance.runtime.v1alpha1.ExtensionSpec",
-    "aliases": [
-      "ext"
-    ],
-    "access": "admin",
-    "printColumns": [
-      {
-        "name": "Source",
-        "jsonPath": "{.source}"
-      },
-      {
-        "name": "SHA256",
-        "jsonPath": "{.sha256}"
-      }
-    ]
-  },
-  {
-    "type": "ExtensionStatuses.runtime.appliance.dev",
-    "defaultNamespace": "runtime",
-    "protoMessage": "appliance.runtime.v1alpha1.ExtensionStatusSpec",
-    "aliases": [
-      "extstatus"
-    ],
-    "access": "controllers",
-    "printColumns": [
-      {
-        "name": "Phase",
-        "jsonPath": "{.phase}"
-      },
-      {
-        "name": "Version",
-        "jsonPath": "{.version}"
-      },
-      {
-        "name": "Outputs",
-        "jsonPath": "{.outputs}"
-      },
-      {
-        "name": "Error",
-        "jsonPath": "{.error}"
-      }
-    ]
-  },
-  {
-    "type": "LogSinkStatuses.runtime.appliance.dev",
-    "defaultNamespace": "runtime",
-    "protoMessage": "appliance.runtime.v1alpha1.LogSinkStatusSpec",
-    "aliases": [
-      "logsinkstatus"
-    ],
-    "access": "controllers",
-    "printColumns": [
-      {
-        "name": "State",
-        "jsonPath": "{.state}"
-      },
-      {
-        "name": "Sent",
-        "jsonPath": "{.sent}"
-      },
-      {
-        "name": "Buffered",
-        "jsonPath": "{.buffered}"
-      },
-      {
-        "name": "Dropped",
-        "jsonPath": "{.dropped}"
-      },
-      {
-        "name": "Error",
-        "jsonPath": "{.error}"
-      }
-    ]
+    "ephemeral": true
   },
   {
     "type": "ShutdownRequests.runtime.appliance.dev",
@@ -241,7 +130,6 @@ export const BUILTIN_TYPES = [
     "aliases": [
       "shutdownrequest"
     ],
-    "access": "controllers",
     "printColumns": [
       {
         "name": "Action",
@@ -255,7 +143,8 @@ export const BUILTIN_TYPES = [
         "name": "Deadline",
         "jsonPath": "{.deadline}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "MachineStatuses.runtime.appliance.dev",
@@ -264,7 +153,6 @@ export const BUILTIN_TYPES = [
     "aliases": [
       "machinestatus"
     ],
-    "access": "controllers",
     "printColumns": [
       {
         "name": "Stage",
@@ -282,13 +170,13 @@ export const BUILTIN_TYPES = [
         "name": "Held by",
         "jsonPath": "{.heldBy}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "ConfigStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.ConfigStatusSpec",
-    "access": "controllers",
     "printColumns": [
       {
         "name": "State",
@@ -306,14 +194,13 @@ export const BUILTIN_TYPES = [
         "name": "Persisted",
         "jsonPath": "{.persistedTo}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "InstallRequests.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.InstallRequestSpec",
-    "ephemeral": true,
-    "access": "admin",
     "printColumns": [
       {
         "name": "Path",
@@ -335,13 +222,14 @@ export const BUILTIN_TYPES = [
         "name": "Reboot",
         "jsonPath": "{.reboot}"
       }
-    ]
+    ],
+    "ephemeral": true,
+    "access": "admin"
   },
   {
     "type": "InstallStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.InstallStatusSpec",
-    "access": "controllers",
     "printColumns": [
       {
         "name": "Phase",
@@ -367,14 +255,13 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "UpgradeRequests.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.UpgradeRequestSpec",
-    "ephemeral": true,
-    "access": "admin",
     "printColumns": [
       {
         "name": "Source",
@@ -384,13 +271,14 @@ export const BUILTIN_TYPES = [
         "name": "Reboot",
         "jsonPath": "{.reboot}"
       }
-    ]
+    ],
+    "ephemeral": true,
+    "access": "admin"
   },
   {
     "type": "UpgradeStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.UpgradeStatusSpec",
-    "access": "controllers",
     "printColumns": [
       {
         "name": "Phase",
@@ -416,38 +304,38 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "RollbackRequests.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.RollbackRequestSpec",
-    "ephemeral": true,
-    "access": "admin",
     "printColumns": [
       {
         "name": "Reboot",
         "jsonPath": "{.reboot}"
       }
-    ]
+    ],
+    "ephemeral": true,
+    "access": "admin"
   },
   {
     "type": "UpgradePolicies.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.UpgradePolicySpec",
-    "access": "admin",
     "printColumns": [
       {
         "name": "Min Version",
         "jsonPath": "{.minVersion}"
       }
-    ]
+    ],
+    "access": "admin"
   },
   {
     "type": "HealthStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.HealthStatusSpec",
-    "access": "controllers",
     "aliases": [
       "health"
     ],
@@ -460,27 +348,137 @@ export const BUILTIN_TYPES = [
         "name": "Since",
         "jsonPath": "{.since}"
       }
-    ]
+    ],
+    "access": "controllers"
+  },
+  {
+    "type": "LogSinks.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.LogSinkSpec",
+    "aliases": [
+      "logsink"
+    ],
+    "printColumns": [
+      {
+        "name": "Endpoint",
+        "jsonPath": "{.endpoint}"
+      },
+      {
+        "name": "Sources",
+        "jsonPath": "{.sources}"
+      }
+    ],
+    "access": "admin"
+  },
+  {
+    "type": "LogSinkStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.LogSinkStatusSpec",
+    "aliases": [
+      "logsinkstatus"
+    ],
+    "printColumns": [
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Sent",
+        "jsonPath": "{.sent}"
+      },
+      {
+        "name": "Buffered",
+        "jsonPath": "{.buffered}"
+      },
+      {
+        "name": "Dropped",
+        "jsonPath": "{.dropped}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "access": "controllers"
+  },
+  {
+    "type": "MetricsEndpoints.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.MetricsEndpointSpec",
+    "aliases": [
+      "metrics"
+    ],
+    "printColumns": [
+      {
+        "name": "Listen",
+        "jsonPath": "{.listen}"
+      }
+    ],
+    "access": "admin"
+  },
+  {
+    "type": "Extensions.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionSpec",
+    "aliases": [
+      "ext"
+    ],
+    "printColumns": [
+      {
+        "name": "Source",
+        "jsonPath": "{.source}"
+      },
+      {
+        "name": "SHA256",
+        "jsonPath": "{.sha256}"
+      }
+    ],
+    "access": "admin"
+  },
+  {
+    "type": "ExtensionStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionStatusSpec",
+    "aliases": [
+      "extstatus"
+    ],
+    "printColumns": [
+      {
+        "name": "Phase",
+        "jsonPath": "{.phase}"
+      },
+      {
+        "name": "Version",
+        "jsonPath": "{.version}"
+      },
+      {
+        "name": "Outputs",
+        "jsonPath": "{.outputs}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "access": "controllers"
   },
   {
     "type": "ApiCertificateAuthorities.security.appliance.dev",
     "defaultNamespace": "security",
+    "protoMessage": "appliance.security.v1alpha1.ApiCertificateAuthoritySpec",
     "aliases": [
       "apica"
     ],
     "sensitive": true,
-    "access": "admin",
-    "protoMessage": "appliance.security.v1alpha1.ApiCertificateAuthoritySpec",
-    "printColumns": []
+    "access": "admin"
   },
   {
     "type": "ApiCertificateStatuses.security.appliance.dev",
     "defaultNamespace": "security",
+    "protoMessage": "appliance.security.v1alpha1.ApiCertificateStatusSpec",
     "aliases": [
       "apicert"
     ],
-    "access": "controllers",
-    "protoMessage": "appliance.security.v1alpha1.ApiCertificateStatusSpec",
     "printColumns": [
       {
         "name": "Mode",
@@ -498,17 +496,17 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "ApiLimits.security.appliance.dev",
     "defaultNamespace": "security",
+    "protoMessage": "appliance.security.v1alpha1.ApiLimitsSpec",
     "displayType": "ApiLimits",
     "aliases": [
       "apilimits"
     ],
-    "access": "admin",
-    "protoMessage": "appliance.security.v1alpha1.ApiLimitsSpec",
     "printColumns": [
       {
         "name": "Connections",
@@ -518,15 +516,16 @@ export const BUILTIN_TYPES = [
         "name": "Watches",
         "jsonPath": "{.maxWatches}"
       }
-    ]
+    ],
+    "access": "admin"
   },
   {
     "type": "LinkStatuses.net.appliance.dev",
     "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.LinkStatusSpec",
     "aliases": [
       "links"
     ],
-    "protoMessage": "appliance.net.v1alpha1.LinkStatusSpec",
     "printColumns": [
       {
         "name": "LinkType",
@@ -560,8 +559,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "LinkSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.LinkSpecSpec",
     "printColumns": [
       {
@@ -631,8 +630,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "AddressSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.AddressSpecSpec",
     "printColumns": [
       {
@@ -698,8 +697,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "RouteSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.RouteSpecSpec",
     "printColumns": [
       {
@@ -785,8 +784,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "DhcpSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.DhcpSpecSpec",
     "printColumns": [
       {
@@ -818,10 +817,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "DhcpLeases.net.appliance.dev",
     "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.DhcpLeaseSpec",
     "aliases": [
       "leases"
     ],
-    "protoMessage": "appliance.net.v1alpha1.DhcpLeaseSpec",
     "printColumns": [
       {
         "name": "State",
@@ -847,8 +846,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "HostnameSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.HostnameSpecSpec",
     "printColumns": [
       {
@@ -910,8 +909,8 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "defaultNamespace": "network",
     "type": "ResolverSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.ResolverSpecSpec",
     "printColumns": [
       {
@@ -975,10 +974,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "ConfigSources.platform.appliance.dev",
     "defaultNamespace": "platform",
+    "protoMessage": "appliance.platform.v1alpha1.ConfigSourceSpec",
     "aliases": [
       "sources"
     ],
-    "protoMessage": "appliance.platform.v1alpha1.ConfigSourceSpec",
     "printColumns": [
       {
         "name": "Order",
@@ -1006,11 +1005,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "UserDatas.platform.appliance.dev",
     "defaultNamespace": "platform",
+    "protoMessage": "appliance.platform.v1alpha1.UserDataSpec",
     "aliases": [
       "userdata"
     ],
-    "protoMessage": "appliance.platform.v1alpha1.UserDataSpec",
-    "sensitive": true,
     "printColumns": [
       {
         "name": "Source",
@@ -1025,15 +1023,16 @@ export const BUILTIN_TYPES = [
         "jsonPath": "{.instanceId}"
       }
     ],
+    "sensitive": true,
     "access": "controllers"
   },
   {
     "type": "PlatformMetadatas.platform.appliance.dev",
     "defaultNamespace": "platform",
+    "protoMessage": "appliance.platform.v1alpha1.PlatformMetadataSpec",
     "aliases": [
       "platform"
     ],
-    "protoMessage": "appliance.platform.v1alpha1.PlatformMetadataSpec",
     "printColumns": [
       {
         "name": "Platform",
@@ -1077,10 +1076,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "BlockDevices.storage.appliance.dev",
     "defaultNamespace": "storage",
+    "protoMessage": "appliance.storage.v1alpha1.BlockDeviceSpec",
     "aliases": [
       "disks"
     ],
-    "protoMessage": "appliance.storage.v1alpha1.BlockDeviceSpec",
     "printColumns": [
       {
         "name": "Size",
@@ -1179,10 +1178,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "EphemeralStatuses.storage.appliance.dev",
     "defaultNamespace": "storage",
+    "protoMessage": "appliance.storage.v1alpha1.EphemeralStatusSpec",
     "aliases": [
       "ephemeral"
     ],
-    "protoMessage": "appliance.storage.v1alpha1.EphemeralStatusSpec",
     "printColumns": [
       {
         "name": "Device",
@@ -1214,11 +1213,11 @@ export const BUILTIN_TYPES = [
   {
     "type": "KernelParamSpecs.system.appliance.dev",
     "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.KernelParamSpecSpec",
     "aliases": [
       "sysctl",
       "sysctls"
     ],
-    "protoMessage": "appliance.system.v1alpha1.KernelParamSpecSpec",
     "printColumns": [
       {
         "name": "Value",
@@ -1277,11 +1276,11 @@ export const BUILTIN_TYPES = [
   {
     "type": "KernelModuleSpecs.system.appliance.dev",
     "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.KernelModuleSpecSpec",
     "aliases": [
       "modules",
       "kmod"
     ],
-    "protoMessage": "appliance.system.v1alpha1.KernelModuleSpecSpec",
     "printColumns": [
       {
         "name": "Parameters",
@@ -1338,85 +1337,12 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "FileSpecs.system.appliance.dev",
-    "defaultNamespace": "system",
-    "aliases": [
-      "files"
-    ],
-    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
-    "sensitive": true,
-    "printColumns": [
-      {
-        "name": "Path",
-        "jsonPath": "{.path}"
-      },
-      {
-        "name": "Mode",
-        "jsonPath": "{.mode}"
-      },
-      {
-        "name": "Layer",
-        "jsonPath": "{.layer}"
-      }
-    ]
-  },
-  {
-    "type": "MergedFileSpecs.system.appliance.dev",
-    "defaultNamespace": "system",
-    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
-    "printColumns": [
-      {
-        "name": "Path",
-        "jsonPath": "{.path}"
-      },
-      {
-        "name": "Mode",
-        "jsonPath": "{.mode}"
-      },
-      {
-        "name": "Layer",
-        "jsonPath": "{.layer}"
-      }
-    ],
-    "sensitive": true,
-    "access": "controllers"
-  },
-  {
-    "type": "FileStatuses.system.appliance.dev",
-    "defaultNamespace": "system",
-    "protoMessage": "appliance.system.v1alpha1.FileStatusSpec",
-    "sensitive": true,
-    "printColumns": [
-      {
-        "name": "State",
-        "jsonPath": "{.state}"
-      },
-      {
-        "name": "Size",
-        "jsonPath": "{.size}"
-      },
-      {
-        "name": "SHA256",
-        "jsonPath": "{.sha256}"
-      },
-      {
-        "name": "Layer",
-        "jsonPath": "{.layer}"
-      },
-      {
-        "name": "Error",
-        "jsonPath": "{.error}"
-      }
-    ],
-    "access": "controllers"
-  },
-  {
     "type": "KernelModuleStatuses.system.appliance.dev",
     "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.KernelModuleStatusSpec",
     "aliases": [
       "lsmod"
     ],
-    "protoMessage": "appliance.system.v1alpha1.KernelModuleStatusSpec",
     "printColumns": [
       {
         "name": "Size",
@@ -1440,11 +1366,11 @@ export const BUILTIN_TYPES = [
   {
     "type": "Devices.system.appliance.dev",
     "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.DeviceSpec",
     "aliases": [
       "devices",
       "dev"
     ],
-    "protoMessage": "appliance.system.v1alpha1.DeviceSpec",
     "printColumns": [
       {
         "name": "Driver",
@@ -1474,13 +1400,86 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
+    "type": "FileSpecs.system.appliance.dev",
+    "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
+    "aliases": [
+      "files"
+    ],
+    "printColumns": [
+      {
+        "name": "Path",
+        "jsonPath": "{.path}"
+      },
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
+    ],
+    "sensitive": true
+  },
+  {
+    "type": "MergedFileSpecs.system.appliance.dev",
+    "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.FileSpecSpec",
+    "printColumns": [
+      {
+        "name": "Path",
+        "jsonPath": "{.path}"
+      },
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
+    ],
+    "sensitive": true,
+    "access": "controllers"
+  },
+  {
+    "type": "FileStatuses.system.appliance.dev",
+    "defaultNamespace": "system",
+    "protoMessage": "appliance.system.v1alpha1.FileStatusSpec",
+    "printColumns": [
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Size",
+        "jsonPath": "{.size}"
+      },
+      {
+        "name": "SHA256",
+        "jsonPath": "{.sha256}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ],
+    "sensitive": true,
+    "access": "controllers"
+  },
+  {
     "type": "TimeServerSpecs.time.appliance.dev",
     "defaultNamespace": "time",
+    "protoMessage": "appliance.time.v1alpha1.TimeServerSpecSpec",
     "aliases": [
       "timeservers",
       "ntp"
     ],
-    "protoMessage": "appliance.time.v1alpha1.TimeServerSpecSpec",
     "printColumns": [
       {
         "name": "Servers",
@@ -1511,10 +1510,10 @@ export const BUILTIN_TYPES = [
   {
     "type": "TimeStatuses.time.appliance.dev",
     "defaultNamespace": "time",
+    "protoMessage": "appliance.time.v1alpha1.TimeStatusSpec",
     "aliases": [
       "time"
     ],
-    "protoMessage": "appliance.time.v1alpha1.TimeStatusSpec",
     "printColumns": [
       {
         "name": "Synced",

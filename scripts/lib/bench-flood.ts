@@ -7,10 +7,10 @@ import type { ChannelTls } from '../../cosi/remote/grpc/client.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { measureWatchFlood, type FloodResult } from '../../cosi/conformance/watch-flood.ts';
 import { startServe } from '../../init/engine/serve-harness.ts';
-import { MOTD_TYPE } from '../../plugins/issue/types.ts';
 import { bootApiMachine } from '../../qemu/api-machine.ts';
 import { build } from '../build.ts';
 import { percentile } from './stats.ts';
+import { MOTD_TYPE } from '../../proto/gen/resource-types.ts';
 
 interface Target {
   address: string; tls: (role: 'admin' | 'reader') => ChannelTls; rssMiB(): number | undefined; stop(): Promise<void>;

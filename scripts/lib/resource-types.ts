@@ -25,8 +25,8 @@ const ACCESS = ['users', 'admin', 'controllers'];
 const screaming = (name: string) => name.replace(/Spec$/, '').replace(/(?<=[a-z0-9])(?=[A-Z])/g, '_').toUpperCase();
 
 function optionOf(t: protobuf.Type): ResourceOption | undefined {
-  const found = (t.parsedOptions ?? []).find((o: Record<string, unknown>) => OPTION in o) as
-    Record<string, ResourceOption> | undefined;
+  const parsed = (t.parsedOptions ?? []) as Record<string, unknown>[];
+  const found = parsed.find((o) => OPTION in o) as Record<string, ResourceOption> | undefined;
   return found?.[OPTION];
 }
 
@@ -63,7 +63,9 @@ const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.i
 function checked(t: protobuf.Type, raw: ResourceOption): Entry['option'] {
   const o = { ...raw, aliases: list(raw.aliases), columns: list(raw.columns) };
   const where = `gen-proto: ${t.fullName.slice(1)}: its ${OPTION} option`;
-  if (!o.type || !/^[A-Z]\w*\.[a-z][\w.-]*$/.test(o.type)) throw new Error(`${where} needs a type like Things.group.dev`);
+  if (!o.type || !/^[A-Z]\w*\.[a-z][\w.-]*$/.test(o.type)) {
+    throw new Error(`${where} needs a type like Things.group.dev`);
+  }
   if (!o.namespace) throw new Error(`${where} names no namespace`);
   if (!o.served_by) throw new Error(`${where} names no served_by (engine, or a plugin)`);
   if (o.access && !ACCESS.includes(o.access)) throw new Error(`${where}: access "${o.access}" is none of ${ACCESS}`);
@@ -81,7 +83,8 @@ export function resourceTypes(root: protobuf.Namespace, header: string, fileOf: 
   const namespaces = [...new Set(all.map((e) => e.option.namespace))].sort();
   const nsConst = (ns: string) => `${screaming(ns.replace(/[^a-z0-9]+/gi, '_'))}_NS`;
   let out = header
-    + '// Data only: proto/ imports nothing. A Definition has the shape of DefinitionInput (cosi/meta/definition.ts).\n\n';
+    + '// Data only: proto/ imports nothing. A Definition has the shape of DefinitionInput '
+    + '(cosi/meta/definition.ts).\n\n';
   for (const ns of namespaces) out += `export const ${nsConst(ns)} = ${str(ns)};\n`;
   out += '\n';
   for (const e of all) {

@@ -12,13 +12,14 @@ import { StateError } from '../../../cosi/state/errors.ts';
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST,
 } from '../../../machinery/config/config-service-wire.ts';
-import { API_CA_TYPE, API_ID, API_LIMITS_TYPE, SECURITY_NS } from '../../../machinery/model/security-types.ts';
-import { VERSION_TYPE } from '../../../machinery/model/runtime-types.ts';
-import { MOTD_TYPE } from '../../../plugins/issue/types.ts';
 import { ROLES, type Role } from '../../../machinery/model/access.ts';
 import { generateSecrets } from '../../../machinery/pki/secrets.ts';
 import { generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
 import { until } from '../../../cosi/conformance/converge.ts';
+import {
+  API_CERTIFICATE_AUTHORITY_TYPE, API_LIMITS_TYPE, MOTD_TYPE, SECURITY_NS, VERSION_TYPE,
+} from '../../../proto/gen/resource-types.ts';
+import { API_ID } from '../../../machinery/model/singleton-ids.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
@@ -30,7 +31,7 @@ t.teardown(() => {
 
 const motd = (id: string): Pointer => ({ namespace: 'config', type: MOTD_TYPE, id });
 const limits: Pointer = { namespace: SECURITY_NS, type: API_LIMITS_TYPE, id: API_ID };
-const ca: Pointer = { namespace: SECURITY_NS, type: API_CA_TYPE, id: API_ID };
+const ca: Pointer = { namespace: SECURITY_NS, type: API_CERTIFICATE_AUTHORITY_TYPE, id: API_ID };
 const version: Pointer = { namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' };
 
 /** 'ok', or the StateError code the call ended with. */

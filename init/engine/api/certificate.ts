@@ -16,12 +16,15 @@ import type { Watch } from '../../../cosi/state/state.ts';
 import { upsert } from '../../../cosi/state/upsert.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import { fingerprint, generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
-import { HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../../machinery/model/network-names.ts';
 import {
-  API_CA_TYPE, API_CERTIFICATE_TYPE, API_ID, API_LIMITS_TYPE, resolveLimits, SECURITY_NS,
-  type ApiCertificateAuthoritySpec, type ApiCertificateStatusSpec, type ApiLimits, type ApiLimitsSpec,
+  resolveLimits, type ApiCertificateAuthoritySpec, type ApiCertificateStatusSpec, type ApiLimits, type ApiLimitsSpec,
 } from '../../../machinery/model/security-types.ts';
 import type { ApiTls } from './server.ts';
+import {
+  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, API_LIMITS_TYPE, HOSTNAME_STATUS_TYPE,
+  LINK_STATUS_TYPE, NETWORK_NS, SECURITY_NS,
+} from '../../../proto/gen/resource-types.ts';
+import { API_ID } from '../../../machinery/model/singleton-ids.ts';
 
 /** The validity start of the maintenance certificate: any clock is past it. */
 const EPOCH = new Date('2000-01-01T00:00:00Z');
@@ -114,11 +117,11 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
   let caText = '';
   let current: Issued | undefined;
   const publish = async (status: ApiCertificateStatusSpec) => {
-    await upsert(o.state, { namespace: SECURITY_NS, type: API_CERTIFICATE_TYPE, id: API_ID }, status, o.owner);
+    await upsert(o.state, { namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE, id: API_ID }, status, o.owner);
   };
   /** Issues for the CA and names now; the previous material stays when the CA cannot be used. */
   const issue = async (): Promise<boolean> => {
-    const ca = find<ApiCertificateAuthoritySpec>(API_CA_TYPE);
+    const ca = find<ApiCertificateAuthoritySpec>(API_CERTIFICATE_AUTHORITY_TYPE);
     const next = tlsFor(ca, serverKey, names);
     caText = JSON.stringify(ca ?? null);
     if ('error' in next) {
@@ -151,7 +154,7 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
       const recheck = () => {
         busy = busy.then(async () => {
           const nextNames = machineNames();
-          const ca = JSON.stringify(find(API_CA_TYPE) ?? null);
+          const ca = JSON.stringify(find(API_CERTIFICATE_AUTHORITY_TYPE) ?? null);
           // In maintenance no client can check names: the certificate, and the fingerprint shown, stay.
           const renamed = nextNames.join() !== names.join() && current!.tls.mode === 'secured';
           if (ca !== caText || renamed) {
@@ -166,7 +169,7 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
           }
         }).catch((e: Error) => o.log.error(`API certificate: ${e.message}`));
       };
-      for (const [namespace, type] of [[SECURITY_NS, API_CA_TYPE], [SECURITY_NS, API_LIMITS_TYPE],
+      for (const [namespace, type] of [[SECURITY_NS, API_CERTIFICATE_AUTHORITY_TYPE], [SECURITY_NS, API_LIMITS_TYPE],
         [NETWORK_NS, LINK_STATUS_TYPE], [NETWORK_NS, HOSTNAME_STATUS_TYPE]] as const) {
         watches.push(await o.state.watch({ namespace, type }, {}, recheck));
       }

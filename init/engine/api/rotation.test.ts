@@ -7,17 +7,19 @@ import { artifacts } from '../../../qemu/artifacts.ts';
 import { startServe } from '../serve-harness.ts';
 import { RemoteState } from '../../../cosi/remote/client.ts';
 import { generateSecrets, type MachineSecrets } from '../../../machinery/pki/secrets.ts';
-import { API_CA_TYPE, API_CERTIFICATE_TYPE, API_ID, SECURITY_NS, type ApiCertificateStatusSpec }
-  from '../../../machinery/model/security-types.ts';
-import { VERSION_TYPE } from '../../../machinery/model/runtime-types.ts';
+import { type ApiCertificateStatusSpec } from '../../../machinery/model/security-types.ts';
 import { until } from '../../../cosi/conformance/converge.ts';
+import {
+  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, SECURITY_NS, VERSION_TYPE,
+} from '../../../proto/gen/resource-types.ts';
+import { API_ID } from '../../../machinery/model/singleton-ids.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
 t.teardown(() => served.stop());
 const oldCa = served.secrets;
 const newCa = generateSecrets();
 const version = { namespace: 'runtime', type: VERSION_TYPE, id: 'appliance' };
-const caPtr = { namespace: SECURITY_NS, type: API_CA_TYPE, id: API_ID };
+const caPtr = { namespace: SECURITY_NS, type: API_CERTIFICATE_AUTHORITY_TYPE, id: API_ID };
 
 /** An admin client with `cert`'s certificate that trusts `trust`'s CAs for the server. */
 const client = (cert: MachineSecrets, ...trust: MachineSecrets[]) => new RemoteState(`127.0.0.1:${served.port}`, {
@@ -27,8 +29,8 @@ const client = (cert: MachineSecrets, ...trust: MachineSecrets[]) => new RemoteS
 });
 const works = (c: RemoteState) => c.get(version).then(() => 'ok', (e: Error) => e.message);
 const issuer = async (c: RemoteState) =>
-  ((await c.get({ namespace: SECURITY_NS, type: API_CERTIFICATE_TYPE, id: API_ID })).spec as ApiCertificateStatusSpec)
-    .issuer;
+  ((await c.get({ namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE, id: API_ID }))
+    .spec as ApiCertificateStatusSpec).issuer;
 async function setCa(c: RemoteState, issuing: MachineSecrets, accepted: MachineSecrets[]) {
   const cur = await c.get(caPtr);
   await c.update({ ...cur, spec: {
@@ -70,7 +72,7 @@ t.test('a CA that cannot be used is reported, and the API stays as it was', asyn
   t.teardown(() => admin.close());
   const cur = await admin.get(caPtr);
   await admin.update({ ...cur, spec: { certificate: newCa.ca.certificate, key: oldCa.ca.key } });
-  const status = await until(async () => ((await admin.get({ namespace: SECURITY_NS, type: API_CERTIFICATE_TYPE,
+  const status = await until(async () => ((await admin.get({ namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE,
     id: API_ID })).spec as ApiCertificateStatusSpec).error, "the API CA's key is not the key of its certificate");
   t.equal(status, "the API CA's key is not the key of its certificate");
   t.equal(await works(admin), 'ok', 'still served by the CA that worked');

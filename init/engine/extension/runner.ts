@@ -18,7 +18,6 @@ import {
 } from '../../../machinery/model/extension-manifest.ts';
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
-  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
   type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
 } from '../../../machinery/model/runtime-types.ts';
 import { missingMountPoints } from '../../../machinery/sys/extension-root.ts';
@@ -29,6 +28,9 @@ import {
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
 } from './types.ts';
 import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
+import {
+  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+} from '../../../proto/gen/resource-types.ts';
 
 export interface ExtensionRunnerOptions {
   state: MemoryState;

@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { artifacts } from '../../../qemu/artifacts.ts';
 import { startServe } from '../serve-harness.ts';
 import { newResource } from '../../../cosi/resource/resource.ts';
-import {
-  CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, type LogSinkStatusSpec,
-} from '../../../machinery/model/runtime-types.ts';
-import { TEST_FILE_READ_TYPE } from '../../../plugins/testing/plugins.ts';
+import { type LogSinkStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import { parseSinkEndpoint } from './sink.ts';
+import {
+  CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, TEST_FILE_READ_TYPE,
+} from '../../../proto/gen/resource-types.ts';
 
 const served = await startServe(artifacts().exe, ['--test-plugins']);
 t.teardown(() => served.stop());

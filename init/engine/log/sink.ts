@@ -8,10 +8,9 @@ import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import { upsert } from '../../../cosi/state/upsert.ts';
 import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
 import type { Logger } from '../../../machinery/log.ts';
-import {
-  CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS, type LogSinkSpec, type LogSinkStatusSpec,
-} from '../../../machinery/model/runtime-types.ts';
+import { type LogSinkSpec, type LogSinkStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import { KERNEL_SOURCE, type LogBook, type LogCursor, type LogEntry } from './book.ts';
+import { CONFIG_NS, LOG_SINK_STATUS_TYPE, LOG_SINK_TYPE, RUNTIME_NS } from '../../../proto/gen/resource-types.ts';
 
 export const DEFAULT_SINK_BUFFER = 1000;
 const RETRY_MS = { first: 1000, max: 30_000 };

@@ -2,14 +2,10 @@
 // system. The keys that map onto it are translated; every other key is listed as
 // ignored with why (this system has no shell, packages or login users), never dropped
 // silently. The documents then meet the same validation as any machine config.
+import { HOSTNAME_SPEC_TYPE, TIME_SERVER_SPEC_TYPE } from '../../../proto/gen/resource-types.ts';
 import { isMap } from '../safe-yaml.ts';
 import type { ConfigDocument, Translation } from './translation.ts';
 import { translateWriteFiles } from './write-files.ts';
-
-// The network and time plugins' types, by name (init never imports plugins/); the
-// translated documents are validated against the definitions, so a rename fails loudly.
-const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
-const TIME_SERVER_SPEC_TYPE = 'TimeServerSpecs.time.appliance.dev';
 
 
 /** The id of every document translated from cloud-init input. */

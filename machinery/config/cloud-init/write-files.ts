@@ -4,12 +4,10 @@
 // append, content from a URL, setuid bits) is left out with why; an owner other than root
 // is noted, since the file is still written (as root: this system has no other users).
 import { gunzipSync } from 'node:zlib';
+import { FILE_SPEC_TYPE } from '../../../proto/gen/resource-types.ts';
 import { isMap } from '../safe-yaml.ts';
 import type { Translation } from './translation.ts';
 
-// The system plugin's type, by name (init never imports plugins/); the documents are
-// validated against its definition, so a rename or a bad field fails loudly.
-const FILE_SPEC_TYPE = 'FileSpecs.system.appliance.dev';
 /** What a FileSpec's content may hold, decoded; gunzip stops here rather than fill memory. */
 const MAX_FILE_BYTES = 1 << 20;
 const ALLOWED_PATH = /^\/(run|var|tmp)(\/(?!\.\.?(\/|$))[^/\0]+)+$/;

@@ -9,7 +9,6 @@ import { controllerHarness } from '../../../cosi/conformance/controller-harness.
 import { newResource } from '../../../cosi/resource/resource.ts';
 import { builtinCodecs } from '../../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../index.ts';
-import { TIME_NS, TIME_SERVER_SPEC_TYPE } from '../../time/types.ts';
 import { addressMergeController } from '../address-merge.ts';
 import { addressSpecController } from '../address-spec.ts';
 import { dhcpMergeController } from '../dhcp-merge.ts';
@@ -22,8 +21,8 @@ import { routeMergeController } from '../route-merge.ts';
 import { routeSpecController } from '../route-spec.ts';
 import {
   ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
-  ROUTE_STATUS_TYPE,
-} from '../types.ts';
+  ROUTE_STATUS_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+} from '../../../proto/gen/resource-types.ts';
 
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
 if (process.getuid?.() !== 0 || !dnsmasq) {

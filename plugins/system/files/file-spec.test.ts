@@ -9,7 +9,7 @@ import { builtinCodecs } from '../../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../index.ts';
 import { fileMergeController } from './file-merge.ts';
 import { filePath, fileSpecController } from './file-spec.ts';
-import { FILE_SPEC_TYPE, FILE_STATUS_TYPE, SYSTEM_NS } from '../types.ts';
+import { FILE_SPEC_TYPE, FILE_STATUS_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 
 t.test('paths: only files under /run, /var and /tmp', async (t) => {
   t.equal(filePath('/run/app/x.conf', '/r'), '/r/run/app/x.conf');

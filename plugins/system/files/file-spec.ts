@@ -9,9 +9,8 @@ import { errnoOf } from '../../../native/errno.ts';
 import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
 import { layerOf } from '../../../machinery/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
-import {
-  FILE_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS, type FileSpecSpec, type FileStatusSpec,
-} from '../types.ts';
+import { type FileSpecSpec, type FileStatusSpec } from '../types.ts';
+import { FILE_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 
 /** The most of a file that was there before that is kept to be put back. */
 const MAX_ORIGINAL_BYTES = 64 << 10;

@@ -6,11 +6,12 @@
 import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Native } from '../../../native/index.ts';
 import { subscribeUevents } from '../../sdk/uevent.ts';
-import { DEVICE_TYPE, SYSTEM_NS, type DeviceSpec } from '../types.ts';
+import { type DeviceSpec } from '../types.ts';
 import {
   loadDrivers, readDevices, readDriverIndex, type HardwareDevice,
 } from '../../../machinery/kernel/device-drivers.ts';
 import { readLoaded, type ModuleLoader, type ModuleSources } from '../../../machinery/kernel/module-index.ts';
+import { DEVICE_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 
 /** The buses whose devices are listed: where a NIC, a disk controller or a stick shows up. */
 export const LISTED_BUSES = ['pci', 'usb', 'virtio', 'scsi'] as const;

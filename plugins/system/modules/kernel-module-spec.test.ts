@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import { controllerHarness } from '../../../cosi/conformance/controller-harness.ts';
 import { builtinCodecs } from '../../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../index.ts';
-import {
-  KERNEL_MODULE_SPEC_STATUS_TYPE, KERNEL_MODULE_SPEC_TYPE, KERNEL_MODULE_STATUS_TYPE, SYSTEM_NS,
-} from '../types.ts';
 import { kernelModuleMergeController } from './kernel-module-merge.ts';
 import { kernelModuleSpecController } from './kernel-module-spec.ts';
 import { kernelModuleStatusController } from './kernel-module-status.ts';
 import type { ModuleLoader } from '../../../machinery/kernel/module-index.ts';
 import { moduleNameOf, parseModulesDep } from '../../../machinery/kernel/modules-dep.ts';
+import {
+  KERNEL_MODULE_SPEC_STATUS_TYPE, KERNEL_MODULE_SPEC_TYPE, KERNEL_MODULE_STATUS_TYPE, SYSTEM_NS,
+} from '../../../proto/gen/resource-types.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'modules-'));
 const procModules = join(dir, 'proc-modules');

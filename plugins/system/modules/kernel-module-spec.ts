@@ -5,14 +5,14 @@
 // spec asks for it, so the kernel ends as it was.
 import { layerOf } from '../../../machinery/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
-import {
-  KERNEL_MODULE_SPEC_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
-  type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec,
-} from '../types.ts';
+import { type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec } from '../types.ts';
 import {
   loadWithDependencies, ModuleLoadError, readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader,
   type ModuleSources,
 } from '../../../machinery/kernel/module-index.ts';
+import {
+  KERNEL_MODULE_SPEC_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
+} from '../../../proto/gen/resource-types.ts';
 
 interface World { index: ModuleIndex; loaded: Set<string>; requested: Set<string> }
 

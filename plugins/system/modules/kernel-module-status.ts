@@ -4,10 +4,11 @@
 import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Native } from '../../../native/index.ts';
 import { subscribeUevents } from '../../sdk/uevent.ts';
-import {
-  KERNEL_MODULE_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS, type KernelModuleStatusSpec,
-} from '../types.ts';
+import { type KernelModuleStatusSpec } from '../types.ts';
 import { readLoaded, type ModuleSources } from '../../../machinery/kernel/module-index.ts';
+import {
+  KERNEL_MODULE_STATUS_TYPE, MERGED_KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
+} from '../../../proto/gen/resource-types.ts';
 
 export function kernelModuleStatusController(sources: ModuleSources, n?: () => Native): Controller {
   return {

@@ -1,0 +1,14 @@
+// definitions: the ResourceDefinitions of the built-in types, as proto/gen/resource-types.ts holds them (made
+// from each spec message's (appliance.v1alpha1.resource) option): the engine's and each plugin's, by name.
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
+import { DEFINITIONS_BY_SERVER } from '../../proto/gen/resource-types.ts';
+
+/** The types `server` ("engine" or a built-in plugin's name) serves, fresh copies; none is an error. */
+export function definitionsServedBy(server: string): DefinitionInput[] {
+  const found = DEFINITIONS_BY_SERVER[server];
+  if (!found) {
+    throw new Error(`no resource type is served by "${server}" (the served_by of the (appliance.v1alpha1.resource) `
+      + `options in proto/appliance name ${Object.keys(DEFINITIONS_BY_SERVER).join(', ')})`);
+  }
+  return found.map((d) => structuredClone(d));
+}
