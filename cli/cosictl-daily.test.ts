@@ -109,7 +109,7 @@ t.test('delete: each reported, none stops the others; --ignore-not-found; -f; co
   t.notMatch(r.err, /get:|undefined/);
   const quiet = await run(['delete', 'motd', 'd-nosuch', '--ignore-not-found']);
   t.same([quiet.code, quiet.out, quiet.err], [0, '', '']);
-  const owned = await run(['delete', 'addressstatuses', 'nope', 'x']);
+  const owned = await run(['delete', 'addressspecstatuses', 'nope', 'x']);
   t.equal(owned.code, 4);
   const banner = await run(['delete', 'issue', 'banner']);
   t.equal(banner.code, 1);

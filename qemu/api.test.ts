@@ -37,17 +37,17 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
   ) as { spec: { up: boolean; type: string; mac: string } };
   t.same([link.spec.up, link.spec.type], [true, 'ether'], 'eth0 up, observed through netlink');
   t.match(
-    (await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
+    (await poll(['get', 'addressspecstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
     /10\.0\.2\.15\/24\s+eth0\s+applied\s+cmdline/,
   );
   t.match(
-    (await poll(['get', 'routestatus', '0.0.0.0/0/1024'], /applied/)).out, /10\.0\.2\.2\s+eth0\s+applied\s+cmdline/,
+    (await poll(['get', 'routespecstatus', '0.0.0.0/0/1024'], /applied/)).out, /10\.0\.2\.2\s+eth0\s+applied\s+cmdline/,
   );
   const added = await run(
     ['apply', '-f', '-'], 'metadata: {type: addressspec, id: extra}\nspec: {address: 10.0.2.99/24, link: eth0}\n',
   );
   t.equal(added.code, 0, added.err);
-  const st = (await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out;
+  const st = (await poll(['get', 'addressspecstatus', 'eth0/10.0.2.99/24'], /applied/)).out;
   t.match(st, /10\.0\.2\.99\/24\s+eth0\s+applied\s+config/, 'static address applied');
   t.equal(
     (await run(['delete', 'addressspec', 'extra'])).code, 0,
@@ -57,7 +57,7 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
   await run(
     ['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n',
   );
-  const ghost = (await poll(['get', 'addressstatus', 'eth9/10.9.9.9/24', '-o', 'yaml'], /pending/)).out;
+  const ghost = (await poll(['get', 'addressspecstatus', 'eth9/10.9.9.9/24', '-o', 'yaml'], /pending/)).out;
   t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
 });
 

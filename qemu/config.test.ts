@@ -51,7 +51,7 @@ t.test('PID 1 mounts STATE; with no config the API is in maintenance mode; a con
   const summary = /machine: node-persisted; 10\.0\.2\.15\/24 \(eth0\)[^;]*; config applied from api; API secured/;
   t.match((await vm.vm.waitFor(summary, 30_000))[0], /node-persisted/,
     'the console sums the machine up once the config and the network settle');
-  t.match((await vm.poll(['get', 'hostnamestatus', '-o', 'yaml'], /node-persisted/)).out, /node-persisted/);
+  t.match((await vm.poll(['get', 'hostnamespecstatus', '-o', 'yaml'], /node-persisted/)).out, /node-persisted/);
 });
 
 t.test('the next boot applies the persisted config with no other source', async (t) => {
@@ -63,7 +63,7 @@ t.test('the next boot applies the persisted config with no other source', async 
   const st = await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml']);
   t.match(st.out, /state: applied[\s\S]*source: state/);
   t.match((await vm.run(['get', 'motd', 'persisted', '-o', 'yaml'])).out, /kept across boots/);
-  t.match((await vm.poll(['get', 'hostnamestatus', '-o', 'yaml'], /node-persisted/)).out, /node-persisted/,
+  t.match((await vm.poll(['get', 'hostnamespecstatus', '-o', 'yaml'], /node-persisted/)).out, /node-persisted/,
     'and the plugins act on it');
 });
 

@@ -15,15 +15,15 @@ t.test('eth0 gets 10.0.2.15/24, a default route via 10.0.2.2 and resolver 10.0.2
     state: 'bound', address: '10.0.2.15/24', gateway: '10.0.2.2', server: '10.0.2.2', dns: ['10.0.2.3'],
   });
   t.match(
-    (await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
+    (await poll(['get', 'addressspecstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
     /10\.0\.2\.15\/24\s+eth0\s+applied\s+dhcp/,
   );
   t.match(
-    (await poll(['get', 'routestatus', '0.0.0.0/0/1024'], /applied/)).out,
+    (await poll(['get', 'routespecstatus', '0.0.0.0/0/1024'], /applied/)).out,
     /0\.0\.0\.0\/0\s+10\.0\.2\.2\s+eth0\s+applied\s+dhcp/,
   );
   t.match(
-    (await poll(['get', 'resolverstatus', 'resolvers', '-o', 'yaml'], /10\.0\.2\.3/)).out,
+    (await poll(['get', 'resolverspecstatus', 'resolvers', '-o', 'yaml'], /10\.0\.2\.3/)).out,
     /servers:\n\s+- 10\.0\.2\.3[\s\S]*layer: dhcp/,
   );
   const link = JSON.parse(
@@ -70,11 +70,11 @@ t.test('in 256 MiB with every plugin running, three dozen resources apply and th
       a.replace(/\./g, '\\.')})`).join('')), 60_000)).out;
     t.same(wanted.filter((a) => !lo.includes(a)), [], 'every address on lo');
     for (let i = 0; i < 12; i++) {
-      t.match((await poll(['get', 'routestatus', `198.51.100.${i * 4}/30/1024`], /applied/)).out,
+      t.match((await poll(['get', 'routespecstatus', `198.51.100.${i * 4}/30/1024`], /applied/)).out,
         /applied/, `route 198.51.100.${i * 4}/30 in the kernel`);
     }
     for (const key of sysctls) {
-      t.match((await poll(['get', 'kernelparamstatus', key, '-o', 'yaml'], /state: applied/)).out,
+      t.match((await poll(['get', 'kernelparamspecstatus', key, '-o', 'yaml'], /state: applied/)).out,
         /state: applied[\s\S]*value: "?1"?/, `${key} = 1`);
     }
     const after = await memory();

@@ -173,11 +173,11 @@ t.test('a larger disk: the first boot grows EPHEMERAL to its end and keeps /var 
   t.equal(last.start + last.size - 1, table.lastlba, 'the GPT on the disk says so too');
   t.equal((await run(['apply', '-f', '-'],
     'metadata: {type: filespec, id: kept}\nspec: {path: /var/lib/kept.txt, content: kept}\n')).code, 0);
-  await poll(['get', 'filestatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/);
+  await poll(['get', 'filespecstatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/);
   t.ok((await vm.powerdown(60_000)).clean, 'powered off cleanly');
   ({ vm, run, poll } = await boot());
   t.match((await poll(['get', 'ephemeral', 'ephemeral', '-o', 'yaml'], /state: applied/, 60_000)).out,
     /grew: ""/, 'nothing to grow the second time');
-  t.match((await poll(['get', 'filestatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/)).out,
+  t.match((await poll(['get', 'filespecstatus', '/var/lib/kept.txt', '-o', 'yaml'], /state: applied/)).out,
     /original: a2VwdA==/, 'the file from the first boot was there before the config wrote it again');
 });

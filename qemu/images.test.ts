@@ -168,7 +168,7 @@ t.test('install from the ISO: refusals touch nothing; the installed disk boots a
     t.equal((await run(['apply', '-f', '-'], 'metadata: {type: motd, id: installed}\nspec: {text: From the ISO}\n'
       + '---\nmetadata: {type: mountspec, id: other}\n'
       + 'spec: {source: LABEL=EPHEMERAL, target: /mnt/other, options: [ro]}\n')).code, 0);
-    t.match((await poll(['get', 'mountstatus', '/mnt/other', '-o', 'yaml'], /state: applied/)).out,
+    t.match((await poll(['get', 'mountspecstatus', '/mnt/other', '-o', 'yaml'], /state: applied/)).out,
       /device: \/dev\/vd/);
 
     const nothing = await install(['--serial', 'nope']);

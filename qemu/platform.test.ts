@@ -82,12 +82,13 @@ t.test('QEMU fw_cfg: #cloud-config alone is applied, the keys this system does n
   t.match(applied, /cloud-config packages: this system has no package manager/);
   t.match((await vm.runInsecure(['get', 'apicert', '-o', 'yaml'])).out, /mode: maintenance/,
     'no secrets in plain cloud-init user data: maintenance, never plaintext');
-  t.equal((await vm.runInsecure(['get', 'hostnamestatus'])).code, 1, 'maintenance reads no more than status');
+  t.equal((await vm.runInsecure(['get', 'hostnamespecstatus'])).code, 1, 'maintenance reads no more than status');
   // The user's next step: the CA through the maintenance API, merged into what cloud-config gave.
   const given = await vm.runInsecure(['apply', '-f', '-'], TEST_CA_DOCUMENT());
   t.equal(given.code, 0, given.err);
-  t.match((await vm.poll(['get', 'hostnamestatus'], /from-fwcfg/)).out, /from-fwcfg/);
-  const written = (await vm.poll(['get', 'filestatus', '/run/app/settings.json', '-o', 'yaml'], /state: applied/)).out;
+  t.match((await vm.poll(['get', 'hostnamespecstatus'], /from-fwcfg/)).out, /from-fwcfg/);
+  const written = (await vm.poll(['get', 'filespecstatus', '/run/app/settings.json', '-o', 'yaml'],
+    /state: applied/)).out;
   t.match(written, new RegExp(`sha256: ${createHash('sha256').update('{"debug": false}').digest('hex')}`),
     'write_files written by the system plugin');
   t.match(applied, /write_files\[1\] \/etc\/motd: only files under \/run,/);
@@ -111,13 +112,15 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
     /platform: nocloud[\s\S]*detectedBy: a volume labelled cidata[\s\S]*instanceId: iid-nocloud-iso/);
   // The config is applied before the network plugin has merged the platform layer over a DHCP lease that
   // may have come first (the same address): the address changes layer, and DHCP stops, a moment later.
-  t.match((await vm.poll(['get', 'addressstatus'], /eth0\/10\.0\.2\.15\/24\s.*platform/)).out,
+  t.match((await vm.poll(['get', 'addressspecstatus'], /eth0\/10\.0\.2\.15\/24\s.*platform/)).out,
     /eth0\/10\.0\.2\.15\/24\s.*platform/);
-  t.match((await vm.poll(['get', 'mergeddhcpspec', 'eth0', '-o', 'yaml'], /enabled: false/)).out, /enabled: false/);
-  t.match((await vm.poll(['get', 'hostnamestatus'], /from-userdata\.example\.net/)).out, /from-userdata\.example\.net/,
+  t.match((await vm.poll(['get', 'mergeddhcpspec', 'eth0', '-o', 'yaml'], /enabled: false/)).out,
+    /enabled: false/);
+  t.match((await vm.poll(['get', 'hostnamespecstatus'], /from-userdata\.example\.net/)).out,
+    /from-userdata\.example\.net/,
     "user-data's hostname (config layer) over meta-data's (platform layer)");
   t.match(await yaml(vm, 'platformnetwork'), /network-config ethernets\.eth0\.dhcp6: not supported yet/);
-  t.match(await yaml(vm, 'resolverstatus'), /10\.0\.2\.3/);
+  t.match(await yaml(vm, 'resolverspecstatus'), /10\.0\.2\.3/);
 });
 
 t.test('NoCloud vfat disk labelled CIDATA: our own config as user-data', async (t) => {
@@ -176,7 +179,7 @@ t.test('EC2 (detected by its SMBIOS vendor): a strict IMDSv2 that fails at first
   const platform = await yaml(vm, 'platform');
   t.match(platform, /platform: aws[\s\S]*detectedBy: SMBIOS vendor "Amazon EC2"/);
   for (const line of ['instanceType: t3.small', 'zone: eu-west-1b', 'region: eu-west-1']) t.match(platform, line);
-  t.match((await vm.poll(['get', 'hostnamestatus'], /from-imds/)).out, /from-imds/);
+  t.match((await vm.poll(['get', 'hostnamespecstatus'], /from-imds/)).out, /from-imds/);
   t.match(await yaml(vm, 'mergedtimeserverspec'), /169\.254\.169\.123/, "the platform's time server");
   t.ok(server.log.filter((l) => l === 'PUT /latest/api/token').length >= 2, 'an expired token was renewed');
   t.notOk(server.log.some((l) => l.startsWith('GET') && !l.startsWith('GET /latest/')), 'nothing but IMDS paths');
@@ -193,7 +196,7 @@ t.test('GCE (detected by its SMBIOS product): Metadata-Flavor both ways, user da
     t.teardown(() => vm.vm.kill());
     t.match(status, new RegExp(`source: gce[\\s\\S]*instanceId: "?${GCE_VALUES.id}`));
     t.match(await yaml(vm, 'platform'), /platform: gcp[\s\S]*detectedBy: SMBIOS product "Google Compute Engine"/);
-    t.match((await vm.poll(['get', 'hostnamestatus'], /g1/)).out, /g1/);
+    t.match((await vm.poll(['get', 'hostnamespecstatus'], /g1/)).out, /g1/);
   });
 
 t.test('a persisted config belongs to its instance: on a new instance the user data replaces it (and says so); '

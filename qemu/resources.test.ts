@@ -79,7 +79,7 @@ async function snapshot() {
 
 t.test('the machine took its address by DHCP, and loopback is up', async (t) => {
   t.match(
-    (await poll(['get', 'addressstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
+    (await poll(['get', 'addressspecstatus', 'eth0/10.0.2.15/24'], /applied/)).out,
     /10\.0\.2\.15\/24\s+eth0\s+applied\s+dhcp/,
   );
   t.match(
@@ -103,7 +103,7 @@ t.test('every README example, applied one after another, leaves the API reachabl
     t.equal(v.code, 0, `API reachable after ${ex.type}/${ex.id}`);
   }
   t.match(
-    (await poll(['get', 'addressstatus', 'eth0/10.0.2.99/24'], /applied/)).out, /applied\s+config/,
+    (await poll(['get', 'addressspecstatus', 'eth0/10.0.2.99/24'], /applied/)).out, /applied\s+config/,
     'the extra address is there',
   );
   t.match(
@@ -111,15 +111,16 @@ t.test('every README example, applied one after another, leaves the API reachabl
   );
   const lease = (await json(['get', 'leases', 'eth0'])).spec;
   t.match(lease, { state: 'bound', address: '10.0.2.15/24' }, `the lease is kept: ${JSON.stringify(lease)}`);
-  t.match((await poll(['get', 'routestatus', '198.51.100.0/24/1024'], /applied/)).out, /applied/);
+  t.match((await poll(['get', 'routespecstatus', '198.51.100.0/24/1024'], /applied/)).out, /applied/);
   t.match((await poll(['get', 'linkspecstatus', 'eth0'], /1400/)).out, /applied\s+true\s+1400/);
   t.match(
-    (await poll(['get', 'hostnamestatus', 'hostname', '-o', 'json'], /node1/)).out, /"fqdn": "node1\.example\.test"/,
+    (await poll(['get', 'hostnamespecstatus', 'hostname', '-o', 'json'],
+      /node1/)).out, /"fqdn": "node1\.example\.test"/,
   );
-  t.match((await poll(['get', 'kernelparamstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
+  t.match((await poll(['get', 'kernelparamspecstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
   t.match((await poll(['get', 'kernelmodulespecstatus', 'vxlan'], /applied/)).out, /applied/);
   t.match(
-    (await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out, /applied\s+\/dev\/vda\s+ext4/,
+    (await poll(['get', 'mountspecstatus', '/var/mnt/data'], /applied/)).out, /applied\s+\/dev\/vda\s+ext4/,
     'the disk is mounted',
   );
 });
@@ -156,9 +157,10 @@ t.test('an independent client decodes every served type\'s proto_spec and finds 
     'Versions.runtime.appliance.dev', 'PluginStatuses.runtime.appliance.dev', 'KernelCmdlines.runtime.appliance.dev',
     'LinkStatuses.net.appliance.dev', 'LinkSpecs.net.appliance.dev', 'MergedLinkSpecs.net.appliance.dev',
     'LinkSpecStatuses.net.appliance.dev', 'AddressSpecs.net.appliance.dev', 'MergedAddressSpecs.net.appliance.dev',
-    'AddressStatuses.net.appliance.dev', 'RouteStatuses.net.appliance.dev', 'DhcpLeases.net.appliance.dev',
-    'HostnameStatuses.net.appliance.dev', 'ResolverStatuses.net.appliance.dev', 'BlockDevices.storage.appliance.dev',
-    'MountStatuses.storage.appliance.dev', 'KernelParamStatuses.system.appliance.dev',
+    'AddressSpecStatuses.net.appliance.dev', 'RouteSpecStatuses.net.appliance.dev', 'DhcpLeases.net.appliance.dev',
+    'HostnameSpecStatuses.net.appliance.dev', 'ResolverSpecStatuses.net.appliance.dev',
+    'BlockDevices.storage.appliance.dev',
+    'MountSpecStatuses.storage.appliance.dev', 'KernelParamSpecStatuses.system.appliance.dev',
     'KernelModuleStatuses.system.appliance.dev', 'KernelModuleSpecStatuses.system.appliance.dev',
     'TimeServerSpecs.time.appliance.dev', 'TimeStatuses.time.appliance.dev', 'ResourceDefinitions.meta.cosi.dev',
     'Namespaces.meta.cosi.dev',

@@ -40,7 +40,7 @@ t.test('a MountSpec mounts it by label and the file reads back', async (t) => {
   );
   t.equal(a.code, 0, a.err);
   t.match(
-    (await poll(['get', 'mountstatus', '/var/mnt/data'], /applied/)).out,
+    (await poll(['get', 'mountspecstatus', '/var/mnt/data'], /applied/)).out,
     /\/var\/mnt\/data\s+\d+\s+\/var\/mnt\/data\s+applied\s+\/dev\/vda\s+ext4/,
   );
   await run(
@@ -56,7 +56,8 @@ t.test('a MountSpec mounts it by label and the file reads back', async (t) => {
   );
   t.equal(bad.code, 0);
   t.match(
-    (await poll(['get', 'mountstatus', '/var/mnt/missing'], /pending/)).out, /no block device matches LABEL=nothing/,
+    (await poll(['get', 'mountspecstatus', '/var/mnt/missing'],
+      /pending/)).out, /no block device matches LABEL=nothing/,
   );
 });
 
@@ -74,9 +75,9 @@ t.test('a sysctl is set and read back; a bad key says so', async (t) => {
     'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n---\n'
       + 'metadata: {type: sysctl, id: kernel.no_such_knob}\nspec: {value: "1"}\n',
   );
-  t.match((await poll(['get', 'kernelparamstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
+  t.match((await poll(['get', 'kernelparamspecstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
   t.match(
-    (await poll(['get', 'kernelparamstatus', 'kernel.no_such_knob'], /error/)).out, /unknown kernel parameter/,
+    (await poll(['get', 'kernelparamspecstatus', 'kernel.no_such_knob'], /error/)).out, /unknown kernel parameter/,
   );
 });
 

@@ -115,7 +115,7 @@ t.test('views without a shell: ps, netstat, mounts, uptime; restart a plugin and
   // The new process takes the links over: an address declared now is applied.
   await run(['apply', '-f', '-'], 'metadata: {type: addressspec, id: after-restart}\nspec: {address: 10.0.2.77/24, '
     + 'link: eth0}\n');
-  t.match((await poll(['get', 'addressstatus', 'eth0/10.0.2.77/24'], /applied/)).out, /applied/);
+  t.match((await poll(['get', 'addressspecstatus', 'eth0/10.0.2.77/24'], /applied/)).out, /applied/);
   t.equal((await run(['delete', 'addressspec', 'after-restart'])).code, 0);
 });
 
@@ -197,7 +197,7 @@ t.test('hardened at run time: kernel parameters, nothing setuid or world-writabl
     ['kernel.yama.ptrace_scope', '2'], ['fs.protected_symlinks', '1'], ['fs.protected_regular', '2'],
     ['kernel.unprivileged_bpf_disabled', '2'], ['net.ipv4.conf.all.accept_redirects', '0']];
   for (const [key, value] of params) {
-    t.match((await poll(['get', 'kernelparamstatus', key, '-o', 'yaml'], /state: applied/)).out,
+    t.match((await poll(['get', 'kernelparamspecstatus', key, '-o', 'yaml'], /state: applied/)).out,
       new RegExp(`state: applied[\\s\\S]*value: "?${value}"?[\\s\\S]*layer: default`), `${key} = ${value}`);
   }
   // eth0 existed before PID 1 set `default` (its driver is built in): its own values are set too.

@@ -26,7 +26,7 @@ import { benchArgs } from './lib/bench-args.ts';
 import { startChronyd } from './lib/chronyd.ts';
 import { OUT } from './lib/paths.ts';
 import {
-  ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
+  ADDRESS_SPEC_STATUS_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
 } from '../proto/gen/resource-types.ts';
 
 const args = benchArgs(
@@ -89,7 +89,7 @@ for (let i = 0; i < runs; i++) {
   ]) rt.register(c);
   const t0 = performance.now();
   rt.start();
-  const applied = async () => (await state.list({ namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE }))
+  const applied = async () => (await state.list({ namespace: NETWORK_NS, type: ADDRESS_SPEC_STATUS_TYPE }))
     .some((x) => x.metadata.id.startsWith('bn0/') && (x.spec as { state: string }).state === 'applied');
   const st = (await until(applied, true, 30_000)) ? 'applied' : 'none';
   if (st !== 'applied') throw new Error(`run ${i + 1}: no DHCP address in 30 s`);

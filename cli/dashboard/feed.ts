@@ -4,7 +4,7 @@
 // from LogService, one stream per source (the kernel's left out: the engine's and plugins' lines
 // say what the machine does).
 import type {
-  HealthStatusSpec, HostnameStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec,
+  HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
   TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
@@ -16,7 +16,7 @@ import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
 import {
-  HEALTH_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_STATUS_TYPE,
+  HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_SPEC_STATUS_TYPE,
   PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
@@ -40,11 +40,11 @@ export class DashboardFeed {
   private readonly versions = new Map<string, VersionSpec>();
   private readonly plugins = new Map<string, PluginStatusSpec>();
   private readonly links = new Map<string, LinkStatusSpec>();
-  private readonly mounts = new Map<string, MountStatusSpec>();
+  private readonly mounts = new Map<string, MountSpecStatusSpec>();
   private readonly times = new Map<string, TimeStatusSpec>();
   private readonly healths = new Map<string, HealthStatusSpec>();
   private readonly machines = new Map<string, MachineStatusSpec>();
-  private readonly hostnames = new Map<string, HostnameStatusSpec>();
+  private readonly hostnames = new Map<string, HostnameSpecStatusSpec>();
   private readonly logs: LogLine[] = [];
   private readonly problems = new Map<string, string>();
   /** The first call that failed (not a type the machine lacks): --once's exit code. */
@@ -71,9 +71,9 @@ export class DashboardFeed {
       { type: HEALTH_STATUS_TYPE, section: 'health', into: this.healths },
       { type: MACHINE_STATUS_TYPE, section: 'stopping', into: this.machines },
       { type: LINK_STATUS_TYPE, section: 'links', into: this.links },
-      { type: HOSTNAME_STATUS_TYPE, section: 'hostname', into: this.hostnames },
+      { type: HOSTNAME_SPEC_STATUS_TYPE, section: 'hostname', into: this.hostnames },
       { type: TIME_STATUS_TYPE, section: 'time', into: this.times },
-      { type: MOUNT_STATUS_TYPE, section: 'mounts', into: this.mounts },
+      { type: MOUNT_SPEC_STATUS_TYPE, section: 'mounts', into: this.mounts },
     ];
     await Promise.all([...mirrors.map((m) => this.mirror(m)), this.readOverview(), this.readLogs()]);
     if (this.o.follow && !this.closed) {

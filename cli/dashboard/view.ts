@@ -3,7 +3,7 @@
 // two lines, health, plugins, links and their addresses, the clock, mounts, then the newest log
 // lines in whatever rows are left.
 import type {
-  HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountStatusSpec, PluginStatusSpec, TimeStatusSpec,
+  HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec,
   VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { MachineOverview } from '../../machinery/model/machine-service-wire.ts';
@@ -22,7 +22,7 @@ export interface DashboardData {
   plugins: ReadonlyMap<string, PluginStatusSpec>;
   links: ReadonlyMap<string, LinkStatusSpec>;
   time?: TimeStatusSpec;
-  mounts: ReadonlyMap<string, MountStatusSpec>;
+  mounts: ReadonlyMap<string, MountSpecStatusSpec>;
   /** Oldest first. */
   logs: readonly LogLine[];
   /** What a section could not show, by section (a type this machine does not serve, a refused call). */
@@ -131,7 +131,7 @@ function timeLine(t: TimeStatusSpec | undefined): ScreenLine {
     seg(` from ${t.server ?? t.source ?? '?'}${stratum}${offset}${t.lastSync ? `, last ${clock(t.lastSync)}` : ''}`)];
 }
 
-function mountLines(mounts: ReadonlyMap<string, MountStatusSpec>, width: number): ScreenLine[] {
+function mountLines(mounts: ReadonlyMap<string, MountSpecStatusSpec>, width: number): ScreenLine[] {
   if (!mounts.size) return [[seg('  none declared', 'dim')]];
   const cells = [...mounts.values()].sort((a, b) => a.target.localeCompare(b.target)).map((m): ScreenLine => [
     seg(`  ${m.target} `), seg(m.state ?? '?', m.state === 'applied' ? 'good' : m.state === 'error' ? 'bad' : 'warn'),

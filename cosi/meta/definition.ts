@@ -35,6 +35,8 @@ export interface DefinitionInput {
   needsReboot?: boolean;
   /** Who writes resources of this type (default users). */
   access?: TypeAccess;
+  /** The full names the type had before a rename: served as this type for a while. */
+  formerTypes?: string[];
 }
 
 /**
@@ -61,11 +63,13 @@ export interface ResourceDefinitionSpec {
   needsReboot?: boolean;
   /** Absent: users. */
   access?: 'admin' | 'controllers';
+  /** Names the type had before a rename: a request naming one is served as this type. */
+  formerTypes?: string[];
 }
 
 /** Our extension of a definition: no field in the upstream message, so it travels in the YAML only. */
 export const EXTENSION_KEYS = [
-  'protoMessage', 'protoDescriptor', 'schema', 'ephemeral', 'needsReboot', 'access',
+  'protoMessage', 'protoDescriptor', 'schema', 'ephemeral', 'needsReboot', 'access', 'formerTypes',
 ] as const satisfies readonly (keyof ResourceDefinitionSpec)[];
 
 export interface NamespaceSpec { description: string }
@@ -120,6 +124,11 @@ export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {
   const allAliases = [name.toLowerCase()];
   const parts = suffix.split('.');
   for (let i = 1; i < parts.length; i++) allAliases.push([name.toLowerCase(), ...parts.slice(0, i)].join('.'));
+  // A renamed type answers to what users typed for its former name: the full name, the plural, the singular.
+  for (const former of d.formerTypes ?? []) {
+    const formerName = former.slice(0, former.indexOf('.'));
+    for (const a of [former.toLowerCase(), formerName.toLowerCase(), singular(formerName).toLowerCase()]) add(a);
+  }
   for (const a of aliases) if (!allAliases.includes(a)) allAliases.push(a);
   return {
     type: d.type, displayType, defaultNamespace: d.defaultNamespace, aliases, allAliases,
@@ -131,6 +140,7 @@ export function fillDefinition(d: DefinitionInput, o: { initials?: boolean } = {
     ...(d.ephemeral ? { ephemeral: true } : {}),
     ...(d.needsReboot ? { needsReboot: true } : {}),
     ...(d.access && d.access !== 'users' ? { access: d.access } : {}),
+    ...(d.formerTypes?.length ? { formerTypes: [...d.formerTypes] } : {}),
   };
 }
 
@@ -149,7 +159,6 @@ export function matchDefinitions(defs: readonly ResourceDefinitionSpec[], name: 
   return exact.length ? exact : defs.filter((d) => d.allAliases.includes(n) || d.aliases.includes(n));
 }
 
-/** The one definition `name` names, or undefined. Throws when several match, naming them. */
 /**
  * A resource as users name it (the machine config's change lists, cosictl diff): `type/id` by the
  * type's display name, with the namespace in front when it is not the type's default one.
@@ -159,6 +168,7 @@ export function resourceName(p: Pointer, def: ResourceDefinitionSpec | undefined
   return def && def.defaultNamespace === p.namespace ? short : `${p.namespace}/${short}`;
 }
 
+/** The one definition `name` names, or undefined. Throws when several match, naming them. */
 export function resolveDefinition(
   defs: readonly ResourceDefinitionSpec[], name: string,
 ): ResourceDefinitionSpec | undefined {

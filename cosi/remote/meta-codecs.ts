@@ -70,6 +70,10 @@ const DEFINITION_SCHEMA: SpecSchema = {
       description: 'Who writes resources of this type: admin (admins only), controllers (statuses: nobody '
         + 'through the API); absent: users (admins and operators).',
     },
+    formerTypes: {
+      type: 'array', items: { type: 'string' },
+      description: 'Full names the type had before a rename: a request naming one is served as this type.',
+    },
   },
 };
 

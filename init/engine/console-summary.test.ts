@@ -3,7 +3,7 @@ import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { consoleSummary, summaryLine } from './console-summary.ts';
 import {
-  CONFIG_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
+  CONFIG_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -20,7 +20,7 @@ t.test('one line: hostname, addresses but loopback and link-local, config, API; 
       s.create(newResource({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id }, { addresses }));
     await link('lo', ['127.0.0.1/8']);
     await link('eth0', ['10.0.2.15/24', 'fe80::5054:ff:fe12:3456/64', 'fd00::15/64']);
-    await s.create(newResource({ namespace: NETWORK_NS, type: HOSTNAME_STATUS_TYPE, id: 'hostname' },
+    await s.create(newResource({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_STATUS_TYPE, id: 'hostname' },
       { hostname: 'node1', fqdn: 'node1.example.test' }));
     await s.create(newResource({ namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID },
       { state: 'applied', source: 'fw-cfg' }));

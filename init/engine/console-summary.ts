@@ -7,7 +7,7 @@ import type { Watch } from '../../cosi/state/state.ts';
 import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { type ApiCertificateStatusSpec } from '../../machinery/model/security-types.ts';
 import {
-  API_CERTIFICATE_STATUS_TYPE, CONFIG_STATUS_TYPE, HOSTNAME_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
+  API_CERTIFICATE_STATUS_TYPE, CONFIG_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
   SECURITY_NS,
 } from '../../proto/gen/resource-types.ts';
 import { API_ID, CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
@@ -20,7 +20,7 @@ interface HostnameView { fqdn?: string; hostname?: string }
 
 /** The summary line of the state now. */
 export function summaryLine(state: MemoryState): string {
-  const host = state.listSync({ namespace: NETWORK_NS, type: HOSTNAME_STATUS_TYPE })[0]?.spec as
+  const host = state.listSync({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_STATUS_TYPE })[0]?.spec as
     HostnameView | undefined;
   const addresses = state.listSync({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE })
     .filter((l) => l.metadata.id !== 'lo')
@@ -51,7 +51,7 @@ export async function consoleSummary(state: MemoryState, print: (line: string) =
     }, QUIET_MS);
   };
   const kinds = [
-    [NETWORK_NS, HOSTNAME_STATUS_TYPE], [NETWORK_NS, LINK_STATUS_TYPE], [RUNTIME_NS, CONFIG_STATUS_TYPE],
+    [NETWORK_NS, HOSTNAME_SPEC_STATUS_TYPE], [NETWORK_NS, LINK_STATUS_TYPE], [RUNTIME_NS, CONFIG_STATUS_TYPE],
     [SECURITY_NS, API_CERTIFICATE_STATUS_TYPE],
   ] as const;
   const watches = await Promise.all(kinds.map(([namespace, type]) => state.watch({ namespace, type }, {}, changed)));

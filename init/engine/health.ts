@@ -7,7 +7,8 @@
 // and the default route a lease brings), and the first time a machine config is applied are boot
 // milestones: PID 1 prints them for bench:boot.
 import type {
-  DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountStatusSpec, PluginStatusSpec, RouteStatusSpec, TimeStatusSpec,
+  DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountSpecStatusSpec, PluginStatusSpec, RouteSpecStatusSpec,
+  TimeStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -15,8 +16,8 @@ import { upsert } from '../../cosi/state/upsert.ts';
 import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import {
   ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
-  MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, NETWORK_NS,
-  PLUGIN_STATUS_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS, STORAGE_NS, TIME_NS, TIME_STATUS_TYPE,
+  MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, NETWORK_NS,
+  PLUGIN_STATUS_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS, STORAGE_NS, TIME_NS, TIME_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
 import { CONFIG_STATUS_ID, HEALTH_ID, TIME_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -124,9 +125,9 @@ const WATCHED = [
   { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE },
   { namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, { namespace: NETWORK_NS, type: MERGED_ADDRESS_SPEC_TYPE },
   { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }, { namespace: NETWORK_NS, type: DHCP_LEASE_TYPE },
-  { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE },
+  { namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE },
   { namespace: TIME_NS, type: TIME_STATUS_TYPE }, { namespace: STORAGE_NS, type: MERGED_MOUNT_SPEC_TYPE },
-  { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE },
+  { namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE },
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
@@ -155,7 +156,7 @@ export async function startHealth(o: {
       dhcpLinks: dhcp!.map((r) => r.spec as { link?: string; enabled?: boolean })
         .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
       leases: new Map(leases!.map((r) => [r.metadata.id, r.spec as DhcpLeaseSpec])),
-      defaultRouteLinks: routes!.map((r) => r.spec as RouteStatusSpec)
+      defaultRouteLinks: routes!.map((r) => r.spec as RouteSpecStatusSpec)
         .filter((r) => r.state === 'applied' && DEFAULT_ROUTES.includes(r.destination)).map((r) => r.link),
       linkAddresses: new Map(links!.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
       ...(clock ? {
@@ -163,7 +164,7 @@ export async function startHealth(o: {
       } : {}),
       declaredMounts: mountSpecs!.map((r) => r.metadata.id),
       mounts: new Map(mountStatuses!.map((r) => {
-        const m = r.spec as MountStatusSpec;
+        const m = r.spec as MountSpecStatusSpec;
         return [r.metadata.id, { ...(m.state ? { state: m.state } : {}), ...(m.error ? { error: m.error } : {}) }];
       })),
     };

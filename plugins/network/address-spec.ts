@@ -1,5 +1,5 @@
 // address-spec: MergedAddressSpec (id link/address) -> the address on its link through
-// rtnetlink -> AddressStatus. The link's up/down is link-spec's business alone; an
+// rtnetlink -> AddressSpecStatus. The link's up/down is link-spec's business alone; an
 // address waits (pending) until its link exists.
 import { isIP } from 'node:net';
 import { isErrno } from '../../native/errno.ts';
@@ -7,9 +7,9 @@ import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { linksByName } from './link-status.ts';
-import { type AddressSpecSpec, type AddressStatusSpec } from './types.ts';
+import { type AddressSpecSpec, type AddressSpecStatusSpec } from './types.ts';
 import {
-  ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, NETWORK_NS,
+  ADDRESS_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ADDRESS_SPEC_TYPE, NETWORK_NS,
 } from '../../proto/gen/resource-types.ts';
 
 /** "10.0.2.15/24" -> parts, or an error that names the input. */
@@ -24,9 +24,12 @@ export function parseCidr(text: string): { ip: string; prefix: number; family: 4
 }
 
 export function addressSpecController(rtnl: () => RtnlApi) {
-  const describe = (s: AddressSpecSpec): AddressStatusSpec => ({ address: s.address, link: s.link, layer: layerOf(s) });
-  return specController<AddressSpecSpec, AddressStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
-    name: 'address-spec', namespace: NETWORK_NS, specType: MERGED_ADDRESS_SPEC_TYPE, statusType: ADDRESS_STATUS_TYPE,
+  const describe = (s: AddressSpecSpec): AddressSpecStatusSpec => ({
+    address: s.address, link: s.link, layer: layerOf(s),
+  });
+  return specController<AddressSpecSpec, AddressSpecStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
+    name: 'address-spec', namespace: NETWORK_NS,
+    specType: MERGED_ADDRESS_SPEC_TYPE, statusType: ADDRESS_SPEC_STATUS_TYPE,
     inputs: [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }],
     observe: (ctx) => linksByName(ctx.state),
     apply(_id, s, prev, links) {

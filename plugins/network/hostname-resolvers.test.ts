@@ -16,7 +16,8 @@ import { hostnameSpecController, nativeHostnameKernel } from './hostname-spec.ts
 import { resolverMergeController } from './resolver-merge.ts';
 import { resolverSpecController } from './resolver-spec.ts';
 import {
-  HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE, KERNEL_CMDLINE_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE, RESOLVER_STATUS_TYPE,
+  HOSTNAME_SPEC_TYPE, HOSTNAME_SPEC_STATUS_TYPE, KERNEL_CMDLINE_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
+  RESOLVER_SPEC_STATUS_TYPE,
   RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 
@@ -44,11 +45,11 @@ if (process.getuid?.() !== 0) {
 
   t.test('ip= gives hostname and resolver at the cmdline layer; a user spec overrides; '
     + 'the original returns', async (t) => {
-    t.equal(await h.until(async () => (await status(HOSTNAME_STATUS_TYPE, 'hostname'))?.hostname, 'from-cmdline'),
+    t.equal(await h.until(async () => (await status(HOSTNAME_SPEC_STATUS_TYPE, 'hostname'))?.hostname, 'from-cmdline'),
       'from-cmdline');
     t.equal(osHostname(), 'from-cmdline', 'sethostname(2) in our UTS namespace');
     t.equal(readFileSync(join(etc, 'hostname'), 'utf8'), 'from-cmdline\n');
-    t.same(await h.until(async () => (await status(RESOLVER_STATUS_TYPE, 'resolvers'))?.servers, ['192.0.2.53']),
+    t.same(await h.until(async () => (await status(RESOLVER_SPEC_STATUS_TYPE, 'resolvers'))?.servers, ['192.0.2.53']),
       ['192.0.2.53']);
     t.match(readFileSync(join(etc, 'resolv.conf'), 'utf8'), /^nameserver 192\.0\.2\.53$/m);
 
@@ -56,16 +57,18 @@ if (process.getuid?.() !== 0) {
     await h.create({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'mine' }, {
       servers: ['198.51.100.53', '198.51.100.54'], searchDomains: ['example.test'],
     });
-    t.equal(await h.until(async () => (await status(HOSTNAME_STATUS_TYPE, 'hostname'))?.fqdn, 'node1.example.test'),
+    t.equal(await h.until(async () => (await status(HOSTNAME_SPEC_STATUS_TYPE, 'hostname'))?.fqdn,
+      'node1.example.test'),
       'node1.example.test');
     t.equal(osHostname(), 'node1');
     t.match(readFileSync(join(etc, 'hosts'), 'utf8'), /127\.0\.1\.1\tnode1\.example\.test node1/);
-    t.equal(await h.until(async () => (await status(RESOLVER_STATUS_TYPE, 'resolvers'))?.layer, 'config'), 'config');
+    t.equal(await h.until(async () => (await status(RESOLVER_SPEC_STATUS_TYPE, 'resolvers'))?.layer, 'config'),
+      'config');
     t.match(readFileSync(join(etc, 'resolv.conf'), 'utf8'),
       /nameserver 198\.51\.100\.53\nnameserver 198\.51\.100\.54\nsearch example\.test/);
 
     await h.remove({ namespace: NETWORK_NS, type: HOSTNAME_SPEC_TYPE, id: 'mine' });
-    t.equal(await h.until(async () => (await status(HOSTNAME_STATUS_TYPE, 'hostname'))?.hostname, 'from-cmdline'),
+    t.equal(await h.until(async () => (await status(HOSTNAME_SPEC_STATUS_TYPE, 'hostname'))?.hostname, 'from-cmdline'),
       'from-cmdline', 'falls back to the cmdline layer');
     t.equal(osHostname(), 'from-cmdline');
   });

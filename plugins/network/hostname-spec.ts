@@ -1,5 +1,5 @@
 // hostname-spec: MergedHostnameSpec "hostname" -> sethostname(2)/setdomainname(2),
-// /etc/hostname and /etc/hosts -> HostnameStatus. The names the machine had before
+// /etc/hostname and /etc/hosts -> HostnameSpecStatus. The names the machine had before
 // the first change are kept in the status and put back when no HostnameSpec remains.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname as kernelHostname } from 'node:os';
@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { type HostnameSpecSpec, type HostnameStatusSpec } from './types.ts';
-import { HOSTNAME_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
+import { type HostnameSpecSpec, type HostnameSpecStatusSpec } from './types.ts';
+import { HOSTNAME_SPEC_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
 export function hostsFile(fqdn: string, short: string): string {
   return '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n'
@@ -42,8 +42,9 @@ export function hostnameSpecController(kernel: HostnameKernel) {
     const domain = s.domainname ?? rest.join('.');
     return { hostname: short, domainname: domain, fqdn: domain ? `${short}.${domain}` : short, layer: layerOf(s) };
   };
-  return specController<HostnameSpecSpec, HostnameStatusSpec, null>({
-    name: 'hostname-spec', namespace: NETWORK_NS, specType: MERGED_HOSTNAME_SPEC_TYPE, statusType: HOSTNAME_STATUS_TYPE,
+  return specController<HostnameSpecSpec, HostnameSpecStatusSpec, null>({
+    name: 'hostname-spec', namespace: NETWORK_NS,
+    specType: MERGED_HOSTNAME_SPEC_TYPE, statusType: HOSTNAME_SPEC_STATUS_TYPE,
     observe: () => null,
     apply(_id, s, prev) {
       const original = prev?.original ?? kernel.names();

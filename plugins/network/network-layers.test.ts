@@ -28,9 +28,9 @@ import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
 import { MemoryKernel } from './rtnetlink/memory-kernel.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, ADDRESS_SPEC_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_SPEC_STATUS_TYPE,
   KERNEL_CMDLINE_TYPE, LINK_SPEC_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE,
-  NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS,
+  NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 
 const net = (type: string, id: string) => ({ namespace: NETWORK_NS, type, id });
@@ -80,16 +80,17 @@ t.test('adding an address never removes another, and never turns DHCP off', asyn
   // What the DHCP client declares for its lease.
   await h.create(net(ADDRESS_SPEC_TYPE, 'dhcp/eth0'), { address: '10.0.2.15/24', link: 'eth0', layer: 'dhcp' });
   await h.create(net(ROUTE_SPEC_TYPE, 'dhcp/default/eth0'), { gateway: '10.0.2.2', link: 'eth0', layer: 'dhcp' });
-  t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
+  t.equal(await h.until(async () => (await spec(ROUTE_SPEC_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'),
+    'applied');
   await h.create(net(ADDRESS_SPEC_TYPE, 'extra'), { address: '10.0.2.99/24', link: 'eth0' });
   t.same(await h.until(addrs, ['10.0.2.15/24', '10.0.2.99/24']), ['10.0.2.15/24', '10.0.2.99/24'],
     'both addresses on eth0');
   t.match(await spec(MERGED_DHCP_SPEC_TYPE, 'eth0'), { enabled: true }, 'DHCP still on');
-  t.match(await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.99/24'), { state: 'applied', layer: 'config' },
+  t.match(await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/10.0.2.99/24'), { state: 'applied', layer: 'config' },
     'a spec without a layer is config');
   await h.remove(net(ADDRESS_SPEC_TYPE, 'extra'));
   t.same(addrs(), ['10.0.2.15/24'], 'deleting it restores exactly what was there');
-  t.equal((await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied', 'the default route stayed');
+  t.equal((await spec(ROUTE_SPEC_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied', 'the default route stayed');
 });
 
 t.test('the same address from two layers is one address; the highest layer shows, the other keeps it', async (t) => {
@@ -99,10 +100,12 @@ t.test('the same address from two layers is one address; the highest layer shows
   const merged = await h.until(async () => (await h.state.get(net(MERGED_ADDRESS_SPEC_TYPE, 'eth0/10.0.2.15/24')))
     .metadata.annotations[SOURCES_ANNOTATION], 'config:mine,dhcp:dhcp/eth0');
   t.equal(merged, 'config:mine,dhcp:dhcp/eth0', 'both sources, winner first');
-  t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.15/24'))?.layer, 'config'), 'config');
+  t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/10.0.2.15/24'))?.layer, 'config'),
+    'config');
   await h.remove(net(ADDRESS_SPEC_TYPE, 'mine'));
   t.same(addrs(), ['10.0.2.15/24'], 'the address stays: DHCP still declares it');
-  t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/10.0.2.15/24'))?.layer, 'dhcp'), 'dhcp');
+  t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/10.0.2.15/24'))?.layer, 'dhcp'),
+    'dhcp');
 });
 
 t.test('a config default route replaces DHCP\'s at the same metric; deleting it brings DHCP\'s back', async (t) => {
@@ -113,7 +116,8 @@ t.test('a config default route replaces DHCP\'s at the same metric; deleting it 
   t.same(await h.until(gw, ['10.0.2.2']), ['10.0.2.2']);
   await h.create(net(ROUTE_SPEC_TYPE, 'mine'), { gateway: '10.0.2.3', link: 'eth0' });
   t.same(await h.until(gw, ['10.0.2.3']), ['10.0.2.3'], 'the config layer wins');
-  t.match(await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'), { state: 'applied', gateway: '10.0.2.3', layer: 'config' });
+  t.match(await spec(ROUTE_SPEC_STATUS_TYPE, '0.0.0.0/0/1024'),
+    { state: 'applied', gateway: '10.0.2.3', layer: 'config' });
   await h.remove(net(ROUTE_SPEC_TYPE, 'mine'));
   t.same(await h.until(gw, ['10.0.2.2']), ['10.0.2.2'], 'DHCP\'s route is back');
 });
@@ -159,8 +163,8 @@ t.test('hostname and resolvers: highest layer wins, and the originals come back'
   writeFileSync(join(etc, 'resolv.conf'), 'nameserver 192.0.2.53\n');
   await h.create(net(HOSTNAME_SPEC_TYPE, 'dhcp/eth0'), { hostname: 'from-dhcp', layer: 'dhcp' });
   await h.create(net(HOSTNAME_SPEC_TYPE, 'mine'), { hostname: 'node1.example.test' });
-  t.match(await h.until(async () => (await spec(HOSTNAME_STATUS_TYPE, 'hostname'))?.fqdn, 'node1.example.test')
-    && await spec(HOSTNAME_STATUS_TYPE, 'hostname'), {
+  t.match(await h.until(async () => (await spec(HOSTNAME_SPEC_STATUS_TYPE, 'hostname'))?.fqdn, 'node1.example.test')
+    && await spec(HOSTNAME_SPEC_STATUS_TYPE, 'hostname'), {
     state: 'applied', hostname: 'node1', domainname: 'example.test', layer: 'config',
     original: { hostname: '(none)', domainname: '(none)' },
   });

@@ -11,8 +11,8 @@ import { builtinTypes } from '../index.ts';
 import { networkPlugin } from './plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import {
-  ADDRESS_SPEC_TYPE, ADDRESS_STATUS_TYPE, KERNEL_CMDLINE_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE,
-  LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_STATUS_TYPE, RUNTIME_NS,
+  ADDRESS_SPEC_TYPE, ADDRESS_SPEC_STATUS_TYPE, KERNEL_CMDLINE_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE,
+  LINK_STATUS_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 
 if (process.getuid?.() !== 0) {
@@ -93,7 +93,7 @@ if (process.getuid?.() !== 0) {
     const as = net(ADDRESS_SPEC_TYPE, 'on-br2');
     await h.create(ls, { up: false });
     await h.create(as, { address: '198.51.100.77/24', link: 'br2' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'br2/198.51.100.77/24'))?.state, 'applied'),
+    t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'br2/198.51.100.77/24'))?.state, 'applied'),
       'applied', 'the address is applied');
     await new Promise((r) => setTimeout(r, 500));
     stop();
@@ -116,10 +116,11 @@ if (process.getuid?.() !== 0) {
   });
 
   t.test('ip= on the kernel command line becomes an address and a default route', async (t) => {
-    t.same(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied'),
+    t.same(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied'),
       'applied');
     t.ok(kernelAddrs().includes('192.0.2.15/24'));
-    t.same(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
+    t.same(await h.until(async () => (await spec(ROUTE_SPEC_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'),
+      'applied');
     t.ok(rtnl.routes(4).some((r) => r.dstLen === 0 && r.gateway === '192.0.2.1'),
       'default route via 192.0.2.1 in the kernel');
   });
@@ -127,7 +128,7 @@ if (process.getuid?.() !== 0) {
   t.test('a user address is applied, changed, and removed on destroy', async (t) => {
     const p = net(ADDRESS_SPEC_TYPE, 'extra');
     await h.create(p, { address: '198.51.100.7/24', link: 'eth0' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.7/24'))?.state, 'applied'),
+    t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/198.51.100.7/24'))?.state, 'applied'),
       'applied');
     t.ok(kernelAddrs().includes('198.51.100.7/24'));
     await h.update(p, { address: '198.51.100.8/24', link: 'eth0' });
@@ -137,7 +138,7 @@ if (process.getuid?.() !== 0) {
     t.ok(kernelAddrs().includes('192.0.2.15/24'), 'the ip= address stays');
     await h.remove(p);
     t.notOk(kernelAddrs().includes('198.51.100.8/24'), 'removed from the kernel before the spec went');
-    t.equal(await h.until(() => spec(ADDRESS_STATUS_TYPE, 'eth0/198.51.100.8/24'), undefined), undefined,
+    t.equal(await h.until(() => spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/198.51.100.8/24'), undefined), undefined,
       'status gone');
   });
 
@@ -147,10 +148,10 @@ if (process.getuid?.() !== 0) {
     const r = net(ROUTE_SPEC_TYPE, 'v6-default');
     await h.create(a, { address: '2001:db8:7::10/64', link: 'v0' });
     await h.create(r, { destination: '::/0', gateway: '2001:db8:7::1', link: 'v0', metric: 512 });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'v0/2001:db8:7::10/64'))?.state, 'applied'),
+    t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'v0/2001:db8:7::10/64'))?.state, 'applied'),
       'applied');
-    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '::/0/512'))?.state, 'applied'), 'applied',
-      JSON.stringify(await spec(ROUTE_STATUS_TYPE, '::/0/512')));
+    t.equal(await h.until(async () => (await spec(ROUTE_SPEC_STATUS_TYPE, '::/0/512'))?.state, 'applied'), 'applied',
+      JSON.stringify(await spec(ROUTE_SPEC_STATUS_TYPE, '::/0/512')));
     const v0 = link('v0').index;
     t.ok(rtnl.addresses().some((x) => x.index === v0 && x.address === '2001:db8:7::10' && x.prefix === 64),
       'address in the kernel');
@@ -165,14 +166,15 @@ if (process.getuid?.() !== 0) {
   t.test('bad input shows in the status; others keep working', async (t) => {
     await h.create(net(ADDRESS_SPEC_TYPE, 'ghost'), { address: '203.0.113.1/24', link: 'eth9' });
     await h.create(net(ROUTE_SPEC_TYPE, 'far'), { destination: '203.0.113.0/24', gateway: '10.99.0.1', link: 'eth0' });
-    t.equal(await h.until(async () => (await spec(ADDRESS_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.state, 'pending'),
+    t.equal(await h.until(async () => (await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.state, 'pending'),
       'pending');
-    t.match((await spec(ADDRESS_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.error, /link "eth9" does not exist/);
-    t.equal(await h.until(async () => (await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.state, 'pending'),
+    t.match((await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth9/203.0.113.1/24'))?.error, /link "eth9" does not exist/);
+    t.equal(await h.until(async () => (await spec(ROUTE_SPEC_STATUS_TYPE, '203.0.113.0/24/1024'))?.state, 'pending'),
       'pending');
-    t.match((await spec(ROUTE_STATUS_TYPE, '203.0.113.0/24/1024'))?.error,
+    t.match((await spec(ROUTE_SPEC_STATUS_TYPE, '203.0.113.0/24/1024'))?.error,
       /gateway 10.99.0.1 is not reachable from eth0/);
-    t.equal((await spec(ADDRESS_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied', 'the good one stays applied');
+    t.equal((await spec(ADDRESS_SPEC_STATUS_TYPE, 'eth0/192.0.2.15/24'))?.state, 'applied',
+      'the good one stays applied');
     t.same(h.logged.filter((l) => l.level === 'error'), [], 'no controller crashed');
   });
 }

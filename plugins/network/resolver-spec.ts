@@ -1,4 +1,4 @@
-// resolver-spec: MergedResolverSpec "resolvers" -> /etc/resolv.conf -> ResolverStatus.
+// resolver-spec: MergedResolverSpec "resolvers" -> /etc/resolv.conf -> ResolverSpecStatus.
 // What the file held before the first write is kept in the status and written back
 // (or the file removed, if there was none) when no ResolverSpec remains.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { type ResolverSpecSpec, type ResolverStatusSpec } from './types.ts';
-import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import { type ResolverSpecSpec, type ResolverSpecStatusSpec } from './types.ts';
+import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 
 export function resolvConf(s: ResolverSpecSpec): string {
   return [
@@ -19,7 +19,7 @@ export function resolvConf(s: ResolverSpecSpec): string {
 
 export function resolverSpecController(etc = '/etc') {
   const file = join(etc, 'resolv.conf');
-  const describe = (s: ResolverSpecSpec): ResolverStatusSpec => ({
+  const describe = (s: ResolverSpecSpec): ResolverSpecStatusSpec => ({
     servers: (s.servers ?? []).slice(0, 3), ...(s.searchDomains?.length ? { searchDomains: s.searchDomains } : {}),
     layer: layerOf(s),
   });
@@ -31,8 +31,9 @@ export function resolverSpecController(etc = '/etc') {
       throw e;
     }
   };
-  return specController<ResolverSpecSpec, ResolverStatusSpec, null>({
-    name: 'resolver-spec', namespace: NETWORK_NS, specType: MERGED_RESOLVER_SPEC_TYPE, statusType: RESOLVER_STATUS_TYPE,
+  return specController<ResolverSpecSpec, ResolverSpecStatusSpec, null>({
+    name: 'resolver-spec', namespace: NETWORK_NS,
+    specType: MERGED_RESOLVER_SPEC_TYPE, statusType: RESOLVER_SPEC_STATUS_TYPE,
     observe: () => null,
     apply(_id, s, prev) {
       // Known once a write succeeded (no original then means there was no file) or one was read.

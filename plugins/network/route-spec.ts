@@ -1,5 +1,5 @@
 // route-spec: MergedRouteSpec (id destination/metric) -> the route in the main table
-// -> RouteStatus. Re-tried when links or addresses change (a gateway becomes
+// -> RouteSpecStatus. Re-tried when links or addresses change (a gateway becomes
 // reachable once an address in its subnet is up). A merged spec whose gateway or link
 // changed (a higher layer took over) replaces the old route.
 import { isErrno } from '../../native/errno.ts';
@@ -9,12 +9,12 @@ import { parseCidr } from './address-spec.ts';
 import { linksByName } from './link-status.ts';
 import { DEFAULT_METRIC, routeDestination } from './route-merge.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
-import { type RouteSpecSpec, type RouteStatusSpec } from './types.ts';
+import { type RouteSpecSpec, type RouteSpecStatusSpec } from './types.ts';
 import {
-  ADDRESS_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_STATUS_TYPE,
+  ADDRESS_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_SPEC_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
-type Applied = NonNullable<RouteStatusSpec['applied']>;
+type Applied = NonNullable<RouteSpecStatusSpec['applied']>;
 
 const same = (a: Applied, b: Applied) =>
   a.destination === b.destination && a.gateway === b.gateway && a.link === b.link && a.metric === b.metric;
@@ -24,7 +24,7 @@ export function routeSpecController(rtnl: () => RtnlApi) {
     destination: routeDestination(s), ...(s.gateway ? { gateway: s.gateway } : {}), link: s.link,
     metric: s.metric ?? DEFAULT_METRIC,
   });
-  const describe = (s: RouteSpecSpec): RouteStatusSpec => ({ ...want(s), layer: layerOf(s) });
+  const describe = (s: RouteSpecSpec): RouteSpecStatusSpec => ({ ...want(s), layer: layerOf(s) });
   const kernel = (op: 'add' | 'del', r: Applied, index: number) => {
     const { ip, prefix } = parseCidr(r.destination);
     rtnl().route(op, {
@@ -40,11 +40,11 @@ export function routeSpecController(rtnl: () => RtnlApi) {
       if (!isErrno(e, 'ESRCH')) throw e;
     }
   };
-  return specController<RouteSpecSpec, RouteStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
-    name: 'route-spec', namespace: NETWORK_NS, specType: MERGED_ROUTE_SPEC_TYPE, statusType: ROUTE_STATUS_TYPE,
+  return specController<RouteSpecSpec, RouteSpecStatusSpec, Awaited<ReturnType<typeof linksByName>>>({
+    name: 'route-spec', namespace: NETWORK_NS, specType: MERGED_ROUTE_SPEC_TYPE, statusType: ROUTE_SPEC_STATUS_TYPE,
     inputs: [
       { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
-      { namespace: NETWORK_NS, type: ADDRESS_STATUS_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: ADDRESS_SPEC_STATUS_TYPE, kind: 'weak' },
     ],
     observe: (ctx) => linksByName(ctx.state),
     apply(_id, s, prev, links) {

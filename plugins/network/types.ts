@@ -2,15 +2,16 @@
 // is a message in proto/appliance/net/v1alpha1/net.proto (its fields documented there).
 //   LinkStatus      observed links (kernel dump + notifications), id = link name
 //   LinkSpec        up/down and MTU of a link, per layer -> MergedLinkSpec -> LinkSpecStatus
-//   AddressSpec     an address on a link, per layer -> MergedAddressSpec (id link/address) -> AddressStatus
-//   RouteSpec       a route, per layer -> MergedRouteSpec (id destination/metric) -> RouteStatus
+//   AddressSpec     an address on a link, per layer -> MergedAddressSpec (id link/address) -> AddressSpecStatus
+//   RouteSpec       a route, per layer -> MergedRouteSpec (id destination/metric) -> RouteSpecStatus
 //   DhcpSpec        DHCP on a link or not, per layer -> MergedDhcpSpec -> the client and its DhcpLease
-//   HostnameSpec    per layer -> MergedHostnameSpec "hostname" -> HostnameStatus
-//   ResolverSpec    per layer -> MergedResolverSpec "resolvers" -> ResolverStatus
+//   HostnameSpec    per layer -> MergedHostnameSpec "hostname" -> HostnameSpecStatus
+//   ResolverSpec    per layer -> MergedResolverSpec "resolvers" -> ResolverSpecStatus
 // Each type is defined once, by its spec message's (appliance.v1alpha1.resource) option in the .proto:
 // proto/gen/resource-types.ts has its constant and definition (this plugin's types() serves them).
 export type {
-  AddressSpecSpec, AddressStatusSpec, DhcpLeaseSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec, HostnameStatusSpec,
-  LinkSpecSpec, LinkSpecStatusSpec, LinkStatusSpec, ResolverSpecSpec, ResolverStatusSpec, RouteSpecSpec,
-  RouteStatusSpec,
+  AddressSpecSpec, AddressSpecStatusSpec, DhcpLeaseSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec,
+  HostnameSpecStatusSpec,
+  LinkSpecSpec, LinkSpecStatusSpec, LinkStatusSpec, ResolverSpecSpec, ResolverSpecStatusSpec, RouteSpecSpec,
+  RouteSpecStatusSpec,
 } from '../../proto/gen/spec-types.ts';

@@ -15,7 +15,7 @@ import { decodeConfigInput } from '../../machinery/config/config-input.ts';
 import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
 import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
-import { type LinkStatusSpec, type RouteStatusSpec } from '../network/types.ts';
+import { type LinkStatusSpec, type RouteSpecStatusSpec } from '../network/types.ts';
 import { detectPlatform, type Detected, type PlatformName } from './detect.ts';
 import { cmdlineInline, cmdlineUrl } from './sources/cmdline.ts';
 import { ec2 } from './sources/ec2.ts';
@@ -27,7 +27,7 @@ import { failed, type ConfigSourceDef, type Found, type SourceEnv } from './sour
 import { type ConfigSourceSpec, type PlatformMetadataSpec, type UserDataSpec } from './types.ts';
 import {
   CONFIG_SOURCE_TYPE, KERNEL_CMDLINE_TYPE, LINK_STATUS_TYPE, NETWORK_NS, PLATFORM_METADATA_TYPE,
-  PLATFORM_NETWORK_TYPE, PLATFORM_NS, ROUTE_STATUS_TYPE, RUNTIME_NS, USER_DATA_TYPE,
+  PLATFORM_NETWORK_TYPE, PLATFORM_NS, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS, USER_DATA_TYPE,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID, USER_DATA_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -70,7 +70,7 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
     name: 'config-source',
     inputs: () => [
       { namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, kind: 'weak' },
-      { namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE, kind: 'weak' },
+      { namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE, kind: 'weak' },
       { namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' },
     ],
     outputs: () => [CONFIG_SOURCE_TYPE, USER_DATA_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NETWORK_TYPE]
@@ -109,8 +109,8 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
             await report(s, env, t);
           }
         }
-        const routes = await ctx.state.list({ namespace: NETWORK_NS, type: ROUTE_STATUS_TYPE }) as
-          Resource<RouteStatusSpec>[];
+        const routes = await ctx.state.list({ namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE }) as
+          Resource<RouteSpecStatusSpec>[];
         const networkUp = routes.some((r) => r.spec.state === 'applied' && DEFAULT_ROUTES.has(r.spec.destination));
         let wake = Infinity;
         for (const s of sources) {

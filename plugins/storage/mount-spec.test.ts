@@ -9,7 +9,9 @@ import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountSpecController, type MountKernel } from './mount-spec.ts';
-import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
+import {
+  BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, STORAGE_NS,
+} from '../../proto/gen/resource-types.ts';
 
 const table = new Map<string, { device: string; fstype: string; flags: number; data: string }>();
 const kernel: MountKernel = {
@@ -38,7 +40,7 @@ const h = await controllerHarness(t, [mountMergeController(), mountSpecControlle
 });
 const spec = (id: string) => ({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id });
 const status = (target: string) =>
-  h.spec<Record<string, unknown>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: target });
+  h.spec<Record<string, unknown>>({ namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE, id: target });
 
 t.test('by label and by UUID; the options become flags and data', async (t) => {
   await h.create(spec('data'), {
@@ -85,7 +87,7 @@ t.test('no device yet, no filesystem, refused by the kernel: each says why', asy
 t.test('a dependant holding the status delays the unmount', async (t) => {
   await h.create(spec('held'), { source: 'LABEL=appdata', target: '/var/mnt/held' });
   await h.until(async () => (await status('/var/mnt/held'))?.state, 'applied');
-  const st = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: '/var/mnt/held' };
+  const st = { namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE, id: '/var/mnt/held' };
   await addFinalizer(h.state, st, 'dependant');
   let gone = false;
   const removing = h.remove(spec('held')).then(() => {

@@ -1,5 +1,5 @@
 // mount-spec: MergedMountSpec (id = target) -> its device (path, LABEL= or UUID= among
-// the BlockDevices) -> mount(2) on the target (created as needed) -> MountStatus. The
+// the BlockDevices) -> mount(2) on the target (created as needed) -> MountSpecStatus. The
 // fstab of this system. On delete the status is torn down before the unmount, so a
 // dependant holding it with a finalizer delays the unmount (spec-controller.ts).
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -7,9 +7,9 @@ import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { type BlockDeviceSpec, type MountSpecSpec, type MountStatusSpec } from './types.ts';
+import { type BlockDeviceSpec, type MountSpecSpec, type MountSpecStatusSpec } from './types.ts';
 import {
-  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS,
+  BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, STORAGE_NS,
 } from '../../proto/gen/resource-types.ts';
 
 const FLAG_OPTIONS: Record<string, number> = {
@@ -56,9 +56,11 @@ export function nativeMountKernel(n: () => Native, mounts = '/proc/self/mounts')
 interface World { devices: BlockDeviceSpec[]; mounted: Set<string> }
 
 export function mountSpecController(kernel: MountKernel) {
-  const describe = (s: MountSpecSpec): MountStatusSpec => ({ target: s.target, source: s.source, layer: layerOf(s) });
-  return specController<MountSpecSpec, MountStatusSpec, World>({
-    name: 'mount-spec', namespace: STORAGE_NS, specType: MERGED_MOUNT_SPEC_TYPE, statusType: MOUNT_STATUS_TYPE,
+  const describe = (s: MountSpecSpec): MountSpecStatusSpec => ({
+    target: s.target, source: s.source, layer: layerOf(s),
+  });
+  return specController<MountSpecSpec, MountSpecStatusSpec, World>({
+    name: 'mount-spec', namespace: STORAGE_NS, specType: MERGED_MOUNT_SPEC_TYPE, statusType: MOUNT_SPEC_STATUS_TYPE,
     inputs: [{ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, kind: 'weak' }],
     // /proc/self/mounts once per reconcile, kept current below as this reconcile mounts and unmounts.
     observe: async (ctx) => ({

@@ -14,7 +14,9 @@ import { builtinTypes } from '../index.ts';
 import { blockDeviceStatusController } from './block-device-status.ts';
 import { mountMergeController } from './mount-merge.ts';
 import { mountOptions, mountSpecController, nativeMountKernel } from './mount-spec.ts';
-import { BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_STATUS_TYPE, STORAGE_NS } from '../../proto/gen/resource-types.ts';
+import {
+  BLOCK_DEVICE_TYPE, MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, STORAGE_NS,
+} from '../../proto/gen/resource-types.ts';
 
 t.test('mount options split into flags and data', async (t) => {
   t.same(mountOptions(['ro', 'noexec', 'errors=remount-ro', 'defaults']), { flags: 1 | 8, data: 'errors=remount-ro' });
@@ -48,7 +50,7 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   });
   const dev = (name: string) => h.spec({ namespace: STORAGE_NS, type: BLOCK_DEVICE_TYPE, id: name });
   const mstatus = (id: string) =>
-    h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id });
+    h.spec<Record<string, string>>({ namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE, id });
   const target = join(dir, 'mnt', 'data');
 
   t.test('an attached disk appears within a second, with its filesystem', async (t) => {
@@ -82,7 +84,7 @@ if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   });
 
   t.test('a dependant holding the status delays the unmount', async (t) => {
-    const status = { namespace: STORAGE_NS, type: MOUNT_STATUS_TYPE, id: target };
+    const status = { namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE, id: target };
     await addFinalizer(state, status, 'dependant');
     let gone = false;
     const destroying = state.teardownAndDestroy({ namespace: STORAGE_NS, type: MOUNT_SPEC_TYPE, id: 'data' })

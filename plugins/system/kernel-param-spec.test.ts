@@ -12,7 +12,7 @@ import { kernelParamMergeController } from './kernel-param-merge.ts';
 import { kernelParamSpecController } from './kernel-param-spec.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { kernelParamConfigController } from './kernel-param-config.ts';
-import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_STATUS_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
+import { KERNEL_PARAM_SPEC_TYPE, KERNEL_PARAM_SPEC_STATUS_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
 
 t.test('without root, on a /proc/sys of files: layers, read-back, the original written back', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'sysctl-'));
@@ -23,7 +23,8 @@ t.test('without root, on a /proc/sys of files: layers, read-back, the original w
   });
   const file = () => readFileSync(join(root, 'net', 'ipv4', 'ip_forward'), 'utf8').trim();
   const st = () =>
-    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id: 'net.ipv4.ip_forward' });
+    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_STATUS_TYPE,
+      id: 'net.ipv4.ip_forward' });
   await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' }, {
     key: 'net.ipv4.ip_forward', value: '1', layer: 'platform',
   });
@@ -56,7 +57,7 @@ if (process.getuid?.() !== 0) {
   const { until } = h;
   const p = (id: string) => ({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id });
   const status = (id: string) =>
-    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_STATUS_TYPE, id });
+    h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_STATUS_TYPE, id });
 
   t.test('set, read back, restore on delete', async (t) => {
     // Flip whatever the namespace has, so the write is observable on any host.

@@ -1,13 +1,15 @@
 // kernel-param-spec: MergedKernelParamSpec (id = key) -> write /proc/sys/<key> -> read
-// it back -> KernelParamStatus. The value found before the first write is kept in the
+// it back -> KernelParamSpecStatus. The value found before the first write is kept in the
 // status and written back when the spec goes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { errnoOf } from '../../native/errno.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../sdk/spec-controller.ts';
-import { type KernelParamSpecSpec, type KernelParamStatusSpec } from './types.ts';
-import { KERNEL_PARAM_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
+import { type KernelParamSpecSpec, type KernelParamSpecStatusSpec } from './types.ts';
+import {
+  KERNEL_PARAM_SPEC_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,
+} from '../../proto/gen/resource-types.ts';
 
 const normalise = (v: string) => v.trim().split(/\s+/).join(' ');
 
@@ -21,12 +23,12 @@ function explain(key: string, e: unknown): string {
 }
 
 export function kernelParamSpecController(root = '/proc/sys') {
-  const keep = (prev: KernelParamStatusSpec | undefined) => (
+  const keep = (prev: KernelParamSpecStatusSpec | undefined) => (
     prev?.original !== undefined ? { original: prev.original } : {}
   );
-  return specController<KernelParamSpecSpec, KernelParamStatusSpec, null>({
+  return specController<KernelParamSpecSpec, KernelParamSpecStatusSpec, null>({
     name: 'kernel-param-spec', namespace: SYSTEM_NS, specType: MERGED_KERNEL_PARAM_SPEC_TYPE,
-    statusType: KERNEL_PARAM_STATUS_TYPE,
+    statusType: KERNEL_PARAM_SPEC_STATUS_TYPE,
     observe: () => null,
     apply(key, s, prev) {
       const want = normalise(s.value);

@@ -669,9 +669,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "AddressStatuses.net.appliance.dev",
+    "type": "AddressSpecStatuses.net.appliance.dev",
     "defaultNamespace": "network",
-    "protoMessage": "appliance.net.v1alpha1.AddressStatusSpec",
+    "protoMessage": "appliance.net.v1alpha1.AddressSpecStatusSpec",
     "printColumns": [
       {
         "name": "Address",
@@ -693,6 +693,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "AddressStatuses.net.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -752,9 +755,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "RouteStatuses.net.appliance.dev",
+    "type": "RouteSpecStatuses.net.appliance.dev",
     "defaultNamespace": "network",
-    "protoMessage": "appliance.net.v1alpha1.RouteStatusSpec",
+    "protoMessage": "appliance.net.v1alpha1.RouteSpecStatusSpec",
     "printColumns": [
       {
         "name": "Destination",
@@ -780,6 +783,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "RouteStatuses.net.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -885,9 +891,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "HostnameStatuses.net.appliance.dev",
+    "type": "HostnameSpecStatuses.net.appliance.dev",
     "defaultNamespace": "network",
-    "protoMessage": "appliance.net.v1alpha1.HostnameStatusSpec",
+    "protoMessage": "appliance.net.v1alpha1.HostnameSpecStatusSpec",
     "printColumns": [
       {
         "name": "FQDN",
@@ -905,6 +911,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "HostnameStatuses.net.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -948,9 +957,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "ResolverStatuses.net.appliance.dev",
+    "type": "ResolverSpecStatuses.net.appliance.dev",
     "defaultNamespace": "network",
-    "protoMessage": "appliance.net.v1alpha1.ResolverStatusSpec",
+    "protoMessage": "appliance.net.v1alpha1.ResolverSpecStatusSpec",
     "printColumns": [
       {
         "name": "Servers",
@@ -968,6 +977,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "ResolverStatuses.net.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -1148,9 +1160,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "MountStatuses.storage.appliance.dev",
+    "type": "MountSpecStatuses.storage.appliance.dev",
     "defaultNamespace": "storage",
-    "protoMessage": "appliance.storage.v1alpha1.MountStatusSpec",
+    "protoMessage": "appliance.storage.v1alpha1.MountSpecStatusSpec",
     "printColumns": [
       {
         "name": "Target",
@@ -1172,6 +1184,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "MountStatuses.storage.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -1246,9 +1261,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "KernelParamStatuses.system.appliance.dev",
+    "type": "KernelParamSpecStatuses.system.appliance.dev",
     "defaultNamespace": "system",
-    "protoMessage": "appliance.system.v1alpha1.KernelParamStatusSpec",
+    "protoMessage": "appliance.system.v1alpha1.KernelParamSpecStatusSpec",
     "printColumns": [
       {
         "name": "State",
@@ -1270,6 +1285,9 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
+    ],
+    "formerTypes": [
+      "KernelParamStatuses.system.appliance.dev"
     ],
     "access": "controllers"
   },
@@ -1444,9 +1462,9 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
-    "type": "FileStatuses.system.appliance.dev",
+    "type": "FileSpecStatuses.system.appliance.dev",
     "defaultNamespace": "system",
-    "protoMessage": "appliance.system.v1alpha1.FileStatusSpec",
+    "protoMessage": "appliance.system.v1alpha1.FileSpecStatusSpec",
     "printColumns": [
       {
         "name": "State",
@@ -1470,6 +1488,9 @@ export const BUILTIN_TYPES = [
       }
     ],
     "sensitive": true,
+    "formerTypes": [
+      "FileStatuses.system.appliance.dev"
+    ],
     "access": "controllers"
   },
   {

@@ -64,13 +64,13 @@ export const LINK_SPEC_STATUS_TYPE = 'LinkSpecStatuses.net.appliance.dev';
 /** AddressSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const ADDRESS_SPEC_TYPE = 'AddressSpecs.net.appliance.dev';
 export const MERGED_ADDRESS_SPEC_TYPE = 'MergedAddressSpecs.net.appliance.dev';
-/** AddressStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
-export const ADDRESS_STATUS_TYPE = 'AddressStatuses.net.appliance.dev';
+/** AddressSpecStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const ADDRESS_SPEC_STATUS_TYPE = 'AddressSpecStatuses.net.appliance.dev';
 /** RouteSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const ROUTE_SPEC_TYPE = 'RouteSpecs.net.appliance.dev';
 export const MERGED_ROUTE_SPEC_TYPE = 'MergedRouteSpecs.net.appliance.dev';
-/** RouteStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
-export const ROUTE_STATUS_TYPE = 'RouteStatuses.net.appliance.dev';
+/** RouteSpecStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const ROUTE_SPEC_STATUS_TYPE = 'RouteSpecStatuses.net.appliance.dev';
 /** DhcpSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const DHCP_SPEC_TYPE = 'DhcpSpecs.net.appliance.dev';
 export const MERGED_DHCP_SPEC_TYPE = 'MergedDhcpSpecs.net.appliance.dev';
@@ -79,13 +79,13 @@ export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
 /** HostnameSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 export const MERGED_HOSTNAME_SPEC_TYPE = 'MergedHostnameSpecs.net.appliance.dev';
-/** HostnameStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
-export const HOSTNAME_STATUS_TYPE = 'HostnameStatuses.net.appliance.dev';
+/** HostnameSpecStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const HOSTNAME_SPEC_STATUS_TYPE = 'HostnameSpecStatuses.net.appliance.dev';
 /** ResolverSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const RESOLVER_SPEC_TYPE = 'ResolverSpecs.net.appliance.dev';
 export const MERGED_RESOLVER_SPEC_TYPE = 'MergedResolverSpecs.net.appliance.dev';
-/** ResolverStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
-export const RESOLVER_STATUS_TYPE = 'ResolverStatuses.net.appliance.dev';
+/** ResolverSpecStatusSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const RESOLVER_SPEC_STATUS_TYPE = 'ResolverSpecStatuses.net.appliance.dev';
 /** ConfigSourceSpec's type (proto/appliance/platform/v1alpha1/platform.proto). */
 export const CONFIG_SOURCE_TYPE = 'ConfigSources.platform.appliance.dev';
 /** UserDataSpec's type (proto/appliance/platform/v1alpha1/platform.proto). */
@@ -105,15 +105,15 @@ export const BLOCK_DEVICE_TYPE = 'BlockDevices.storage.appliance.dev';
 /** MountSpecSpec's type (proto/appliance/storage/v1alpha1/storage.proto). */
 export const MOUNT_SPEC_TYPE = 'MountSpecs.storage.appliance.dev';
 export const MERGED_MOUNT_SPEC_TYPE = 'MergedMountSpecs.storage.appliance.dev';
-/** MountStatusSpec's type (proto/appliance/storage/v1alpha1/storage.proto). */
-export const MOUNT_STATUS_TYPE = 'MountStatuses.storage.appliance.dev';
+/** MountSpecStatusSpec's type (proto/appliance/storage/v1alpha1/storage.proto). */
+export const MOUNT_SPEC_STATUS_TYPE = 'MountSpecStatuses.storage.appliance.dev';
 /** EphemeralStatusSpec's type (proto/appliance/storage/v1alpha1/storage.proto). */
 export const EPHEMERAL_STATUS_TYPE = 'EphemeralStatuses.storage.appliance.dev';
 /** KernelParamSpecSpec's type (proto/appliance/system/v1alpha1/system.proto). */
 export const KERNEL_PARAM_SPEC_TYPE = 'KernelParamSpecs.system.appliance.dev';
 export const MERGED_KERNEL_PARAM_SPEC_TYPE = 'MergedKernelParamSpecs.system.appliance.dev';
-/** KernelParamStatusSpec's type (proto/appliance/system/v1alpha1/system.proto). */
-export const KERNEL_PARAM_STATUS_TYPE = 'KernelParamStatuses.system.appliance.dev';
+/** KernelParamSpecStatusSpec's type (proto/appliance/system/v1alpha1/system.proto). */
+export const KERNEL_PARAM_SPEC_STATUS_TYPE = 'KernelParamSpecStatuses.system.appliance.dev';
 /** KernelModuleSpecSpec's type (proto/appliance/system/v1alpha1/system.proto). */
 export const KERNEL_MODULE_SPEC_TYPE = 'KernelModuleSpecs.system.appliance.dev';
 export const MERGED_KERNEL_MODULE_SPEC_TYPE = 'MergedKernelModuleSpecs.system.appliance.dev';
@@ -126,8 +126,8 @@ export const DEVICE_TYPE = 'Devices.system.appliance.dev';
 /** FileSpecSpec's type (proto/appliance/system/v1alpha1/system.proto). */
 export const FILE_SPEC_TYPE = 'FileSpecs.system.appliance.dev';
 export const MERGED_FILE_SPEC_TYPE = 'MergedFileSpecs.system.appliance.dev';
-/** FileStatusSpec's type (proto/appliance/system/v1alpha1/system.proto). */
-export const FILE_STATUS_TYPE = 'FileStatuses.system.appliance.dev';
+/** FileSpecStatusSpec's type (proto/appliance/system/v1alpha1/system.proto). */
+export const FILE_SPEC_STATUS_TYPE = 'FileSpecStatuses.system.appliance.dev';
 /** TestReportSpec's type (proto/appliance/test/v1alpha1/test.proto). */
 export const TEST_REPORT_TYPE = 'TestReports.test.appliance.dev';
 /** TestFileReadSpec's type (proto/appliance/test/v1alpha1/test.proto). */
@@ -151,6 +151,7 @@ export interface Definition {
   ephemeral?: boolean;
   needsReboot?: boolean;
   access?: 'users' | 'admin' | 'controllers';
+  formerTypes?: string[];
 }
 
 /** Every built-in type's definition, by who serves it: "engine" or a built-in plugin's name. */
@@ -191,19 +192,19 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: LINK_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.LinkSpecStatusSpec', printColumns: [{ name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Up', jsonPath: '{.up}' }, { name: 'MTU', jsonPath: '{.mtu}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
     { type: ADDRESS_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.AddressSpecSpec', printColumns: [{ name: 'Address', jsonPath: '{.address}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_ADDRESS_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.AddressSpecSpec', printColumns: [{ name: 'Address', jsonPath: '{.address}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: ADDRESS_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.AddressStatusSpec', printColumns: [{ name: 'Address', jsonPath: '{.address}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: ADDRESS_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.AddressSpecStatusSpec', printColumns: [{ name: 'Address', jsonPath: '{.address}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['AddressStatuses.net.appliance.dev'] },
     { type: ROUTE_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.RouteSpecSpec', printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Metric', jsonPath: '{.metric}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_ROUTE_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.RouteSpecSpec', printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Metric', jsonPath: '{.metric}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: ROUTE_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.RouteStatusSpec', printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: ROUTE_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.RouteSpecStatusSpec', printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['RouteStatuses.net.appliance.dev'] },
     { type: DHCP_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpSpecSpec', printColumns: [{ name: 'Enabled', jsonPath: '{.enabled}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_DHCP_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpSpecSpec', printColumns: [{ name: 'Enabled', jsonPath: '{.enabled}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: DHCP_LEASE_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpLeaseSpec', aliases: ['leases'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Address', jsonPath: '{.address}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Server', jsonPath: '{.server}' }, { name: 'Acquired', jsonPath: '{.acquired}' }] },
     { type: HOSTNAME_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecSpec', printColumns: [{ name: 'Hostname', jsonPath: '{.hostname}' }, { name: 'Domain', jsonPath: '{.domainname}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_HOSTNAME_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecSpec', printColumns: [{ name: 'Hostname', jsonPath: '{.hostname}' }, { name: 'Domain', jsonPath: '{.domainname}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: HOSTNAME_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameStatusSpec', printColumns: [{ name: 'FQDN', jsonPath: '{.fqdn}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: HOSTNAME_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecStatusSpec', printColumns: [{ name: 'FQDN', jsonPath: '{.fqdn}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['HostnameStatuses.net.appliance.dev'] },
     { type: RESOLVER_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.ResolverSpecSpec', printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Search', jsonPath: '{.searchDomains}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_RESOLVER_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.ResolverSpecSpec', printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'Search', jsonPath: '{.searchDomains}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: RESOLVER_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.ResolverStatusSpec', printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: RESOLVER_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.ResolverSpecStatusSpec', printColumns: [{ name: 'Servers', jsonPath: '{.servers}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['ResolverStatuses.net.appliance.dev'] },
   ],
   'platform': [
     { type: CONFIG_SOURCE_TYPE, defaultNamespace: PLATFORM_NS, protoMessage: 'appliance.platform.v1alpha1.ConfigSourceSpec', aliases: ['sources'], printColumns: [{ name: 'Order', jsonPath: '{.order}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Attempts', jsonPath: '{.attempts}' }, { name: 'Location', jsonPath: '{.location}' }, { name: 'Message', jsonPath: '{.message}' }] },
@@ -215,13 +216,13 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: BLOCK_DEVICE_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.BlockDeviceSpec', aliases: ['disks'], printColumns: [{ name: 'Size', jsonPath: '{.sizeBytes}' }, { name: 'FSType', jsonPath: '{.fstype}' }, { name: 'Label', jsonPath: '{.label}' }, { name: 'Parent', jsonPath: '{.parent}' }] },
     { type: MOUNT_SPEC_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.MountSpecSpec', printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'Target', jsonPath: '{.target}' }, { name: 'FSType', jsonPath: '{.fstype}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_MOUNT_SPEC_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.MountSpecSpec', printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'Target', jsonPath: '{.target}' }, { name: 'FSType', jsonPath: '{.fstype}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: MOUNT_STATUS_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.MountStatusSpec', printColumns: [{ name: 'Target', jsonPath: '{.target}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Device', jsonPath: '{.device}' }, { name: 'FSType', jsonPath: '{.fstype}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: MOUNT_SPEC_STATUS_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.MountSpecStatusSpec', printColumns: [{ name: 'Target', jsonPath: '{.target}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Device', jsonPath: '{.device}' }, { name: 'FSType', jsonPath: '{.fstype}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['MountStatuses.storage.appliance.dev'] },
     { type: EPHEMERAL_STATUS_TYPE, defaultNamespace: STORAGE_NS, protoMessage: 'appliance.storage.v1alpha1.EphemeralStatusSpec', aliases: ['ephemeral'], printColumns: [{ name: 'Device', jsonPath: '{.device}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Partition', jsonPath: '{.partitionBytes}' }, { name: 'Filesystem', jsonPath: '{.filesystemBytes}' }, { name: 'Grew', jsonPath: '{.grew}' }, { name: 'Error', jsonPath: '{.error}' }] },
   ],
   'system': [
     { type: KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelParamSpecSpec', aliases: ['sysctl', 'sysctls'], printColumns: [{ name: 'Value', jsonPath: '{.value}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_KERNEL_PARAM_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelParamSpecSpec', printColumns: [{ name: 'Value', jsonPath: '{.value}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
-    { type: KERNEL_PARAM_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelParamStatusSpec', printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Value', jsonPath: '{.value}' }, { name: 'Original', jsonPath: '{.original}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
+    { type: KERNEL_PARAM_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelParamSpecStatusSpec', printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Value', jsonPath: '{.value}' }, { name: 'Original', jsonPath: '{.original}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['KernelParamStatuses.system.appliance.dev'] },
     { type: KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelModuleSpecSpec', aliases: ['modules', 'kmod'], printColumns: [{ name: 'Parameters', jsonPath: '{.parameters}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_KERNEL_MODULE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelModuleSpecSpec', printColumns: [{ name: 'Parameters', jsonPath: '{.parameters}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: KERNEL_MODULE_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.KernelModuleSpecStatusSpec', printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Loaded', jsonPath: '{.loaded}' }, { name: 'Builtin', jsonPath: '{.builtin}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }] },
@@ -229,7 +230,7 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: DEVICE_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.DeviceSpec', aliases: ['devices', 'dev'], printColumns: [{ name: 'Driver', jsonPath: '{.driver}' }, { name: 'Modules', jsonPath: '{.modules}' }, { name: 'Vendor', jsonPath: '{.vendor}' }, { name: 'Device', jsonPath: '{.device}' }, { name: 'Class', jsonPath: '{.class}' }, { name: 'Error', jsonPath: '{.error}' }] },
     { type: FILE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.FileSpecSpec', aliases: ['files'], printColumns: [{ name: 'Path', jsonPath: '{.path}' }, { name: 'Mode', jsonPath: '{.mode}' }, { name: 'Layer', jsonPath: '{.layer}' }], sensitive: true },
     { type: MERGED_FILE_SPEC_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.FileSpecSpec', printColumns: [{ name: 'Path', jsonPath: '{.path}' }, { name: 'Mode', jsonPath: '{.mode}' }, { name: 'Layer', jsonPath: '{.layer}' }], sensitive: true },
-    { type: FILE_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.FileStatusSpec', printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Size', jsonPath: '{.size}' }, { name: 'SHA256', jsonPath: '{.sha256}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], sensitive: true },
+    { type: FILE_SPEC_STATUS_TYPE, defaultNamespace: SYSTEM_NS, protoMessage: 'appliance.system.v1alpha1.FileSpecStatusSpec', printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Size', jsonPath: '{.size}' }, { name: 'SHA256', jsonPath: '{.sha256}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], sensitive: true, formerTypes: ['FileStatuses.system.appliance.dev'] },
   ],
   'test-writer': [
     { type: TEST_REPORT_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.test.v1alpha1.TestReportSpec' },

@@ -835,8 +835,8 @@ export interface AppliedAddress {
   link: string;
 }
 
-/** AddressStatusSpec: what address-spec did with a merged AddressSpec (id link/address). */
-export interface AddressStatusSpec {
+/** AddressSpecStatusSpec: what address-spec did with a merged AddressSpec (id link/address). */
+export interface AddressSpecStatusSpec {
   /** Whether the address is on its link. */
   state?: ApplyState;
   /** The address with its prefix length. */
@@ -884,8 +884,8 @@ export interface AppliedRoute {
   metric: number;
 }
 
-/** RouteStatusSpec: what route-spec did with a merged RouteSpec (id destination/metric). */
-export interface RouteStatusSpec {
+/** RouteSpecStatusSpec: what route-spec did with a merged RouteSpec (id destination/metric). */
+export interface RouteSpecStatusSpec {
   /** Whether the route is in the main table. */
   state?: ApplyState;
   /** The destination network (0.0.0.0/0 or ::/0 for a default route). */
@@ -964,8 +964,8 @@ export interface OriginalHostname {
   domainname: string;
 }
 
-/** HostnameStatusSpec: the host name in effect (id "hostname"). */
-export interface HostnameStatusSpec {
+/** HostnameSpecStatusSpec: the host name in effect (id "hostname"). */
+export interface HostnameSpecStatusSpec {
   /** Whether the names are set. */
   state?: ApplyState;
   /** The short host name in effect. */
@@ -996,8 +996,8 @@ export interface ResolverSpecSpec {
   layer?: Layer;
 }
 
-/** ResolverStatusSpec: the resolvers in effect (id "resolvers"), written to /etc/resolv.conf. */
-export interface ResolverStatusSpec {
+/** ResolverSpecStatusSpec: the resolvers in effect (id "resolvers"), written to /etc/resolv.conf. */
+export interface ResolverSpecStatusSpec {
   /** Whether /etc/resolv.conf says what the spec says. */
   state?: ApplyState;
   /** The name servers in effect. */
@@ -1248,9 +1248,9 @@ export interface AppliedMount {
   target: string;
 }
 
-/** MountStatusSpec: what the mount controller did with a merged MountSpec (id = target).
+/** MountSpecStatusSpec: what the mount controller did with a merged MountSpec (id = target).
  * Torn down before the unmount: a dependant holding it with a finalizer delays the unmount. */
-export interface MountStatusSpec {
+export interface MountSpecStatusSpec {
   /** Whether the filesystem is mounted. */
   state?: ApplyState;
   /** The mount point. */
@@ -1312,8 +1312,8 @@ export interface KernelParamSpecSpec {
   key?: string;
 }
 
-/** KernelParamStatusSpec: what the kernel reports back for a merged KernelParamSpec (id = key). */
-export interface KernelParamStatusSpec {
+/** KernelParamSpecStatusSpec: what the kernel reports back for a merged KernelParamSpec (id = key). */
+export interface KernelParamSpecStatusSpec {
   /** Whether the kernel reports the value written. */
   state?: ApplyState;
   /** The value the kernel reports after the write. */
@@ -1408,7 +1408,7 @@ export interface DeviceSpec {
  * stays as it was built). Specs of every layer for the same path merge; the highest layer
  * wins. A file that was there before is put back when the spec goes (one that was not is
  * removed); cloud-init's write_files become these. Sensitive: files often carry
- * credentials, so only admins read FileSpecs, MergedFileSpecs and FileStatuses.
+ * credentials, so only admins read FileSpecs, MergedFileSpecs and FileSpecStatuses.
  * 
  * Example:
  * path: /run/app/settings.json
@@ -1427,8 +1427,8 @@ export interface FileSpecSpec {
   layer?: Layer;
 }
 
-/** FileStatusSpec: a merged FileSpec's file (id = path), written by the system plugin. */
-export interface FileStatusSpec {
+/** FileSpecStatusSpec: a merged FileSpec's file (id = path), written by the system plugin. */
+export interface FileSpecStatusSpec {
   /** Whether the file holds the content. */
   state?: ApplyState;
   /** The file. */
@@ -1599,17 +1599,17 @@ export const MESSAGES = {
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',
   AddressSpecSpec: 'appliance.net.v1alpha1.AddressSpecSpec',
   AppliedAddress: 'appliance.net.v1alpha1.AppliedAddress',
-  AddressStatusSpec: 'appliance.net.v1alpha1.AddressStatusSpec',
+  AddressSpecStatusSpec: 'appliance.net.v1alpha1.AddressSpecStatusSpec',
   RouteSpecSpec: 'appliance.net.v1alpha1.RouteSpecSpec',
   AppliedRoute: 'appliance.net.v1alpha1.AppliedRoute',
-  RouteStatusSpec: 'appliance.net.v1alpha1.RouteStatusSpec',
+  RouteSpecStatusSpec: 'appliance.net.v1alpha1.RouteSpecStatusSpec',
   DhcpSpecSpec: 'appliance.net.v1alpha1.DhcpSpecSpec',
   DhcpLeaseSpec: 'appliance.net.v1alpha1.DhcpLeaseSpec',
   HostnameSpecSpec: 'appliance.net.v1alpha1.HostnameSpecSpec',
   OriginalHostname: 'appliance.net.v1alpha1.OriginalHostname',
-  HostnameStatusSpec: 'appliance.net.v1alpha1.HostnameStatusSpec',
+  HostnameSpecStatusSpec: 'appliance.net.v1alpha1.HostnameSpecStatusSpec',
   ResolverSpecSpec: 'appliance.net.v1alpha1.ResolverSpecSpec',
-  ResolverStatusSpec: 'appliance.net.v1alpha1.ResolverStatusSpec',
+  ResolverSpecStatusSpec: 'appliance.net.v1alpha1.ResolverSpecStatusSpec',
   ConfigSourceSpec: 'appliance.platform.v1alpha1.ConfigSourceSpec',
   UserDataSpec: 'appliance.platform.v1alpha1.UserDataSpec',
   PlatformMetadataSpec: 'appliance.platform.v1alpha1.PlatformMetadataSpec',
@@ -1622,16 +1622,16 @@ export const MESSAGES = {
   BlockDeviceSpec: 'appliance.storage.v1alpha1.BlockDeviceSpec',
   MountSpecSpec: 'appliance.storage.v1alpha1.MountSpecSpec',
   AppliedMount: 'appliance.storage.v1alpha1.AppliedMount',
-  MountStatusSpec: 'appliance.storage.v1alpha1.MountStatusSpec',
+  MountSpecStatusSpec: 'appliance.storage.v1alpha1.MountSpecStatusSpec',
   EphemeralStatusSpec: 'appliance.storage.v1alpha1.EphemeralStatusSpec',
   KernelParamSpecSpec: 'appliance.system.v1alpha1.KernelParamSpecSpec',
-  KernelParamStatusSpec: 'appliance.system.v1alpha1.KernelParamStatusSpec',
+  KernelParamSpecStatusSpec: 'appliance.system.v1alpha1.KernelParamSpecStatusSpec',
   KernelModuleSpecSpec: 'appliance.system.v1alpha1.KernelModuleSpecSpec',
   KernelModuleSpecStatusSpec: 'appliance.system.v1alpha1.KernelModuleSpecStatusSpec',
   KernelModuleStatusSpec: 'appliance.system.v1alpha1.KernelModuleStatusSpec',
   DeviceSpec: 'appliance.system.v1alpha1.DeviceSpec',
   FileSpecSpec: 'appliance.system.v1alpha1.FileSpecSpec',
-  FileStatusSpec: 'appliance.system.v1alpha1.FileStatusSpec',
+  FileSpecStatusSpec: 'appliance.system.v1alpha1.FileSpecStatusSpec',
   TestReportSpec: 'appliance.test.v1alpha1.TestReportSpec',
   TestFileReadSpec: 'appliance.test.v1alpha1.TestFileReadSpec',
   TestFileContentSpec: 'appliance.test.v1alpha1.TestFileContentSpec',

@@ -16,6 +16,7 @@ interface ResourceOption {
   ephemeral?: boolean;
   needs_reboot?: boolean;
   display_type?: string;
+  former_types?: string[];
 }
 
 const OPTION = '(appliance.v1alpha1.resource)';
@@ -48,7 +49,9 @@ function entries(root: protobuf.Namespace): Entry[] {
   walk(root);
   const seen = new Map<string, string>();
   for (const e of out) {
-    for (const type of [e.option.type, ...(e.option.merged ? [`Merged${e.option.type}`] : [])]) {
+    const merged = e.option.merged ? [`Merged${e.option.type}`] : [];
+    const names = [e.option.type, ...merged, ...e.option.former_types ?? []];
+    for (const type of names) {
       const before = seen.get(type);
       if (before) throw new Error(`gen-proto: ${e.message.fullName} and ${before} both define ${type}`);
       seen.set(type, e.message.fullName);
@@ -61,7 +64,7 @@ function entries(root: protobuf.Namespace): Entry[] {
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 function checked(t: protobuf.Type, raw: ResourceOption): Entry['option'] {
-  const o = { ...raw, aliases: list(raw.aliases), columns: list(raw.columns) };
+  const o = { ...raw, aliases: list(raw.aliases), columns: list(raw.columns), former_types: list(raw.former_types) };
   const where = `gen-proto: ${t.fullName.slice(1)}: its ${OPTION} option`;
   if (!o.type || !/^[A-Z]\w*\.[a-z][\w.-]*$/.test(o.type)) {
     throw new Error(`${where} needs a type like Things.group.dev`);
@@ -105,6 +108,7 @@ export interface Definition {
   ephemeral?: boolean;
   needsReboot?: boolean;
   access?: 'users' | 'admin' | 'controllers';
+  formerTypes?: string[];
 }
 
 /** Every built-in type's definition, by who serves it: "engine" or a built-in plugin's name. */
@@ -126,7 +130,8 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
         ...(o.sensitive ? ['sensitive: true'] : []),
         ...(o.ephemeral ? ['ephemeral: true'] : []),
         ...(o.needs_reboot ? ['needsReboot: true'] : []),
-        ...(o.access ? [`access: ${str(o.access)}`] : [])];
+        ...(o.access ? [`access: ${str(o.access)}`] : []),
+        ...(o.former_types?.length ? [`formerTypes: [${o.former_types.map(str).join(', ')}]`] : [])];
       out += `    { ${fields.join(', ')} },\n`;
       if (o.merged) {
         // As the merge controllers have always made it: columns always listed, no aliases, no access of its own.

@@ -21,7 +21,7 @@ import {
 } from '../../../machinery/model/security-types.ts';
 import type { ApiTls } from './server.ts';
 import {
-  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, API_LIMITS_TYPE, HOSTNAME_STATUS_TYPE,
+  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, API_LIMITS_TYPE, HOSTNAME_SPEC_STATUS_TYPE,
   LINK_STATUS_TYPE, NETWORK_NS, SECURITY_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { API_ID } from '../../../machinery/model/singleton-ids.ts';
@@ -170,7 +170,7 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
         }).catch((e: Error) => o.log.error(`API certificate: ${e.message}`));
       };
       for (const [namespace, type] of [[SECURITY_NS, API_CERTIFICATE_AUTHORITY_TYPE], [SECURITY_NS, API_LIMITS_TYPE],
-        [NETWORK_NS, LINK_STATUS_TYPE], [NETWORK_NS, HOSTNAME_STATUS_TYPE]] as const) {
+        [NETWORK_NS, LINK_STATUS_TYPE], [NETWORK_NS, HOSTNAME_SPEC_STATUS_TYPE]] as const) {
         watches.push(await o.state.watch({ namespace, type }, {}, recheck));
       }
       recheck();

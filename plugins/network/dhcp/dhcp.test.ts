@@ -20,8 +20,8 @@ import { Rtnl } from '../rtnetlink/client.ts';
 import { routeMergeController } from '../route-merge.ts';
 import { routeSpecController } from '../route-spec.ts';
 import {
-  ADDRESS_STATUS_TYPE, DHCP_LEASE_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
-  ROUTE_STATUS_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+  ADDRESS_SPEC_STATUS_TYPE, DHCP_LEASE_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
+  ROUTE_SPEC_STATUS_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
 } from '../../../proto/gen/resource-types.ts';
 
 const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
@@ -88,7 +88,8 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     t.equal(await until(async () => (await status(DHCP_LEASE_TYPE, 'dh0'))?.state, 'bound', 15_000), 'bound',
       `bound ${(performance.now() - t0).toFixed(0)} ms after start`);
     const lease = await status(DHCP_LEASE_TYPE, 'dh0');
-    t.equal(await until(async () => (await status(ADDRESS_STATUS_TYPE, `dh0/${lease!.address}`))?.state, 'applied'),
+    t.equal(await until(async () => (await status(ADDRESS_SPEC_STATUS_TYPE, `dh0/${lease!.address}`))?.state,
+      'applied'),
       'applied', 'address applied');
     t.match(lease, {
       state: 'bound', server: '192.0.2.1', gateway: '192.0.2.1', dns: ['192.0.2.53'], leaseSeconds: 120,
@@ -97,7 +98,8 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     t.match(addr, /^192\.0\.2\.(5\d|[6-9]\d)\/24$/, 'from the pool');
     const idx = rtnl.links().find((l) => l.name === 'dh0')!.index;
     t.ok(rtnl.addresses().some((a) => a.index === idx && `${a.address}/${a.prefix}` === addr), 'in the kernel');
-    t.equal(await until(async () => (await status(ROUTE_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'), 'applied');
+    t.equal(await until(async () => (await status(ROUTE_SPEC_STATUS_TYPE, '0.0.0.0/0/1024'))?.state, 'applied'),
+      'applied');
     t.ok(rtnl.routes(4).some((x) => x.dstLen === 0 && x.gateway === '192.0.2.1' && x.oif === idx),
       'default route via the server');
     t.match(await status(RESOLVER_SPEC_TYPE, 'dhcp/dh0'),
@@ -121,7 +123,7 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     t.ok(renewed, 'the lease resource shows the new acquisition time');
     t.match(await status(DHCP_LEASE_TYPE, 'dh0'), { state: 'bound', address: first?.address },
       'same address, still bound');
-    t.equal((await status(ADDRESS_STATUS_TYPE, `dh0/${first?.address}`))?.state, 'applied',
+    t.equal((await status(ADDRESS_SPEC_STATUS_TYPE, `dh0/${first?.address}`))?.state, 'applied',
       'the address stayed applied throughout');
   });
 

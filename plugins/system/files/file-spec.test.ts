@@ -9,7 +9,7 @@ import { builtinCodecs } from '../../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../index.ts';
 import { fileMergeController } from './file-merge.ts';
 import { filePath, fileSpecController } from './file-spec.ts';
-import { FILE_SPEC_TYPE, FILE_STATUS_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
+import { FILE_SPEC_TYPE, FILE_SPEC_STATUS_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 
 t.test('paths: only files under /run, /var and /tmp', async (t) => {
   t.equal(filePath('/run/app/x.conf', '/r'), '/r/run/app/x.conf');
@@ -31,7 +31,8 @@ t.test('written with its mode; a higher layer wins; deleted: what was there befo
   await h.until(() => existsSync(file), true);
   t.equal(readFileSync(file, 'utf8'), '{"debug": false}');
   t.equal(statSync(file).mode & 0o777, 0o640, 'its mode');
-  const status = (id: string) => h.spec<Record<string, unknown>>({ namespace: SYSTEM_NS, type: FILE_STATUS_TYPE, id });
+  const status = (id: string) => h.spec<Record<string, unknown>>({ namespace: SYSTEM_NS, type: FILE_SPEC_STATUS_TYPE,
+    id });
   t.match(await status('/run/app/settings.json'), { state: 'applied', size: 16 });
   await h.create(p('platform-seed'), { path: '/var/lib/seed', content: 'cGxhdGZvcm0=', encoding: 'base64',
     layer: 'platform' });

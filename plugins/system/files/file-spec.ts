@@ -1,5 +1,5 @@
 // file-spec: MergedFileSpec (id = path) -> the file written (atomically, with its mode)
-// -> FileStatus. A file that was there before the first write is kept in the status
+// -> FileSpecStatus. A file that was there before the first write is kept in the status
 // (up to 64 KiB) and put back when the spec goes; one that was not is removed. Only /run,
 // /var and /tmp: the spec's rule refuses any other path, and this file checks again.
 import { createHash } from 'node:crypto';
@@ -9,8 +9,8 @@ import { errnoOf } from '../../../native/errno.ts';
 import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
 import { layerOf } from '../../../machinery/model/layers.ts';
 import { specController } from '../../sdk/spec-controller.ts';
-import { type FileSpecSpec, type FileStatusSpec } from '../types.ts';
-import { FILE_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
+import { type FileSpecSpec, type FileSpecStatusSpec } from '../types.ts';
+import { FILE_SPEC_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 
 /** The most of a file that was there before that is kept to be put back. */
 const MAX_ORIGINAL_BYTES = 64 << 10;
@@ -29,12 +29,12 @@ const bytesOf = (s: FileSpecSpec) => (s.encoding === 'base64' ? Buffer.from(s.co
 const modeOf = (s: FileSpecSpec) => (s.mode ? parseInt(s.mode, 8) : 0o644);
 
 export function fileSpecController(root = '/') {
-  const keep = (prev: FileStatusSpec | undefined) => ({
+  const keep = (prev: FileSpecStatusSpec | undefined) => ({
     ...(prev?.original !== undefined ? { original: prev.original } : {}),
     ...(prev?.originalMode !== undefined ? { originalMode: prev.originalMode } : {}),
   });
-  return specController<FileSpecSpec, FileStatusSpec, null>({
-    name: 'file-spec', namespace: SYSTEM_NS, specType: MERGED_FILE_SPEC_TYPE, statusType: FILE_STATUS_TYPE,
+  return specController<FileSpecSpec, FileSpecStatusSpec, null>({
+    name: 'file-spec', namespace: SYSTEM_NS, specType: MERGED_FILE_SPEC_TYPE, statusType: FILE_SPEC_STATUS_TYPE,
     observe: () => null,
     apply(path, s, prev) {
       const file = filePath(path, root);
