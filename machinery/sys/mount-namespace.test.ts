@@ -10,11 +10,13 @@ import { native } from '../../native/index.ts';
 import { spawnInOwnMountNamespace } from './mount-namespace.ts';
 
 const n = native();
-const output = (args: string[]) => new Promise<string>((resolve, reject) => {
+/** What a child node writes to stdout; `progress` hears it so far at each write. */
+const output = (args: string[], progress?: (text: string) => void) => new Promise<string>((resolve, reject) => {
   const c = spawnInOwnMountNamespace(n, () => spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   c.stdout!.on('data', (d: Buffer) => {
     out += d;
+    progress?.(out);
   });
   c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`))));
 });
@@ -35,18 +37,33 @@ t.test('the child is born in a namespace of its own; this thread comes back to i
 t.test('mounts made later by the machine reach the child; the child\'s propagation is slave', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'mntns-'));
   n.mount('none', '/', '', (1 << 14) | (1 << 20)); // MS_REC | MS_SHARED in this test's namespace
+  // The child says when it has looked (a fixed wait raced a slow start on a loaded machine); then it watches for
+  // the mount for up to 10 s.
   const script = `
     const fs = require('fs');
     const seen = () => fs.readFileSync('/proc/self/mountinfo', 'utf8').includes(${JSON.stringify(dir)});
     const before = seen();
-    setTimeout(() => process.stdout.write(JSON.stringify({ before, after: seen(),
-      master: fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n')
-        .find((l) => l.split(' ')[4] === '/')?.includes('master:') })), 1500);
+    process.stdout.write('looked\\n');
+    const until = Date.now() + 10000;
+    const check = () => {
+      if (!seen() && Date.now() < until) return setTimeout(check, 50);
+      process.stdout.write(JSON.stringify({ before, after: seen(),
+        master: fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\\n')
+          .find((l) => l.split(' ')[4] === '/')?.includes('master:') }));
+    };
+    check();
   `;
-  const pending = output(['-e', script]);
-  await new Promise((r) => setTimeout(r, 500));
+  let looked: () => void = () => undefined;
+  const lookedOnce = new Promise<void>((r) => {
+    looked = r;
+  });
+  const pending = output(['-e', script], (text) => {
+    if (text.includes('looked\n')) looked();
+  });
+  await lookedOnce;
   n.mount('tmpfs', dir, 'tmpfs', 0, 'size=1m');
   t.teardown(() => n.umount2(dir));
-  const seen = JSON.parse(await pending) as { before: boolean; after: boolean; master: boolean };
+  const report = (await pending).replace('looked\n', '');
+  const seen = JSON.parse(report) as { before: boolean; after: boolean; master: boolean };
   t.same(seen, { before: false, after: true, master: true });
 });
