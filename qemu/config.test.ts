@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import { stateDisk } from './config-seeds.ts';
-import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC } from '../machinery/model/service-wire.ts';
 import { BAD_CONFIGS } from '../machinery/config/testing/bad-configs.ts';
 import { GrpcChannel } from '../cosi/remote/grpc/client.ts';
 
@@ -125,7 +125,7 @@ t.test('the bad-config corpus, sent to the machine past cosictl: each refused wh
   const times: string[] = [];
   for (const bad of BAD_CONFIGS) {
     const t0 = performance.now();
-    await t.rejects(channel.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+    await t.rejects(channel.unary(CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
       config: Buffer.from(bad.text), mode: 'replace', dryRun: false, trySeconds: 0, sourceName: bad.name,
     })), bad.expect, bad.name);
     const ms = performance.now() - t0;

@@ -5,6 +5,7 @@
 //   proto/gen/spec-types.ts        a TypeScript interface per spec message and a union per enum
 //   proto/gen/resource-types.ts    each resource type's constant and ResourceDefinition, from its message's
 //                                  (appliance.v1alpha1.resource) option, and the namespaces they use
+//   proto/gen/services.ts          each method of our services: its path and its messages
 //   --check   exit 1 if a generated file is not up to date
 import { isErrno } from '../native/errno.ts';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import protobuf from 'protobufjs';
 import { enumValueName, jsonName } from '../cosi/spec/message-info.ts';
 import { tablesFromProtobufjs } from './lib/proto-tables.ts';
 import { resourceTypes } from './lib/resource-types.ts';
+import { serviceTypes } from './lib/service-types.ts';
 import { ROOT } from './lib/paths.ts';
 
 const PROTO = join(ROOT, 'proto');
@@ -145,6 +147,11 @@ export function generate(): Generated[] {
       text: resourceTypes(specRoot.lookup('appliance') as protobuf.Namespace,
         header('the (appliance.v1alpha1.resource) option of the messages in proto/appliance'),
         (t) => relative(ROOT, t.filename ?? PROTO)),
+    },
+    {
+      path: join(GEN, 'services.ts'),
+      text: serviceTypes(specRoot.lookup('appliance') as protobuf.Namespace,
+        header('the service blocks of proto/appliance'), (s) => relative(ROOT, s.filename ?? PROTO)),
     },
   ];
 }

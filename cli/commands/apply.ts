@@ -6,9 +6,7 @@
 import { formatProblem, loadDocuments } from '../../machinery/config/documents.ts';
 import { ConfigRefused } from '../../machinery/config/validate-config.ts';
 import type { InputFile } from '../../proto/gen/spec-types.ts';
-import {
-  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
-} from '../../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC, callUnary } from '../../machinery/model/service-wire.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -100,7 +98,7 @@ export async function applyConfig(
     if (mode === 'merge' || flagAll(p, 'filename').length || has(p, 'try') || has(p, 'dry-run')) {
       throw new CliError('--confirm goes alone: cosictl apply-config --confirm', EXIT.usage);
     }
-    const r = CONFIRM_RESPONSE.decode(await s.state.unary(CONFIRM_CONFIG_PATH, CONFIRM_REQUEST.encode({})));
+    const r = await callUnary(s.state, CONFIG_RPC.confirmConfig, {});
     out(`tried config confirmed; ${r.persistedTo ? `persisted to ${r.persistedTo}` : `held in memory only: `
       + r.persistProblem}\n`);
     return EXIT.ok;
@@ -123,7 +121,7 @@ export async function applyConfig(
 }
 
 type Sent = Pick<Awaited<ReturnType<typeof configInput>>, 'bytes' | 'name' | 'files'>;
-export type Applied = ReturnType<typeof APPLY_RESPONSE.decode>;
+export type Applied = ReturnType<typeof CONFIG_RPC.applyConfig.response.decode>;
 
 /**
  * Sends documents to the machine config service. Input refused (by configInput's checks here, or by
@@ -134,9 +132,9 @@ export async function sendConfig<T extends Sent>(
 ): Promise<{ applied: Applied; sent: T } | { refused: string }> {
   try {
     const sent = await input;
-    return { sent, applied: APPLY_RESPONSE.decode(await s.state.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+    return { sent, applied: await callUnary(s.state, CONFIG_RPC.applyConfig, {
       config: sent.bytes, ...how, sourceName: sent.name, files: sent.files,
-    }), s.longCallMs)) };
+    }, s.longCallMs) };
   } catch (e) {
     if (e instanceof StateError && e.code === 'invalid-argument') return { refused: e.message };
     throw e;

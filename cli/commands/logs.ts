@@ -1,8 +1,7 @@
 // logs: what the engine, a plugin or the kernel printed, from the machine's log rings (LogService,
 // init/engine/log/service.ts); dmesg is `logs kernel`.
-import {
-  LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
-} from '../../machinery/model/log-service-wire.ts';
+import { LOG_RPC, callUnary } from '../../machinery/model/service-wire.ts';
+import type { LogLine } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import type { Command } from '../command.ts';
 import type { Candidate, Completion, Line, Lookups } from '../completion/contract.ts';
@@ -78,13 +77,13 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
   const tail = flag(p, 'tail');
   const since = flag(p, 'since');
   const follow = has(p, 'follow');
-  const request = LOGS_REQUEST.encode({
+  const request = LOG_RPC.logs.request.encode({
     source, follow, tail: tail === undefined ? 0 : tailOf(tail),
     ...(since === undefined ? {} : { since: new Date(sinceOf(since)).toISOString() }),
   });
   let last: number | undefined;
-  const call = s.state.stream(LOGS_PATH, request, (m) => {
-    const l = LOG_LINE.decode(m);
+  const call = s.state.stream(LOG_RPC.logs.path, request, (m) => {
+    const l = LOG_RPC.logs.response.decode(m);
     if (output === 'json') {
       out(`${JSON.stringify(l)}\n`);
       return;
@@ -112,7 +111,7 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
 }
 
 async function printSources(s: Session, table: TableOut): Promise<number> {
-  const r = LOG_SOURCES_RESPONSE.decode(await s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
+  const r = await callUnary(s.state, LOG_RPC.logSources, {});
   table(['SOURCE', 'LINES', 'KEPT', 'RING', 'NO LONGER KEPT'], (r.sources ?? []).map((x) => [
     x.name, String(x.lines), kib(x.bytes), x.capacityBytes ? kib(x.capacityBytes) : 'kernel\'s', String(x.dropped),
   ]));

@@ -7,9 +7,7 @@ import YAML from 'yaml';
 import { META_NAMESPACE, NAMESPACE_TYPE, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { encodeTar, type TarMember } from '../../machinery/disk/tar.ts';
-import {
-  LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST,
-} from '../../machinery/model/log-service-wire.ts';
+import { LOG_RPC, callUnary } from '../../machinery/model/service-wire.ts';
 import { COMMIT, VERSION } from '../../machinery/version.ts';
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, noArguments } from '../args.ts';
@@ -82,12 +80,13 @@ async function resourceParts(s: Session, defs: ResourceDefinitionSpec[]): Promis
 }
 
 async function logParts(s: Session): Promise<Part[]> {
-  const sources = LOG_SOURCES_RESPONSE.decode(await s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})))
-    .sources ?? [];
+  const sources = (await callUnary(s.state, LOG_RPC.logSources, {})).sources ?? [];
   return limited(sources.map((src) => async (): Promise<Part> => {
     let text = '';
-    const call = s.state.stream(LOGS_PATH, LOGS_REQUEST.encode({ source: src.name, follow: false, tail: 0 }),
-      (m) => { text += formatLogLine(LOG_LINE.decode(m)); }, s.longCallMs);
+    const request = LOG_RPC.logs.request.encode({ source: src.name, follow: false, tail: 0 });
+    const call = s.state.stream(LOG_RPC.logs.path, request, (m) => {
+      text += formatLogLine(LOG_RPC.logs.response.decode(m));
+    }, s.longCallMs);
     const e = await call.done;
     // What arrived before a failure is kept.
     const member = { name: `logs/${src.name}.log`, data: Buffer.from(text) };

@@ -5,9 +5,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { StateError } from '../../cosi/state/errors.ts';
-import {
-  UPLOAD_CHUNK_MAX, UPLOAD_PATH, UPLOAD_REQUEST, UPLOAD_RESPONSE,
-} from '../../machinery/model/upgrade-service-wire.ts';
+import { UPGRADE_RPC, UPLOAD_CHUNK_MAX, callUnary } from '../../machinery/model/service-wire.ts';
 import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { parseDuration } from '../duration.ts';
@@ -89,9 +87,9 @@ async function uploadFile(
       const n = readSync(fd, buf, 0, buf.length, offset);
       let r;
       try {
-        r = UPLOAD_RESPONSE.decode(await s.state.unary(UPLOAD_PATH, UPLOAD_REQUEST.encode({
+        r = await callUnary(s.state, UPGRADE_RPC.upload, {
           upgradeId: id, offset, data: buf.subarray(0, n),
-        }), s.longCallMs));
+        }, s.longCallMs);
       } catch (e) {
         // The machine's answer to the bundle itself (refused) ends the upload; a lost call is sent again.
         if (e instanceof StateError || ++failures > 5) throw e;

@@ -8,10 +8,8 @@ import type {
   TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
-import {
-  LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST, type LogLine,
-} from '../../machinery/model/log-service-wire.ts';
-import { OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST } from '../../machinery/model/machine-service-wire.ts';
+import { LOG_RPC, MACHINE_RPC, callUnary } from '../../machinery/model/service-wire.ts';
+import type { LogLine } from '../../proto/gen/spec-types.ts';
 import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
@@ -171,7 +169,7 @@ export class DashboardFeed {
 
   private async readOverview(): Promise<void> {
     try {
-      this.overview = OVERVIEW.decode(await this.s.state.unary(OVERVIEW_PATH, OVERVIEW_REQUEST.encode({})));
+      this.overview = await callUnary(this.s.state, MACHINE_RPC.overview, {});
       this.problems.delete('machine');
     } catch (e) {
       this.fail('machine', e as Error, 'cannot read the machine\'s figures: ');
@@ -181,7 +179,7 @@ export class DashboardFeed {
   private async readLogs(): Promise<void> {
     let names: string[];
     try {
-      const r = LOG_SOURCES_RESPONSE.decode(await this.s.state.unary(LOG_SOURCES_PATH, LOG_SOURCES_REQUEST.encode({})));
+      const r = await callUnary(this.s.state, LOG_RPC.logSources, {});
       names = (r.sources ?? []).map((x) => x.name).filter((n) => n !== 'kernel');
     } catch (e) {
       this.fail('logs', e as Error);
@@ -189,9 +187,9 @@ export class DashboardFeed {
     }
     if (this.closed) return;
     await Promise.all(names.map(async (source) => {
-      const request = LOGS_REQUEST.encode({ source, follow: this.o.follow, tail: this.o.logTail });
-      const call = this.s.state.stream(LOGS_PATH, request, (m) => {
-        this.addLine(LOG_LINE.decode(m));
+      const request = LOG_RPC.logs.request.encode({ source, follow: this.o.follow, tail: this.o.logTail });
+      const call = this.s.state.stream(LOG_RPC.logs.path, request, (m) => {
+        this.addLine(LOG_RPC.logs.response.decode(m));
         this.changed();
       }, this.o.follow ? undefined : this.s.longCallMs);
       this.closers.push(() => call.cancel());

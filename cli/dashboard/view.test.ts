@@ -1,7 +1,7 @@
 // The dashboard's layout and painting, without a terminal or a machine: sections, cuts to the
 // screen's size, what colors mean, and nothing a machine's text holds moves the cursor.
 import t from 'tap';
-import type { LogLine } from '../../machinery/model/log-service-wire.ts';
+import type { LogLine } from '../../proto/gen/spec-types.ts';
 import { terminalCaps } from '../terminal.ts';
 import { fit, frame, lineLength, paintLine, seg } from './screen.ts';
 import { dashboardLines, type DashboardData } from './view.ts';

@@ -6,8 +6,7 @@ import type {
   HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec,
   VersionSpec,
 } from '../../proto/gen/spec-types.ts';
-import type { MachineOverview } from '../../machinery/model/machine-service-wire.ts';
-import type { LogLine } from '../../machinery/model/log-service-wire.ts';
+import type { LogLine, MachineOverview } from '../../proto/gen/spec-types.ts';
 import { kibText, levelWord, uptimeText } from '../output/units.ts';
 import { seg, type ScreenLine, type Style } from './screen.ts';
 

@@ -1,8 +1,6 @@
 // config-service: serves appliance.config.v1alpha1.ConfigService (ApplyConfig,
 // ConfirmConfig) over the machine config, next to cosi.resource.State on the users' port.
-import {
-  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
-} from '../../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
 import type { CallContext, Method } from '../../cosi/remote/grpc/server.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import type { MachineConfig } from './machine-config.ts';
@@ -18,10 +16,10 @@ export function configServiceMethods(
   config: MachineConfig, denied?: (ctx: CallContext) => ((type: string) => string | undefined),
 ): Map<string, Method> {
   return new Map<string, Method>([
-    [APPLY_CONFIG_PATH, {
+    [CONFIG_RPC.applyConfig.path, {
       kind: 'unary',
       async handle(request, ctx) {
-        const req = APPLY_REQUEST.decode(request);
+        const req = CONFIG_RPC.applyConfig.request.decode(request);
         if (req.trySeconds > MAX_TRY_SECONDS) {
           throw new StateError('invalid-argument', `try_seconds: at most ${MAX_TRY_SECONDS}, got ${req.trySeconds}`);
         }
@@ -32,17 +30,17 @@ export function configServiceMethods(
           ...(req.files?.length ? { files: req.files } : {}),
           ...(denied ? { denied: denied(ctx) } : {}),
         });
-        return APPLY_RESPONSE.encode({
+        return CONFIG_RPC.applyConfig.response.encode({
           changes: r.changes, persistedTo: r.persistedTo, persistProblem: r.persistProblem,
           needsReboot: r.needsReboot, ignored: r.ignored, tryUntil: r.tryUntil ?? '',
         });
       },
     }],
-    [CONFIRM_CONFIG_PATH, {
+    [CONFIG_RPC.confirmConfig.path, {
       kind: 'unary',
       async handle(request) {
-        CONFIRM_REQUEST.decode(request);
-        return CONFIRM_RESPONSE.encode(await config.confirm());
+        CONFIG_RPC.confirmConfig.request.decode(request);
+        return CONFIG_RPC.confirmConfig.response.encode(await config.confirm());
       },
     }],
   ]);

@@ -22,9 +22,7 @@ import { StateError } from '../../cosi/state/errors.ts';
 import { decodeConfigInput } from '../../machinery/config/config-input.ts';
 import { checkDocuments, loadDocuments } from '../../machinery/config/documents.ts';
 import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
-import {
-  APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH,
-} from '../../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../plugins/index.ts';
 import { fillDefinitions } from '../../cosi/meta/definition.ts';
@@ -162,11 +160,11 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
     [STATE_METHODS.Destroy.path]: encode('DestroyRequest', ptr),
     [STATE_METHODS.Teardown.path]: encode('TeardownRequest', ptr),
     [STATE_METHODS.TeardownAndDestroy.path]: encode('TeardownAndDestroyRequest', ptr),
-    [APPLY_CONFIG_PATH]: Buffer.from(APPLY_REQUEST.encode({
+    [CONFIG_RPC.applyConfig.path]: Buffer.from(CONFIG_RPC.applyConfig.request.encode({
       config: Buffer.from('metadata: {type: motd, id: fuzz}\nspec: {text: x}\n'), mode: 'merge', dryRun: true,
       trySeconds: 0, sourceName: 'fuzz',
     })),
-    [CONFIRM_CONFIG_PATH]: Buffer.alloc(0),
+    [CONFIG_RPC.confirmConfig.path]: Buffer.alloc(0),
   };
   const statuses: Record<string, Record<string, number>> = {};
   // What accepted writes may have changed (a mutation can stay a valid write): left out of the comparison.
@@ -181,8 +179,9 @@ t.test(`the API: ${N} seeded inputs per RPC, hostile connections beside them, a 
   };
   const noteAccepted = (path: string, input: Buffer, response: Buffer) => {
     try {
-      if (path === APPLY_CONFIG_PATH) {
-        for (const c of APPLY_RESPONSE.decode(response).changes ?? []) touched.add(c.resource.replace(/^.*\//, ''));
+      if (path === CONFIG_RPC.applyConfig.path) {
+        const applied = CONFIG_RPC.applyConfig.response.decode(response);
+        for (const c of applied.changes ?? []) touched.add(c.resource.replace(/^.*\//, ''));
         return;
       }
       // Read as bare protobuf, not through this test's decoders: the server takes mutated inputs they refuse (a

@@ -15,7 +15,7 @@ import { META_CODECS } from '../../cosi/remote/meta-codecs.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { CONFIG_FILE, parseSavedConfig } from '../../machinery/config/saved-config.ts';
-import { APPLY_CONFIG_PATH, APPLY_REQUEST } from '../../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
 import { BAD_CONFIGS } from '../../machinery/config/testing/bad-configs.ts';
 import { apiCaDocument } from '../../machinery/pki/secrets.ts';
 import { runProgram, type Ran } from '../../scripts/lib/run-program.ts';
@@ -128,7 +128,7 @@ t.test('hostile inputs are refused quickly', async (t) => {
   // The machine itself, past cosictl's own check: over the request limit, and over the config limit.
   const s = api();
   t.teardown(() => s.close());
-  const send = (bytes: Buffer) => s.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+  const send = (bytes: Buffer) => s.unary(CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
     config: bytes, mode: 'replace', dryRun: false, trySeconds: 0, sourceName: 'raw',
   }));
   await t.rejects(send(readFileSync(big)), /exceeds the limit/, 'a 10 MB request is refused by size');
@@ -142,7 +142,7 @@ t.test('the bad-config corpus, sent past cosictl: each refused whole with its re
   t.teardown(() => s.close());
   const before = await configStatus();
   for (const bad of BAD_CONFIGS) {
-    const sent = s.unary(APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+    const sent = s.unary(CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
       config: Buffer.from(bad.text), mode: 'replace', dryRun: false, trySeconds: 0, sourceName: bad.name,
     }));
     await t.rejects(sent, bad.expect, bad.name);

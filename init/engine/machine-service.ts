@@ -2,11 +2,7 @@
 // (machinery/sys/machine-views.ts) and restarting a plugin through the supervisor.
 import type { Method } from '../../cosi/remote/grpc/server.ts';
 import { StateError } from '../../cosi/state/errors.ts';
-import {
-  MOUNTS_PATH, MOUNTS_REQUEST, MOUNTS_RESPONSE, OVERVIEW, OVERVIEW_PATH, OVERVIEW_REQUEST, PROCESSES_PATH,
-  PROCESSES_REQUEST, PROCESSES_RESPONSE, RESTART_PLUGIN_PATH, RESTART_PLUGIN_REQUEST, RESTART_PLUGIN_RESPONSE,
-  SOCKETS_PATH, SOCKETS_REQUEST, SOCKETS_RESPONSE,
-} from '../../machinery/model/machine-service-wire.ts';
+import { MACHINE_RPC } from '../../machinery/model/service-wire.ts';
 import { readMounts, readOverview, readProcesses, readSockets } from '../../machinery/sys/machine-views.ts';
 
 export interface MachineServiceOptions {
@@ -24,29 +20,29 @@ const unary = (handle: (request: Buffer) => Promise<Uint8Array>): Method => ({ k
 export function machineServiceMethods(o: MachineServiceOptions): Map<string, Method> {
   const proc = o.proc ?? '/proc';
   return new Map<string, Method>([
-    [OVERVIEW_PATH, unary(async (req) => {
-      OVERVIEW_REQUEST.decode(req);
-      return OVERVIEW.encode(readOverview(proc));
+    [MACHINE_RPC.overview.path, unary(async (req) => {
+      MACHINE_RPC.overview.request.decode(req);
+      return MACHINE_RPC.overview.response.encode(readOverview(proc));
     })],
-    [PROCESSES_PATH, unary(async (req) => {
-      PROCESSES_REQUEST.decode(req);
-      return PROCESSES_RESPONSE.encode({
+    [MACHINE_RPC.processes.path, unary(async (req) => {
+      MACHINE_RPC.processes.request.decode(req);
+      return MACHINE_RPC.processes.response.encode({
         processes: readProcesses(proc).map((p) => ({ ...p, plugin: o.pluginByPid(p.pid)?.name ?? '' })),
       });
     })],
-    [MOUNTS_PATH, unary(async (req) => {
-      MOUNTS_REQUEST.decode(req);
-      return MOUNTS_RESPONSE.encode({ mounts: readMounts(proc) });
+    [MACHINE_RPC.mounts.path, unary(async (req) => {
+      MACHINE_RPC.mounts.request.decode(req);
+      return MACHINE_RPC.mounts.response.encode({ mounts: readMounts(proc) });
     })],
-    [SOCKETS_PATH, unary(async (req) => {
-      SOCKETS_REQUEST.decode(req);
-      return SOCKETS_RESPONSE.encode({ sockets: readSockets(proc).map(({ inode: _inode, ...s }) => s) });
+    [MACHINE_RPC.sockets.path, unary(async (req) => {
+      MACHINE_RPC.sockets.request.decode(req);
+      return MACHINE_RPC.sockets.response.encode({ sockets: readSockets(proc).map(({ inode: _inode, ...s }) => s) });
     })],
-    [RESTART_PLUGIN_PATH, unary(async (req) => {
-      const { name } = RESTART_PLUGIN_REQUEST.decode(req);
+    [MACHINE_RPC.restartPlugin.path, unary(async (req) => {
+      const { name } = MACHINE_RPC.restartPlugin.request.decode(req);
       const r = await o.restartPlugin(name);
       if (!r) throw new StateError('not-found', `no plugin "${name}"; there are: ${o.pluginNames().join(', ')}`);
-      return RESTART_PLUGIN_RESPONSE.encode(r);
+      return MACHINE_RPC.restartPlugin.response.encode(r);
     })],
   ]);
 }

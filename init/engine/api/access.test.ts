@@ -9,9 +9,7 @@ import { startServe } from '../serve-harness.ts';
 import { RemoteState } from '../../../cosi/remote/client.ts';
 import { newResource, type Pointer } from '../../../cosi/resource/resource.ts';
 import { StateError } from '../../../cosi/state/errors.ts';
-import {
-  APPLY_CONFIG_PATH, APPLY_REQUEST, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST,
-} from '../../../machinery/config/config-service-wire.ts';
+import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
 import { ROLES, type Role } from '../../../machinery/model/access.ts';
 import { generateSecrets } from '../../../machinery/pki/secrets.ts';
 import { generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
@@ -124,11 +122,12 @@ t.test('writes: users\' types by admins and operators, admin types by admins, st
 
 t.test('the machine config service: admins and operators apply; an operator cannot touch admin types', async (t) => {
   const apply = (c: RemoteState, yaml: string, mode: 'merge' | 'replace' = 'merge') => outcome(() => c.unary(
-    APPLY_CONFIG_PATH, APPLY_REQUEST.encode({
+    CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
       config: Buffer.from(yaml), mode, dryRun: false, trySeconds: 0, sourceName: 'test',
     }),
   ));
-  const confirm = (c: RemoteState) => outcome(() => c.unary(CONFIRM_CONFIG_PATH, CONFIRM_REQUEST.encode({})));
+  const confirmConfig = CONFIG_RPC.confirmConfig;
+  const confirm = (c: RemoteState) => outcome(() => c.unary(confirmConfig.path, confirmConfig.request.encode({})));
   const doc = (id: string) => `metadata: {type: motd, id: ${id}}\nspec: {text: applied}\n`;
   const adminDoc = 'metadata: {type: apilimits, id: api}\nspec: {maxConnections: 500}\n';
   t.same({

@@ -2,15 +2,13 @@
 // next to cosi.resource.State on the users' port.
 import type { CallContext, Method, MessageWriter } from '../../../cosi/remote/grpc/server.ts';
 import { StateError } from '../../../cosi/state/errors.ts';
-import {
-  LOG_LINE, LOG_SOURCES_PATH, LOG_SOURCES_REQUEST, LOG_SOURCES_RESPONSE, LOGS_PATH, LOGS_REQUEST,
-} from '../../../machinery/model/log-service-wire.ts';
+import { LOG_RPC } from '../../../machinery/model/service-wire.ts';
 import type { LogBook, LogCursor, LogEntry } from './book.ts';
 
 /** Lines a follower may fall behind by; past it the oldest waiting ones go (the client sees a gap in seq). */
 const FOLLOW_BEHIND_MAX = 2000;
 
-const encode = (source: string, e: LogEntry) => LOG_LINE.encode({
+const encode = (source: string, e: LogEntry) => LOG_RPC.logs.response.encode({
   source, time: new Date(e.time).toISOString(), level: e.level, message: e.message, seq: e.seq,
 });
 
@@ -52,10 +50,10 @@ function collect(source: string, cursor: LogCursor): (ctx: CallContext, out: Mes
 export function logServiceMethods(book: LogBook): Map<string, Method> {
   const names = () => book.sources().map((s) => s.name).join(', ');
   return new Map<string, Method>([
-    [LOGS_PATH, {
+    [LOG_RPC.logs.path, {
       kind: 'server-stream',
       async handle(request, ctx, out) {
-        const req = LOGS_REQUEST.decode(request);
+        const req = LOG_RPC.logs.request.decode(request);
         const since = req.since ? Date.parse(req.since) : undefined;
         let cursor: LogCursor | undefined;
         try {
@@ -78,11 +76,11 @@ export function logServiceMethods(book: LogBook): Map<string, Method> {
         }
       },
     }],
-    [LOG_SOURCES_PATH, {
+    [LOG_RPC.logSources.path, {
       kind: 'unary',
       async handle(request) {
-        LOG_SOURCES_REQUEST.decode(request);
-        return LOG_SOURCES_RESPONSE.encode({ sources: book.sources() });
+        LOG_RPC.logSources.request.decode(request);
+        return LOG_RPC.logSources.response.encode({ sources: book.sources() });
       },
     }],
   ]);
