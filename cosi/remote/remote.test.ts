@@ -10,7 +10,7 @@ import type { WatchEvent } from '../state/state.ts';
 import { newResource } from '../resource/resource.ts';
 import { RemoteState } from './client.ts';
 import { grpcHttp2Server } from './grpc/http2-server.ts';
-import { stateMethods } from './server.ts';
+import { stateMethods, type StateServerOptions } from './server.ts';
 import { STATE_METHODS } from './service.ts';
 import { toStatus } from './status.ts';
 import { decode, encode } from './proto.ts';
@@ -19,8 +19,12 @@ import { chainCodecs, protoCodec, staticCodecs, type SpecCodecs } from '../spec/
 import protobuf from 'protobufjs';
 import { messageSet } from '../spec/message-info.ts';
 
-async function serve(state = new MemoryState(), codecs: SpecCodecs = META_CODECS) {
-  const grpc = grpcHttp2Server({ methods: stateMethods(state, { codecs }), maxRequestBytes: 4 << 20, toStatus });
+async function serve(
+  state = new MemoryState(), codecs: SpecCodecs = META_CODECS, more: Partial<StateServerOptions> = {},
+) {
+  const grpc = grpcHttp2Server({
+    methods: stateMethods(state, { codecs, ...more }), maxRequestBytes: 4 << 20, toStatus,
+  });
   const port = await grpc.listen({ host: '127.0.0.1', port: 0 });
   return { server: { forceShutdown: () => void grpc.stop(0) }, port, state };
 }
@@ -281,4 +285,37 @@ t.test('watchers of one process share one decoded event, immutable like a state 
   const copy = { ...a!.resource, spec: { text: 'changed' } };
   t.same(copy.spec, { text: 'changed' }, 'a copy is the caller\'s to change');
   t.same(a!.resource.spec, { text: 'hello' }, 'the shared one is untouched');
+});
+
+t.test('a renamed type answers to its former name: Get, List, Watch, Create and Destroy', async (t) => {
+  const renamed = new Map([['OldThings.test.dev', 'NewThings.test.dev']]);
+  const { server, port, state } = await serve(new MemoryState(), META_CODECS, {
+    currentType: (type) => renamed.get(type) ?? type,
+  });
+  t.teardown(() => server.forceShutdown());
+  const client = new RemoteState(`127.0.0.1:${port}`);
+  t.teardown(() => client.close());
+  const old = { namespace: 'n', type: 'OldThings.test.dev' };
+  await state.create(newResource({ namespace: 'n', type: 'NewThings.test.dev', id: 'a' }, { text: 'kept' }));
+  const got = await client.get({ ...old, id: 'a' });
+  t.equal(got.metadata.type, 'NewThings.test.dev', 'Get: served as the type it now is');
+  t.same(got.spec, { text: 'kept' });
+  t.same((await client.list(old)).map((r) => r.metadata.id), ['a'], 'List');
+  const seen: WatchEvent[] = [];
+  const watch = await client.watch(old, { bootstrapContents: true }, (evs) => {
+    seen.push(...evs);
+  });
+  t.teardown(() => watch.close());
+  await client.create(newResource({ ...old, id: 'b' }, { text: 'new' }));
+  t.equal((await state.get({ namespace: 'n', type: 'NewThings.test.dev', id: 'b' })).metadata.type,
+    'NewThings.test.dev', 'Create: stored under the current type');
+  for (let i = 0; i < 100 && !seen.some((e) => e.resource.metadata.id === 'b'); i++) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  t.same(seen.filter((e) => e.type === 'created').map((e) => e.resource.metadata.id), ['a', 'b'], 'Watch');
+  await client.destroy({ ...old, id: 'b' });
+  t.same((await state.list({ namespace: 'n', type: 'NewThings.test.dev' })).map((r) => r.metadata.id), ['a'],
+    'Destroy');
+  t.rejects(client.get({ namespace: 'n', type: 'OtherThings.test.dev', id: 'a' }), /not found|doesn't exist/i,
+    'any other name is itself');
 });

@@ -65,6 +65,17 @@ export interface StateServerOptions {
   admit?: (r: Resource, op: 'create' | 'update') => Resource;
   /** Throws to refuse a Destroy or Teardown (a built-in definition). */
   admitRemoval?: (p: Pointer) => void;
+  /**
+   * The type a request's type name stands for: a renamed type's former name is served as the type (its
+   * definition's formerTypes), before access is checked; any other name is itself.
+   */
+  currentType?: (type: string) => string;
+}
+
+interface TypedRequest {
+  type?: string;
+  resource?: WireResource;
+  new_resource?: WireResource;
 }
 
 /** Field 1 (resource) of Get/List/Create/UpdateResponse, wrapped around an encoded Resource. */
@@ -133,6 +144,15 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     return b;
   };
   const admit = (r: Resource, op: 'create' | 'update') => (o.admit ? o.admit(r, op) : r);
+  /** A request with the types it names brought to their current names. */
+  const retyped = <T>(req: T): T => {
+    const now = o.currentType;
+    if (!now) return req;
+    const r = req as TypedRequest;
+    if (r.type) r.type = now(r.type);
+    for (const w of [r.resource, r.new_resource]) if (w?.metadata?.type) w.metadata.type = now(w.metadata.type);
+    return req;
+  };
   const watchTurns = new FairTurns<unknown>();
   const limits = () => o.limits?.() ?? DEFAULT_REQUEST_LIMITS;
   const fromWire = (w: WireResource | undefined, where: string) => {
@@ -188,7 +208,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     return [def.path, {
       kind: 'unary',
       handle: async (bytes, ctx) => {
-        const req = decodeRequest<Req>(def.request, bytes);
+        const req = retyped(decodeRequest<Req>(def.request, bytes));
         const res = await audited(name, ctx, () => pointerOf(req), () => fn(req, ctx));
         return res instanceof Uint8Array ? res : encode(def.response, res);
       },
@@ -207,9 +227,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     [STATE_METHODS.List.path, {
       kind: 'server-stream',
       async handle(bytes, ctx, out) {
-        const req = decodeRequest<{
+        const req = retyped(decodeRequest<{
           namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } };
-        }>('ListRequest', bytes);
+        }>('ListRequest', bytes));
         await audited('List', ctx, () => ({ namespace: req.namespace, type: req.type, id: '' }),
           async () => accessOf(ctx)?.read(req.type));
         const list = await state.list({ namespace: req.namespace, type: req.type }, {
@@ -274,9 +294,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     [STATE_METHODS.Watch.path, {
       kind: 'server-stream',
       async handle(bytes, ctx, out) {
-        const req = decodeRequest<{
+        const req = retyped(decodeRequest<{
           namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number;
-        }>('WatchRequest', bytes);
+        }>('WatchRequest', bytes));
         await audited('Watch', ctx, () => ({ namespace: req.namespace, type: req.type, id: req.id ?? '' }),
           async () => accessOf(ctx)?.read(req.type));
         // The sink waits at this gate until the empty first response is out; the watch

@@ -139,7 +139,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await registerNamespace(state, ns, description);
     }
   }
-  await registerTypes(state, withSchemas(servedTypes(o.plugins)));
+  const served = servedTypes(o.plugins);
+  await registerTypes(state, withSchemas(served));
   const own = (type: string, id: string, spec: unknown) =>
     state.create(newResource({ namespace: RUNTIME_NS, type, id }, spec), { owner: ENGINE_OWNER });
   const slotsChanged = () => publishVersions(state, ENGINE_OWNER, o.upgrade?.boot);
@@ -199,9 +200,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       }
     };
   };
+  // Renamed types answer to their former names for a release (CHANGELOG.md): built-in ones only, known now.
+  const renamed = new Map(served.flatMap((d) => (d.formerTypes ?? []).map((f) => [f, d.type] as const)));
+  const currentType = (type: string) => renamed.get(type) ?? type;
   const api = await startApiServer({
     state, log: o.log, native: o.native,
-    service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval },
+    service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval, currentType },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
     accessOf, tls: certificate.tls, limits: certificate.limits,
     userMethods: new Map([

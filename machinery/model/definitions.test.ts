@@ -1,0 +1,31 @@
+// definitions: the built-in types come from proto/gen/resource-types.ts by who serves them, and every renamed one
+// answers to its former names (CHANGELOG.md).
+import t from 'tap';
+import { fillDefinitions, resolveDefinition } from '../../cosi/meta/definition.ts';
+import { builtinTypes, PLUGINS } from '../../plugins/index.ts';
+import { definitionsServedBy } from './definitions.ts';
+
+t.test('each built-in plugin serves the types proto says it does; an unknown server is an error', async (t) => {
+  for (const p of PLUGINS.filter((x) => x.name !== 'test-crasher')) {
+    t.same(p.types().map((d) => d.type), definitionsServedBy(p.name).map((d) => d.type), p.name);
+  }
+  t.throws(() => definitionsServedBy('no-such-plugin'), /no resource type is served by "no-such-plugin" .*engine/);
+  const a = definitionsServedBy('network');
+  a[0]!.aliases?.push('changed');
+  t.notOk((definitionsServedBy('network')[0]!.aliases ?? []).includes('changed'), 'each call a fresh copy');
+});
+
+t.test('the seven statuses renamed to <Noun>SpecStatus answer to their former names', async (t) => {
+  const defs = fillDefinitions(builtinTypes());
+  const renamed = defs.filter((d) => d.formerTypes?.length);
+  t.same(renamed.map((d) => d.type.split('.')[0]).sort(), [
+    'AddressSpecStatuses', 'FileSpecStatuses', 'HostnameSpecStatuses', 'KernelParamSpecStatuses', 'MountSpecStatuses',
+    'ResolverSpecStatuses', 'RouteSpecStatuses',
+  ]);
+  for (const d of renamed) {
+    const former = d.formerTypes![0]!;
+    const plural = former.split('.')[0]!.toLowerCase();
+    t.equal(resolveDefinition(defs, plural)?.type, d.type, `${plural} -> ${d.type}`);
+    t.equal(resolveDefinition(defs, former)?.type, d.type, `${former} -> ${d.type}`);
+  }
+});
