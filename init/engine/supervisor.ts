@@ -14,6 +14,7 @@ import {
 } from '../../machinery/model/plugin.ts';
 import { type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../../cosi/controller/runtime.ts';
+import { OneAtATime } from '../../machinery/one-at-a-time.ts';
 import { killReason, oomKills } from '../../machinery/sys/oom-kills.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
@@ -88,8 +89,11 @@ interface Running {
 
 export class PluginSupervisor {
   private readonly plugins = new Map<string, Running>();
-  /** Each plugin's last status write (see inTurn). */
-  private readonly writes = new Map<string, Promise<void>>();
+  /**
+   * Each plugin's status writes, one after another: two upserts in flight at once (its 'waiting', then
+   * 'starting' a moment later) could land in either order, or one fail on the other's version.
+   */
+  private readonly writes = new OneAtATime();
   /** Named by `wait`, not started yet. */
   private readonly waiting = new Set<string>();
   private stopping = false;
@@ -156,10 +160,8 @@ export class PluginSupervisor {
     clearTimeout(r.timer);
     if (r.child) await terminate(r.child, timeoutMs);
     this.plugins.delete(name);
-    const gone = this.inTurn(name, () =>
+    await this.writes.run(name, () =>
       destroyIfPresent(this.o.state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name }, ENGINE_OWNER));
-    await gone;
-    if (this.writes.get(name) === gone) this.writes.delete(name);
   }
 
   /**
@@ -203,29 +205,17 @@ export class PluginSupervisor {
     await Promise.all(waits);
   }
 
-  private publish(r: Running): Promise<void> {
+  private async publish(r: Running): Promise<void> {
     const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: r.plugin.name };
     const status = structuredClone(r.status);
-    return this.inTurn(r.plugin.name, () => upsert(this.o.state, id, status, ENGINE_OWNER));
+    await this.writes.run(r.plugin.name, () => upsert(this.o.state, id, status, ENGINE_OWNER));
   }
 
   /** The status of a plugin without a process (waiting, or never started); a failure is logged. */
   private publishStatus(name: string, status: PluginStatusSpec): void {
     const id = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: name };
-    void this.inTurn(name, () => upsert(this.o.state, id, status, ENGINE_OWNER)).catch((e: Error) =>
+    void this.writes.run(name, () => upsert(this.o.state, id, status, ENGINE_OWNER)).catch((e: Error) =>
       this.o.log.child(`${PLUGIN_LOG_PREFIX}${name}`).error(`publishing status: ${e.message}`));
-  }
-
-  /**
-   * Runs a plugin's status writes one after another: two upserts in flight at once (its 'waiting', then
-   * 'starting' a moment later) could land in either order, or one fail on the other's version.
-   */
-  private inTurn(name: string, write: () => Promise<unknown>): Promise<void> {
-    const previous = this.writes.get(name) ?? Promise.resolve();
-    // The previous write's failure is reported by whoever asked for it; this one is written either way.
-    const next = previous.then(write, write).then(() => undefined);
-    this.writes.set(name, next);
-    return next;
   }
 
   private launch(r: Running): void {

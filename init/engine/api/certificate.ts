@@ -25,6 +25,7 @@ import {
   LINK_STATUS_TYPE, NETWORK_NS, SECURITY_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { API_ID } from '../../../machinery/model/singleton-ids.ts';
+import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
 
 /** The validity start of the maintenance certificate: any clock is past it. */
 const EPOCH = new Date('2000-01-01T00:00:00Z');
@@ -150,9 +151,9 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
     get tls() { return current!.tls; },
     get limits() { return limits; },
     async follow(apply) {
-      let busy = Promise.resolve();
+      const rechecks = new OneAtATime();
       const recheck = () => {
-        busy = busy.then(async () => {
+        void rechecks.run(API_ID, async () => {
           const nextNames = machineNames();
           const ca = JSON.stringify(find(API_CERTIFICATE_AUTHORITY_TYPE) ?? null);
           // In maintenance no client can check names: the certificate, and the fingerprint shown, stay.

@@ -13,6 +13,7 @@ import { destroyIfPresent, upsert } from '../../../cosi/state/upsert.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
+import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
 import {
   EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest,
 } from '../../../machinery/model/extension-manifest.ts';
@@ -100,8 +101,8 @@ export interface ExtensionRunner { close(): Promise<void> }
 
 export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<ExtensionRunner> {
   const running = new Map<string, Running>();
-  /** Each extension's work, in order: the promise of the last job queued. */
-  const queues = new Map<string, Promise<void>>();
+  /** Each extension's steps, one after another. */
+  const queues = new OneAtATime();
   const log = o.log;
   let closing = false;
   /** Fetches that failed on the network wait to be tried again. */
@@ -123,9 +124,7 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
   }
 
   const enqueue = (name: string, job: () => Promise<void>) => {
-    const next = (queues.get(name) ?? Promise.resolve()).then(job)
-      .catch((e: Error) => log.error(`extension ${name}: ${e.message}`));
-    queues.set(name, next);
+    void queues.run(name, job).catch((e: Error) => log.error(`extension ${name}: ${e.message}`));
   };
   const publish = (name: string, s: ExtensionStatusSpec) =>
     upsert(o.state, pointer(name), structuredClone(s), ENGINE_OWNER);
@@ -333,7 +332,7 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       for (const t of retries.values()) clearTimeout(t);
       specs.close();
       plugins.close();
-      await Promise.all(queues.values());
+      await queues.settled();
     },
   };
 }
