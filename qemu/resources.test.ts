@@ -28,7 +28,7 @@ t.teardown(() => vm.kill());
 const json = async (args: string[]) => {
   const r = await run([...args, '-o', 'json']);
   if (r.code !== 0) throw new Error(`cosictl ${args.join(' ')}: ${r.err}`);
-  return JSON.parse(r.out) as { spec: Record<string, unknown> };
+  return JSON.parse(r.out) as { metadata: { type: string; id: string }; spec: Record<string, unknown> };
 };
 
 /** The README's "What else you can declare" block, one document at a time. */
@@ -118,6 +118,11 @@ t.test('every README example, applied one after another, leaves the API reachabl
       /node1/)).out, /"fqdn": "node1\.example\.test"/,
   );
   t.match((await poll(['get', 'kernelparamspecstatus', 'net.ipv4.ip_forward'], /applied/)).out, /applied\s+1/);
+  // Renamed for 0.2.0 (CHANGELOG.md): a script's former names still work, by alias and by the full former type.
+  for (const former of ['hostnamestatus', 'HostnameStatuses.net.appliance.dev']) {
+    const old = await json(['get', former, 'hostname']);
+    t.equal(old.metadata.type, 'HostnameSpecStatuses.net.appliance.dev', `${former}: served as the current type`);
+  }
   t.match((await poll(['get', 'kernelmodulespecstatus', 'vxlan'], /applied/)).out, /applied/);
   t.match(
     (await poll(['get', 'mountspecstatus', '/var/mnt/data'], /applied/)).out, /applied\s+\/dev\/vda\s+ext4/,
