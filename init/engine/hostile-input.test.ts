@@ -54,26 +54,42 @@ const N = Number(process.env.FUZZ_N ?? 10_000);
 const codecs = builtinCodecs(builtinTypes());
 const report = (line: string) => process.stdout.write(`# fuzz: ${line}\n`);
 
-interface Tally { inputs: number; refused: number; crashes: number; slowestMs: number; firstCrash?: string }
+interface Tally {
+  inputs: number; refused: number; crashes: number; slowestMs: number; firstCrash?: string;
+  /** The slowest input run again, the best of three: a slow input is slow each time, a busy machine only once. */
+  slowestAgainMs: number;
+}
 /** Runs `n` inputs through `fn`; `expected` says whether a throw is the parser's documented refusal. */
 function fuzz(n: number, input: (i: number) => unknown, fn: (x: never) => unknown,
   expected: (e: unknown) => boolean): Tally {
-  const tally: Tally = { inputs: 0, refused: 0, crashes: 0, slowestMs: 0 };
-  for (let i = 0; i < n; i++) {
-    const x = input(i);
+  const tally: Tally = { inputs: 0, refused: 0, crashes: 0, slowestMs: 0, slowestAgainMs: 0 };
+  let slowest: unknown;
+  const timed = (x: unknown) => {
     const t0 = performance.now();
     try {
       fn(x as never);
     } catch (e) {
-      if (expected(e)) tally.refused++;
+      return { ms: performance.now() - t0, error: e };
+    }
+    return { ms: performance.now() - t0 };
+  };
+  for (let i = 0; i < n; i++) {
+    const x = input(i);
+    const run = timed(x);
+    if ('error' in run) {
+      if (expected(run.error)) tally.refused++;
       else {
         tally.crashes++;
-        tally.firstCrash ??= `${(e as Error)?.stack ?? String(e)}`.slice(0, 400);
+        tally.firstCrash ??= `${(run.error as Error)?.stack ?? String(run.error)}`.slice(0, 400);
       }
     }
-    tally.slowestMs = Math.max(tally.slowestMs, performance.now() - t0);
+    if (run.ms > tally.slowestMs) {
+      tally.slowestMs = run.ms;
+      slowest = x;
+    }
     tally.inputs++;
   }
+  tally.slowestAgainMs = Math.min(...[0, 1, 2].map(() => timed(slowest).ms));
   return tally;
 }
 
@@ -116,9 +132,10 @@ t.test(`parsers: ${N} seeded inputs each, none throws what it does not promise`,
   };
   for (const [what, x] of Object.entries(results)) {
     report(`${what}: ${x.inputs} inputs, ${x.refused} refused, ${x.crashes} crashes, `
-      + `slowest ${x.slowestMs.toFixed(1)} ms`);
+      + `slowest ${x.slowestMs.toFixed(1)} ms (${x.slowestAgainMs.toFixed(1)} ms again)`);
     t.equal(x.crashes, 0, `${what}: no crash${x.firstCrash ? ` (first: ${x.firstCrash})` : ''}`);
-    t.ok(x.slowestMs < 500, `${what}: the slowest input took ${x.slowestMs.toFixed(1)} ms`);
+    t.ok(x.slowestAgainMs < 500, `${what}: the slowest input takes ${x.slowestAgainMs.toFixed(1)} ms run again `
+      + `(${x.slowestMs.toFixed(1)} ms the first time)`);
   }
 });
 
