@@ -73,9 +73,12 @@ async function readyAgain(m: ApiVm, n: number, ms = 300_000): Promise<void> {
 interface VersionDoc {
   metadata: { id: string }; spec: { version: string; running: boolean; defaultBoot: boolean; good: boolean };
 }
-const versions = async (m: ApiVm) => (JSON.parse((await m.run(['get', 'versions', '-o', 'json'])).out) as {
-  items: VersionDoc[];
-}).items;
+/** The Versions; a machine still starting its plugins may be slow to answer once, so it is asked until it does. */
+const versions = async (m: ApiVm) => {
+  const r = await m.poll(['get', 'versions', '-o', 'json'], /"items"/, 60_000);
+  if (r.code !== 0) throw new Error(`cosictl get versions: exit ${r.code}: ${r.err.trim()}`);
+  return (JSON.parse(r.out) as { items: VersionDoc[] }).items;
+};
 const slotLine = async (m: ApiVm) => (await versions(m)).map((v) => `${v.metadata.id}:${v.spec.version || '-'}`
   + `${v.spec.running ? ' running' : ''}${v.spec.defaultBoot ? ' default' : ''}${v.spec.good ? ' good' : ''}`)
   .join(' | ');
