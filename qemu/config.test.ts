@@ -33,7 +33,8 @@ t.test('PID 1 mounts STATE; with no config the API is in maintenance mode; a con
   const fingerprint = /API in maintenance mode: TLS certificate fingerprint (\S+)/.exec(vm.vm.console())?.[1];
   t.ok(fingerprint, 'the console shows the maintenance certificate\'s fingerprint');
   const st = await vm.runInsecure(['--fingerprint', fingerprint!, 'get', 'configstatus', 'machine', '-o', 'yaml']);
-  t.match(st.out, /state: maintenance[\s\S]*persistedTo: \/system\/state\/machine-config\.yaml/);
+  t.match(st.out, /state: maintenance[\s\S]*persistedTo: \/system\/state\/machine-config\.yaml/,
+    `ConfigStatus in maintenance mode ${st.err.trim()}`);
   const pinned = await vm.runInsecure(['--fingerprint', 'AA:BB', 'get', 'versions']);
   t.equal(pinned.code, 5, 'a wrong fingerprint is refused');
   t.match(pinned.err, /fingerprint is [0-9A-F:]+, not AA:BB/);
