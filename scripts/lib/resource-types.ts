@@ -22,8 +22,10 @@ interface ResourceOption {
 const OPTION = '(appliance.v1alpha1.resource)';
 const ACCESS = ['users', 'admin', 'controllers'];
 
-/** LinkStatusSpec -> LINK_STATUS; a namespace's name -> NETWORK. */
-const screaming = (name: string) => name.replace(/Spec$/, '').replace(/(?<=[a-z0-9])(?=[A-Z])/g, '_').toUpperCase();
+/** CamelCase -> SCREAMING_SNAKE_CASE (ConfigService -> CONFIG_SERVICE): the generated constants' names. */
+export const screamingSnake = (name: string) => name.replace(/(?<=[a-z0-9])(?=[A-Z])/g, '_').toUpperCase();
+/** A message's type constant without its _TYPE: LinkStatusSpec -> LINK_STATUS. */
+const typeName = (t: protobuf.Type) => screamingSnake(t.name.replace(/Spec$/, ''));
 
 function optionOf(t: protobuf.Type): ResourceOption | undefined {
   const parsed = (t.parsedOptions ?? []) as Record<string, unknown>[];
@@ -84,14 +86,14 @@ const str = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 export function resourceTypes(root: protobuf.Namespace, header: string, fileOf: (t: protobuf.Type) => string): string {
   const all = entries(root);
   const namespaces = [...new Set(all.map((e) => e.option.namespace))].sort();
-  const nsConst = (ns: string) => `${screaming(ns.replace(/[^a-z0-9]+/gi, '_'))}_NS`;
+  const nsConst = (ns: string) => `${screamingSnake(ns.replace(/[^a-z0-9]+/gi, '_'))}_NS`;
   let out = header
     + '// Data only: proto/ imports nothing. A Definition has the shape of DefinitionInput '
     + '(cosi/meta/definition.ts).\n\n';
   for (const ns of namespaces) out += `export const ${nsConst(ns)} = ${str(ns)};\n`;
   out += '\n';
   for (const e of all) {
-    const name = screaming(e.message.name);
+    const name = typeName(e.message);
     out += `/** ${e.message.name}'s type (${fileOf(e.message)}). */\n`;
     out += `export const ${name}_TYPE = ${str(e.option.type)};\n`;
     if (e.option.merged) out += `export const MERGED_${name}_TYPE = ${str(`Merged${e.option.type}`)};\n`;
@@ -119,7 +121,7 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     out += `  ${str(server)}: [\n`;
     for (const e of all.filter((x) => x.option.served_by === server)) {
       const o = e.option;
-      const name = screaming(e.message.name);
+      const name = typeName(e.message);
       const columns = (o.columns ?? []).map((c) => `{ name: ${str(c.name!)}, jsonPath: ${str(`{.${c.field}}`)} }`);
       const base = [`defaultNamespace: ${nsConst(o.namespace)}`, `protoMessage: ${str(e.message.fullName.slice(1))}`,
         ...(columns.length ? [`printColumns: [${columns.join(', ')}]`] : [])];

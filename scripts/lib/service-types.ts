@@ -2,9 +2,9 @@
 // HTTP/2 path and its request and response messages, typed by the interfaces of spec-types.ts. The engine, which
 // serves them, and cosictl read the wire from there (machinery/model/service-wire.ts adds the codecs).
 import protobuf from 'protobufjs';
+import { screamingSnake } from './resource-types.ts';
 
-/** ConfigService -> CONFIG_SERVICE; ApplyConfig -> applyConfig. */
-const screaming = (name: string) => name.replace(/(?<=[a-z0-9])(?=[A-Z])/g, '_').toUpperCase();
+/** ApplyConfig -> applyConfig. */
 const camel = (name: string) => name[0]!.toLowerCase() + name.slice(1);
 
 function services(root: protobuf.Namespace): protobuf.Service[] {
@@ -34,7 +34,7 @@ export function serviceTypes(
   for (const s of all) {
     const service = s.fullName.slice(1);
     body += `\n/** ${service} (${fileOf(s)}). */\n`;
-    body += `export const ${screaming(s.name)} = {\n`;
+    body += `export const ${screamingSnake(s.name)} = {\n`;
     for (const m of s.methodsArray) {
       m.resolve();
       const req = shortName(m.resolvedRequestType?.fullName, m);
