@@ -25,7 +25,8 @@ const ALL_RUNNING = /test-reader running/;
 
 t.test('into a pipe: the screen once, without colors, every section; a reader may', async (t) => {
   let r: Ran;
-  for (let i = 0; i < 100; i++) {
+  // Up to two minutes: on a loaded host the plugins' first starts and the health check that follows them are slow.
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
     r = await run(['--context', 'reader', 'dashboard'], { COLUMNS: '100', LINES: '30' });
     // Health follows the plugins' statuses a moment later.
     if (ALL_RUNNING.test(r.out) && /^UNHEALTHY: plugins \(test-crasher /m.test(r.out)) break;

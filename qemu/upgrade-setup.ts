@@ -1,0 +1,113 @@
+// upgrade-setup: what the upgrade tests share (qemu/upgrade.test.ts under OVMF, upgrade-seabios.test.ts under
+// SeaBIOS, one file each so that the two run on two lanes): real builds of other versions as signed bundles, the
+// raw image they start from, and the first upgrade both firmwares make.
+import t, { type Test } from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { READY_RE } from '../init/boot/ready-line.ts';
+import { encodeUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
+import { buildImages } from '../image/images.ts';
+import { FORMATS } from '../image/formats/index.ts';
+import { developmentSigningKey } from '../image/signing-key.ts';
+import { bootWithApi, type ApiVm } from './api-vm.ts';
+import { artifacts } from './artifacts.ts';
+
+export const a = artifacts();
+export const dir = mkdtempSync(join(tmpdir(), 'upgrade-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+export const manifest = JSON.parse(readFileSync(join(a.dir, 'manifest.json'), 'utf8')) as {
+  version: string; commit: string;
+};
+// The key the built system trusts (npm run build signs with the development key unless told otherwise).
+const key = developmentSigningKey(join(a.dir, 'dev', 'upgrade-signing-key.pem'));
+
+/** A real build of another version (its own SEA and initramfs), as a signed bundle. */
+export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey) {
+  const out = join(dir, name);
+  execFileSync('npx', ['tsx', join(a.dir, '..', 'scripts', 'build.ts'), '--variant', out, '--version', version,
+    ...(testBreak ? ['--test-break', testBreak] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const bundle = join(dir, `${name}.tar`);
+  writeFileSync(bundle, encodeUpgradeBundle({
+    version, commit: manifest.commit, cmdline: a.cmdline, privateKey, mtime: 0,
+    parts: [
+      { name: 'vmlinuz', data: readFileSync(join(out, 'vmlinuz')) },
+      { name: 'initramfs.cpio.zst', data: readFileSync(join(out, 'initramfs.cpio.zst')) },
+    ],
+  }));
+  return bundle;
+}
+
+/** The good upgrade both firmwares make. */
+export const good = variant('good', '0.9.0');
+
+// Slot A stops half-way through writing the upgrade named "cut" (and no other): its power is cut there (QMP quit).
+const images = await buildImages({
+  formats: FORMATS.filter((f) => f.name === 'raw'),
+  inputs: {
+    kernel: a.kernel, initramfs: a.initrd, cmdline: `${a.cmdline} appliance.test.pause=upgrade-slot-write/cut`,
+  },
+  release: manifest, signingKey: () => key, outDir: join(dir, 'images'), seed: 'upgrade-test', epoch: 0,
+  progress: () => {},
+});
+const rawFile = join(dir, 'images', images[0]!.file);
+
+export type Firmware = 'ovmf' | 'seabios';
+
+/** A fresh copy of the raw image, with room for EPHEMERAL to grow (where a bundle is staged on /var). */
+export function freshDisk(firmware: Firmware): string {
+  const disk = join(dir, `disk-${firmware}.raw`);
+  execFileSync('cp', ['--sparse=always', rawFile, disk]);
+  execFileSync('truncate', ['-s', '1G', disk]);
+  return disk;
+}
+
+/** Boots `disk` the way both tests do, and keeps its console beside the run's other files for a failed step. */
+export async function bootDisk(t: Test, disk: string, firmware: Firmware, memoryMiB: number): Promise<ApiVm> {
+  const m = await bootWithApi({ bootFrom: 'disk', firmware, memoryMiB, noReboot: false,
+    disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
+  t.teardown(() => m.vm.kill());
+  t.teardown(() => writeFileSync(join(dir, `console-${firmware}.log`), m.vm.console()));
+  return m;
+}
+
+/** Waits for the `n`-th ready line on the console, then for the API. */
+export async function readyAgain(m: ApiVm, n: number, ms = 300_000): Promise<void> {
+  await m.vm.waitFor(READY_RE, ms, n);
+  await m.poll(['get', 'versions'], /Version/, 60_000);
+}
+interface VersionDoc {
+  metadata: { id: string }; spec: { version: string; running: boolean; defaultBoot: boolean; good: boolean };
+}
+/** The Versions; a machine still starting its plugins may be slow to answer once, so it is asked until it does. */
+const versions = async (m: ApiVm) => {
+  const r = await m.poll(['get', 'versions', '-o', 'json'], /"items"/, 60_000);
+  if (r.code !== 0) throw new Error(`cosictl get versions: exit ${r.code}: ${r.err.trim()}`);
+  return (JSON.parse(r.out) as { items: VersionDoc[] }).items;
+};
+/** The slots in one line: `A:0.1.0 running default good | B:-`. */
+export const slotLine = async (m: ApiVm) => (await versions(m)).map((v) => `${v.metadata.id}:${v.spec.version || '-'}`
+  + `${v.spec.running ? ' running' : ''}${v.spec.defaultBoot ? ' default' : ''}${v.spec.good ? ' good' : ''}`)
+  .join(' | ');
+/** Why an upgrade failed, as its UpgradeStatus says (JSON: YAML folds a long message over lines). */
+export const upgradeError = async (m: ApiVm, id: string) => (JSON.parse(
+  (await m.run(['get', 'upgradestatus', id, '-o', 'json'])).out,
+) as { spec: { error: string } }).spec.error;
+export const upgrade = (m: ApiVm, ...args: string[]) => m.run(['upgrade', ...args], undefined, 300_000);
+
+/** A -> B with the good bundle: written, booted, marked good by the new system; prints how long it took. */
+export async function firstUpgrade(t: Test, m: ApiVm, firmware: Firmware): Promise<void> {
+  const t0 = Date.now();
+  const up = await upgrade(m, '--image', good, '--health-timeout', '2m', '--id', 'to-good');
+  t.equal(up.code, 0, up.err);
+  t.match(up.out, /0\.9\.0 written to slot B \([\d.]+ MB\); the machine reboots into it/);
+  await readyAgain(m, 2);
+  const done = await m.poll(['get', 'upgradestatus', 'to-good'], /done/, 120_000);
+  t.match(done.out, /done\s+0\.1\.\d+\s+0\.9\.0\s+B/, 'the new system marked itself good');
+  const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+  process.stderr.write(`# ${firmware}: from the upgrade request to the new version healthy: ${seconds} s\n`);
+  t.match(m.vm.console(), /appliance: booting slot B/);
+  t.equal(await slotLine(m), `A:${manifest.version} good | B:0.9.0 running default good`, 'B runs: the default');
+}
