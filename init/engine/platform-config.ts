@@ -10,7 +10,7 @@ import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Watch } from '../../cosi/state/state.ts';
 import { PLATFORM_NS, USER_DATA_ID, USER_DATA_TYPE } from '../../machinery/model/platform-types.ts';
 import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
-import type { MachineConfig } from './machine-config.ts';
+import type { MachineConfig } from './config/machine-config.ts';
 import type { SavedConfig } from '../../machinery/config/saved-config.ts';
 
 export interface PlatformConfigOptions {

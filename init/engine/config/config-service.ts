@@ -2,9 +2,9 @@
 // ConfirmConfig) over the machine config, next to cosi.resource.State on the users' port.
 import {
   APPLY_CONFIG_PATH, APPLY_REQUEST, APPLY_RESPONSE, CONFIRM_CONFIG_PATH, CONFIRM_REQUEST, CONFIRM_RESPONSE,
-} from '../../machinery/config/config-service-wire.ts';
-import type { CallContext, Method } from '../../cosi/remote/grpc/server.ts';
-import { StateError } from '../../cosi/state/errors.ts';
+} from '../../../machinery/config/config-service-wire.ts';
+import type { CallContext, Method } from '../../../cosi/remote/grpc/server.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
 import type { MachineConfig } from './machine-config.ts';
 
 /** Longest try: a day (a forgotten try must still end). */

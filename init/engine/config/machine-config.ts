@@ -4,29 +4,29 @@
 // applied live as a merge (create, update) or a replace (and prune: user resources it
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
-import { decodeConfigInput } from '../../machinery/config/config-input.ts';
-import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../../machinery/config/documents.ts';
-import { yielder } from '../../machinery/config/yielder.ts';
-import { ConfigRefused, documentsOfType, validateConfig } from '../../machinery/config/validate-config.ts';
-import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../machinery/config/saved-config.ts';
+import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
+import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../../../machinery/config/documents.ts';
+import { yielder } from '../../../machinery/config/yielder.ts';
+import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
+import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../../machinery/config/saved-config.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
-} from '../../cosi/meta/definition.ts';
-import { newResource, pointerString, type Pointer, type Resource } from '../../cosi/resource/resource.ts';
-import { StateError } from '../../cosi/state/errors.ts';
-import { copyResource } from '../../cosi/state/freeze.ts';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
-import { sameSpec } from '../../cosi/spec/spec-equal.ts';
-import { yamlText } from '../../cosi/spec/yaml-text.ts';
-import type { Logger } from '../../machinery/log.ts';
+} from '../../../cosi/meta/definition.ts';
+import { newResource, pointerString, type Pointer, type Resource } from '../../../cosi/resource/resource.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
+import { copyResource } from '../../../cosi/state/freeze.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
+import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
+import { yamlText } from '../../../cosi/spec/yaml-text.ts';
+import type { Logger } from '../../../machinery/log.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
   type ExtensionSpec,
-} from '../../machinery/model/runtime-types.ts';
-import type { ExtensionTypeBook } from './extension/types.ts';
-import type { Admission } from '../../machinery/config/admission.ts';
-import { API_CA_TYPE } from '../../machinery/model/security-types.ts';
+} from '../../../machinery/model/runtime-types.ts';
+import type { ExtensionTypeBook } from '../extension/types.ts';
+import type { Admission } from '../../../machinery/config/admission.ts';
+import { API_CA_TYPE } from '../../../machinery/model/security-types.ts';
 
 export type ApplyMode = 'merge' | 'replace';
 
