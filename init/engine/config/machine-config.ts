@@ -4,20 +4,21 @@
 // applied live as a merge (create, update) or a replace (and prune: user resources it
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
+// This class runs one change at a time, applies, saves and keeps the ConfigStatus; it hands
+// planning to config-plan.ts.
 import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
-import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../../../machinery/config/documents.ts';
+import { loadDocumentsYielding, type ConfigSource } from '../../../machinery/config/documents.ts';
 import { yielder } from '../../../machinery/config/yielder.ts';
 import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../../machinery/config/saved-config.ts';
 import {
-  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
+  DEFINITION_TYPE, META_NAMESPACE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
 } from '../../../cosi/meta/definition.ts';
-import { newResource, pointerString, type Pointer, type Resource } from '../../../cosi/resource/resource.ts';
+import { newResource, type Pointer, type Resource } from '../../../cosi/resource/resource.ts';
 import { StateError } from '../../../cosi/state/errors.ts';
 import { copyResource } from '../../../cosi/state/freeze.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
-import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
 import { yamlText } from '../../../cosi/spec/yaml-text.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import {
@@ -26,9 +27,11 @@ import {
 } from '../../../machinery/model/runtime-types.ts';
 import type { ExtensionTypeBook } from '../extension/types.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
-import { API_CA_TYPE } from '../../../machinery/model/security-types.ts';
+import {
+  byRank, changesOf, desiredAsIs, desiredOf, planConfig, rank, type ApplyMode, type Desired, type Step,
+} from './config-plan.ts';
 
-export type ApplyMode = 'merge' | 'replace';
+export type { ApplyMode } from './config-plan.ts';
 
 export interface ApplyRequest {
   /** Multi-document YAML, plain or gzip. */
@@ -68,23 +71,6 @@ export interface ApplyResult {
   tryUntil?: string;
 }
 
-/** One resource the config wants. */
-interface Desired extends Pointer {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  spec: unknown;
-  /** How messages name it: motd/hello. */
-  name: string;
-  needsReboot: boolean;
-}
-
-interface Step {
-  action: 'created' | 'updated' | 'deleted' | 'unchanged';
-  want?: Desired;
-  current?: Resource;
-  name: string;
-}
-
 export interface MachineConfigOptions {
   state: MemoryState;
   log: Logger;
@@ -113,14 +99,6 @@ type ExtensionTypes = Map<string, DefinitionInput[]>;
 const PERSIST_DELAY_MS = 500;
 /** How long stopping waits for the config's last save. */
 const STOP_SAVE_MS = 10_000;
-
-/** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
-const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
-const byRank = (a: Pointer, b: Pointer) => {
-  const ka = pointerString(a);
-  const kb = pointerString(b);
-  return rank(a) - rank(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
-};
 
 export class MachineConfig {
   private queue: Promise<unknown> = Promise.resolve();
@@ -208,17 +186,8 @@ export class MachineConfig {
     return this.status.instanceId || this.o.currentInstanceId?.() || undefined;
   }
 
-  private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
-    return resourceName(p, def);
-  }
-
-  private desiredOf(d: ResourceDocument): Desired {
-    return {
-      namespace: d.namespace, type: d.type, id: d.id, labels: d.labels, annotations: d.annotations,
-      // As the State API would store it (a definition completed with its display type and aliases).
-      spec: this.o.codecs.get(d.type)?.normalize(d.spec) ?? d.spec,
-      name: this.nameOf(d, d.definition), needsReboot: d.definition.needsReboot === true,
-    };
+  private nameOf(p: Pointer): string {
+    return resourceName(p, this.definitionOf(p.type));
   }
 
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
@@ -236,42 +205,21 @@ export class MachineConfig {
       else types.set(d.id, learned);
     }
     const coming = { types: [...types.values()].flat(), unknownWhy };
-    return { want: validateConfig(loaded, this.o, source, undefined, coming).map((d) => this.desiredOf(d)), types };
+    const want = validateConfig(loaded, this.o, source, undefined, coming).map((d) => desiredOf(d, this.o.codecs));
+    return { want, types };
   }
 
   private plan(want: Desired[], mode: ApplyMode, denied?: ApplyRequest['denied']): Step[] {
-    const steps: Step[] = [];
-    const wanted = new Set<string>();
-    for (const w of want) {
-      wanted.add(pointerString(w));
-      const current = this.o.state.findSync(w);
-      if (!current) {
-        steps.push({ action: 'created', want: w, name: w.name });
-        continue;
-      }
-      // A definition is stored as admission completes it (initials, schema from its message): compare with that.
-      const stored = w.namespace === META_NAMESPACE ? this.o.admission.check(newResource(w, w.spec), 'update').spec
-        : w.spec;
-      const same = sameSpec(current.spec, stored)
-        && sameSpec(current.metadata.labels, w.labels) && sameSpec(current.metadata.annotations, w.annotations);
-      steps.push({ action: same ? 'unchanged' : 'updated', want: w, current, name: w.name });
-    }
-    if (mode === 'replace') {
-      // A type's default namespace, created with it, stays while the type does.
-      for (const w of want) {
-        if (w.type !== DEFINITION_TYPE) continue;
-        const ns = (w.spec as ResourceDefinitionSpec).defaultNamespace;
-        wanted.add(pointerString({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: ns }));
-      }
-      for (const r of this.resources()) {
-        if (wanted.has(pointerString(r.metadata)) || denied?.(r.metadata.type)) continue;
-        // The API CA is the machine's trust, not its settings: a config written without its secrets keeps it
-        // (deleting it explicitly returns the machine to maintenance), so that no replace locks every client out.
-        if (r.metadata.type === API_CA_TYPE) continue;
-        steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
-      }
-    }
-    return steps;
+    return planConfig({
+      want, mode, denied, find: (p) => this.o.state.findSync(p), asStored: (r) => this.o.admission.check(r, 'update'),
+      // Only a replace prunes: a merge need not list the config.
+      configured: mode === 'replace' ? this.resources() : [], nameOf: (p) => this.nameOf(p),
+    });
+  }
+
+  /** What steps change; `live`: the machine runs, so changes of reboot-only types wait for the next boot. */
+  private changesOf(steps: readonly Step[], live: boolean): ConfigChange[] {
+    return changesOf(steps, live, (type) => this.definitionOf(type)?.needsReboot === true);
   }
 
   private async execute(steps: Step[], types: ExtensionTypes = new Map()): Promise<void> {
@@ -308,14 +256,6 @@ export class MachineConfig {
         await state.teardownAndDestroy(p);
       }));
     }
-  }
-
-  /** What steps change; `live`: the machine runs, so changes of reboot-only types wait for the next boot. */
-  private changesOf(steps: readonly Step[], live: boolean): ConfigChange[] {
-    return steps.map((s) => ({
-      action: s.action, resource: s.name, needsReboot: live && s.action !== 'unchanged' && (s.want?.needsReboot
-        ?? this.definitionOf(s.current!.metadata.type)?.needsReboot === true),
-    }));
   }
 
   /** Runs `fn` after every earlier call has finished: one config change at a time. */
@@ -434,12 +374,9 @@ export class MachineConfig {
     });
   }
 
+  /** The config before a try, to revert to. */
   private snapshot(): Desired[] {
-    return this.resources().map((r) => ({
-      namespace: r.metadata.namespace, type: r.metadata.type, id: r.metadata.id,
-      labels: { ...r.metadata.labels }, annotations: { ...r.metadata.annotations }, spec: r.spec,
-      name: this.nameOf(r.metadata), needsReboot: false,
-    }));
+    return desiredAsIs(this.resources(), (p) => this.nameOf(p));
   }
 
   /** Writes the machine config to the store now; returns where, or why not, and the next status says so. */
