@@ -4,11 +4,10 @@
 // applied live as a merge (create, update) or a replace (and prune: user resources it
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
-// This class runs one change at a time, applies, saves and keeps the ConfigStatus; it hands
-// planning to config-plan.ts.
+// This class runs one change at a time, saves and keeps the ConfigStatus; it hands planning
+// to config-plan.ts and the writes to config-steps.ts.
 import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
 import { loadDocumentsYielding, type ConfigSource } from '../../../machinery/config/documents.ts';
-import { yielder } from '../../../machinery/config/yielder.ts';
 import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../../machinery/config/saved-config.ts';
 import {
@@ -28,8 +27,9 @@ import {
 import type { ExtensionTypeBook } from '../extension/types.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import {
-  byRank, changesOf, desiredAsIs, desiredOf, planConfig, rank, type ApplyMode, type Desired, type Step,
+  byRank, changesOf, desiredAsIs, desiredOf, planConfig, type ApplyMode, type Desired, type Step,
 } from './config-plan.ts';
+import { executeSteps, type ExtensionTypes, type StepsTarget } from './config-steps.ts';
 
 export type { ApplyMode } from './config-plan.ts';
 
@@ -92,9 +92,6 @@ export interface MachineConfigOptions {
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
 const BOOT_FETCH_PATIENCE_MS = 120_000;
 
-/** Extensions a config declares, by name: the types each defines. */
-type ExtensionTypes = Map<string, DefinitionInput[]>;
-
 /** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
 const PERSIST_DELAY_MS = 500;
 /** How long stopping waits for the config's last save. */
@@ -107,6 +104,7 @@ export class MachineConfig {
   private persistTimer: NodeJS.Timeout | undefined;
   private status: ConfigStatusSpec;
   private readonly now: () => Date;
+  private readonly target: StepsTarget;
 
   constructor(private readonly o: MachineConfigOptions) {
     this.now = o.now ?? (() => new Date());
@@ -115,6 +113,11 @@ export class MachineConfig {
       state: 'maintenance', source: '', instanceId: '', resources: 0,
       persistedTo: o.store.path ?? '', persistProblem: o.store.path ? '' : o.store.why,
     } as ConfigStatusSpec;
+    const ext = o.extensions;
+    this.target = {
+      state: o.state, admission: o.admission,
+      ...(ext ? { register: (name, types) => ext.register(name, types) } : {}),
+    };
   }
 
   private definitionOf(type: string): ResourceDefinitionSpec | undefined {
@@ -222,42 +225,6 @@ export class MachineConfig {
     return changesOf(steps, live, (type) => this.definitionOf(type)?.needsReboot === true);
   }
 
-  private async execute(steps: Step[], types: ExtensionTypes = new Map()): Promise<void> {
-    const { state, admission } = this.o;
-    const writes = steps.filter((s) => s.action === 'created' || s.action === 'updated')
-      .sort((a, b) => byRank(a.want!, b.want!));
-    // The state answers at once, so thousands of writes would never let I/O in: slices of 10 ms.
-    const pause = yielder();
-    let extensionTypesRegistered = types.size === 0;
-    for (const s of writes) {
-      await pause();
-      const w = s.want!;
-      if (!extensionTypesRegistered && rank(w) === 2) {
-        // Before the first ordinary resource: some may be of these types.
-        for (const [name, t] of types) await this.o.extensions!.register(name, t);
-        extensionTypesRegistered = true;
-      }
-      if (s.action === 'created') {
-        await state.create(admission.admit(newResource(w, w.spec, { labels: w.labels, annotations: w.annotations }),
-          'create'));
-      } else {
-        const next = copyResource(state.findSync(w) ?? s.current!);
-        next.spec = w.spec;
-        next.metadata.labels = w.labels;
-        next.metadata.annotations = w.annotations;
-        await state.update(admission.admit(next, 'update'));
-      }
-    }
-    const deletes = steps.filter((s) => s.action === 'deleted').map((s) => s.current!.metadata);
-    // Ordinary resources together (each waits for its finalizers), then definitions, then namespaces.
-    for (const r of [2, 1, 0]) {
-      await Promise.all(deletes.filter((p) => rank(p) === r).map(async (p) => {
-        admission.admitRemoval(p);
-        await state.teardownAndDestroy(p);
-      }));
-    }
-  }
-
   /** Runs `fn` after every earlier call has finished: one config change at a time. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn, fn);
@@ -299,7 +266,7 @@ export class MachineConfig {
       if (req.dryRun) return result;
       const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
       try {
-        await this.execute(steps, types);
+        await executeSteps(steps, this.target, types);
       } catch (e) {
         await this.setStatus({ state: 'failed', message: `applying the config from ${source} failed part way: `
           + `${(e as Error).message}` });
@@ -364,7 +331,7 @@ export class MachineConfig {
       if (!t) return;
       this.trying = undefined;
       const steps = this.plan(t.snapshot, 'replace');
-      await this.execute(steps);
+      await executeSteps(steps, this.target);
       await this.setStatus({
         state: 'reverted', source: t.source, instanceId: t.instanceId ?? '', tryUntil: undefined,
         changes: this.changesOf(steps, false),
@@ -456,7 +423,7 @@ export class MachineConfig {
         throw e;
       }
       const steps = this.plan(want, 'replace');
-      await this.execute(steps, types);
+      await executeSteps(steps, this.target, types);
       await this.setStatus({
         state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
         changes: this.changesOf(steps, false),
