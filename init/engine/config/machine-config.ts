@@ -4,8 +4,8 @@
 // applied live as a merge (create, update) or a replace (and prune: user resources it
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
-// This class runs one change at a time, saves and keeps the ConfigStatus; it hands planning
-// to config-plan.ts and the writes to config-steps.ts.
+// This class runs one change at a time and keeps the ConfigStatus; it hands planning to
+// config-plan.ts, the writes to config-steps.ts and the saves to config-saver.ts.
 import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
 import { loadDocumentsYielding, type ConfigSource } from '../../../machinery/config/documents.ts';
 import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
@@ -18,7 +18,6 @@ import { StateError } from '../../../cosi/state/errors.ts';
 import { copyResource } from '../../../cosi/state/freeze.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
-import { yamlText } from '../../../cosi/spec/yaml-text.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import {
   CONFIG_STATUS_ID, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS, type ConfigChange, type ConfigStatusSpec,
@@ -30,6 +29,7 @@ import {
   byRank, changesOf, desiredAsIs, desiredOf, planConfig, type ApplyMode, type Desired, type Step,
 } from './config-plan.ts';
 import { executeSteps, type ExtensionTypes, type StepsTarget } from './config-steps.ts';
+import { ConfigSaver, configText, whereSaved, type Saved } from './config-saver.ts';
 
 export type { ApplyMode } from './config-plan.ts';
 
@@ -57,9 +57,6 @@ export interface ApplyRequest {
    */
   denied?: (type: string) => string | undefined;
 }
-
-/** Where the config was persisted, or why it was not. */
-interface Saved { persistedTo: string; persistProblem: string }
 
 export interface ApplyResult {
   changes: ConfigChange[];
@@ -92,18 +89,13 @@ export interface MachineConfigOptions {
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
 const BOOT_FETCH_PATIENCE_MS = 120_000;
 
-/** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
-const PERSIST_DELAY_MS = 500;
-/** How long stopping waits for the config's last save. */
-const STOP_SAVE_MS = 10_000;
-
 export class MachineConfig {
   private queue: Promise<unknown> = Promise.resolve();
   private trying: { snapshot: Desired[]; timer: NodeJS.Timeout; until: Date; source: string; instanceId?: string }
     | undefined;
-  private persistTimer: NodeJS.Timeout | undefined;
   private status: ConfigStatusSpec;
   private readonly now: () => Date;
+  private readonly saver: ConfigSaver;
   private readonly target: StepsTarget;
 
   constructor(private readonly o: MachineConfigOptions) {
@@ -113,6 +105,10 @@ export class MachineConfig {
       state: 'maintenance', source: '', instanceId: '', resources: 0,
       persistedTo: o.store.path ?? '', persistProblem: o.store.path ? '' : o.store.why,
     } as ConfigStatusSpec;
+    this.saver = new ConfigSaver({
+      store: o.store, log: o.log, now: this.now, resources: () => this.resources(),
+      ...(o.extensions ? { book: o.extensions.book } : {}),
+    });
     const ext = o.extensions;
     this.target = {
       state: o.state, admission: o.admission,
@@ -152,36 +148,12 @@ export class MachineConfig {
 
   /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
   text(resources = this.resources()): string {
-    return resources.map((r) => {
-      const m = r.metadata;
-      const metadata = {
-        namespace: m.namespace, type: m.type, id: m.id,
-        ...(Object.keys(m.labels).length ? { labels: m.labels } : {}),
-        ...(Object.keys(m.annotations).length ? { annotations: m.annotations } : {}),
-      };
-      return `---\n${yamlText({ metadata, spec: r.spec })}`;
-    }).join('');
+    return configText(resources);
   }
 
   /** The config as it would be persisted now, for another disk's STATE (the installer's), and its size. */
   forDisk(): { saved: SavedConfig; resources: number } {
-    return { saved: this.saved(this.status.source || 'api', this.instanceId()), resources: this.resources().length };
-  }
-
-  /** The config as the store keeps it, as of now. */
-  private saved(source: string, instanceId?: string): SavedConfig {
-    const resources = this.resources();
-    const extensionTypes = Object.fromEntries(this.o.extensions ? resources
-      .filter((r) => r.metadata.type === EXTENSION_TYPE)
-      .flatMap((r) => {
-        const sha = (r.spec as ExtensionSpec).sha256;
-        const types = this.o.extensions!.book.known(sha);
-        return types ? [[sha, types] as const] : [];
-      }) : []);
-    return {
-      text: this.text(resources), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
-      ...(Object.keys(extensionTypes).length ? { extensionTypes } : {}),
-    };
+    return this.saver.forDisk(this.status.source || 'api', this.instanceId());
   }
 
   /** The platform instance the config belongs to: the one it was applied for, else the platform's now. */
@@ -348,24 +320,9 @@ export class MachineConfig {
 
   /** Writes the machine config to the store now; returns where, or why not, and the next status says so. */
   private async persist(source: string, instanceId?: string): Promise<Saved> {
-    clearTimeout(this.persistTimer);
-    this.persistTimer = undefined;
-    const saved = await this.save(source, instanceId);
+    const saved = await this.saver.save(source, instanceId);
     this.status = { ...this.status, ...saved };
     return saved;
-  }
-
-  private async save(source: string, instanceId?: string): Promise<Saved> {
-    const { path, why } = this.o.store;
-    // In memory the resources are the config already: no text to make.
-    if (!path) return { persistedTo: '', persistProblem: why };
-    try {
-      await this.o.store.save(this.saved(source, instanceId));
-    } catch (e) {
-      this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
-      return { persistedTo: '', persistProblem: (e as Error).message };
-    }
-    return { persistedTo: path, persistProblem: '' };
   }
 
   /**
@@ -375,9 +332,8 @@ export class MachineConfig {
   noteUserWrite(p: Pointer): void {
     const def = this.definitionOf(p.type);
     if (def?.ephemeral) return;
-    if (this.trying || this.persistTimer) return;
-    this.persistTimer = setTimeout(() => {
-      this.persistTimer = undefined;
+    if (this.trying || this.saver.waiting) return;
+    this.saver.afterBurst(() => {
       void this.serial(async () => {
         if (this.trying) return;
         const saved = await this.persist('api', this.instanceId());
@@ -385,7 +341,7 @@ export class MachineConfig {
           state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
       });
-    }, PERSIST_DELAY_MS);
+    });
   }
 
   /** At boot: the persisted config, if any, applied as the whole config (not written back). */
@@ -471,28 +427,13 @@ export class MachineConfig {
    */
   async stop(): Promise<void> {
     clearTimeout(this.trying?.timer);
-    const pending = this.persistTimer !== undefined;
-    clearTimeout(this.persistTimer);
-    this.persistTimer = undefined;
+    const pending = this.saver.cancel();
     const saving = this.serial(async () => {
       if (pending && !this.trying) await this.persist('api', this.instanceId());
     });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => {
-      timer = setTimeout(() => r('late'), STOP_SAVE_MS);
-    });
-    const saved = saving.then(() => 'saved' as const, (e: unknown) => {
-      this.o.log.error(`the machine config's last save failed: ${(e as Error).message}`);
-      return 'failed' as const;
-    });
-    const how = await Promise.race([saved, late]).finally(() => clearTimeout(timer));
-    if (how === 'late') this.o.log.warn(`the machine config was still being saved after ${STOP_SAVE_MS} ms: stopping`);
+    await this.saver.finish(saving);
   }
 }
-
-/** Where a persist left the config, in words. */
-const whereSaved = (s: Saved) =>
-  (s.persistedTo ? `persisted to ${s.persistedTo}` : `held in memory only: ${s.persistProblem}`);
 
 function countActions(changes: readonly { action: string }[]): string {
   const n = new Map<string, number>();
