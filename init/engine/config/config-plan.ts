@@ -78,6 +78,7 @@ export function desiredAsIs(resources: readonly Resource[], nameOf: (p: Pointer)
   }));
 }
 
+/** The steps from the machine's resources now to the config's: one per want, in order, then the deletions. */
 export function planConfig(o: PlanInput): Step[] {
   const steps: Step[] = [];
   const wanted = new Set<string>();
