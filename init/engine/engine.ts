@@ -20,8 +20,8 @@ import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts'
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
 import { memoryConfigStore, type ConfigStore } from '../../machinery/config/saved-config.ts';
 import { createAdmission } from '../../machinery/config/admission.ts';
-import { configServiceMethods } from './config-service.ts';
-import { MachineConfig } from './machine-config.ts';
+import { configServiceMethods } from './config/config-service.ts';
+import { MachineConfig } from './config/machine-config.ts';
 import { feedPlatformConfig } from './platform-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';

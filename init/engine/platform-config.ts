@@ -9,7 +9,7 @@ import type { Logger } from '../../machinery/log.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Watch } from '../../cosi/state/state.ts';
 import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
-import type { MachineConfig } from './machine-config.ts';
+import type { MachineConfig } from './config/machine-config.ts';
 import type { SavedConfig } from '../../machinery/config/saved-config.ts';
 import { PLATFORM_NS, USER_DATA_TYPE } from '../../proto/gen/resource-types.ts';
 import { USER_DATA_ID } from '../../machinery/model/singleton-ids.ts';

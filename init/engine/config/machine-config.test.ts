@@ -7,20 +7,20 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { artifacts } from '../../qemu/artifacts.ts';
-import { startServe, type Served } from './serve-harness.ts';
-import { until } from '../../cosi/conformance/converge.ts';
-import { RemoteState } from '../../cosi/remote/client.ts';
-import { META_CODECS } from '../../cosi/remote/meta-codecs.ts';
-import { newResource } from '../../cosi/resource/resource.ts';
-import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
-import { CONFIG_FILE, parseSavedConfig } from '../../machinery/config/saved-config.ts';
-import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
-import { BAD_CONFIGS } from '../../machinery/config/testing/bad-configs.ts';
-import { apiCaDocument } from '../../machinery/pki/secrets.ts';
-import { runProgram, type Ran } from '../../scripts/lib/run-program.ts';
-import { CONFIG_STATUS_TYPE, KERNEL_PARAM_SPEC_TYPE, MOTD_TYPE, SYSTEM_NS } from '../../proto/gen/resource-types.ts';
-import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
+import { artifacts } from '../../../qemu/artifacts.ts';
+import { startServe, type Served } from '../serve-harness.ts';
+import { until } from '../../../cosi/conformance/converge.ts';
+import { RemoteState } from '../../../cosi/remote/client.ts';
+import { META_CODECS } from '../../../cosi/remote/meta-codecs.ts';
+import { newResource } from '../../../cosi/resource/resource.ts';
+import { type ConfigStatusSpec } from '../../../machinery/model/runtime-types.ts';
+import { CONFIG_FILE, parseSavedConfig } from '../../../machinery/config/saved-config.ts';
+import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
+import { BAD_CONFIGS } from '../../../machinery/config/testing/bad-configs.ts';
+import { apiCaDocument } from '../../../machinery/pki/secrets.ts';
+import { runProgram, type Ran } from '../../../scripts/lib/run-program.ts';
+import { CONFIG_STATUS_TYPE, KERNEL_PARAM_SPEC_TYPE, MOTD_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID } from '../../../machinery/model/singleton-ids.ts';
 
 const a = artifacts();
 const cosictlExe = join(a.dir, 'cosictl');
@@ -166,10 +166,10 @@ t.test('a KernelParamSpec whose id stands in for a key that leaves /proc/sys is 
   // system plugin writes the host's /proc/sys.)
   const own = await s.create(param('any-name', { value: '1', key: 'appliance/no_such_key' }));
   t.equal(own.metadata.id, 'any-name');
-  await s.destroy(own.metadata);
+  await s.teardownAndDestroy(own.metadata); // the merge controller may already hold a finalizer on it
   const dotted = await s.create(param('appliance.no_such_key', { value: '1' }));
   t.equal(dotted.metadata.id, 'appliance.no_such_key', 'a dotted id is a key');
-  await s.destroy(dotted.metadata);
+  await s.teardownAndDestroy(dotted.metadata);
 });
 
 t.test('dry run shows the plan and changes nothing; gzip is accepted', async (t) => {

@@ -1,8 +1,8 @@
 // config-service: serves appliance.config.v1alpha1.ConfigService (ApplyConfig,
 // ConfirmConfig) over the machine config, next to cosi.resource.State on the users' port.
-import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
-import type { CallContext, Method } from '../../cosi/remote/grpc/server.ts';
-import { StateError } from '../../cosi/state/errors.ts';
+import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
+import type { CallContext, Method } from '../../../cosi/remote/grpc/server.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
 import type { MachineConfig } from './machine-config.ts';
 
 /** Longest try: a day (a forgotten try must still end). */

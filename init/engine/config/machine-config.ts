@@ -4,31 +4,34 @@
 // applied live as a merge (create, update) or a replace (and prune: user resources it
 // does not name are deleted), and persisted. A tried config is reverted unless
 // confirmed. Resources that controllers, DHCP or the platform write are never touched.
-import { decodeConfigInput } from '../../machinery/config/config-input.ts';
-import { loadDocumentsYielding, type ConfigSource, type ResourceDocument } from '../../machinery/config/documents.ts';
-import { yielder } from '../../machinery/config/yielder.ts';
-import { ConfigRefused, documentsOfType, validateConfig } from '../../machinery/config/validate-config.ts';
-import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../machinery/config/saved-config.ts';
+// This class runs one change at a time and keeps the ConfigStatus; it hands planning to
+// config-plan.ts, the writes to config-steps.ts and the saves to config-saver.ts.
+import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
+import { loadDocumentsYielding, type ConfigSource } from '../../../machinery/config/documents.ts';
+import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
+import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../../machinery/config/saved-config.ts';
 import {
-  DEFINITION_TYPE, META_NAMESPACE, NAMESPACE_TYPE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
-} from '../../cosi/meta/definition.ts';
-import { newResource, pointerString, type Pointer, type Resource } from '../../cosi/resource/resource.ts';
-import { StateError } from '../../cosi/state/errors.ts';
-import { copyResource } from '../../cosi/state/freeze.ts';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
-import { sameSpec } from '../../cosi/spec/spec-equal.ts';
-import { yamlText } from '../../cosi/spec/yaml-text.ts';
-import type { Logger } from '../../machinery/log.ts';
-import { type ConfigChange, type ConfigStatusSpec, type ExtensionSpec } from '../../machinery/model/runtime-types.ts';
-import type { ExtensionTypeBook } from './extension/types.ts';
-import type { Admission } from '../../machinery/config/admission.ts';
+  DEFINITION_TYPE, META_NAMESPACE, resourceName, type DefinitionInput, type ResourceDefinitionSpec,
+} from '../../../cosi/meta/definition.ts';
+import { newResource, type Pointer, type Resource } from '../../../cosi/resource/resource.ts';
+import { StateError } from '../../../cosi/state/errors.ts';
+import { copyResource } from '../../../cosi/state/freeze.ts';
+import type { MemoryState } from '../../../cosi/state/memory-state.ts';
+import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
+import { type ConfigChange, type ConfigStatusSpec, type ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
+import { CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS } from '../../../proto/gen/resource-types.ts';
+import { CONFIG_STATUS_ID } from '../../../machinery/model/singleton-ids.ts';
+import type { ExtensionTypeBook } from '../extension/types.ts';
+import type { Admission } from '../../../machinery/config/admission.ts';
 import {
-  API_CERTIFICATE_AUTHORITY_TYPE, CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS,
-} from '../../proto/gen/resource-types.ts';
-import { CONFIG_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
+  byRank, changesOf, desiredAsIs, desiredOf, planConfig, type ApplyMode, type Desired, type Step,
+} from './config-plan.ts';
+import { executeSteps, type ExtensionTypes, type StepsTarget } from './config-steps.ts';
+import { ConfigSaver, configText, whereSaved, type Saved } from './config-saver.ts';
 
-export type ApplyMode = 'merge' | 'replace';
+export type { ApplyMode } from './config-plan.ts';
 
 export interface ApplyRequest {
   /** Multi-document YAML, plain or gzip. */
@@ -55,9 +58,6 @@ export interface ApplyRequest {
   denied?: (type: string) => string | undefined;
 }
 
-/** Where the config was persisted, or why it was not. */
-interface Saved { persistedTo: string; persistProblem: string }
-
 export interface ApplyResult {
   changes: ConfigChange[];
   persistedTo: string;
@@ -66,23 +66,6 @@ export interface ApplyResult {
   ignored: string[];
   /** RFC 3339, when trying. */
   tryUntil?: string;
-}
-
-/** One resource the config wants. */
-interface Desired extends Pointer {
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  spec: unknown;
-  /** How messages name it: motd/hello. */
-  name: string;
-  needsReboot: boolean;
-}
-
-interface Step {
-  action: 'created' | 'updated' | 'deleted' | 'unchanged';
-  want?: Desired;
-  current?: Resource;
-  name: string;
 }
 
 export interface MachineConfigOptions {
@@ -106,29 +89,14 @@ export interface MachineConfigOptions {
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
 const BOOT_FETCH_PATIENCE_MS = 120_000;
 
-/** Extensions a config declares, by name: the types each defines. */
-type ExtensionTypes = Map<string, DefinitionInput[]>;
-
-/** Writes through the State API come in bursts: one save after each burst (a save of 10,000 resources costs ~70 ms). */
-const PERSIST_DELAY_MS = 500;
-/** How long stopping waits for the config's last save. */
-const STOP_SAVE_MS = 10_000;
-
-/** Namespaces first, then definitions, then the rest: the order creation needs (deletion the reverse). */
-const rank = (p: Pointer) => (p.type === NAMESPACE_TYPE ? 0 : p.type === DEFINITION_TYPE ? 1 : 2);
-const byRank = (a: Pointer, b: Pointer) => {
-  const ka = pointerString(a);
-  const kb = pointerString(b);
-  return rank(a) - rank(b) || (ka < kb ? -1 : ka > kb ? 1 : 0);
-};
-
 export class MachineConfig {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly changes = new OneAtATime<'config'>();
   private trying: { snapshot: Desired[]; timer: NodeJS.Timeout; until: Date; source: string; instanceId?: string }
     | undefined;
-  private persistTimer: NodeJS.Timeout | undefined;
   private status: ConfigStatusSpec;
   private readonly now: () => Date;
+  private readonly saver: ConfigSaver;
+  private readonly target: StepsTarget;
 
   constructor(private readonly o: MachineConfigOptions) {
     this.now = o.now ?? (() => new Date());
@@ -137,6 +105,15 @@ export class MachineConfig {
       state: 'maintenance', source: '', instanceId: '', resources: 0,
       persistedTo: o.store.path ?? '', persistProblem: o.store.path ? '' : o.store.why,
     } as ConfigStatusSpec;
+    this.saver = new ConfigSaver({
+      store: o.store, log: o.log, now: this.now, resources: () => this.resources(),
+      ...(o.extensions ? { book: o.extensions.book } : {}),
+    });
+    const ext = o.extensions;
+    this.target = {
+      state: o.state, admission: o.admission,
+      ...(ext ? { register: (name, types) => ext.register(name, types) } : {}),
+    };
   }
 
   private definitionOf(type: string): ResourceDefinitionSpec | undefined {
@@ -171,36 +148,12 @@ export class MachineConfig {
 
   /** The machine config as text: what is persisted, and what `cosictl get machineconfig`-style readers see. */
   text(resources = this.resources()): string {
-    return resources.map((r) => {
-      const m = r.metadata;
-      const metadata = {
-        namespace: m.namespace, type: m.type, id: m.id,
-        ...(Object.keys(m.labels).length ? { labels: m.labels } : {}),
-        ...(Object.keys(m.annotations).length ? { annotations: m.annotations } : {}),
-      };
-      return `---\n${yamlText({ metadata, spec: r.spec })}`;
-    }).join('');
+    return configText(resources);
   }
 
   /** The config as it would be persisted now, for another disk's STATE (the installer's), and its size. */
   forDisk(): { saved: SavedConfig; resources: number } {
-    return { saved: this.saved(this.status.source || 'api', this.instanceId()), resources: this.resources().length };
-  }
-
-  /** The config as the store keeps it, as of now. */
-  private saved(source: string, instanceId?: string): SavedConfig {
-    const resources = this.resources();
-    const extensionTypes = Object.fromEntries(this.o.extensions ? resources
-      .filter((r) => r.metadata.type === EXTENSION_TYPE)
-      .flatMap((r) => {
-        const sha = (r.spec as ExtensionSpec).sha256;
-        const types = this.o.extensions!.book.known(sha);
-        return types ? [[sha, types] as const] : [];
-      }) : []);
-    return {
-      text: this.text(resources), source, savedAt: this.now().toISOString(), ...(instanceId ? { instanceId } : {}),
-      ...(Object.keys(extensionTypes).length ? { extensionTypes } : {}),
-    };
+    return this.saver.forDisk(this.status.source || 'api', this.instanceId());
   }
 
   /** The platform instance the config belongs to: the one it was applied for, else the platform's now. */
@@ -208,17 +161,8 @@ export class MachineConfig {
     return this.status.instanceId || this.o.currentInstanceId?.() || undefined;
   }
 
-  private nameOf(p: Pointer, def = this.definitionOf(p.type)): string {
-    return resourceName(p, def);
-  }
-
-  private desiredOf(d: ResourceDocument): Desired {
-    return {
-      namespace: d.namespace, type: d.type, id: d.id, labels: d.labels, annotations: d.annotations,
-      // As the State API would store it (a definition completed with its display type and aliases).
-      spec: this.o.codecs.get(d.type)?.normalize(d.spec) ?? d.spec,
-      name: this.nameOf(d, d.definition), needsReboot: d.definition.needsReboot === true,
-    };
+  private nameOf(p: Pointer): string {
+    return resourceName(p, this.definitionOf(p.type));
   }
 
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
@@ -236,93 +180,26 @@ export class MachineConfig {
       else types.set(d.id, learned);
     }
     const coming = { types: [...types.values()].flat(), unknownWhy };
-    return { want: validateConfig(loaded, this.o, source, undefined, coming).map((d) => this.desiredOf(d)), types };
+    const want = validateConfig(loaded, this.o, source, undefined, coming).map((d) => desiredOf(d, this.o.codecs));
+    return { want, types };
   }
 
   private plan(want: Desired[], mode: ApplyMode, denied?: ApplyRequest['denied']): Step[] {
-    const steps: Step[] = [];
-    const wanted = new Set<string>();
-    for (const w of want) {
-      wanted.add(pointerString(w));
-      const current = this.o.state.findSync(w);
-      if (!current) {
-        steps.push({ action: 'created', want: w, name: w.name });
-        continue;
-      }
-      // A definition is stored as admission completes it (initials, schema from its message): compare with that.
-      const stored = w.namespace === META_NAMESPACE ? this.o.admission.check(newResource(w, w.spec), 'update').spec
-        : w.spec;
-      const same = sameSpec(current.spec, stored)
-        && sameSpec(current.metadata.labels, w.labels) && sameSpec(current.metadata.annotations, w.annotations);
-      steps.push({ action: same ? 'unchanged' : 'updated', want: w, current, name: w.name });
-    }
-    if (mode === 'replace') {
-      // A type's default namespace, created with it, stays while the type does.
-      for (const w of want) {
-        if (w.type !== DEFINITION_TYPE) continue;
-        const ns = (w.spec as ResourceDefinitionSpec).defaultNamespace;
-        wanted.add(pointerString({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: ns }));
-      }
-      for (const r of this.resources()) {
-        if (wanted.has(pointerString(r.metadata)) || denied?.(r.metadata.type)) continue;
-        // The API CA is the machine's trust, not its settings: a config written without its secrets keeps it
-        // (deleting it explicitly returns the machine to maintenance), so that no replace locks every client out.
-        if (r.metadata.type === API_CERTIFICATE_AUTHORITY_TYPE) continue;
-        steps.push({ action: 'deleted', current: r, name: this.nameOf(r.metadata) });
-      }
-    }
-    return steps;
-  }
-
-  private async execute(steps: Step[], types: ExtensionTypes = new Map()): Promise<void> {
-    const { state, admission } = this.o;
-    const writes = steps.filter((s) => s.action === 'created' || s.action === 'updated')
-      .sort((a, b) => byRank(a.want!, b.want!));
-    // The state answers at once, so thousands of writes would never let I/O in: slices of 10 ms.
-    const pause = yielder();
-    let extensionTypesRegistered = types.size === 0;
-    for (const s of writes) {
-      await pause();
-      const w = s.want!;
-      if (!extensionTypesRegistered && rank(w) === 2) {
-        // Before the first ordinary resource: some may be of these types.
-        for (const [name, t] of types) await this.o.extensions!.register(name, t);
-        extensionTypesRegistered = true;
-      }
-      if (s.action === 'created') {
-        await state.create(admission.admit(newResource(w, w.spec, { labels: w.labels, annotations: w.annotations }),
-          'create'));
-      } else {
-        const next = copyResource(state.findSync(w) ?? s.current!);
-        next.spec = w.spec;
-        next.metadata.labels = w.labels;
-        next.metadata.annotations = w.annotations;
-        await state.update(admission.admit(next, 'update'));
-      }
-    }
-    const deletes = steps.filter((s) => s.action === 'deleted').map((s) => s.current!.metadata);
-    // Ordinary resources together (each waits for its finalizers), then definitions, then namespaces.
-    for (const r of [2, 1, 0]) {
-      await Promise.all(deletes.filter((p) => rank(p) === r).map(async (p) => {
-        admission.admitRemoval(p);
-        await state.teardownAndDestroy(p);
-      }));
-    }
+    return planConfig({
+      want, mode, denied, find: (p) => this.o.state.findSync(p), asStored: (r) => this.o.admission.check(r, 'update'),
+      // Only a replace prunes: a merge need not list the config.
+      configured: mode === 'replace' ? this.resources() : [], nameOf: (p) => this.nameOf(p),
+    });
   }
 
   /** What steps change; `live`: the machine runs, so changes of reboot-only types wait for the next boot. */
   private changesOf(steps: readonly Step[], live: boolean): ConfigChange[] {
-    return steps.map((s) => ({
-      action: s.action, resource: s.name, needsReboot: live && s.action !== 'unchanged' && (s.want?.needsReboot
-        ?? this.definitionOf(s.current!.metadata.type)?.needsReboot === true),
-    }));
+    return changesOf(steps, live, (type) => this.definitionOf(type)?.needsReboot === true);
   }
 
   /** Runs `fn` after every earlier call has finished: one config change at a time. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.changes.run('config', fn);
   }
 
   apply(req: ApplyRequest): Promise<ApplyResult> {
@@ -359,7 +236,7 @@ export class MachineConfig {
       if (req.dryRun) return result;
       const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
       try {
-        await this.execute(steps, types);
+        await executeSteps(steps, this.target, types);
       } catch (e) {
         await this.setStatus({ state: 'failed', message: `applying the config from ${source} failed part way: `
           + `${(e as Error).message}` });
@@ -424,7 +301,7 @@ export class MachineConfig {
       if (!t) return;
       this.trying = undefined;
       const steps = this.plan(t.snapshot, 'replace');
-      await this.execute(steps);
+      await executeSteps(steps, this.target);
       await this.setStatus({
         state: 'reverted', source: t.source, instanceId: t.instanceId ?? '', tryUntil: undefined,
         changes: this.changesOf(steps, false),
@@ -434,34 +311,16 @@ export class MachineConfig {
     });
   }
 
+  /** The config before a try, to revert to. */
   private snapshot(): Desired[] {
-    return this.resources().map((r) => ({
-      namespace: r.metadata.namespace, type: r.metadata.type, id: r.metadata.id,
-      labels: { ...r.metadata.labels }, annotations: { ...r.metadata.annotations }, spec: r.spec,
-      name: this.nameOf(r.metadata), needsReboot: false,
-    }));
+    return desiredAsIs(this.resources(), (p) => this.nameOf(p));
   }
 
   /** Writes the machine config to the store now; returns where, or why not, and the next status says so. */
   private async persist(source: string, instanceId?: string): Promise<Saved> {
-    clearTimeout(this.persistTimer);
-    this.persistTimer = undefined;
-    const saved = await this.save(source, instanceId);
+    const saved = await this.saver.save(source, instanceId);
     this.status = { ...this.status, ...saved };
     return saved;
-  }
-
-  private async save(source: string, instanceId?: string): Promise<Saved> {
-    const { path, why } = this.o.store;
-    // In memory the resources are the config already: no text to make.
-    if (!path) return { persistedTo: '', persistProblem: why };
-    try {
-      await this.o.store.save(this.saved(source, instanceId));
-    } catch (e) {
-      this.o.log.error(`the machine config is held in memory only: ${(e as Error).message}`);
-      return { persistedTo: '', persistProblem: (e as Error).message };
-    }
-    return { persistedTo: path, persistProblem: '' };
   }
 
   /**
@@ -471,9 +330,8 @@ export class MachineConfig {
   noteUserWrite(p: Pointer): void {
     const def = this.definitionOf(p.type);
     if (def?.ephemeral) return;
-    if (this.trying || this.persistTimer) return;
-    this.persistTimer = setTimeout(() => {
-      this.persistTimer = undefined;
+    if (this.trying || this.saver.waiting) return;
+    this.saver.afterBurst(() => {
       void this.serial(async () => {
         if (this.trying) return;
         const saved = await this.persist('api', this.instanceId());
@@ -481,7 +339,7 @@ export class MachineConfig {
           state: 'applied', source: 'api', message: `config changed through the API; ${whereSaved(saved)}`,
         });
       });
-    }, PERSIST_DELAY_MS);
+    });
   }
 
   /** At boot: the persisted config, if any, applied as the whole config (not written back). */
@@ -519,7 +377,7 @@ export class MachineConfig {
         throw e;
       }
       const steps = this.plan(want, 'replace');
-      await this.execute(steps, types);
+      await executeSteps(steps, this.target, types);
       await this.setStatus({
         state: 'applied', source: 'state', instanceId: saved.instanceId ?? '', appliedAt: this.now().toISOString(),
         changes: this.changesOf(steps, false),
@@ -567,28 +425,13 @@ export class MachineConfig {
    */
   async stop(): Promise<void> {
     clearTimeout(this.trying?.timer);
-    const pending = this.persistTimer !== undefined;
-    clearTimeout(this.persistTimer);
-    this.persistTimer = undefined;
+    const pending = this.saver.cancel();
     const saving = this.serial(async () => {
       if (pending && !this.trying) await this.persist('api', this.instanceId());
     });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((r) => {
-      timer = setTimeout(() => r('late'), STOP_SAVE_MS);
-    });
-    const saved = saving.then(() => 'saved' as const, (e: unknown) => {
-      this.o.log.error(`the machine config's last save failed: ${(e as Error).message}`);
-      return 'failed' as const;
-    });
-    const how = await Promise.race([saved, late]).finally(() => clearTimeout(timer));
-    if (how === 'late') this.o.log.warn(`the machine config was still being saved after ${STOP_SAVE_MS} ms: stopping`);
+    await this.saver.finish(saving);
   }
 }
-
-/** Where a persist left the config, in words. */
-const whereSaved = (s: Saved) =>
-  (s.persistedTo ? `persisted to ${s.persistedTo}` : `held in memory only: ${s.persistProblem}`);
 
 function countActions(changes: readonly { action: string }[]): string {
   const n = new Map<string, number>();
