@@ -4,6 +4,7 @@
 // before that (api/certificate.ts decides which). Plugins reach it over a unix socket,
 // where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
 // write only that plugin's outputs. Every call passes the role table (api/access.ts).
+// Who a connection's caller is, is api/caller.ts.
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
@@ -24,14 +25,14 @@ import { StateError } from '../../../cosi/state/errors.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { Pointer } from '../../../cosi/resource/resource.ts';
 import type { State } from '../../../cosi/state/state.ts';
-import { parseSubject } from '../../../machinery/pki/certificate.ts';
-import { TIME_VERIFY_CODES, validityProblem } from '../../../machinery/pki/validity.ts';
-import { clockNote } from '../../../machinery/sys/clock-floor.ts';
 import { throttle, type Logger } from '../../../machinery/log.ts';
 import {
-  callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need,
+  callDenied, rpcRule, type Caller, MAINTENANCE_WHY, type Need,
 } from '../../../machinery/model/access.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
+import { callerOf, callerOfConnection, describeCaller, markCaller, REFUSE_ALL } from './caller.ts';
+
+export { callerOf, describeCaller } from './caller.ts';
 
 /** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
 export interface ApiTls {
@@ -76,59 +77,8 @@ export interface ApiServer {
 /** TLS handshakes under way at once; more connections wait their turn (within the handshake time). */
 const MAX_HANDSHAKES = 8;
 
-const CALLER = Symbol('caller');
 /** How long a refused client's connection stays open to hear why. */
 const REFUSED_GRACE_MS = 10_000;
-type Marked = { [CALLER]?: Caller };
-
-/** The caller of a call: set on its connection when the connection was admitted. */
-export function callerOf(session: Http2Session): Caller | undefined {
-  return (session.socket as unknown as Marked)[CALLER];
-}
-
-/** How a caller appears in the log: their certificate's subject and role, or the plugin. */
-export function describeCaller(c: Caller | undefined): string {
-  if (!c) return 'caller=unknown';
-  if (c.kind === 'plugin') return `plugin=${c.name}`;
-  if (c.kind === 'maintenance') return `caller="${c.subject}" role=maintenance`;
-  if (c.kind === 'refused') return `caller="${c.subject}" refused`;
-  return `subject="${c.subject}" role=${c.role}`;
-}
-
-/**
- * The caller a TLS connection makes: a user with the role its certificate names, or a refused client with why. The
- * TLS server verifies the chain but lets every client finish its handshake, so that a refusal can be said in words:
- * a certificate refused for its dates names the machine's clock (machinery/pki/validity.ts).
- */
-function callerOfConnection(socket: TLSSocket): Caller {
-  const peer = socket.getPeerX509Certificate();
-  const subject = peer?.subject.replace(/\n/g, ',') ?? `${socket.remoteAddress}:${socket.remotePort}`;
-  if (!peer) {
-    return { kind: 'refused', subject, why: 'this machine requires a client certificate (a context made by '
-      + '`cosictl gen config --secrets`), and this client sent none' };
-  }
-  if (!socket.authorized) {
-    const code = String((socket.authorizationError as Error & { code?: string } | null)?.code
-      ?? socket.authorizationError ?? 'unverified');
-    const why = TIME_VERIFY_CODES.has(code)
-      ? validityProblem(`this client's certificate "${subject}"`, peer) ?? `a certificate in this client's chain is `
-        + `not valid now (${code}), ${clockNote(Date.now())}`
-      : `this client's certificate "${subject}" is not signed by a CA this machine accepts (${code})`;
-    return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${why}` };
-  }
-  const who = userFromCertificate(peer);
-  if (typeof who !== 'string') return who;
-  return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${who}` };
-}
-
-/** The caller a verified client certificate makes, or why it makes none. */
-function userFromCertificate(cert: X509Certificate): Caller | string {
-  const subject = parseSubject(cert.subject);
-  const role = roleOf(subject.organization ?? []);
-  const text = cert.subject.replace(/\n/g, ',');
-  if (!role) return `certificate "${text}" names no role (Organization admin, operator or reader)`;
-  return { kind: 'user', role, subject: text };
-}
 
 /** A plugin writes its outputs only; one with an `owner` (an extension) writes as that owner only. */
 function pluginGuard(p: { name: string; owner?: string }, outputs: ReadonlySet<string>): CallAccess {
@@ -147,12 +97,6 @@ function pluginGuard(p: { name: string; owner?: string }, outputs: ReadonlySet<s
     },
   };
 }
-
-/** A plugin-socket connection without an identity never gets this far; if one did, it may do nothing. */
-const REFUSE_ALL: CallAccess = {
-  read: (type) => { throw new StateError('permission-denied', `an unidentified connection may not read ${type}`); },
-  write: (w) => { throw new StateError('permission-denied', `an unidentified connection may not write ${w.type}`); },
-};
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   let tls = o.tls;
@@ -309,16 +253,16 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     queue.push(raw);
     pump();
   });
-  users.on('secureConnection', (socket: TLSSocket & Marked) => {
+  users.on('secureConnection', (socket: TLSSocket) => {
     // node keeps the raw socket as the TLS socket's _parent: the handshake is over for it.
     const raw = (socket as unknown as { _parent?: Socket })._parent;
     if (raw) handshakeOver(raw);
     if (tls.mode === 'maintenance') {
-      socket[CALLER] = { kind: 'maintenance', subject: `${socket.remoteAddress}:${socket.remotePort}` };
+      markCaller(socket, { kind: 'maintenance', subject: `${socket.remoteAddress}:${socket.remotePort}` });
       return;
     }
     const who = callerOfConnection(socket);
-    socket[CALLER] = who;
+    markCaller(socket, who);
     if (who.kind === 'refused') {
       once('refused', (more) => o.log.warn(`API: refused ${socket.remoteAddress}: ${who.why}${more}`));
       // Long enough to answer its first calls with why; it may do nothing else.
@@ -342,12 +286,11 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
 
   const plugins = grpcHttp2Server({
     methods: stateMethods(o.state, {
-      ...o.service, accessOf: (ctx) => (ctx.session.socket as unknown as Marked & { guard?: CallAccess }).guard
-        ?? REFUSE_ALL,
+      ...o.service, accessOf: (ctx) => (ctx.session.socket as unknown as { guard?: CallAccess }).guard ?? REFUSE_ALL,
     }),
     maxRequestBytes: 64 << 20, toStatus,
   });
-  plugins.server.on('connection', (socket: Socket & Marked & { guard?: CallAccess }) => {
+  plugins.server.on('connection', (socket: Socket & { guard?: CallAccess }) => {
     const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     try {
       const cred = o.native.peerCred(fd ?? -1);
@@ -357,7 +300,7 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
         socket.destroy();
         return;
       }
-      socket[CALLER] = { kind: 'plugin', name: plugin.name };
+      markCaller(socket, { kind: 'plugin', name: plugin.name });
       socket.guard = pluginGuard(plugin, new Set(plugin.outputs));
     } catch (e) {
       o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`);
