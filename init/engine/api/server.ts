@@ -3,16 +3,14 @@
 // role is in their certificate), a self-signed certificate and maintenance rights
 // before that (api/certificate.ts decides which). Plugins reach it over a unix socket,
 // where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
-// write only that plugin's outputs. Every call passes the role table (api/access.ts).
-// Who a connection's caller is, is api/caller.ts.
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+// write only that plugin's outputs (api/plugin-socket.ts). Every call passes the role
+// table (api/access.ts). Who a connection's caller is, is api/caller.ts.
 import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { dirname } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import type { Native } from '../../../native/index.ts';
-import { grpcHttp2Server, trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
+import { trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
 import {
   GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
 } from '../../../cosi/remote/grpc/server.ts';
@@ -31,6 +29,7 @@ import {
 } from '../../../machinery/model/access.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
 import { callerOf, callerOfConnection, describeCaller, markCaller, REFUSE_ALL } from './caller.ts';
+import { openPluginSocket, type PluginIdentity } from './plugin-socket.ts';
 
 export { callerOf, describeCaller } from './caller.ts';
 
@@ -53,7 +52,7 @@ export interface ApiServerOptions {
   listen: string;
   pluginSocket: string;
   /** The plugin (built-in or extension) a process is, and the types it may write. */
-  pluginByPid: (pid: number) => { name: string; outputs: readonly string[]; owner?: string } | undefined;
+  pluginByPid: (pid: number) => PluginIdentity | undefined;
   /** More services for users on the same port (the machine config service), each in the role table. */
   userMethods?: ReadonlyMap<string, Method>;
   /** After a user's write went through (the machine config persists it). */
@@ -79,24 +78,6 @@ const MAX_HANDSHAKES = 8;
 
 /** How long a refused client's connection stays open to hear why. */
 const REFUSED_GRACE_MS = 10_000;
-
-/** A plugin writes its outputs only; one with an `owner` (an extension) writes as that owner only. */
-function pluginGuard(p: { name: string; owner?: string }, outputs: ReadonlySet<string>): CallAccess {
-  return {
-    read: () => {},
-    write(w) {
-      if (w.finalizersOnly) return;
-      if (!outputs.has(w.type)) {
-        throw new StateError('permission-denied',
-          `plugin ${p.name} may not write ${w.type} (its outputs: ${[...outputs].join(', ') || 'none'})`, w.type);
-      }
-      if (p.owner !== undefined && w.owner !== p.owner) {
-        throw new StateError('permission-denied',
-          `plugin ${p.name} writes as owner "${p.owner}", not "${w.owner}"`, w.type);
-      }
-    },
-  };
-}
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   let tls = o.tls;
@@ -284,34 +265,10 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
     });
   }).catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
 
-  const plugins = grpcHttp2Server({
-    methods: stateMethods(o.state, {
-      ...o.service, accessOf: (ctx) => (ctx.session.socket as unknown as { guard?: CallAccess }).guard ?? REFUSE_ALL,
-    }),
-    maxRequestBytes: 64 << 20, toStatus,
+  const plugins = await openPluginSocket({
+    state: o.state, log: o.log, native: o.native, service: o.service, path: o.pluginSocket,
+    pluginByPid: o.pluginByPid,
   });
-  plugins.server.on('connection', (socket: Socket & { guard?: CallAccess }) => {
-    const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-    try {
-      const cred = o.native.peerCred(fd ?? -1);
-      const plugin = o.pluginByPid(cred.pid);
-      if (!plugin) {
-        o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`);
-        socket.destroy();
-        return;
-      }
-      markCaller(socket, { kind: 'plugin', name: plugin.name });
-      socket.guard = pluginGuard(plugin, new Set(plugin.outputs));
-    } catch (e) {
-      o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`);
-      socket.destroy();
-    }
-  });
-  mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
-  rmSync(o.pluginSocket, { force: true });
-  await plugins.listen({ path: o.pluginSocket });
-  // Extensions run as uids of their own and must be able to connect; who may talk is decided by pid (above).
-  chmodSync(o.pluginSocket, 0o666);
   o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''} (TLS, `
     + `${tls.mode}), plugins on ${o.pluginSocket}`);
 
