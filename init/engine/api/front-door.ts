@@ -3,7 +3,7 @@
 // marked with its caller (api/caller.ts): anyone in maintenance mode, else the user its
 // certificate names, or a refused client kept open briefly to hear why on its first calls.
 // setTls swaps the certificate in place and ends the connections the new rules no longer
-// admit. What a call may do once in is decided around each method (api/server.ts).
+// admit. What a call may do once in is the interceptors' business (api/interceptors.ts).
 import { X509Certificate } from 'node:crypto';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
@@ -31,7 +31,7 @@ export interface FrontDoorOptions {
   tls: ApiTls;
   /** Read when they apply (a connection, a handshake, an idle session): the engine's limits may change. */
   limits: () => ApiLimits;
-  /** The users' methods, by path (each checked against the role table). */
+  /** The users' methods, by path (inside the interceptors' chain). */
   methods: ReadonlyMap<string, Method>;
 }
 
