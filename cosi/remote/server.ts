@@ -1,8 +1,10 @@
 // server: serves any State as cosi.resource.State (the methods of our gRPC server,
 // grpc/server.ts). An access hook decides per call what the caller may read and write
-// (users: their role; plugins: their declared outputs) and hears the outcome of every
-// write and every refusal (the audit log); an admission hook sees each resource a
-// client creates or updates before it is stored.
+// (users: their role; plugins: their declared outputs); an admission hook sees each
+// resource a client creates or updates before it is stored. Whatever else wraps a call
+// (who may call at all, the audit log, quotas) wraps the methods from outside: this
+// service knows nothing of roles or audits (request-pointer.ts tells a wrapper what a
+// call names).
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
@@ -34,9 +36,6 @@ export interface CallAccess {
   write(w: WriteIntent): void;
 }
 
-/** The outcome of a call the audit log records: every write, and every refused read. */
-export interface AuditEntry { rpc: StateMethod; pointer: Pointer; ok: boolean; error?: string }
-
 /** What a writer's resource and a reader's query may be (read per call: the engine's limits may change). */
 export interface RequestLimits {
   spec: SpecLimits;
@@ -55,10 +54,12 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
 export interface StateServerOptions {
   /** Limits of requests (default DEFAULT_REQUEST_LIMITS). */
   limits?: () => RequestLimits;
-  /** What the connection a call came on may do; none = anything. */
+  /**
+   * What the connection a call came on may do; none = anything. A hook, not a wrapper around the method: a
+   * Create's or an Update's type is known once its resource is decoded and checked (whose errors come first),
+   * and whether an Update changes nothing but finalizers once the stored resource is read, both in here.
+   */
   accessOf?: (ctx: CallContext) => CallAccess;
-  /** Told of every write's outcome and of every refused read. */
-  audit?: (ctx: CallContext, e: AuditEntry) => void;
   /** How specs travel and are checked, per type (a type it does not know is free-form YAML). */
   codecs: SpecCodecs;
   /** A resource a client creates or updates, as it is to be stored; throws to refuse it (unknown type, namespace). */
@@ -185,41 +186,23 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     o.admitRemoval?.(p);
     return p;
   };
-  const WRITES = new Set<StateMethod>(['Create', 'Update', 'Destroy', 'Teardown', 'TeardownAndDestroy']);
-  /** Runs a call, telling the audit hook about writes and about refusals. */
-  const audited = async <T>(name: StateMethod, ctx: CallContext, p: () => Pointer, fn: () => Promise<T>) => {
-    try {
-      const out = await fn();
-      if (WRITES.has(name)) o.audit?.(ctx, { rpc: name, pointer: p(), ok: true });
-      return out;
-    } catch (e) {
-      if (o.audit && (WRITES.has(name) || (e instanceof StateError && e.code === 'permission-denied'))) {
-        o.audit(ctx, { rpc: name, pointer: p(), ok: false, error: (e as Error).message });
-      }
-      throw e;
-    }
-  };
 
   const unary = <Req>(
-    name: StateMethod, pointerOf: (req: Req) => Pointer,
-    fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>,
+    name: StateMethod, fn: (req: Req, ctx: CallContext) => Promise<Uint8Array | object>,
   ): [string, Method] => {
     const def = STATE_METHODS[name];
     return [def.path, {
       kind: 'unary',
       handle: async (bytes, ctx) => {
         const req = retyped(decodeRequest<Req>(def.request, bytes));
-        const res = await audited(name, ctx, () => pointerOf(req), () => fn(req, ctx));
+        const res = await fn(req, ctx);
         return res instanceof Uint8Array ? res : encode(def.response, res);
       },
     }];
   };
-  const wirePointer = (w: WireResource | undefined): Pointer => ({
-    namespace: w?.metadata?.namespace ?? '', type: w?.metadata?.type ?? '', id: w?.metadata?.id ?? '',
-  });
 
   return new Map<string, Method>([
-    unary('Get', ptr, async (req: PointerRequest, ctx) => {
+    unary('Get', async (req: PointerRequest, ctx) => {
       accessOf(ctx)?.read(req.type);
       return response(await state.get(ptr(req)));
     }),
@@ -230,8 +213,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         const req = retyped(decodeRequest<{
           namespace: string; type: string; options?: { label_query: never[]; id_query?: { regexp: string } };
         }>('ListRequest', bytes));
-        await audited('List', ctx, () => ({ namespace: req.namespace, type: req.type, id: '' }),
-          async () => accessOf(ctx)?.read(req.type));
+        accessOf(ctx)?.read(req.type);
         const list = await state.list({ namespace: req.namespace, type: req.type }, {
           labelQueries: queries(req.options?.label_query, 'list'),
           ...(req.options?.id_query?.regexp ? { idQuery: req.options.id_query.regexp } : {}),
@@ -244,7 +226,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       },
     }],
 
-    unary('Create', (req: { resource?: WireResource }) => wirePointer(req.resource), async (
+    unary('Create', async (
       req: { resource?: WireResource; options?: { owner: string } }, ctx,
     ) => {
       const r = fromWire(req.resource, 'create');
@@ -252,7 +234,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
-    unary('Update', (req: { new_resource?: WireResource }) => wirePointer(req.new_resource), async (
+    unary('Update', async (
       req: { new_resource?: WireResource; options?: { owner: string; expected_phase?: string } }, ctx,
     ) => {
       const r = fromWire(req.new_resource, 'update');
@@ -279,14 +261,14 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       }));
     }),
 
-    unary('Destroy', ptr, async (req: PointerRequest, ctx) => {
+    unary('Destroy', async (req: PointerRequest, ctx) => {
       await state.destroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
       return {};
     }),
-    unary('Teardown', ptr, async (req: PointerRequest, ctx) => ({
+    unary('Teardown', async (req: PointerRequest, ctx) => ({
       destroy_ready: await state.teardown(removal(ctx, req), { owner: req.options?.owner ?? '' }),
     })),
-    unary('TeardownAndDestroy', ptr, async (req: PointerRequest, ctx) => {
+    unary('TeardownAndDestroy', async (req: PointerRequest, ctx) => {
       await state.teardownAndDestroy(removal(ctx, req), { owner: req.options?.owner ?? '' });
       return {};
     }),
@@ -297,8 +279,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         const req = retyped(decodeRequest<{
           namespace: string; type: string; id?: string; options?: WireWatchOptions; api_version: number;
         }>('WatchRequest', bytes));
-        await audited('Watch', ctx, () => ({ namespace: req.namespace, type: req.type, id: req.id ?? '' }),
-          async () => accessOf(ctx)?.read(req.type));
+        accessOf(ctx)?.read(req.type);
         // The sink waits at this gate until the empty first response is out; the watch
         // awaits each sink call that returns a promise (a slow client), so events keep
         // their order without a side buffer. Past the gate an event is written at once.

@@ -17,3 +17,8 @@ export const STATE_METHODS = {
 } as const;
 
 export type StateMethod = keyof typeof STATE_METHODS;
+
+/** The State method served at `path`, or undefined for another service's. */
+export function stateMethodAt(path: string): StateMethod | undefined {
+  return (Object.keys(STATE_METHODS) as StateMethod[]).find((name) => STATE_METHODS[name].path === path);
+}

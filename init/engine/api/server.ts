@@ -3,56 +3,40 @@
 // role is in their certificate), a self-signed certificate and maintenance rights
 // before that (api/certificate.ts decides which). Plugins reach it over a unix socket,
 // where each connection is tied to the plugin whose pid SO_PEERCRED reports and may
-// write only that plugin's outputs. Every call passes the role table (api/access.ts).
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
-import { createServer as createNetServer, type Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import { dirname } from 'node:path';
-import { X509Certificate } from 'node:crypto';
+// write only that plugin's outputs. Every user call passes the role table (api/access.ts).
+// This file puts the pieces together: the front door (api/front-door.ts) serves the
+// users' methods inside the interceptors' chain (api/interceptors.ts), and the plugin
+// socket (api/plugin-socket.ts) serves the State to plugins.
 import type { Native } from '../../../native/index.ts';
-import { grpcHttp2Server, trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
+import type { HistogramSet } from '../../../cosi/histogram.ts';
+import type { Method } from '../../../cosi/remote/grpc/server.ts';
 import {
-  GrpcError, handleGrpcStream, type CallContext, type GrpcServerOptions, type Method,
-} from '../../../cosi/remote/grpc/server.ts';
-import { HistogramSet } from '../../../cosi/histogram.ts';
-import { Status } from '../../../cosi/remote/grpc/framing.ts';
-import { stateMethods, type CallAccess, type StateServerOptions } from '../../../cosi/remote/server.ts';
-import { STATE_METHODS } from '../../../cosi/remote/service.ts';
-import { toStatus } from '../../../cosi/remote/status.ts';
-import { StateError } from '../../../cosi/state/errors.ts';
+  stateMethods, type CallAccess, type RequestLimits, type StateServerOptions,
+} from '../../../cosi/remote/server.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { Pointer } from '../../../cosi/resource/resource.ts';
 import type { State } from '../../../cosi/state/state.ts';
-import { parseSubject } from '../../../machinery/pki/certificate.ts';
-import { TIME_VERIFY_CODES, validityProblem } from '../../../machinery/pki/validity.ts';
-import { clockNote } from '../../../machinery/sys/clock-floor.ts';
-import { throttle, type Logger } from '../../../machinery/log.ts';
-import {
-  callDenied, roleOf, rpcRule, type Caller, MAINTENANCE_WHY, type Need,
-} from '../../../machinery/model/access.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import type { Caller } from '../../../machinery/model/access.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
+import { openFrontDoor, type ApiTls } from './front-door.ts';
+import { interceptUserMethods, userAccess } from './interceptors.ts';
+import { openPluginSocket, type PluginIdentity } from './plugin-socket.ts';
 
-/** What the users' port serves with: maintenance (self-signed, anyone) or secured (mutual TLS). */
-export interface ApiTls {
-  mode: 'maintenance' | 'secured';
-  certificate: string;
-  key: string;
-  /** Secured: the CA certificates client certificates must chain to. */
-  clientCAs: string[];
-}
+export type { ApiTls } from './front-door.ts';
+export { callerOf, describeCaller } from './caller.ts';
 
 export interface ApiServerOptions {
   state: MemoryState;
   log: Logger;
   native: Native;
   /** Codecs and admission, the same for users and plugins. */
-  service: Omit<StateServerOptions, 'accessOf' | 'audit'>;
+  service: Omit<StateServerOptions, 'accessOf'>;
   /** "host:port" for users; port 0 picks one. */
   listen: string;
   pluginSocket: string;
   /** The plugin (built-in or extension) a process is, and the types it may write. */
-  pluginByPid: (pid: number) => { name: string; outputs: readonly string[]; owner?: string } | undefined;
+  pluginByPid: (pid: number) => PluginIdentity | undefined;
   /** More services for users on the same port (the machine config service), each in the role table. */
   userMethods?: ReadonlyMap<string, Method>;
   /** After a user's write went through (the machine config persists it). */
@@ -73,348 +57,44 @@ export interface ApiServer {
   stop(): Promise<void>;
 }
 
-/** TLS handshakes under way at once; more connections wait their turn (within the handshake time). */
-const MAX_HANDSHAKES = 8;
-
-const CALLER = Symbol('caller');
-/** How long a refused client's connection stays open to hear why. */
-const REFUSED_GRACE_MS = 10_000;
-type Marked = { [CALLER]?: Caller };
-
-/** The caller of a call: set on its connection when the connection was admitted. */
-export function callerOf(session: Http2Session): Caller | undefined {
-  return (session.socket as unknown as Marked)[CALLER];
-}
-
-/** How a caller appears in the log: their certificate's subject and role, or the plugin. */
-export function describeCaller(c: Caller | undefined): string {
-  if (!c) return 'caller=unknown';
-  if (c.kind === 'plugin') return `plugin=${c.name}`;
-  if (c.kind === 'maintenance') return `caller="${c.subject}" role=maintenance`;
-  if (c.kind === 'refused') return `caller="${c.subject}" refused`;
-  return `subject="${c.subject}" role=${c.role}`;
-}
-
-/**
- * The caller a TLS connection makes: a user with the role its certificate names, or a refused client with why. The
- * TLS server verifies the chain but lets every client finish its handshake, so that a refusal can be said in words:
- * a certificate refused for its dates names the machine's clock (machinery/pki/validity.ts).
- */
-function callerOfConnection(socket: TLSSocket): Caller {
-  const peer = socket.getPeerX509Certificate();
-  const subject = peer?.subject.replace(/\n/g, ',') ?? `${socket.remoteAddress}:${socket.remotePort}`;
-  if (!peer) {
-    return { kind: 'refused', subject, why: 'this machine requires a client certificate (a context made by '
-      + '`cosictl gen config --secrets`), and this client sent none' };
-  }
-  if (!socket.authorized) {
-    const code = String((socket.authorizationError as Error & { code?: string } | null)?.code
-      ?? socket.authorizationError ?? 'unverified');
-    const why = TIME_VERIFY_CODES.has(code)
-      ? validityProblem(`this client's certificate "${subject}"`, peer) ?? `a certificate in this client's chain is `
-        + `not valid now (${code}), ${clockNote(Date.now())}`
-      : `this client's certificate "${subject}" is not signed by a CA this machine accepts (${code})`;
-    return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${why}` };
-  }
-  const who = userFromCertificate(peer);
-  if (typeof who !== 'string') return who;
-  return { kind: 'refused', subject, why: `the machine refused this client's certificate: ${who}` };
-}
-
-/** The caller a verified client certificate makes, or why it makes none. */
-function userFromCertificate(cert: X509Certificate): Caller | string {
-  const subject = parseSubject(cert.subject);
-  const role = roleOf(subject.organization ?? []);
-  const text = cert.subject.replace(/\n/g, ',');
-  if (!role) return `certificate "${text}" names no role (Organization admin, operator or reader)`;
-  return { kind: 'user', role, subject: text };
-}
-
-/** A plugin writes its outputs only; one with an `owner` (an extension) writes as that owner only. */
-function pluginGuard(p: { name: string; owner?: string }, outputs: ReadonlySet<string>): CallAccess {
-  return {
-    read: () => {},
-    write(w) {
-      if (w.finalizersOnly) return;
-      if (!outputs.has(w.type)) {
-        throw new StateError('permission-denied',
-          `plugin ${p.name} may not write ${w.type} (its outputs: ${[...outputs].join(', ') || 'none'})`, w.type);
-      }
-      if (p.owner !== undefined && w.owner !== p.owner) {
-        throw new StateError('permission-denied',
-          `plugin ${p.name} writes as owner "${p.owner}", not "${w.owner}"`, w.type);
-      }
-    },
-  };
-}
-
-/** A plugin-socket connection without an identity never gets this far; if one did, it may do nothing. */
-const REFUSE_ALL: CallAccess = {
-  read: (type) => { throw new StateError('permission-denied', `an unidentified connection may not read ${type}`); },
-  write: (w) => { throw new StateError('permission-denied', `an unidentified connection may not write ${w.type}`); },
-};
-
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
-  let tls = o.tls;
   let limits = o.limits;
-  const audit = (caller: Caller | undefined, rpc: string, what: string, ok: boolean, error?: string) => {
-    o.log.info(`audit: ${describeCaller(caller)} rpc=${rpc} ${what} result=${ok ? 'ok' : `denied: ${error}`}`);
-  };
+  const currentLimits = () => limits;
   const state = o.onUserWrite ? notifyingWrites(o.state, o.onUserWrite) : o.state;
-  const requestLimits = () => ({
-    spec: { maxYamlBytes: limits.maxSpecBytes, maxDepth: limits.maxSpecDepth }, maxLabels: limits.maxLabels,
-    maxLabelBytes: limits.maxLabelBytes, maxQueryTerms: limits.maxQueryTerms,
-  });
   const userState = stateMethods(state, {
-    ...o.service, limits: requestLimits,
-    accessOf: (ctx) => {
-      const c = callerOf(ctx.session);
-      return c ? o.accessOf(c) : REFUSE_ALL;
-    },
-    audit: (ctx, e) => audit(callerOf(ctx.session), `State/${e.rpc}`,
-      `resource=${e.pointer.namespace}/${e.pointer.type}/${e.pointer.id}`, e.ok, e.error),
+    ...o.service, limits: () => requestLimits(limits), accessOf: userAccess(o.accessOf),
   });
-  const watches = { total: 0, bySession: new WeakMap<Http2Session, number>() };
-  const latency = new HistogramSet();
-  // Maintenance mode lets anyone connect: it may read what MAINTENANCE_READABLE lists and apply a config, no more.
-  const MAINTENANCE_REFUSES: readonly Need[] = ['view', 'write', 'operate', 'admin'];
-  const userMethods = new Map<string, Method>();
-  for (const [path, m] of [...userState, ...(o.userMethods ?? [])]) {
-    const rule = rpcRule(path);
-    if (!rule) throw new Error(`${path} is served to users but has no line in the role table (model/access.ts)`);
-    const gate = (session: Http2Session) => {
-      const caller = callerOf(session);
-      const why = !caller ? 'unidentified connection' : callDenied(caller, rule)
-        ?? (caller.kind === 'maintenance' && MAINTENANCE_REFUSES.includes(rule.need) ? MAINTENANCE_WHY : undefined);
-      if (!why) return;
-      audit(caller, path.replace(/^\/[^/]*\./, ''), '', false, why);
-      throw new StateError(caller?.kind === 'refused' ? 'unauthenticated' : 'permission-denied', why);
-    };
-    const changesConfig = rule.need === 'apply-config' || rule.need === 'confirm-config';
-    const rpcName = path.replace(/^\/[^/]*\./, '');
-    if (m.kind === 'unary') {
-      const handleUnary = async (req: Buffer, ctx: CallContext): Promise<Uint8Array> => {
-        if (!changesConfig) return m.handle(req, ctx);
-        // The machine config changes: a write, audited like the State's (whose writes stateMethods audits).
-        try {
-          const out = await m.handle(req, ctx);
-          audit(callerOf(ctx.session), rpcName, 'resource=machine-config', true);
-          return out;
-        } catch (e) {
-          audit(callerOf(ctx.session), rpcName, 'resource=machine-config', false, (e as Error).message);
-          throw e;
-        }
-      };
-      userMethods.set(path, {
-        kind: 'unary',
-        async handle(req, ctx) {
-          gate(ctx.session);
-          const t0 = performance.now();
-          try {
-            return await handleUnary(req, ctx);
-          } finally {
-            latency.observe(rpcName, (performance.now() - t0) / 1000);
-          }
-        },
-      });
-    } else if (path !== STATE_METHODS.Watch.path) {
-      userMethods.set(path, {
-        kind: 'server-stream', handle: (req, ctx, out) => {
-          gate(ctx.session);
-          return m.handle(req, ctx, out);
-        },
-      });
-    } else {
-      userMethods.set(path, {
-        kind: 'server-stream',
-        async handle(req, ctx, out) {
-          gate(ctx.session);
-          const mine = watches.bySession.get(ctx.session) ?? 0;
-          if (mine >= limits.maxWatchesPerConnection || watches.total >= limits.maxWatches) {
-            throw new GrpcError(Status.RESOURCE_EXHAUSTED, mine >= limits.maxWatchesPerConnection
-              ? `at most ${limits.maxWatchesPerConnection} watches per connection (ApiLimits maxWatchesPerConnection)`
-              : `the machine serves at most ${limits.maxWatches} watches (ApiLimits maxWatches)`);
-          }
-          watches.bySession.set(ctx.session, mine + 1);
-          watches.total++;
-          try {
-            await m.handle(req, ctx, out);
-          } finally {
-            watches.total--;
-            watches.bySession.set(ctx.session, (watches.bySession.get(ctx.session) ?? 1) - 1);
-          }
-        },
-      });
-    }
-  }
-  const grpcOptions: GrpcServerOptions = {
-    methods: userMethods, maxRequestBytes: limits.maxRequestBytes, toStatus,
-    buffer: { used: 0, max: limits.maxBufferedBytes },
-  };
-
-  const users: Http2SecureServer = createSecureServer({
-    cert: tls.certificate, key: tls.key, ...(tls.mode === 'secured' ? { ca: tls.clientCAs } : {}),
-    // Every handshake completes; a client the chain check refused is told why by each call (callerOfConnection).
-    requestCert: tls.mode === 'secured', rejectUnauthorized: false, minVersion: 'TLSv1.2',
-    allowHTTP1: false, settings: { maxConcurrentStreams: limits.maxStreamsPerConnection },
+  const calls = interceptUserMethods([...userState, ...(o.userMethods ?? [])], { log: o.log, limits: currentLimits });
+  const door = await openFrontDoor({
+    log: o.log, listen: o.listen, tls: o.tls, limits: currentLimits, methods: calls.methods,
   });
-  users.on('stream', (stream, headers) => handleGrpcStream(grpcOptions, stream, headers));
-  const sessions = trackSessions(users, () => limits.idleSeconds * 1000);
-  // Connections are accepted here and handed to the TLS server a few at a time: a handshake costs a
-  // millisecond or two of the event loop, and a flood of them must not starve the clients already in.
-  const handshakes = new Map<Socket, { timer: NodeJS.Timeout; started: boolean }>();
-  const queue: Socket[] = [];
-  let shaking = 0;
-  const pump = () => {
-    while (shaking < MAX_HANDSHAKES && queue.length) {
-      const raw = queue.shift()!;
-      const h = handshakes.get(raw);
-      if (!h || raw.destroyed) continue;
-      h.started = true;
-      shaking++;
-      users.emit('connection', raw);
-    }
-  };
-  const handshakeOver = (raw: Socket) => {
-    const h = handshakes.get(raw);
-    if (!h) return;
-    clearTimeout(h.timer);
-    handshakes.delete(raw);
-    if (h.started) {
-      shaking--;
-      pump();
-    }
-  };
-  const once = throttle();
-  const front = createNetServer((raw) => {
-    raw.setNoDelay(true);
-    if (handshakes.size + sessions.size >= limits.maxConnections && !sessions.closeUnused()) {
-      once('full', (more) => o.log.warn(`API: refused a connection from ${raw.remoteAddress}: `
-        + `${limits.maxConnections} are open (ApiLimits maxConnections), each has made calls${more}`));
-      raw.destroy();
-      return;
-    }
-    handshakes.set(raw, {
-      started: false,
-      timer: setTimeout(() => {
-        once('slow handshake', (more) => o.log.warn(
-          `API: ${raw.remoteAddress} did not finish its TLS handshake within ${limits.handshakeSeconds} s${more}`,
-        ));
-        handshakeOver(raw);
-        raw.destroy();
-      }, limits.handshakeSeconds * 1000),
-    });
-    raw.once('close', () => handshakeOver(raw));
-    raw.on('error', () => {}); // a reset before the TLS server owns the socket: nothing to report
-    queue.push(raw);
-    pump();
+  const plugins = await openPluginSocket({
+    state: o.state, log: o.log, native: o.native, service: o.service, path: o.pluginSocket,
+    pluginByPid: o.pluginByPid,
   });
-  users.on('secureConnection', (socket: TLSSocket & Marked) => {
-    // node keeps the raw socket as the TLS socket's _parent: the handshake is over for it.
-    const raw = (socket as unknown as { _parent?: Socket })._parent;
-    if (raw) handshakeOver(raw);
-    if (tls.mode === 'maintenance') {
-      socket[CALLER] = { kind: 'maintenance', subject: `${socket.remoteAddress}:${socket.remotePort}` };
-      return;
-    }
-    const who = callerOfConnection(socket);
-    socket[CALLER] = who;
-    if (who.kind === 'refused') {
-      once('refused', (more) => o.log.warn(`API: refused ${socket.remoteAddress}: ${who.why}${more}`));
-      // Long enough to answer its first calls with why; it may do nothing else.
-      setTimeout(() => socket.destroy(), REFUSED_GRACE_MS).unref();
-    }
-  });
-  users.on('tlsClientError', (e: Error & { code?: string }, socket: TLSSocket) => {
-    const why = e.code ?? e.message;
-    once(`handshake ${why}`, (more) => o.log.info(`API: TLS handshake with ${socket.remoteAddress ?? 'a client'} `
-      + `failed: ${why}${more}`));
-  });
-  const colon = o.listen.lastIndexOf(':');
-  const host = o.listen.slice(0, colon).replace(/^\[|\]$/g, '');
-  const port = await new Promise<number>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(Number(o.listen.slice(colon + 1)), host, () => {
-      front.off('error', reject);
-      resolve((front.address() as { port: number }).port);
-    });
-  }).catch((e: Error) => { throw new Error(`cannot listen on ${o.listen}: ${e.message}`, { cause: e }); });
-
-  const plugins = grpcHttp2Server({
-    methods: stateMethods(o.state, {
-      ...o.service, accessOf: (ctx) => (ctx.session.socket as unknown as Marked & { guard?: CallAccess }).guard
-        ?? REFUSE_ALL,
-    }),
-    maxRequestBytes: 64 << 20, toStatus,
-  });
-  plugins.server.on('connection', (socket: Socket & Marked & { guard?: CallAccess }) => {
-    const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-    try {
-      const cred = o.native.peerCred(fd ?? -1);
-      const plugin = o.pluginByPid(cred.pid);
-      if (!plugin) {
-        o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`);
-        socket.destroy();
-        return;
-      }
-      socket[CALLER] = { kind: 'plugin', name: plugin.name };
-      socket.guard = pluginGuard(plugin, new Set(plugin.outputs));
-    } catch (e) {
-      o.log.warn(`plugin socket: cannot identify peer: ${(e as Error).message}`);
-      socket.destroy();
-    }
-  });
-  mkdirSync(dirname(o.pluginSocket), { recursive: true, mode: 0o700 });
-  rmSync(o.pluginSocket, { force: true });
-  await plugins.listen({ path: o.pluginSocket });
-  // Extensions run as uids of their own and must be able to connect; who may talk is decided by pid (above).
-  chmodSync(o.pluginSocket, 0o666);
-  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${port}` : ''} (TLS, `
-    + `${tls.mode}), plugins on ${o.pluginSocket}`);
+  o.log.info(`COSI API on ${o.listen.replace(/:0$/, '')}${o.listen.endsWith(':0') ? `:${door.port}` : ''} (TLS, `
+    + `${o.tls.mode}), plugins on ${o.pluginSocket}`);
 
   return {
-    port,
-    setTls(t) {
-      const before = tls;
-      tls = t;
-      users.setSecureContext({
-        cert: t.certificate, key: t.key, ...(t.mode === 'secured' ? { ca: t.clientCAs } : {}),
-      });
-      // Read per connection by node's TLS server: what new connections must show.
-      const server = users as unknown as { requestCert: boolean };
-      server.requestCert = t.mode === 'secured';
-      if (before.mode === t.mode && before.clientCAs.join() === t.clientCAs.join()) return;
-      // Connections admitted under the old rules that the new ones would not admit end: the calls under way
-      // (the very ApplyConfig that brought the CA) may finish, new ones go elsewhere, a watch is cut after a while.
-      const cas = t.clientCAs.map((pem) => new X509Certificate(pem));
-      let ended = 0;
-      for (const s of sessions.all()) {
-        const c = callerOf(s);
-        const peer = (s.socket as unknown as TLSSocket).getPeerX509Certificate?.();
-        const keep = t.mode === 'secured' && c?.kind === 'user' && peer && cas.some((ca) => peer.checkIssued(ca)
-          && peer.verify(ca.publicKey));
-        if (keep) continue;
-        ended++;
-        s.close();
-        setTimeout(() => {
-          if (!s.destroyed) s.destroy();
-        }, 2000).unref();
-      }
-      o.log.info(`API: now ${t.mode}${ended ? `; ended ${ended} connection(s) the new rules do not admit` : ''}`);
-    },
-    stats: () => ({ watches: watches.total, latency }),
+    port: door.port,
+    setTls: (t) => door.setTls(t),
+    stats: () => ({ watches: calls.watches(), latency: calls.latency }),
     setLimits(l) {
       limits = l;
-      grpcOptions.maxRequestBytes = l.maxRequestBytes;
-      grpcOptions.buffer!.max = l.maxBufferedBytes;
-      users.updateSettings({ maxConcurrentStreams: l.maxStreamsPerConnection });
+      door.limitsChanged();
     },
     // Open watches never finish by themselves: they are asked to end, then cut after a second.
     stop: async () => {
-      front.close();
-      for (const raw of handshakes.keys()) raw.destroy();
-      await Promise.all([sessions.stop(users), plugins.stop()]);
+      await Promise.all([door.stop(), plugins.stop()]);
     },
+  };
+}
+
+/** What a user's resource and query may be, from the API's limits. */
+function requestLimits(l: ApiLimits): RequestLimits {
+  return {
+    spec: { maxYamlBytes: l.maxSpecBytes, maxDepth: l.maxSpecDepth }, maxLabels: l.maxLabels,
+    maxLabelBytes: l.maxLabelBytes, maxQueryTerms: l.maxQueryTerms,
   };
 }
 
