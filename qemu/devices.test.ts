@@ -152,7 +152,8 @@ await withApi('pc at 192 MiB, RTC 1970', 'i440fx defaults (IDE CD-ROM, floppy), 
   extraArgs: ['-rtc', 'base=1970-01-01T00:00:00'],
 }, async (t, m) => {
   t.match(m.vm.console(), /drivers: loaded [^\n]*\be1000 \(/, 'the NIC\'s driver by modalias');
-  t.match(m.vm.console(), /clock: it read 1970-01-01T00:\d\d:\d\d\.\d+Z, before this build was made: moved forward to /);
+  t.match(m.vm.console(),
+    /clock: it read 1970-01-01T00:\d\d:\d\d\.\d+Z, before this build was made: moved forward to /);
   const time = JSON.parse((await m.poll(['get', 'timestatus', '-o', 'json'], /clockProblem/, 120_000)).out);
   t.match(time.items[0]?.spec, {
     rtcAtBoot: /^1970-01-01T/, floor: /^20\d\d-/,

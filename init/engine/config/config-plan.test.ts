@@ -69,7 +69,8 @@ t.test('labels and annotations count: a resource whose labels differ is updated'
 
 t.test('a replace deletes what it does not name, but not denied types nor the API CA', async (t) => {
   const m = await machine(motd('one', 'first') + motd('two', 'second'));
-  const ca = newResource({ namespace: SECURITY_NS, type: API_CERTIFICATE_AUTHORITY_TYPE, id: 'api' }, { certificate: 'x' });
+  const ca = newResource({ namespace: SECURITY_NS, type: API_CERTIFICATE_AUTHORITY_TYPE, id: 'api' },
+    { certificate: 'x' });
   const steps = m.plan(motd('one', 'first'), 'replace', { configured: [...m.users(), ca] });
   t.same(said(steps), ['motd/one unchanged', 'motd/two deleted']);
   t.equal(steps[1]!.want, undefined);

@@ -20,7 +20,7 @@ import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
-import { type ConfigChange, type ConfigStatusSpec, type ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
+import type { ConfigChange, ConfigStatusSpec, ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
 import { CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS } from '../../../proto/gen/resource-types.ts';
 import { CONFIG_STATUS_ID } from '../../../machinery/model/singleton-ids.ts';
 import type { ExtensionTypeBook } from '../extension/types.ts';
