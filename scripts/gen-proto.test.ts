@@ -1,7 +1,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { generate } from './gen-proto.ts';
+import protobuf from 'protobufjs';
+import { generate, load, WIRE_FILES } from './gen-proto.ts';
+import { EVENT_NUMBER, OP_NUMBER, OPS } from '../cosi/remote/codec.ts';
 import { ROOT } from './lib/paths.ts';
 
 const files = generate();
@@ -13,11 +15,19 @@ t.test('the generated files match proto/ (run `npm run gen:proto` after editing 
 });
 
 t.test('the wire names and numbers cosi-wire.md fixes', async (t) => {
-  const d = files.find((f) => f.path.endsWith('wire-descriptors.ts'))!.text;
+  const d = files.find((f) => f.path.endsWith('wire-messages.ts'))!.text;
   for (const needle of [
-    '"proto_spec"', '"yaml_spec"', '"start_from_bookmark"', '"api_version"', '"destroy_ready"', '"LT_NUMERIC": 6',
-    '"NOOP": 5', '"invert"',
+    '"key":"proto_spec","number":1', '"key":"yaml_spec","number":2', '"key":"start_from_bookmark","number":6',
+    '"key":"api_version"', '"key":"destroy_ready","number":1', '"key":"invert","number":5',
   ]) t.ok(d.includes(needle), needle);
+  // The enums travel as numbers: the codec's tables of them are the .proto's.
+  const wire = load(WIRE_FILES, true);
+  const values = (name: string) => (wire.lookup(name) as protobuf.Enum).values;
+  const events = values('cosi.resource.EventType');
+  for (const [type, n] of Object.entries(EVENT_NUMBER)) t.equal(events[type.toUpperCase()], n, `EventType ${type}`);
+  const ops = values('cosi.resource.LabelTerm.Operation');
+  for (const [op, n] of Object.entries(OP_NUMBER)) t.equal(ops[op.toUpperCase().replace('-', '_')], n, `op ${op}`);
+  t.equal(OPS[ops.NOT_EXISTS!], 'exists', 'NOT_EXISTS reads as an inverted EXISTS');
 });
 
 t.test('spec types: one interface per message, enums as short names, the layer list in order', async (t) => {

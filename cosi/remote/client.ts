@@ -10,7 +10,7 @@ import {
 } from './codec.ts';
 import { GrpcChannel, type ChannelOptions } from './grpc/client.ts';
 import { Status } from './grpc/framing.ts';
-import { decode, encode } from './proto.ts';
+import { decode, encode } from './wire.ts';
 import { STATE_METHODS, type StateMethod } from './service.ts';
 import { fromCallError } from './status.ts';
 import type { SpecCodecs } from '../spec/spec-codec.ts';

@@ -1,5 +1,5 @@
-// codec: our Resource, events and queries <-> the wire messages (as plain objects
-// protobufjs encodes). The rules of shared/cosi-wire.md that clients depend on live
+// codec: our Resource, events and queries <-> the wire messages (as the plain objects
+// wire.ts encodes). The rules of shared/cosi-wire.md that clients depend on live
 // here: versions as decimal strings ("undefined" in tombstones), a spec on every
 // resource, no empty proto_spec, presence of optional fields.
 import YAML from 'yaml';
@@ -10,10 +10,12 @@ import type { LabelOp, LabelQuery, LabelTerm } from '../state/query.ts';
 import type { EventType, WatchEvent, WatchOptions } from '../state/state.ts';
 import { FREE_FORM, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
 import { specDifferences } from '../spec/spec-equal.ts';
-import { has } from './proto.ts';
+import { has } from './wire.ts';
+import type { PreEncoded } from '../spec/proto-wire.ts';
 import { MAX_FLOW_DEPTH, MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../spec/yaml-guard.ts';
 
-interface WireTimestamp { seconds: number | { toNumber(): number }; nanos: number }
+/** A google.protobuf.Timestamp as the table codec has it: RFC 3339 text in UTC, to the millisecond. */
+type WireTimestamp = string;
 export interface WireMetadata {
   namespace: string; type: string; id: string; version: string; owner: string; phase: string;
   created?: WireTimestamp; updated?: WireTimestamp; finalizers: string[];
@@ -21,11 +23,8 @@ export interface WireMetadata {
 }
 export interface WireResource { metadata?: WireMetadata; spec?: { proto_spec?: Uint8Array; yaml_spec?: string } }
 
-const ts = (ms: number): WireTimestamp => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
-const fromTs = (t: WireTimestamp | undefined): number => (t
-  ? Number(typeof t.seconds === 'object' ? t.seconds.toNumber() : t.seconds) * 1000
-    + Math.floor((t.nanos ?? 0) / 1e6)
-  : 0);
+const ts = (ms: number): WireTimestamp => new Date(ms).toISOString();
+const fromTs = (t: WireTimestamp | undefined): number => (t ? Date.parse(t) : 0);
 
 /** A type's codec; a type nobody describes travels as free-form YAML. */
 const codecOf = (codecs: SpecCodecs, type: string): SpecCodec => codecs.get(type) ?? FREE_FORM;
@@ -203,11 +202,11 @@ export function resourceFromWire(w: WireResource, codecs: SpecCodecs, o: FromWir
   return lazy;
 }
 
-// --- label queries: the wire enum numbers
-const OPS: LabelOp[] = [
+// --- label queries: the wire enum numbers (LabelTerm.Operation; scripts/gen-proto.test.ts checks them)
+export const OPS: LabelOp[] = [
   'exists', 'equal', 'exists' /* NOT_EXISTS */, 'in', 'lt', 'lte', 'lt-numeric', 'lte-numeric',
 ];
-const OP_NUMBER: Record<LabelOp, number> = {
+export const OP_NUMBER: Record<LabelOp, number> = {
   'exists': 0, 'equal': 1, 'in': 3, 'lt': 4, 'lte': 5, 'lt-numeric': 6, 'lte-numeric': 7,
 };
 interface WireTerm { key: string; op: number; value: string[]; invert: boolean }
@@ -231,8 +230,8 @@ export function labelQueriesToWire(qs: readonly LabelQuery[] | undefined): { ter
   }));
 }
 
-// --- events
-const EVENT_NUMBER: Record<EventType, number> = {
+// --- events (EventType; scripts/gen-proto.test.ts checks the numbers)
+export const EVENT_NUMBER: Record<EventType, number> = {
   created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5,
 };
 const EVENT_TYPES: EventType[] = ['created', 'updated', 'destroyed', 'bootstrapped', 'errored', 'noop'];
@@ -241,13 +240,12 @@ export interface WireEvent {
   resource?: WireResource; event_type: number; old?: WireResource; error?: string; bookmark?: Uint8Array;
 }
 
-/** The reference encoding of an event. The server frames events by hand around cached
- * resource bytes (server.ts encodeWatchResponse); the tests check both agree. */
-export function eventToWire(e: WatchEvent, codecs: SpecCodecs): WireEvent {
+/** An event on the wire; the server gives its resources as `preEncoded` bytes it keeps (server.ts). */
+export function eventToWire(e: WatchEvent, resource: (r: Resource) => WireResource | PreEncoded): WireEvent {
   return {
-    resource: resourceToWire(e.resource, codecs),
+    resource: resource(e.resource) as WireResource,
     event_type: EVENT_NUMBER[e.type],
-    ...(e.old ? { old: resourceToWire(e.old, codecs) } : {}),
+    ...(e.old ? { old: resource(e.old) as WireResource } : {}),
     ...(e.error !== undefined ? { error: e.error } : {}),
     ...(e.bookmark ? { bookmark: e.bookmark } : {}),
   };

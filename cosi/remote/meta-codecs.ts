@@ -11,7 +11,7 @@ import { StateError } from '../state/errors.ts';
 import { staticCodecs, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
 import { specDifferences } from '../spec/spec-equal.ts';
 import { yamlText } from '../spec/yaml-text.ts';
-import { decode, encode } from './proto.ts';
+import { decode, encode } from './wire.ts';
 
 /** A namespace's name: a DNS label. */
 export const NAMESPACE_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';

@@ -13,11 +13,12 @@ import { grpcHttp2Server } from './grpc/http2-server.ts';
 import { stateMethods, type StateServerOptions } from './server.ts';
 import { STATE_METHODS } from './service.ts';
 import { toStatus } from './status.ts';
-import { decode, encode } from './proto.ts';
+import { decode, encode } from './wire.ts';
 import { META_CODECS } from './meta-codecs.ts';
 import { chainCodecs, protoCodec, staticCodecs, type SpecCodecs } from '../spec/spec-codec.ts';
 import protobuf from 'protobufjs';
 import { messageSet } from '../spec/message-info.ts';
+import { load, WIRE_FILES } from '../../scripts/gen-proto.ts';
 
 async function serve(
   state = new MemoryState(), codecs: SpecCodecs = META_CODECS, more: Partial<StateServerOptions> = {},
@@ -29,16 +30,23 @@ async function serve(
   return { server: { forceShutdown: () => void grpc.stop(0) }, port, state };
 }
 
+/** The wire's messages as protobufjs reads the .proto files: a codec independent of ours, for the raw side. */
+const reference = load(WIRE_FILES, true);
+const refType = (name: string) => reference.lookupType(`cosi.resource.${name}`);
+/** protobufjs's message: own properties are the fields the bytes carried. */
+const refDecode = <T = Record<string, unknown>>(name: string, b: Uint8Array) => refType(name).decode(b) as T;
+const refEncode = (name: string, o: object) => Buffer.from(refType(name).encode(refType(name).fromObject(o)).finish());
+
 /**
- * grpc-js's view of cosi.resource.State: an independent client (its own HTTP/2 and gRPC code) for the raw wire
- * checks.
+ * grpc-js's view of cosi.resource.State: an independent client (its own HTTP/2, gRPC and protobuf code) for the
+ * raw wire checks.
  */
 const stateServiceDefinition = Object.fromEntries(Object.entries(STATE_METHODS).map(([name, d]) => [name, {
   path: d.path, requestStream: false, responseStream: d.streaming, originalName: name,
-  requestSerialize: (o: object) => (Buffer.isBuffer(o) ? o : encode(d.request, o)),
-  requestDeserialize: (b: Buffer) => decode(d.request, b),
-  responseSerialize: (o: object) => (Buffer.isBuffer(o) ? o : encode(d.response, o)),
-  responseDeserialize: (b: Buffer) => decode(d.response, b),
+  requestSerialize: (o: object) => (Buffer.isBuffer(o) ? o : refEncode(d.request, o)),
+  requestDeserialize: (b: Buffer) => refDecode(d.request, b),
+  responseSerialize: (o: object) => (Buffer.isBuffer(o) ? o : refEncode(d.response, o)),
+  responseDeserialize: (b: Buffer) => refDecode(d.response, b),
 }])) as unknown as Record<keyof typeof STATE_METHODS, MethodDefinition<object, unknown>>;
 
 runStateSuite(t, async () => {
@@ -74,7 +82,7 @@ t.test('wire rules: empty first watch response, tombstones with a spec, versions
   });
   call.cancel();
   t.equal(frames[0]!.length, 0, 'first response is empty');
-  const ev = decode<{
+  const ev = refDecode<{
     event: { event_type: number; resource: { metadata: { version: string; id: string }; spec?: object } }[];
   }>('WatchResponse', frames[1]!);
   t.equal(ev.event[0]!.event_type, 2, 'DESTROYED for a missing resource');
@@ -84,7 +92,7 @@ t.test('wire rules: empty first watch response, tombstones with a spec, versions
   await state.create(newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: 1 }));
   const got = await new Promise<Buffer>((res, rej) => raw.Get!({ namespace: 'n', type: 'T', id: 'x' },
     (e: Error | null, b: Buffer) => (e ? rej(e) : res(b))));
-  const r = decode<{
+  const r = refDecode<{
     resource: { metadata: { version: string; phase: string }; spec: { yaml_spec: string; proto_spec: Uint8Array } };
   }>('GetResponse', got);
   t.equal(r.resource.metadata.version, '1');
@@ -139,7 +147,38 @@ t.test('status codes a foreign client sees', async (t) => {
     { namespace: 'a', type: 'b', id: 'c' });
 });
 
-t.test('the hand-framed WatchResponse decodes like the generated encoder', async (t) => {
+t.test('our codec and protobufjs agree on the wire messages: defaults, presence, timestamps, unknown fields',
+  async (t) => {
+    const wire = {
+      metadata: {
+        namespace: 'n', type: 'T', id: 'x', version: '3', owner: '', phase: 'running',
+        created: '2023-11-14T22:13:20.123Z', finalizers: ['a', 'b'], labels: { k: 'v' }, annotations: {},
+      },
+      spec: { yaml_spec: 'a: 1\n', proto_spec: Buffer.from([8, 1]) },
+    };
+    const theirs = refDecode<Record<string, Record<string, unknown>>>('Resource', encode('Resource', wire));
+    const created = theirs.metadata!.created as { seconds: unknown; nanos: number };
+    t.same({ seconds: Number(String(created.seconds)), nanos: created.nanos }, { seconds: 1_700_000_000,
+      nanos: 123_000_000 }, 'a timestamp, to the ms');
+    t.notOk(Object.hasOwn(theirs.metadata!, 'owner'), 'a default scalar is not on the wire');
+    t.notOk(Object.hasOwn(theirs.metadata!, 'updated'), 'an absent message stays absent');
+    const back = decode<typeof wire & { metadata: { updated?: string } }>('Resource', refEncode('Resource', {
+      ...wire, metadata: { ...wire.metadata, created: { seconds: 1_700_000_000, nanos: 123_456_789 } },
+    }));
+    t.same(back, wire, 'what protobufjs writes reads back the same (nanoseconds cut to milliseconds)');
+    t.equal(back.metadata.updated, undefined);
+    const empty = decode<{ event: unknown[] }>('WatchResponse', Buffer.alloc(0));
+    t.same(empty, { event: [] }, 'a repeated field reads as [] when absent');
+    const watch = decode<Record<string, unknown>>('WatchRequest', refEncode('WatchRequest', { namespace: 'n' }));
+    t.same(watch, { namespace: 'n', type: '', api_version: 0 }, 'scalars at their defaults; optional id and '
+      + 'the options message absent');
+    // A field number this side does not know (a newer client) is skipped.
+    const newer = Buffer.concat([refEncode('GetRequest', { namespace: 'a' }), Buffer.from([0xf8, 0x07, 0x01])]);
+    t.same(decode('GetRequest', newer), { namespace: 'a', type: '', id: '' });
+    t.throws(() => decode('GetRequest', Buffer.from([0x0a, 0x05, 0x61])), /index out of range/, 'cut short');
+  });
+
+t.test('a WatchResponse around the resource bytes the server keeps reads like one encoded whole', async (t) => {
   const { encodeWatchResponse } = await import('./server.ts');
   const { eventToWire, resourceToWire } = await import('./codec.ts');
   const r = newResource({ namespace: 'n', type: 'T', id: 'x' }, { a: [1, 2] });
@@ -153,8 +192,13 @@ t.test('the hand-framed WatchResponse decodes like the generated encoder', async
     { type: 'created' as const, resource: stored },
   ];
   const mine = encodeWatchResponse(events, (x) => encode('Resource', resourceToWire(x, META_CODECS)));
-  const theirs = encode('WatchResponse', { event: events.map((e) => eventToWire(e, META_CODECS)) });
-  t.same(decode('WatchResponse', mine), decode('WatchResponse', theirs));
+  const whole = encode('WatchResponse', {
+    event: events.map((e) => eventToWire(e, (x) => resourceToWire(x, META_CODECS))),
+  });
+  t.ok(Buffer.compare(mine, whole) === 0, 'the same bytes');
+  const theirs = refDecode<{ event: { event_type: number; error?: string; old?: object }[] }>('WatchResponse', mine);
+  t.same(theirs.event.map((e) => e.event_type), [1, 4, 0], 'protobufjs reads the events');
+  t.equal(theirs.event[1]!.error, 'buffer overrun');
 });
 
 // A type whose spec has a protobuf message of its own (what a plugin's types have).

@@ -3,7 +3,7 @@
 // audit log) without knowing the State's messages; the service itself needs none of it.
 import type { Pointer } from '../resource/resource.ts';
 import type { WireResource } from './codec.ts';
-import { decode } from './proto.ts';
+import { decode } from './wire.ts';
 import { STATE_METHODS, type StateMethod } from './service.ts';
 
 /** The fields of the State's requests that name a resource. */

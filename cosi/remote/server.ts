@@ -9,14 +9,13 @@ import type { Pointer, Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { State, WatchEvent } from '../state/state.ts';
 import { FairTurns } from './fair-turns.ts';
-import protobuf from 'protobufjs';
 import {
-  DEFAULT_SPEC_LIMITS, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire,
+  DEFAULT_SPEC_LIMITS, eventToWire, labelQueriesFromWire, resourceFromWire, resourceToWire, watchOptionsFromWire,
   type SpecLimits, type WireResource, type WireWatchOptions,
 } from './codec.ts';
 import { frame } from './grpc/framing.ts';
 import type { CallContext, Method } from './grpc/server.ts';
-import { decode, encode, has, type MessageName } from './proto.ts';
+import { decode, encode, has, preEncoded, type MessageName } from './wire.ts';
 import { STATE_METHODS, type StateMethod } from './service.ts';
 import type { SpecCodecs } from '../spec/spec-codec.ts';
 import { sameSpec } from '../spec/spec-equal.ts';
@@ -80,33 +79,9 @@ interface TypedRequest {
 }
 
 /** Field 1 (resource) of Get/List/Create/UpdateResponse, wrapped around an encoded Resource. */
-function wrapField1(inner: Buffer): Buffer {
-  return Buffer.from(protobuf.Writer.create().uint32(0x0a).bytes(inner).finish());
-}
-
-const EVENT_NUMBER: Record<WatchEvent['type'], number> = {
-  created: 0, updated: 1, destroyed: 2, bootstrapped: 3, errored: 4, noop: 5,
-};
-
-/**
- * A WatchResponse framed by hand around already-encoded resources: every watcher of
- * a change shares one encoding of the resource instead of encoding it again.
- *   WatchResponse { repeated Event event = 1 }
- *   Event { Resource resource = 1; EventType event_type = 2; Resource old = 3; optional string error = 4;
- *           optional bytes bookmark = 5 }
- */
+/** A WatchResponse of `events`, their resources given as the bytes the server keeps of each. */
 export function encodeWatchResponse(events: readonly WatchEvent[], resourceBytes: (r: Resource) => Buffer): Buffer {
-  const w = protobuf.Writer.create();
-  for (const e of events) {
-    const ev = protobuf.Writer.create();
-    ev.uint32(0x0a).bytes(resourceBytes(e.resource));
-    ev.uint32(0x10).uint32(EVENT_NUMBER[e.type]);
-    if (e.old) ev.uint32(0x1a).bytes(resourceBytes(e.old));
-    if (e.error !== undefined) ev.uint32(0x22).string(e.error);
-    if (e.bookmark) ev.uint32(0x2a).bytes(e.bookmark);
-    w.uint32(0x0a).bytes(ev.finish());
-  }
-  return Buffer.from(w.finish());
+  return encode('WatchResponse', { event: events.map((e) => eventToWire(e, (r) => preEncoded(resourceBytes(r)))) });
 }
 
 /** True when `next` differs from `cur` in its finalizers alone. */
@@ -132,7 +107,8 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
     }
     return b;
   };
-  const response = (r: Resource) => wrapField1(resourceBytes(r));
+  // Get's, Create's and Update's responses: { Resource resource = 1 }, around the bytes kept.
+  const response = (r: Resource) => encode('GetResponse', { resource: preEncoded(resourceBytes(r)) });
   // An event most watchers share (the state hands them the same object) is encoded and framed once.
   const eventFrames = new WeakMap<WatchEvent, Buffer>();
   const watchResponse = (events: readonly WatchEvent[]): Buffer => {

@@ -1,6 +1,6 @@
 // service: the method paths of cosi.resource.State and the messages each takes and
 // answers, in one place for the server and the client.
-import type { MessageName } from './proto.ts';
+import type { MessageName } from './wire.ts';
 
 export const STATE_SERVICE = 'cosi.resource.State';
 

@@ -2,8 +2,10 @@
 // table (message-info.ts): proto3 encoding (implicit presence for plain scalars,
 // packed repeated numbers, maps as entry messages), decoding that also takes unpacked
 // repeated numbers and skips unknown fields. The object form's rules are in
-// proto-object.ts; protobufjs's Reader and Writer do the varints.
-import protobuf from 'protobufjs';
+// proto-object.ts; wire-io.ts does the varints. A message field may be given as
+// `preEncoded(bytes)`: bytes encoded once and shared by many messages (a resource every
+// watcher of a change receives) are written as they are.
+import { WireFormatError, WireReader, WireWriter } from './wire-io.ts';
 import {
   enumValueName, TIMESTAMP, type FieldInfo, type MessageInfo, type MessageSet, type ScalarKind,
 } from './message-info.ts';
@@ -15,9 +17,13 @@ const WIRE: Record<ScalarKind | 'enum' | 'message', number> = {
   fixed64: 1, sfixed64: 1, double: 1, string: 2, bytes: 2, message: 2, fixed32: 5, sfixed32: 5, float: 5,
 };
 
-const toNumber = (v: unknown): number => (typeof v === 'number' ? v : (v as { toNumber(): number }).toNumber());
+/** A message's bytes, encoded once, to be written as a message field's value as they are. */
+export class PreEncoded {
+  constructor(readonly bytes: Uint8Array) {}
+}
+export const preEncoded = (bytes: Uint8Array) => new PreEncoded(bytes);
 
-function writeScalar(w: protobuf.Writer, kind: ScalarKind | 'enum', v: unknown): void {
+function writeScalar(w: WireWriter, kind: ScalarKind | 'enum', v: unknown): void {
   switch (kind) {
     case 'string':
       w.string(v as string);
@@ -67,7 +73,7 @@ function writeScalar(w: protobuf.Writer, kind: ScalarKind | 'enum', v: unknown):
   }
 }
 
-function readScalar(r: protobuf.Reader, kind: ScalarKind | 'enum'): unknown {
+function readScalar(r: WireReader, kind: ScalarKind | 'enum'): unknown {
   switch (kind) {
     case 'string': return r.string();
     case 'bytes': return r.bytes();
@@ -79,27 +85,42 @@ function readScalar(r: protobuf.Reader, kind: ScalarKind | 'enum'): unknown {
     case 'sint32': return r.sint32();
     case 'fixed32': return r.fixed32();
     case 'sfixed32': return r.sfixed32();
-    case 'int64': return toNumber(r.int64());
-    case 'uint64': return toNumber(r.uint64());
-    case 'sint64': return toNumber(r.sint64());
-    case 'fixed64': return toNumber(r.fixed64());
-    case 'sfixed64': return toNumber(r.sfixed64());
+    case 'int64': return r.int64();
+    case 'uint64': return r.uint64();
+    case 'sint64': return r.sint64();
+    case 'fixed64': return r.fixed64();
+    case 'sfixed64': return r.sfixed64();
   }
 }
+
+/** Each scalar kind's proto3 default; an enum's is its 0 value, which reads as unset (absent) in our object form. */
+const DEFAULTS: Record<ScalarKind | 'enum', unknown> = {
+  string: '', bytes: Buffer.alloc(0), bool: false, double: 0, float: 0, int32: 0, uint32: 0, sint32: 0, fixed32: 0,
+  sfixed32: 0, int64: 0, uint64: 0, sint64: 0, fixed64: 0, sfixed64: 0, enum: undefined,
+};
 
 const isDefault = (v: unknown) => v === 0 || v === '' || v === false || (v instanceof Uint8Array && v.length === 0);
 
 /** Encoding and decoding of one message's object form, built once per message. */
-export interface WireCodec { encode(o: Obj): Uint8Array; decode(bytes: Uint8Array): Obj }
+export interface WireCodec { encode(o: Obj): Buffer; decode(bytes: Uint8Array): Obj }
 
-export function wireCodec(set: MessageSet, messageName: string): WireCodec {
+export interface WireCodecOptions {
+  /**
+   * Decoded messages have every field that has no presence, at its default when absent ('' / 0 / false / empty
+   * bytes, [] and {}), as protobuf's generated code reads them; fields with presence (messages, `optional`)
+   * stay absent. Off: absent fields are absent (the spec codecs tell "unset" from a default themselves).
+   */
+  defaults?: boolean;
+}
+
+export function wireCodec(set: MessageSet, messageName: string, options: WireCodecOptions = {}): WireCodec {
   const cache = new Map<string, MessagePlan>();
   const planOf = (n: string): MessagePlan => {
     let p = cache.get(n);
     if (!p) {
       const info = set.messages.get(n);
       if (!info) throw new Error(`message ${n} is not in the set`);
-      p = new MessagePlan(info, set, planOf);
+      p = new MessagePlan(info, set, planOf, options.defaults ?? false);
       cache.set(n, p);
     }
     return p;
@@ -107,11 +128,11 @@ export function wireCodec(set: MessageSet, messageName: string): WireCodec {
   const top = planOf(messageName);
   return {
     encode: (o) => {
-      const w = protobuf.Writer.create();
+      const w = new WireWriter();
       top.write(w, o);
       return w.finish();
     },
-    decode: (bytes) => top.read(protobuf.Reader.create(bytes), bytes.length),
+    decode: (bytes) => top.read(new WireReader(bytes), bytes.length),
   };
 }
 
@@ -123,7 +144,7 @@ class MessagePlan {
 
   constructor(
     private readonly info: MessageInfo, private readonly set: MessageSet,
-    private readonly planOf: (n: string) => MessagePlan,
+    private readonly planOf: (n: string) => MessagePlan, private readonly defaults: boolean,
   ) {
     for (const f of info.fields) {
       this.byNumber.set(f.number, f);
@@ -152,7 +173,11 @@ class MessagePlan {
     return v;
   }
 
-  private writeOne(w: protobuf.Writer, f: FieldInfo, v: unknown): void {
+  private writeOne(w: WireWriter, f: FieldInfo, v: unknown): void {
+    if (v instanceof PreEncoded) {
+      w.uint32((f.number << 3) | 2).bytes(v.bytes);
+      return;
+    }
     if (f.kind === 'message') {
       w.uint32((f.number << 3) | 2).fork();
       this.planOf(f.type!).write(w, this.value(f, v) as Obj);
@@ -163,7 +188,7 @@ class MessagePlan {
     writeScalar(w, f.kind, this.value(f, v));
   }
 
-  write(w: protobuf.Writer, o: Obj): void {
+  write(w: WireWriter, o: Obj): void {
     for (const f of this.info.fields) {
       const v = o[f.key];
       if (v === undefined || v === null) continue;
@@ -192,7 +217,7 @@ class MessagePlan {
     }
   }
 
-  private readOne(r: protobuf.Reader, f: FieldInfo): unknown {
+  private readOne(r: WireReader, f: FieldInfo): unknown {
     if (f.kind === 'message') {
       const len = r.uint32();
       const m = this.planOf(f.type!).read(r, len);
@@ -207,7 +232,7 @@ class MessagePlan {
   }
 
   /** Reads `length` bytes into the raw object form (fields by key; absent ones absent). */
-  read(r: protobuf.Reader, length: number): Obj {
+  read(r: WireReader, length: number): Obj {
     const end = r.pos + length;
     const o: Obj = {};
     while (r.pos < end) {
@@ -239,6 +264,18 @@ class MessagePlan {
         if (v !== undefined) o[f.key] = v; // an enum number this table does not know reads as unset
       }
     }
+    if (r.pos !== end) throw new WireFormatError(`index out of range: a field runs past its message's end`);
+    if (this.defaults) this.fillDefaults(o);
     return o;
+  }
+
+  /** The fields without presence that the bytes did not carry, at their defaults (WireCodecOptions.defaults). */
+  private fillDefaults(o: Obj): void {
+    for (const f of this.info.fields) {
+      if (f.key in o) continue;
+      if (f.mapKey) o[f.key] = {};
+      else if (f.repeated) o[f.key] = [];
+      else if (f.kind !== 'message' && !f.optional && DEFAULTS[f.kind] !== undefined) o[f.key] = DEFAULTS[f.kind];
+    }
   }
 }

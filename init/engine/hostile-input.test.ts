@@ -13,7 +13,7 @@ import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
 import { hostileYaml, mutate, rng } from '../../cosi/conformance/fuzz.ts';
 import { resourceFromWire, resourceToWire } from '../../cosi/remote/codec.ts';
-import { decode, encode, type MessageName } from '../../cosi/remote/proto.ts';
+import { decode, encode, type MessageName } from '../../cosi/remote/wire.ts';
 import { STATE_METHODS } from '../../cosi/remote/service.ts';
 import { GrpcChannel, GrpcCallError } from '../../cosi/remote/grpc/client.ts';
 import { FrameError, MessageReader, Status, frame } from '../../cosi/remote/grpc/framing.ts';

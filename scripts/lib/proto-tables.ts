@@ -31,12 +31,21 @@ function rulesOf(f: protobuf.Field): FieldRules | undefined {
 
 const name = (o: protobuf.ReflectionObject) => o.fullName.replace(/^\./, '');
 
-function fieldOf(f: protobuf.Field): FieldInfo {
+/** How a set's object form differs from the specs' (lowerCamelCase keys, enum values by name). */
+export interface TableOptions {
+  /** Keys as the .proto names its fields (snake_case), and enum fields as their numbers (int32 on the wire). */
+  protoForm?: boolean;
+}
+
+function fieldOf(f: protobuf.Field, o: TableOptions): FieldInfo {
   f.resolve();
   const t = f.resolvedType;
-  const base: FieldInfo = { name: f.name, key: jsonName(f.name), number: f.id, kind: f.type as ScalarKind };
-  if (t instanceof protobuf.Enum) Object.assign(base, { kind: 'enum', type: name(t) });
-  else if (t instanceof protobuf.Type) Object.assign(base, {
+  const key = o.protoForm ? f.name : jsonName(f.name);
+  const base: FieldInfo = { name: f.name, key, number: f.id, kind: f.type as ScalarKind };
+  if (t instanceof protobuf.Enum) {
+    Object.assign(base, o.protoForm ? { kind: 'int32' } : { kind: 'enum', type: name(t) });
+  }
+  if (t instanceof protobuf.Type) Object.assign(base, {
     kind: 'message', type: name(t) === TIMESTAMP ? TIMESTAMP : name(t),
   });
   if (f.map) base.mapKey = (f as unknown as protobuf.MapField).keyType as ScalarKind;
@@ -59,7 +68,7 @@ function idFieldOf(t: protobuf.Type): { idField?: string } {
 
 /** Every message and enum under `ns` (recursively), as tables. */
 export function tablesFromProtobufjs(
-  ns: protobuf.NamespaceBase,
+  ns: protobuf.NamespaceBase, opts: TableOptions = {},
 ): { messages: MessageInfo[]; enums: EnumInfo[] } {
   const messages: MessageInfo[] = [];
   const enums: EnumInfo[] = [];
@@ -67,7 +76,8 @@ export function tablesFromProtobufjs(
     for (const o of n.nestedArray) {
       if (o instanceof protobuf.Type) {
         messages.push({
-          name: name(o), ...(o.comment ? { comment: o.comment } : {}), fields: o.fieldsArray.map(fieldOf),
+          name: name(o), ...(o.comment ? { comment: o.comment } : {}),
+          fields: o.fieldsArray.map((f) => fieldOf(f, opts)),
           ...idFieldOf(o),
         });
       } else if (o instanceof protobuf.Enum) {
