@@ -14,8 +14,8 @@ import { has } from './wire.ts';
 import type { PreEncoded } from '../spec/proto-wire.ts';
 import { MAX_FLOW_DEPTH, MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../spec/yaml-guard.ts';
 
-/** A google.protobuf.Timestamp as the table codec has it: RFC 3339 text in UTC, to the millisecond. */
-type WireTimestamp = string;
+/** A google.protobuf.Timestamp as wire.ts has it: milliseconds since the epoch. */
+type WireTimestamp = number;
 export interface WireMetadata {
   namespace: string; type: string; id: string; version: string; owner: string; phase: string;
   created?: WireTimestamp; updated?: WireTimestamp; finalizers: string[];
@@ -23,8 +23,8 @@ export interface WireMetadata {
 }
 export interface WireResource { metadata?: WireMetadata; spec?: { proto_spec?: Uint8Array; yaml_spec?: string } }
 
-const ts = (ms: number): WireTimestamp => new Date(ms).toISOString();
-const fromTs = (t: WireTimestamp | undefined): number => (t ? Date.parse(t) : 0);
+const ts = (ms: number): WireTimestamp => ms;
+const fromTs = (t: WireTimestamp | undefined): number => t ?? 0;
 
 /** A type's codec; a type nobody describes travels as free-form YAML. */
 const codecOf = (codecs: SpecCodecs, type: string): SpecCodec => codecs.get(type) ?? FREE_FORM;

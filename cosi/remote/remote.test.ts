@@ -152,7 +152,7 @@ t.test('our codec and protobufjs agree on the wire messages: defaults, presence,
     const wire = {
       metadata: {
         namespace: 'n', type: 'T', id: 'x', version: '3', owner: '', phase: 'running',
-        created: '2023-11-14T22:13:20.123Z', finalizers: ['a', 'b'], labels: { k: 'v' }, annotations: {},
+        created: 1_700_000_000_123, finalizers: ['a', 'b'], labels: { k: 'v' }, annotations: {},
       },
       spec: { yaml_spec: 'a: 1\n', proto_spec: Buffer.from([8, 1]) },
     };

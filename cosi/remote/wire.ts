@@ -1,6 +1,7 @@
 // wire: the COSI wire API's messages (proto/v1alpha1) through the same table codec as our specs
 // (cosi/spec/proto-wire.ts), from the tables scripts/gen-proto.ts makes of the .proto files. Objects keep the
-// .proto's snake_case names and enums as numbers; a field without presence reads as its default when absent,
+// .proto's snake_case names, enums as numbers and timestamps as milliseconds since the epoch; a field without
+// presence reads as its default when absent,
 // as protobuf's generated code has it; `has` tells whether a field with presence was sent.
 import { WIRE_MESSAGES } from '../../proto/gen/wire-messages.ts';
 import { messageSet, type MessageInfo } from '../spec/message-info.ts';
@@ -30,7 +31,7 @@ const codecs = new Map<MessageName, WireCodec>();
 const codecOf = (name: MessageName): WireCodec => {
   let c = codecs.get(name);
   if (!c) {
-    c = wireCodec(SET, FULL_NAMES[name], { defaults: true });
+    c = wireCodec(SET, FULL_NAMES[name], { defaults: true, timestamps: 'millis' });
     codecs.set(name, c);
   }
   return c;

@@ -8,15 +8,26 @@ export const WireType = { Varint: 0, Fixed64: 1, Delimited: 2, Fixed32: 5 } as c
 export type WireType = typeof WireType[keyof typeof WireType];
 
 const TWO_32 = 4294967296;
+/** Strings up to this many characters are encoded and decoded in JavaScript when they are ASCII. */
+const SHORT_STRING = 48;
 
 /** Appends a message's bytes; `fork` .. `ldelim` wraps what was written between them as one delimited field. */
 export class WireWriter {
+  /**
+   * One scratch buffer for the process: a message is written there and copied out once, at its size, by finish
+   * (encoding is synchronous, so one writer at a time has it; another gets its own).
+   */
+  private static scratch: Buffer | undefined = Buffer.allocUnsafe(64 << 10);
   private buf: Buffer;
   private pos = 0;
   private readonly forks: number[] = [];
 
   constructor(size = 256) {
-    this.buf = Buffer.allocUnsafe(size);
+    const s = WireWriter.scratch;
+    if (s && s.length >= size) {
+      WireWriter.scratch = undefined;
+      this.buf = s;
+    } else this.buf = Buffer.allocUnsafe(size);
   }
 
   private room(n: number): void {
@@ -145,6 +156,17 @@ export class WireWriter {
   }
 
   string(v: string): this {
+    if (v.length <= SHORT_STRING) {
+      // The same for writing: ASCII byte by byte, anything else through Buffer.
+      let ascii = true;
+      for (let i = 0; i < v.length && ascii; i++) ascii = v.charCodeAt(i) < 0x80;
+      if (ascii) {
+        this.uint32(v.length);
+        this.room(v.length);
+        for (let i = 0; i < v.length; i++) this.buf[this.pos++] = v.charCodeAt(i);
+        return this;
+      }
+    }
     const n = Buffer.byteLength(v);
     this.uint32(n);
     this.room(n);
@@ -184,10 +206,15 @@ export class WireWriter {
     return this;
   }
 
-  /** The bytes written (a copy: the writer's buffer is larger and may be reused). */
+  /** The bytes written, in a buffer of their own; the writer is done. */
   finish(): Buffer {
     if (this.forks.length) throw new Error('wire-io: finish inside a fork');
-    return Buffer.from(this.buf.subarray(0, this.pos));
+    const out = Buffer.allocUnsafe(this.pos);
+    this.buf.copy(out, 0, 0, this.pos);
+    // The scratch buffer goes back for the next writer (grown, up to 1 MiB: a larger one is let go).
+    if (!WireWriter.scratch && this.buf.length >= 64 << 10 && this.buf.length <= 1 << 20) WireWriter.scratch = this.buf;
+    this.pos = 0;
+    return out;
   }
 }
 
@@ -214,6 +241,14 @@ export class WireReader {
   }
 
   uint32(): number {
+    // Most varints are one byte: a field's tag, a short length.
+    if (this.pos < this.end) {
+      const b = this.buf[this.pos]!;
+      if (b < 0x80) {
+        this.pos++;
+        return b;
+      }
+    }
     let v = 0;
     for (let shift = 0; shift < 35; shift += 7) {
       this.need(1);
@@ -334,9 +369,20 @@ export class WireReader {
   string(): string {
     const n = this.uint32();
     this.need(n);
-    const v = this.buf.toString('utf8', this.pos, this.pos + n);
+    const start = this.pos;
     this.pos += n;
-    return v;
+    // Short ASCII strings (names, versions, phases) are most of a resource's: decoded here, they cost a fraction
+    // of a call into Buffer's C++ decoder.
+    if (n <= SHORT_STRING) {
+      let s = '';
+      for (let i = start; i < start + n; i++) {
+        const c = this.buf[i]!;
+        if (c >= 0x80) return this.buf.toString('utf8', start, start + n);
+        s += String.fromCharCode(c);
+      }
+      return s;
+    }
+    return this.buf.toString('utf8', start, start + n);
   }
 
   /** Steps over a field of wire type `type` this reader does not know. */
