@@ -168,6 +168,8 @@ class MessagePlan {
     private readonly millis: boolean,
   ) {
     for (const f of info.fields) {
+      // A key that would set the object's prototype, not a field (a user's descriptor could name one so).
+      if (f.key === '__proto__') throw new Error(`${info.name}.${f.name}: a field may not be called __proto__`);
       const packed = f.repeated && WIRE[f.kind] !== 2;
       this.shapes.push(f.mapKey ? Shape.Map : packed ? Shape.Packed : f.repeated ? Shape.Repeated
         : f.kind === 'message' || f.optional ? Shape.Present : f.kind === 'string' ? Shape.String : Shape.Scalar);
