@@ -174,5 +174,8 @@ export function dashboardLines(d: DashboardData, width: number, height: number):
   // Many links or plugins give way to the logs' last rows: the top is cut, never the pane.
   const shown = top.slice(0, Math.max(1, height - MIN_LOG_ROWS - 1));
   const logs = d.logs.slice(-Math.max(0, height - shown.length - 1)).map(logLine);
-  return [...shown, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
+  const lines = [...shown, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
+  // A whole screen, however few the logs so far: what is printed once into a pipe has $LINES rows too.
+  while (lines.length < height) lines.push([]);
+  return lines;
 }

@@ -47,6 +47,8 @@ export interface ControllerContext {
 
 export interface Controller {
   readonly name: string;
+  /** The owner its writes carry; default its name (the engine's controllers all write as "engine"). */
+  readonly owner?: string;
   inputs(): Input[];
   outputs(): Output[];
   run(ctx: ControllerContext): Promise<void>;

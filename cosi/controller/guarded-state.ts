@@ -1,5 +1,5 @@
 // guarded-state: the State a controller sees. Writes only to its declared outputs,
-// always with its name as owner; finalizers only on strong inputs; reads only of
+// always with its owner (its name unless it says otherwise); finalizers only on strong inputs; reads only of
 // what it declared.
 import type { Pointer, Resource } from '../resource/resource.ts';
 import { newResource, pointerString } from '../resource/resource.ts';
@@ -15,7 +15,7 @@ import type { Controller, ControllerState } from './contract.ts';
 export type SpecNormalizer = (type: string, spec: unknown) => unknown;
 
 export function guardedState(state: State, c: Controller, normalize: SpecNormalizer = (_t, s) => s): ControllerState {
-  const owner = c.name;
+  const owner = c.owner ?? c.name;
   const outputs = new Set(c.outputs().map((o) => o.type));
   const strong = c.inputs().filter((i) => i.kind === 'strong');
   const readable = new Set([...outputs, ...c.inputs().map((i) => i.type)]);

@@ -14,7 +14,7 @@ import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { HOST_MODE_ENV, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
 import {
-  ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PowerAction, type PowerRequestSpec,
+  ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PowerAction,
 } from '../../machinery/model/runtime-types.ts';
 import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
@@ -29,7 +29,9 @@ import { apiCertificate } from './api/certificate.ts';
 import { consoleSummary } from './console-summary.ts';
 import { startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
-import { startInstaller, type InstallerMachine } from '../install/installer.ts';
+import type { InstallerMachine } from '../install/installer.ts';
+import { engineControllers, startEngineControllers } from './engine-controllers.ts';
+import type { OnPowerRequest } from './power-requests.ts';
 import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
@@ -47,8 +49,7 @@ import { startExtensionRunner } from './extension/runner.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
-  BOOT_STATUS_TYPE, CONFIG_NS, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, POWER_REQUEST_TYPE,
-  RUNTIME_NS,
+  BOOT_STATUS_TYPE, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -69,7 +70,7 @@ export interface EngineOptions {
    * Called for each PowerRequest created through the API (PID 1: the graceful shutdown, which first
    * calls the engine's prepareShutdown with `hold`).
    */
-  onPowerRequest?: (action: PowerRequestSpec['action'], id: string, hold: HoldOptions) => void;
+  onPowerRequest?: OnPowerRequest;
   /** Where the machine config persists (PID 1: the STATE filesystem); default: memory only. */
   configStore?: ConfigStore;
   /** A machine config applied before the API serves (`serve --config FILE`); a refused one stops the start. */
@@ -185,6 +186,18 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     machine: o.upgrade ?? { refuse: o.hostMode ? 'this engine runs on a host (serve): it upgrades nothing'
       : o.noUpgradeWhy ?? 'this machine was not booted from a boot slot of an installed disk' },
   });
+  // Before the API serves: a request a client makes as soon as it can is seen.
+  const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
+    owner: ENGINE_OWNER, log: o.log, upgrader,
+    ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
+    installer: {
+      state, log: o.log.child('install'), owner: ENGINE_OWNER, machineConfig: () => config.forDisk(),
+      machine: o.installer ?? {
+        refuse: o.hostMode ? 'this engine runs on a host (serve): it installs nothing'
+          : 'this engine has no installer',
+      },
+    },
+  }));
   /** For the caller of an ApplyConfig, why it may not write a type (its role). */
   const configWriteDenied = (ctx: CallContext) => {
     const caller = callerOf(ctx.session);
@@ -257,22 +270,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const shutdownHold = await startShutdownHold({
     state, owner: ENGINE_OWNER, log: o.log.child('shutdown'), graceMs: graceSeconds * 1000,
   });
-  const power = await state.watch({ namespace: CONFIG_NS, type: POWER_REQUEST_TYPE }, {}, (events) => {
-    for (const e of events) {
-      if (e.type !== 'created') continue;
-      const spec = e.resource.spec as PowerRequestSpec;
-      o.log.info(`power request "${e.resource.metadata.id}": ${spec.action}${spec.force ? ' (forced)' : ''}`);
-      o.onPowerRequest?.(spec.action, e.resource.metadata.id, {
-        ...(spec.graceSeconds ? { graceMs: spec.graceSeconds * 1000 } : {}), ...(spec.force ? { force: true } : {}),
-      });
-    }
-  });
-  const installer = await startInstaller({
-    state, log: o.log.child('install'), owner: ENGINE_OWNER, machineConfig: () => config.forDisk(),
-    machine: o.installer ?? {
-      refuse: o.hostMode ? 'this engine runs on a host (serve): it installs nothing' : 'this engine has no installer',
-    },
-  });
   return {
     state, api, config,
     prepareShutdown: (action, reason, hold) => shutdownHold.prepare(action, reason, hold),
@@ -281,10 +278,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     async stop() {
       waves?.cancel(); // nothing starts while the machine stops
-      power.close();
+      await controllers.stop();
       sinks.close();
       metrics.close();
-      installer.close();
       upgrader.close();
       trial?.close();
       health.close();

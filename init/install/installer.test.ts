@@ -5,17 +5,21 @@ import { newResource } from '../../cosi/resource/resource.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { createLogger } from '../../machinery/log.ts';
 import type { InstallStatusSpec } from '../../proto/gen/spec-types.ts';
-import { startInstaller } from './installer.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
+import { installRequests } from './installer.ts';
 import { CONFIG_NS, INSTALL_REQUEST_TYPE, INSTALL_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 t.test('on a host every request fails at once with the reason, touching nothing', async (t) => {
   const state = new MemoryState();
-  const installer = await startInstaller({
+  const runtime = new ControllerRuntime(state, { log: (name) => createLogger(name) });
+  runtime.register(installRequests({
     state, log: createLogger('test'), owner: 'engine',
     machineConfig: () => { throw new Error('a refused install reads no config'); },
     machine: { refuse: 'this engine runs on a host (serve): it installs nothing' },
-  });
-  t.teardown(() => installer.close());
+  }));
+  runtime.start();
+  t.teardown(() => runtime.stop());
+  await runtime.watching();
   await state.create(newResource({ namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE, id: 'x' }, {
     disk: { path: '/dev/sda', model: '', serial: '', size: '' }, wipe: true, reboot: true, source: '',
   }));

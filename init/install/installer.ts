@@ -10,6 +10,8 @@ import { isErrno } from '../../native/errno.ts';
 import type { BlockDeviceSpec, InstallRequestSpec, InstallStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { statusWriter } from '../../cosi/state/status-writer.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { requestController } from '../../cosi/controller/request-controller.ts';
 import { fileConfigStore, type SavedConfig } from '../../machinery/config/saved-config.ts';
 import type { InstallManifest } from '../../machinery/disk/install-manifest.ts';
 import { STATE_LABEL } from '../../machinery/disk/labels.ts';
@@ -74,28 +76,19 @@ const PARTITIONS_MS = 10_000;
 
 class Refused extends Error {}
 
-export async function startInstaller(o: InstallerOptions): Promise<{ close(): void }> {
+/** The installer: each InstallRequest carried out, one at a time, on the engine's controller runtime. */
+export function installRequests(o: InstallerOptions): Controller {
   const paths = { ...DEFAULT_PATHS, ...o.paths };
-  let running: string | undefined;
-  const watch = await o.state.watch({ namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE }, {}, (events) => {
-    for (const e of events) {
-      if (e.type !== 'created') continue;
-      const id = e.resource.metadata.id;
-      const spec = e.resource.spec as InstallRequestSpec;
-      if (running !== undefined) {
-        void statusOf(o, id).write({
-          ...blank(), phase: 'failed', error: `install "${running}" is running; one install at a time`,
-          startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(),
-        });
-        continue;
-      }
-      running = id;
-      void install(o, paths, id, spec).finally(() => {
-        running = undefined;
-      });
-    }
+  return requestController<InstallRequestSpec, InstallStatusSpec>({
+    name: 'install-requests', owner: o.owner, oneAtATime: true,
+    request: { namespace: CONFIG_NS, type: INSTALL_REQUEST_TYPE },
+    status: { namespace: RUNTIME_NS, type: INSTALL_STATUS_TYPE },
+    handle: (id, spec) => install(o, paths, id, spec),
+    busy: (_id, running) => ({
+      ...blank(), phase: 'failed', error: `install "${running}" is running; one install at a time`,
+      startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(),
+    }),
   });
-  return { close: () => watch.close() };
 }
 
 const blank = (): InstallStatusSpec => ({

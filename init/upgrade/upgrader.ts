@@ -11,6 +11,8 @@ import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from 
 import type { State } from '../../cosi/state/state.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import { statusWriter, type StatusWriter } from '../../cosi/state/status-writer.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { requestController } from '../../cosi/controller/request-controller.ts';
 import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../../machinery/disk/boot-slots.ts';
 import { BundleReader, type UpgradeManifest } from '../../machinery/disk/upgrade-bundle.ts';
 import type { Logger } from '../../machinery/log.ts';
@@ -54,6 +56,8 @@ const PARTS = { kernel: SLOT_FILES.kernel, initramfs: SLOT_FILES.initramfs };
 export interface Upgrader {
   /** One chunk of an uploaded bundle at `offset`; what the machine holds after it. */
   upload(id: string, offset: number, data: Buffer): Promise<{ received: number; complete: boolean }>;
+  /** UpgradeRequests and RollbackRequests, for the engine's controller runtime. */
+  controllers: Controller[];
   close(): void;
 }
 
@@ -67,6 +71,18 @@ interface Session {
   done: boolean;
   failed?: string;
   idle?: NodeJS.Timeout;
+  /** Settles `received` once the bundle arrived whole or the upgrade failed: its request can no longer be withdrawn. */
+  settle(): void;
+  received: Promise<void>;
+}
+
+/** A session's `received` promise and its settle. */
+function receiving(): Pick<Session, 'settle' | 'received'> {
+  let settle = () => {};
+  const received = new Promise<void>((r) => {
+    settle = r;
+  });
+  return { settle, received };
 }
 
 const now = () => new Date().toISOString();
@@ -86,6 +102,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   const fail = async (s: Session, why: string) => {
     if (s.failed) return;
     s.failed = why;
+    s.settle();
     clearTimeout(s.idle);
     o.log.warn(`upgrade "${s.id}" failed: ${why}`);
     s.status = { ...s.status, phase: 'failed', error: why, finishedAt: now() };
@@ -97,7 +114,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   const begin = async (id: string, spec: UpgradeRequestSpec) => {
     const s: Session = {
       id, spec, status: blank(spec.source || 'upload'), done: false, writer: writerOf(id),
-      reader: new BundleReader([]),
+      reader: new BundleReader([]), ...receiving(),
     };
     if (!('boot' in o.machine)) {
       await fail(s, o.machine.refuse);
@@ -160,6 +177,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     watchIdle(s);
     await report(s, true);
     if (spec.source) void fetchBundle(s, spec.source);
+    await s.received;
   };
 
   const watchIdle = (s: Session) => {
@@ -184,6 +202,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       return;
     }
     s.done = true;
+    s.settle();
     clearTimeout(s.idle);
     void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
   };
@@ -243,7 +262,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   const rollback = async (id: string, spec: RollbackRequestSpec) => {
     const s: Session = {
       id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0 }, status: blank('rollback'),
-      done: true, reader: new BundleReader([]), writer: writerOf(id),
+      done: true, reader: new BundleReader([]), writer: writerOf(id), ...receiving(),
     };
     if (!('boot' in o.machine)) {
       await fail(s, o.machine.refuse);
@@ -270,21 +289,23 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     if (spec.reboot) m.reboot(`rollback "${id}" to slot ${to}`);
   };
 
-  const watches = [
-    await o.state.watch({ namespace: CONFIG_NS, type: UPGRADE_REQUEST_TYPE }, {}, (events) => {
-      for (const e of events) {
-        if (e.type === 'created') void begin(e.resource.metadata.id, e.resource.spec as UpgradeRequestSpec);
-        // The client gave up (cosictl deletes its request when its upload fails): so does the machine.
+  const status = { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE };
+  // Not one at a time in the controller's sense: an upgrade refuses another in its own words (the session).
+  const controllers = [
+    requestController<UpgradeRequestSpec, UpgradeStatusSpec>({
+      name: 'upgrade-requests', owner: o.owner, oneAtATime: false, status,
+      request: { namespace: CONFIG_NS, type: UPGRADE_REQUEST_TYPE },
+      // Handled until the bundle arrived whole (or the upgrade failed): until then it can be withdrawn.
+      handle: begin,
+      // The client gave up (cosictl deletes its request when its upload fails): so does the machine.
+      withdrawn: (id) => {
         const s = session;
-        if (e.type === 'destroyed' && s?.id === e.resource.metadata.id && !s.done) {
-          void fail(s, 'the UpgradeRequest was deleted before its bundle arrived whole');
-        }
-      }
+        if (s?.id === id && !s.done) void fail(s, 'the UpgradeRequest was deleted before its bundle arrived whole');
+      },
     }),
-    await o.state.watch({ namespace: CONFIG_NS, type: ROLLBACK_REQUEST_TYPE }, {}, (events) => {
-      for (const e of events) {
-        if (e.type === 'created') void rollback(e.resource.metadata.id, e.resource.spec as RollbackRequestSpec);
-      }
+    requestController<RollbackRequestSpec, UpgradeStatusSpec>({
+      name: 'rollback-requests', owner: o.owner, oneAtATime: false, status,
+      request: { namespace: CONFIG_NS, type: ROLLBACK_REQUEST_TYPE }, handle: rollback,
     }),
   ];
 
@@ -308,9 +329,9 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       }
       return { received: s.reader.received, complete: s.done };
     },
+    controllers,
     close() {
       clearTimeout(session?.idle);
-      for (const w of watches) w.close();
     },
   };
 }

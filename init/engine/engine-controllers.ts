@@ -1,0 +1,50 @@
+// engine-controllers: the engine's own work on the controller runtime the plugins use (cosi/controller/runtime.ts),
+// listed here in one place as Talos lists its controllers. Each writes as the owner "engine", as before.
+//   power-requests    a PowerRequest handed to PID 1 (power-requests.ts)
+//   install-requests  an InstallRequest carried out, one at a time (install/installer.ts)
+//   upgrade-requests  an UpgradeRequest: its bundle received and written to the other slot (upgrade/upgrader.ts)
+//   rollback-requests a RollbackRequest: the other slot made the default (upgrade/upgrader.ts)
+// What still watches the state by itself, to come here: the health checks, the console summary, the metrics
+// endpoint, log sinks, the platform's user data, the API certificate's rechecks, the upgrade trial, the
+// extension runner and the shutdown hold.
+import type { Controller } from '../../cosi/controller/contract.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
+import type { State } from '../../cosi/state/state.ts';
+import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
+import type { Logger } from '../../machinery/log.ts';
+import { installRequests, type InstallerOptions } from '../install/installer.ts';
+import type { Upgrader } from '../upgrade/upgrader.ts';
+import { powerRequests, type OnPowerRequest } from './power-requests.ts';
+
+export interface EngineControllerParts {
+  owner: string;
+  log: Logger;
+  onPowerRequest?: OnPowerRequest;
+  installer: InstallerOptions;
+  upgrader: Upgrader;
+}
+
+/** The engine's controllers, in one list. */
+export function engineControllers(p: EngineControllerParts): Controller[] {
+  return [
+    powerRequests({
+      owner: p.owner, log: p.log.child('power'), ...(p.onPowerRequest ? { onPowerRequest: p.onPowerRequest } : {}),
+    }),
+    installRequests(p.installer),
+    ...p.upgrader.controllers,
+  ];
+}
+
+/** A runtime running `controllers` on the engine's state; resolves once each watches its inputs. */
+export async function startEngineControllers(
+  state: State, codecs: SpecCodecs, log: Logger, controllers: readonly Controller[],
+): Promise<ControllerRuntime> {
+  const runtime = new ControllerRuntime(state, {
+    log: (name) => log.child(name),
+    normalize: (type, spec) => codecs.get(type)?.normalize(spec) ?? spec,
+  });
+  for (const c of controllers) runtime.register(c);
+  runtime.start();
+  await runtime.watching();
+  return runtime;
+}
