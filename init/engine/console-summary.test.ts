@@ -1,6 +1,7 @@
 import t from 'tap';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import { consoleSummary, summaryLine } from './console-summary.ts';
 import {
   CONFIG_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, NETWORK_NS, RUNTIME_NS,
@@ -12,10 +13,11 @@ t.test('one line: hostname, addresses but loopback and link-local, config, API; 
     const s = new MemoryState();
     t.equal(summaryLine(s), 'machine: (no hostname); no address; no config yet; API starting');
     const lines: string[] = [];
-    const watches = await consoleSummary(s, (l) => lines.push(l));
-    t.teardown(() => {
-      for (const w of watches) w.close();
-    });
+    const runtime = new ControllerRuntime(s, { log: () => ({ info() {}, warn() {}, error() {} }) });
+    runtime.register(consoleSummary(s, (l) => lines.push(l), 'engine'));
+    runtime.start();
+    t.teardown(() => runtime.stop());
+    await runtime.watching();
     const link = (id: string, addresses: string[]) =>
       s.create(newResource({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id }, { addresses }));
     await link('lo', ['127.0.0.1/8']);

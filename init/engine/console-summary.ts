@@ -3,7 +3,7 @@
 // where the config stands. Written after a quiet moment, so a burst of changes (DHCP
 // bringing up a link, a config applying) gives one line, not ten.
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { Watch } from '../../cosi/state/state.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { type ApiCertificateStatusSpec } from '../../machinery/model/security-types.ts';
 import {
@@ -36,8 +36,11 @@ export function summaryLine(state: MemoryState): string {
     + `${addresses.length ? addresses.join(', ') : 'no address'}; ${configPart}; API ${api?.mode ?? 'starting'}`;
 }
 
-/** Writes the summary line to `print` at start and after every change of it. */
-export async function consoleSummary(state: MemoryState, print: (line: string) => void): Promise<Watch[]> {
+/**
+ * Writes the summary line to `print` at start and after every change of it: a controller of the engine's
+ * (engine-controllers.ts) on the kinds the line is made of.
+ */
+export function consoleSummary(state: MemoryState, print: (line: string) => void, owner: string): Controller {
   let last = '';
   let timer: NodeJS.Timeout | undefined;
   const changed = () => {
@@ -54,7 +57,16 @@ export async function consoleSummary(state: MemoryState, print: (line: string) =
     [NETWORK_NS, HOSTNAME_SPEC_STATUS_TYPE], [NETWORK_NS, LINK_STATUS_TYPE], [RUNTIME_NS, CONFIG_STATUS_TYPE],
     [SECURITY_NS, API_CERTIFICATE_STATUS_TYPE],
   ] as const;
-  const watches = await Promise.all(kinds.map(([namespace, type]) => state.watch({ namespace, type }, {}, changed)));
-  changed();
-  return [...watches, { close: () => clearTimeout(timer), done: Promise.resolve(undefined) }];
+  return {
+    name: 'console-summary', owner,
+    inputs: () => kinds.map(([namespace, type]) => ({ namespace, type, kind: 'weak' as const })),
+    outputs: () => [],
+    async run(ctx) {
+      try {
+        while (await ctx.next()) changed();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }

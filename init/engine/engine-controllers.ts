@@ -4,9 +4,10 @@
 //   install-requests  an InstallRequest carried out, one at a time (install/installer.ts)
 //   upgrade-requests  an UpgradeRequest: its bundle received and written to the other slot (upgrade/upgrader.ts)
 //   rollback-requests a RollbackRequest: the other slot made the default (upgrade/upgrader.ts)
-// What still watches the state by itself, to come here: the health checks, the console summary, the metrics
-// endpoint, log sinks, the platform's user data, the API certificate's rechecks, the upgrade trial, the
-// extension runner and the shutdown hold.
+//   metrics-endpoint  /metrics served where a MetricsEndpoint says (metrics.ts)
+//   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
+// What still watches the state by itself, to come here: the health checks, log sinks, the platform's user data,
+// the API certificate's rechecks, the upgrade trial, the extension runner and the shutdown hold.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -15,13 +16,20 @@ import type { Logger } from '../../machinery/log.ts';
 import { installRequests, type InstallerOptions } from '../install/installer.ts';
 import type { Upgrader } from '../upgrade/upgrader.ts';
 import { powerRequests, type OnPowerRequest } from './power-requests.ts';
+import { metricsEndpoint, type MetricsSources } from './metrics.ts';
+import { consoleSummary } from './console-summary.ts';
+import type { MemoryState } from '../../cosi/state/memory-state.ts';
 
 export interface EngineControllerParts {
   owner: string;
   log: Logger;
+  state: MemoryState;
   onPowerRequest?: OnPowerRequest;
   installer: InstallerOptions;
   upgrader: Upgrader;
+  metrics: Omit<MetricsSources, 'state'>;
+  /** Where the console's summary line goes. */
+  announce: (line: string) => void;
 }
 
 /** The engine's controllers, in one list. */
@@ -32,6 +40,8 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     }),
     installRequests(p.installer),
     ...p.upgrader.controllers,
+    metricsEndpoint({ ...p.metrics, state: p.state, log: p.log, owner: p.owner }),
+    consoleSummary(p.state, p.announce, p.owner),
   ];
 }
 

@@ -26,7 +26,6 @@ import { feedPlatformConfig } from './platform-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
-import { consoleSummary } from './console-summary.ts';
 import { startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import type { InstallerMachine } from '../install/installer.ts';
@@ -43,7 +42,6 @@ import {
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log/service.ts';
 import { startLogSinks } from './log/sink.ts';
-import { startMetrics } from './metrics.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import { startExtensionRunner } from './extension/runner.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
@@ -188,7 +186,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
-    owner: ENGINE_OWNER, log: o.log, upgrader,
+    owner: ENGINE_OWNER, log: o.log, upgrader, state, announce,
+    // Read at scrape time only, once the API below serves.
+    metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats() },
     ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
     installer: {
       state, log: o.log.child('install'), owner: ENGINE_OWNER, machineConfig: () => config.forDisk(),
@@ -232,7 +232,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onUserWrite: (p) => config.noteUserWrite(p),
   });
   await certificate.follow(api);
-  const summary = await consoleSummary(state, announce);
   let waves: PluginWaves | undefined;
   const health = await startHealth({
     state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
@@ -262,9 +261,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     slotsChanged,
   }) : undefined;
   const sinks = await startLogSinks({ state, book: logs, owner: ENGINE_OWNER, log: o.log.child('logs') });
-  const metrics = await startMetrics({
-    state, api: () => api.stats(), logs, log: o.log, controllers: () => supervisor.controllerStats(),
-  });
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({
@@ -280,12 +276,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       waves?.cancel(); // nothing starts while the machine stops
       await controllers.stop();
       sinks.close();
-      metrics.close();
       upgrader.close();
       trial?.close();
       health.close();
       certificate.stop();
-      for (const w of summary) w.close();
       platformConfig.close();
       await config.stop();
       await extensions.close();

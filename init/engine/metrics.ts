@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import { type MetricsEndpointSpec, type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { readOverview } from '../../machinery/sys/machine-views.ts';
 import type { HistogramSet } from '../../cosi/histogram.ts';
@@ -96,11 +97,14 @@ export function renderMetrics(m: MetricsSources): string {
   ].join('');
 }
 
-/** Serves /metrics while a MetricsEndpoint exists (the first by id), moving when its listen changes. */
-export async function startMetrics(o: MetricsSources & { log: Logger }): Promise<{ close(): void }> {
+/**
+ * Serves /metrics while a MetricsEndpoint exists (the first by id), moving when its listen changes; a controller
+ * of the engine's (engine-controllers.ts), which stops serving when it stops.
+ */
+export function metricsEndpoint(o: MetricsSources & { log: Logger; owner: string }): Controller {
   let server: Server | undefined;
   let listening = '';
-  const apply = async () => {
+  const apply = () => {
     const first = o.state.listSync({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE })[0];
     const want = (first?.spec as MetricsEndpointSpec | undefined)?.listen ?? '';
     if (want === listening) return;
@@ -130,10 +134,18 @@ export async function startMetrics(o: MetricsSources & { log: Logger }): Promise
     s.listen(Number(want.slice(at + 1)), host, () => o.log.info(`metrics: serving http://${want}/metrics`));
     server = s;
   };
-  await apply();
-  const watch = await o.state.watch({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE }, {}, () => apply());
-  return { close() {
-    watch.close();
-    server?.close();
-  } };
+  return {
+    name: 'metrics-endpoint', owner: o.owner,
+    inputs: () => [{ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, kind: 'weak' }],
+    outputs: () => [],
+    async run(ctx) {
+      try {
+        while (await ctx.next()) apply();
+      } finally {
+        server?.close();
+        server = undefined;
+        listening = '';
+      }
+    },
+  };
 }
