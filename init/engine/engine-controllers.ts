@@ -6,7 +6,8 @@
 //   rollback-requests a RollbackRequest: the other slot made the default (upgrade/upgrader.ts)
 //   metrics-endpoint  /metrics served where a MetricsEndpoint says (metrics.ts)
 //   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
-// What still watches the state by itself, to come here: the health checks, log sinks, the platform's user data,
+//   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)
+// What still watches the state by itself, to come here: the health checks, the platform's user data,
 // the API certificate's rechecks, the upgrade trial, the extension runner and the shutdown hold.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
@@ -18,6 +19,8 @@ import type { Upgrader } from '../upgrade/upgrader.ts';
 import { powerRequests, type OnPowerRequest } from './power-requests.ts';
 import { metricsEndpoint, type MetricsSources } from './metrics.ts';
 import { consoleSummary } from './console-summary.ts';
+import type { LogBook } from './log/book.ts';
+import { logSinks } from './log/sink.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 
 export interface EngineControllerParts {
@@ -30,6 +33,8 @@ export interface EngineControllerParts {
   metrics: Omit<MetricsSources, 'state'>;
   /** Where the console's summary line goes. */
   announce: (line: string) => void;
+  /** The log rings the sinks send from. */
+  logs: LogBook;
 }
 
 /** The engine's controllers, in one list. */
@@ -42,6 +47,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     ...p.upgrader.controllers,
     metricsEndpoint({ ...p.metrics, state: p.state, log: p.log, owner: p.owner }),
     consoleSummary(p.state, p.announce, p.owner),
+    logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),
   ];
 }
 

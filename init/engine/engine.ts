@@ -41,7 +41,6 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log/service.ts';
-import { startLogSinks } from './log/sink.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import { startExtensionRunner } from './extension/runner.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
@@ -186,7 +185,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   });
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
-    owner: ENGINE_OWNER, log: o.log, upgrader, state, announce,
+    owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs,
     // Read at scrape time only, once the API below serves.
     metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats() },
     ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
@@ -260,7 +259,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
     slotsChanged,
   }) : undefined;
-  const sinks = await startLogSinks({ state, book: logs, owner: ENGINE_OWNER, log: o.log.child('logs') });
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({
@@ -275,7 +273,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     async stop() {
       waves?.cancel(); // nothing starts while the machine stops
       await controllers.stop();
-      sinks.close();
       upgrader.close();
       trial?.close();
       health.close();

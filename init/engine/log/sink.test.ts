@@ -129,3 +129,21 @@ t.test('UDP: a datagram per line', async (t) => {
     }
   });
 });
+
+t.test('a LogSink in the config the engine starts with sends from the start (the sinks follow the state, not '
+  + 'only its changes)', async (t) => {
+  const c = await collector();
+  t.teardown(() => c.close());
+  const booted = await startServe(artifacts().exe, ['--no-plugins'], {
+    config: `metadata: {type: ${LOG_SINK_TYPE}, namespace: ${CONFIG_NS}, id: from-boot}\n`
+      + `spec: {endpoint: "tcp://127.0.0.1:${c.port}"}\n`,
+  });
+  t.teardown(() => booted.stop());
+  await until('the engine\'s lines at the collector', () => c.lines.length > 0);
+  t.ok(c.lines.some((l) => l.source === 'engine'), 'the engine\'s own lines');
+  const admin2 = booted.client();
+  t.teardown(() => admin2.close());
+  const st = (await admin2.get({ namespace: RUNTIME_NS, type: LOG_SINK_STATUS_TYPE, id: 'from-boot' }))
+    .spec as LogSinkStatusSpec;
+  t.match(st, { endpoint: `tcp://127.0.0.1:${c.port}` }, 'and its status');
+});

@@ -7,6 +7,7 @@ import { connect, isIPv6, type Socket } from 'node:net';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import { upsert } from '../../../cosi/state/upsert.ts';
 import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
+import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import { type LogSinkSpec, type LogSinkStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import { KERNEL_SOURCE, type LogBook, type LogCursor, type LogEntry } from './book.ts';
@@ -167,11 +168,14 @@ class SinkSender {
   }
 }
 
-/** Runs a sender per LogSink, replacing it when its spec changes, and keeps their statuses. */
-export async function startLogSinks(o: {
-  state: MemoryState; book: LogBook; owner: string; log: Logger;
-}): Promise<{ close(): void }> {
+/**
+ * Runs a sender per LogSink, replacing it when its spec changes, and keeps their statuses: a controller of the
+ * engine's (engine-controllers.ts). Level-triggered, so the sinks of a config loaded before it started send too.
+ */
+export function logSinks(o: { state: MemoryState; book: LogBook; owner: string; log: Logger }): Controller {
   const senders = new Map<string, { spec: LogSinkSpec; sender: SinkSender }>();
+  /** Sinks whose sender could not be made, with the spec that failed: said once, tried again when it changes. */
+  const refused = new Map<string, LogSinkSpec>();
   const dirty = new Set<string>();
   const publish = async () => {
     for (const id of [...dirty]) {
@@ -184,41 +188,55 @@ export async function startLogSinks(o: {
       } catch (e) { o.log.warn(`log sink ${id}: status: ${(e as Error).message}`); }
     }
   };
-  // Counters move with every line: written every 2 s, not per line.
-  const ticker = setInterval(() => {
-    for (const id of senders.keys()) dirty.add(id);
-    void publish();
-  }, STATUS_EVERY_MS);
-  ticker.unref();
-  const watch = await o.state.watch({ namespace: CONFIG_NS, type: LOG_SINK_TYPE }, {}, (events) => {
-    for (const e of events) {
-      const id = e.resource.metadata.id;
-      const old = senders.get(id);
-      const spec = e.resource.spec as LogSinkSpec;
-      if (e.type === 'destroyed' || (e.type === 'updated' && old && !sameSpec(old.spec, spec))) {
-        old?.sender.stop();
-        senders.delete(id);
-        if (e.type === 'destroyed') o.log.info(`log sink ${id}: removed`);
-      }
-      if ((e.type === 'created' || e.type === 'updated') && !senders.has(id)) {
-        try {
-          const sender = new SinkSender(spec, o.book, () => {
-            dirty.add(id);
-            void publish();
-          });
-          senders.set(id, { spec, sender });
-          o.log.info(`log sink ${id}: sending to ${spec.endpoint}`);
-        } catch (err) { o.log.warn(`log sink ${id}: ${(err as Error).message}`); }
-      }
+  const reconcile = (wanted: ReadonlyMap<string, LogSinkSpec>) => {
+    for (const [id, s] of senders) {
+      const spec = wanted.get(id);
+      if (spec && sameSpec(s.spec, spec)) continue;
+      s.sender.stop();
+      senders.delete(id);
       dirty.add(id);
+      if (!spec) o.log.info(`log sink ${id}: removed`);
+    }
+    for (const id of refused.keys()) if (!wanted.has(id)) refused.delete(id);
+    for (const [id, spec] of wanted) {
+      if (senders.has(id) || (refused.has(id) && sameSpec(refused.get(id), spec))) continue;
+      refused.delete(id);
+      dirty.add(id);
+      try {
+        const sender = new SinkSender(spec, o.book, () => {
+          dirty.add(id);
+          void publish();
+        });
+        senders.set(id, { spec, sender });
+        o.log.info(`log sink ${id}: sending to ${spec.endpoint}`);
+      } catch (err) {
+        refused.set(id, spec);
+        o.log.warn(`log sink ${id}: ${(err as Error).message}`);
+      }
     }
     void publish();
-  });
+  };
   return {
-    close() {
-      clearInterval(ticker);
-      watch.close();
-      for (const s of senders.values()) s.sender.stop();
+    name: 'log-sinks', owner: o.owner,
+    inputs: () => [{ namespace: CONFIG_NS, type: LOG_SINK_TYPE, kind: 'weak' }],
+    outputs: () => [{ type: LOG_SINK_STATUS_TYPE, kind: 'exclusive' }],
+    async run(ctx) {
+      // Counters move with every line: written every 2 s, not per line.
+      const ticker = setInterval(() => {
+        for (const id of senders.keys()) dirty.add(id);
+        void publish();
+      }, STATUS_EVERY_MS);
+      ticker.unref();
+      try {
+        while (await ctx.next()) {
+          const sinks = await ctx.state.list({ namespace: CONFIG_NS, type: LOG_SINK_TYPE });
+          reconcile(new Map(sinks.map((r) => [r.metadata.id, r.spec as LogSinkSpec])));
+        }
+      } finally {
+        clearInterval(ticker);
+        for (const s of senders.values()) s.sender.stop();
+        senders.clear();
+      }
     },
   };
 }
