@@ -7,7 +7,8 @@
 //   metrics-endpoint  /metrics served where a MetricsEndpoint says (metrics.ts)
 //   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
 //   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)
-// What still watches the state by itself, to come here: the health checks, the platform's user data,
+//   platform-config   the platform's user data applied as the machine config (platform-config.ts)
+// What still watches the state by itself, to come here: the health checks,
 // the API certificate's rechecks, the upgrade trial, the extension runner and the shutdown hold.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
@@ -21,6 +22,7 @@ import { metricsEndpoint, type MetricsSources } from './metrics.ts';
 import { consoleSummary } from './console-summary.ts';
 import type { LogBook } from './log/book.ts';
 import { logSinks } from './log/sink.ts';
+import { platformConfig, type PlatformConfigOptions } from './platform-config.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 
 export interface EngineControllerParts {
@@ -35,6 +37,7 @@ export interface EngineControllerParts {
   announce: (line: string) => void;
   /** The log rings the sinks send from. */
   logs: LogBook;
+  userData: Omit<PlatformConfigOptions, 'state'>;
 }
 
 /** The engine's controllers, in one list. */
@@ -48,6 +51,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     metricsEndpoint({ ...p.metrics, state: p.state, log: p.log, owner: p.owner }),
     consoleSummary(p.state, p.announce, p.owner),
     logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),
+    platformConfig({ ...p.userData, state: p.state, owner: p.owner }),
   ];
 }
 

@@ -22,7 +22,6 @@ import { memoryConfigStore, type ConfigStore } from '../../machinery/config/save
 import { createAdmission } from '../../machinery/config/admission.ts';
 import { configServiceMethods } from './config/config-service.ts';
 import { MachineConfig } from './config/machine-config.ts';
-import { feedPlatformConfig } from './platform-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
@@ -170,7 +169,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Before the plugins start: they find the config in place, as if it had always been.
   const persisted = await config.loadPersisted();
   // The platform plugin's user data, when it finds some, after that.
-  const platformConfig = await feedPlatformConfig({ state, config, persisted, log: o.log.child('config') });
   if (o.config) {
     await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });
   }
@@ -186,6 +184,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
     owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs,
+    userData: { config, persisted, log: o.log.child('config') },
     // Read at scrape time only, once the API below serves.
     metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats() },
     ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
@@ -277,7 +276,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       trial?.close();
       health.close();
       certificate.stop();
-      platformConfig.close();
       await config.stop();
       await extensions.close();
       await supervisor.stop();

@@ -7,7 +7,7 @@ import { ConfigRefused } from '../../machinery/config/validate-config.ts';
 import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
 import type { Logger } from '../../machinery/log.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
-import type { Watch } from '../../cosi/state/state.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
 import type { MachineConfig } from './config/machine-config.ts';
 import type { SavedConfig } from '../../machinery/config/saved-config.ts';
@@ -38,7 +38,8 @@ export function decide(u: UserDataSpec, persisted: SavedConfig | undefined):
     + `${saved || 'none'}): the user data from ${u.source} replaces the persisted config` };
 }
 
-export async function feedPlatformConfig(o: PlatformConfigOptions): Promise<Watch> {
+/** Applies the platform's user data as it comes and changes: a controller of the engine's (engine-controllers.ts). */
+export function platformConfig(o: PlatformConfigOptions & { owner: string }): Controller {
   let seen = '';
   const take = async (u: UserDataSpec) => {
     const d = decide(u, o.persisted);
@@ -67,14 +68,21 @@ export async function feedPlatformConfig(o: PlatformConfigOptions): Promise<Watc
       if (!(e instanceof ConfigRefused)) o.log.error(`the user data from ${u.source}: ${(e as Error).message}`);
     }
   };
-  return o.state.watch({ namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID }, {}, (events) => {
-    for (const e of events) {
-      if (e.type !== 'created' && e.type !== 'updated') continue;
-      const u = e.resource.spec as UserDataSpec;
-      const key = `${u.source}/${u.instanceId}/${u.digest}/${u.problem}`;
-      if (key === seen) continue;
-      seen = key;
-      void take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
-    }
-  });
+  const userData = { namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID };
+  return {
+    name: 'platform-config', owner: o.owner,
+    inputs: () => [{ ...userData, kind: 'weak' }],
+    outputs: () => [],
+    async run(ctx) {
+      while (await ctx.next()) {
+        const u = (await ctx.state.find(userData))?.spec as UserDataSpec | undefined;
+        if (!u) continue;
+        // The same user data again (the plugin rewrote it unchanged) is no news.
+        const key = `${u.source}/${u.instanceId}/${u.digest}/${u.problem}`;
+        if (key === seen) continue;
+        seen = key;
+        await take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
+      }
+    },
+  };
 }
