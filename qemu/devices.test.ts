@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { bootWithApi, type ApiVm } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
 import { buildRawImage } from './image-builds.ts';
-import { launch, type Disk, type VmOptions } from './launch.ts';
+import { ICOUNT_ARGS, launch, type Disk, type VmOptions } from './launch.ts';
 import { milestoneLine, READY_RE } from '../init/boot/ready-line.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'devices-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 /** Guest time counts instructions (1 ns each): boot figures that do not move with this host's load. */
-const ICOUNT = ['-icount', 'shift=0,align=off,sleep=on'];
+const ICOUNT = [...ICOUNT_ARGS];
 
 interface Row { name: string; devices: string; ready: string; clock: string; notes: string }
 const rows: Row[] = [];

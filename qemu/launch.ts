@@ -33,6 +33,12 @@ export interface FwCfg { name: string; file?: string; string?: string }
 /** OVMF from Debian's ovmf: the code read-only, a copy of the variable store per VM. */
 export const OVMF = { code: '/usr/share/OVMF/OVMF_CODE_4M.fd', vars: '/usr/share/OVMF/OVMF_VARS_4M.fd' };
 
+/**
+ * QEMU's clock by instructions executed (one per ns), never ahead of them: guest time that is the same on a loaded
+ * host as on an idle one (boot figures compare across runs; TCG wall time does not).
+ */
+export const ICOUNT_ARGS: readonly string[] = ['-icount', 'shift=0,align=off,sleep=on'];
+
 export interface VmOptions {
   kernel: string;
   initrd: string;

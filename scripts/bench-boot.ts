@@ -7,6 +7,8 @@
 // milestone (the config applied, its address on eth0).
 //   --runs N     boots of each (default 5)
 //   --memory M   guest memory in MiB (default 256)
+//   --icount     guest time by instructions executed (qemu/launch.ts ICOUNT_ARGS): the same figures on a loaded
+//                host, so one run is enough to compare two builds
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,17 +19,21 @@ import {
 import type { ProcessCost } from '../init/boot/process-cost.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
-import { launch } from '../qemu/launch.ts';
+import { ICOUNT_ARGS, launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { fmtStats, stats } from './lib/stats.ts';
 
 const args = benchArgs(
-  'usage: npm run bench:boot -- [--runs N] [--memory MiB]\n\n'
+  'usage: npm run bench:boot -- [--runs N] [--memory MiB] [--icount]\n\n'
     + 'Boots the appliance N times (and a static init N times as the floor), then twice per run with a machine\n'
-    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and prints boot figures.\n',
+    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and prints boot figures.\n'
+    + '--icount: guest time counted in instructions executed, deterministic on a loaded host (wall time is not).\n',
 );
+const icount = process.argv.includes('--icount');
+/** Each boot's QEMU: with --icount, the deterministic clock. */
+const clock = icount ? { extraArgs: [...ICOUNT_ARGS] } : {};
 const runs = args.int('--runs', 5);
 const memoryMiB = args.int('--memory', 256);
 
@@ -58,7 +64,7 @@ writeFileSync(CONFIG, [
 ].join('---\n'));
 /** Boots until the config milestone; returns its guest uptime. */
 async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0]>): Promise<number> {
-  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...o });
+  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...clock, ...o });
   vms.push(vm);
   await vm.waitFor(milestoneLine('config'), 180_000);
   const m = parseMilestones(vm.console()).find((x) => x.name === 'config')!;
@@ -68,7 +74,7 @@ async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0
 }
 for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
-  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB });
+  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...clock });
   vms.push(vm);
   const line = await vm.waitFor(READY_RE, 180_000);
   const wall = (performance.now() - t0) / 1000;
@@ -91,7 +97,7 @@ for (let i = 0; i < runs; i++) {
     + `network at ${network.uptime.toFixed(3)}s\n`);
 
   const f0 = performance.now();
-  const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB });
+  const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
   vms.push(fvm);
   const fl = await fvm.waitFor(/STATIC READY uptime=([\d.]+)s/, 120_000);
   const fwall = (performance.now() - f0) / 1000;
@@ -119,7 +125,8 @@ const megabytes = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 const readyS = stats(ours.map((o) => o.uptime));
 const floorS = stats(floor.map((o) => o.uptime));
 const result = {
-  runs, memoryMiB, accel: process.env.APPLIANCE_ACCEL ?? 'tcg',
+  runs, memoryMiB,
+  accel: `${process.env.APPLIANCE_ACCEL ?? 'tcg'}${icount ? ' -icount (guest time = instructions)' : ''}`,
   initStart: stats(ours.map((o) => o.initStart)),
   mainStart: stats(ours.map((o) => o.mainStart)),
   ready: readyS,
