@@ -6,6 +6,7 @@ import { until } from '../conformance/converge.ts';
 import { newResource, type Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import type { Controller, ControllerContext } from './contract.ts';
+import { ControllerRuntime } from './runtime.ts';
 
 const NS = 'default';
 const A = 'Sources.test.appliance.dev';
@@ -165,4 +166,24 @@ t.test('controllers with the same input share one watch, and both wake on its ev
   await state.create(newResource(p(A, 'one'), { n: 1 }));
   await until(() => runs.a > before.a && runs.b > before.b, true);
   t.pass('both controllers reconciled');
+});
+
+t.test('resyncMs: a reconcile at least that often, event or not; none after stop', async (t) => {
+  let runs = 0;
+  const idle: Controller = {
+    name: 'idle', inputs: () => [], outputs: () => [],
+    async run(ctx) {
+      while (await ctx.next()) runs++;
+    },
+  };
+  const h = await controllerHarness(t, [], { backoff: fast });
+  const rt = new ControllerRuntime(h.state, { log: () => ({ info() {}, warn() {}, error() {} }), resyncMs: 40 });
+  rt.register(idle);
+  rt.start();
+  await new Promise((r) => setTimeout(r, 300));
+  await rt.stop();
+  const atStop = runs;
+  t.ok(atStop >= 4, `${atStop} reconciles in 300 ms with no event (one at start, then every 40 ms)`);
+  await new Promise((r) => setTimeout(r, 150));
+  t.equal(runs, atStop, 'none after stop');
 });

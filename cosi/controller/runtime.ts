@@ -1,7 +1,8 @@
 // runtime: runs controllers against a State. For each controller it watches the
 // inputs and turns their events into reconcile requests (a one-slot queue: requests
 // coalesce), asks for one reconcile at every start, and restarts run() with
-// exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns.
+// exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns; with
+// resyncMs, one reconcile at least that often whatever the events.
 // Controllers that watch the same input share one watch (shared-watches.ts).
 import { StateError } from '../state/errors.ts';
 import { Histogram } from '../histogram.ts';
@@ -15,6 +16,11 @@ export interface RuntimeOptions {
   /** Brings a spec a controller writes to the form the state stores (so an unchanged spec is seen as unchanged). */
   normalize?: SpecNormalizer;
   backoff?: { initialMs: number; factor: number; maxMs: number };
+  /**
+   * A reconcile of every controller at least this often, event or not (none by default): what a level-triggered
+   * controller does then is a no-op when nothing changed, and the bound on how long a lost wake-up can stall it.
+   */
+  resyncMs?: number;
 }
 
 export interface ControllerStatus {
@@ -99,7 +105,10 @@ export class ControllerRuntime {
       wake = null;
       w?.();
     };
+    const resync = this.o.resyncMs ? setInterval(request, this.o.resyncMs) : undefined;
+    resync?.unref();
     abort.signal.addEventListener('abort', () => {
+      clearInterval(resync);
       const w = wake;
       wake = null;
       w?.();
@@ -124,8 +133,8 @@ export class ControllerRuntime {
     };
 
     // Every input's watch at once (each is a round trip to the state), shared with other controllers.
-    const subscribed = Promise.allSettled(c.inputs().map((input) => this.watches.subscribe(input, (events) => {
-      const relevant = input.kind !== 'destroy-ready' || events.some((e) =>
+    const subscribed = Promise.allSettled(c.inputs().map((input) => this.watches.subscribe(input, (events, resync) => {
+      const relevant = resync || input.kind !== 'destroy-ready' || events.some((e) =>
         e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
       if (relevant) request();
     }))).then((results) => {

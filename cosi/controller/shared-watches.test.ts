@@ -86,3 +86,34 @@ t.test('a watch that cannot open fails its subscribers; the next subscriber open
   t.same(ids(seen), ['created:x'], 'the new watch works');
   u();
 });
+
+t.test('a watch the state ends under its subscribers is opened again, and they are told to look again',
+  async (t) => {
+    const state = new MemoryState();
+    const opened: { close(): void }[] = [];
+    const ending: State['watch'] = async (req, opts, sink, showAll) => {
+      const w = await state.watch(req, opts, sink, showAll);
+      opened.push(w);
+      return w;
+    };
+    const shared = new SharedWatches(Object.assign(Object.create(state) as State, { watch: ending }));
+    const seen: (readonly WatchEvent[])[] = [];
+    const resyncs: boolean[] = [];
+    const stop = await shared.subscribe({ namespace: NS, type: A }, (e, resync) => {
+      seen.push(e);
+      if (resync) resyncs.push(true);
+    });
+    t.teardown(stop);
+    opened[0]!.close(); // the state ends it (as a watcher fallen behind is ended), not the subscriber
+    await state.create(newResource({ namespace: NS, type: A, id: 'missed' }, {}));
+    for (let i = 0; i < 100 && !resyncs.length; i++) await settle();
+    t.same(resyncs, [true], 'told to look again once it is open again');
+    t.equal(opened.length, 2, 'opened again');
+    await state.create(newResource({ namespace: NS, type: A, id: 'after' }, {}));
+    await settle();
+    t.same(ids(seen), ['created:after'], 'and events flow again (the one made meanwhile came as no event)');
+    stop();
+    opened[1]!.close();
+    await new Promise((r) => setTimeout(r, 300));
+    t.equal(opened.length, 2, 'a watch its last subscriber left is not opened again');
+  });

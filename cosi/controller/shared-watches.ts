@@ -3,13 +3,21 @@
 // controllers have 34 inputs over 19 kinds): each was its own stream to the engine,
 // opened one round trip after another at boot, and every event crossed the socket once
 // per watcher. Now the first subscriber opens the watch, later ones join it, the last
-// one to leave closes it; events reach every subscriber in order.
+// one to leave closes it; events reach every subscriber in order. A watch the state ends
+// while it has subscribers (a watcher fallen behind gets "buffer overrun", a stream cut)
+// is opened again, and its subscribers are told to look again: whatever changed
+// meanwhile came as no event. (Unnoticed, such an end left a plugin's controller
+// asleep for good: dhcp.test's 256 MiB case, four addresses never applied.)
 import { kindKey, type State, type Watch, type WatchEvent } from '../state/state.ts';
 
 export interface WatchTarget { namespace: string; type: string; id?: string }
-type Listener = (events: readonly WatchEvent[]) => void;
+/** `resync`: the watch was opened again after it ended; events may have been missed. */
+type Listener = (events: readonly WatchEvent[], resync?: boolean) => void;
 
-interface Shared { listeners: Set<Listener>; watch: Promise<Watch> }
+interface Shared { listeners: Set<Listener>; watch: Promise<Watch>; closed: boolean }
+
+/** How long to wait before opening again a watch that ended, and at most (doubling). */
+const REOPEN_MS = { first: 100, max: 5_000 };
 
 export class SharedWatches {
   private readonly open = new Map<string, Shared>();
@@ -28,18 +36,8 @@ export class SharedWatches {
     const key = `${kindKey(target.namespace, target.type)}\u0000${target.id ?? ''}`;
     let s = this.open.get(key);
     if (!s) {
-      const listeners = new Set<Listener>();
-      const watch = this.state.watch(
-        { namespace: target.namespace, type: target.type, ...(target.id !== undefined ? { id: target.id } : {}) },
-        {},
-        (events) => { for (const l of [...listeners]) l(events); },
-      );
-      const created: Shared = { listeners, watch };
-      s = created;
-      this.open.set(key, created);
-      watch.catch(() => {
-        if (this.open.get(key) === created) this.open.delete(key);
-      });
+      s = this.openShared(key, target, new Set());
+      this.open.set(key, s);
     }
     const shared = s;
     shared.listeners.add(listener);
@@ -51,8 +49,37 @@ export class SharedWatches {
     }
     return () => {
       if (!shared.listeners.delete(listener) || shared.listeners.size) return;
+      shared.closed = true;
       if (this.open.get(key) === shared) this.open.delete(key);
       void shared.watch.then((w) => w.close(), () => undefined); // a failed open has nothing to close
     };
+  }
+
+  /** Opens the watch of `key` for `listeners`, and opens it again whenever it ends while they are there. */
+  private openShared(key: string, target: WatchTarget, listeners: Set<Listener>, delayMs = REOPEN_MS.first): Shared {
+    const watch = this.state.watch(
+      { namespace: target.namespace, type: target.type, ...(target.id !== undefined ? { id: target.id } : {}) },
+      {},
+      (events) => { for (const l of [...listeners]) l(events); },
+    );
+    const shared: Shared = { listeners, watch, closed: false };
+    watch.then((w) => w.done.then(() => {
+      if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
+      // Ended under its subscribers: open it again (after a moment, longer each time it ends at once).
+      setTimeout(() => {
+        if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
+        const next = this.openShared(key, target, listeners, Math.min(delayMs * 2, REOPEN_MS.max));
+        this.open.set(key, next);
+        next.watch.then(() => {
+          for (const l of [...listeners]) l([], true);
+        }, () => {
+          // Not open again: the next subscriber tries, as after any failed open.
+          if (this.open.get(key) === next) this.open.delete(key);
+        });
+      }, delayMs).unref?.();
+    }), () => {
+      if (this.open.get(key) === shared) this.open.delete(key);
+    });
+    return shared;
   }
 }
