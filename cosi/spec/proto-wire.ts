@@ -151,10 +151,9 @@ interface EnumMaps { toNumber: Map<string, number>; toName: Map<number, string> 
 class MessagePlan {
   /** Fields by number: an array, since field numbers are small (a number past its end is unknown). */
   private readonly byNumber: (FieldInfo | undefined)[] = [];
-  /** With defaults: each field without presence and its default (a list or map made fresh for each message). */
+  /** With defaults: each field without presence and its default (LIST and MAP: the shared frozen empty ones). */
   private readonly blanks: [key: string, value: unknown][] = [];
   private readonly enums = new Map<string, EnumMaps>();
-  private readonly plans = new Map<string, MessagePlan>();
   private reader: ((r: WireReader, length: number) => Obj) | undefined;
   /** Per field, in order: how write() treats it, and its tag. */
   private readonly shapes: Shape[] = [];
@@ -340,14 +339,9 @@ class MessagePlan {
     ) as (r: WireReader, length: number) => Obj;
   }
 
-  /** A message field's value, read by its type's plan (looked up once). */
+  /** A message field's value, read by its type's plan (wireCodec's planOf keeps each plan). */
   nestedRead(type: string, r: WireReader): Obj {
-    let p = this.plans.get(type);
-    if (!p) {
-      p = this.planOf(type);
-      this.plans.set(type, p);
-    }
-    return p.read(r, r.uint32());
+    return this.planOf(type).read(r, r.uint32());
   }
 
   /** One field of any kind into `o`, after its tag: what the compiled reader leaves to the table. */

@@ -30,6 +30,14 @@ export class WireWriter {
     } else this.buf = Buffer.allocUnsafe(size);
   }
 
+  /** Room for `n` bytes; returns where they go, past which the writer has moved. */
+  private claim(n: number): number {
+    this.room(n);
+    const at = this.pos;
+    this.pos += n;
+    return at;
+  }
+
   private room(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
@@ -105,44 +113,32 @@ export class WireWriter {
   }
 
   fixed32(v: number): this {
-    this.room(4);
-    this.buf.writeUInt32LE(v >>> 0, this.pos);
-    this.pos += 4;
+    this.buf.writeUInt32LE(v >>> 0, this.claim(4));
     return this;
   }
 
   sfixed32(v: number): this {
-    this.room(4);
-    this.buf.writeInt32LE(v | 0, this.pos);
-    this.pos += 4;
+    this.buf.writeInt32LE(v | 0, this.claim(4));
     return this;
   }
 
   float(v: number): this {
-    this.room(4);
-    this.buf.writeFloatLE(v, this.pos);
-    this.pos += 4;
+    this.buf.writeFloatLE(v, this.claim(4));
     return this;
   }
 
   double(v: number): this {
-    this.room(8);
-    this.buf.writeDoubleLE(v, this.pos);
-    this.pos += 8;
+    this.buf.writeDoubleLE(v, this.claim(8));
     return this;
   }
 
   fixed64(v: number): this {
-    this.room(8);
-    this.buf.writeBigUInt64LE(BigInt.asUintN(64, BigInt(v)), this.pos);
-    this.pos += 8;
+    this.buf.writeBigUInt64LE(BigInt.asUintN(64, BigInt(v)), this.claim(8));
     return this;
   }
 
   sfixed64(v: number): this {
-    this.room(8);
-    this.buf.writeBigInt64LE(BigInt(v), this.pos);
-    this.pos += 8;
+    this.buf.writeBigInt64LE(BigInt(v), this.claim(8));
     return this;
   }
 
@@ -240,6 +236,14 @@ export class WireReader {
     }
   }
 
+  /** The next `n` bytes: where they start; the reader moves past them. */
+  private take(n: number): number {
+    this.need(n);
+    const at = this.pos;
+    this.pos += n;
+    return at;
+  }
+
   uint32(): number {
     // Most varints are one byte: a field's tag, a short length.
     if (this.pos < this.end) {
@@ -316,61 +320,39 @@ export class WireReader {
   }
 
   fixed32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32LE(this.pos);
-    this.pos += 4;
-    return v;
+    return this.buf.readUInt32LE(this.take(4));
   }
 
   sfixed32(): number {
-    this.need(4);
-    const v = this.buf.readInt32LE(this.pos);
-    this.pos += 4;
-    return v;
+    return this.buf.readInt32LE(this.take(4));
   }
 
   float(): number {
-    this.need(4);
-    const v = this.buf.readFloatLE(this.pos);
-    this.pos += 4;
-    return v;
+    return this.buf.readFloatLE(this.take(4));
   }
 
   double(): number {
-    this.need(8);
-    const v = this.buf.readDoubleLE(this.pos);
-    this.pos += 8;
-    return v;
+    return this.buf.readDoubleLE(this.take(8));
   }
 
   fixed64(): number {
-    this.need(8);
-    const v = Number(this.buf.readBigUInt64LE(this.pos));
-    this.pos += 8;
-    return v;
+    return Number(this.buf.readBigUInt64LE(this.take(8)));
   }
 
   sfixed64(): number {
-    this.need(8);
-    const v = Number(this.buf.readBigInt64LE(this.pos));
-    this.pos += 8;
-    return v;
+    return Number(this.buf.readBigInt64LE(this.take(8)));
   }
 
   /** A length-delimited field's bytes: a view of the input, not a copy. */
   bytes(): Buffer {
     const n = this.uint32();
-    this.need(n);
-    const v = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return v;
+    const at = this.take(n);
+    return this.buf.subarray(at, at + n);
   }
 
   string(): string {
     const n = this.uint32();
-    this.need(n);
-    const start = this.pos;
-    this.pos += n;
+    const start = this.take(n);
     // Short ASCII strings (names, versions, phases) are most of a resource's: decoded here, they cost a fraction
     // of a call into Buffer's C++ decoder.
     if (n <= SHORT_STRING) {
@@ -392,15 +374,11 @@ export class WireReader {
         this.varint64();
         return;
       case WireType.Fixed64:
-        this.need(8);
-        this.pos += 8;
+        this.take(8);
         return;
-      case WireType.Delimited: {
-        const n = this.uint32();
-        this.need(n);
-        this.pos += n;
+      case WireType.Delimited:
+        this.take(this.uint32());
         return;
-      }
       case 3: // a group (proto2): fields until its end tag
         for (;;) {
           const tag = this.uint32();
@@ -408,8 +386,7 @@ export class WireReader {
           this.skipType(tag & 7);
         }
       case WireType.Fixed32:
-        this.need(4);
-        this.pos += 4;
+        this.take(4);
         return;
       default:
         throw new WireFormatError(`invalid wire type ${type} at offset ${this.pos}`);
