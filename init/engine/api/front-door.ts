@@ -5,7 +5,9 @@
 // setTls swaps the certificate in place and ends the connections the new rules no longer
 // admit. What a call may do once in is the interceptors' business (api/interceptors.ts).
 import { X509Certificate } from 'node:crypto';
-import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import {
+  constants, createSecureServer, type Http2SecureServer, type Http2Session, type ServerHttp2Stream,
+} from 'node:http2';
 import { createServer as createNetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
@@ -47,6 +49,9 @@ export interface FrontDoor {
 
 /** TLS handshakes under way at once; more connections wait their turn (within the handshake time). */
 const MAX_HANDSHAKES = 8;
+/** How long a connection new rules no longer admit keeps its watches, and at most its unary calls. */
+const STREAMS_GRACE_MS = 2000;
+const UNARY_GRACE_MS = 60_000;
 /** How long a refused client's connection stays open to hear why. */
 const REFUSED_GRACE_MS = 10_000;
 
@@ -63,7 +68,17 @@ export async function openFrontDoor(o: FrontDoorOptions): Promise<FrontDoor> {
     requestCert: tls.mode === 'secured', rejectUnauthorized: false, minVersion: 'TLSv1.2',
     allowHTTP1: false, settings: { maxConcurrentStreams: limits().maxStreamsPerConnection },
   });
-  users.on('stream', (stream, headers) => handleGrpcStream(grpcOptions, stream, headers));
+  // Streaming calls (watches, follows) per connection: when new rules end a connection, these are cut after a
+  // moment, while its unary calls (the very ApplyConfig that brought the CA) get their answers.
+  const streaming = new WeakMap<Http2Session, Set<ServerHttp2Stream>>();
+  users.on('stream', (stream, headers) => {
+    if (o.methods.get(String(headers[':path']))?.kind === 'server-stream' && stream.session) {
+      const set = streaming.get(stream.session) ?? new Set();
+      streaming.set(stream.session, set.add(stream));
+      stream.once('close', () => set.delete(stream));
+    }
+    handleGrpcStream(grpcOptions, stream, headers);
+  });
   const sessions = trackSessions(users, () => limits().idleSeconds * 1000);
   // Connections are accepted here and handed to the TLS server a few at a time: a handshake costs a
   // millisecond or two of the event loop, and a flood of them must not starve the clients already in.
@@ -169,10 +184,13 @@ export async function openFrontDoor(o: FrontDoorOptions): Promise<FrontDoor> {
           && peer.verify(ca.publicKey));
         if (keep) continue;
         ended++;
-        s.close();
+        s.close(); // no new calls; destroyed by node once the calls under way end
+        setTimeout(() => {
+          for (const stream of streaming.get(s) ?? []) stream.close(constants.NGHTTP2_CANCEL);
+        }, STREAMS_GRACE_MS).unref();
         setTimeout(() => {
           if (!s.destroyed) s.destroy();
-        }, 2000).unref();
+        }, UNARY_GRACE_MS).unref();
       }
       o.log.info(`API: now ${t.mode}${ended ? `; ended ${ended} connection(s) the new rules do not admit` : ''}`);
     },

@@ -10,8 +10,9 @@ import { generateSecrets, type MachineSecrets } from '../../../machinery/pki/sec
 import { type ApiCertificateStatusSpec } from '../../../machinery/model/security-types.ts';
 import { until } from '../../../cosi/conformance/converge.ts';
 import {
-  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, SECURITY_NS, VERSION_TYPE,
+  API_CERTIFICATE_AUTHORITY_TYPE, API_CERTIFICATE_STATUS_TYPE, MOTD_TYPE, SECURITY_NS, VERSION_TYPE,
 } from '../../../proto/gen/resource-types.ts';
+import { newResource } from '../../../cosi/resource/resource.ts';
 import { API_ID } from '../../../machinery/model/singleton-ids.ts';
 
 const served = await startServe(artifacts().exe, ['--no-plugins']);
@@ -58,8 +59,22 @@ t.test('the CA rotates on a running machine; clients trusting both keep working'
   t.teardown(() => onlyOld.close());
   t.match(await works(onlyOld), /TLS|certificate|verify/i,
     'one that trusts only the old CA cannot check the new server');
-  // 3. The old CA goes: its clients are refused, and their open connections end.
+  // 3. The old CA goes: its clients are refused, and their open connections end: a watch after a moment,
+  // a unary call under way with its answer (one waiting on a finalizer here, let go after that moment).
+  const held = { namespace: 'config', type: MOTD_TYPE, id: 'rotation-held' };
+  const r = await oldClient.create(newResource(held, { text: 'held' }));
+  await oldClient.update({ ...r, metadata: { ...r.metadata, finalizers: ['test-holder'] } });
+  const watch = await oldClient.watch({ namespace: 'config', type: MOTD_TYPE }, {}, () => {});
+  const watchEnded = watch.done.then(() => Date.now());
+  const deleting = oldClient.teardownAndDestroy(held, { deadlineMs: 30_000 }).then(() => 'ok', (e: Error) => e.message);
+  await until(async () => (await newClient.get(held)).metadata.phase, 'tearingDown');
+  const switched = Date.now();
   await setCa(newClient, newCa, []);
+  const watchMs = await watchEnded - switched;
+  t.ok(watchMs < 10_000, `the watch on the old CA's connection ended (${watchMs} ms after the switch)`);
+  const now = await newClient.get(held);
+  await newClient.update({ ...now, metadata: { ...now.metadata, finalizers: [] } });
+  t.equal(await deleting, 'ok', 'the call under way on that connection got its answer, past the watches\' grace');
   await until(() => works(oldClient).then((r) => r !== 'ok'), true);
   const later = client(oldCa, oldCa, newCa);
   t.teardown(() => later.close());
