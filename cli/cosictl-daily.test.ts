@@ -123,6 +123,28 @@ t.test('delete: each reported, none stops the others; --ignore-not-found; -f; co
   t.equal((await run(['delete', 'motd', 'x', '-f', docs])).code, 2, 'ids and -f do not mix');
 });
 
+t.test('delete: a finalizer still held past the deadline is named, and the resource goes once it is let go',
+  async (t) => {
+    await run(['apply', '-f', '-'], motd('held', 'h'));
+    const client = served.client();
+    t.teardown(() => client.close());
+    const cur = await client.get({ namespace: 'config', type: 'Motds.config.appliance.dev', id: 'held' });
+    await client.update({ ...cur, metadata: { ...cur.metadata, finalizers: ['test-holder'] } });
+    const r = await run(['--timeout', '1s', 'delete', 'motd', 'held']);
+    t.equal(r.code, 1, 'refused, not unreachable: the machine answered');
+    t.match(r.err,
+      /^cosictl: delete motd\/held: not released within 1 s: tearing down, finalizers still held by test-holder/);
+    const now = await client.get(cur.metadata);
+    t.equal(now.metadata.phase, 'tearingDown');
+    await client.update({ ...now, metadata: { ...now.metadata, finalizers: [] } });
+    let code = 0;
+    for (let i = 0; i < 50 && code !== 4; i++) {
+      code = (await run(['get', 'motd', 'held'])).code;
+      if (code !== 4) await new Promise((x) => setTimeout(x, 100));
+    }
+    t.equal(code, 4, 'the machine finished the delete by itself once the finalizer went');
+  });
+
 t.test('edit: applied on save; a refused edit reopens with its problems; nothing typed is lost', async (t) => {
   /** An editor: a shell script given the file, as $EDITOR would be. */
   const editor = (name: string, script: string) => {

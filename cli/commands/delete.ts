@@ -3,6 +3,8 @@
 // missing or refused does not stop the others, and the exit code says the worst.
 import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { StateError } from '../../cosi/state/errors.ts';
+import { GrpcCallError } from '../../cosi/remote/grpc/client.ts';
+import { Status } from '../../cosi/remote/grpc/framing.ts';
 import { loadDocuments } from '../../machinery/config/documents.ts';
 import { isMap } from '../../machinery/config/safe-yaml.ts';
 import { flagAll, has, type Parsed } from '../args.ts';
@@ -14,7 +16,8 @@ import type { Session } from '../session.ts';
 export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
        cosictl delete -f FILE [-f FILE...] [--ignore-not-found]
 
-Tears down and destroys the resources, waiting until their finalizers are released. With
+Tears down and destroys the resources, waiting until their finalizers are released (60 s at
+most, or --timeout: one still held then is named, with the controllers holding it). With
 -f, the resources the documents of FILE name (a file, a directory, a URL or - for stdin;
 what apply -f takes). Every resource is tried: one that is missing or refused is reported
 and the others still go. Resources a controller writes cannot be deleted: delete the spec
@@ -35,6 +38,18 @@ export const DELETE_FLAGS = ['filename', 'ignore-not-found'];
 const PARALLEL = 16;
 
 interface Target { typeName: string; id: string; namespace?: string; from?: string }
+
+/**
+ * The finalizers that kept a resource past the teardown's deadline, when that is why it failed: the machine
+ * answered, its controllers have not let go yet. Undefined for any other failure.
+ */
+async function stillHeld(s: Session, ptr: { namespace: string; type: string; id: string }, e: unknown) {
+  const cause = e instanceof StateError ? e.cause : undefined;
+  if (!(cause instanceof GrpcCallError) || cause.code !== Status.DEADLINE_EXCEEDED) return undefined;
+  // A get that fails as well: the teardown's own error says it better.
+  const now = await s.state.get(ptr).catch(() => undefined);
+  return now && now.metadata.finalizers.length ? now.metadata.finalizers : undefined;
+}
 
 async function targetsOfFiles(files: string[]): Promise<Target[]> {
   const targets: Target[] = [];
@@ -91,9 +106,18 @@ export async function del(
         };
         return;
       }
-      await s.state.teardownAndDestroy(ptr);
+      await s.state.teardownAndDestroy(ptr, { deadlineMs: s.longCallMs });
       outcomes[i] = { line: `${name} deleted`, code: EXIT.ok, toErr: false };
     } catch (e) {
+      const held = await stillHeld(s, ptr, e);
+      if (held) {
+        outcomes[i] = {
+          line: `delete ${name}: not released within ${s.longCallMs / 1000} s: tearing down, finalizers still `
+            + `held by ${held.join(', ')} (their controllers are slow or stopped; \`cosictl get plugins\` says which `
+            + 'run). It goes once they let go', code: EXIT.failed, toErr: true,
+        };
+        return;
+      }
       if (e instanceof StateError && e.code === 'not-found') {
         outcomes[i] = ignoreMissing ? { line: '', code: EXIT.ok, toErr: false } : {
           line: `delete ${name}: no ${def.displayType} "${t.id}" in namespace ${namespace}`,

@@ -45,11 +45,12 @@ export class RemoteState implements State {
     }
   }
 
-  private async call<T = Record<string, unknown>>(method: StateMethod, req: object): Promise<T> {
+  private async call<T = Record<string, unknown>>(
+    method: StateMethod, req: object, deadlineMs = this.o.timeoutMs,
+  ): Promise<T> {
     const def = STATE_METHODS[method];
     try {
-      const bytes = await this.channel.unary(def.path, encode(def.request, req),
-        this.o.timeoutMs ? { deadlineMs: this.o.timeoutMs } : {});
+      const bytes = await this.channel.unary(def.path, encode(def.request, req), deadlineMs ? { deadlineMs } : {});
       return decode<T>(def.response, bytes);
     } catch (e) { throw fromCallError(e); }
   }
@@ -128,8 +129,10 @@ export class RemoteState implements State {
     return res.destroy_ready === true;
   }
 
-  async teardownAndDestroy(p: Pointer, opts: { owner?: string } = {}): Promise<void> {
-    await this.call('TeardownAndDestroy', { ...p, options: { owner: opts.owner ?? '' } });
+  /** `deadlineMs`: this call's own, for a caller that knows controllers may take a while to let go. */
+  async teardownAndDestroy(p: Pointer, opts: { owner?: string; deadlineMs?: number } = {}): Promise<void> {
+    await this.call('TeardownAndDestroy', { ...p, options: { owner: opts.owner ?? '' } },
+      opts.deadlineMs ?? this.o.timeoutMs);
   }
 
   /** Resolves once the server's first (empty) response arrives; rejects if the watch is refused. */
