@@ -18,6 +18,9 @@ import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 export type CliResult = Ran;
 
+/** What `cosictl get plugins -o json` prints, as far as the tests read it. */
+interface PluginList { items: { metadata: { id: string }; spec: { state: string } }[] }
+
 export interface ApiVm {
   vm: Vm;
   endpoint: string;
@@ -34,6 +37,12 @@ export interface ApiVm {
   poll(args: string[], re: RegExp, ms?: number): Promise<CliResult>;
   /** poll, with --insecure. */
   pollInsecure(args: string[], re: RegExp, ms?: number): Promise<CliResult>;
+  /**
+   * Waits until these plugins run (default three minutes), else throws with the states they are in: the
+   * second wave starts once the network is configured, and on a loaded TCG host a few Node processes
+   * starting at once take half a minute or more.
+   */
+  awaitPlugins(names: string[], ms?: number): Promise<void>;
 }
 
 export interface ApiVmOptions {
@@ -114,9 +123,24 @@ export async function bootApiMachine(
   };
   o.onLaunch?.(vm);
   await vm.waitFor(READY_RE, 180_000);
+  const awaitPlugins = async (names: string[], ms = 180_000) => {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const r = await run(['get', 'plugins', '-o', 'json']);
+      const states = new Map(r.code === 0 ? (JSON.parse(r.out) as PluginList).items
+        .map((p) => [p.metadata.id, p.spec.state] as const) : []);
+      const waiting = names.filter((n) => states.get(n) !== 'running');
+      if (!waiting.length) return;
+      if (Date.now() > deadline) {
+        throw new Error(`plugins not running after ${ms / 1000} s: ${waiting.map((n) => `${n} ${states.get(n)
+          ?? 'unknown'}`).join(', ')}${r.code === 0 ? '' : ` (get plugins: exit ${r.code} ${r.err.trim()})`}`);
+      }
+      await new Promise((x) => setTimeout(x, 500));
+    }
+  };
   const machine: ApiVm = {
     vm, endpoint, cosictl, cosictlConfig, tls, run, runInsecure,
-    poll: pollWith(run), pollInsecure: pollWith(runInsecure),
+    poll: pollWith(run), pollInsecure: pollWith(runInsecure), awaitPlugins,
   };
   if (o.awaitApi === false) return machine;
   // The address comes from the network plugin shortly after ready. A machine given its CA another way may

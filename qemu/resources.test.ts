@@ -19,7 +19,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const disk = join(mkdtempSync(join(tmpdir(), 'resources-')), 'appdata.img');
 execFileSync('truncate', ['-s', '16M', disk]);
 execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'appdata', disk]);
-const { vm, run, poll, endpoint, tls } = await bootWithApi(
+const { vm, run, poll, endpoint, tls, awaitPlugins } = await bootWithApi(
   { append: ['appliance.test.plugins'], disks: [{ file: disk, format: 'raw' }] }, 'dhcp',
 );
 // Subtests run in order; top-level code after the first t.test would race the root test's end (and its teardown).
@@ -59,7 +59,7 @@ async function guestRead(path: string): Promise<string> {
 /** What the machine looks like from outside, through the API and the test-reader plugin. */
 async function snapshot() {
   // lsmod is the system plugin's, which starts once the network is configured (the second wave).
-  await poll(['get', 'plugins', 'system'], /\srunning\s/, 120_000);
+  await awaitPlugins(['system']);
   const linkList = await run(['get', 'links', '-o', 'yaml']);
   const read = guestRead;
   const lsmod = (await run(['get', 'lsmod'])).out

@@ -19,11 +19,14 @@ t.teardown(() => chrony.stop());
 // The guest asks chronyd on the host (10.0.2.2), so this VM may reach the host.
 // 320 MiB: nine plugin processes (three of them test plugins, one crash-looping) do not fit in 256 MiB
 // under this test's load (the OOM killer took the network plugin); the boot-speed issue owns memory.
-const { vm, run, poll, cosictl, cosictlConfig } = await bootWithApi({
+const { vm, run, poll, cosictl, cosictlConfig, awaitPlugins } = await bootWithApi({
   extraArgs: ['-rtc', 'base=2001-01-01T00:00:00'], hostAccess: true, append: ['appliance.test.plugins'],
   memoryMiB: 320,
 });
 t.teardown(() => vm.kill());
+// The modules are the system plugin's, the links the network plugin's, and the logs test prints through
+// test-reader: the tests' waits are for what the machine does, not for plugins still starting.
+await awaitPlugins(['network', 'system', 'time', 'test-reader']);
 const json = async (args: string[]) => JSON.parse(
   (await run([...args, '-o', 'json'])).out,
 ) as { spec: Record<string, unknown> };
