@@ -6,14 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import { UPGRADE_RPC, UPLOAD_CHUNK_MAX, callUnary } from '../../machinery/model/service-wire.ts';
-import type { UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { UpgradeRequestSpec, UpgradeStatusSpec, VersionSpec } from '../../proto/gen/spec-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
 import { parseDuration } from '../duration.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { followStatus, requestId } from '../follow-status.ts';
 import type { Session } from '../session.ts';
 import {
-  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
+  CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE, VERSION_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
 export const UPGRADE_HELP = `usage: cosictl upgrade --image FILE|URL [--no-reboot] [--tries N]
@@ -113,6 +113,42 @@ async function uploadFile(
   } finally { closeSync(fd); }
 }
 
+/** How long `upgrade` waits for a machine that went away while it wrote the new slot. */
+const COME_BACK_MS = 5 * 60_000;
+
+/**
+ * After the connection went while the machine wrote `writing.slot`: asks until the machine answers again, and
+ * reads from its slots whether the write finished.
+ */
+async function cameBack(
+  s: Session, id: string, writing: UpgradeStatusSpec, out: (t: string) => void,
+): Promise<number> {
+  const deadline = Date.now() + COME_BACK_MS;
+  let last = '';
+  while (Date.now() < deadline) {
+    await sleep(2000);
+    let slot: VersionSpec;
+    try {
+      slot = (await s.state.get({ namespace: RUNTIME_NS, type: VERSION_TYPE, id: writing.slot })).spec as VersionSpec;
+    } catch (e) {
+      last = (e as Error).message;
+      continue; // still rebooting
+    }
+    // The write empties the slot first and names its version last: the version there means the write finished.
+    if (slot.version === writing.version) {
+      out(`${writing.version} written to slot ${writing.slot} (the machine went before it said so); `
+        + (slot.running ? 'the machine rebooted into it' : `the machine runs the other slot now: \`cosictl get `
+          + `upgradestatus ${id}\` says how the try went`) + '\n');
+      return EXIT.ok;
+    }
+    throw new CliError(`the machine is back, but slot ${writing.slot} holds ${slot.version || 'no system'}, not `
+      + `${writing.version}${slot.problem ? ` (${slot.problem})` : ''}: the write did not finish`, EXIT.failed);
+  }
+  throw new CliError(`the machine did not answer within ${COME_BACK_MS / 60_000} min after it went away while `
+    + `writing slot ${writing.slot}${last ? ` (${last})` : ''}: \`cosictl get versions\` once it is back`,
+  EXIT.unreachable);
+}
+
 export async function upgrade(s: Session, p: Parsed, out: (t: string) => void, err: (t: string) => void):
 Promise<number> {
   noArguments('upgrade', p.positional);
@@ -161,7 +197,17 @@ Promise<number> {
       out(`upgraderequest/${id} created\n`);
       return EXIT.ok;
     }
-    const st = await f.ended;
+    let st: UpgradeStatusSpec;
+    try {
+      st = await f.ended;
+    } catch (e) {
+      // Rebooting into the new slot as soon as it is written, the machine may go before its last word reaches us.
+      const writing = f.latest();
+      if (!spec.reboot || writing?.phase !== 'writing' || !(e instanceof CliError)) throw e;
+      err(`${(e as Error).message}; it was writing ${writing.version} to slot ${writing.slot} and reboots once `
+        + `that is done: waiting for it to answer again (${COME_BACK_MS / 60_000} min at most)\n`);
+      return await cameBack(s, id, writing, out);
+    }
     if (st.phase === 'failed') throw new CliError(`upgrade "${id}": ${st.error}`, EXIT.failed);
     out(`${st.version} written to slot ${st.slot} (${(st.bytesWritten / MB).toFixed(1)} MB); `
       + (spec.reboot ? 'the machine reboots into it' : 'the machine tries it at its next boot')
