@@ -8,8 +8,9 @@
 //   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
 //   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)
 //   platform-config   the platform's user data applied as the machine config (platform-config.ts)
-// What still watches the state by itself, to come here: the health checks,
-// the API certificate's rechecks, the upgrade trial, the extension runner and the shutdown hold.
+//   health            Health "machine" and the boot milestones, from the kinds a ready machine needs (health.ts)
+// What still watches the state by itself, to come here: the API certificate's rechecks, the upgrade trial,
+// the extension runner and the shutdown hold.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -23,6 +24,7 @@ import { consoleSummary } from './console-summary.ts';
 import type { LogBook } from './log/book.ts';
 import { logSinks } from './log/sink.ts';
 import { platformConfig, type PlatformConfigOptions } from './platform-config.ts';
+import { healthController, type HealthOptions } from './health.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 
 export interface EngineControllerParts {
@@ -38,6 +40,7 @@ export interface EngineControllerParts {
   /** The log rings the sinks send from. */
   logs: LogBook;
   userData: Omit<PlatformConfigOptions, 'state'>;
+  health: HealthOptions;
 }
 
 /** The engine's controllers, in one list. */
@@ -52,6 +55,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     consoleSummary(p.state, p.announce, p.owner),
     logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),
     platformConfig({ ...p.userData, state: p.state, owner: p.owner }),
+    healthController(p.health),
   ];
 }
 

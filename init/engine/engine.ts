@@ -29,12 +29,12 @@ import { startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import type { InstallerMachine } from '../install/installer.ts';
 import { engineControllers, startEngineControllers } from './engine-controllers.ts';
+import type { Milestone } from './health.ts';
 import type { OnPowerRequest } from './power-requests.ts';
 import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
-import { startHealth, type Milestone } from './health.ts';
 import { DEFAULT_RING_BYTES, LogBook } from './log/book.ts';
 import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
@@ -181,9 +181,20 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     machine: o.upgrade ?? { refuse: o.hostMode ? 'this engine runs on a host (serve): it upgrades nothing'
       : o.noUpgradeWhy ?? 'this machine was not booted from a boot slot of an installed disk' },
   });
+  // Started once the API serves (below); the health controller's network milestone starts them.
+  let waves: PluginWaves | undefined;
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
     owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs,
+    health: {
+      owner: ENGINE_OWNER, apiServing: () => true,
+      expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
+      // The milestone's own figures first: the second wave's processes are forked after them.
+      onMilestone: (m) => {
+        o.onMilestone?.(m);
+        if (m === 'network') waves?.networkConfigured();
+      },
+    },
     userData: { config, persisted, log: o.log.child('config') },
     // Read at scrape time only, once the API below serves.
     metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats() },
@@ -230,16 +241,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     onUserWrite: (p) => config.noteUserWrite(p),
   });
   await certificate.follow(api);
-  let waves: PluginWaves | undefined;
-  const health = await startHealth({
-    state, owner: ENGINE_OWNER, apiServing: () => true, onError: (e) => o.log.warn(`health: ${e.message}`),
-    expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
-    // The milestone's own figures first: the second wave's processes are forked after them.
-    onMilestone: (m) => {
-      o.onMilestone?.(m);
-      if (m === 'network') waves?.networkConfigured();
-    },
-  });
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);
   if (o.startPlugins !== false) {
@@ -274,7 +275,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await controllers.stop();
       upgrader.close();
       trial?.close();
-      health.close();
       certificate.stop();
       await config.stop();
       await extensions.close();

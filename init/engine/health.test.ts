@@ -4,7 +4,14 @@
 // Milestones: plugins when all run, network when the addresses are there and each lease's default route.
 import t from 'tap';
 import type { PluginStatusSpec } from '../../proto/gen/spec-types.ts';
-import { evaluateHealth, reachedMilestones, type HealthFacts } from './health.ts';
+import { evaluateHealth, healthController, reachedMilestones, type HealthFacts } from './health.ts';
+import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
+import { MemoryState } from '../../cosi/state/memory-state.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
+import { until } from '../../cosi/conformance/converge.ts';
+import { HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
+import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 const running = (name: string) => ({ name, spec: { state: 'running', pid: 9, restarts: 0 } as PluginStatusSpec });
 const fine: HealthFacts = {
@@ -82,4 +89,37 @@ t.test('milestones: config when a config of some resources is applied and its ad
     t.same(reached({ ...fine, wantAddresses: [], linkAddresses: new Map([['eth0', []]]) }), [],
       'declared but not merged yet (the network plugin has not seen it): not applied');
     t.same(reached({ ...fine, plugins: [running('network')] }), [], 'a plugin has not started');
+  });
+
+t.test('the controller: Health written by the engine as plugins start; each milestone once, however often it passes again',
+  async (t) => {
+    const s = new MemoryState();
+    const milestones: string[] = [];
+    const runtime = new ControllerRuntime(s, { log: () => ({ info() {}, warn() {}, error() {} }) });
+    runtime.register(healthController({
+      owner: 'engine', apiServing: () => true, expectedPlugins: ['network'], onMilestone: (m) => milestones.push(m),
+    }));
+    runtime.start();
+    t.teardown(() => runtime.stop());
+    await runtime.watching();
+    const health = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
+    const checksOf = async () => {
+      const r = await s.get(health).catch(() => undefined);
+      return r && { owner: r.metadata.owner, ...(r.spec as HealthStatusSpec) };
+    };
+    t.match(await until(async () => (await checksOf())?.healthy, false), false);
+    t.match((await checksOf())!.checks?.find((c) => c.name === 'plugins'),
+      { ok: false, message: 'network has not started' }, 'no plugin yet');
+    t.equal((await checksOf())!.owner, 'engine');
+    const plugin = { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: 'network' };
+    await s.create(newResource(plugin, { state: 'running', pid: 9, restarts: 0 }));
+    t.equal(await until(async () => (await checksOf())?.checks?.find((c) => c.name === 'plugins')?.ok, true), true,
+      'the plugin\'s status wakes it');
+    t.same(milestones, ['plugins']);
+    const cur = await s.get(plugin);
+    await s.update({ ...cur, spec: { state: 'backoff', pid: 0, restarts: 1 } });
+    await until(async () => (await checksOf())?.checks?.find((c) => c.name === 'plugins')?.ok, false);
+    await s.update({ ...(await s.get(plugin)), spec: { state: 'running', pid: 10, restarts: 1 } });
+    await until(async () => (await checksOf())?.checks?.find((c) => c.name === 'plugins')?.ok, true);
+    t.same(milestones, ['plugins'], 'a milestone is reached once, however often its checks pass again');
   });

@@ -11,8 +11,8 @@ import type {
   TimeStatusSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
-import type { State } from '../../cosi/state/state.ts';
-import { upsert } from '../../cosi/state/upsert.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
 import {
   ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
@@ -131,71 +131,79 @@ const WATCHED = [
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
-/** Keeps Health "machine" current; `apiServing` is asked at each change. */
-export async function startHealth(o: {
-  state: State; owner: string; apiServing: () => boolean; expectedPlugins: readonly string[];
-  onError: (e: Error) => void;
-  /** Called once per milestone, the first time it is reached. */
+/** How long the inputs must settle before they are read: a plugin's start writes many statuses at once. */
+const SETTLE_MS = 100;
+
+export interface HealthOptions {
+  owner: string;
+  /** Asked at each evaluation. */
+  apiServing: () => boolean;
+  expectedPlugins: readonly string[];
+  /** Called once per milestone, the first time it is reached (a restart of the controller does not call it again). */
   onMilestone?: (m: Milestone) => void;
-}): Promise<{ close(): void; refresh(): void }> {
+}
+
+/** Keeps Health "machine" current from the kinds it reads: a controller of the engine's (engine-controllers.ts). */
+export function healthController(o: HealthOptions): Controller {
   const passed = new Set<Milestone>();
   let since = new Date().toISOString();
   let healthy: boolean | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const list = (k: { namespace: string; type: string }) => o.state.list(k).catch((): Resource[] => []); // as above
-  const publish = async () => {
-    const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses] =
-      await Promise.all(WATCHED.map(list));
-    const clock = clocks!.find((r) => r.metadata.id === TIME_STATUS_ID)?.spec as TimeStatusSpec | undefined;
-    const facts: HealthFacts = {
-      apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
-      plugins: plugins!.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
-      config: configs!.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
-      wantAddresses: addresses!.map((r) => r.spec as { link: string; address: string }),
-      declaredAddresses: declared!.map((r) => r.spec as { link: string; address: string }),
-      dhcpLinks: dhcp!.map((r) => r.spec as { link?: string; enabled?: boolean })
-        .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
-      leases: new Map(leases!.map((r) => [r.metadata.id, r.spec as DhcpLeaseSpec])),
-      defaultRouteLinks: routes!.map((r) => r.spec as RouteSpecStatusSpec)
-        .filter((r) => r.state === 'applied' && DEFAULT_ROUTES.includes(r.destination)).map((r) => r.link),
-      linkAddresses: new Map(links!.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
-      ...(clock ? {
-        time: { servers: clock.servers ?? [], synced: clock.synced, ...(clock.server ? { server: clock.server } : {}) },
-      } : {}),
-      declaredMounts: mountSpecs!.map((r) => r.metadata.id),
-      mounts: new Map(mountStatuses!.map((r) => {
-        const m = r.spec as MountSpecStatusSpec;
-        return [r.metadata.id, { ...(m.state ? { state: m.state } : {}), ...(m.error ? { error: m.error } : {}) }];
-      })),
-    };
-    const checks = evaluateHealth(facts);
-    for (const m of reachedMilestones(facts, checks)) {
-      if (!passed.has(m)) {
-        passed.add(m);
-        o.onMilestone?.(m);
+  return {
+    name: 'health', owner: o.owner,
+    inputs: () => WATCHED.map((k) => ({ ...k, kind: 'weak' as const })),
+    outputs: () => [{ type: HEALTH_STATUS_TYPE, kind: 'exclusive' }],
+    async run(ctx) {
+      while (await ctx.next()) {
+        await sleep(SETTLE_MS);
+        const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses] =
+          await Promise.all(WATCHED.map((k) => ctx.state.list(k)));
+        const facts = factsOf(o, {
+          plugins: plugins!, configs: configs!, links: links!, addresses: addresses!, dhcp: dhcp!, leases: leases!,
+          routes: routes!, declared: declared!, clocks: clocks!, mountSpecs: mountSpecs!, mountStatuses: mountStatuses!,
+        });
+        const checks = evaluateHealth(facts);
+        for (const m of reachedMilestones(facts, checks)) {
+          if (passed.has(m)) continue;
+          passed.add(m);
+          o.onMilestone?.(m);
+        }
+        const now = checks.every((c) => c.ok);
+        if (now !== healthy) {
+          healthy = now;
+          since = new Date().toISOString();
+        }
+        await ctx.state.put({ namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID },
+          { healthy: now, checks, since } satisfies HealthStatusSpec);
       }
-    }
-    const now = checks.every((c) => c.ok);
-    if (now !== healthy) {
-      healthy = now;
-      since = new Date().toISOString();
-    }
-    await upsert(o.state, { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID },
-      { healthy: now, checks, since } satisfies HealthStatusSpec, o.owner);
+    },
   };
-  // Changes come in bursts (a plugin's start writes many statuses): evaluate once they settle.
-  const refresh = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      publish().catch(o.onError);
-    }, 100);
+}
+
+type Listed = Record<'plugins' | 'configs' | 'links' | 'addresses' | 'dhcp' | 'leases' | 'routes' | 'declared'
+  | 'clocks' | 'mountSpecs' | 'mountStatuses', readonly Resource[]>;
+
+/** The facts the checks read, from the resources of the watched kinds. */
+function factsOf(o: HealthOptions, l: Listed): HealthFacts {
+  const clock = l.clocks.find((r) => r.metadata.id === TIME_STATUS_ID)?.spec as TimeStatusSpec | undefined;
+  return {
+    apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
+    plugins: l.plugins.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
+    config: l.configs.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
+    wantAddresses: l.addresses.map((r) => r.spec as { link: string; address: string }),
+    declaredAddresses: l.declared.map((r) => r.spec as { link: string; address: string }),
+    dhcpLinks: l.dhcp.map((r) => r.spec as { link?: string; enabled?: boolean })
+      .filter((d) => d.enabled !== false && d.link).map((d) => d.link!),
+    leases: new Map(l.leases.map((r) => [r.metadata.id, r.spec as DhcpLeaseSpec])),
+    defaultRouteLinks: l.routes.map((r) => r.spec as RouteSpecStatusSpec)
+      .filter((r) => r.state === 'applied' && DEFAULT_ROUTES.includes(r.destination)).map((r) => r.link),
+    linkAddresses: new Map(l.links.map((r) => [r.metadata.id, (r.spec as { addresses?: string[] }).addresses ?? []])),
+    ...(clock ? {
+      time: { servers: clock.servers ?? [], synced: clock.synced, ...(clock.server ? { server: clock.server } : {}) },
+    } : {}),
+    declaredMounts: l.mountSpecs.map((r) => r.metadata.id),
+    mounts: new Map(l.mountStatuses.map((r) => {
+      const m = r.spec as MountSpecStatusSpec;
+      return [r.metadata.id, { ...(m.state ? { state: m.state } : {}), ...(m.error ? { error: m.error } : {}) }];
+    })),
   };
-  // A type no plugin serves here (a host, a test without the network plugin) has nothing to wait for.
-  const served = await Promise.all(WATCHED.map((k) => o.state.watch(k, {}, refresh).then((w) => w, () => undefined)));
-  const watches = served.filter((w) => w !== undefined);
-  refresh();
-  return { close() {
-    clearTimeout(timer);
-    for (const w of watches) w.close();
-  }, refresh };
 }
