@@ -9,8 +9,9 @@
 //   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)
 //   platform-config   the platform's user data applied as the machine config (platform-config.ts)
 //   health            Health "machine" and the boot milestones, from the kinds a ready machine needs (health.ts)
-// What still watches the state by itself, to come here: the API certificate's rechecks, the upgrade trial,
-// the extension runner and the shutdown hold.
+//   api-certificate   the API's certificate issued again on a new CA or name, its limits (api/certificate.ts)
+// What still watches the state by itself, to come here: the upgrade trial, the extension runner and the
+// shutdown hold.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -41,6 +42,8 @@ export interface EngineControllerParts {
   logs: LogBook;
   userData: Omit<PlatformConfigOptions, 'state'>;
   health: HealthOptions;
+  /** Made with the certificate the API starts with (api/certificate.ts). */
+  apiCertificate: Controller;
 }
 
 /** The engine's controllers, in one list. */
@@ -56,6 +59,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),
     platformConfig({ ...p.userData, state: p.state, owner: p.owner }),
     healthController(p.health),
+    p.apiCertificate,
   ];
 }
 

@@ -185,7 +185,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   let waves: PluginWaves | undefined;
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
-    owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs,
+    owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs, apiCertificate: certificate.controller,
     health: {
       owner: ENGINE_OWNER, apiServing: () => true,
       expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
@@ -240,7 +240,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     ]),
     onUserWrite: (p) => config.noteUserWrite(p),
   });
-  await certificate.follow(api);
+  certificate.serve(api);
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);
   if (o.startPlugins !== false) {
@@ -275,7 +275,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       await controllers.stop();
       upgrader.close();
       trial?.close();
-      certificate.stop();
       await config.stop();
       await extensions.close();
       await supervisor.stop();

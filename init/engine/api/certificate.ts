@@ -12,7 +12,7 @@ import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } fr
 import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
-import type { Watch } from '../../../cosi/state/state.ts';
+import type { Controller } from '../../../cosi/controller/contract.ts';
 import { upsert } from '../../../cosi/state/upsert.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import { fingerprint, generateKey, issueCertificate, keyToPem } from '../../../machinery/pki/certificate.ts';
@@ -25,7 +25,6 @@ import {
   LINK_STATUS_TYPE, NETWORK_NS, SECURITY_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { API_ID } from '../../../machinery/model/singleton-ids.ts';
-import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
 
 /** The validity start of the maintenance certificate: any clock is past it. */
 const EPOCH = new Date('2000-01-01T00:00:00Z');
@@ -105,10 +104,17 @@ export interface ApiCertificate {
   /** What to serve with now. */
   readonly tls: ApiTls;
   readonly limits: ApiLimits;
-  /** Starts following the CA, the limits and the machine's names, telling `apply` each change. */
-  follow(apply: { setTls(t: ApiTls): void; setLimits(l: ApiLimits): void }): Promise<void>;
-  stop(): void;
+  /**
+   * The engine controller that follows the CA, the limits and the machine's names (engine-controllers.ts): it
+   * issues again and publishes ApiCertificateStatus, and tells the API each change once it serves.
+   */
+  readonly controller: Controller;
+  /** The API to tell from now on; told what to serve with at once (a change may have come while it started). */
+  serve(apply: TlsSink): void;
 }
+
+/** What the API server takes from here. */
+export interface TlsSink { setTls(t: ApiTls): void; setLimits(l: ApiLimits): void }
 
 export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCertificate> {
   const serverKey = generateKey();
@@ -117,11 +123,10 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
   let names = machineNames();
   let caText = '';
   let current: Issued | undefined;
-  const publish = async (status: ApiCertificateStatusSpec) => {
-    await upsert(o.state, { namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE, id: API_ID }, status, o.owner);
-  };
+  const statusPtr = { namespace: SECURITY_NS, type: API_CERTIFICATE_STATUS_TYPE, id: API_ID };
+  type Publish = (status: ApiCertificateStatusSpec) => Promise<unknown>;
   /** Issues for the CA and names now; the previous material stays when the CA cannot be used. */
-  const issue = async (): Promise<boolean> => {
+  const issue = async (publish: Publish): Promise<boolean> => {
     const ca = find<ApiCertificateAuthoritySpec>(API_CERTIFICATE_AUTHORITY_TYPE);
     const next = tlsFor(ca, serverKey, names);
     caText = JSON.stringify(ca ?? null);
@@ -137,45 +142,52 @@ export async function apiCertificate(o: ApiCertificateOptions): Promise<ApiCerti
     } else o.log.info(`API certificate issued for ${names.join(', ') || 'no names'} by ${next.status.issuer}`);
     return true;
   };
-  await issue();
+  // At boot, before the runtime runs: the API starts with what this issues.
+  const publishNow: Publish = (status) => upsert(o.state, statusPtr, status, o.owner);
+  await issue(publishNow);
   if (!current) {
     // A CA that cannot be used at boot: maintenance, so that a good one can be applied.
     const fallback = tlsFor(undefined, serverKey, names) as Issued;
     current = fallback;
-    await publish({ ...fallback.status, error: 'the configured API CA cannot be used (see the log)' });
+    await publishNow({ ...fallback.status, error: 'the configured API CA cannot be used (see the log)' });
     o.announce(`API in maintenance mode: TLS certificate fingerprint ${fallback.status.fingerprint}`);
   }
   let limits = resolveLimits(find<ApiLimitsSpec>(API_LIMITS_TYPE));
-  const watches: Watch[] = [];
+  let api: TlsSink | undefined;
+  const kinds = [[SECURITY_NS, API_CERTIFICATE_AUTHORITY_TYPE], [SECURITY_NS, API_LIMITS_TYPE],
+    [NETWORK_NS, LINK_STATUS_TYPE], [NETWORK_NS, HOSTNAME_SPEC_STATUS_TYPE]] as const;
+  const controller: Controller = {
+    name: 'api-certificate', owner: o.owner,
+    inputs: () => kinds.map(([namespace, type]) => ({ namespace, type, kind: 'weak' as const })),
+    outputs: () => [{ type: API_CERTIFICATE_STATUS_TYPE, kind: 'exclusive' }],
+    async run(ctx) {
+      const publish: Publish = (status) => ctx.state.put(statusPtr, status);
+      while (await ctx.next()) {
+        const nextNames = machineNames();
+        const ca = JSON.stringify(find(API_CERTIFICATE_AUTHORITY_TYPE) ?? null);
+        // In maintenance no client can check names: the certificate, and the fingerprint shown, stay.
+        const renamed = nextNames.join() !== names.join() && current!.tls.mode === 'secured';
+        if (ca !== caText || renamed) {
+          names = nextNames;
+          if (await issue(publish)) api?.setTls(current!.tls);
+        }
+        const nextLimits = resolveLimits(find<ApiLimitsSpec>(API_LIMITS_TYPE));
+        if (JSON.stringify(nextLimits) !== JSON.stringify(limits)) {
+          limits = nextLimits;
+          api?.setLimits(limits);
+          o.log.info(`API limits: ${JSON.stringify(limits)}`);
+        }
+      }
+    },
+  };
   return {
     get tls() { return current!.tls; },
     get limits() { return limits; },
-    async follow(apply) {
-      const rechecks = new OneAtATime();
-      const recheck = () => {
-        void rechecks.run(API_ID, async () => {
-          const nextNames = machineNames();
-          const ca = JSON.stringify(find(API_CERTIFICATE_AUTHORITY_TYPE) ?? null);
-          // In maintenance no client can check names: the certificate, and the fingerprint shown, stay.
-          const renamed = nextNames.join() !== names.join() && current!.tls.mode === 'secured';
-          if (ca !== caText || renamed) {
-            names = nextNames;
-            if (await issue()) apply.setTls(current!.tls);
-          }
-          const nextLimits = resolveLimits(find<ApiLimitsSpec>(API_LIMITS_TYPE));
-          if (JSON.stringify(nextLimits) !== JSON.stringify(limits)) {
-            limits = nextLimits;
-            apply.setLimits(limits);
-            o.log.info(`API limits: ${JSON.stringify(limits)}`);
-          }
-        }).catch((e: Error) => o.log.error(`API certificate: ${e.message}`));
-      };
-      for (const [namespace, type] of [[SECURITY_NS, API_CERTIFICATE_AUTHORITY_TYPE], [SECURITY_NS, API_LIMITS_TYPE],
-        [NETWORK_NS, LINK_STATUS_TYPE], [NETWORK_NS, HOSTNAME_SPEC_STATUS_TYPE]] as const) {
-        watches.push(await o.state.watch({ namespace, type }, {}, recheck));
-      }
-      recheck();
+    controller,
+    serve(apply) {
+      api = apply;
+      apply.setTls(current!.tls);
+      apply.setLimits(limits);
     },
-    stop() { for (const w of watches) w.close(); },
   };
 }
