@@ -91,10 +91,15 @@ const versions = async (m: ApiVm) => {
 export const slotLine = async (m: ApiVm) => (await versions(m)).map((v) => `${v.metadata.id}:${v.spec.version || '-'}`
   + `${v.spec.running ? ' running' : ''}${v.spec.defaultBoot ? ' default' : ''}${v.spec.good ? ' good' : ''}`)
   .join(' | ');
-/** Why an upgrade failed, as its UpgradeStatus says (JSON: YAML folds a long message over lines). */
-export const upgradeError = async (m: ApiVm, id: string) => (JSON.parse(
-  (await m.run(['get', 'upgradestatus', id, '-o', 'json'])).out,
-) as { spec: { error: string } }).spec.error;
+/**
+ * Why an upgrade failed, as its UpgradeStatus says (JSON: YAML folds a long message over lines); polled, as the
+ * machine just booted may take a while to answer on a loaded host. What cosictl said when it never did.
+ */
+export const upgradeError = async (m: ApiVm, id: string) => {
+  const r = await m.poll(['get', 'upgradestatus', id, '-o', 'json'], /"error"/, 60_000);
+  return r.code === 0 ? (JSON.parse(r.out) as { spec: { error: string } }).spec.error
+    : `(get upgradestatus ${id}: exit ${r.code} ${r.err.trim()})`;
+};
 export const upgrade = (m: ApiVm, ...args: string[]) => m.run(['upgrade', ...args], undefined, 300_000);
 
 /** A -> B with the good bundle: written, booted, marked good by the new system; prints how long it took. */
