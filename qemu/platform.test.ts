@@ -87,6 +87,7 @@ t.test('QEMU fw_cfg: #cloud-config alone is applied, the keys this system does n
   const given = await vm.runInsecure(['apply', '-f', '-'], TEST_CA_DOCUMENT());
   t.equal(given.code, 0, given.err);
   t.match((await vm.poll(['get', 'hostnamespecstatus'], /from-fwcfg/)).out, /from-fwcfg/);
+  await vm.awaitPlugins(['system']); // the files are the system plugin's, of the second wave
   const written = (await vm.poll(['get', 'filespecstatus', '/run/app/settings.json', '-o', 'yaml'],
     /state: applied/)).out;
   t.match(written, new RegExp(`sha256: ${createHash('sha256').update('{"debug": false}').digest('hex')}`),

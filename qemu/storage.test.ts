@@ -20,10 +20,12 @@ const hot = join(dir, 'hot.img');
 execFileSync('truncate', ['-s', '16M', hot]);
 execFileSync('mkfs.vfat', ['-n', 'HOTDISK', hot], { stdio: 'ignore' });
 
-const { vm, run, poll } = await bootWithApi({
+const { vm, run, poll, awaitPlugins } = await bootWithApi({
   disks: [{ file: data, format: 'raw' }], append: ['appliance.test.plugins'],
 });
 t.teardown(() => vm.kill());
+// Disks and mounts are the storage plugin's, the guest's files read through test-reader: both of the second wave.
+await awaitPlugins(['storage', 'test-reader']);
 
 t.test('the second disk is a BlockDevice with its filesystem', async (t) => {
   const r = await poll(['get', 'disks', 'vda', '-o', 'json'], /appdata/);
