@@ -10,8 +10,9 @@
 //   platform-config   the platform's user data applied as the machine config (platform-config.ts)
 //   health            Health "machine" and the boot milestones, from the kinds a ready machine needs (health.ts)
 //   api-certificate   the API's certificate issued again on a new CA or name, its limits (api/certificate.ts)
-// What still watches the state by itself, to come here: the upgrade trial, the extension runner and the
-// shutdown hold.
+//   upgrade-trial     on a boot that tries an upgrade: healthy long enough, the slot is good (upgrade/trial.ts)
+// What still watches the state by itself, to come here: the extension runner, and the shutdown hold (a bounded
+// wait inside the shutdown, which may stay).
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -44,6 +45,8 @@ export interface EngineControllerParts {
   health: HealthOptions;
   /** Made with the certificate the API starts with (api/certificate.ts). */
   apiCertificate: Controller;
+  /** Made from the upgrade's record at the start, when this boot tries an upgrade (upgrade/trial.ts). */
+  trial?: Controller;
 }
 
 /** The engine's controllers, in one list. */
@@ -60,6 +63,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     platformConfig({ ...p.userData, state: p.state, owner: p.owner }),
     healthController(p.health),
     p.apiCertificate,
+    ...(p.trial ? [p.trial] : []),
   ];
 }
 

@@ -181,11 +181,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     machine: o.upgrade ?? { refuse: o.hostMode ? 'this engine runs on a host (serve): it upgrades nothing'
       : o.noUpgradeWhy ?? 'this machine was not booted from a boot slot of an installed disk' },
   });
+  // A boot that tries an upgrade follows its health checks with a controller of the list below.
+  const trial = o.upgrade ? await startTrial({
+    state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
+    slotsChanged,
+  }) : undefined;
   // Started once the API serves (below); the health controller's network milestone starts them.
   let waves: PluginWaves | undefined;
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
     owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs, apiCertificate: certificate.controller,
+    ...(trial?.controller ? { trial: trial.controller } : {}),
     health: {
       owner: ENGINE_OWNER, apiServing: () => true,
       expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
@@ -255,10 +261,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket, builtins,
     machine: extensionMachine, types: extensionTypes,
   });
-  const trial = o.upgrade ? await startTrial({
-    state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
-    slotsChanged,
-  }) : undefined;
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({

@@ -91,7 +91,8 @@ t.test('milestones: config when a config of some resources is applied and its ad
     t.same(reached({ ...fine, plugins: [running('network')] }), [], 'a plugin has not started');
   });
 
-t.test('the controller: Health written by the engine as plugins start; each milestone once, however often it passes again',
+t.test('the controller: Health written by the engine as plugins start; each milestone once, however often '
+  + 'it passes again',
   async (t) => {
     const s = new MemoryState();
     const milestones: string[] = [];

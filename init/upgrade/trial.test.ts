@@ -1,6 +1,6 @@
 // The trial at a machine's start, on a real boot partition in a temporary directory: an upgrade the machine stopped
 // in while writing its slot is reported failed, saying so.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,11 @@ import { GRUBENV_PATH } from '../../machinery/disk/boot-slots.ts';
 import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
 import { BootPartition } from './boot-partition.ts';
 import { startTrial } from './trial.ts';
-import { RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import { HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import { until } from '../../cosi/conformance/converge.ts';
+import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 t.test('an upgrade stopped while writing its slot: failed, saying the loader never tried it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'trial-'));
@@ -35,4 +39,66 @@ t.test('an upgrade stopped while writing its slot: failed, saying the loader nev
     phase: 'failed', error: /^the machine stopped while slot B was being written \(version 1\.1\.0; a power cut\?\): /,
   });
   t.match(boot.record(), { status: { phase: 'failed' } }, 'the record says so too');
+});
+
+/** A boot partition whose slot B is being tried and runs, with its upgrade's record. */
+function tried(t: Test, healthTimeoutSeconds: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'trial-'));
+  mkdirSync(join(dir, 'boot', 'grub'), { recursive: true });
+  writeFileSync(join(dir, GRUBENV_PATH), encodeGrubEnv({
+    default_slot: 'A', good_slots: 'A', try_slot: 'B', tries_left: '0',
+  }));
+  const boot = new BootPartition(dir, 'B');
+  boot.setRecord({
+    id: 'up', healthTimeoutSeconds,
+    status: {
+      phase: 'staged', source: 'upload', fromVersion: '1.0.0', version: '1.1.0', slot: 'B', bytesReceived: 10,
+      bytesWritten: 10, error: '', startedAt: '2026-11-26T00:00:00Z', keyId: 'k',
+    },
+  });
+  const state = new MemoryState();
+  const runtime = new ControllerRuntime(state, { log: () => ({ info() {}, warn() {}, error() {} }) });
+  t.teardown(() => runtime.stop());
+  const health = (ok: boolean) => ({ healthy: ok, since: '', checks: [{ name: 'plugins', ok, message: '' }] });
+  return { boot, state, runtime, health };
+}
+
+t.test('a tried slot healthy long enough is marked good, through the engine\'s runtime', async (t) => {
+  const { boot, state, runtime, health } = tried(t, 60);
+  const trial = await startTrial({
+    state, log: createLogger('test'), owner: 'engine', boot, reboot: () => t.fail('no reboot'),
+    slotsChanged: async () => {}, stableMs: 300,
+  });
+  t.teardown(() => trial.close());
+  t.ok(trial.controller, 'this boot is the try: a controller follows it');
+  runtime.register(trial.controller!);
+  runtime.start();
+  await runtime.watching();
+  const ptr = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
+  await state.create(newResource(ptr, health(false)), { owner: 'engine' });
+  await new Promise((r) => setTimeout(r, 400));
+  t.match(boot.record(), { status: { phase: 'trying' } }, 'not healthy: still trying');
+  await state.update({ ...(await state.get(ptr)), spec: health(true) }, { owner: 'engine' });
+  await until(() => boot.record()?.status.phase, 'done', 5000);
+  t.same(boot.loader().good, new Set(['A', 'B']), 'B is good');
+  t.match(state.findSync({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: 'up' })?.spec, { phase: 'done' });
+});
+
+t.test('a tried slot not healthy in time: the failing checks noted, and a reboot', async (t) => {
+  const { boot, state, runtime, health } = tried(t, 1);
+  let rebooted = '';
+  const trial = await startTrial({
+    state, log: createLogger('test'), owner: 'engine', boot, reboot: (why) => { rebooted = why; },
+    slotsChanged: async () => {}, stableMs: 300,
+  });
+  t.teardown(() => trial.close());
+  runtime.register(trial.controller!);
+  runtime.start();
+  await runtime.watching();
+  await state.create(newResource({ namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID },
+    { ...health(false), checks: [{ name: 'plugins', ok: false, message: 'network is backoff' }] }),
+  { owner: 'engine' });
+  t.equal(await until(() => rebooted, 'upgrade "up": slot B not healthy in time', 5000),
+    'upgrade "up": slot B not healthy in time');
+  t.match(boot.record(), { trialProblem: 'after 1 s: plugins: network is backoff' });
 });

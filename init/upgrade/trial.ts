@@ -6,6 +6,7 @@
 //     tried system never reported back); the upgrade failed, and the record says which version and why.
 // Either way the upgrade's UpgradeStatus is published again from the record.
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { Controller } from '../../cosi/controller/contract.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import { forgetTried, markGood } from '../../machinery/disk/boot-slots.ts';
@@ -38,8 +39,15 @@ export const HEALTHY_FOR_MS = 15_000;
 
 const now = () => new Date().toISOString();
 
-export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
-  const idle = { close() {} };
+/** A try being followed: its controller for the engine's list, and close() for the engine's stop. */
+export interface Trial { controller?: Controller; close(): void }
+
+/**
+ * Reads the upgrade's record at the engine's start and publishes its UpgradeStatus; when this boot is the try,
+ * the controller that follows the health checks until the slot is marked good or the time is up.
+ */
+export async function startTrial(o: TrialOptions): Promise<Trial> {
+  const idle: Trial = { close() {} };
   const { record: rec, problem } = o.boot.readRecord();
   // An unreadable record is reported with the slots (Version's problem); there is no trial to follow then.
   if (problem) o.log.warn(`upgrade: ${problem}; no trial is followed`);
@@ -97,7 +105,6 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
     settled = true;
     clearTimeout(timer);
     clearTimeout(holding);
-    watch.close();
     if (healthy) {
       o.boot.setLoader(markGood(o.boot.loader(), slot as 'A' | 'B'));
       rec.status = { ...rec.status, phase: 'done', finishedAt: now() };
@@ -117,22 +124,29 @@ export async function startTrial(o: TrialOptions): Promise<{ close(): void }> {
   };
   const timer = setTimeout(() => void settle(false), rec.healthTimeoutSeconds * 1000);
   const health = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
-  const watch = await o.state.watch(health, {}, (events) => {
-    for (const e of events) {
-      if (e.type !== 'created' && e.type !== 'updated') continue;
-      latest = e.resource.spec as HealthStatusSpec;
-      // Healthy for a while, not for a moment: a plugin that crashes soon after its start is "running" at first.
-      if (!healthyForTrial(latest)) {
-        clearTimeout(holding);
-        holding = undefined;
-      } else {
-        holding ??= setTimeout(() => void settle(true), o.stableMs ?? HEALTHY_FOR_MS);
+  const controller: Controller = {
+    name: 'upgrade-trial', owner: o.owner,
+    inputs: () => [{ ...health, kind: 'weak' }],
+    // UpgradeStatus is written as the upgrader writes it (upsert as the engine), not as this controller's output.
+    outputs: () => [],
+    async run(ctx) {
+      while (await ctx.next()) {
+        if (settled) continue;
+        const h = (await ctx.state.list(health)).find((r) => r.metadata.id === HEALTH_ID);
+        if (!h) continue;
+        latest = h.spec as HealthStatusSpec;
+        // Healthy for a while, not for a moment: a plugin that crashes soon after its start is "running" at first.
+        if (!healthyForTrial(latest)) {
+          clearTimeout(holding);
+          holding = undefined;
+        } else {
+          holding ??= setTimeout(() => void settle(true), o.stableMs ?? HEALTHY_FOR_MS);
+        }
       }
-    }
-  });
-  return { close() {
+    },
+  };
+  return { controller, close() {
     clearTimeout(timer);
     clearTimeout(holding);
-    watch.close();
   } };
 }
