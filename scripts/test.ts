@@ -41,10 +41,13 @@ interface Counts {
  * Runs tap on `files` with `jobs` in parallel, echoing its TAP (at the end when `buffered`, so that
  * lanes running beside each other do not interleave), counting depth-1 results.
  */
-function runTap(files: string[], jobs: number, counts: Counts, buffered = false): Promise<number> {
+function runTap(
+  files: string[], jobs: number, counts: Counts, buffered = false, timeoutS?: number,
+): Promise<number> {
   if (!files.length) return Promise.resolve(0);
   return new Promise((resolve) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['-R', 'tap', `-j${jobs}`, ...files], {
+    const args = ['-R', 'tap', `-j${jobs}`, ...(timeoutS ? [`--timeout=${timeoutS}`] : []), ...files];
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), args, {
       cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch },
     });
     const root = new Parser();
@@ -75,12 +78,20 @@ function runTap(files: string[], jobs: number, counts: Counts, buffered = false)
   });
 }
 
+/**
+ * A QEMU file's limit: its boots wait for what they need with their own bounds, and a loaded 2-core host takes
+ * 860 s over the longest (platform) where package.json's 900 s is for the unit files.
+ */
+const QEMU_FILE_TIMEOUT_S = 1800;
+
 /** Runs `files` in order, one tap per file, on `lanes` lanes: each lane takes the next file when it is free. */
 async function runLanes(files: string[], lanes: number, counts: Counts): Promise<number> {
   const queue = [...files];
   let code = 0;
   await Promise.all(Array.from({ length: lanes }, async () => {
-    for (let f = queue.shift(); f; f = queue.shift()) code = (await runTap([f], 1, counts, true)) || code;
+    for (let f = queue.shift(); f; f = queue.shift()) {
+      code = (await runTap([f], 1, counts, true, QEMU_FILE_TIMEOUT_S)) || code;
+    }
   }));
   return code;
 }
