@@ -35,9 +35,9 @@ global flags:
                          Commands that change a machine take one at a time
   -n, --namespace NS     namespace (default: the type's default namespace, then the context's)
       --timeout DURATION give up on a call the machine has not answered within it (e.g. 30s;
-                         default 5s to connect, 10s per call, 60s to apply or upload). A watch
-                         has none: it pings the machine every 5s and ends (exit 5) when the
-                         machine stops answering
+                         default 5s to connect, 10s per call, 60s to apply, upload or wait for
+                         a delete's finalizers). A watch has none: it pings the machine every
+                         5s and ends (exit 5) when the machine stops answering
   -h, --help             help (also after a command: cosictl get --help)
       --version          this cosictl's version
 
