@@ -177,12 +177,21 @@ Promise<number> {
   const ended = (st: UpgradeStatusSpec) => st.phase === 'failed' || st.phase === 'staged' || st.phase === 'done'
     || (noWait && st.phase !== 'receiving');
   const f = await follow(s, id, err, ended);
+  /** The machine went while it wrote the slot: said, then found again and asked whether the write finished. */
+  const wentWhileWriting = async (e: unknown) => {
+    const writing = f.latest()!;
+    err(`cosictl: ${(e as Error).message}; it was writing ${writing.version} to slot ${writing.slot} and reboots `
+      + `once that is done: waiting for it to answer again (${COME_BACK_MS / 60_000} min at most)\n`);
+    return cameBack(s, id, writing, out);
+  };
   try {
     await s.state.create(newResource({ namespace: CONFIG_NS, type: UPGRADE_REQUEST_TYPE, id }, spec));
     if (!url) {
       try {
         await uploadFile(s, id, image, size, () => f.latest()?.bytesReceived, err);
       } catch (e) {
+        // Writing, the machine has the whole bundle: a call lost now is the machine going (it reboots once written).
+        if (spec.reboot && f.latest()?.phase === 'writing') return await wentWhileWriting(e);
         // The machine's status says why it refused better than the call's error does.
         const st = await Promise.race([f.ended, sleep(2000).then(() => undefined)]);
         if (st?.phase === 'failed') throw new CliError(`upgrade "${id}": ${st.error}`, EXIT.failed);
@@ -202,11 +211,8 @@ Promise<number> {
       st = await f.ended;
     } catch (e) {
       // Rebooting into the new slot as soon as it is written, the machine may go before its last word reaches us.
-      const writing = f.latest();
-      if (!spec.reboot || writing?.phase !== 'writing' || !(e instanceof CliError)) throw e;
-      err(`${(e as Error).message}; it was writing ${writing.version} to slot ${writing.slot} and reboots once `
-        + `that is done: waiting for it to answer again (${COME_BACK_MS / 60_000} min at most)\n`);
-      return await cameBack(s, id, writing, out);
+      if (!spec.reboot || f.latest()?.phase !== 'writing' || !(e instanceof CliError)) throw e;
+      return await wentWhileWriting(e);
     }
     if (st.phase === 'failed') throw new CliError(`upgrade "${id}": ${st.error}`, EXIT.failed);
     out(`${st.version} written to slot ${st.slot} (${(st.bytesWritten / MB).toFixed(1)} MB); `
