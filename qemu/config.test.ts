@@ -131,8 +131,9 @@ t.test('the bad-config corpus, sent to the machine past cosictl: each refused wh
     })), bad.expect, bad.name);
     const ms = performance.now() - t0;
     times.push(`${bad.name} ${ms.toFixed(0)} ms`);
-    // Generous for TCG and a busy host; a refusal that took seconds would be a stall, not noise.
-    t.ok(ms < 3000, `${bad.name}: refused in ${ms.toFixed(0)} ms`);
+    // Not a measure of speed (the round trips are printed below): a stall waits out the call's deadline. Beside
+    // another VM the 10 MB document's refusal took 3.2 s once (its first megabytes cross QEMU's user network).
+    t.ok(ms < 10_000, `${bad.name}: refused in ${ms.toFixed(0)} ms`);
   }
   t.comment(`refused in (round trip from the host): ${times.join(', ')}`);
   const after = (await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml'])).out;
