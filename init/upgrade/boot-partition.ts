@@ -6,6 +6,7 @@ import {
   closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync,
   writeSync,
 } from 'node:fs';
+import { copyFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   decodeSlotEnv, encodeLoaderState, encodeSlotEnv, GRUBENV_PATH, loaderState, SLOT_FILES, type LoaderState,
@@ -88,19 +89,23 @@ export class BootPartition {
     syncDirectory(dir);
   }
 
-  /** Copies the parts (already checked) into an empty slot, each synced, then its slot.env. */
-  fillSlot(
+  /**
+   * Copies the parts (already checked) into an empty slot, each synced, then its slot.env. The copies and syncs run
+   * off the event loop: tens of megabytes to a FAT partition take seconds (over 10 on a loaded TCG host), during
+   * which the API must still answer (a client's keepalive gave up on a machine that stopped answering).
+   */
+  async fillSlot(
     slot: Slot, parts: { kernel: string; initramfs: string }, info: SlotInfo, onBytes: (n: number) => void,
-  ): void {
+  ): Promise<void> {
     const dir = join(this.dir, slot);
     for (const [name, from] of [[SLOT_FILES.kernel, parts.kernel], [SLOT_FILES.initramfs, parts.initramfs]] as const) {
       const to = join(dir, name);
-      copyFileSync(from, to);
-      const fd = openSync(to, 'r+');
+      await copyFile(from, to);
+      const file = await open(to, 'r+');
       try {
-        fsyncSync(fd);
+        await file.sync();
       } finally {
-        closeSync(fd);
+        await file.close();
       }
       onBytes(statSync(to).size);
     }

@@ -240,7 +240,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     m.boot.setLoader({ ...before, good: new Set([...before.good].filter((x) => x !== target)) });
     m.boot.clearSlot(target);
     await o.slotsChanged();
-    m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
+    await m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
       { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
       (n) => {
         s.status.bytesWritten += n;
