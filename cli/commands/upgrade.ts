@@ -142,7 +142,8 @@ async function cameBack(
       return EXIT.ok;
     }
     throw new CliError(`the machine is back, but slot ${writing.slot} holds ${slot.version || 'no system'}, not `
-      + `${writing.version}${slot.problem ? ` (${slot.problem})` : ''}: the write did not finish`, EXIT.failed);
+      + `${writing.version}: the write did not finish${slot.problem ? ` (the slot: ${slot.problem})` : ''}`,
+    EXIT.failed);
   }
   throw new CliError(`the machine did not answer within ${COME_BACK_MS / 60_000} min after it went away while `
     + `writing slot ${writing.slot}${last ? ` (${last})` : ''}: \`cosictl get versions\` once it is back`,
