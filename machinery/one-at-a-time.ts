@@ -1,6 +1,6 @@
 // one-at-a-time: jobs that must not overlap run one after another, per key: a plugin's status writes (two upserts
-// in flight could land in either order), one extension's steps, the machine config's changes, the API
-// certificate's rechecks. Each job starts once every earlier job of its key has settled, whether it failed or not;
+// in flight could land in either order), the machine config's changes (the controllers' reconciles are one at a
+// time by the runtime). Each job starts once every earlier job of its key has settled, whether it failed or not;
 // its result, or its error, is its caller's.
 export class OneAtATime<K = string> {
   private readonly tails = new Map<K, Promise<void>>();

@@ -11,8 +11,9 @@
 //   health            Health "machine" and the boot milestones, from the kinds a ready machine needs (health.ts)
 //   api-certificate   the API's certificate issued again on a new CA or name, its limits (api/certificate.ts)
 //   upgrade-trial     on a boot that tries an upgrade: healthy long enough, the slot is good (upgrade/trial.ts)
-// What still watches the state by itself, to come here: the extension runner, and the shutdown hold (a bounded
-// wait inside the shutdown, which may stay).
+//   extension-spec    the extensions users declare, run as plugins (extension/extension-spec.ts): registered on
+//                     the same runtime once the plugin socket listens, as their processes connect to it
+// What still watches the state by itself: the shutdown hold (a bounded wait inside the shutdown, not a controller).
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import type { State } from '../../cosi/state/state.ts';

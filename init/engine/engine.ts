@@ -41,7 +41,7 @@ import {
 } from './shutdown-hold.ts';
 import { logServiceMethods } from './log/service.ts';
 import { machineServiceMethods } from './machine-service.ts';
-import { startExtensionRunner } from './extension/runner.ts';
+import { extensionSpec } from './extension/extension-spec.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
@@ -257,10 +257,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
     });
   }
-  const extensions = await startExtensionRunner({
+  // Once the plugin socket listens: an extension's process connects to it as it starts.
+  controllers.register(extensionSpec({
     state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket, builtins,
     machine: extensionMachine, types: extensionTypes,
-  });
+  }));
+  await controllers.watching();
   const graceSeconds = integerParam(o.cmdline.params, SHUTDOWN_GRACE_PARAM,
     { min: 0, max: 3600, fallback: DEFAULT_SHUTDOWN_GRACE_MS / 1000, unit: 'seconds' }, o.log);
   const shutdownHold = await startShutdownHold({
@@ -274,11 +276,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     async stop() {
       waves?.cancel(); // nothing starts while the machine stops
+      // The config first: a change it is making may wait for a controller's finalizer (an extension stopping).
+      await config.stop();
       await controllers.stop();
       upgrader.close();
       trial?.close();
-      await config.stop();
-      await extensions.close();
       await supervisor.stop();
       await api.stop();
     },

@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { linksByName } from './link-status.ts';
 import { type AddressSpecSpec, type AddressSpecStatusSpec } from './types.ts';

@@ -6,7 +6,7 @@ import { hostname as kernelHostname } from 'node:os';
 import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { type HostnameSpecSpec, type HostnameSpecStatusSpec } from './types.ts';
 import { HOSTNAME_SPEC_STATUS_TYPE, MERGED_HOSTNAME_SPEC_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 

@@ -6,7 +6,7 @@
 // cut the machine off).
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { linksByName } from './link-status.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { type LinkSpecSpec, type LinkSpecStatusSpec } from './types.ts';

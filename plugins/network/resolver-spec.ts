@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { type ResolverSpecSpec, type ResolverSpecStatusSpec } from './types.ts';
 import { MERGED_RESOLVER_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
 

@@ -4,7 +4,7 @@
 // changed (a higher layer took over) replaces the old route.
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { parseCidr } from './address-spec.ts';
 import { linksByName } from './link-status.ts';
 import { DEFAULT_METRIC, routeDestination } from './route-merge.ts';

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { Native } from '../../native/index.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { MS, parseMounts } from '../../machinery/sys/mount-table.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { type BlockDeviceSpec, type MountSpecSpec, type MountSpecStatusSpec } from './types.ts';
 import {
   BLOCK_DEVICE_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, STORAGE_NS,

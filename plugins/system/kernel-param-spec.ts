@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { errnoOf } from '../../native/errno.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
-import { specController } from '../sdk/spec-controller.ts';
+import { specController } from '../../cosi/controller/spec-controller.ts';
 import { type KernelParamSpecSpec, type KernelParamSpecStatusSpec } from './types.ts';
 import {
   KERNEL_PARAM_SPEC_STATUS_TYPE, MERGED_KERNEL_PARAM_SPEC_TYPE, SYSTEM_NS,

@@ -8,7 +8,7 @@ import { dirname, join, normalize } from 'node:path';
 import { errnoOf } from '../../../native/errno.ts';
 import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
 import { layerOf } from '../../../machinery/model/layers.ts';
-import { specController } from '../../sdk/spec-controller.ts';
+import { specController } from '../../../cosi/controller/spec-controller.ts';
 import { type FileSpecSpec, type FileSpecStatusSpec } from '../types.ts';
 import { FILE_SPEC_STATUS_TYPE, MERGED_FILE_SPEC_TYPE, SYSTEM_NS } from '../../../proto/gen/resource-types.ts';
 

@@ -4,7 +4,7 @@
 // are unloaded (delete_module) in reverse, each only while nothing uses it and no other
 // spec asks for it, so the kernel ends as it was.
 import { layerOf } from '../../../machinery/model/layers.ts';
-import { specController } from '../../sdk/spec-controller.ts';
+import { specController } from '../../../cosi/controller/spec-controller.ts';
 import { type KernelModuleSpecSpec, type KernelModuleSpecStatusSpec } from '../types.ts';
 import {
   loadWithDependencies, ModuleLoadError, readLoaded, readModuleIndex, type ModuleIndex, type ModuleLoader,

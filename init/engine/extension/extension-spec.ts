@@ -1,19 +1,22 @@
-// extension-runner: runs the extensions users declare (ExtensionSpec, config namespace). For each:
-// fetch the image and check its hash, mount it read-only, read and check its manifest, register the
-// types it defines, make its cgroup, and hand it to the supervisor as a plugin whose process is the
-// launcher (`init extension-exec`) that becomes the extension's program, confined, as a uid of its
-// own. Its status is an ExtensionStatus (runtime namespace), written by the engine only, and follows
-// its PluginStatus. A new sha256 or source replaces it (the old process stops first, then its image
-// goes); a deleted ExtensionSpec stops it. Everything about one extension happens in one queue, in order.
+// extension-spec: runs the extensions users declare (ExtensionSpec, config namespace), as a spec controller
+// (cosi/controller/spec-controller.ts): the spec is held with the finalizer "engine" until the extension is
+// stopped, so a delete returns once it is. For each: fetch the image and check its hash, mount it read-only,
+// read and check its manifest, register the types it defines, make its cgroup, and hand it to the supervisor
+// as a plugin whose process is the launcher (`init extension-exec`) that becomes the extension's program,
+// confined, as a uid of its own. Its status is an ExtensionStatus (runtime namespace), written by the engine
+// only, and follows its PluginStatus. A new sha256 or source replaces it (the old process stops first, then
+// its image goes); a deleted ExtensionSpec stops it (the undo). A fetch that failed on the network is tried
+// again by the spec controller, less and less often (TryAgain).
 import { lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
+import type { Controller } from '../../../cosi/controller/contract.ts';
+import type { Resource } from '../../../cosi/resource/resource.ts';
+import { specController, TryAgain } from '../../../cosi/controller/spec-controller.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
-import { destroyIfPresent, upsert } from '../../../cosi/state/upsert.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
-import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
 import {
   EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest,
 } from '../../../machinery/model/extension-manifest.ts';
@@ -33,25 +36,31 @@ import {
   CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 
-export interface ExtensionRunnerOptions {
+export interface ExtensionSpecOptions {
   state: MemoryState;
   log: Logger;
-  supervisor: PluginSupervisor;
+  /** Where extensions run: their processes started and stopped. */
+  supervisor: Pick<PluginSupervisor, 'add' | 'remove'>;
   admission: Admission;
   pluginSocket: string;
   machine: ExtensionMachine;
-  /** What the machine knows of extensions' types: the runner records each manifest's there. */
+  /** What the machine knows of extensions' types: each manifest's is recorded there. */
   types: ExtensionTypeBook;
   /** The built-in plugins: their names, and the types they write (an extension may write none of them). */
   builtins: readonly { name: string; outputs: readonly string[] }[];
+  /** The first wait before a failed fetch is tried again (5 s), doubled each time up to 5 minutes. */
+  firstRetryMs?: number;
 }
 
+/** An extension in effect: its process handed to the supervisor. */
 interface Running {
   spec: ExtensionSpec; dir: string; group: string; manifest: ExtensionManifest; status: ExtensionStatusSpec;
   /** When its ExtensionSpec was declared (for start_seconds). */
   declaredAt: number;
   /** Its cgroup's OOM kills counted so far (memory.events). */
   oomKills: number;
+  /** The version of its PluginStatus its status follows already. */
+  followed: number;
 }
 
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
@@ -67,13 +76,14 @@ function oomKillsOf(group: string): number {
 }
 const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(bytes / 2 ** 20)} MiB`);
 
-const FIRST_RETRY_MS = 5000;
-const LAST_RETRY_MS = 300_000;
 /** Extensions run as uids from here up, one each, never a machine's process's (those are 0). */
 export const EXTENSION_UID_BASE = 61_000;
 
-const pointer = (name: string) => ({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id: name });
 const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
+const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
+  phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
+  capabilities: [], cgroup: '', imageBytes: 0, uid: 0,
+});
 
 /**
  * `path` (absolute, inside the image mounted on `root`) with its links followed as the extension would see
@@ -97,24 +107,19 @@ export function resolveInImage(root: string, path: string, hops = 0): string | u
   return at;
 }
 
-export interface ExtensionRunner { close(): Promise<void> }
+type Plugins = ReadonlyMap<string, Resource<PluginStatusSpec>>;
 
-export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<ExtensionRunner> {
+export function extensionSpec(o: ExtensionSpecOptions): Controller {
+  /** What runs now, by name: the processes handed to the supervisor, their mounts and cgroups. */
   const running = new Map<string, Running>();
-  /** Each extension's steps, one after another. */
-  const queues = new OneAtATime();
-  const log = o.log;
-  let closing = false;
-  /** Fetches that failed on the network wait to be tried again. */
-  const retries = new Map<string, NodeJS.Timeout>();
-  const retryDelays = new Map<string, number>();
-  /** When the current ExtensionSpec of each was declared. */
-  const declaredAt = new Map<string, number>();
+  /** The spec each extension that will not run was refused as: not tried again until it changes. */
+  const refused = new Map<string, ExtensionSpec>();
   const uids = new Map<string, number>();
   const uidOf = (name: string) => {
     if (!uids.has(name)) uids.set(name, EXTENSION_UID_BASE + uids.size);
     return uids.get(name)!;
   };
+  const log = o.log;
   const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
   if (!('refuse' in o.machine)) {
     const left = sweepPartials(o.machine.imagesDir);
@@ -122,12 +127,6 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       log.warn(`extensions: removed ${left.length} image(s) a fetch left half written: ${left.join(', ')}`);
     }
   }
-
-  const enqueue = (name: string, job: () => Promise<void>) => {
-    void queues.run(name, job).catch((e: Error) => log.error(`extension ${name}: ${e.message}`));
-  };
-  const publish = (name: string, s: ExtensionStatusSpec) =>
-    upsert(o.state, pointer(name), structuredClone(s), ENGINE_OWNER);
 
   function unmountImage(machine: RealMachine, name: string, dir: string): void {
     try {
@@ -142,8 +141,9 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     rmSync(imagePath(machine.imagesDir, sha256), { force: true });
   }
 
-  async function stop(name: string, r: Running): Promise<void> {
-    await publish(name, { ...r.status, phase: 'stopping' });
+  async function stop(name: string): Promise<void> {
+    const r = running.get(name);
+    if (!r) return;
     await o.supervisor.remove(name);
     running.delete(name);
     if ('refuse' in o.machine) return;
@@ -153,38 +153,37 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     log.info(`extension ${name}: stopped (${r.manifest.version}, sha256 ${r.spec.sha256.slice(0, 12)})`);
   }
 
-  async function start(name: string, spec: ExtensionSpec): Promise<void> {
-    const status: ExtensionStatusSpec = {
-      phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
-      capabilities: [], cgroup: '', imageBytes: 0, uid: 0,
-    };
-    const failed = async (problems: string[]) => {
-      log.error(`extension ${name}: ${problems.join('; ')}`);
-      await publish(name, { ...status, phase: 'failed', error: problems.join('\n') });
-    };
-    if ('refuse' in o.machine) return failed([o.machine.refuse]);
+  const failed = (name: string, status: ExtensionStatusSpec, problems: string[]): ExtensionStatusSpec => {
+    log.error(`extension ${name}: ${problems.join('; ')}`);
+    return { ...status, phase: 'failed', error: problems.join('\n') };
+  };
+
+  /** Starts extension `name` as `spec` says; its status, failed with every problem when it cannot run. */
+  async function start(
+    name: string, spec: ExtensionSpec, declaredAt: number, report: (s: ExtensionStatusSpec) => Promise<void>,
+  ): Promise<ExtensionStatusSpec> {
+    const status = emptyStatus(spec);
+    if ('refuse' in o.machine) return failed(name, status, [o.machine.refuse]);
     // Its name becomes a path, a log source and a PluginStatus: checked before anything else.
-    if (!EXTENSION_NAME_RE.test(name)) return failed([`"${name}": an extension's name is lowercase letters, digits `
-      + 'and dashes, at most 63']);
-    if (o.builtins.some((b) => b.name === name)) return failed([`"${name}" is a built-in plugin's name`]);
-    const machine = o.machine;
-    await publish(name, status);
-    const image = await fetchExtensionImage(machine, spec);
-    if (image instanceof RefusedImage) return failed([`fetching: ${image.message}`]);
-    if (image instanceof Error) {
-      // The server may be back later: tried again, less and less often; another ExtensionSpec tries at once.
-      const delay = retryDelays.get(name) ?? FIRST_RETRY_MS;
-      retryDelays.set(name, Math.min(delay * 2, LAST_RETRY_MS));
-      retries.set(name, setTimeout(() => enqueue(name, () => converge(name)), delay));
-      return failed([`fetching: ${image.message} (trying again in ${Math.round(delay / 1000)} s)`]);
+    if (!EXTENSION_NAME_RE.test(name)) {
+      return failed(name, status, [`"${name}": an extension's name is lowercase letters, digits and dashes, `
+        + 'at most 63']);
     }
-    retryDelays.delete(name);
+    if (o.builtins.some((b) => b.name === name)) {
+      return failed(name, status, [`"${name}" is a built-in plugin's name`]);
+    }
+    const machine = o.machine;
+    await report(status);
+    const image = await fetchExtensionImage(machine, spec);
+    if (image instanceof RefusedImage) return failed(name, status, [`fetching: ${image.message}`]);
+    // The server may be back later: the spec controller tries again.
+    if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
     status.imageBytes = image.bytes;
     const dir = join(machine.mountsDir, `${name}-${spec.sha256.slice(0, 12)}`);
     const unmountable = mountImageOn(machine, image.path, dir);
     if (unmountable) {
       forgetImage(machine, spec.sha256);
-      return failed([unmountable.message]);
+      return failed(name, status, [unmountable.message]);
     }
     // From here on, whatever goes wrong takes the mount (and the kept image) with it.
     let r: Running | undefined;
@@ -203,14 +202,13 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
       Object.assign(status, {
-        cgroup: group, phase: 'starting', uid: uidOf(name),
-        prepareSeconds: (Date.now() - (declaredAt.get(name) ?? Date.now())) / 1000,
+        cgroup: group, phase: 'starting', uid: uidOf(name), prepareSeconds: (Date.now() - declaredAt) / 1000,
         ...(manifest.memoryBytes !== undefined ? { memoryMaxBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
-      r = { spec, dir, group, manifest, status, declaredAt: declaredAt.get(name) ?? Date.now(), oomKills: 0 };
+      r = { spec, dir, group, manifest, status, declaredAt, oomKills: 0, followed: 0 };
       running.set(name, r);
-      await publish(name, status);
+      await report(status);
       o.supervisor.add({
         name, outputs: manifest.outputs, owner: name, args: ['extension-exec'],
         ownMounts: false,
@@ -226,10 +224,11 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
       if (r) running.delete(name);
       unmountImage(machine, name, dir);
       forgetImage(machine, spec.sha256);
-      return failed(e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
+      return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
     }
     log.info(`extension ${name}: ${r.manifest.version} starting as uid ${uidOf(name)} (${image.bytes} bytes, `
       + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
+    return { ...status };
   }
 
   /** The manifest of the image mounted on `dir`, or every problem that keeps it from running. */
@@ -258,81 +257,74 @@ export async function startExtensionRunner(o: ExtensionRunnerOptions): Promise<E
     return problems.length ? problems : manifest;
   }
 
-  /** Brings extension `name` to what its ExtensionSpec says now. */
-  async function converge(name: string): Promise<void> {
-    clearTimeout(retries.get(name));
-    retries.delete(name);
-    if (closing) return;
-    const want = o.state.findSync({ namespace: CONFIG_NS, type: EXTENSION_TYPE, id: name })?.spec as
-      ExtensionSpec | undefined;
-    const have = running.get(name);
-    if (have && want && sameSpec(have.spec, want)) return;
-    if (have) await stop(name, have);
-    if (!want) {
-      await destroyIfPresent(o.state, pointer(name), ENGINE_OWNER);
-      return;
+  /** The process's fate, as the supervisor publishes it, becomes the running extension's phase. */
+  function follow(name: string, r: Running, plugin: Resource<PluginStatusSpec> | undefined): ExtensionStatusSpec {
+    // Once per PluginStatus change: the memory read here changes on every read, and a status written on every
+    // reconcile would wake this controller again (its statuses are its input).
+    if (!plugin || plugin.metadata.version === r.followed) return { ...r.status };
+    r.followed = plugin.metadata.version;
+    const p = plugin.spec;
+    const s = r.status;
+    if (p.state === 'running' && p.pid) {
+      s.phase = 'running';
+      s.error = '';
+      s.startSeconds ??= (Date.now() - r.declaredAt) / 1000;
+      try {
+        s.capabilities = capabilityNames(capabilitySet(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'CapEff'));
+      } catch (e) { log.warn(`extension ${name}: reading /proc/${p.pid}/status: ${(e as Error).message}`); }
+      try {
+        s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim());
+      } catch (e) {
+        log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
+      }
+    } else if (p.state === 'backoff') {
+      s.phase = 'crashing';
+      const exit = p.lastExit?.signal ? `signal ${p.lastExit.signal}` : `code ${p.lastExit?.code}`;
+      const ooms = oomKillsOf(r.group);
+      // Killed for its own limit: its cgroup says so (the machine's memory is not what ran out).
+      s.error = ooms > r.oomKills && p.lastExit?.signal === 'SIGKILL'
+        ? `killed by the OOM killer: it used all of its memory (memory.max ${mib(s.memoryMaxBytes)})`
+        : p.lastError ?? `exited (${exit})`;
+      r.oomKills = ooms;
     }
-    await start(name, want);
+    return { ...s };
   }
 
-  /** The process's fate, as the supervisor publishes it, becomes the extension's phase (in its queue). */
-  function followProcess(name: string, p: PluginStatusSpec): void {
-    enqueue(name, async () => {
-      const r = running.get(name);
-      if (!r) return;
-      const s = r.status;
-      if (p.state === 'running' && p.pid) {
-        s.phase = 'running';
-        s.error = '';
-        s.startSeconds ??= (Date.now() - r.declaredAt) / 1000;
-        try {
-          s.capabilities = capabilityNames(capabilitySet(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'CapEff'));
-        } catch (e) { log.warn(`extension ${name}: reading /proc/${p.pid}/status: ${(e as Error).message}`); }
-        try {
-          s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim());
-        } catch (e) {
-          log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
-        }
-      } else if (p.state === 'backoff') {
-        s.phase = 'crashing';
-        const exit = p.lastExit?.signal ? `signal ${p.lastExit.signal}` : `code ${p.lastExit?.code}`;
-        const ooms = oomKillsOf(r.group);
-        // Killed for its own limit: its cgroup says so (the machine's memory is not what ran out).
-        s.error = ooms > r.oomKills && p.lastExit?.signal === 'SIGKILL'
-          ? `killed by the OOM killer: it used all of its memory (memory.max ${mib(s.memoryMaxBytes)})`
-          : p.lastError ?? `exited (${exit})`;
-        r.oomKills = ooms;
-      } else return;
-      await publish(name, s);
-    });
-  }
-
-  const specs = await o.state.watch({ namespace: CONFIG_NS, type: EXTENSION_TYPE }, { bootstrapContents: true },
-    (events) => {
-      for (const e of events) {
-        if (e.type === 'bootstrapped' || e.type === 'errored') continue;
-        const name = e.resource.metadata.id;
-        // Declared anew: its own time, and a failed fetch's wait starts over.
-        declaredAt.set(name, Date.now());
-        retryDelays.delete(name);
-        enqueue(name, () => converge(name));
-      }
-    });
-  const plugins = await o.state.watch({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE }, {}, (events) => {
-    for (const e of events) {
-      if ((e.type === 'created' || e.type === 'updated') && running.has(e.resource.metadata.id)) {
-        followProcess(e.resource.metadata.id, e.resource.spec as PluginStatusSpec);
-      }
-    }
-  });
-
-  return {
-    async close() {
-      closing = true;
-      for (const t of retries.values()) clearTimeout(t);
-      specs.close();
-      plugins.close();
-      await queues.settled();
+  return specController<ExtensionSpec, ExtensionStatusSpec, Plugins>({
+    name: 'extension-spec', owner: ENGINE_OWNER,
+    namespace: CONFIG_NS, specType: EXTENSION_TYPE, statusNamespace: RUNTIME_NS, statusType: EXTENSION_STATUS_TYPE,
+    inputs: [{ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' }],
+    retry: { firstMs: o.firstRetryMs ?? 5000, lastMs: 300_000 },
+    async observe(ctx) {
+      const list = await ctx.state.list({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE });
+      return new Map(list.map((r) => [r.metadata.id, r as Resource<PluginStatusSpec>]));
     },
-  };
+    async apply(name, spec, prev, plugins, ctx) {
+      const have = running.get(name);
+      if (have && sameSpec(have.spec, spec)) return follow(name, have, plugins.get(name));
+      const no = refused.get(name);
+      if (prev && no && sameSpec(no, spec)) return prev;
+      refused.delete(name);
+      if (have) {
+        await ctx.report({ ...have.status, phase: 'stopping' });
+        await stop(name);
+      }
+      // Since its ExtensionSpec last changed (the resource as listed, before this controller's finalizer).
+      let status: ExtensionStatusSpec;
+      try {
+        status = await start(name, spec, ctx.resource.metadata.updated, ctx.report);
+      } catch (e) {
+        if (e instanceof TryAgain) throw e;
+        status = failed(name, emptyStatus(spec), [(e as Error).message]);
+      }
+      // Not tried again at every reconcile (a refused image fetched again and again): a new spec is.
+      if (status.phase === 'failed') refused.set(name, spec);
+      return status;
+    },
+    failed: (name, spec, _prev, error) => failed(name, emptyStatus(spec), [error]),
+    async undo(name) {
+      refused.delete(name);
+      await stop(name);
+    },
+  });
 }

@@ -1,0 +1,201 @@
+// The extension controller on a real state and controller runtime, with a machine of directories: an image is
+// a root directory copied where it is "mounted", a cgroup a directory with memory.events and memory.current, and
+// the supervisor publishes PluginStatus as the real one does (this process's pid as the extension's, so its
+// /proc/PID/status is read). What runs it in a booted machine (squashfs, loop devices, confinement): qemu/
+// extension.test.ts. Here: the steps and their order, the finalizer, retries and refusals.
+import t, { type Test } from 'tap';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ControllerRuntime } from '../../../cosi/controller/runtime.ts';
+import { newResource, type Pointer } from '../../../cosi/resource/resource.ts';
+import { MemoryState } from '../../../cosi/state/memory-state.ts';
+import { copyResource } from '../../../cosi/state/freeze.ts';
+import { destroyIfPresent, upsert } from '../../../cosi/state/upsert.ts';
+import { until } from '../../../cosi/conformance/converge.ts';
+import { createAdmission } from '../../../machinery/config/admission.ts';
+import type { Logger } from '../../../machinery/log.ts';
+import type { ExtensionStatusSpec, PluginStatusSpec } from '../../../machinery/model/runtime-types.ts';
+import {
+  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+} from '../../../proto/gen/resource-types.ts';
+import { extensionSpec } from './extension-spec.ts';
+import { imagePath, RefusedImage } from './fetch.ts';
+import { ExtensionTypeBook, type RealMachine } from './types.ts';
+
+const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => quiet };
+const SHA = { one: '1'.repeat(64), two: '2'.repeat(64), bad: 'b'.repeat(64) };
+const MANIFEST = (name: string, version: string, extra = '') =>
+  `name: ${name}\nversion: ${version}\nexecutable: /bin/prog\noutputs: []\nmemory: 32MiB\n${extra}`;
+
+async function setUp(t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), 'extension-spec-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  /** The image of each hash: a root directory. */
+  const roots = new Map<string, string>();
+  const root = (sha: string, manifest: string, executable = true) => {
+    const r = join(dir, 'roots', sha);
+    for (const d of ['proc', 'dev', 'tmp', 'run', 'bin']) mkdirSync(join(r, d), { recursive: true });
+    writeFileSync(join(r, 'manifest.yaml'), manifest);
+    if (executable) {
+      writeFileSync(join(r, 'bin', 'prog'), '#!/bin/sh\n');
+      chmodSync(join(r, 'bin', 'prog'), 0o755);
+    }
+    roots.set(sha, r);
+  };
+  const seen = { fetches: [] as string[], steps: [] as string[], away: 0 };
+  const machine: RealMachine = {
+    imagesDir: join(dir, 'images'), mountsDir: join(dir, 'mounts'),
+    async fetch(source, sha256, into) {
+      seen.fetches.push(sha256);
+      if (source.includes('away') && seen.away-- > 0) return new Error(`${source}: connect ECONNREFUSED`);
+      if (!roots.has(sha256)) return new RefusedImage(`${source}: its sha256 is not the ${sha256} declared`);
+      mkdirSync(into, { recursive: true });
+      writeFileSync(imagePath(into, sha256), sha256);
+      return { path: imagePath(into, sha256), bytes: 64, reused: false };
+    },
+    mount(image, at) {
+      seen.steps.push(`mount ${image.slice(-20, -9)}`);
+      cpSync(roots.get(readdirSync(machine.imagesDir).find((f) => image.endsWith(f))!.slice(0, 64))!, at,
+        { recursive: true });
+    },
+    unmount(at) {
+      seen.steps.push('unmount');
+      for (const f of readdirSync(at)) rmSync(join(at, f), { recursive: true });
+    },
+    prepareGroup(name) {
+      const g = join(dir, 'cgroup', name);
+      mkdirSync(g, { recursive: true });
+      writeFileSync(join(g, 'memory.events'), 'oom 0\noom_kill 0\n');
+      writeFileSync(join(g, 'memory.current'), '1234\n');
+      return g;
+    },
+    async removeGroup(g) {
+      seen.steps.push('remove group');
+      rmSync(g, { recursive: true });
+    },
+  };
+  const state = new MemoryState();
+  const pluginPtr = (id: string): Pointer => ({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id });
+  const supervisor = {
+    add(p: { name: string; outputs: readonly string[] }) {
+      seen.steps.push(`add ${p.name}`);
+      const running: PluginStatusSpec = { state: 'running', pid: process.pid, restarts: 0, outputs: [...p.outputs] };
+      void upsert(state, pluginPtr(p.name), running, 'engine');
+    },
+    async remove(name: string) {
+      seen.steps.push(`remove ${name}`);
+      await destroyIfPresent(state, pluginPtr(name), 'engine');
+    },
+  };
+  const runtime = new ControllerRuntime(state, {
+    log: () => ({ info: () => {}, warn: () => {}, error: () => {} }),
+    backoff: { initialMs: 20, factor: 1.5, maxMs: 500 },
+  });
+  runtime.register(extensionSpec({
+    state, log: quiet, supervisor, admission: createAdmission(state),
+    pluginSocket: '/run/cosi/plugins.sock', machine, types: new ExtensionTypeBook(machine), firstRetryMs: 200,
+    builtins: [{ name: 'network', outputs: ['LinkStatuses.net.appliance.dev'] }],
+  }));
+  runtime.start();
+  await runtime.watching();
+  t.teardown(() => runtime.stop());
+  const specPtr = (id: string) => ({ namespace: CONFIG_NS, type: EXTENSION_TYPE, id });
+  const statusOf = async (id: string) =>
+    state.findSync({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id })?.spec as ExtensionStatusSpec | undefined;
+  const declare = async (id: string, source: string, sha256: string) => {
+    const cur = state.findSync(specPtr(id));
+    if (!cur) return state.create(newResource(specPtr(id), { source, sha256 }));
+    const next = copyResource(cur);
+    next.spec = { source, sha256 };
+    return state.update(next);
+  };
+  const phase = (id: string, want: string, ms = 5000) => until(async () => (await statusOf(id))?.phase, want, ms);
+  return { dir, root, seen, machine, state, statusOf, declare, phase, specPtr, pluginPtr };
+}
+
+t.test('declared: fetched, mounted, its cgroup made, started; running with what /proc says', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  t.equal(await m.phase('hello', 'running'), 'running');
+  const s = (await m.statusOf('hello'))!;
+  t.match(s, { version: '1.0.0', uid: 61_000, memoryBytes: 1234, memoryMaxBytes: 32 << 20, imageBytes: 64 });
+  t.ok(Array.isArray(s.capabilities) && s.startSeconds !== undefined, 'capabilities and start time read');
+  t.same(m.seen.steps, [`mount ${SHA.one.slice(-11)}`, 'add hello']);
+  t.same(m.state.findSync(m.specPtr('hello'))!.metadata.finalizers, ['engine'], 'the spec is held');
+  t.ok(existsSync(join(m.machine.mountsDir, `hello-${SHA.one.slice(0, 12)}`, 'manifest.yaml')));
+});
+
+t.test('its process killed for its memory: crashing, and its cgroup\'s OOM kill named', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  await m.phase('hello', 'running');
+  writeFileSync(join(m.dir, 'cgroup', 'hello', 'memory.events'), 'oom 1\noom_kill 1\n');
+  await upsert(m.state, m.pluginPtr('hello'), {
+    state: 'backoff', pid: 0, restarts: 1, outputs: [], lastExit: { code: 0, signal: 'SIGKILL' },
+  }, 'engine');
+  t.equal(await m.phase('hello', 'crashing'), 'crashing');
+  t.match((await m.statusOf('hello'))!.error, /killed by the OOM killer: .*memory\.max 32 MiB/);
+});
+
+t.test('a new image replaces it: the old process stops before the new one starts, its image goes', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  m.root(SHA.two, MANIFEST('hello', '1.1.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  await m.phase('hello', 'running');
+  await m.declare('hello', 'http://images/hello-1.1', SHA.two);
+  t.equal(await until(async () => (await m.statusOf('hello'))?.version, '1.1.0'), '1.1.0');
+  t.equal(await m.phase('hello', 'running'), 'running');
+  t.same(m.seen.steps, [`mount ${SHA.one.slice(-11)}`, 'add hello', 'remove hello', 'unmount', 'remove group',
+    `mount ${SHA.two.slice(-11)}`, 'add hello']);
+  t.notOk(existsSync(imagePath(m.machine.imagesDir, SHA.one)), 'the old image is not kept');
+  t.ok(existsSync(imagePath(m.machine.imagesDir, SHA.two)));
+});
+
+t.test('deleted: the delete returns once it is stopped, unmounted and its cgroup gone', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  await m.phase('hello', 'running');
+  await m.state.teardownAndDestroy(m.specPtr('hello'));
+  t.same(m.seen.steps.slice(2), ['remove hello', 'unmount', 'remove group'], 'undone before the delete returned');
+  t.equal(await until(() => m.statusOf('hello'), undefined), undefined, 'its status goes');
+  t.same(readdirSync(m.machine.mountsDir), []);
+  t.notOk(existsSync(imagePath(m.machine.imagesDir, SHA.one)));
+});
+
+t.test('a bad image: every problem named, and not fetched again until its spec changes', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.bad, MANIFEST('other', '1.0.0', 'outputs: [LinkStatuses.net.appliance.dev]\n')
+    .replace('outputs: []\n', ''), false);
+  await m.declare('broken', 'http://images/broken', SHA.bad);
+  t.equal(await m.phase('broken', 'failed'), 'failed');
+  const error = (await m.statusOf('broken'))!.error;
+  t.match(error, /names the extension "other", its ExtensionSpec "broken"/);
+  t.match(error, /executable \/bin\/prog: no executable file in the image/);
+  t.match(error, /LinkStatuses\.net\.appliance\.dev is written by the machine's plugin network/);
+  t.same(readdirSync(m.machine.mountsDir), [], 'unmounted again');
+  // Other extensions' processes come and go: the refused one is not fetched again for that.
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  await m.phase('hello', 'running');
+  t.same(m.seen.fetches, [SHA.bad, SHA.one]);
+  await m.declare('broken', 'http://images/not-found', SHA.two);
+  await until(async () => (await m.statusOf('broken'))?.sha256, SHA.two);
+  t.match((await m.statusOf('broken'))!.error, /its sha256 is not the 2+ declared/);
+  t.same(m.seen.fetches, [SHA.bad, SHA.one, SHA.two], 'a new spec is tried');
+});
+
+t.test('a server away: failed and trying again, then running once it answers', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  m.seen.away = 2;
+  await m.declare('hello', 'http://away/hello', SHA.one);
+  const waiting = (e?: string) => /ECONNREFUSED \(trying again in \d+ s\)/.test(e ?? '');
+  t.ok(await until(async () => waiting((await m.statusOf('hello'))?.error), true), 'failed, trying again');
+  t.equal(await m.phase('hello', 'running', 10_000), 'running');
+  t.same(m.seen.fetches, [SHA.one, SHA.one, SHA.one], 'tried three times: 200 ms, then 400 ms later');
+});
