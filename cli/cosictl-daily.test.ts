@@ -69,6 +69,42 @@ t.test('help: every command has its own, however it is asked for', async (t) => 
   t.equal((await run(['help', 'nosuch'])).code, 2);
 });
 
+t.test('kubectl\'s habits: bare cosictl is help; did you mean; TYPE/ID; TYPE,TYPE; -o yml', async (t) => {
+  const bare = await run([]);
+  t.same([bare.code, bare.err], [0, ''], 'bare: help, exit 0');
+  t.match(bare.out, /^usage: cosictl /);
+  const typo = await run(['gte', 'motd']);
+  t.same([typo.code, typo.err], [2, 'cosictl: unknown command "gte" (did you mean get?)\n']);
+  t.match((await run(['frobnicate'])).err, /unknown command "frobnicate" \(commands: get, /, 'nothing near: the list');
+  const type = await run(['get', 'motds-']);
+  t.equal(type.code, 4);
+  t.match(type.err, /^cosictl: unknown resource type "motds-" \(did you mean motd\?\) \(see `cosictl api-resources`\)/);
+  t.match((await run(['get', 'lnkspec'])).err, /did you mean linkspec\?/);
+  await run(['apply', '-f', '-'], [motd('hb-1', 'one'), motd('hb-2', 'two')].join('---\n'));
+  const one = await run(['get', 'motd/hb-1', 'motd/hb-2', '-o', 'name']);
+  t.same([one.code, one.out], [0, 'motd/hb-1\nmotd/hb-2\n'], 'TYPE/ID, several');
+  const yml = await run(['get', 'motd/hb-1', '-o', 'yml']);
+  t.equal(yml.code, 0, yml.err);
+  t.match(yml.out, /^metadata:\n[^]*  id: hb-1\n[^]*spec:\n  text: one\n/, '-o yml is yaml');
+  const both = await run(['get', 'motd,cmdline']);
+  t.equal(both.code, 0, both.err);
+  t.match(both.out, /^NAMESPACE +TYPE +ID +VERSION +TEXT.*\n(config +Motd +.*\n)+\nNAMESPACE +TYPE +ID +VERSION +.*\n/,
+    `a table per type, a blank line between:\n${both.out}`);
+  t.match(both.out, /\nruntime +KernelCmdline +current /);
+  const list = JSON.parse((await run(['get', 'motd/hb-2', 'motd/hb-1', '-o', 'json'])).out) as
+    { kind: string; items: { metadata: { id: string } }[] };
+  t.same(list.items.map((i) => i.metadata.id), ['hb-2', 'hb-1'], 'json: one list, in the order asked');
+  for (const [args, re] of [
+    [['get', 'motd/hb-1', 'hb-2'], /"hb-2": after TYPE\/ID, every argument is TYPE\/ID/],
+    [['get', 'motd,linkspec', 'hb-1'], /ids name resources of one type; give TYPE\/ID for each instead/],
+    [['get', 'motd,linkspec', '-w'], /get --watch follows one type/],
+  ] as const) {
+    const r = await run([...args]);
+    t.same([r.code, r.err.match(re) !== null], [2, true], `${args.join(' ')}: ${r.err.trim()}`);
+  }
+  await run(['delete', 'motd', 'hb-1', 'hb-2']);
+});
+
 t.test('version: readable, --client needs no machine, --short, -o json; --version', async (t) => {
   const v = await run(['version']);
   t.equal(v.code, 0, v.err);
@@ -364,13 +400,13 @@ t.test('diff: what apply would change, per resource; nothing written', async (t)
   const f = file('diff.yaml', [motd('df-1', 'uno', 'team: b'), motd('df-2', 'same'), motd('df-3', 'new')]
     .join('---\n'));
   const d = await run(['diff', '-f', f]);
-  t.equal(d.code, 0, d.err);
+  t.equal(d.code, 1, `differences: exit 1, as kubectl diff (${d.err})`);
   t.match(d.out, /^--- motd\/df-1 \(the machine, version 1\)\n\+\+\+ motd\/df-1 \(.*diff\.yaml, document 1\)\n/);
   t.match(d.out, /\n labels:\n-  team: a\n\+  team: b\n spec:\n-  text: one\n\+  text: uno\n/);
   t.match(d.out, /--- motd\/df-3 \(the machine, none\)\n\+\+\+ motd\/df-3 \(.*document 3\)\n\+spec:\n\+  text: new\n/);
   t.notMatch(d.out, /df-2/, 'an unchanged resource is not shown');
   t.match((await run(['get', 'motd', 'df-1', '-o', 'yaml'])).out, /text: one/, 'nothing written');
-  t.equal((await run(['diff', '-f', f, '--exit-code'])).code, 1, '--exit-code: 1 when something differs');
+  t.equal((await run(['diff', '-f', f, '--exit-code'])).code, 1, '--exit-code, kept for scripts: the same');
   const stdin = await run(['diff', '-f', '-'], motd('df-1', 'uno'));
   t.match(stdin.out, /\+\+\+ motd\/df-1 \(stdin, document 1\)\n[^]*\+  text: uno\n/, 'stdin, read once, is diffed too');
   const same = await run(['diff', '-f', file('same.yaml', motd('df-2', 'same')), '--exit-code']);
@@ -413,7 +449,7 @@ t.test('usage errors say what to do, and never "undefined"', async (t) => {
     [['get', 'motd', 'nosuch'], 4, /^cosictl: no Motd "nosuch" in namespace config\n$/],
     [['get', 'motd', '--id-regexp', '('], 2, /^cosictl: --id-regexp: "\(" is not a regular expression: Unterminated/],
     [['get', 'motd', '-l', 'a in (x'], 2, /bad label selector term "a in \(x"/],
-    [['get', 'motd', '-o', 'bogus'], 2, /--output: expected table, wide, yaml, json, name or jsonpath=TEMPLATE/],
+    [['get', 'motd', '-o', 'bogus'], 2, /--output: expected table, wide, yaml \(or yml\), json, name or jsonpath=/],
     [['describe', 'motd'], 2, /describe: give a TYPE and an ID/],
     [['edit', 'motd'], 2, /edit: give one TYPE and one ID/],
     [['explain', 'motd', 'a.b'], 4, /Motd: spec has no field "a" \(fields: text, priority\)/],

@@ -251,7 +251,7 @@ t.test('kubectl\'s output habits: json List, name, wide, labels, sort, jsonpath,
   t.same([none.code, none.out, none.err], [0, '', 'No resources found in config namespace.\n']);
   const bad = await run(['get', 'motd', '-o', 'xml']);
   t.equal(bad.code, 2);
-  t.match(bad.err, /--output: expected table, wide, yaml, json, name or jsonpath=TEMPLATE, got "xml"/);
+  t.match(bad.err, /--output: expected table, wide, yaml \(or yml\), json, name or jsonpath=TEMPLATE, got "xml"/);
   t.match((await run(['get', 'motd', '-o', 'yaml', '--show-labels'])).err, /use them with -o table or -o wide/);
 });
 

@@ -9,6 +9,7 @@ import { fanOut } from './fan-out.ts';
 import { renderTable } from './output/table.ts';
 import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { parseDuration } from './duration.ts';
+import { didYouMean } from './did-you-mean.ts';
 import { Session } from './session.ts';
 
 const HELP = `usage: cosictl [global flags] COMMAND [args]
@@ -74,9 +75,10 @@ export async function cosictl(argv: string[]): Promise<number> {
     out(`${clientLine()}\n`);
     return EXIT.ok;
   }
+  // Bare, it says what it does: help, not a usage error (kubectl, git).
   if (!name) {
     out(HELP);
-    return has(p, 'help') ? EXIT.ok : EXIT.usage;
+    return EXIT.ok;
   }
   if (name === 'help') {
     const about = rest[0] === undefined ? undefined : commandNamed(rest[0]);
@@ -142,9 +144,11 @@ export async function cosictl(argv: string[]): Promise<number> {
   }
 }
 
-const unknownCommand = (name: string) => new CliError(
-  `unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')})`, EXIT.usage,
-);
+const unknownCommand = (name: string) => {
+  const names = COMMANDS.map((c) => c.name);
+  const near = didYouMean(name, names);
+  return new CliError(`unknown command "${name}"${near || ` (commands: ${names.join(', ')})`}`, EXIT.usage);
+};
 
 export function main(): void {
   cosictl(process.argv.slice(2)).then(

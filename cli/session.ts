@@ -1,5 +1,6 @@
 // session: one connection to the API plus the resource definitions, which turn
 // what the user typed ("links", "ns", "Motd") into a type and a default namespace.
+import { didYouMean } from './did-you-mean.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, resolveDefinition, type ResourceDefinitionSpec,
 } from '../cosi/meta/definition.ts';
@@ -72,9 +73,13 @@ export class Session {
   }
 
   async resolve(name: string): Promise<ResourceDefinitionSpec> {
-    const def = resolveDefinition(await this.definitions(), name);
-    if (!def) throw new CliError(`unknown resource type "${name}" (see \`cosictl api-resources\`)`, EXIT.notFound);
-    return def;
+    const defs = await this.definitions();
+    const def = resolveDefinition(defs, name);
+    if (def) return def;
+    const displayOf = new Map(defs.flatMap((d) => [d.type, ...d.allAliases]
+      .map((n) => [n.toLowerCase(), d.displayType.toLowerCase()] as const)));
+    const near = didYouMean(name, displayOf.keys(), (n) => displayOf.get(n)!);
+    throw new CliError(`unknown resource type "${name}"${near} (see \`cosictl api-resources\`)`, EXIT.notFound);
   }
 
   /**

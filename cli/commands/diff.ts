@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import { loadDocuments } from '../../machinery/config/documents.ts';
 import { isMap } from '../../machinery/config/safe-yaml.ts';
 import { resourceName } from '../../cosi/meta/definition.ts';
-import { flagAll, has } from '../args.ts';
+import { flagAll } from '../args.ts';
 import type { Command } from '../command.ts';
 import { EXIT } from '../errors.ts';
 import { resourceDocument } from '../output/format.ts';
@@ -22,10 +22,10 @@ FILE's (+++). Nothing is written. FILE is what apply takes (files, directories, 
 
 flags:
   -f, --filename FILE   the documents to compare
-      --exit-code       exit 1 when there are differences (0 when none), as git diff does
+      --exit-code       the default now, kept for scripts that give it
 
-exit codes: 0 (with --exit-code: no differences), 1 differences (--exit-code) or refused,
-3 invalid input, as apply's.
+exit codes: 0 no differences, 1 differences (as kubectl diff and git diff --exit-code) or
+refused, 3 invalid input, as apply's.
 `;
 
 type Doc = { labels?: unknown; annotations?: unknown; spec: unknown };
@@ -37,8 +37,7 @@ const comparable = (d: Doc) => YAML.stringify({
   spec: d.spec ?? null,
 });
 
-async function run(s: Session, files: string[], out: (t: string) => void, err: (t: string) => void,
-  exitCode: boolean): Promise<number> {
+async function run(s: Session, files: string[], out: (t: string) => void, err: (t: string) => void): Promise<number> {
   const res = await sendConfig(s, configInput(files, 'diff'), { mode: 'merge', dryRun: true, trySeconds: 0 });
   if ('refused' in res) {
     err(`${res.refused}\n`);
@@ -75,7 +74,7 @@ async function run(s: Session, files: string[], out: (t: string) => void, err: (
     }
   }
   if (!shown) err('no differences\n');
-  return exitCode && shown ? EXIT.failed : EXIT.ok;
+  return shown ? EXIT.failed : EXIT.ok;
 }
 
 export const diffCommand: Command = {
@@ -83,5 +82,5 @@ export const diffCommand: Command = {
   summary: 'diff -f FILE           what apply -f FILE would change, as a diff per resource',
   help: DIFF_HELP,
   flags: ['filename', 'exit-code'],
-  run: async ({ p, out, err, session }) => run(await session(), flagAll(p, 'filename'), out, err, has(p, 'exit-code')),
+  run: async ({ p, out, err, session }) => run(await session(), flagAll(p, 'filename'), out, err),
 };

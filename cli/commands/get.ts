@@ -16,12 +16,15 @@ import { parseSelector } from '../selector.ts';
 import type { Session } from '../session.ts';
 
 export const GET_HELP = `usage: cosictl get TYPE [ID...] [flags]
+       cosictl get TYPE/ID [TYPE/ID...] [flags]
+       cosictl get TYPE,TYPE... [flags]
 
-Shows resources of TYPE (a type name or alias, see \`cosictl api-resources\`).
+Shows resources of TYPE (a type name or alias, see \`cosictl api-resources\`); of several types,
+one table each (a list of all of them in yaml, json, name and jsonpath).
 
 flags:
-  -o, --output FORMAT    table (default); wide (with OWNER, PHASE, AGE); yaml (one document
-                         per resource, what apply -f takes back); json (the resource, or a
+  -o, --output FORMAT    table (default); wide (with OWNER, PHASE, AGE); yaml or yml (one
+                         document per resource, what apply -f takes back); json (the resource, or a
                          List of several); name (TYPE/ID); jsonpath=TEMPLATE, kubectl's form:
                          -o 'jsonpath={range .items[*]}{.metadata.id}{"\\n"}{end}'
   -l, --selector SEL     label selector: k=v, k!=v, k, !k, "k in (a,b)", k<10 (numeric);
@@ -68,13 +71,40 @@ export function sortByPath(rs: Resource[], path: string): Resource[] {
   }).map(({ r }) => r);
 }
 
+/** What get is asked for: each type named, with its ids (none: every resource of it), in the order given. */
+export function getTargets(positional: readonly string[]): { type: string; ids: string[] }[] {
+  const [first, ...rest] = positional;
+  if (first === undefined) throw new CliError('get: name a resource type (see `cosictl api-resources`)', EXIT.usage);
+  if (first.includes('/')) {
+    const targets: { type: string; ids: string[] }[] = [];
+    for (const word of positional) {
+      const at = word.indexOf('/');
+      if (at <= 0 || at === word.length - 1) {
+        throw new CliError(`get: "${word}": after TYPE/ID, every argument is TYPE/ID`, EXIT.usage);
+      }
+      const type = word.slice(0, at);
+      const known = targets.find((x) => x.type === type);
+      if (known) known.ids.push(word.slice(at + 1));
+      else targets.push({ type, ids: [word.slice(at + 1)] });
+    }
+    return targets;
+  }
+  const types = first.split(',');
+  if (types.some((x) => !x)) throw new CliError(`get: "${first}": an empty type name between commas`, EXIT.usage);
+  if (types.length > 1 && rest.length) {
+    throw new CliError(`get ${first}: ids name resources of one type; give TYPE/ID for each instead`, EXIT.usage);
+  }
+  return types.length > 1 ? types.map((type) => ({ type, ids: [] })) : [{ type: first, ids: rest }];
+}
+
 export async function get(
   s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void = () => {},
   printTable: TableOut = (header, rows) => out(renderTable(header, rows)),
 ): Promise<number> {
-  const [typeName, ...ids] = p.positional;
-  if (!typeName) throw new CliError('get: name a resource type (see `cosictl api-resources`)', EXIT.usage);
+  const targets = getTargets(p.positional);
   const output = outputOf(p);
+  if (targets.length > 1) return getSeveral(s, p, targets, output, out, err, printTable);
+  const { type: typeName, ids } = targets[0]!;
   const def = await s.resolve(typeName);
   const namespace = s.namespaceFor(def);
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
@@ -158,6 +188,47 @@ export async function get(
       out(renderJsonPath(output.template!, resources, single));
       break;
     default: out(renderDocuments(resources, output.format, single));
+  }
+  return EXIT.ok;
+}
+
+/** Resources of several types: a table each (a blank line between), or one list of them all. */
+async function getSeveral(
+  s: Session, p: Parsed, targets: readonly { type: string; ids: string[] }[], output: Output,
+  out: (text: string) => void, err: (text: string) => void, printTable: TableOut,
+): Promise<number> {
+  if (has(p, 'watch')) throw new CliError('get --watch follows one type', EXIT.usage);
+  const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
+  const idQuery = flag(p, 'id-regexp');
+  const sortBy = flag(p, 'sort-by');
+  const table = tableOptions(p, output);
+  const sets = await Promise.all(targets.map(async ({ type, ids }) => {
+    const def = await s.resolve(type);
+    const namespace = s.namespaceFor(def);
+    const resources = ids.length ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
+      : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idQuery ? { idQuery } : {}) });
+    return { def, resources: sortBy ? sortByPath(resources, sortBy) : resources };
+  }));
+  const all = sets.flatMap((x) => x.resources);
+  if (!all.length) {
+    err('No resources found.\n');
+    if (output.format === 'json') out(renderDocuments([], 'json'));
+    return EXIT.ok;
+  }
+  switch (output.format) {
+    case 'table': case 'wide':
+      sets.filter((x) => x.resources.length).forEach(({ def, resources }, i) => {
+        if (i) out('\n');
+        printTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table)));
+      });
+      break;
+    case 'name':
+      out(sets.flatMap(({ def, resources }) => resources.map((r) => `${nameOf(r, def)}\n`)).join(''));
+      break;
+    case 'jsonpath':
+      out(renderJsonPath(output.template!, all, false));
+      break;
+    default: out(renderDocuments(all, output.format, false));
   }
   return EXIT.ok;
 }

@@ -10,12 +10,13 @@ import { evalJsonPath, renderCell, renderTemplate } from './jsonpath.ts';
 export type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name' | 'jsonpath';
 export interface Output { format: OutputFormat; template?: string }
 
-export const OUTPUT_FORMATS = 'table, wide, yaml, json, name or jsonpath=TEMPLATE';
+export const OUTPUT_FORMATS = 'table, wide, yaml (or yml), json, name or jsonpath=TEMPLATE';
 
 /** `-o` as given: a format name, or jsonpath=TEMPLATE. */
 export function parseOutput(o: string): Output | undefined {
   const jp = /^jsonpath=(.*)$/s.exec(o);
   if (jp) return jp[1] ? { format: 'jsonpath', template: jp[1] } : undefined;
+  if (o === 'yml') return { format: 'yaml' }; // what the files are often called
   return (['table', 'wide', 'yaml', 'json', 'name'] as const).includes(o as 'table')
     ? { format: o as OutputFormat } : undefined;
 }
