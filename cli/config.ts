@@ -108,6 +108,10 @@ export const currentContext = (f: ConfigFile): string | undefined => f.context ?
 /** The config file's context that `o` names (or the current one), with where it came from. */
 function chosenContext(o: ContextOptions) {
   const path = o.configPath ?? defaultConfigPath();
+  // A file the user named (--config, $COSICTL_CONFIG) must be there: a typo is not "a context without a CA".
+  if (!o.configPath && process.env.COSICTL_CONFIG !== undefined && !existsSync(path)) {
+    throw new CliError(`$COSICTL_CONFIG names ${path}: no such file`, EXIT.usage);
+  }
   const file = readConfigFile(path, !!o.configPath);
   const names = Object.keys(file.contexts ?? {});
   const name = o.context ?? currentContext(file);
@@ -140,9 +144,10 @@ export function loadContext(o: ContextOptions): Context {
       ...(ctx?.serverName ? { serverName: ctx.serverName } : {}),
     };
   if (tls && !tls.insecure && !tls.ca) {
-    throw new CliError(`no CA to check ${endpoint} with: the context ${name ? `"${name}" ` : ''}in ${path} has no `
-      + '`ca` (make one with `cosictl gen config --secrets`), or use --insecure for a machine in maintenance mode',
-    EXIT.usage);
+    const where = existsSync(path) ? `the context ${name ? `"${name}" ` : ''}in ${path} has no \`ca\``
+      : `there is no config file at ${path}`;
+    throw new CliError(`no CA to check ${endpoint} with: ${where} (make one with \`cosictl gen config --secrets\`), `
+      + 'or use --insecure for a machine in maintenance mode', EXIT.usage);
   }
   return {
     endpoint, ...(nodes ? { nodes } : {}), ...(ctx?.namespace ? { namespace: ctx.namespace } : {}),

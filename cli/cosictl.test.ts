@@ -9,7 +9,7 @@ import { createPublicKey } from 'node:crypto';
 import YAML from 'yaml';
 import { generateKey, issueCertificate, keyToPem } from '../machinery/pki/certificate.ts';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
@@ -217,6 +217,30 @@ t.test('a config file supplies the endpoint and the credentials; without a CA it
     (e) => res((e as { code?: number } | null)?.code ?? 0),
   ));
   t.equal(bad, 2, 'unknown context is a usage error');
+  // A file named by $COSICTL_CONFIG that is not there is said so, not "a context without a CA".
+  const gone = join(dirname(cfg), 'no-such-config.yaml');
+  const missing = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl, ['get', 'versions'],
+    { env: { ...process.env, COSICTL_CONFIG: gone } }, (e, _o, err) => res({ code: e?.code as number ?? 0, err })));
+  t.same(missing, { code: 2, err: `cosictl: $COSICTL_CONFIG names ${gone}: no such file\n` });
+  // No file where the default is: that, not a context, is what lacks the CA.
+  const home = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl, ['get', 'versions'],
+    { env: { ...process.env, COSICTL_CONFIG: undefined, XDG_CONFIG_HOME: join(dirname(cfg), 'empty-home') } },
+    (e, _o, err) => res({ code: e?.code as number ?? 0, err })));
+  t.equal(home.code, 2);
+  // A context from another CA: the machine answered, and this client refused its certificate (exit 6, not 5).
+  const otherKey = generateKey();
+  const otherCa = issueCertificate({
+    subject: { commonName: 'another CA' }, publicKey: createPublicKey(otherKey), selfKey: otherKey, usage: 'ca',
+    notBefore: new Date(0), notAfter: new Date(Date.now() + 3600_000),
+  });
+  const other = file('other-ca.yaml', YAML.stringify({
+    context: 'o', contexts: { o: { endpoint, ca: otherCa, cert: creds.cert, key: creds.key } },
+  }));
+  const wrongCa = await new Promise<{ code: number; err: string }>((res) => execFile(cosictl,
+    ['--config', other, 'get', 'versions'], (e, _o, err) => res({ code: e?.code as number ?? 0, err })));
+  t.equal(wrongCa.code, 6, wrongCa.err);
+  t.match(wrongCa.err, /TLS: the machine's certificate is not signed by this context's CA: the context is for /);
+  t.match(home.err, /no CA to check 127\.0\.0\.1:50000 with: there is no config file at .*empty-home\/cosictl\//);
 });
 
 t.test('kubectl\'s output habits: json List, name, wide, labels, sort, jsonpath, and an empty result', async (t) => {

@@ -14,7 +14,10 @@ export const EXIT = {
   notFound: 4,
   /** The API could not be reached. */
   unreachable: 5,
-  /** The machine refused this client's certificate (another CA, no role, out of its dates by the machine's clock). */
+  /**
+   * TLS refused: the machine refused this client's certificate (another CA, no role, out of its dates by the
+   * machine's clock), or this client the machine's (not from the context's CA, a wrong fingerprint).
+   */
   refused: 6,
 } as const;
 

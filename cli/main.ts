@@ -43,8 +43,9 @@ global flags:
       --version          this cosictl's version
 
 exit codes: 0 ok, 1 the API refused or failed, 2 bad usage, 3 invalid input (nothing
-written), 4 not found, 5 API unreachable, 6 the machine refused this client's certificate
-(another CA, no role, or out of its dates by the machine's clock: the message says which).
+written), 4 not found, 5 API unreachable, 6 TLS refused: the machine refused this client's
+certificate (another CA, no role, or out of its dates by the machine's clock), or this client
+refused the machine's (not from the context's CA, a wrong --fingerprint): the message says which.
 `;
 
 const out = (s: string) => {

@@ -57,7 +57,8 @@ export class Session {
     try {
       await this.state.waitReady(timeoutMs);
     } catch (e) {
-      throw new CliError((e as Error).message, EXIT.unreachable);
+      const refused = e instanceof StateError && e.code === 'unauthenticated';
+      throw new CliError((e as Error).message, refused ? EXIT.refused : EXIT.unreachable);
     }
   }
 

@@ -36,10 +36,10 @@ t.test('PID 1 mounts STATE; with no config the API is in maintenance mode; a con
   t.match(st.out, /state: maintenance[\s\S]*persistedTo: \/system\/state\/machine-config\.yaml/,
     `ConfigStatus in maintenance mode ${st.err.trim()}`);
   const pinned = await vm.runInsecure(['--fingerprint', 'AA:BB', 'get', 'versions']);
-  t.equal(pinned.code, 5, 'a wrong fingerprint is refused');
+  t.equal(pinned.code, 6, 'a wrong fingerprint is refused (the TLS kind)');
   t.match(pinned.err, /fingerprint is [0-9A-F:]+, not AA:BB/);
   t.equal((await vm.runInsecure(['get', 'motd'])).code, 1, 'maintenance mode reads versions and status only');
-  t.equal((await vm.run(['get', 'versions'])).code, 5, 'a verifying client cannot check a self-signed machine');
+  t.equal((await vm.run(['get', 'versions'])).code, 6, 'a verifying client refuses a self-signed machine');
   const r = await vm.runInsecure(['apply-config', '-f', '-'], config);
   t.equal(r.code, 0, r.err);
   t.match(r.out, /motd\/persisted created\nhostnamespec\/mine created\napicertificateauthority\/api created\n/);

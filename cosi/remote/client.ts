@@ -8,7 +8,7 @@ import {
   eventFromWire, labelQueriesToWire, resourceFromWire, resourceToWire, watchOptionsToWire, type WireEvent,
   type WireResource,
 } from './codec.ts';
-import { GrpcChannel, type ChannelOptions } from './grpc/client.ts';
+import { GrpcCallError, GrpcChannel, type ChannelOptions } from './grpc/client.ts';
 import { Status } from './grpc/framing.ts';
 import { decode, encode } from './wire.ts';
 import { STATE_METHODS, type StateMethod } from './service.ts';
@@ -41,6 +41,8 @@ export class RemoteState implements State {
     try {
       await this.channel.waitReady(ms);
     } catch (e) {
+      // Reached, and a certificate refused (either side's): said as such, not as "cannot reach".
+      if (e instanceof GrpcCallError && e.code === Status.UNAUTHENTICATED) throw fromCallError(e);
       throw new Error(`cannot reach the COSI API: ${(e as Error).message}`, { cause: e });
     }
   }

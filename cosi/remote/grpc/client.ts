@@ -76,6 +76,21 @@ function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
   return new GrpcCallError(code as StatusCode, decodeGrpcMessage(headerValue(h, 'grpc-message') ?? ''), extra);
 }
 
+/** Why this client refuses a machine's certificate, by the code Node's TLS gives, with what to check. */
+const NOT_THE_CA = 'is not signed by this context\'s CA: the context is for another machine, or the machine has '
+  + 'another CA now';
+const SERVER_CERTIFICATE_REFUSED: Record<string, string> = {
+  SELF_SIGNED_CERT_IN_CHAIN: NOT_THE_CA,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: NOT_THE_CA,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: NOT_THE_CA,
+  CERT_UNTRUSTED: NOT_THE_CA,
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'is self-signed, not signed by this context\'s CA (a machine in maintenance mode '
+    + 'has one: give --insecure, and --fingerprint as its console shows)',
+  CERT_HAS_EXPIRED: 'has expired, by this computer\'s clock (is it right?)',
+  CERT_NOT_YET_VALID: 'is not valid yet, by this computer\'s clock (is it right?)',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'does not name this address (the context\'s serverName says which name to check)',
+};
+
 export class GrpcChannel {
   private session: ClientHttp2Session | undefined;
   private ready: Promise<ClientHttp2Session> | undefined;
@@ -118,12 +133,12 @@ export class GrpcChannel {
           : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
-      const fail = (why: string) => {
+      const fail = (why: string, code: StatusCode = Status.UNAVAILABLE) => {
         // A session destroyed before it connected only ends its socket (a handshake nobody answers keeps it).
         this.ready = undefined;
         s.destroy();
         socket?.destroy();
-        reject(new GrpcCallError(Status.UNAVAILABLE, `cannot reach ${this.address}: ${why}`));
+        reject(new GrpcCallError(code, code === Status.UNAVAILABLE ? `cannot reach ${this.address}: ${why}` : why));
       };
       const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
         + 'is a firewall dropping the packets?)'), timeoutMs);
@@ -134,7 +149,8 @@ export class GrpcChannel {
         const pinned = this.o.tls?.insecure && this.o.tls.fingerprint;
         const got = pinned ? (s.socket as unknown as TLSSocket).getPeerX509Certificate()?.fingerprint256 : undefined;
         if (pinned && got !== pinned.toUpperCase()) {
-          fail(`TLS: the machine's certificate fingerprint is ${got}, not ${pinned}`);
+          fail(`${this.address}: TLS: the machine's certificate fingerprint is ${got}, not ${pinned}`,
+            Status.UNAUTHENTICATED);
           return;
         }
         s.setLocalWindowSize(8 << 20); // the connection's window: many streams' data in flight
@@ -147,6 +163,12 @@ export class GrpcChannel {
       s.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         if (this.session) return;
+        const refused = SERVER_CERTIFICATE_REFUSED[e.code ?? ''];
+        // The machine answered: this side refused its certificate. Not "unreachable": trying again will not help.
+        if (refused) {
+          fail(`${this.address}: TLS: the machine's certificate ${refused} (${e.code})`, Status.UNAUTHENTICATED);
+          return;
+        }
         const tls = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_CERT)/.test(e.code ?? '')
           || /certificate|TLS|SSL/.test(e.message);
         fail(tls ? `TLS: ${e.code ? `${e.code} (${e.message})` : e.message}` : this.socketWhy(e));
