@@ -306,7 +306,9 @@ t.test('a config file cut short is not loaded as a smaller config: refused with 
 
 t.test('a tried config is reverted exactly unless confirmed', async (t) => {
   const before = await motds();
-  const r = await cosictl(['apply-config', '--try', '2s', '-f', file('try.yaml', motd('tried', 'new'))]);
+  // Long enough for the three calls below to come while it is tried, on a loaded host (2 s was not: the try ended
+  // first, and the "during" apply replaced the config).
+  const r = await cosictl(['apply-config', '--try', '8s', '-f', file('try.yaml', motd('tried', 'new'))]);
   t.equal(r.code, 0, r.err);
   t.match(r.out, /trying until .*--confirm/);
   t.same(await motds(), { tried: 'new' }, 'applied');
@@ -314,7 +316,7 @@ t.test('a tried config is reverted exactly unless confirmed', async (t) => {
   const during = await cosictl(['apply-config', '-f', join(dir, 'try.yaml')]);
   t.equal(during.code, 1);
   t.match(during.err, /awaits confirmation/);
-  await until(async () => (await configStatus()).state, 'reverted', 10_000);
+  await until(async () => (await configStatus()).state, 'reverted', 20_000);
   t.same(await motds(), before, 'the pruned motd is back, the tried one gone');
   const s = api();
   t.teardown(() => s.close());
