@@ -6,6 +6,7 @@ import { flag, flagAll, has, type Parsed } from '../args.ts';
 import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import YAML from 'yaml';
 import type { Resource } from '../../cosi/resource/resource.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import {
   nameOf, OUTPUT_FORMATS, parseOutput, renderDocuments, renderJsonPath, resourceDocument, tableHeader, tableRow,
   type Output, type TableOptions,
@@ -171,23 +172,39 @@ export async function get(
     ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
     : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
   if (sortBy) resources = sortByPath(resources, sortBy);
-  if (!resources.length) {
-    err(`No resources found in ${namespace} namespace.\n`);
-    if (output.format === 'json') out(renderDocuments([], 'json'));
+  return show([{ def, resources }], { output, table, single: ids.length === 1, out, err, printTable },
+    `No resources found in ${namespace} namespace.`);
+}
+
+interface Shown {
+  output: Output; table: TableOptions; single: boolean; out: (text: string) => void; err: (text: string) => void;
+  printTable: TableOut;
+}
+
+/** Prints resources, by type: a table each (a blank line between), or one list of them all; `empty` when none. */
+function show(
+  sets: readonly { def: ResourceDefinitionSpec; resources: Resource[] }[], o: Shown, empty: string,
+): number {
+  const all = sets.flatMap((x) => x.resources);
+  if (!all.length) {
+    o.err(`${empty}\n`);
+    if (o.output.format === 'json') o.out(renderDocuments([], 'json'));
     return EXIT.ok;
   }
-  const single = ids.length === 1;
-  switch (output.format) {
+  switch (o.output.format) {
     case 'table': case 'wide':
-      printTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table)));
+      sets.filter((x) => x.resources.length).forEach(({ def, resources }, i) => {
+        if (i) o.out('\n');
+        o.printTable(tableHeader(def, false, o.table), resources.map((r) => tableRow(r, def, undefined, o.table)));
+      });
       break;
     case 'name':
-      out(resources.map((r) => `${nameOf(r, def)}\n`).join(''));
+      o.out(sets.flatMap(({ def, resources }) => resources.map((r) => `${nameOf(r, def)}\n`)).join(''));
       break;
     case 'jsonpath':
-      out(renderJsonPath(output.template!, resources, single));
+      o.out(renderJsonPath(o.output.template!, all, o.single));
       break;
-    default: out(renderDocuments(resources, output.format, single));
+    default: o.out(renderDocuments(all, o.output.format, o.single));
   }
   return EXIT.ok;
 }
@@ -209,28 +226,7 @@ async function getSeveral(
       : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idQuery ? { idQuery } : {}) });
     return { def, resources: sortBy ? sortByPath(resources, sortBy) : resources };
   }));
-  const all = sets.flatMap((x) => x.resources);
-  if (!all.length) {
-    err('No resources found.\n');
-    if (output.format === 'json') out(renderDocuments([], 'json'));
-    return EXIT.ok;
-  }
-  switch (output.format) {
-    case 'table': case 'wide':
-      sets.filter((x) => x.resources.length).forEach(({ def, resources }, i) => {
-        if (i) out('\n');
-        printTable(tableHeader(def, false, table), resources.map((r) => tableRow(r, def, undefined, table)));
-      });
-      break;
-    case 'name':
-      out(sets.flatMap(({ def, resources }) => resources.map((r) => `${nameOf(r, def)}\n`)).join(''));
-      break;
-    case 'jsonpath':
-      out(renderJsonPath(output.template!, all, false));
-      break;
-    default: out(renderDocuments(all, output.format, false));
-  }
-  return EXIT.ok;
+  return show(sets, { output, table, single: false, out, err, printTable }, 'No resources found.');
 }
 
 /** One watch event in yaml, json or name form: which event, and the resource after it. */
