@@ -99,7 +99,7 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
         await ctx.state.destroy(statusPtr(id));
         return true;
       };
-      /** The status of one spec put in effect; a TryAgain failure waits its turn (a new version does not). */
+      /** The status of one spec put in effect; a TryAgain failure waits its turn (a changed spec does not). */
       const applyOne = async (r: Resource<S>, prev: St | undefined, world: W): Promise<St> => {
         const id = r.metadata.id;
         const wait = waiting.get(id);
