@@ -104,10 +104,7 @@ export async function get(
 ): Promise<number> {
   const targets = getTargets(p.positional);
   const output = outputOf(p);
-  if (targets.length > 1) return getSeveral(s, p, targets, output, out, err, printTable);
-  const { type: typeName, ids } = targets[0]!;
-  const def = await s.resolve(typeName);
-  const namespace = s.namespaceFor(def);
+  const defs = await Promise.all(targets.map(({ type }) => s.resolve(type)));
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
   const idRegexp = flag(p, 'id-regexp');
   if (idRegexp !== undefined) {
@@ -126,6 +123,10 @@ export async function get(
   }
 
   if (has(p, 'watch')) {
+    if (targets.length > 1) throw new CliError('get --watch follows one type', EXIT.usage);
+    const def = defs[0]!;
+    const namespace = s.namespaceFor(def);
+    const ids = targets[0]!.ids;
     if (ids.length > 1) throw new CliError('get --watch: at most one id', EXIT.usage);
     if (sortBy) {
       throw new CliError('get --watch: --sort-by orders a list; a watch prints events as they come', EXIT.usage);
@@ -168,12 +169,17 @@ export async function get(
     return EXIT.ok;
   }
 
-  let resources = ids.length
-    ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
-    : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
-  if (sortBy) resources = sortByPath(resources, sortBy);
-  return show([{ def, resources }], { output, table, single: ids.length === 1, out, err, printTable },
-    `No resources found in ${namespace} namespace.`);
+  const sets = await Promise.all(targets.map(async ({ ids }, i) => {
+    const def = defs[i]!;
+    const resources = ids.length ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
+      : await s.state.list({ namespace: s.namespaceFor(def), type: def.type },
+        { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
+    return { def, resources: sortBy ? sortByPath(resources, sortBy) : resources };
+  }));
+  const single = targets.length === 1 && targets[0]!.ids.length === 1;
+  const empty = targets.length === 1 ? `No resources found in ${s.namespaceFor(defs[0]!)} namespace.`
+    : 'No resources found.';
+  return show(sets, { output, table, single, out, err, printTable }, empty);
 }
 
 interface Shown {
@@ -207,26 +213,6 @@ function show(
     default: o.out(renderDocuments(all, o.output.format, o.single));
   }
   return EXIT.ok;
-}
-
-/** Resources of several types: a table each (a blank line between), or one list of them all. */
-async function getSeveral(
-  s: Session, p: Parsed, targets: readonly { type: string; ids: string[] }[], output: Output,
-  out: (text: string) => void, err: (text: string) => void, printTable: TableOut,
-): Promise<number> {
-  if (has(p, 'watch')) throw new CliError('get --watch follows one type', EXIT.usage);
-  const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
-  const idQuery = flag(p, 'id-regexp');
-  const sortBy = flag(p, 'sort-by');
-  const table = tableOptions(p, output);
-  const sets = await Promise.all(targets.map(async ({ type, ids }) => {
-    const def = await s.resolve(type);
-    const namespace = s.namespaceFor(def);
-    const resources = ids.length ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
-      : await s.state.list({ namespace, type: def.type }, { labelQueries, ...(idQuery ? { idQuery } : {}) });
-    return { def, resources: sortBy ? sortByPath(resources, sortBy) : resources };
-  }));
-  return show(sets, { output, table, single: false, out, err, printTable }, 'No resources found.');
 }
 
 /** One watch event in yaml, json or name form: which event, and the resource after it. */
