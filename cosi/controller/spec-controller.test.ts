@@ -37,9 +37,18 @@ function thing(o: { failures: number; applied: string[]; undone: string[] }) {
 t.test('statuses in their own namespace; the finalizer is the owner\'s and held until undone', async (t) => {
   const seen = { failures: 0, applied: [] as string[], undone: [] as string[] };
   const h = await controllerHarness(t, [thing(seen)]);
+  // Every status written, in order: the report while apply runs, then apply's result.
+  const states: string[] = [];
+  const w = await h.state.watch(STATUS, {}, (events) => {
+    for (const e of events) {
+      if (e.type === 'created' || e.type === 'updated') states.push((e.resource.spec as Status).state);
+    }
+  });
+  t.teardown(() => w.close());
   await h.create({ ...SPEC, id: 'a' }, { value: 'one' });
   t.same(await h.until(() => h.spec({ ...STATUS, id: 'a' }), { state: 'applied', value: 'one' }),
     { state: 'applied', value: 'one' });
+  t.same(states, ['working', 'applied'], 'the progress report, then the result');
   t.same((await h.state.get({ ...SPEC, id: 'a' })).metadata.finalizers, ['engine']);
   t.equal((await h.state.get({ ...STATUS, id: 'a' })).metadata.owner, 'engine');
   await h.remove({ ...SPEC, id: 'a' });

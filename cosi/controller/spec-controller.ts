@@ -28,8 +28,6 @@ export interface ApplyContext<S, St> {
    * something: the statuses wake the controller, and two writes on every reconcile would never let it rest.
    */
   report(status: St): Promise<void>;
-  /** Aborted when the controller stops: a long apply gives up. */
-  signal: AbortSignal;
 }
 
 export interface SpecApplier<S, St extends SpecStatusBase, W> {
@@ -106,7 +104,7 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
         if (wait && !sameSpec(wait.spec, r.spec)) waiting.delete(id);
         const report = (s: St) => ctx.state.put(statusPtr(id), s).then(() => undefined);
         try {
-          const status = await a.apply(id, r.spec, prev, world, { resource: r, report, signal: ctx.signal });
+          const status = await a.apply(id, r.spec, prev, world, { resource: r, report });
           waiting.delete(id);
           return status;
         } catch (e) {

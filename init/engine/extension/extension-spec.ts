@@ -12,7 +12,7 @@ import { join, posix } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
 import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Resource } from '../../../cosi/resource/resource.ts';
-import { specController, TryAgain } from '../../../cosi/controller/spec-controller.ts';
+import { DEFAULT_RETRY, specController, TryAgain } from '../../../cosi/controller/spec-controller.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
@@ -48,7 +48,7 @@ export interface ExtensionSpecOptions {
   types: ExtensionTypeBook;
   /** The built-in plugins: their names, and the types they write (an extension may write none of them). */
   builtins: readonly { name: string; outputs: readonly string[] }[];
-  /** The first wait before a failed fetch is tried again (5 s), doubled each time up to 5 minutes. */
+  /** The first wait before a failed fetch is tried again (DEFAULT_RETRY's 5 s), doubled each time up to 5 minutes. */
   firstRetryMs?: number;
 }
 
@@ -294,7 +294,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     name: 'extension-spec', owner: ENGINE_OWNER,
     namespace: CONFIG_NS, specType: EXTENSION_TYPE, statusNamespace: RUNTIME_NS, statusType: EXTENSION_STATUS_TYPE,
     inputs: [{ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' }],
-    retry: { firstMs: o.firstRetryMs ?? 5000, lastMs: 300_000 },
+    retry: { ...DEFAULT_RETRY, ...(o.firstRetryMs !== undefined ? { firstMs: o.firstRetryMs } : {}) },
     async observe(ctx) {
       const list = await ctx.state.list({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE });
       return new Map(list.map((r) => [r.metadata.id, r as Resource<PluginStatusSpec>]));
