@@ -6,6 +6,11 @@ import type { Completion, Line, Lookups } from './completion/contract.ts';
 import type { TableOut } from './output/table.ts';
 import type { Session } from './session.ts';
 
+export interface SessionWait {
+  until: number;
+  progress: (why: string) => void;
+}
+
 export interface CommandIo {
   /** The command's arguments (after its name) and every flag given. */
   p: Parsed;
@@ -13,8 +18,11 @@ export interface CommandIo {
   err: (text: string) => void;
   /** Where a table goes (not through `out`): a fan-out over several machines merges them. */
   table: TableOut;
-  /** The connected session (made on first call). */
-  session: () => Promise<Session>;
+  /**
+   * The connected session (made on first call). With `wait`, a machine that cannot be reached yet is tried
+   * again until `wait.until` (a time in ms), each new reason handed to `wait.progress`: --wait covers the API.
+   */
+  session: (wait?: SessionWait) => Promise<Session>;
   /** The config file cosictl reads its contexts from (--config, $COSICTL_CONFIG, or the default). */
   configPath: string;
   /** --config was given: the file must exist. */

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { connect as netConnect, createServer as createNetServer } from 'node:net';
 import { once } from 'node:events';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -440,6 +440,60 @@ t.test('health: each check; exit 1 naming the failing one; --wait follows it unt
   t.equal(healed.code, 0, 'healthy once the address is no longer wanted');
   t.match(healed.err, /^waiting: addresses: hz0 lacks/);
   t.match(healed.out, /^ok {4}addresses: /m);
+});
+
+/** A port on 127.0.0.1 where nothing listens (a server took it and let it go). */
+async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+t.test('health --wait waits for an API that does not answer yet, saying why', async (t) => {
+  const port = await freePort();
+  const waiting = run(['-e', `127.0.0.1:${port}`, 'health', '--wait', '60s']);
+  await new Promise((r) => setTimeout(r, 3000));
+  // The machine's API appears at the address (as a VM's forward reaches the guest once its network is up).
+  const forward = createNetServer((c) => {
+    const to = netConnect(served.port, '127.0.0.1');
+    c.pipe(to).pipe(c);
+    c.on('error', () => to.destroy());
+    to.on('error', () => c.destroy());
+  }).listen(port, '127.0.0.1');
+  t.teardown(() => forward.close());
+  const r = await waiting;
+  t.equal(r.code, 0, r.err);
+  t.match(r.err,
+    /^waiting: the API does not answer yet: cannot reach the COSI API: cannot reach 127\.0\.0\.1:\d+: refused/);
+  t.match(r.out, /^ok {4}api: serving$/m);
+  const late = await run(['-e', `127.0.0.1:${await freePort()}`, 'health', '--wait', '2s']);
+  t.equal(late.code, 5, 'still unreachable at the end of --wait: exit 5');
+  t.match(late.err, /waiting: the API does not answer yet[^]*cosictl: cannot reach the COSI API/);
+});
+
+t.test('reboot --wait says what it sees and ends when the machine is gone; watches say why they end', async (t) => {
+  // A host engine stops at a power request and does not come back: as a VM whose QEMU ends at a reboot.
+  const other = await startServe(a.exe);
+  t.teardown(() => other.stop());
+  const watch = run(['get', 'motd', '-w'], undefined, other.cosictlConfig);
+  const follow = run(['logs', 'engine', '-f'], undefined, other.cosictlConfig);
+  await new Promise((r) => setTimeout(r, 2000));
+  const started = Date.now();
+  const r = await run(['reboot', '--wait', '2m', '--id', 'gone'], undefined, other.cosictlConfig);
+  t.equal(r.code, 5, r.err);
+  t.match(r.err, /^reboot: asked \(PowerRequest "gone"\)/);
+  t.match(r.err, /^reboot: down: nothing listens at its address \(\d+ s\)$/m, 'what it saw');
+  t.match(r.err, /cosictl: the machine is gone: 127\.0\.0\.1:\d+ has refused connections for 20 s since it went down/);
+  t.ok(Date.now() - started < 60_000, 'well before --wait\'s 2 minutes');
+  const why = 'the machine is rebooting: API power request "gone"';
+  const w = await watch;
+  t.equal(w.code, 5);
+  t.equal(w.err, `cosictl: the watch ended: ${why}\n`, 'the watch says why it ended');
+  const l = await follow;
+  t.equal(l.code, 5);
+  t.equal(l.err, `cosictl: the machine stopped sending engine's lines: ${why}\n`, 'and so does logs -f');
 });
 
 t.test('usage errors say what to do, and never "undefined"', async (t) => {

@@ -22,8 +22,8 @@ export const EXIT = {
 } as const;
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
-    super(message);
+  constructor(message: string, readonly exitCode: number, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'CliError';
   }
 }

@@ -11,6 +11,7 @@ import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { parseDuration } from './duration.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { Session } from './session.ts';
+import type { SessionWait } from './command.ts';
 
 const HELP = `usage: cosictl [global flags] COMMAND [args]
 
@@ -106,16 +107,36 @@ export async function cosictl(argv: string[]): Promise<number> {
     ...(flag(p, 'fingerprint') ? { fingerprint: flag(p, 'fingerprint')! } : {}),
     warn: (line) => err(`cosictl: ${line}\n`),
   };
-  /** A session made when the command first asks for it (once, however many ask at once), closed by `close`. */
+  /**
+   * A session made when the command first asks for it (once, however many ask at once), closed by `close`.
+   * A failed connect is not kept: a later ask tries again. With a wait, an unreachable machine is tried
+   * again each second until its time is up, each new reason said.
+   */
   const lazySession = (ctx: () => Context) => {
     let made: Session | undefined;
     let connected: Promise<Session> | undefined;
-    return {
-      session: () => connected ??= (async () => {
+    const open = async (wait?: SessionWait): Promise<Session> => {
+      let said = '';
+      for (;;) {
+        made?.close();
         made = new Session(ctx(), flag(p, 'namespace'), timeoutMs);
-        await made.connect(timeoutMs);
-        return made;
-      })(),
+        try {
+          await made.connect(timeoutMs);
+          return made;
+        } catch (e) {
+          if (!wait || exitCodeOf(e) !== EXIT.unreachable || Date.now() >= wait.until) throw e;
+          const why = `the API does not answer yet: ${(e as Error).message.split('\n')[0]}`;
+          if (why !== said) wait.progress(why);
+          said = why;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    };
+    return {
+      session: (wait?: SessionWait) => connected ??= open(wait).catch((e: unknown) => {
+        connected = undefined;
+        throw e;
+      }),
       close: () => made?.close(),
     };
   };

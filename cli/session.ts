@@ -58,7 +58,7 @@ export class Session {
       await this.state.waitReady(timeoutMs);
     } catch (e) {
       const refused = e instanceof StateError && e.code === 'unauthenticated';
-      throw new CliError((e as Error).message, refused ? EXIT.refused : EXIT.unreachable);
+      throw new CliError((e as Error).message, refused ? EXIT.refused : EXIT.unreachable, { cause: e });
     }
   }
 

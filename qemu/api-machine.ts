@@ -51,8 +51,11 @@ export interface ApiVmOptions {
    * or not at all (the test gives it another way: another config source, or the API in maintenance mode).
    */
   secrets?: 'fw_cfg' | 'none';
-  /** Called with the launched machine before it is waited for (tests hook their failure reports here). */
-  onLaunch?: (vm: Vm) => void;
+  /**
+   * Called with the launched machine before it is waited for (tests hook their failure reports here), and its
+   * cosictl (what a user types right after starting a machine).
+   */
+  onLaunch?: (vm: Vm, run: ApiVm['run']) => void;
   /** false: return at the ready line, not once the API answers (a test of a machine that refuses its clients). */
   awaitApi?: boolean;
 }
@@ -121,7 +124,7 @@ export async function bootApiMachine(
     }
     return r;
   };
-  o.onLaunch?.(vm);
+  o.onLaunch?.(vm, run);
   await vm.waitFor(READY_RE, 180_000);
   const awaitPlugins = async (names: string[], ms = 180_000) => {
     const deadline = Date.now() + ms;

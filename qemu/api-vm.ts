@@ -21,4 +21,10 @@ function reportConsoleOnFailure(vm: Vm): void {
 /** bootApiMachine, reporting the console when a test fails. */
 export const bootWithApi = (
   extra: Partial<VmOptions> = {}, addressing: 'static' | 'dhcp' = 'static', o: ApiVmOptions = {},
-): Promise<ApiVm> => bootApiMachine(extra, addressing, { ...o, onLaunch: reportConsoleOnFailure });
+): Promise<ApiVm> => bootApiMachine(extra, addressing, {
+  ...o,
+  onLaunch: (vm, run) => {
+    reportConsoleOnFailure(vm);
+    o.onLaunch?.(vm, run);
+  },
+});

@@ -3,7 +3,7 @@
 // change as the issue plugin (a separate process in the guest) renders it.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { bootWithApi } from './api-vm.ts';
+import { bootWithApi, type CliResult } from './api-vm.ts';
 import { READY_RE } from '../init/boot/ready-line.ts';
 import { RemoteState } from '../cosi/remote/client.ts';
 import { addFinalizer, removeFinalizer } from '../cosi/state/finalizers.ts';
@@ -13,8 +13,21 @@ import { SHUTDOWN_REQUEST_ID } from '../machinery/model/singleton-ids.ts';
 const READY_RE_GLOBAL = new RegExp(READY_RE.source, 'g');
 
 // The guest's reboot restarts it (no -no-reboot): a reboot through the API must bring it back.
-const { vm, cosictl, cosictlConfig, run, poll, endpoint, tls } = await bootWithApi({ noReboot: false });
+// `health --wait` starts with QEMU, as a user types it right after `npm start`: before the API answers.
+let healthAtStart: Promise<CliResult> | undefined;
+const { vm, cosictl, cosictlConfig, run, poll, endpoint, tls } = await bootWithApi({ noReboot: false }, 'static', {
+  onLaunch: (_vm, cli) => {
+    healthAtStart = cli(['health', '--wait', '5m'], undefined, 330_000);
+  },
+});
 t.teardown(() => vm.kill());
+
+t.test('health --wait, typed as QEMU starts, waits for the API, then for every check', async (t) => {
+  const r = await healthAtStart!;
+  t.equal(r.code, 0, r.err);
+  t.match(r.err, /^waiting: the API does not answer yet: /, 'it said why it waited');
+  t.match(r.out, /^ok {4}api: serving\n/);
+});
 
 t.test('boots and serves the API on the forwarded port', async (t) => {
   t.match(vm.console(), /phase api done in/);
@@ -101,6 +114,8 @@ t.test('cosictl reboot: a holder delays it 5 s, then the machine comes back to r
   const r = await reboot;
   t.equal(r.code, 0, r.err);
   t.match(r.out, /the machine is back and ready/);
+  t.match(r.err, /^reboot: down: not answering \(\d+ s\)$/m, 'it said what it saw: the machine down');
+  t.notMatch(r.err, /nothing listens/, 'a rebooting VM\'s forward accepts: not taken for a machine gone');
   t.match(vm.console(), /reboot: every holder let go \(vm-test-hold\)/);
   t.match(vm.console(), /reboot: Restarting system/);
   t.equal(readyLines(), before + 1, 'a second ready line: it booted again');

@@ -287,9 +287,14 @@ export function launch(o: VmOptions): Vm {
   const exited = new Promise<VmExit>((resolve) => {
     child.on('exit', (code, signal) => {
       done = true;
-      log.end();
+      // The directory holds the QMP socket and the firmware's variables, and the console log unless one was given
+      // elsewhere: then it goes at once (npm start exits right after), else once the log is written.
+      const removeDir = () => rmSync(dir, { recursive: true, force: true });
+      if (o.consoleFile) {
+        log.end();
+        removeDir();
+      } else log.end(removeDir);
       for (const w of waiters) w();
-      if (!o.consoleFile) setTimeout(() => rmSync(dir, { recursive: true, force: true }), 100);
       resolve({ code, signal });
     });
     child.on('error', (e) => {

@@ -96,6 +96,7 @@ const [start, ...rest] = commands;
 t.match(start, /^npm start -- --hostfwd 50000:50000\b/, 'the block starts the machine');
 let machine: ChildProcess | undefined;
 let booted = false;
+let vmDir: string | undefined;
 let machineOutput = '';
 const stopped = new Promise<number | null>((resolve) => {
   machine = spawn('bash', ['-c', start!], { cwd: ROOT, env, detached: true });
@@ -122,6 +123,11 @@ t.test('the machine npm start boots answers through out/dev\'s context', async (
     r = await sh('COSICTL_CONFIG=out/dev/cosictl.yaml out/cosictl get versions', { timeoutMs: 20_000 });
   } while (r.code !== 0 && Date.now() < deadline && machine!.exitCode === null);
   booted = t.equal(r.code, 0, `${r.err}\nconsole:\n${machineOutput.slice(-3000)}`);
+  // Where this QEMU keeps its QMP socket: launch's temporary directory, which must go with it.
+  const pid = /\[start\] QEMU pid (\d+)/.exec(machineOutput)?.[1];
+  const args = pid ? readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') : [];
+  vmDir = args.map((a) => /^unix:(\/\S+)\/qmp\.sock,/.exec(a)?.[1]).find((d) => d !== undefined);
+  t.ok(vmDir && existsSync(vmDir), `QEMU's temporary directory: ${vmDir}`);
 });
 
 /** What particular examples must show besides exit 0; each must be found in the block (a reworded one fails). */
@@ -187,6 +193,13 @@ const CHECKS: { example: RegExp; check: (t: Test, r: Ran, name: string) => Promi
     },
   },
   {
+    example: / reboot --wait 5m/,
+    check: (t, r, name) => {
+      t.match(r.out, /^the machine is back and ready$/m, `${name}: npm start's QEMU let the machine reboot`);
+      t.match(machineOutput, /reboot: Restarting system/, `${name}: the guest rebooted`);
+    },
+  },
+  {
     example: /^source <\(out\/cosictl completion bash\)/,
     check: async (t, _r, name) => {
       const tab = await sh(`${name}; COMP_WORDS=(out/cosictl get mot); COMP_CWORD=2; _cosictl
@@ -209,7 +222,10 @@ t.test('each example, as written', async (t) => {
       continue;
     }
     const watching = /--watch/.test(command);
-    const r = await sh(command, watching ? { until: /\n.*\n/, timeoutMs: 30_000 } : {});
+    // A --wait example may take its time (a reboot under TCG): as long as it says, and a little more.
+    const waits = /--wait (\d+)m\b/.exec(command);
+    const r = await sh(command, watching ? { until: /\n.*\n/, timeoutMs: 30_000 }
+      : waits ? { timeoutMs: Number(waits[1]) * 60_000 + 30_000 } : {});
     if (watching) t.equal(r.interrupted, 'until', `${name}: printed its table, then Ctrl-C`);
     else t.equal(r.interrupted, undefined, `${name}: ended by itself`);
     t.equal(r.code, 0, `${name}\n${r.err}`);
@@ -230,4 +246,6 @@ t.test('Ctrl-C on npm start powers the machine down', async (t) => {
   t.match(machineOutput, /\[start\] powering down \(ACPI power button\)/);
   t.match(machineOutput, /reboot: Power down/, 'the guest shut down');
   t.match(machineOutput, /\[start\] QEMU exited \(code 0\)/, 'and QEMU with it, not killed');
+  await new Promise((r) => setTimeout(r, 500));
+  t.notOk(vmDir && existsSync(vmDir), 'its temporary directory is gone with it');
 });

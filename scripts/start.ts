@@ -106,6 +106,7 @@ const vm = launch({
   consoleFile: join(OUT, 'console.log'), hostfwd: opts.hostfwd,
   ...(config ? { fwcfg: [{ name: 'opt/dev.appliance/config', file: config }] } : {}),
   hostAccess: true, // the user's own VM may reach their network
+  noReboot: false, // `cosictl reboot` (the README's example) reboots it; tests keep -no-reboot to catch panics
 });
 process.stderr.write(`[start] QEMU pid ${vm.process.pid}; console also in out/console.log; Ctrl-C powers off\n`);
 if (!opts.config && !opts.noConfig) {

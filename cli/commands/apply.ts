@@ -154,6 +154,7 @@ export function reportApplied(
   else if (res.tryUntil) {
     out(`trying until ${res.tryUntil}: \`cosictl apply-config --confirm\` keeps it, otherwise it is reverted\n`);
   } else if (res.persistedTo) out(`persisted to ${res.persistedTo}\n`);
-  else err(`warning: the config is held in memory only: ${res.persistProblem}\n`);
+  // A fact of the machine (no STATE: a live or dev boot), not a fault: a failed save is the machine's error log's.
+  else err(`not persisted (${res.persistProblem}): held in memory, a reboot loses it\n`);
   if (res.needsReboot?.length) err(`${res.needsReboot.length} change(s) take effect at the next boot\n`);
 }

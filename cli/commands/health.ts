@@ -18,7 +18,7 @@ fails. (A system tried after an upgrade is kept on all of them but the clock.)
 
 flags:
       --wait DURATION   wait until the machine is healthy (e.g. 2m), printing what still fails
-                        as it changes
+                        as it changes; a machine whose API does not answer yet is waited for too
 
 exit codes: 0 healthy, 1 not healthy (each failing check named; with --wait: not within
 DURATION), 5 unreachable.
@@ -39,10 +39,12 @@ export const healthCommand: Command = {
     noArguments('health', p.positional);
     const wait = flag(p, 'wait');
     const waitSeconds = wait === undefined ? undefined : parseDuration('wait', wait);
-    const s = await session();
+    const until = waitSeconds === undefined ? undefined : Date.now() + waitSeconds * 1000;
+    // Right after a boot the API may not answer yet (its forward reaches the guest once the network is up).
+    const s = await session(until === undefined ? undefined : { until, progress: (why) => err(`waiting: ${why}\n`) });
     const pointer = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
     let health = (await s.state.get(pointer)).spec as HealthStatusSpec;
-    if (!health.healthy && waitSeconds !== undefined) {
+    if (!health.healthy && until !== undefined) {
       let shown = '';
       const progress = (h: HealthStatusSpec) => {
         const now = failing(h).join('; ');
@@ -57,7 +59,7 @@ export const healthCommand: Command = {
       });
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), waitSeconds * 1000);
+        timer = setTimeout(() => resolve('late'), Math.max(0, until - Date.now()));
       });
       try {
         if (await Promise.race([follow.ended, late]) === 'late') {

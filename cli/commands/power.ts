@@ -2,6 +2,7 @@
 // ShutdownRequest (up to --grace, or not at all with --force), then stops its services, syncs,
 // unmounts and reboots or powers off. reboot --wait follows it until the machine is back.
 import { newResource } from '../../cosi/resource/resource.ts';
+import { socketErrno } from '../../cosi/remote/status.ts';
 import { isNotFound } from '../../cosi/state/errors.ts';
 import { type BootStatusSpec, type PowerAction, type PowerRequestSpec } from '../../machinery/model/runtime-types.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
@@ -33,7 +34,10 @@ flags:
 ${FLAGS_HELP}
       --wait DURATION    wait until the machine is back and ready (e.g. 5m)
 
-exit codes: 0 asked (with --wait: back and ready), 1 refused or not back in time, 5 unreachable.
+While it waits, each change it sees (down, back and booting) is said on stderr. A machine that refuses
+connections for 20 s after it went down is gone (powered off; a VM that ends at a reboot): exit 5.
+
+exit codes: 0 asked (with --wait: back and ready), 1 refused or not back in time, 5 unreachable or gone.
 `;
 
 export const SHUTDOWN_HELP = `usage: cosictl shutdown [--grace DURATION] [--force]
@@ -59,26 +63,50 @@ async function bootMark(s: Session): Promise<number | undefined> {
   }
 }
 
-/** Polls with fresh connections until the machine answers from a new boot and says it is ready. */
+/**
+ * A machine whose address refuses connections this long after it went down is gone, not rebooting: a
+ * booting kernel does not answer at all, and ours listens within seconds of starting; refusals go on only
+ * where nothing runs at the address any more (powered off; a VM whose QEMU exits at a reboot, -no-reboot).
+ */
+const GONE_AFTER_MS = 20_000;
+
+/**
+ * Polls with fresh connections until the machine answers from a new boot and says it is ready, saying on
+ * stderr each change of what it sees; ends early when the machine is gone.
+ */
 async function waitForReboot(io: CommandIo, s: Session, before: number | undefined, seconds: number): Promise<void> {
-  const end = Date.now() + seconds * 1000;
+  const start = Date.now();
+  const end = start + seconds * 1000;
   let last = 'the machine is going down';
+  let refusedSince: number | undefined;
+  const say = (now: string) => {
+    if (now !== last) io.err(`reboot: ${now} (${Math.round((Date.now() - start) / 1000)} s)\n`);
+    last = now;
+  };
   // Until the old boot is gone, its answers say nothing about the new one.
   while (Date.now() < end) {
     const probe = new Session(s.ctx, undefined, 3000);
     try {
       await probe.connect(3000);
+      refusedSince = undefined;
       const mark = await bootMark(probe);
       if (mark !== undefined && mark === before) {
-        last = 'the machine has not gone down yet';
+        say('the machine has not gone down yet');
       } else {
         const b = (await probe.state.get({ namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }))
           .spec as BootStatusSpec;
         if (b.ready && b.phase === 'running') return;
-        last = `back, ${b.phase}`;
+        say(`back, ${b.phase}`);
       }
     } catch (e) {
-      last = `not answering (${(e as Error).message.split('\n')[0]})`;
+      const refused = socketErrno(e) === 'ECONNREFUSED';
+      refusedSince = refused ? refusedSince ?? Date.now() : undefined;
+      say(refused ? 'down: nothing listens at its address' : 'down: not answering');
+      if (refusedSince !== undefined && Date.now() - refusedSince >= GONE_AFTER_MS) {
+        throw new CliError(`the machine is gone: ${s.ctx.endpoint} has refused connections for `
+          + `${GONE_AFTER_MS / 1000} s since it went down (powered off? a VM run with -no-reboot ends at a reboot)`,
+        EXIT.unreachable);
+      }
     } finally {
       probe.close();
     }

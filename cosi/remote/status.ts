@@ -59,3 +59,12 @@ export const isUnreachable = (e: unknown) => {
   return cause instanceof GrpcCallError
     && (cause.code === Status.UNAVAILABLE || cause.code === Status.DEADLINE_EXCEEDED);
 };
+
+/** The errno of the socket error behind a failed connection (ECONNREFUSED, ETIMEDOUT...), found along the causes. */
+export function socketErrno(e: unknown): string | undefined {
+  for (let x: unknown = e; x instanceof Error; x = x.cause) {
+    const code = (x as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
+}

@@ -60,12 +60,14 @@ export function mountEarly(n: Native, log: Logger, table: readonly MountEntry[] 
 /**
  * Unmounts everything but the root and the system image, deepest first; a busy one is detached. Returns what
  * stayed. The system image is read-only and holds the executable this process runs: it goes with the root.
+ * A busy filesystem with no disk behind it (/dev holds PID 1's console) loses nothing when detached: said as
+ * a fact; a busy one on a disk is a warning (a writer still had it open).
  */
 export function unmountAll(n: Native, log: Logger): { unmounted: number; failed: string[] } {
-  const targets = readMounts().map((m) => m.target).filter((t) => t !== '/' && t !== SYSTEM_IMAGE_MOUNT).reverse();
+  const mounts = readMounts().filter((m) => m.target !== '/' && m.target !== SYSTEM_IMAGE_MOUNT).reverse();
   let unmounted = 0;
   const failed: string[] = [];
-  for (const t of targets) {
+  for (const { target: t, source } of mounts) {
     try {
       n.umount2(t);
       unmounted++;
@@ -73,7 +75,9 @@ export function unmountAll(n: Native, log: Logger): { unmounted: number; failed:
       try {
         n.umount2(t, MNT_DETACH);
         unmounted++;
-        log.warn(`${t} busy (${(e as Error).message}); detached`);
+        const said = `${t} busy (${(e as Error).message}); detached`;
+        if (source.startsWith('/dev/')) log.warn(said);
+        else log.info(said);
       } catch (e2) {
         failed.push(t);
         log.error(`cannot unmount ${t}: ${(e2 as Error).message}`);

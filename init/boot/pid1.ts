@@ -154,7 +154,7 @@ export async function runPid1(): Promise<void> {
       ? { why: `a live system (${LIVE_PARAM}) leaves disks alone` } : undefined;
     const stateMount = live ?? await phase(log, 'state', () => mountStatePartition(n));
     if (stateMount.why === undefined) log.info(`state: ${stateMount.device} mounted on ${stateMount.dir}`);
-    else log.warn(`state: ${stateMount.why}: the machine config is held in memory only`);
+    else log.info(`state: ${stateMount.why}: the machine config is held in memory only`); // a live boot's fact
     const bootSlot = cmdline.get(SLOT_PARAM);
     const bootMount: LabelledMount = live ?? (!isSlot(bootSlot) ? { why: `not booted from a boot slot (${SLOT_PARAM})` }
       : stateMount.why !== undefined ? { why: `no STATE, so no disk to find the boot slots on` }

@@ -35,7 +35,7 @@ import { startUpgrader, type UpgradeMachine } from '../upgrade/upgrader.ts';
 import { upgradeServiceMethods } from '../upgrade/upgrade-service.ts';
 import { startTrial } from '../upgrade/trial.ts';
 import { publishVersions } from '../upgrade/versions.ts';
-import { DEFAULT_RING_BYTES, LogBook } from './log/book.ts';
+import { AUDIT_SOURCE, DEFAULT_RING_BYTES, LogBook } from './log/book.ts';
 import {
   DEFAULT_SHUTDOWN_GRACE_MS, SHUTDOWN_GRACE_PARAM, startShutdownHold, type HoldOptions,
 } from './shutdown-hold.ts';
@@ -99,6 +99,8 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
+const STOPPING_WORDS: Record<PowerAction, string> = { reboot: 'rebooting', poweroff: 'powering off', halt: 'halting' };
+
 /** Cmdline parameter: each log ring's size in KiB (engine, each plugin). */
 export const LOG_RING_PARAM = 'appliance.log_ring_kib';
 
@@ -119,6 +121,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const ringKiB = integerParam(options.cmdline.params, LOG_RING_PARAM,
     { min: 4, max: 65536, fallback: DEFAULT_RING_BYTES / 1024, unit: 'KiB' }, options.log);
   const logs = new LogBook({ ringBytes: ringKiB * 1024, kmsgPath: options.kmsgPath ?? '/dev/kmsg' });
+  logs.ring(AUDIT_SOURCE); // listed (`cosictl logs`) from the start, empty until the first write
   for (const p of options.plugins) logs.ring(p.name);
   const o = { ...options, log: logs.capture(options.log, pluginOfLogPrefix) };
   const definitionOf = (type: string) =>
@@ -236,6 +239,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     service: { codecs, admit: admission.admit, admitRemoval: admission.admitRemoval, currentType },
     listen: o.listen, pluginSocket: o.pluginSocket, pluginByPid: (pid) => supervisor.byPid(pid),
     accessOf, tls: certificate.tls, limits: certificate.limits,
+    audit: (line, ok) => logs.ring(AUDIT_SOURCE).append(ok ? 'info' : 'warning', line),
     userMethods: new Map([
       ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader),
       ...machineServiceMethods({
@@ -268,9 +272,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const shutdownHold = await startShutdownHold({
     state, owner: ENGINE_OWNER, log: o.log.child('shutdown'), graceMs: graceSeconds * 1000,
   });
+  /** What the open watches end with when the machine stops: the shutdown's action and reason. */
+  let stopping: string | undefined;
   return {
     state, api, config,
-    prepareShutdown: (action, reason, hold) => shutdownHold.prepare(action, reason, hold),
+    prepareShutdown: (action, reason, hold) => {
+      stopping = `the machine is ${STOPPING_WORDS[action]}: ${reason}`;
+      return shutdownHold.prepare(action, reason, hold);
+    },
     async setBootStatus(s) {
       await upsert(state, { namespace: RUNTIME_NS, type: BOOT_STATUS_TYPE, id: 'boot' }, s, ENGINE_OWNER);
     },
@@ -282,7 +291,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       upgrader.close();
       trial?.close();
       await supervisor.stop();
-      await api.stop();
+      await api.stop(stopping);
     },
   };
 }

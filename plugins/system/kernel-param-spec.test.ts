@@ -1,7 +1,9 @@
 // kernel-param against the real kernel: net.* sysctls of a private network
 // namespace (needs root), so the host's values are never touched.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync, mkdtempSync, openSync, readFileSync, readSync, statSync, utimesSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
@@ -36,6 +38,24 @@ t.test('without root, on a /proc/sys of files: layers, read-back, the original w
   t.equal(await h.until(file, '1'), '1', 'the platform value again');
   await h.remove({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'platform/forward' });
   t.equal(file(), '0', 'the value from before the first write');
+});
+
+t.test('a value already in place is not written again (some keys refuse even the same value)', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'sysctl-'));
+  mkdirSync(join(root, 'vm'), { recursive: true });
+  const path = join(root, 'vm', 'mmap_min_addr');
+  writeFileSync(path, '65536\n');
+  const past = new Date('2020-01-01T00:00:00Z');
+  utimesSync(path, past, past);
+  const h = await controllerHarness(t, [kernelParamMergeController(), kernelParamSpecController(root)], {
+    codecs: builtinCodecs(builtinTypes()),
+  });
+  await h.create({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_TYPE, id: 'vm.mmap_min_addr' }, { value: '65536' });
+  const st = () => h.spec<Record<string, string>>({ namespace: SYSTEM_NS, type: KERNEL_PARAM_SPEC_STATUS_TYPE,
+    id: 'vm.mmap_min_addr' });
+  t.match(await h.until(async () => (await st())?.state, 'applied') && await st(),
+    { state: 'applied', value: '65536', original: '65536' });
+  t.equal(statSync(path).mtime.getTime(), past.getTime(), 'the file was not written');
 });
 
 if (process.getuid?.() !== 0) {

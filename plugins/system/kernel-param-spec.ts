@@ -1,6 +1,6 @@
 // kernel-param-spec: MergedKernelParamSpec (id = key) -> write /proc/sys/<key> -> read
-// it back -> KernelParamSpecStatus. The value found before the first write is kept in the
-// status and written back when the spec goes.
+// it back -> KernelParamSpecStatus (a value already in place is not written). The value found before the
+// first write is kept in the status and written back when the spec goes.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { errnoOf } from '../../native/errno.ts';
 import { sysctlPath } from '../../machinery/sys/sysctl.ts';
@@ -34,9 +34,12 @@ export function kernelParamSpecController(root = '/proc/sys') {
       const want = normalise(s.value);
       const path = sysctlPath(key, root);
       try {
-        const original = prev?.original ?? normalise(readFileSync(path, 'utf8'));
-        writeFileSync(path, want);
-        const value = normalise(readFileSync(path, 'utf8'));
+        const found = normalise(readFileSync(path, 'utf8'));
+        const original = prev?.original ?? found;
+        // A value in place is not written again: PID 1 wrote the hardening defaults with every capability, and a
+        // few keys (vm.mmap_min_addr: CAP_SYS_RAWIO) refuse this plugin's write even of the same value.
+        if (found !== want) writeFileSync(path, want);
+        const value = found === want ? found : normalise(readFileSync(path, 'utf8'));
         if (value !== want) {
           return {
             state: 'error', value, original, layer: layerOf(s), error: `wrote "${want}", the kernel reports "${value}"`,

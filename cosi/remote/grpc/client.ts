@@ -14,8 +14,11 @@ import {
 
 /** A call that ended with a status other than OK. `trailers` has what the server sent besides. */
 export class GrpcCallError extends Error {
-  constructor(readonly code: StatusCode, readonly details: string, readonly trailers: Record<string, string> = {}) {
-    super(details);
+  constructor(
+    readonly code: StatusCode, readonly details: string, readonly trailers: Record<string, string> = {},
+    options?: ErrorOptions,
+  ) {
+    super(details, options);
     this.name = 'GrpcCallError';
   }
 }
@@ -133,12 +136,14 @@ export class GrpcChannel {
           : netConnect({ ...this.hostPort(), noDelay: true })),
         settings: { enablePush: false, initialWindowSize: 1 << 20 },
       });
-      const fail = (why: string, code: StatusCode = Status.UNAVAILABLE) => {
+      // `cause`: the socket's own error, so a caller can tell refused from timed out by its errno.
+      const fail = (why: string, code: StatusCode = Status.UNAVAILABLE, cause?: Error) => {
         // A session destroyed before it connected only ends its socket (a handshake nobody answers keeps it).
         this.ready = undefined;
         s.destroy();
         socket?.destroy();
-        reject(new GrpcCallError(code, code === Status.UNAVAILABLE ? `cannot reach ${this.address}: ${why}` : why));
+        const message = code === Status.UNAVAILABLE ? `cannot reach ${this.address}: ${why}` : why;
+        reject(new GrpcCallError(code, message, {}, cause ? { cause } : undefined));
       };
       const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
         + 'is a firewall dropping the packets?)'), timeoutMs);
@@ -166,12 +171,13 @@ export class GrpcChannel {
         const refused = SERVER_CERTIFICATE_REFUSED[e.code ?? ''];
         // The machine answered: this side refused its certificate. Not "unreachable": trying again will not help.
         if (refused) {
-          fail(`${this.address}: TLS: the machine's certificate ${refused} (${e.code})`, Status.UNAUTHENTICATED);
+          fail(`${this.address}: TLS: the machine's certificate ${refused} (${e.code})`, Status.UNAUTHENTICATED, e);
           return;
         }
         const tls = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_CERT)/.test(e.code ?? '')
           || /certificate|TLS|SSL/.test(e.message);
-        fail(tls ? `TLS: ${e.code ? `${e.code} (${e.message})` : e.message}` : this.socketWhy(e));
+        const why = tls ? `TLS: ${e.code ? `${e.code} (${e.message})` : e.message}` : this.socketWhy(e);
+        fail(why, Status.UNAVAILABLE, e);
       });
       s.once('close', () => {
         if (this.session === s) {
@@ -377,6 +383,8 @@ export class GrpcChannel {
         return;
       }
       const reader = new MessageReader(this.max);
+      // The stream's session, kept: a closed stream no longer has one, and lostWhy must know whether it spoke.
+      const session = st.session;
       let headersStatus: GrpcCallError | undefined | null = null;
       st.on('response', (h) => {
         const http = Number(h[':status']);
@@ -403,14 +411,14 @@ export class GrpcChannel {
       // A server that answered (say, RESOURCE_EXHAUSTED for a request too large) and then reset the stream
       // still sent its answer: that is the outcome, not the reset.
       st.on('error', (e: Error) => end(headersStatus ?? new GrpcCallError(
-        cancelled ? Status.CANCELLED : Status.UNAVAILABLE, this.lostWhy(st.session, e))));
+        cancelled ? Status.CANCELLED : Status.UNAVAILABLE, this.lostWhy(session, e))));
       st.on('close', () => {
         if (headersStatus !== null) {
           end(headersStatus);
           return;
         }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')
-          : new GrpcCallError(Status.UNAVAILABLE, this.lostWhy(st.session)));
+          : new GrpcCallError(Status.UNAVAILABLE, this.lostWhy(session)));
       });
     }, (e: GrpcCallError) => end(e));
     return {

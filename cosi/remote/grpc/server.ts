@@ -59,7 +59,8 @@ const BATCH_BYTES = 64 * 1024;
 /** How much of a refused request is read and dropped before the stream is cut. */
 const DROP_LIMIT = 64 << 20;
 
-function respondStatus(
+/** Ends the call on `stream` with a status: as trailers after what was sent, or trailers-only. */
+export function respondStatus(
   stream: ServerHttp2Stream, code: StatusCode, message: string, trailers: Record<string, string> = {},
 ): void {
   if (stream.destroyed || stream.closed) return;

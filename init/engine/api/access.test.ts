@@ -3,6 +3,8 @@
 // from the table they check. Also: clients without a certificate from the CA are refused
 // by the TLS handshake, and each write and refusal leaves one audit line.
 import t from 'tap';
+import { join } from 'node:path';
+import { runProgram } from '../../../scripts/lib/run-program.ts';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { artifacts } from '../../../qemu/artifacts.ts';
 import { startServe } from '../serve-harness.ts';
@@ -120,6 +122,13 @@ t.test('writes: users\' types by admins and operators, admin types by admins, st
   t.ok(await admin.get(version), 'the status is untouched');
 });
 
+/** The audit log as `cosictl logs audit` prints it. */
+async function auditLog(): Promise<string> {
+  const r = await runProgram(join(artifacts().dir, 'cosictl'), ['--config', served.cosictlConfig, 'logs', 'audit']);
+  if (r.code !== 0) throw new Error(`cosictl logs audit: exit ${r.code}: ${r.err}`);
+  return r.out;
+}
+
 t.test('the machine config service: admins and operators apply; an operator cannot touch admin types', async (t) => {
   const apply = (c: RemoteState, yaml: string, mode: 'merge' | 'replace' = 'merge') => outcome(() => c.unary(
     CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
@@ -184,7 +193,7 @@ t.test('clients the machine refuses are told why by every call, and may do nothi
   }
   t.match(served.log(), /refused 127\.0\.0\.1: this machine requires a client certificate/,
     'the first refusal, logged');
-  t.match(served.log(),
+  t.match(await auditLog(),
     /audit: caller="O=sales,CN=nobody" refused rpc=State\/Get .*result=denied: the machine refused /,
     'each refused call is audited');
 });
@@ -193,8 +202,12 @@ t.test('every write and every refusal is one audit line naming subject, role, RP
   await clients.operator.create(newResource(motd('audited'), { text: 'x' }));
   await clients.reader.create(newResource(motd('audited-2'), { text: 'x' })).catch(() => undefined);
   await clients.reader.get(ca).catch(() => undefined);
-  await until(async () => /State\/Get resource=security/.test(served.log()), true);
-  const log = served.log();
+  await clients.operator.unary(CONFIG_RPC.applyConfig.path, CONFIG_RPC.applyConfig.request.encode({
+    config: Buffer.from('metadata: {type: motd, id: dry}\nspec: {text: x}\n'), mode: 'merge', dryRun: true,
+    trySeconds: 0, sourceName: 'diff',
+  }));
+  await until(async () => /State\/Get resource=security/.test(await auditLog()), true);
+  const log = await auditLog();
   const literal = (p: string) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   const line = (...parts: string[]) => new RegExp(parts.map(literal).join(' '));
   t.match(log, line('audit: subject="O=operator,CN=cosictl-operator" role=operator rpc=State/Create',
@@ -204,5 +217,8 @@ t.test('every write and every refusal is one audit line naming subject, role, RP
   t.match(log, line('audit: subject="O=reader,CN=cosictl-reader" role=reader rpc=State/Get',
     'resource=security/ApiCertificateAuthorities.security.appliance.dev/api result=denied:',
     'ApiCertificateAuthorities.security.appliance.dev is sensitive: admins only'));
+  t.match(log, line('role=operator rpc=ConfigService/ApplyConfig resource=machine-config mode=merge dry-run result=ok'),
+    'a dry run (diff) is told from an apply');
   t.notMatch(log, /BEGIN PRIVATE KEY/, 'no secret in the log');
+  t.notMatch(served.log(), /audit:/, 'the console keeps its summary lines: no audit line there');
 });

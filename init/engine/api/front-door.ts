@@ -11,7 +11,10 @@ import {
 import { createServer as createNetServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { trackSessions } from '../../../cosi/remote/grpc/http2-server.ts';
-import { handleGrpcStream, type GrpcServerOptions, type Method } from '../../../cosi/remote/grpc/server.ts';
+import {
+  handleGrpcStream, respondStatus, type GrpcServerOptions, type Method,
+} from '../../../cosi/remote/grpc/server.ts';
+import { Status } from '../../../cosi/remote/grpc/framing.ts';
 import { toStatus } from '../../../cosi/remote/status.ts';
 import { throttle, type Logger } from '../../../machinery/log.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
@@ -43,8 +46,11 @@ export interface FrontDoor {
   setTls(t: ApiTls): void;
   /** The limits node keeps copies of (request size, bytes being read, streams per connection) take the current ones. */
   limitsChanged(): void;
-  /** Stops accepting; open watches are asked to end, then cut after a second. */
-  stop(): Promise<void>;
+  /**
+   * Stops accepting; open watches are asked to end, then cut after a second. With `why` (the machine is
+   * rebooting...), each streaming call ends first with UNAVAILABLE saying it: its client can tell the user.
+   */
+  stop(why?: string): Promise<void>;
 }
 
 /** TLS handshakes under way at once; more connections wait their turn (within the handshake time). */
@@ -200,9 +206,14 @@ export async function openFrontDoor(o: FrontDoorOptions): Promise<FrontDoor> {
       grpcOptions.buffer!.max = l.maxBufferedBytes;
       users.updateSettings({ maxConcurrentStreams: l.maxStreamsPerConnection });
     },
-    async stop() {
+    async stop(why) {
       front.close();
       for (const raw of handshakes.keys()) raw.destroy();
+      if (why) {
+        for (const s of sessions.all()) for (const stream of streaming.get(s) ?? []) {
+          respondStatus(stream, Status.UNAVAILABLE, why);
+        }
+      }
       await sessions.stop(users);
     },
   };

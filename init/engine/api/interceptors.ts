@@ -17,6 +17,7 @@ import {
   callDenied, MAINTENANCE_WHY, rpcRule, type Caller, type Need, type RpcRule,
 } from '../../../machinery/model/access.ts';
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
+import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
 import { callerOf, describeCaller, REFUSE_ALL } from './caller.ts';
 
 /** One call as the links see it. */
@@ -36,6 +37,11 @@ interface Watches { total: number; bySession: WeakMap<Http2Session, number> }
 
 export interface InterceptorOptions {
   log: Logger;
+  /**
+   * Where audit lines go (the engine's "audit" log source: `cosictl logs audit`), not the console, which keeps
+   * one summary line per change. Default: `log`'s info.
+   */
+  audit?: (line: string, ok: boolean) => void;
   /** Read per call: the engine's limits may change. */
   limits: () => ApiLimits;
 }
@@ -54,8 +60,9 @@ const MAINTENANCE_REFUSES: readonly Need[] = ['view', 'write', 'operate', 'admin
 
 /** Puts each of `methods` inside the chain; a method without a line in the role table fails the start. */
 export function interceptUserMethods(methods: Iterable<[string, Method]>, o: InterceptorOptions): UserCalls {
+  const sink = o.audit ?? ((line: string) => o.log.info(line));
   const audit: Audit = (caller, rpc, what, ok, error) => {
-    o.log.info(`audit: ${describeCaller(caller)} rpc=${rpc} ${what} result=${ok ? 'ok' : `denied: ${error}`}`);
+    sink(`audit: ${describeCaller(caller)} rpc=${rpc} ${what} result=${ok ? 'ok' : `denied: ${error}`}`, ok);
   };
   const watches: Watches = { total: 0, bySession: new WeakMap() };
   const latency = new HistogramSet();
@@ -147,6 +154,16 @@ function watchQuota(watches: Watches, limits: () => ApiLimits): Interceptor {
   };
 }
 
+/** How a config was applied, for its audit line: a dry run (diff, apply --dry-run) or a try is not a change. */
+function howApplied(request: Buffer): string {
+  try {
+    const r = CONFIG_RPC.applyConfig.request.decode(request);
+    return ` mode=${r.mode ?? 'merge'}${r.dryRun ? ' dry-run' : ''}${r.trySeconds ? ` try=${r.trySeconds}s` : ''}`;
+  } catch {
+    return ''; // a request that does not decode is refused by the method itself
+  }
+}
+
 /**
  * What the audit log keeps of a call the gate let through: every outcome of a State write (naming its resource) and
  * of a change of the machine config; of a State read, a refusal only (a type the caller may not read). Other calls
@@ -159,7 +176,7 @@ function auditLink(path: string, rule: RpcRule, audit: Audit): Interceptor | und
   const every = changesConfig || rule.need === 'write';
   // A request that names no resource (it does not decode) is refused by the method itself, and not audited.
   const what = (call: Call): string | undefined => {
-    if (!name) return 'resource=machine-config';
+    if (!name) return `resource=machine-config${path === CONFIG_RPC.applyConfig.path ? howApplied(call.request) : ''}`;
     const p = requestPointer(name, call.request);
     return p && `resource=${p.namespace}/${p.type}/${p.id}`;
   };

@@ -45,6 +45,8 @@ export interface ApiServerOptions {
   accessOf: (caller: Caller) => CallAccess;
   tls: ApiTls;
   limits: ApiLimits;
+  /** Where the audit lines go (default: the log). */
+  audit?: (line: string, ok: boolean) => void;
 }
 
 export interface ApiServer {
@@ -54,7 +56,8 @@ export interface ApiServer {
   setLimits(l: ApiLimits): void;
   /** Open watches, and how long users' unary calls took (by RPC), for the metrics endpoint. */
   stats(): { watches: number; latency: HistogramSet };
-  stop(): Promise<void>;
+  /** Stops serving; `why` (the machine is rebooting...) is what open watches end with. */
+  stop(why?: string): Promise<void>;
 }
 
 export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
@@ -64,7 +67,9 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
   const userState = stateMethods(state, {
     ...o.service, limits: () => requestLimits(limits), accessOf: userAccess(o.accessOf),
   });
-  const calls = interceptUserMethods([...userState, ...(o.userMethods ?? [])], { log: o.log, limits: currentLimits });
+  const calls = interceptUserMethods([...userState, ...(o.userMethods ?? [])], {
+    log: o.log, limits: currentLimits, ...(o.audit ? { audit: o.audit } : {}),
+  });
   const door = await openFrontDoor({
     log: o.log, listen: o.listen, tls: o.tls, limits: currentLimits, methods: calls.methods,
   });
@@ -84,8 +89,8 @@ export async function startApiServer(o: ApiServerOptions): Promise<ApiServer> {
       door.limitsChanged();
     },
     // Open watches never finish by themselves: they are asked to end, then cut after a second.
-    stop: async () => {
-      await Promise.all([door.stop(), plugins.stop()]);
+    stop: async (why) => {
+      await Promise.all([door.stop(why), plugins.stop()]);
     },
   };
 }

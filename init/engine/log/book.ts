@@ -7,6 +7,8 @@ import { openKmsg, type KmsgRecord } from '../../../machinery/sys/kmsg.ts';
 
 export const ENGINE_SOURCE = 'engine';
 export const KERNEL_SOURCE = 'kernel';
+/** Who wrote what and who was refused (api/interceptors.ts): kept here only, not on the console. */
+export const AUDIT_SOURCE = 'audit';
 /** Each ring's text, by default: a few thousand lines. */
 export const DEFAULT_RING_BYTES = 128 * 1024;
 /** What a line costs in a ring besides its text (its entry object, string header, slot; bench:logs). */
