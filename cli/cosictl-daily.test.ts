@@ -16,6 +16,8 @@ import { artifacts } from '../qemu/artifacts.ts';
 import { startServe } from '../init/engine/serve-harness.ts';
 import { Tmux } from '../scripts/lib/tmux.ts';
 import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
+import { newResource } from '../cosi/resource/resource.ts';
+import { LINK_SPEC_TYPE } from '../proto/gen/resource-types.ts';
 
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
@@ -105,6 +107,60 @@ t.test('kubectl\'s habits: bare cosictl is help; did you mean; TYPE/ID; TYPE,TYP
   await run(['delete', 'motd', 'hb-1', 'hb-2']);
 });
 
+t.test('kubectl\'s habits: -A, get all, --field-selector, delete --all, describe TYPE, explain T.F, wait, events',
+  async (t) => {
+    await run(['apply', '-f', '-'], [motd('kh-1', 'one', 'tier: a'), motd('kh-2', 'two'), motd('kh-3', 'two')]
+      .join('---\n'));
+    const everywhere = await run(['get', 'motd', '-A', '-o', 'name']);
+    t.equal(everywhere.code, 0, everywhere.err);
+    t.match(everywhere.out, /^motd\/kh-1\nmotd\/kh-2\nmotd\/kh-3\n/m, '-A: every namespace');
+    const all = await run(['get', 'all']);
+    t.equal(all.code, 0, all.err);
+    t.match(all.out, /^NAMESPACE +TYPE +ID +VERSION +TEXT[^]*\nconfig +Motd +kh-1 /m, 'get all: the motds among them');
+    t.match(all.out, /\nruntime +KernelCmdline +current /, 'and the machine\'s own');
+    t.notMatch(all.out, /ResourceDefinition/, 'not the meta namespace\'s');
+    const fields = await run(['get', 'motd', '--field-selector', 'spec.text=two', '-o', 'name']);
+    t.equal(fields.out, 'motd/kh-2\nmotd/kh-3\n', '--field-selector: by a field');
+    const not = await run(['get', 'motd', '--field-selector', 'spec.text!=two,metadata.id!=kh-3', '-o', 'name']);
+    t.match(not.out, /^motd\/kh-1$/m, '!= and commas');
+    t.notMatch(not.out, /kh-[23]/);
+    const bad = await run(['get', 'motd', '--field-selector', 'spec.text']);
+    t.same([bad.code, bad.err], [2, 'cosictl: --field-selector: "spec.text" is not PATH=VALUE or PATH!=VALUE '
+      + '(e.g. spec.link=eth0)\n']);
+    const described = await run(['describe', 'motd']);
+    t.equal(described.code, 0, described.err);
+    t.equal(described.out.match(/^Kind: +Motd$/gm)?.length, (await run(['get', 'motd', '-o', 'name'])).out
+      .split('\n').filter(Boolean).length, 'describe TYPE: every one of them');
+    t.match((await run(['describe', 'motd/kh-2'])).out, /^ID: +kh-2$/m, 'describe TYPE/ID');
+    const field = await run(['explain', 'motd.text']);
+    t.equal(field.code, 0, field.err);
+    t.match(field.out, /^FIELD: +text <string/m, 'explain TYPE.FIELD');
+    const waiting = run(['wait', 'motd/kh-4', '--for', 'jsonpath={.spec.text}=four', '--timeout', '20s']);
+    await new Promise((r) => setTimeout(r, 1000));
+    await run(['apply', '-f', '-'], motd('kh-4', 'four'));
+    const waited = await waiting;
+    t.same([waited.code, waited.out, waited.err], [0, 'motd/kh-4 {.spec.text}=four\n', ''], 'wait --for=jsonpath');
+    const late = await run(['wait', 'motd/kh-4', '--for=jsonpath={.spec.text}=five', '--timeout', '1s']);
+    t.same([late.code, late.err], [1, 'cosictl: wait motd/kh-4: not {.spec.text}=five within 1 s: '
+      + '{.spec.text} is "four"\n'], 'not within the time: what it last saw');
+    const deletion = run(['wait', 'motd', 'kh-4', '--for=delete']);
+    await new Promise((r) => setTimeout(r, 1000));
+    await run(['delete', 'motd', 'kh-4']);
+    t.same([(await deletion).code, (await deletion).out], [0, 'motd/kh-4 deleted\n'], 'wait --for=delete');
+    const ready = await run(['wait', 'bootstatus/boot', '--for=condition=ready']);
+    t.same([ready.code, ready.out], [0, 'bootstatus/boot condition ready\n'], 'condition=: a spec field that is true');
+    const events = await run(['events', '--since', '1h']);
+    t.equal(events.code, 0, events.err);
+    t.match(events.out, /^Timeline \(the last change of each resource; the machine keeps no event history\):\n/);
+    t.match(events.out, /\n {2}\S+Z +\S+ ago +Motd config\/kh-3 created\n/, 'events: across types and namespaces');
+    const gone = await run(['delete', 'motd', '--all']);
+    t.equal(gone.code, 0, gone.err);
+    t.match(gone.out, /^motd\/kh-1 deleted$/m, 'delete TYPE --all');
+    t.equal((await run(['get', 'motd', '-o', 'name'])).out, '', 'none left');
+    const idsToo = await run(['delete', 'motd', 'x', '--all']);
+    t.same([idsToo.code, idsToo.err], [2, 'cosictl: delete TYPE --all: give the TYPE alone, no ids\n']);
+  });
+
 t.test('version: readable, --client needs no machine, --short, -o json; --version', async (t) => {
   const v = await run(['version']);
   t.equal(v.code, 0, v.err);
@@ -157,6 +213,22 @@ t.test('delete: each reported, none stops the others; --ignore-not-found; -f; co
   t.equal((await run(['delete', '-f', docs])).code, 4, 'deleted already');
   t.equal((await run(['delete', '-f', docs, '--ignore-not-found'])).code, 0);
   t.equal((await run(['delete', 'motd', 'x', '-f', docs])).code, 2, 'ids and -f do not mix');
+});
+
+t.test('layers: users declare the config layer, shown as such; another layer is its writer\'s', async (t) => {
+  const own = await run(['apply', '-f', '-'], 'metadata: {type: linkspec, id: lx0}\nspec: {mtu: 1400}\n');
+  t.equal(own.code, 0, own.err);
+  t.match((await run(['get', 'linkspec', 'lx0'])).out, /\blx0\s+\d+\s+1400\s+config\n/, 'LAYER says config');
+  const dhcp = await run(['apply', '-f', '-'], 'metadata: {type: linkspec, id: lx1}\nspec: {mtu: 1400, layer: dhcp}\n');
+  t.equal(dhcp.code, 3, 'refused, nothing applied');
+  t.match(dhcp.err, /document 1 \(LinkSpec lx1\): spec\.layer: "dhcp" belongs to the DHCP client; a config declares/);
+  const client = served.client();
+  t.teardown(() => client.close());
+  const e = await client.create(newResource({ namespace: 'network', type: LINK_SPEC_TYPE, id: 'lx2' },
+    { mtu: 1400, layer: 'platform' })).then(() => undefined, (x: Error) => x);
+  t.match(e, { code: 'permission-denied', message: /the platform layer belongs to the platform plugin/ },
+    'a State write of another layer is refused too');
+  t.equal((await run(['delete', 'linkspec', 'lx0'])).code, 0);
 });
 
 t.test('delete: a finalizer still held past the deadline is named, and the resource goes once it is let go',
@@ -504,7 +576,7 @@ t.test('usage errors say what to do, and never "undefined"', async (t) => {
     [['get', 'motd', '--id-regexp', '('], 2, /^cosictl: --id-regexp: "\(" is not a regular expression: Unterminated/],
     [['get', 'motd', '-l', 'a in (x'], 2, /bad label selector term "a in \(x"/],
     [['get', 'motd', '-o', 'bogus'], 2, /--output: expected table, wide, yaml \(or yml\), json, name or jsonpath=/],
-    [['describe', 'motd'], 2, /describe: give a TYPE and an ID/],
+    [['describe'], 2, /describe: give a TYPE and an ID/],
     [['edit', 'motd'], 2, /edit: give one TYPE and one ID/],
     [['explain', 'motd', 'a.b'], 4, /Motd: spec has no field "a" \(fields: text, priority\)/],
     [['apply', '--try', 'soon', '-f', 'x'], 2, /--try: "soon" is not a duration \(e\.g\. 60s, 5m, 1h\)/],

@@ -95,7 +95,7 @@ t.test('--tail, --since, -o json', async (t) => {
 t.test('an unknown source: exit 4, naming the ones there are', async (t) => {
   const r = await run(['logs', 'nosuch']);
   t.equal(r.code, 4);
-  t.match(r.err, /no log source "nosuch"; there are: engine, [^\n]*test-reader/);
+  t.match(r.err, /no log source "nosuch"; there are: audit, engine, [^\n]*test-reader/);
 });
 
 t.test('-f prints the kept lines, then new ones as they come; Ctrl-C ends it with 0', async (t) => {

@@ -67,12 +67,41 @@ t.test('the network plugin applied ip= and takes addresses through the API', asy
     'removed (the plugin releases its finalizer after deleting the address)',
   );
   t.equal((await run(['get', 'addressspec', 'extra'])).code, 4);
-  await run(
+  const applied = await run(
     ['apply', '-f', '-'], 'metadata: {type: addressspec, id: ghost}\nspec: {address: 10.9.9.9/24, link: eth9}\n',
   );
+  t.equal(applied.code, 0, applied.err);
+  t.match(applied.err,
+    /^warning: addressspec\/ghost: the machine has no link "eth9" \(it has eth0, lo\b[^)]*\); applied/m,
+    'said at apply time, naming the links there are');
   const ghost = (await poll(['get', 'addressspecstatus', 'eth9/10.9.9.9/24', '-o', 'yaml'], /pending/)).out;
   t.match(ghost, /state: pending[\s\S]*link "eth9" does not exist/, 'an unknown link shows in the status');
+  // What get prints applies back: the specs of the machine's own layers are skipped, each said.
+  const specs = await run(['get', 'linkspec,addressspec', '-o', 'yaml']);
+  const foreign = [...specs.out.matchAll(/^ {2}layer: (default|cmdline|platform|dhcp)$/gm)].length;
+  t.ok(foreign > 0, `the machine's own layers' specs are listed (${foreign})`);
+  const back = await run(['apply', '-f', '-'], specs.out);
+  t.equal(back.code, 0, back.err);
+  t.equal([...back.err.matchAll(/^ignored: stdin: document \d+ \(\w+ \S+\): the \w+ layer belongs to .*: skipped;/gm)]
+    .length, foreign, 'each skipped document said');
 });
+
+t.test('kubectl\'s habits on the machine: get all, -A, --field-selector, explain T.F, describe T, wait, events',
+  async (t) => {
+    const all = await run(['get', 'all']);
+    t.equal(all.code, 0, all.err);
+    t.match(all.out, /\nnetwork +LinkStatus +eth0 /, 'get all: the links among every type');
+    const everywhere = await run(['get', 'addressspecs', '-A', '--field-selector', 'spec.link=eth0', '-o', 'name']);
+    t.equal(everywhere.code, 0, everywhere.err);
+    t.match(everywhere.out, /^addressspec\/cmdline\/eth0\/10\.0\.2\.15\/24$/m, '-A with --field-selector');
+    t.match((await run(['explain', 'linkspec.mtu'])).out, /^FIELD: +mtu <integer, 68 to 65535>/m, 'explain T.F');
+    const described = await run(['describe', 'mergedlinkspec']);
+    t.match(described.out, /^ID: +eth0$/m, 'describe TYPE: each of them');
+    const ready = await run(['wait', 'linkspecstatus/eth0', '--for=jsonpath={.spec.state}=applied']);
+    t.same([ready.code, ready.err], [0, ''], 'wait --for=jsonpath on what a plugin writes');
+    const events = await run(['events', 'addressspecstatus']);
+    t.match(events.out, /AddressSpecStatus network\/eth0\/10\.0\.2\.15\/24 (created|changed)/, 'events of a type');
+  });
 
 t.test('apply a resource and watch the plugin react', async (t) => {
   const w = spawn(cosictl, ['--config', cosictlConfig, 'get', 'issues', '--watch', '-o', 'yaml']);

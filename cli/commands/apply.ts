@@ -13,6 +13,7 @@ import { CliError, EXIT } from '../errors.ts';
 import { parseDuration } from '../duration.ts';
 import { readTexts, type InputText } from '../read-input.ts';
 import type { Session } from '../session.ts';
+import { missingLinkWarnings } from '../link-check.ts';
 
 const DOCUMENT = `  metadata:
     type: Motd            # type name or alias
@@ -117,6 +118,7 @@ export async function applyConfig(
     return EXIT.invalid;
   }
   reportApplied(res.applied, { dryRun }, out, err);
+  for (const w of await missingLinkWarnings(s, res.sent.inputs)) err(`warning: ${w}\n`);
   return EXIT.ok;
 }
 

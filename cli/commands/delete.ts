@@ -14,6 +14,7 @@ import { controllerOwnedWhy } from '../related-types.ts';
 import type { Session } from '../session.ts';
 
 export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
+       cosictl delete TYPE --all
        cosictl delete -f FILE [-f FILE...] [--ignore-not-found]
 
 Tears down and destroys the resources, waiting until their finalizers are released (60 s at
@@ -25,6 +26,8 @@ they come from.
 
 flags:
   -f, --filename FILE     the resources FILE's documents name (metadata.type, id, namespace)
+      --all               every resource of TYPE in the namespace that users declare (those a
+                          controller writes are counted and left: they go with their specs)
       --ignore-not-found  a resource that does not exist is not an error
   -n, --namespace NS      namespace (default: the type's default namespace)
 
@@ -32,7 +35,7 @@ exit codes: 0 all deleted, 4 one was not found, 1 one was refused or failed.
 `;
 
 /** The flags only delete takes. */
-export const DELETE_FLAGS = ['filename', 'ignore-not-found'];
+export const DELETE_FLAGS = ['filename', 'ignore-not-found', 'all'];
 
 /** Deletions in flight at once: a burst of 500 takes a fraction of a second, not one round trip each in turn. */
 const PARALLEL = 16;
@@ -79,9 +82,24 @@ export async function del(
   if (files.length) {
     if (p.positional.length) throw new CliError('delete: give TYPE ID... or -f FILE, not both', EXIT.usage);
     targets = await targetsOfFiles(files);
+  } else if (has(p, 'all')) {
+    const [typeName, ...ids] = p.positional;
+    if (!typeName || ids.length) throw new CliError('delete TYPE --all: give the TYPE alone, no ids', EXIT.usage);
+    const def = await s.resolve(typeName);
+    const namespace = s.namespaceFor(def);
+    const found = await s.state.list({ namespace, type: def.type });
+    const declared = found.filter((r) => !r.metadata.owner);
+    if (found.length > declared.length) {
+      err(`delete ${def.displayType.toLowerCase()} --all: ${found.length - declared.length} written by controllers `
+        + 'left (they go with the specs they come from)\n');
+    }
+    if (!declared.length) err(`No ${def.displayType} declared by users in ${namespace} namespace.\n`);
+    targets = declared.map((r) => ({ typeName: def.type, id: r.metadata.id, namespace }));
   } else {
     const [typeName, ...ids] = p.positional;
-    if (!typeName || !ids.length) throw new CliError('delete: give a TYPE and at least one ID, or -f FILE', EXIT.usage);
+    if (!typeName || !ids.length) {
+      throw new CliError('delete: give a TYPE and at least one ID (or --all), or -f FILE', EXIT.usage);
+    }
     targets = ids.map((id) => ({ typeName, id }));
   }
   const defs = await s.definitions();

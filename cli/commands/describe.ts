@@ -15,6 +15,8 @@ import { sourcesOf } from '../../machinery/model/layers.ts';
 import type { Session } from '../session.ts';
 
 export const DESCRIBE_HELP = `usage: cosictl describe TYPE ID [-n NS]
+       cosictl describe TYPE/ID
+       cosictl describe TYPE          every resource of TYPE in the namespace, one after another
 
 Shows one resource for reading: namespace, owner (the controller that writes it, if any),
 phase, version, when it was created and last changed, labels, annotations, finalizers (who
@@ -63,11 +65,12 @@ const PROBLEM_FIELDS = ['error', 'problem'];
  * oldest first, with what a status says went wrong and who holds a teardown. The machine keeps no
  * event history; these are the resources' own times.
  */
-function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number): string {
+export function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number, of = 'each resource above',
+): string {
   const events: { at: number; line: string }[] = [];
   for (const { d, r } of rs) {
     const m = r.metadata;
-    const name = `${d.displayType} ${m.id}`;
+    const name = `${d.displayType} ${of === 'each resource above' ? '' : `${m.namespace}/`}${m.id}`;
     if (m.created) events.push({ at: m.created, line: `${name} created` });
     const spec = r.spec as Record<string, unknown> | undefined;
     const problem = PROBLEM_FIELDS.map((f) => spec?.[f]).find((v) => typeof v === 'string' && v);
@@ -81,7 +84,7 @@ function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number)
   }
   const rows = events.sort((a, b) => a.at - b.at)
     .map((e) => `  ${new Date(e.at).toISOString()}  ${`${age(e.at, now)} ago`.padEnd(9)}  ${e.line}`);
-  return `Timeline (the last change of each resource above; the machine keeps no event history):\n${
+  return `Timeline (the last change of ${of}; the machine keeps no event history):\n${
     rows.join('\n') || '  (no times recorded)'}`;
 }
 
@@ -129,25 +132,34 @@ export const describeCommand: Command = {
   help: DESCRIBE_HELP,
   flags: [],
   completeArg: typeThenIds(1),
-  async run({ p, out, session }) {
-    const [typeName, id, ...extra] = p.positional;
-    if (!typeName || id === undefined) throw new CliError('describe: give a TYPE and an ID', EXIT.usage);
+  async run({ p, out, err, session }) {
+    const [first, second, ...extra] = p.positional;
+    const slash = first?.indexOf('/') ?? -1;
+    const [typeName, id] = slash > 0 && second === undefined ? [first!.slice(0, slash), first!.slice(slash + 1)]
+      : [first, second];
+    if (!typeName) throw new CliError('describe: give a TYPE and an ID (or a TYPE alone: all of it)', EXIT.usage);
     if (extra.length) {
-      throw new CliError(`describe: one resource at a time ("${extra[0]}" is one too many)`, EXIT.usage);
+      throw new CliError(`describe: one resource, or every one of a type ("${extra[0]}" is one too many)`, EXIT.usage);
     }
     const s = await session();
     const def = await s.resolve(typeName);
-    const r = await s.getNamed(def, id);
+    const rs = id !== undefined ? [await s.getNamed(def, id)]
+      : await s.state.list({ namespace: s.namespaceFor(def), type: def.type });
+    if (!rs.length) err(`No resources found in ${s.namespaceFor(def)} namespace.\n`);
     const now = Date.now();
-    out(`${describeOne(r, def, now)}\n`);
-    const way = await along(s, def, r);
-    for (const { d, r: other, layer } of way) {
-      const m = other.metadata;
-      const spec = indent(YAML.stringify(resourceDocument(other).spec ?? null));
-      out(`\nRelated: ${d.displayType} ${m.id} (${layer ? `layer ${layer}, ` : ''}version ${m.version}${
-        m.owner ? `, written by ${m.owner}` : ''}):\n${spec}\n`);
+    for (const [i, r] of rs.entries()) {
+      // kubectl's separator between resources described one after another.
+      if (i) out('\n\n');
+      out(`${describeOne(r, def, now)}\n`);
+      const way = await along(s, def, r);
+      for (const { d, r: other, layer } of way) {
+        const m = other.metadata;
+        const spec = indent(YAML.stringify(resourceDocument(other).spec ?? null));
+        out(`\nRelated: ${d.displayType} ${m.id} (${layer ? `layer ${layer}, ` : ''}version ${m.version}${
+          m.owner ? `, written by ${m.owner}` : ''}):\n${spec}\n`);
+      }
+      out(`\n${timeline([{ d: def, r }, ...way], now)}\n`);
     }
-    out(`\n${timeline([{ d: def, r }, ...way], now)}\n`);
     return EXIT.ok;
   },
 };

@@ -10,6 +10,7 @@ import type { Command } from '../command.ts';
 import { CliError, EXIT } from '../errors.ts';
 
 export const EXPLAIN_HELP = `usage: cosictl explain TYPE [FIELD[.FIELD...]]
+       cosictl explain TYPE.FIELD[.FIELD...]      (kubectl's form: cosictl explain linkspec.mtu)
 
 Documents a resource type: its names, namespace and protobuf message, and each field of its
 spec with its type, its rules in words and its documentation. With FIELD, that field (and
@@ -100,10 +101,18 @@ export const explainCommand: Command = {
     return { values: fieldCandidates(def?.schema, current) };
   },
   async run({ p, out, session }) {
-    const [typeName, field, ...extra] = p.positional;
-    if (!typeName) throw new CliError('explain: name a resource type (see `cosictl api-resources`)', EXIT.usage);
+    const [given, fieldGiven, ...extra] = p.positional;
+    if (!given) throw new CliError('explain: name a resource type (see `cosictl api-resources`)', EXIT.usage);
     noArguments('explain', extra);
-    const def = await (await session()).resolve(typeName);
+    const s = await session();
+    const defs = await s.definitions();
+    // TYPE.FIELD: a type's full name has dots too (LinkSpecs.net.appliance.dev), so the whole is tried first.
+    const dot = given.indexOf('.');
+    const split = fieldGiven === undefined && !resolveDefinition(defs, given) && dot > 0
+      && resolveDefinition(defs, given.slice(0, dot)) !== undefined;
+    const typeName = split ? given.slice(0, dot) : given;
+    const field = split ? given.slice(dot + 1) : fieldGiven;
+    const def = await s.resolve(typeName);
     const head = [
       `KIND:       ${def.displayType}`, `TYPE:       ${def.type}`, `NAMESPACE:  ${def.defaultNamespace}`,
       `ALIASES:    ${def.aliases.join(', ') || '-'}`,

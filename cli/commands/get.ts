@@ -15,13 +15,17 @@ import { evalJsonPath, renderCell } from '../output/jsonpath.ts';
 import { renderTable, StreamingTable, type TableOut } from '../output/table.ts';
 import { parseSelector } from '../selector.ts';
 import type { Session } from '../session.ts';
+import { StateError } from '../../cosi/state/errors.ts';
+import { META_NAMESPACE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
 
 export const GET_HELP = `usage: cosictl get TYPE [ID...] [flags]
        cosictl get TYPE/ID [TYPE/ID...] [flags]
        cosictl get TYPE,TYPE... [flags]
+       cosictl get all [flags]
 
 Shows resources of TYPE (a type name or alias, see \`cosictl api-resources\`); of several types,
-one table each (a list of all of them in yaml, json, name and jsonpath).
+one table each (a list of all of them in yaml, json, name and jsonpath). \`all\`: every type that
+has resources (those the caller may not read are counted, not shown).
 
 flags:
   -o, --output FORMAT    table (default); wide (with OWNER, PHASE, AGE); yaml or yml (one
@@ -30,6 +34,8 @@ flags:
                          -o 'jsonpath={range .items[*]}{.metadata.id}{"\\n"}{end}'
   -l, --selector SEL     label selector: k=v, k!=v, k, !k, "k in (a,b)", k<10 (numeric);
                          commas AND terms; repeat -l to OR selectors
+      --field-selector S fields of the resource: spec.link=eth0,metadata.owner!=network
+                         (dotted paths; commas AND terms; repeat to OR)
       --id-regexp RE     only ids matching RE
       --sort-by PATH     order by a jsonpath of each resource: {.metadata.id}, {.spec.mtu}
                          (numbers numerically; resources without it last)
@@ -38,12 +44,16 @@ flags:
   -w, --watch            keep printing changes: tables mark them (+ created, - destroyed,
                          blank updated); yaml and json print {type, resource} per event
   -n, --namespace NS     namespace (default: the type's default namespace)
+  -A, --all-namespaces   every namespace
 
 An empty result prints "No resources found in NAMESPACE." on stderr and exits 0.
 `;
 
 /** The flags only get takes. */
-export const GET_FLAGS = ['output', 'selector', 'id-regexp', 'watch', 'sort-by', 'show-labels', 'label-columns'];
+export const GET_FLAGS = [
+  'output', 'selector', 'id-regexp', 'watch', 'sort-by', 'show-labels', 'label-columns', 'all-namespaces',
+  'field-selector',
+];
 
 export function outputOf(p: Parsed): Output {
   const o = flag(p, 'output') ?? 'table';
@@ -70,6 +80,30 @@ export function sortByPath(rs: Resource[], path: string): Resource[] {
     if (typeof x !== 'object' && typeof y !== 'object' && !Number.isNaN(nx) && !Number.isNaN(ny)) return nx - ny;
     return renderCell(x).localeCompare(renderCell(y));
   }).map(({ r }) => r);
+}
+
+/** One --field-selector: terms a resource must all meet (path = or != value). */
+type FieldSelector = { path: string; equal: boolean; value: string }[];
+
+/** "spec.link=eth0,metadata.owner!=network" into terms; paths are dotted fields of the resource's document. */
+export function parseFieldSelector(text: string): FieldSelector {
+  return text.split(',').map((term) => {
+    const m = /^\s*([A-Za-z_][\w.]*)\s*(==|!=|=)\s*(.*?)\s*$/.exec(term);
+    if (!m) {
+      throw new CliError(`--field-selector: "${term}" is not PATH=VALUE or PATH!=VALUE (e.g. spec.link=eth0)`,
+        EXIT.usage);
+    }
+    return { path: m[1]!, equal: m[2] !== '!=', value: m[3]! };
+  });
+}
+
+/** Whether the resource meets any of the selectors (each term of one: its field, as text, equal or not). */
+export function matchesFields(r: Resource, selectors: readonly FieldSelector[]): boolean {
+  const doc = resourceDocument(r);
+  return selectors.some((terms) => terms.every((t) => {
+    const v = evalJsonPath(`{.${t.path}}`, doc);
+    return (v === undefined ? '' : renderCell(v)) === t.value ? t.equal : !t.equal;
+  }));
 }
 
 /** What get is asked for: each type named, with its ids (none: every resource of it), in the order given. */
@@ -102,9 +136,16 @@ export async function get(
   s: Session, p: Parsed, out: (text: string) => void, err: (text: string) => void = () => {},
   printTable: TableOut = (header, rows) => out(renderTable(header, rows)),
 ): Promise<number> {
-  const targets = getTargets(p.positional);
+  const everything = p.positional.length === 1 && p.positional[0] === 'all';
+  // Every type but the meta namespace's own (definitions, namespaces): kubectl's `get all` leaves those out too.
+  const targets = everything ? (await s.definitions()).filter((d) => d.defaultNamespace !== META_NAMESPACE)
+    .map((d) => ({ type: d.type, ids: [] as string[] }))
+    : getTargets(p.positional);
   const output = outputOf(p);
   const defs = await Promise.all(targets.map(({ type }) => s.resolve(type)));
+  const allNamespaces = has(p, 'all-namespaces');
+  if (allNamespaces && has(p, 'namespace')) throw new CliError('-A and -n contradict each other: give one', EXIT.usage);
+  const fields = flagAll(p, 'field-selector').map(parseFieldSelector);
   const labelQueries: LabelQuery[] = flagAll(p, 'selector').map(parseSelector);
   const idRegexp = flag(p, 'id-regexp');
   if (idRegexp !== undefined) {
@@ -124,6 +165,9 @@ export async function get(
 
   if (has(p, 'watch')) {
     if (targets.length > 1) throw new CliError('get --watch follows one type', EXIT.usage);
+    if (allNamespaces || fields.length) {
+      throw new CliError('get --watch follows one namespace, by labels: not with -A or --field-selector', EXIT.usage);
+    }
     const def = defs[0]!;
     const namespace = s.namespaceFor(def);
     const ids = targets[0]!.ids;
@@ -169,17 +213,36 @@ export async function get(
     return EXIT.ok;
   }
 
+  const namespaces = allNamespaces ? (await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE }))
+    .map((r) => r.metadata.id) : undefined;
+  let unreadable = 0;
+  const listOf = async (def: ResourceDefinitionSpec): Promise<Resource[]> => {
+    const query = { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) };
+    try {
+      const lists = await Promise.all((namespaces ?? [s.namespaceFor(def)])
+        .map((namespace) => s.state.list({ namespace, type: def.type }, query)));
+      return lists.flat();
+    } catch (e) {
+      // `get all` shows what the caller may read; the rest is counted below, not an error.
+      if (everything && e instanceof StateError && e.code === 'permission-denied') {
+        unreadable++;
+        return [];
+      }
+      throw e;
+    }
+  };
   const sets = await Promise.all(targets.map(async ({ ids }, i) => {
     const def = defs[i]!;
-    const resources = ids.length ? await Promise.all(ids.map((id) => s.getNamed(def, id)))
-      : await s.state.list({ namespace: s.namespaceFor(def), type: def.type },
-        { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) });
+    const found = ids.length ? await Promise.all(ids.map((id) => s.getNamed(def, id))) : await listOf(def);
+    const resources = fields.length ? found.filter((r) => matchesFields(r, fields)) : found;
     return { def, resources: sortBy ? sortByPath(resources, sortBy) : resources };
   }));
   const single = targets.length === 1 && targets[0]!.ids.length === 1;
-  const empty = targets.length === 1 ? `No resources found in ${s.namespaceFor(defs[0]!)} namespace.`
-    : 'No resources found.';
-  return show(sets, { output, table, single, out, err, printTable }, empty);
+  const empty = targets.length === 1 && !allNamespaces
+    ? `No resources found in ${s.namespaceFor(defs[0]!)} namespace.` : 'No resources found.';
+  const code = show(sets, { output, table, single, out, err, printTable }, empty);
+  if (unreadable) err(`(${unreadable} type(s) not shown: this client's role may not read them)\n`);
+  return code;
 }
 
 interface Shown {

@@ -47,7 +47,7 @@ ${LINE_FLAG_HELP}
 `;
 
 /** --since as Unix milliseconds: a duration back from now, or a time. */
-function sinceOf(text: string, now = Date.now()): number {
+export function sinceOf(text: string, now = Date.now()): number {
   if (/^\d+[smh]?$/.test(text)) return now - parseDuration('since', text) * 1000;
   const t = Date.parse(text);
   if (Number.isNaN(t)) {

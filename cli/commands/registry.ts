@@ -22,6 +22,8 @@ import { rebootCommand, shutdownCommand } from './power.ts';
 import { restartCommand, VIEW_COMMANDS } from './machine-views.ts';
 import { configCommand } from './config.ts';
 import { dashboardCommand } from './dashboard.ts';
+import { eventsCommand } from './events.ts';
+import { waitCommand } from './wait.ts';
 
 const API_RESOURCES_HELP = `usage: cosictl api-resources
 
@@ -36,7 +38,11 @@ export const COMMANDS: readonly Command[] = [
     summary: `get TYPE [ID...]       show resources (table, -o wide|yaml|json|name|jsonpath=..., --watch,
                          -l selectors, --sort-by, -L label columns)`,
     run: async ({ p, out, err, table, session }) => get(await session(), p, out, err, table),
-    completeArg: typeThenIds(Infinity),
+    async completeArg(line, current, lookups) {
+      const c = await typeThenIds(Infinity)(line, current, lookups);
+      if (line.args.length || !('values' in c)) return c;
+      return { ...c, values: [{ value: 'all', about: 'every type that has resources' }, ...c.values] };
+    },
     fanOut: true,
   },
   {
@@ -79,6 +85,8 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   editCommand,
   describeCommand,
+  eventsCommand,
+  waitCommand,
   explainCommand,
   {
     name: 'api-resources', help: API_RESOURCES_HELP, flags: [],

@@ -31,7 +31,8 @@ export async function validate(p: Parsed, out: (text: string) => void, err: (tex
     // A fresh machine per file: each is a whole config of its own.
     const ctx = await offlineValidationContext(BUILTIN_TYPES as DefinitionInput[], BUILTIN_NAMESPACES);
     try {
-      const docs = validateConfig(input.text, ctx, name);
+      const { docs, skipped } = validateConfig(input.text, ctx, name);
+      for (const line of skipped) err(`skipped: ${line}\n`);
       out(`${name}: valid (${docs.length} resource${docs.length === 1 ? '' : 's'})\n`);
     } catch (e) {
       if (!(e instanceof ConfigRefused)) throw e;

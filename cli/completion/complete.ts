@@ -56,6 +56,7 @@ async function flagValues(flag: string, line: Line, lookups: Lookups): Promise<C
     case 'namespace': return { values: (await lookups.namespaces()).map((value) => ({ value })) };
     case 'role': return { values: ['admin', 'operator', 'reader'].map((value) => ({ value })) };
     case 'algorithm': return { values: ['ecdsa-p256', 'ed25519'].map((value) => ({ value })) };
+    case 'for': return { values: ['jsonpath=', 'condition=', 'create', 'delete'].map((value) => ({ value })) };
     default: return { values: [] };
   }
 }

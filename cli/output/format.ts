@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { OpaqueSpec, type Resource } from '../../cosi/resource/resource.ts';
 import { evalJsonPath, renderCell, renderTemplate } from './jsonpath.ts';
+import { isLayered, UNSAID_LAYER } from '../../machinery/model/layers.ts';
 
 export type OutputFormat = 'table' | 'wide' | 'yaml' | 'json' | 'name' | 'jsonpath';
 export interface Output { format: OutputFormat; template?: string }
@@ -59,6 +60,8 @@ export function age(ms: number | undefined, now: number): string {
   return `${Math.floor(s / 86400)}d`;
 }
 
+const LAYER_PATH = '{.layer}';
+
 export function tableRow(
   r: Resource, def: ResourceDefinitionSpec | undefined, mark?: string, o: TableOptions = {}, now = Date.now(),
 ): string[] {
@@ -67,7 +70,9 @@ export function tableRow(
   return [
     ...(mark !== undefined ? [mark] : []),
     r.metadata.namespace, def?.displayType ?? r.metadata.type, r.metadata.id, String(r.metadata.version),
-    ...(def?.printColumns ?? []).map((c) => renderCell(evalJsonPath(c.jsonPath, spec))),
+    ...(def?.printColumns ?? []).map((c) => renderCell(evalJsonPath(c.jsonPath, spec)
+      // What users declare names no layer: the column says config, as the merge reads it.
+      ?? (c.jsonPath === LAYER_PATH && isLayered(def?.schema) ? UNSAID_LAYER : undefined))),
     ...(o.labelColumns ?? []).map((k) => labels[k] ?? ''),
     ...(o.wide ? [r.metadata.owner || '', r.metadata.phase, age(r.metadata.created, now)] : []),
     ...(o.showLabels ? [Object.entries(labels).map(([k, v]) => (v ? `${k}=${v}` : k)).join(',') || '<none>'] : []),

@@ -27,6 +27,8 @@ export interface WriteIntent {
   owner: string;
   /** An Update that changes nothing but the finalizers (a dependant holding or letting go). */
   finalizersOnly: boolean;
+  /** The spec written (a Create's or an Update's; none for a removal). */
+  spec?: unknown;
 }
 
 /** What one connection may do; each method throws permission-denied, saying why. */
@@ -206,7 +208,9 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
       req: { resource?: WireResource; options?: { owner: string } }, ctx,
     ) => {
       const r = fromWire(req.resource, 'create');
-      accessOf(ctx)?.write({ type: r.metadata.type, owner: req.options?.owner ?? '', finalizersOnly: false });
+      accessOf(ctx)?.write({
+        type: r.metadata.type, owner: req.options?.owner ?? '', finalizersOnly: false, spec: r.spec,
+      });
       return response(await state.create(admit(r, 'create'), { owner: req.options?.owner ?? '' }));
     }),
 
@@ -221,6 +225,7 @@ export function stateMethods(state: State, o: StateServerOptions): Map<string, M
         const current = await state.get(r.metadata);
         access.write({
           type: r.metadata.type, owner: req.options?.owner ?? '', finalizersOnly: finalizersOnly(current, r),
+          spec: r.spec,
         });
       }
       const admitted = admit(r, 'update');

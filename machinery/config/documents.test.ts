@@ -101,3 +101,27 @@ t.test('loading yields to the event loop, so a large config does not hold it', a
   t.equal('docs' in loaded && loaded.docs.length, 4000);
   t.ok(fired >= 3, `other work ran ${fired} times while it loaded`);
 });
+
+t.test('specs of another layer: read back (with an owner) they are skipped, written by hand refused', async (t) => {
+  const layered = [...defs, fillDefinition({
+    type: 'LinkSpecs.net.appliance.dev', defaultNamespace: 'network', aliases: ['linkspec'],
+    schema: {
+      type: 'object',
+      properties: { mtu: { type: 'integer' }, layer: { type: 'string', enum: ['default', 'dhcp', 'config'] } },
+    },
+  })];
+  const text = [
+    'metadata: {type: linkspec, id: default/eth0, owner: network, version: 3}\n'
+      + 'spec: {layer: default, mtu: 1500}',
+    'metadata: {type: linkspec, id: eth0}\nspec: {layer: dhcp, mtu: 1400}',
+    'metadata: {type: linkspec, id: eth1}\nspec: {layer: config, mtu: 9000}',
+    'metadata: {type: linkspec, id: eth2}\nspec: {mtu: 9000}',
+  ].join('\n---\n');
+  const { docs, problems, skipped } = parseDocuments(text, layered, new Set([...ns, 'network']));
+  t.same(docs.map((d) => d.id), ['eth1', 'eth2'], 'the config layer, said or not, is a user\'s');
+  t.same(skipped.map((p) => formatProblem(p, 'stdin')), ['stdin: document 1 (LinkSpec default/eth0): the default '
+    + 'layer belongs to the machine\'s built-in defaults (owner "network"): skipped; '
+    + 'a config declares the config layer']);
+  t.same(problems.map((p) => formatProblem(p, 'stdin')), ['stdin: document 2 (LinkSpec eth0): spec.layer: "dhcp" '
+    + 'belongs to the DHCP client; a config declares the config layer only (leave layer out)']);
+});

@@ -18,6 +18,7 @@ import { MAX_CONFIG_BYTES, scanNesting } from './config-input.ts';
 import { isMap } from './safe-yaml.ts';
 import { codeFrame, MAX_YAML_DOCUMENT_BYTES, parseUntrustedYaml } from '../../cosi/spec/yaml-guard.ts';
 import { yielder } from './yielder.ts';
+import { foreignLayer, LAYER_WRITERS } from '../model/layers.ts';
 
 export interface ResourceDocument extends Pointer {
   /** 1-based position in the input. */
@@ -173,10 +174,11 @@ export async function loadDocumentsYielding(
 /** Loaded documents checked against the definitions and namespaces: the resources, and every problem. */
 export function checkDocuments(
   loaded: Loaded, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>,
-): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
+): { docs: ResourceDocument[]; problems: DocumentProblem[]; skipped: DocumentProblem[] } {
   const docs: ResourceDocument[] = [];
   const problems: DocumentProblem[] = [];
-  if ('problem' in loaded) return { docs, problems: [loaded.problem] };
+  const skipped: DocumentProblem[] = [];
+  if ('problem' in loaded) return { docs, problems: [loaded.problem], skipped };
   const seen = new Map<string, number>();
   for (const d of loaded.docs) {
     const index = d.index;
@@ -217,6 +219,20 @@ export function checkDocuments(
       });
       continue;
     }
+    // Users declare the config layer; a spec of another layer is its writer's. Read back (`get -o yaml` prints its
+    // owner) it is skipped, so what get prints applies back; written by hand it is refused, saying whose it is.
+    const layer = foreignLayer(def.schema, obj.spec);
+    if (layer) {
+      const w = `${def.displayType} ${String(id)}`;
+      if (md.owner !== undefined) {
+        skipped.push({ index, what: w, message: `the ${layer} layer belongs to ${LAYER_WRITERS[layer]} (owner `
+          + `${JSON.stringify(md.owner)}): skipped; a config declares the config layer` });
+      } else {
+        problems.push({ index, what: w, message: `spec.layer: "${layer}" belongs to ${LAYER_WRITERS[layer]}; `
+          + 'a config declares the config layer only (leave layer out)' });
+      }
+      continue;
+    }
     if (typeof id !== 'string' || !/^[^\s/]{1,253}$/.test(id)) {
       local.push(`metadata.id: required, 1-253 characters, no spaces or slashes, got ${JSON.stringify(id)}`);
     }
@@ -244,12 +260,12 @@ export function checkDocuments(
       spec: obj.spec ?? null, definition: def,
     });
   }
-  return { docs, problems };
+  return { docs, problems, skipped };
 }
 
 /** Load and check in one go (tests, and callers with a small text). */
 export function parseDocuments(
   text: string, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>, maxBytes = MAX_CONFIG_BYTES,
-): { docs: ResourceDocument[]; problems: DocumentProblem[] } {
+): { docs: ResourceDocument[]; problems: DocumentProblem[]; skipped: DocumentProblem[] } {
   return checkDocuments(loadDocuments(text, maxBytes), defs, namespaces);
 }

@@ -57,17 +57,20 @@ function known(ctx: ValidationContext) {
   return { defs, namespaces };
 }
 
+/** A valid config: its documents, and those it skipped (specs of another layer, read back), each said. */
+export interface ValidConfig { docs: ResourceDocument[]; skipped: string[] }
+
 /**
  * The documents of a valid config, or ConfigRefused naming every problem. `text`: a config's text
  * (loaded here), or documents loaded already (the engine loads them without holding the event loop).
  */
 export function validateConfig(
   text: string | Loaded, ctx: ValidationContext, source: ConfigSource, maxBytes?: number, coming?: ComingTypes,
-): ResourceDocument[] {
+): ValidConfig {
   const loaded = typeof text === 'string' ? loadDocuments(text, maxBytes) : text;
   const { state } = ctx;
   const { defs, namespaces } = known(ctx);
-  let { docs, problems } = checkDocuments(loaded, defs, namespaces);
+  let { docs, problems, skipped } = checkDocuments(loaded, defs, namespaces);
   const all: string[] = [];
   const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
   if (declared.length || coming?.types.length) {
@@ -94,7 +97,7 @@ export function validateConfig(
     for (const d of own) namespaces.add(d.defaultNamespace);
     const ownTypes = new Set(own.map((d) => d.type));
     const withOwn = [...defs.filter((d) => !ownTypes.has(d.type)), ...own];
-    ({ docs, problems } = checkDocuments(loaded, withOwn, namespaces));
+    ({ docs, problems, skipped } = checkDocuments(loaded, withOwn, namespaces));
   }
   all.push(...problems.map((p) => formatProblem(p, source)));
   if (problems.length && coming?.unknownWhy.length) all.push(...coming.unknownWhy);
@@ -106,7 +109,7 @@ export function validateConfig(
     }
   }
   if (all.length) throw new ConfigRefused(all, source);
-  return docs;
+  return { docs, skipped: skipped.map((p) => formatProblem(p, source)) };
 }
 
 /**

@@ -67,6 +67,8 @@ const AUDIT_EXAMPLES = [
   'audit: subject="O=reader,CN=cosictl-reader" role=reader rpc=State/Get '
     + 'resource=security/ApiCertificateAuthorities.security.appliance.dev/api result=denied: ... is sensitive: '
     + 'admins only',
+  'audit: subject="O=admin,CN=cosictl-admin" role=admin rpc=ConfigService/ApplyConfig resource=machine-config '
+    + 'mode=merge dry-run result=ok',
 ];
 
 export function generateSecurityDoc(defs: readonly ResourceDefinitionSpec[]): string {
@@ -129,8 +131,10 @@ ${rpcRows().join('\n')}
 
 ## Audit log
 
-Every write and every refused request is one line in the engine's log (console and
-kernel log):
+Every write, every change of the machine config (a dry run or a \`cosictl diff\` marked
+\`dry-run\`, a try \`try=60s\`) and every refused request is one line in the audit log, a
+log source of its own (\`cosictl logs audit\`, \`-f\` follows it). It is kept apart from the
+engine's log, so the console shows one summary line per change, not one per call:
 
 \`\`\`
 ${AUDIT_EXAMPLES.join('\n')}

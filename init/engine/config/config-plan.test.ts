@@ -34,7 +34,7 @@ async function machine(before: string) {
     ctx.state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: type.toLowerCase() })
       ?.spec as ResourceDefinitionSpec | undefined;
   const nameOf = (p: Pointer) => resourceName(p, definitionOf(p.type));
-  const want = (text: string) => validateConfig(text, ctx, 'test.yaml').map((d) => desiredOf(d, ctx.codecs));
+  const want = (text: string) => validateConfig(text, ctx, 'test.yaml').docs.map((d) => desiredOf(d, ctx.codecs));
   const users = () => ctx.state.resourcesWhere((r) => r.metadata.owner === '')
     .sort((a, b) => byRank(a.metadata, b.metadata));
   for (const w of [...want(before)].sort(byRank)) {

@@ -168,7 +168,7 @@ export class MachineConfig {
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
   private async parse(
     text: string, source: ConfigSource, maxBytes?: number, patienceMs = 0,
-  ): Promise<{ want: Desired[]; types: ExtensionTypes }> {
+  ): Promise<{ want: Desired[]; types: ExtensionTypes; skipped: string[] }> {
     const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
     const types: ExtensionTypes = new Map();
     const unknownWhy: string[] = [];
@@ -180,8 +180,8 @@ export class MachineConfig {
       else types.set(d.id, learned);
     }
     const coming = { types: [...types.values()].flat(), unknownWhy };
-    const want = validateConfig(loaded, this.o, source, undefined, coming).map((d) => desiredOf(d, this.o.codecs));
-    return { want, types };
+    const { docs, skipped } = validateConfig(loaded, this.o, source, undefined, coming);
+    return { want: docs.map((d) => desiredOf(d, this.o.codecs)), types, skipped };
   }
 
   private plan(want: Desired[], mode: ApplyMode, denied?: ApplyRequest['denied']): Step[] {
@@ -207,6 +207,7 @@ export class MachineConfig {
       const source = req.sourceName || req.source;
       let want: Desired[];
       let types: ExtensionTypes;
+      let skipped: string[];
       try {
         if (this.trying && !req.dryRun && !req.trySeconds) {
           throw new StateError('failed-precondition', `a tried config (from ${this.trying.source}) awaits `
@@ -216,7 +217,7 @@ export class MachineConfig {
         const input = decodeConfigInput(req.bytes);
         if (!input.ok) throw new ConfigRefused([`${source}: ${input.message}`], source);
         // A user waits for the answer; a config that comes as the machine boots may wait for its network.
-        ({ want, types } = await this.parse(input.text,
+        ({ want, types, skipped } = await this.parse(input.text,
           req.files?.length ? { name: source, files: req.files } : source, undefined,
           req.source === 'api' ? 0 : BOOT_FETCH_PATIENCE_MS));
       } catch (e) {
@@ -231,7 +232,7 @@ export class MachineConfig {
       const changes = this.changesOf(steps, true);
       const needsReboot = changes.filter((c) => c.needsReboot).map((c) => `${c.resource} ${c.action}`);
       const result: ApplyResult = {
-        changes, needsReboot, ignored: req.ignored ?? [], persistedTo: '', persistProblem: '',
+        changes, needsReboot, ignored: [...req.ignored ?? [], ...skipped], persistedTo: '', persistProblem: '',
       };
       if (req.dryRun) return result;
       const before = req.trySeconds && !this.trying ? this.snapshot() : undefined;
@@ -272,7 +273,9 @@ export class MachineConfig {
           + `${needsReboot.length ? `; ${needsReboot.length} change(s) need a reboot` : ''}; ${whereSaved(saved)}`,
       });
       this.o.log.info(`config from ${source} applied: ${counts}`);
-      for (const i of result.ignored) this.o.log.warn(`config from ${source}: ignored ${i}`);
+      for (const i of req.ignored ?? []) this.o.log.warn(`config from ${source}: ignored ${i}`);
+      // What the user read back and applied again: the other layers' specs, skipped as asked, no fault.
+      for (const i of skipped) this.o.log.info(`config from ${source}: ${i}`);
       return result;
     });
   }

@@ -117,7 +117,7 @@ t.test('UDP: a datagram per line', async (t) => {
   const reader = (l: Line) => l.source === 'test-reader' && l.message.includes(id);
   await until('the line', () => got.some(reader));
   t.match(got.find(reader), { level: 'warning', message: `test-reader: ${id}: cannot read /nonexistent: ENOENT` });
-  t.ok(got.some((l) => l.source === 'engine'), 'no sources named: the engine\'s lines too');
+  t.ok(got.some((l) => l.source === 'audit'), 'no sources named: the other sources\' lines too (the audit log\'s)');
   await admin.destroy({ namespace: CONFIG_NS, type: LOG_SINK_TYPE, id: 'udp' });
   await until('its status goes with it', async () => {
     try {

@@ -29,7 +29,7 @@ frobnicate: 1
 `));
   if (!r.ok) throw new Error(r.message);
   t.equal(r.data.format, 'cloud-config');
-  const docs = validateConfig(r.data.config, ctx, 'user-data');
+  const { docs } = validateConfig(r.data.config, ctx, 'user-data');
   t.same(docs.map((d) => [d.type, d.id, d.spec]), [
     ['HostnameSpecs.net.appliance.dev', 'cloud-init', { hostname: 'web1', domainname: 'example.net' }],
     ['TimeServerSpecs.time.appliance.dev', 'cloud-init', { servers: ['ntp1.example.net', 'pool.example.net'] }],
@@ -94,7 +94,7 @@ hostname: second
   const r = translateUserData(enc(mime));
   if (!r.ok) throw new Error(r.message);
   t.equal(r.data.format, 'multipart');
-  const docs = validateConfig(r.data.config, ctx, 'user-data');
+  const { docs } = validateConfig(r.data.config, ctx, 'user-data');
   t.same(docs.map((d) => `${d.type}/${d.id}`).sort(), [
     'HostnameSpecs.net.appliance.dev/cloud-init', 'Motds.config.appliance.dev/from-mime',
     'TimeServerSpecs.time.appliance.dev/cloud-init',
@@ -205,7 +205,7 @@ write_files:
   - just a string
 `));
   if (!r.ok) throw new Error(r.message);
-  const docs = validateConfig(r.data.config, ctx, 'user-data');
+  const { docs } = validateConfig(r.data.config, ctx, 'user-data');
   t.same(docs.map((d) => [d.type, d.id, d.spec]), [
     ['FileSpecs.system.appliance.dev', 'cloud-init-file-1',
       { path: '/var/lib/app/blob', content: 'aGVsbG8K', encoding: 'base64', mode: '0600' }],
