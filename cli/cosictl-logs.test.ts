@@ -130,6 +130,26 @@ t.test('a ring holds at most its size: the oldest lines go, the listing counts t
     t.match(r.out, `${id}-99:`);
   });
 
+t.test('--previous: the lines of a plugin\'s run before a restart; none before one', async (t) => {
+  const once = await run(['logs', 'network', '--previous']);
+  t.same([once.code, once.err], [1, 'cosictl: network has run once since boot: no previous run\n']);
+  const before = `p${randomUUID().slice(0, 6)}`;
+  await askRead(before, '/nonexistent/before');
+  await until('the line', async () => (await run(['logs', 'test-reader'])).out.includes(before));
+  const restarted = await run(['restart', 'test-reader']);
+  t.equal(restarted.code, 0, restarted.err);
+  await until('running again', async () => /test-reader +\d+ +running/.test((await run(['get', 'plugins'])).out));
+  const after = `q${randomUUID().slice(0, 6)}`;
+  await askRead(after, '/nonexistent/after');
+  await until('the new run\'s line', async () => (await run(['logs', 'test-reader'])).out.includes(after));
+  const prev = await run(['logs', 'test-reader', '-p']);
+  t.equal(prev.code, 0, prev.err);
+  t.match(prev.out, new RegExp(`${before}: cannot read /nonexistent/before`), 'the run before');
+  t.notMatch(prev.out, new RegExp(after), 'not this run\'s');
+  const follow = await run(['logs', 'test-reader', '--previous', '-f']);
+  t.same([follow.code, follow.err], [2, 'cosictl: --previous and -f: a run that ended cannot be followed\n']);
+});
+
 t.test('dmesg: the kernel log, with what was written there just now', async (t) => {
   const mark = `cosictl-logs-test ${randomUUID()}`;
   writeFileSync('/dev/kmsg', `<4>${mark}\n`);

@@ -93,7 +93,7 @@ t.test('kubectl\'s habits on the machine: get all, -A, --field-selector, explain
     t.match(all.out, /\nnetwork +LinkStatus +eth0 /, 'get all: the links among every type');
     const everywhere = await run(['get', 'addressspecs', '-A', '--field-selector', 'spec.link=eth0', '-o', 'name']);
     t.equal(everywhere.code, 0, everywhere.err);
-    t.match(everywhere.out, /^addressspec\/cmdline\/eth0\/10\.0\.2\.15\/24$/m, '-A with --field-selector');
+    t.match(everywhere.out, /^addressspec\/cmdline\/eth0$/m, '-A with --field-selector');
     t.match((await run(['explain', 'linkspec.mtu'])).out, /^FIELD: +mtu <integer, 68 to 65535>/m, 'explain T.F');
     const described = await run(['describe', 'mergedlinkspec']);
     t.match(described.out, /^ID: +eth0$/m, 'describe TYPE: each of them');

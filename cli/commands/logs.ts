@@ -20,7 +20,7 @@ const LINE_FLAG_HELP = `  -f, --follow          after the kept lines, print new 
                         (2026-11-24T10:00:00Z)
   -o, --output json     one JSON object per line: time, level, source, seq, message`;
 
-export const LOGS_HELP = `usage: cosictl logs [SOURCE] [-f] [--tail N] [--since WHEN] [-o json]
+export const LOGS_HELP = `usage: cosictl logs [SOURCE] [-f] [--tail N] [--since WHEN] [-p] [-o json]
 
 Prints what SOURCE printed, oldest first: the engine, a plugin (network, storage, ...), or
 the kernel. The machine keeps each source's latest lines in a ring in memory (128 KiB each
@@ -32,6 +32,8 @@ Each line: TIME LEVEL MESSAGE, the time in UTC; a gap in a source's numbering is
 
 flags:
 ${LINE_FLAG_HELP}
+  -p, --previous        the lines of a plugin's run before this one (it restarted, or crashed), as far as
+                        the ring still holds them; exit 1 when it has run once only
 
 exit codes: 0 done (or Ctrl-C while following), 2 usage, 4 no such source, 5 unreachable or
 the machine went away while following.
@@ -77,8 +79,10 @@ async function printLines(s: Session, source: string, p: Parsed, out: (t: string
   const tail = flag(p, 'tail');
   const since = flag(p, 'since');
   const follow = has(p, 'follow');
+  const previous = has(p, 'previous');
+  if (previous && follow) throw new CliError('--previous and -f: a run that ended cannot be followed', EXIT.usage);
   const request = LOG_RPC.logs.request.encode({
-    source, follow, tail: tail === undefined ? 0 : tailOf(tail),
+    source, follow, tail: tail === undefined ? 0 : tailOf(tail), previous,
     ...(since === undefined ? {} : { since: new Date(sinceOf(since)).toISOString() }),
   });
   let last: number | undefined;
@@ -135,7 +139,7 @@ export const logsCommand: Command = {
   name: 'logs',
   summary: 'logs [SOURCE] [-f]      what the engine, a plugin or the kernel printed (--tail N, --since 5m)',
   help: LOGS_HELP,
-  flags: LINE_FLAGS,
+  flags: [...LINE_FLAGS, 'previous'],
   shorts: { f: 'follow' },
   fanOut: true,
   async run({ p, out, table, session }) {

@@ -83,7 +83,7 @@ async function logParts(s: Session): Promise<Part[]> {
   const sources = (await callUnary(s.state, LOG_RPC.logSources, {})).sources ?? [];
   return limited(sources.map((src) => async (): Promise<Part> => {
     let text = '';
-    const request = LOG_RPC.logs.request.encode({ source: src.name, follow: false, tail: 0 });
+    const request = LOG_RPC.logs.request.encode({ source: src.name, follow: false, tail: 0, previous: false });
     const call = s.state.stream(LOG_RPC.logs.path, request, (m) => {
       text += formatLogLine(LOG_RPC.logs.response.decode(m));
     }, s.longCallMs);

@@ -187,7 +187,9 @@ export class DashboardFeed {
     }
     if (this.closed) return;
     await Promise.all(names.map(async (source) => {
-      const request = LOG_RPC.logs.request.encode({ source, follow: this.o.follow, tail: this.o.logTail });
+      const request = LOG_RPC.logs.request.encode({
+        source, follow: this.o.follow, tail: this.o.logTail, previous: false,
+      });
       const call = this.s.state.stream(LOG_RPC.logs.path, request, (m) => {
         this.addLine(LOG_RPC.logs.response.decode(m));
         this.changed();

@@ -154,6 +154,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     : o.spawn;
   const supervisor = new PluginSupervisor({
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
+    onRunStart: (name) => logs.ring(name).startRun(),
   });
   const admission = createAdmission(state);
   const extensionMachine = o.extensions ?? {

@@ -73,6 +73,8 @@ export interface SupervisorOptions {
   spawn: SpawnPlugin;
   socketPath: string;
   backoff?: { initialMs: number; factor: number; maxMs: number };
+  /** A plugin's process is being started (again): its log begins a new run (`cosictl logs --previous`). */
+  onRunStart?: (name: string) => void;
 }
 
 interface Running {
@@ -223,6 +225,7 @@ export class PluginSupervisor {
     const started = Date.now();
     const killsAtStart = oomKills();
     let child: ChildProcess;
+    this.o.onRunStart?.(r.plugin.name);
     try {
       child = this.o.spawn(
         [...r.plugin.args], { ...process.env, ...r.plugin.env, COSI_PLUGIN_SOCKET: this.o.socketPath },

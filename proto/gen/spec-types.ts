@@ -589,6 +589,9 @@ export interface LogsRequest {
   tail: number;
   /** Only lines at or after this time. */
   since?: string;
+  /** The lines of the source's run before the current one (a plugin that restarted): FAILED_PRECONDITION when
+   * it has run once only since boot. Not with follow. */
+  previous: boolean;
 }
 
 /** LogLine: one line of a source. */

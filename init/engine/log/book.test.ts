@@ -76,3 +76,20 @@ t.test('the kernel source reads the real /dev/kmsg: levels, wall time, follow', 
   const k = book.sources().find((s) => s.name === KERNEL_SOURCE)!;
   t.ok(k.lines > 0 && k.capacityBytes === 0, 'listed, its ring the kernel\'s');
 });
+
+t.test('runs: a ring knows where each start of its source began; the one before the current is previousRun',
+  async (t) => {
+    const r = new LogRing(1 << 16);
+    t.equal(r.previousRun(), undefined, 'no run yet');
+    r.startRun();
+    r.append('info', 'first run, line 1');
+    r.append('info', 'first run, line 2');
+    t.equal(r.previousRun(), undefined, 'one run: no previous one');
+    r.startRun();
+    r.append('info', 'second run');
+    t.same(r.previousRun(), { from: 1, to: 3 });
+    t.same(r.held().filter((e) => e.seq >= 1 && e.seq < 3).map((e) => e.message),
+      ['first run, line 1', 'first run, line 2']);
+    for (let i = 0; i < 5; i++) r.startRun();
+    t.same(r.previousRun(), { from: 4, to: 4 }, 'runs without a line are runs too, and only the last few are kept');
+  });

@@ -15,6 +15,8 @@ export const DEFAULT_RING_BYTES = 128 * 1024;
 const LINE_COST = 80;
 /** A longer line is cut: one line must not push a whole ring out. */
 const LINE_MAX = 4096;
+/** Runs a ring remembers the start of: --previous needs the last two. */
+const RUNS_KEPT = 4;
 /** How often a follower of the kernel log looks for new records (the device cannot be waited on here). */
 const KERNEL_POLL_MS = 250;
 
@@ -34,6 +36,8 @@ export class LogRing {
   bytes = 0;
   seq = 0;
   dropped = 0;
+  /** The first seq of each run of the source's process (a plugin restarts), the last few; none: one run. */
+  private readonly runs: number[] = [];
 
   constructor(readonly capacity: number) {}
 
@@ -60,6 +64,17 @@ export class LogRing {
 
   held(): LogEntry[] { return this.lines.slice(this.start); }
 
+  /** The source's process starts (again): the lines after this are a run of their own. */
+  startRun(): void {
+    this.runs.push(this.seq + 1);
+    if (this.runs.length > RUNS_KEPT) this.runs.shift();
+  }
+
+  /** The seqs of the run before the current one, [from, to); undefined when there was none. */
+  previousRun(): { from: number; to: number } | undefined {
+    return this.runs.length < 2 ? undefined : { from: this.runs.at(-2)!, to: this.runs.at(-1)! };
+  }
+
   follow(onLine: (e: LogEntry) => void): () => void {
     this.followers.add(onLine);
     return () => {
@@ -71,6 +86,8 @@ export class LogRing {
 /** A reader's view of one source: the lines held when it opened, then (follow) new ones until closed. */
 export interface LogCursor {
   held: LogEntry[];
+  /** The seqs of the run before the current one, where the source knows runs (a plugin's ring). */
+  previousRun?: { from: number; to: number };
   follow(onLine: (e: LogEntry) => void): void;
   close(): void;
 }
@@ -138,7 +155,8 @@ export class LogBook {
     const r = this.rings.get(source);
     if (!r) return undefined;
     let stop = () => {};
-    return { held: r.held(), follow: (f) => {
+    const previousRun = r.previousRun();
+    return { held: r.held(), ...(previousRun ? { previousRun } : {}), follow: (f) => {
       stop = r.follow(f);
     }, close: () => stop() };
   }

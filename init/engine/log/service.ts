@@ -64,8 +64,16 @@ export function logServiceMethods(book: LogBook): Map<string, Method> {
         }
         if (!cursor) throw new StateError('not-found', `no log source "${req.source}"; there are: ${names()}`);
         try {
+          if (req.previous && req.follow) {
+            throw new StateError('invalid-argument', 'a previous run has ended: it cannot be followed');
+          }
+          const run = cursor.previousRun;
+          if (req.previous && !run) {
+            throw new StateError('failed-precondition', `${req.source} has run once since boot: no previous run`);
+          }
           const sendNew = req.follow ? collect(req.source, cursor) : undefined;
-          let held = since === undefined ? cursor.held : cursor.held.filter((e) => e.time >= since);
+          const ofRun = req.previous ? cursor.held.filter((e) => e.seq >= run!.from && e.seq < run!.to) : cursor.held;
+          let held = since === undefined ? ofRun : ofRun.filter((e) => e.time >= since);
           if (req.tail) held = held.slice(-req.tail);
           for (const e of held) await out.write(encode(req.source, e));
           if (!sendNew) return;
