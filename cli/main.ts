@@ -11,6 +11,7 @@ import { CliError, EXIT, exitCodeOf } from './errors.ts';
 import { parseDuration } from './duration.ts';
 import { didYouMean } from './did-you-mean.ts';
 import { Session } from './session.ts';
+import { timingReport } from './timing.ts';
 import type { SessionWait } from './command.ts';
 
 const HELP = `usage: cosictl [global flags] COMMAND [args]
@@ -179,5 +180,5 @@ export function main(): void {
       err(`cosictl: ${(e as Error).message}\n`);
       process.exitCode = exitCodeOf(e);
     },
-  );
+  ).finally(() => err(timingReport()));
 }

@@ -12,6 +12,7 @@ import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { Resource } from '../cosi/resource/resource.ts';
+import { timeMethods } from './timing.ts';
 
 /** A call's deadline unless --timeout says otherwise: a machine that stops answering is given up on. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
@@ -43,11 +44,11 @@ export class Session {
       () => this.defs ?? [],
       (d, e) => process.stderr.write(`cosictl: ${d.type}: reading its specs as YAML (${e.message})\n`),
     );
-    this.state = new RemoteState(ctx.endpoint, {
+    this.state = timeMethods(new RemoteState(ctx.endpoint, {
       codecs: chainCodecs(codecs, META_CODECS), timeoutMs: timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
       keepaliveMs: KEEPALIVE_MS, keepaliveTimeoutMs: KEEPALIVE_TIMEOUT_MS,
       ...(ctx.tls ? { tls: ctx.tls } : {}),
-    });
+    }), 'state');
   }
 
   /** The deadline of a call the machine works on before it answers: --timeout, else DEFAULT_LONG_CALL_TIMEOUT_MS. */

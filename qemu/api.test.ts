@@ -3,6 +3,9 @@
 // change as the issue plugin (a separate process in the guest) renders it.
 import t from 'tap';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { bootWithApi, type CliResult } from './api-vm.ts';
 import { READY_RE } from '../init/boot/ready-line.ts';
 import { RemoteState } from '../cosi/remote/client.ts';
@@ -21,6 +24,7 @@ const { vm, cosictl, cosictlConfig, run, poll, endpoint, tls } = await bootWithA
   },
 });
 t.teardown(() => vm.kill());
+const dir = mkdtempSync(join(tmpdir(), 'api-test-'));
 
 t.test('health --wait, typed as QEMU starts, waits for the API, then for every check', async (t) => {
   const r = await healthAtStart!;
@@ -101,6 +105,24 @@ t.test('kubectl\'s habits on the machine: get all, -A, --field-selector, explain
     t.same([ready.code, ready.err], [0, ''], 'wait --for=jsonpath on what a plugin writes');
     const events = await run(['events', 'addressspecstatus']);
     t.match(events.out, /AddressSpecStatus network\/eth0\/10\.0\.2\.15\/24 (created|changed)/, 'events of a type');
+    const bare = await run([]);
+    t.same([bare.code, bare.out.startsWith('usage: cosictl ')], [0, true], 'bare cosictl: help');
+    t.match((await run(['get', 'lnkspec'])).err, /did you mean linkspec\?/, 'did you mean, from the machine\'s types');
+    const motds = 'metadata: {type: motd, id: vm-1}\nspec: {text: one}\n---\nmetadata: {type: motd, id: vm-2}\n'
+      + 'spec: {text: two}\n';
+    t.equal((await run(['apply', '-f', '-'], motds)).code, 0);
+    t.match((await run(['get', 'motd/vm-1', '-o', 'yml'])).out, /^ {2}id: vm-1$/m, 'TYPE/ID, -o yml');
+    const changed = motds.replace('text: two', 'text: deux');
+    const diffFile = join(dir, 'motds.yaml');
+    writeFileSync(diffFile, changed);
+    t.equal((await run(['diff', '-f', diffFile])).code, 1, 'diff: exit 1 when apply would change something');
+    const gone = await run(['delete', 'motd', '--all']);
+    t.match(gone.out, /^motd\/vm-1 deleted\nmotd\/vm-2 deleted\n$/, 'delete TYPE --all');
+    t.equal((await run(['restart', 'issue'])).code, 0);
+    await poll(['get', 'plugins'], /\bissue\s+\d+\s+running/, 60_000);
+    const previous = await run(['logs', 'issue', '--previous']);
+    t.equal(previous.code, 0, previous.err);
+    t.match(previous.out, /^\S+Z /m, 'logs --previous: the run before the restart');
   });
 
 t.test('apply a resource and watch the plugin react', async (t) => {

@@ -4,6 +4,7 @@
 // wall time of the out/cosictl executable, its own start included.
 //   --docs N    documents per run (default 500)
 //   --runs N    runs (default 3)
+//   --vm        instead: the README's commands against the dev VM under TCG (scripts/lib/bench-cli-vm.ts)
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,12 +13,19 @@ import { startServe } from '../init/engine/serve-harness.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { fmtStats, stats } from './lib/stats.ts';
+import { benchCliVm } from './lib/bench-cli-vm.ts';
 
-const args = benchArgs(`usage: npm run bench:cli -- [--docs N] [--runs N]
-  times cosictl apply (new, unchanged), get and delete (ids, -f) of N documents against serve on this host
+const args = benchArgs(`usage: npm run bench:cli -- [--docs N] [--runs N] [--vm]
+  times cosictl apply (new, unchanged), get and delete (ids, -f) of N documents against serve on this host;
+  --vm: each of the README's commands against the dev VM (TCG), the first call and the next --runs,
+  with where the slowest one's time went (COSICTL_TIMING=1)
 `);
 const docs = args.int('--docs', 500);
 const runs = args.int('--runs', 3);
+if (process.argv.includes('--vm')) {
+  await benchCliVm(runs);
+  process.exit(0);
+}
 const a = artifacts();
 const cosictl = join(a.dir, 'cosictl');
 const served = await startServe(a.exe);

@@ -104,3 +104,15 @@ t.test('terminal capabilities: NO_COLOR, TERM=dumb and pipes', async (t) => {
     { interactive: false, color: false, columns: 77, rows: 33 }, 'a pipe takes $COLUMNS and $LINES');
   t.same(terminalCaps({}, { COLUMNS: 'wide' }).columns, 120, 'else 120 by 50');
 });
+
+t.test('a 60x12 pane: the plugins in one line, so that eth0 and its addresses show', async (t) => {
+  const seven = new Map(['issue', 'network', 'platform', 'storage', 'system', 'time', 'extra']
+    .map((n) => [n, { state: 'running', pid: 1, restarts: 0 }]));
+  const lines = text(data({ plugins: seven }), 60, 12);
+  t.match(lines.join('\n'), /^ {2}all 7 running$/m, 'all running: said in one line');
+  t.match(lines.join('\n'), /^ {2}eth0 {2}up /m, 'eth0 is on the screen');
+  const one = new Map([...seven, ['storage', { state: 'backoff', pid: 0, restarts: 2 }]]);
+  t.match(text(data({ plugins: one }), 60, 12).join('\n'), /^ {2}6 of 7 running {2}storage backoff$/m,
+    'what does not run is named');
+  t.match(text(data({ plugins: seven }), 100, 40).join('\n'), /issue running/, 'a big screen: each plugin');
+});

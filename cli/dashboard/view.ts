@@ -159,20 +159,33 @@ function logLine(l: LogLine): ScreenLine {
     seg(` ${l.message}`, style === 'dim' ? 'dim' : 'plain')];
 }
 
+/** The plugins in one line: how many run, and each one that does not, with its state (a small screen's form). */
+function pluginSummary(plugins: ReadonlyMap<string, PluginStatusSpec>): ScreenLine {
+  const others = [...plugins].filter(([, p]) => p.state !== 'running').sort(([a], [b]) => a.localeCompare(b));
+  const running = plugins.size - others.length;
+  return [seg(`  ${others.length ? `${running} of ${plugins.size} running` : `all ${plugins.size} running`}`,
+    others.length ? 'plain' : 'good'),
+  ...others.flatMap(([name, p]) => [seg(`  ${name} `), seg(p.state ?? '?', PLUGIN_STYLE[p.state ?? ''] ?? 'plain')])];
+}
+
 /** The frame's lines, at most `height` of them. */
 export function dashboardLines(d: DashboardData, width: number, height: number): ScreenLine[] {
-  const top: ScreenLine[] = [
+  const room = Math.max(1, height - MIN_LOG_ROWS - 1);
+  const topWith = (plugins: ScreenLine[]): ScreenLine[] => [
     titleLine(d),
     ...(d.lost ? [[seg(`the machine stopped answering: ${d.lost}`, 'bad')]] : []),
     machineLine(d.overview, d.problems.get('machine')),
     healthLine(d),
-    heading('PLUGINS', d.problems.get('plugins')), ...pluginLines(d.plugins, width),
+    heading('PLUGINS', d.problems.get('plugins')), ...plugins,
     heading('LINKS', d.problems.get('links')), ...linkLines(d.links),
     [...heading('TIME', d.problems.get('time')), ...timeLine(d.time)],
     heading('MOUNTS', d.problems.get('mounts')), ...mountLines(d.mounts, width),
   ];
+  const full = topWith(pluginLines(d.plugins, width));
+  // A small screen gets the plugins in one line, so that the links (eth0 and its addresses) still show.
+  const top = full.length > room && d.plugins.size ? topWith([pluginSummary(d.plugins)]) : full;
   // Many links or plugins give way to the logs' last rows: the top is cut, never the pane.
-  const shown = top.slice(0, Math.max(1, height - MIN_LOG_ROWS - 1));
+  const shown = top.slice(0, room);
   const logs = d.logs.slice(-Math.max(0, height - shown.length - 1)).map(logLine);
   const lines = [...shown, heading('LOGS', d.problems.get('logs')), ...logs].slice(0, height);
   // A whole screen, however few the logs so far: what is printed once into a pipe has $LINES rows too.
