@@ -174,9 +174,14 @@ t.test('cosictl reboot: a holder delays it 5 s, then the machine comes back to r
   t.match(JSON.parse(after.out), { spec: { stage: 'running' } }, 'running again');
 });
 
-t.test('cosictl shutdown powers off cleanly with plugins running', async (t) => {
+t.test('cosictl shutdown powers off cleanly with plugins running; a watch says why it ended', async (t) => {
+  const watching = run(['get', 'plugins', '-w'], undefined, 120_000);
+  await new Promise((r) => setTimeout(r, 2000));
   const r = await run(['shutdown', '--id', 'now']);
   t.equal(r.code, 0, r.err);
+  const w = await watching;
+  t.same([w.code, w.err], [5, 'cosictl: the watch ended: the machine is powering off: API power request "now"\n'],
+    'the watch ended saying why, not blaming the certificate');
   const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), 60_000).unref());
   const exit = await Promise.race([vm.exited, timeout]);
   t.not(exit, 'timeout', 'QEMU exited by itself');

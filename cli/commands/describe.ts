@@ -128,7 +128,7 @@ Promise<{ d: ResourceDefinitionSpec; r: Resource; layer?: string }[]> {
 
 export const describeCommand: Command = {
   name: 'describe',
-  summary: 'describe TYPE ID       one resource for reading, with what it is made from and makes',
+  summary: 'describe TYPE [ID]     a resource (or each of a type) for reading, with what it is made from and makes',
   help: DESCRIBE_HELP,
   flags: [],
   completeArg: typeThenIds(1),

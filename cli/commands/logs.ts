@@ -137,7 +137,8 @@ async function completeSource(line: Line, _current: string, lookups: Lookups): P
 
 export const logsCommand: Command = {
   name: 'logs',
-  summary: 'logs [SOURCE] [-f]      what the engine, a plugin or the kernel printed (--tail N, --since 5m)',
+  summary: 'logs [SOURCE] [-f]     what the engine, a plugin or the kernel printed (--tail N, --since 5m,\n'
+    + '                         --previous: a plugin\'s run before a restart; audit: who wrote what)',
   help: LOGS_HELP,
   flags: [...LINE_FLAGS, 'previous'],
   shorts: { f: 'follow' },

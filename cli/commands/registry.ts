@@ -36,7 +36,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'get', help: GET_HELP, flags: GET_FLAGS,
     summary: `get TYPE [ID...]       show resources (table, -o wide|yaml|json|name|jsonpath=..., --watch,
-                         -l selectors, --sort-by, -L label columns)`,
+                         -l selectors, --field-selector, --sort-by, -L label columns, -A; get all)`,
     run: async ({ p, out, err, table, session }) => get(await session(), p, out, err, table),
     async completeArg(line, current, lookups) {
       const c = await typeThenIds(Infinity)(line, current, lookups);
@@ -62,7 +62,7 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'delete', help: DELETE_HELP, flags: DELETE_FLAGS,
-    summary: 'delete TYPE ID...      tear down and destroy resources (or -f FILE: the resources it names)',
+    summary: 'delete TYPE ID...      tear down and destroy resources (or -f FILE: the resources it names; --all)',
     run: async ({ p, out, err, session }) => del(await session(), p, out, err),
     completeArg: typeThenIds(Infinity),
   },

@@ -64,7 +64,7 @@ export function parseCondition(text: string): Condition {
 
 export const waitCommand: Command = {
   name: 'wait',
-  summary: 'wait TYPE/ID --for=...  until a resource meets a condition (jsonpath=, condition=, create, delete)',
+  summary: 'wait TYPE/ID --for=C   until a resource meets a condition (jsonpath=, condition=, create, delete)',
   help: WAIT_HELP,
   flags: ['for'],
   completeArg: typeThenIds(1),

@@ -1,7 +1,7 @@
 // The dashboard's layout and painting, without a terminal or a machine: sections, cuts to the
 // screen's size, what colors mean, and nothing a machine's text holds moves the cursor.
 import t from 'tap';
-import type { LogLine } from '../../proto/gen/spec-types.ts';
+import type { LogLine, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
 import { terminalCaps } from '../terminal.ts';
 import { fit, frame, lineLength, paintLine, seg } from './screen.ts';
 import { dashboardLines, type DashboardData } from './view.ts';
@@ -106,12 +106,12 @@ t.test('terminal capabilities: NO_COLOR, TERM=dumb and pipes', async (t) => {
 });
 
 t.test('a 60x12 pane: the plugins in one line, so that eth0 and its addresses show', async (t) => {
-  const seven = new Map(['issue', 'network', 'platform', 'storage', 'system', 'time', 'extra']
-    .map((n) => [n, { state: 'running', pid: 1, restarts: 0 }]));
+  const seven = new Map<string, PluginStatusSpec>(['issue', 'network', 'platform', 'storage', 'system', 'time',
+    'extra'].map((n) => [n, { state: 'running', pid: 1, restarts: 0 }]));
   const lines = text(data({ plugins: seven }), 60, 12);
   t.match(lines.join('\n'), /^ {2}all 7 running$/m, 'all running: said in one line');
   t.match(lines.join('\n'), /^ {2}eth0 {2}up /m, 'eth0 is on the screen');
-  const one = new Map([...seven, ['storage', { state: 'backoff', pid: 0, restarts: 2 }]]);
+  const one = new Map<string, PluginStatusSpec>([...seven, ['storage', { state: 'backoff', pid: 0, restarts: 2 }]]);
   t.match(text(data({ plugins: one }), 60, 12).join('\n'), /^ {2}6 of 7 running {2}storage backoff$/m,
     'what does not run is named');
   t.match(text(data({ plugins: seven }), 100, 40).join('\n'), /issue running/, 'a big screen: each plugin');
