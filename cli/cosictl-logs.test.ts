@@ -131,22 +131,31 @@ t.test('a ring holds at most its size: the oldest lines go, the listing counts t
   });
 
 t.test('--previous: the lines of a plugin\'s run before a restart; none before one', async (t) => {
-  const once = await run(['logs', 'network', '--previous']);
+  // This file's 4 KiB rings hold a run or two of lines: the run before would soon be gone.
+  const roomy = await startServe(a.exe, ['--test-plugins']);
+  t.teardown(() => roomy.stop());
+  const on = (args: string[]) => runProgram(cosictl, ['--config', roomy.cosictlConfig, ...args]);
+  const client = roomy.client();
+  t.teardown(() => client.close());
+  const read = (id: string, path: string) =>
+    client.create(newResource({ namespace: RUNTIME_NS, type: TEST_FILE_READ_TYPE, id }, { path }));
+  await until('the plugins run', async () => /test-reader +\d+ +running/.test((await on(['get', 'plugins'])).out));
+  const once = await on(['logs', 'network', '--previous']);
   t.same([once.code, once.err], [1, 'cosictl: network has run once since boot: no previous run\n']);
   const before = `p${randomUUID().slice(0, 6)}`;
-  await askRead(before, '/nonexistent/before');
-  await until('the line', async () => (await run(['logs', 'test-reader'])).out.includes(before));
-  const restarted = await run(['restart', 'test-reader']);
+  await read(before, '/nonexistent/before');
+  await until('the line', async () => (await on(['logs', 'test-reader'])).out.includes(before));
+  const restarted = await on(['restart', 'test-reader']);
   t.equal(restarted.code, 0, restarted.err);
-  await until('running again', async () => /test-reader +\d+ +running/.test((await run(['get', 'plugins'])).out));
+  await until('running again', async () => /test-reader +\d+ +running/.test((await on(['get', 'plugins'])).out));
   const after = `q${randomUUID().slice(0, 6)}`;
-  await askRead(after, '/nonexistent/after');
-  await until('the new run\'s line', async () => (await run(['logs', 'test-reader'])).out.includes(after));
-  const prev = await run(['logs', 'test-reader', '-p']);
+  await read(after, '/nonexistent/after');
+  await until('the new run\'s line', async () => (await on(['logs', 'test-reader'])).out.includes(after));
+  const prev = await on(['logs', 'test-reader', '-p']);
   t.equal(prev.code, 0, prev.err);
   t.match(prev.out, new RegExp(`${before}: cannot read /nonexistent/before`), 'the run before');
   t.notMatch(prev.out, new RegExp(after), 'not this run\'s');
-  const follow = await run(['logs', 'test-reader', '--previous', '-f']);
+  const follow = await on(['logs', 'test-reader', '--previous', '-f']);
   t.same([follow.code, follow.err], [2, 'cosictl: --previous and -f: a run that ended cannot be followed\n']);
 });
 

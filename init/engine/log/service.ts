@@ -71,6 +71,10 @@ export function logServiceMethods(book: LogBook): Map<string, Method> {
           if (req.previous && !run) {
             throw new StateError('failed-precondition', `${req.source} has run once since boot: no previous run`);
           }
+          if (req.previous && cursor.held.every((e) => e.seq >= run!.to)) {
+            throw new StateError('failed-precondition', `${req.source}'s previous run (lines ${run!.from} to `
+              + `${run!.to - 1}) is no longer kept: newer lines took its place in the ring (appliance.log_ring_kib)`);
+          }
           const sendNew = req.follow ? collect(req.source, cursor) : undefined;
           const ofRun = req.previous ? cursor.held.filter((e) => e.seq >= run!.from && e.seq < run!.to) : cursor.held;
           let held = since === undefined ? ofRun : ofRun.filter((e) => e.time >= since);
