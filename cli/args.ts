@@ -57,3 +57,11 @@ export const has = (p: Parsed, name: string): boolean => p.flags.has(name);
 export function noArguments(command: string, args: readonly string[]): void {
   if (args.length) throw new CliError(`${command}: unexpected argument "${args[0]}"`, EXIT.usage);
 }
+
+/** TYPE/ID as one word, or TYPE and ID as two: [type, id] (either undefined when not given). */
+export function typeAndId(
+  first: string | undefined, second: string | undefined,
+): [string | undefined, string | undefined] {
+  const slash = first?.indexOf('/') ?? -1;
+  return slash > 0 && second === undefined ? [first!.slice(0, slash), first!.slice(slash + 1)] : [first, second];
+}

@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
+import { typeAndId } from '../args.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
 import { CliError, EXIT } from '../errors.ts';
@@ -134,9 +135,7 @@ export const describeCommand: Command = {
   completeArg: typeThenIds(1),
   async run({ p, out, err, session }) {
     const [first, second, ...extra] = p.positional;
-    const slash = first?.indexOf('/') ?? -1;
-    const [typeName, id] = slash > 0 && second === undefined ? [first!.slice(0, slash), first!.slice(slash + 1)]
-      : [first, second];
+    const [typeName, id] = typeAndId(first, second);
     if (!typeName) throw new CliError('describe: give a TYPE and an ID (or a TYPE alone: all of it)', EXIT.usage);
     if (extra.length) {
       throw new CliError(`describe: one resource, or every one of a type ("${extra[0]}" is one too many)`, EXIT.usage);

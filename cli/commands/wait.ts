@@ -2,7 +2,7 @@
 // --for=condition=ready (a spec field that is true, or a state or phase of that name), --for=create,
 // --for=delete. It watches the resource (no polling) and ends at --timeout, saying what it last saw.
 import type { Resource } from '../../cosi/resource/resource.ts';
-import { flag } from '../args.ts';
+import { flag, typeAndId } from '../args.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
 import { parseDuration } from '../duration.ts';
@@ -70,9 +70,7 @@ export const waitCommand: Command = {
   completeArg: typeThenIds(1),
   async run({ p, out, session }) {
     const [first, second, ...extra] = p.positional;
-    const slash = first?.indexOf('/') ?? -1;
-    const [typeName, id] = slash > 0 && second === undefined ? [first!.slice(0, slash), first!.slice(slash + 1)]
-      : [first, second];
+    const [typeName, id] = typeAndId(first, second);
     if (!typeName || !id || extra.length) throw new CliError('wait: give one TYPE/ID (or TYPE ID)', EXIT.usage);
     const forText = flag(p, 'for');
     if (!forText) {
