@@ -171,9 +171,18 @@ export async function loadDocumentsYielding(
   return { docs };
 }
 
+export interface CheckOptions {
+  /**
+   * Skip (and say) a spec of another layer even written by hand: the machine's own saved config, which may hold
+   * one declared before a config could declare the config layer only, is not refused whole at boot for it.
+   */
+  skipForeignLayers?: boolean;
+}
+
 /** Loaded documents checked against the definitions and namespaces: the resources, and every problem. */
 export function checkDocuments(
   loaded: Loaded, defs: readonly ResourceDefinitionSpec[], namespaces: ReadonlySet<string>,
+  o: CheckOptions = {},
 ): { docs: ResourceDocument[]; problems: DocumentProblem[]; skipped: DocumentProblem[] } {
   const docs: ResourceDocument[] = [];
   const problems: DocumentProblem[] = [];
@@ -224,9 +233,10 @@ export function checkDocuments(
     const layer = foreignLayer(def.schema, obj.spec);
     if (layer) {
       const w = `${def.displayType} ${String(id)}`;
-      if (md.owner !== undefined) {
-        skipped.push({ index, what: w, message: `the ${layer} layer belongs to ${LAYER_WRITERS[layer]} (owner `
-          + `${JSON.stringify(md.owner)}): skipped; a config declares the config layer` });
+      if (md.owner !== undefined || o.skipForeignLayers) {
+        const owner = md.owner === undefined ? '' : ` (owner ${JSON.stringify(md.owner)})`;
+        skipped.push({ index, what: w, message: `the ${layer} layer belongs to ${LAYER_WRITERS[layer]}${owner}: `
+          + 'skipped; a config declares the config layer' });
       } else {
         problems.push({ index, what: w, message: `spec.layer: "${layer}" belongs to ${LAYER_WRITERS[layer]}; `
           + 'a config declares the config layer only (leave layer out)' });

@@ -4,7 +4,7 @@
 // engine runs it before applying anything; `cosictl validate` runs it offline against
 // the built-in types, so both say the same.
 import {
-  checkDocuments, formatProblem, loadDocuments, sourceName, type ConfigSource, type Loaded,
+  checkDocuments, formatProblem, loadDocuments, sourceName, type CheckOptions, type ConfigSource, type Loaded,
   type ResourceDocument,
 } from './documents.ts';
 import { createAdmission, type Admission } from './admission.ts';
@@ -66,11 +66,12 @@ export interface ValidConfig { docs: ResourceDocument[]; skipped: string[] }
  */
 export function validateConfig(
   text: string | Loaded, ctx: ValidationContext, source: ConfigSource, maxBytes?: number, coming?: ComingTypes,
+  check: CheckOptions = {},
 ): ValidConfig {
   const loaded = typeof text === 'string' ? loadDocuments(text, maxBytes) : text;
   const { state } = ctx;
   const { defs, namespaces } = known(ctx);
-  let { docs, problems, skipped } = checkDocuments(loaded, defs, namespaces);
+  let { docs, problems, skipped } = checkDocuments(loaded, defs, namespaces, check);
   const all: string[] = [];
   const declared = docs.filter((d) => d.namespace === META_NAMESPACE);
   if (declared.length || coming?.types.length) {
@@ -97,7 +98,7 @@ export function validateConfig(
     for (const d of own) namespaces.add(d.defaultNamespace);
     const ownTypes = new Set(own.map((d) => d.type));
     const withOwn = [...defs.filter((d) => !ownTypes.has(d.type)), ...own];
-    ({ docs, problems, skipped } = checkDocuments(loaded, withOwn, namespaces));
+    ({ docs, problems, skipped } = checkDocuments(loaded, withOwn, namespaces, check));
   }
   all.push(...problems.map((p) => formatProblem(p, source)));
   if (problems.length && coming?.unknownWhy.length) all.push(...coming.unknownWhy);

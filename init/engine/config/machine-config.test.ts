@@ -14,7 +14,7 @@ import { RemoteState } from '../../../cosi/remote/client.ts';
 import { META_CODECS } from '../../../cosi/remote/meta-codecs.ts';
 import { newResource } from '../../../cosi/resource/resource.ts';
 import { type ConfigStatusSpec } from '../../../machinery/model/runtime-types.ts';
-import { CONFIG_FILE, parseSavedConfig } from '../../../machinery/config/saved-config.ts';
+import { CONFIG_FILE, formatSavedConfig, parseSavedConfig } from '../../../machinery/config/saved-config.ts';
 import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
 import { BAD_CONFIGS } from '../../../machinery/config/testing/bad-configs.ts';
 import { apiCaDocument } from '../../../machinery/pki/secrets.ts';
@@ -303,6 +303,26 @@ t.test('a config file cut short is not loaded as a smaller config: refused with 
   served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
   t.match(await configStatus(), { state: 'applied', source: 'state' });
 });
+
+t.test('a saved config holding a spec of another layer (declared before that was refused) loads without it',
+  async (t) => {
+    const whole = readFileSync(join(stateDir, CONFIG_FILE), 'utf8');
+    const before = await motds();
+    await served.stop();
+    const old = saved();
+    const linkspec = '---\nmetadata: {namespace: network, type: LinkSpecs.net.appliance.dev, id: eth7}\n'
+      + 'spec: {mtu: 1400, layer: dhcp}\n';
+    writeFileSync(join(stateDir, CONFIG_FILE), formatSavedConfig({ ...old, text: old.text + linkspec }));
+    served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+    t.match(await configStatus(), {
+      state: 'applied', source: 'state',
+      bootProblem: /^left out of the saved config: .*\(LinkSpec eth7\): the dhcp layer belongs to the DHCP client/,
+    }, 'the rest applied; what was left out said');
+    t.same(await motds(), before, 'nothing else lost');
+    await served.stop();
+    writeFileSync(join(stateDir, CONFIG_FILE), whole);
+    served = await startServe(a.exe, ['--state-dir', stateDir], { config: false });
+  });
 
 t.test('a tried config is reverted exactly unless confirmed', async (t) => {
   const before = await motds();

@@ -7,7 +7,7 @@
 // This class runs one change at a time and keeps the ConfigStatus; it hands planning to
 // config-plan.ts, the writes to config-steps.ts and the saves to config-saver.ts.
 import { decodeConfigInput } from '../../../machinery/config/config-input.ts';
-import { loadDocumentsYielding, type ConfigSource } from '../../../machinery/config/documents.ts';
+import { loadDocumentsYielding, type CheckOptions, type ConfigSource } from '../../../machinery/config/documents.ts';
 import { ConfigRefused, documentsOfType, validateConfig } from '../../../machinery/config/validate-config.ts';
 import { MAX_SAVED_CONFIG_BYTES, type ConfigStore, type SavedConfig } from '../../../machinery/config/saved-config.ts';
 import {
@@ -167,7 +167,7 @@ export class MachineConfig {
 
   /** Loaded a document at a time, handing the event loop back between them (a 1 MiB config parses in ~0.7 s). */
   private async parse(
-    text: string, source: ConfigSource, maxBytes?: number, patienceMs = 0,
+    text: string, source: ConfigSource, maxBytes?: number, patienceMs = 0, check: CheckOptions = {},
   ): Promise<{ want: Desired[]; types: ExtensionTypes; skipped: string[] }> {
     const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
     const types: ExtensionTypes = new Map();
@@ -180,7 +180,7 @@ export class MachineConfig {
       else types.set(d.id, learned);
     }
     const coming = { types: [...types.values()].flat(), unknownWhy };
-    const { docs, skipped } = validateConfig(loaded, this.o, source, undefined, coming);
+    const { docs, skipped } = validateConfig(loaded, this.o, source, undefined, coming, check);
     return { want: docs.map((d) => desiredOf(d, this.o.codecs)), types, skipped };
   }
 
@@ -370,7 +370,13 @@ export class MachineConfig {
         await this.setStatus({ bootProblem: `${saved.interrupted}; the config saved before it loaded` });
       }
       try {
-        ({ want, types } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES));
+        let skipped: string[];
+        ({ want, types, skipped } = await this.parse(saved.text, where, MAX_SAVED_CONFIG_BYTES, 0,
+          { skipForeignLayers: true }));
+        // Saved before a config declared the config layer only: kept, those specs left out, said once.
+        if (skipped.length) {
+          await this.setStatus({ bootProblem: `left out of the saved config: ${skipped.join('; ')}` });
+        }
       } catch (e) {
         if (e instanceof ConfigRefused) {
           await this.setStatus({ bootProblem: `the saved config was refused: ${e.problems.join('; ')}` });
