@@ -147,6 +147,10 @@ t.test('kubectl\'s habits: -A, get all, --field-selector, delete --all, describe
     await new Promise((r) => setTimeout(r, 1000));
     await run(['delete', 'motd', 'kh-4']);
     t.same([(await deletion).code, (await deletion).out], [0, 'motd/kh-4 deleted\n'], 'wait --for=delete');
+    // A resource the role may not read is not one that is gone: the refusal is the answer.
+    const hidden = await run(['--context', 'operator', 'wait', 'apicertificateauthority/api', '--for=delete']);
+    t.equal(hidden.code, 1, `refused, not "deleted": ${hidden.err.trim()}`);
+    t.match(hidden.err, /sensitive: admins only/);
     const ready = await run(['wait', 'bootstatus/boot', '--for=condition=ready']);
     t.same([ready.code, ready.out], [0, 'bootstatus/boot condition ready\n'], 'condition=: a spec field that is true');
     const events = await run(['events', '--since', '1h']);

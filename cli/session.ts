@@ -12,6 +12,7 @@ import type { Context } from './config.ts';
 import { CliError, EXIT } from './errors.ts';
 import { StateError } from '../cosi/state/errors.ts';
 import type { Resource } from '../cosi/resource/resource.ts';
+import type { ResourceFilter } from '../cosi/state/query.ts';
 import { timeMethods } from './timing.ts';
 
 /** A call's deadline unless --timeout says otherwise: a machine that stops answering is given up on. */
@@ -101,6 +102,26 @@ export class Session {
     }
   }
 
+  /** The types `get all` and `events` look through: every one but the meta namespace's (definitions, namespaces). */
+  async browsableTypes(): Promise<ResourceDefinitionSpec[]> {
+    return (await this.definitions()).filter((d) => d.defaultNamespace !== META_NAMESPACE);
+  }
+
+  /**
+   * A List, or undefined when this client's role may not read the type: a command looking through every type
+   * counts those (unreadableNote) rather than fail on the first.
+   */
+  async listReadable(
+    kind: { namespace: string; type: string }, filter?: ResourceFilter,
+  ): Promise<Resource[] | undefined> {
+    try {
+      return await this.state.list(kind, filter);
+    } catch (e) {
+      if (e instanceof StateError && e.code === 'permission-denied') return undefined;
+      throw e;
+    }
+  }
+
   namespaceFor(def: ResourceDefinitionSpec): string {
     return this.namespaceFlag ?? this.defaultNamespaceOf(def);
   }
@@ -113,3 +134,6 @@ export class Session {
 
   close(): void { this.state.close(); }
 }
+
+/** What a command looking through every type says of the `n` types it could not read. */
+export const unreadableNote = (n: number): string => `(${n} type(s) not shown: this client's role may not read them)\n`;

@@ -4,17 +4,6 @@
 const ON = process.env.COSICTL_TIMING === '1';
 const spans: { what: string; start: number; ms: number }[] = [];
 
-/** Runs `f`, keeping how long it took under `what` when timing is on. */
-export async function timed<T>(what: string, f: () => Promise<T>): Promise<T> {
-  if (!ON) return f();
-  const start = performance.now();
-  try {
-    return await f();
-  } finally {
-    spans.push({ what, start, ms: performance.now() - start });
-  }
-}
-
 /** `o` with each method that returns a promise timed under `prefix.method` (timing off: `o` itself). */
 export function timeMethods<T extends object>(o: T, prefix: string): T {
   if (!ON) return o;

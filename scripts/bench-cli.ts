@@ -18,7 +18,7 @@ import { benchCliVm } from './lib/bench-cli-vm.ts';
 const args = benchArgs(`usage: npm run bench:cli -- [--docs N] [--runs N] [--vm]
   times cosictl apply (new, unchanged), get and delete (ids, -f) of N documents against serve on this host;
   --vm: each of the README's commands against the dev VM (TCG), the first call and the next --runs,
-  with where the slowest one's time went (COSICTL_TIMING=1)
+  with where each one over a second spent it (COSICTL_TIMING=1)
 `);
 const docs = args.int('--docs', 500);
 const runs = args.int('--runs', 3);

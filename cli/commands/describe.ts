@@ -66,12 +66,15 @@ const PROBLEM_FIELDS = ['error', 'problem'];
  * oldest first, with what a status says went wrong and who holds a teardown. The machine keeps no
  * event history; these are the resources' own times.
  */
-export function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number, of = 'each resource above',
+export function timeline(
+  rs: { d: ResourceDefinitionSpec; r: Resource }[], now: number,
+  o: { of: string; namespaces: boolean } = { of: 'each resource above', namespaces: false },
 ): string {
   const events: { at: number; line: string }[] = [];
   for (const { d, r } of rs) {
     const m = r.metadata;
-    const name = `${d.displayType} ${of === 'each resource above' ? '' : `${m.namespace}/`}${m.id}`;
+    // Across namespaces (events) each resource says its namespace; one resource's way needs none.
+    const name = `${d.displayType} ${o.namespaces ? `${m.namespace}/` : ''}${m.id}`;
     if (m.created) events.push({ at: m.created, line: `${name} created` });
     const spec = r.spec as Record<string, unknown> | undefined;
     const problem = PROBLEM_FIELDS.map((f) => spec?.[f]).find((v) => typeof v === 'string' && v);
@@ -85,7 +88,7 @@ export function timeline(rs: { d: ResourceDefinitionSpec; r: Resource }[], now: 
   }
   const rows = events.sort((a, b) => a.at - b.at)
     .map((e) => `  ${new Date(e.at).toISOString()}  ${`${age(e.at, now)} ago`.padEnd(9)}  ${e.line}`);
-  return `Timeline (the last change of ${of}; the machine keeps no event history):\n${
+  return `Timeline (the last change of ${o.of}; the machine keeps no event history):\n${
     rows.join('\n') || '  (no times recorded)'}`;
 }
 

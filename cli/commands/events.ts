@@ -1,15 +1,15 @@
 // events: the timeline describe prints for one resource's way, across the machine: when each resource
 // was created and last changed, with what a status says went wrong and who holds a teardown. The machine
 // keeps no event history: these are the resources' own times (kubectl events' habit, on what we have).
-import { META_NAMESPACE, type ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
+import type { ResourceDefinitionSpec } from '../../cosi/meta/definition.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
-import { StateError } from '../../cosi/state/errors.ts';
 import { flag, has } from '../args.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { timeline } from './describe.ts';
 import { sinceOf } from './logs.ts';
+import { unreadableNote } from '../session.ts';
 
 export const EVENTS_HELP = `usage: cosictl events [TYPE] [--since WHEN] [-n NS]
 
@@ -36,26 +36,20 @@ export const eventsCommand: Command = {
     const since = flag(p, 'since');
     const from = since === undefined ? 0 : sinceOf(since);
     const s = await session();
-    const defs = typeName ? [await s.resolve(typeName)]
-      : (await s.definitions()).filter((d) => d.defaultNamespace !== META_NAMESPACE);
+    const defs = typeName ? [await s.resolve(typeName)] : await s.browsableTypes();
     let unreadable = 0;
     const lists = await Promise.all(defs.map(async (d) => {
-      try {
-        return (await s.state.list({ namespace: s.namespaceFor(d), type: d.type })).map((r) => ({ d, r }));
-      } catch (e) {
-        // Types this client's role may not read are counted, not an error: the rest is still the machine's past.
-        if (!typeName && e instanceof StateError && e.code === 'permission-denied') {
-          unreadable++;
-          return [];
-        }
-        throw e;
-      }
+      const kind = { namespace: s.namespaceFor(d), type: d.type };
+      // A type named is read or fails; of every type, those this client's role may not read are counted.
+      const rs = typeName ? await s.state.list(kind) : await s.listReadable(kind);
+      if (!rs) unreadable++;
+      return (rs ?? []).map((r) => ({ d, r }));
     }));
     const recent = (x: { r: Resource }) => Math.max(x.r.metadata.created ?? 0, x.r.metadata.updated ?? 0) >= from;
     const rs: { d: ResourceDefinitionSpec; r: Resource }[] = lists.flat().filter(recent);
-    out(`${timeline(rs, Date.now(), has(p, 'namespace') ? `each resource in ${flag(p, 'namespace')}`
-      : 'each resource')}\n`);
-    if (unreadable) err(`(${unreadable} type(s) not shown: this client's role may not read them)\n`);
+    const of = has(p, 'namespace') ? `each resource in ${flag(p, 'namespace')}` : 'each resource';
+    out(`${timeline(rs, Date.now(), { of, namespaces: true })}\n`);
+    if (unreadable) err(unreadableNote(unreadable));
     return EXIT.ok;
   },
 };

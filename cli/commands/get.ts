@@ -14,8 +14,7 @@ import {
 import { evalJsonPath, renderCell } from '../output/jsonpath.ts';
 import { renderTable, StreamingTable, type TableOut } from '../output/table.ts';
 import { parseSelector } from '../selector.ts';
-import type { Session } from '../session.ts';
-import { StateError } from '../../cosi/state/errors.ts';
+import { unreadableNote, type Session } from '../session.ts';
 import { META_NAMESPACE, NAMESPACE_TYPE } from '../../cosi/meta/definition.ts';
 
 export const GET_HELP = `usage: cosictl get TYPE [ID...] [flags]
@@ -137,9 +136,8 @@ export async function get(
   printTable: TableOut = (header, rows) => out(renderTable(header, rows)),
 ): Promise<number> {
   const everything = p.positional.length === 1 && p.positional[0] === 'all';
-  // Every type but the meta namespace's own (definitions, namespaces): kubectl's `get all` leaves those out too.
-  const targets = everything ? (await s.definitions()).filter((d) => d.defaultNamespace !== META_NAMESPACE)
-    .map((d) => ({ type: d.type, ids: [] as string[] }))
+  // Not the meta namespace's own types (definitions, namespaces): kubectl's `get all` leaves those out too.
+  const targets = everything ? (await s.browsableTypes()).map((d) => ({ type: d.type, ids: [] as string[] }))
     : getTargets(p.positional);
   const output = outputOf(p);
   const defs = await Promise.all(targets.map(({ type }) => s.resolve(type)));
@@ -218,18 +216,11 @@ export async function get(
   let unreadable = 0;
   const listOf = async (def: ResourceDefinitionSpec): Promise<Resource[]> => {
     const query = { labelQueries, ...(idRegexp ? { idQuery: idRegexp } : {}) };
-    try {
-      const lists = await Promise.all((namespaces ?? [s.namespaceFor(def)])
-        .map((namespace) => s.state.list({ namespace, type: def.type }, query)));
-      return lists.flat();
-    } catch (e) {
-      // `get all` shows what the caller may read; the rest is counted below, not an error.
-      if (everything && e instanceof StateError && e.code === 'permission-denied') {
-        unreadable++;
-        return [];
-      }
-      throw e;
-    }
+    // `get all` shows what the caller may read; the types it may not are counted, not an error.
+    const lists = await Promise.all((namespaces ?? [s.namespaceFor(def)]).map((namespace) => (everything
+      ? s.listReadable({ namespace, type: def.type }, query) : s.state.list({ namespace, type: def.type }, query))));
+    if (lists.includes(undefined)) unreadable++;
+    return lists.flatMap((l) => l ?? []);
   };
   const sets = await Promise.all(targets.map(async ({ ids }, i) => {
     const def = defs[i]!;
@@ -241,7 +232,7 @@ export async function get(
   const empty = targets.length === 1 && !allNamespaces
     ? `No resources found in ${s.namespaceFor(defs[0]!)} namespace.` : 'No resources found.';
   const code = show(sets, { output, table, single, out, err, printTable }, empty);
-  if (unreadable) err(`(${unreadable} type(s) not shown: this client's role may not read them)\n`);
+  if (unreadable) err(unreadableNote(unreadable));
   return code;
 }
 

@@ -2,6 +2,7 @@
 // --for=condition=ready (a spec field that is true, or a state or phase of that name), --for=create,
 // --for=delete. It watches the resource (no polling) and ends at --timeout, saying what it last saw.
 import type { Resource } from '../../cosi/resource/resource.ts';
+import { isNotFound } from '../../cosi/state/errors.ts';
 import { flag, typeAndId } from '../args.ts';
 import type { Command } from '../command.ts';
 import { typeThenIds } from '../completion/complete.ts';
@@ -97,7 +98,11 @@ export const waitCommand: Command = {
       }
     });
     // The watch's first event says what is there; a resource that never was sends none: read it once.
-    last = await s.state.get(pointer).catch(() => undefined);
+    // Only "not found" means it does not exist: a refused or failed read is the command's error, not a deletion.
+    last = await s.state.get(pointer).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
     if (condition.met(last)) met();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => {

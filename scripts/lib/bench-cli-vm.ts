@@ -2,7 +2,7 @@
 // the README timed against the dev VM (TCG, 512 MiB, DHCP, as npm start boots it): the first call after
 // the machine is healthy, then the median of the next runs. Each figure is the out/cosictl executable's wall time;
 // with COSICTL_TIMING=1 in its environment cosictl says on stderr where its time went (connect, definitions,
-// the calls), and the slowest command's breakdown is printed.
+// the calls), and that breakdown is printed for each command whose median is over a second.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,8 +70,8 @@ export async function benchCliVm(runs: number): Promise<void> {
       process.stdout.write(`  ${name.padEnd(16)} ${`${(first.get(name)! / 1000).toFixed(2)} s`.padStart(8)}  `
         + `${fmtStats(stats(times.get(name)!.map((x) => x / 1000)), ' s', 2)}\n`);
     }
-    // Where the time went, for each command over the issue's target of a second (its last run; calls made at once
-    // are summed by name).
+    // Where the time went, for each command over the issue's target of a second (its last run; the calls of one
+    // name are folded into one line: how many, the longest).
     for (const [name] of commands.filter(([n]) => stats(times.get(n)!).median > 1000)) {
       process.stdout.write(`\nwhere ${name}'s time went (its last run):\n${summarize(why.get(name) ?? '')}\n`);
     }
