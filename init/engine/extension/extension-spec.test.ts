@@ -184,7 +184,11 @@ t.test('a bad image: every problem named, and not fetched again until its spec c
   await m.phase('hello', 'running');
   t.same(m.seen.fetches, [SHA.bad, SHA.one]);
   await m.declare('broken', 'http://images/not-found', SHA.two);
-  await until(async () => (await m.statusOf('broken'))?.sha256, SHA.two);
+  // The new spec's first status is the progress report (fetching, its sha256): its outcome comes after.
+  await until(async () => {
+    const s = await m.statusOf('broken');
+    return s?.sha256 === SHA.two && s.phase === 'failed';
+  }, true);
   t.match((await m.statusOf('broken'))!.error, /its sha256 is not the 2+ declared/);
   t.same(m.seen.fetches, [SHA.bad, SHA.one, SHA.two], 'a new spec is tried');
 });
