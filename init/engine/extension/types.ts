@@ -18,6 +18,7 @@ import {
 } from '../../../machinery/model/extension-manifest.ts';
 import type { ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
 import type { GroupLimits } from '../../../machinery/sys/cgroup.ts';
+import { isErrno } from '../../../native/errno.ts';
 import { fetchImage, RefusedImage, type FetchedImage } from './fetch.ts';
 
 /** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
@@ -71,6 +72,15 @@ export function readManifest(dir: string): ManifestResult {
   return parseManifest(readFileSync(join(dir, MANIFEST_PATH), 'utf8'));
 }
 
+/** How many times a fetch its server reset is tried again when no patience was given. */
+const RESET_RETRIES = 2;
+
+/** True when the fetch failed because its connection was reset or cut (the error or its cause says so). */
+function resetMidway(e: Error): boolean {
+  const cause = e.cause;
+  return isErrno(e, 'ECONNRESET', 'EPIPE') || isErrno(cause, 'ECONNRESET', 'EPIPE') || / cut short: /.test(e.message);
+}
+
 /**
  * The types of extensions' images, by sha256 (an image's manifest never changes): learned from the image,
  * or from the saved machine config, which keeps those of the extensions it declares so that the next boot
@@ -99,7 +109,10 @@ export class ExtensionTypeBook {
     const deadline = Date.now() + patienceMs;
     let image = await fetchExtensionImage(machine, spec);
     // A config that comes as the machine boots may come before its network: the fetch is tried again a while.
-    for (let wait = 1000; image instanceof Error && !(image instanceof RefusedImage) && Date.now() + wait < deadline;
+    // A connection reset mid-way is tried again twice even for a user, who waits: one more try mends it.
+    let resets = 0;
+    for (let wait = 1000; image instanceof Error && !(image instanceof RefusedImage)
+      && (Date.now() + wait < deadline || (resetMidway(image) && resets++ < RESET_RETRIES));
       wait = Math.min(wait * 2, 10_000)) {
       await new Promise((r) => setTimeout(r, wait));
       image = await fetchExtensionImage(machine, spec);
