@@ -10,7 +10,7 @@ import {
 import { StateError } from '../state/errors.ts';
 import { staticCodecs, type SpecCodec, type SpecCodecs } from '../spec/spec-codec.ts';
 import { specDifferences } from '../spec/spec-equal.ts';
-import { yamlText } from '../spec/yaml-text.ts';
+import { jsonYamlText, yamlText } from '../spec/yaml-text.ts';
 import { decode, encode } from './wire.ts';
 
 /** A namespace's name: a DNS label. */
@@ -126,7 +126,7 @@ export const DEFINITION_CODEC: SpecCodec = {
       ...(w.sensitivity === 1 ? { sensitivity: 'sensitive' } : {}),
     };
   },
-  toYaml: yamlText,
+  toYaml: jsonYamlText,
   // proto_spec carries the upstream fields only: those must agree, our extension comes from the YAML.
   combine(fromProto, fromYaml) {
     const p = fromProto as ResourceDefinitionSpec;
