@@ -18,6 +18,12 @@ export class GrpcError extends Error {
   }
 }
 
+/**
+ * Why a call's signal is aborted when its stream closes (a client that cancelled, or the end of every call):
+ * one error for all, since an Error's stack trace was 10% of a List's cost on the server.
+ */
+const STREAM_CLOSED = Object.freeze(new GrpcError(Status.CANCELLED, 'cancelled by the client'));
+
 export interface CallContext {
   /** Aborted when the client cancels, the deadline passes, or the server stops. */
   readonly signal: AbortSignal;
@@ -181,7 +187,7 @@ export function handleGrpcStream(o: GrpcServerOptions, stream: ServerHttp2Stream
   }, timeout) : undefined;
   stream.once('close', () => {
     clearTimeout(timer);
-    if (!abort.signal.aborted) abort.abort(new GrpcError(Status.CANCELLED, 'cancelled by the client'));
+    if (!abort.signal.aborted) abort.abort(STREAM_CLOSED);
   });
 
   const reader = new MessageReader(o.maxRequestBytes);
