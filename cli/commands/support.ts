@@ -58,8 +58,9 @@ async function limited<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
 
 interface Part { member?: TarMember; problem?: string; resources?: number }
 
-async function resourceParts(s: Session, defs: ResourceDefinitionSpec[]): Promise<Part[]> {
-  const namespaces = await s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE });
+async function resourceParts(s: Session): Promise<Part[]> {
+  const [defs, namespaces] = await Promise.all([
+    s.definitions(), s.state.list({ namespace: META_NAMESPACE, type: NAMESPACE_TYPE })]);
   // A namespace the machine made holds its own types (network: the net types); one a user made may hold any.
   // Asking every type in every namespace was 700 calls, most of support's 5 s on a small machine.
   const userNamespaces = namespaces.filter((n) => n.metadata.owner !== META_OWNER).map((n) => n.metadata.id);
@@ -110,16 +111,13 @@ export const supportCommand: Command = {
     const file = flag(p, 'output') ?? 'support.tar.gz';
     const s = await session();
     const started = new Date();
-    err('support: reading resources ...\n');
+    err('support: reading resources and logs ...\n');
+    // Both at once: the machine answers the log calls while the client writes out the resources.
+    const [resources, logs] = await Promise.all([
+      resourceParts(s),
+      logParts(s).catch((e: unknown): Part[] => [{ problem: `logs: ${(e as Error).message}` }]),
+    ]);
     const defs = await s.definitions();
-    const resources = await resourceParts(s, defs);
-    err('support: reading logs ...\n');
-    let logs: Part[];
-    try {
-      logs = await logParts(s);
-    } catch (e) {
-      logs = [{ problem: `logs: ${(e as Error).message}` }];
-    }
     const versions = resources.filter((r) => r.member?.name.endsWith(`/${VERSION_TYPE}.yaml`))
       .map((r) => YAML.parseAllDocuments(r.member!.data.toString()).map((d) => d.toJS()));
     const healthFile = `resources/${RUNTIME_NS}/${HEALTH_STATUS_TYPE}.yaml`;
