@@ -248,4 +248,7 @@ t.test('Ctrl-C on npm start powers the machine down', async (t) => {
   t.match(machineOutput, /\[start\] QEMU exited \(code 0\)/, 'and QEMU with it, not killed');
   await new Promise((r) => setTimeout(r, 500));
   t.notOk(vmDir && existsSync(vmDir), 'its temporary directory is gone with it');
+  // The engine's console lines ([init 12.345] who: WARN what): none from boot through the reboot to power-down.
+  const warned = machineOutput.split('\n').filter((l) => /^\[\w+ [\d.]+\] (?:\S+: )?(?:WARN|ERROR) /.test(l));
+  t.same(warned, [], 'a healthy machine printed no warning nor error all along');
 });
