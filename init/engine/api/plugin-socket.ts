@@ -3,7 +3,7 @@
 // plugin may write its declared outputs only, and an extension only as its own owner.
 // Plugins are the machine's own: no role table, audit or quota stands between them and
 // the State, only this guard.
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Native } from '../../../native/index.ts';
@@ -49,7 +49,12 @@ export async function openPluginSocket(o: PluginSocketOptions): Promise<PluginSo
       const cred = o.native.peerCred(fd ?? -1);
       const plugin = o.pluginByPid(cred.pid);
       if (!plugin) {
-        o.log.warn(`plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): not a plugin the engine started`);
+        // A plugin stopped (a shutdown, a restart) after it connected is gone by the time its connection is
+        // accepted: nothing to warn of. A process that is there and not ours is.
+        const gone = !existsSync(`/proc/${cred.pid}`);
+        const said = `plugin socket: refused pid ${cred.pid} (uid ${cred.uid}): `;
+        if (gone) o.log.info(`${said}it has exited since it connected`);
+        else o.log.warn(`${said}not a plugin the engine started`);
         socket.destroy();
         return;
       }
