@@ -19,6 +19,7 @@ import { buildKernel, kernelSourceVersion } from './kernel.ts';
 import { updateErrnoFiles } from './gen-errno.ts';
 import { buildNative } from './native.ts';
 import { nodeRuntime } from './runtime.ts';
+import { unsupportedBecause } from './lib/node-lines.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
@@ -99,6 +100,9 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const mtime = Number(process.env.SOURCE_DATE_EPOCH ?? 0);
 
   const runtime = await nodeRuntime();
+  // Said on every build until the pin moves (issue 36): what ships in PID 1 gets no security fixes.
+  const unsupported = unsupportedBecause(runtime.version, new Date().toISOString().slice(0, 10));
+  if (unsupported) process.stderr.write(`[runtime] WARNING: ${unsupported}\n`);
   let s = step('errno');
   const errnoFiles = await updateErrnoFiles();
   const errnoSource = await kernelSourceVersion();
