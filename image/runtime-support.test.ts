@@ -1,8 +1,13 @@
-// runtime-support: the rule by which a Node runtime is fit to ship on a day (scripts/lib/node-lines.ts): an LTS
-// line within its support. The build warns while the pinned one is not; the pin's own test comes with the
-// supported runtime (issue 36), since the pinned 20 is past its end today.
+// runtime-support: the Node our executables embed is an LTS line within its support today, by the rule of
+// scripts/lib/node-lines.ts (tested below on the cases it refuses).
 import t from 'tap';
+import { pinnedVersion } from '../scripts/runtime.ts';
 import { unsupportedBecause } from '../scripts/lib/node-lines.ts';
+
+t.test('the pinned runtime is an LTS line within its support today', async (t) => {
+  const today = new Date().toISOString().slice(0, 10);
+  t.equal(unsupportedBecause(pinnedVersion(), today), undefined, `runtime/package-lock.json pins ${pinnedVersion()}`);
+});
 
 t.test('unknown lines, lines before their LTS and past their end are refused, saying so', async (t) => {
   t.match(unsupportedBecause('20.20.2', '2026-11-27'), /line 20 reached its end of life on 2026-04-30/);
