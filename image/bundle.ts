@@ -1,5 +1,6 @@
-// bundle: esbuild turns an entry (init/main.ts, the CLI) into one CommonJS file,
-// the only form Node 20's single-executable loader runs.
+// bundle: esbuild turns an entry (init/main.ts, the CLI) into one CommonJS file, the form the pinned Node's
+// single-executable loader runs (ESM mains came after 24). Modules imported only with import() stay lazy:
+// esbuild wraps them, and a process evaluates what its command reaches (plugins/load.ts).
 import { build } from 'esbuild';
 
 export interface BundleOptions {
@@ -15,7 +16,7 @@ export async function bundle(o: BundleOptions): Promise<void> {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node24',
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',

@@ -67,9 +67,11 @@ t.test('the initramfs: stage0 as /init, the system image, links into it, the bui
     t.same(archive.filter((e) => e.type !== 'chardev' && e.type !== 'symlink' && e.mode & 0o002
       && !(e.type === 'dir' && e.mode & 0o1000)).map((e) => e.path), [], 'nothing world-writable (but /tmp)');
     t.equal(new Set(archive.map((e) => e.mtime)).size, 1, 'one fixed mtime');
-    // The boot issue's budget (bench:boot prints it too): what the kernel unpacks into RAM it never gives back.
+    // What the kernel unpacks into RAM it never gives back (bench:boot prints it too). 20 MB held the Node 20
+    // runtime; Node 24's executable is 22 MB larger (.text 27.8 -> 43.0 MB), 26.6 MB compressed in all
+    // (ARCHITECTURE.md, "Which Node"). The limit keeps what the runtime costs from growing unseen.
     const bytes = readFileSync(a.initrd).length;
-    t.ok(bytes <= 20e6, `the compressed initramfs is at most 20 MB (${(bytes / 1e6).toFixed(2)} MB)`);
+    t.ok(bytes <= 27.5e6, `the compressed initramfs is at most 27.5 MB (${(bytes / 1e6).toFixed(2)} MB)`);
   });
 
 t.test('stage0 names what failed, the path and the errno, and exits 1 (here: no system image on this host)',

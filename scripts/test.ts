@@ -6,13 +6,16 @@
 // one host core busy and its test mostly waits, so two lanes nearly halve the wall time on 2 cores.
 // Every file runs with TMPDIR set to one scratch directory of the run, removed at the end: what a test
 // leaves in it (a kept edit, a VM's disks) cannot pile up on the machine from run to run.
+// Every file runs under the pinned runtime (scripts/runtime.ts), first on PATH: tap, the test files and the `node`
+// they start are the Node the appliance ships, not the host's.
 import { isErrno } from '../native/errno.ts';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { Parser } from 'tap-parser';
 import { ROOT } from './lib/paths.ts';
+import { nodeRuntime } from './runtime.ts';
 
 const DIRS = ['cosi', 'machinery', 'image', 'init', 'native', 'plugins', 'scripts', 'qemu', 'cli', 'test'];
 
@@ -48,7 +51,7 @@ function runTap(
   return new Promise((resolve) => {
     const args = ['-R', 'tap', `-j${jobs}`, ...(timeoutS ? [`--timeout=${timeoutS}`] : []), ...files];
     const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), args, {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch },
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch, PATH: testPath },
     });
     const root = new Parser();
     root.on('assert', (r: { name: string; time?: number }) => {
@@ -129,6 +132,9 @@ function removeScratch(): string {
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-test-'));
+const runtime = await nodeRuntime();
+const testPath = `${dirname(runtime.node)}:${process.env.PATH ?? ''}`;
+process.stderr.write(`[test] under the pinned runtime, node ${runtime.version} (${runtime.node})\n`);
 process.on('SIGINT', () => {
   process.stdout.write(`\n# scratch: ${removeScratch()}\n`);
   process.exit(130);

@@ -35,6 +35,16 @@ function processFile(path: string): string | undefined {
   }
 }
 
+/**
+ * What a process is called: its executable's file name, as the kernel named it at exec. Not stat's comm alone: Node
+ * 24 names its main thread, and with it the process's comm, "MainThread". A process with no command line (a zombie)
+ * keeps its comm.
+ */
+const executableName = (argv: readonly string[], comm: string) =>
+  (argv[0] ? argv[0].slice(argv[0].lastIndexOf('/') + 1) : comm);
+const commandLine = (proc: string, pid: number) =>
+  (processFile(`${proc}/${pid}/cmdline`) ?? '').split('\0').filter(Boolean);
+
 const pids = (proc: string) => readdirSync(proc).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
 
 export function readProcesses(proc = '/proc'): ProcessView[] {
@@ -45,10 +55,10 @@ export function readProcesses(proc = '/proc'): ProcessView[] {
     const s = parseStat(stat);
     if (s.flags & PF_KTHREAD) return [];
     const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    const argv = (processFile(`${proc}/${pid}/cmdline`) ?? '').split('\0').filter(Boolean);
+    const argv = commandLine(proc, pid);
     return [{
-      pid, ppid: s.ppid, name: s.comm, state: s.state, threads: field('Threads'), rssKib: field('VmRSS'),
-      cpuSeconds: s.cpuTicks / TICKS_PER_SECOND, command: argv.join(' '),
+      pid, ppid: s.ppid, name: executableName(argv, s.comm), state: s.state, threads: field('Threads'),
+      rssKib: field('VmRSS'), cpuSeconds: s.cpuTicks / TICKS_PER_SECOND, command: argv.join(' '),
     }];
   });
 }
@@ -104,7 +114,8 @@ export function readSockets(proc = '/proc'): SocketView[] {
       const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
       if (inode && !owner.has(Number(inode))) {
         const stat = processFile(`${proc}/${pid}/stat`);
-        owner.set(Number(inode), { pid, process: stat ? parseStat(stat).comm : '' });
+        const process = stat ? executableName(commandLine(proc, pid), parseStat(stat).comm) : '';
+        owner.set(Number(inode), { pid, process });
       }
     }
   }
