@@ -23,6 +23,8 @@ export interface SeaOptions {
   /** Where the scratch files (sea config, blob) go; default: next to `output`. */
   scratchDir?: string;
   codeCache?: boolean;
+  /** Node and V8 options the executable always starts with (SEA `execArgv`; Node >= 24). */
+  execArgv?: readonly string[];
 }
 
 /** What the recipe below does to the node it starts from: part of the build's cache key. */
@@ -43,6 +45,7 @@ export async function makeSea(o: SeaOptions): Promise<SeaResult> {
     output: blob,
     disableExperimentalSEAWarning: true,
     useCodeCache: o.codeCache ?? true,
+    ...(o.execArgv?.length ? { execArgv: o.execArgv } : {}),
   }));
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
 
@@ -50,8 +53,9 @@ export async function makeSea(o: SeaOptions): Promise<SeaResult> {
   const building = `${o.output}.building`;
   copyFileSync(node, building);
   chmodSync(building, 0o755);
-  // The distro's node keeps ~10 MB of symbols; nothing at run time needs them.
-  execFileSync('strip', ['--strip-all', building]);
+  // The distro's node keeps ~10 MB of symbols; nothing at run time needs them. strip's warnings about Node 24's
+  // unnamed .note sections say nothing to act on: kept for the error when it fails.
+  execFileSync('strip', ['--strip-all', building], { stdio: ['ignore', 'ignore', 'pipe'] });
   const icu = shrinkIcuInFile(building);
   const stripped = await sha256File(building);
 
@@ -60,7 +64,9 @@ export async function makeSea(o: SeaOptions): Promise<SeaResult> {
       file: string, name: string, data: Buffer, opts: { sentinelFuse: string; overwrite?: boolean },
     ): Promise<void>;
   };
-  await inject(building, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE, overwrite: true });
+  await withoutLiefNoise(() => inject(building, 'NODE_SEA_BLOB', readFileSync(blob), {
+    sentinelFuse: SEA_FUSE, overwrite: true,
+  }));
 
   // postject can fail quietly and leave a plain node behind: prove it did not.
   if ((await sha256File(building)) === stripped) throw new Error(
@@ -71,6 +77,25 @@ export async function makeSea(o: SeaOptions): Promise<SeaResult> {
   );
   renameSync(building, o.output);
   return { icu };
+}
+
+/**
+ * postject's ELF parser (LIEF, compiled to WebAssembly) writes a warning to our stderr for each of Node 24's
+ * unnamed .note sections ("Can't find string offset for section name '.note.100'"), a dozen a build, about
+ * nothing we could act on. Those lines are dropped while `f` runs; every other line passes.
+ */
+async function withoutLiefNoise<T>(f: () => Promise<T>): Promise<T> {
+  const write = process.stderr.write;
+  const noise = /^warning: Can't find string offset for section name '[^']*'\n?$/;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    if (noise.test(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())) return true;
+    return write.call(process.stderr, chunk, ...rest);
+  }) as typeof process.stderr.write;
+  try {
+    return await f();
+  } finally {
+    process.stderr.write = write;
+  }
 }
 
 /** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */

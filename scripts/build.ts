@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { $ } from 'zx';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
+import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../image/initramfs.ts';
 import type { CpioEntry } from '../image/cpio.ts';
 import {
@@ -119,10 +120,10 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const exe = join(BUILD_DIR, 'appliance');
   const node = runtime.node;
   const nodeId = `${runtime.version}:${statSync(node).size}:${SEA_RECIPE}`;
-  const seaKey = sha256(readFileSync(bundleFile), nodeId);
+  const seaKey = sha256(readFileSync(bundleFile), nodeId, APPLIANCE_EXEC_ARGV.join(' '));
   let sea: SeaResult | undefined;
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
-    sea = await makeSea({ main: bundleFile, output: exe, node });
+    sea = await makeSea({ main: bundleFile, output: exe, node, execArgv: APPLIANCE_EXEC_ARGV });
     checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
   });
   const icu = sea?.icu ? `; ICU data ${(sea.icu.bytesBefore / 1e6).toFixed(1)} MB -> `
