@@ -1,15 +1,17 @@
-// plugin: runs one built-in plugin (started by the engine, never by hand).
+// plugin: runs one built-in plugin (started by the engine, never by hand). Only that plugin's code is loaded
+// (plugins/load.ts): not plugins/index.ts, which loads them all.
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
-import { builtinTypes, findPlugin, PLUGINS } from '../../plugins/index.ts';
+import { allBuiltinDefinitions } from '../../machinery/model/definitions.ts';
+import { loadPlugin, PLUGIN_LOADERS } from '../../plugins/load.ts';
 import { runPlugin } from '../../plugins/sdk/run-plugin.ts';
 import { testBreak } from '../../machinery/sys/test-break.ts';
 
 export async function plugin(args: string[]): Promise<number> {
   const name = args[0];
-  const p = name ? findPlugin(name) : undefined;
+  const p = name ? await loadPlugin(name) : undefined;
   if (!p) {
     process.stderr.write(`plugin: ${name ? `unknown plugin "${name}"` : 'name a plugin'}; `
-      + `built in: ${PLUGINS.map((x) => x.name).join(', ')}\n`);
+      + `built in: ${Object.keys(PLUGIN_LOADERS).join(', ')}\n`);
     return 2;
   }
   if (testBreak() === `plugin-crash:${p.name}`) {
@@ -17,5 +19,5 @@ export async function plugin(args: string[]): Promise<number> {
     return 1;
   }
   // A plugin meets only built-in types: their specs travel as protobuf both ways.
-  return runPlugin(p, builtinCodecs(builtinTypes()));
+  return runPlugin(p, builtinCodecs(allBuiltinDefinitions()));
 }

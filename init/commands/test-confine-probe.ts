@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, readlinkSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
-import { findPlugin } from '../../plugins/index.ts';
+import { loadPlugin } from '../../plugins/load.ts';
 import { confine } from '../../plugins/sdk/confine.ts';
 
-export function testConfineProbe(args: string[]): number {
-  const p = findPlugin(args[0] ?? '');
+export async function testConfineProbe(args: string[]): Promise<number> {
+  const p = await loadPlugin(args[0] ?? '');
   if (!p) {
     process.stderr.write(`test-confine-probe: name a built-in plugin\n`);
     return 2;

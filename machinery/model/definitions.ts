@@ -12,3 +12,8 @@ export function definitionsServedBy(server: string): DefinitionInput[] {
   }
   return found.map((d) => structuredClone(d));
 }
+
+/** Every built-in type's definition (the engine's and every built-in plugin's), without loading any plugin. */
+export function allBuiltinDefinitions(): DefinitionInput[] {
+  return Object.values(DEFINITIONS_BY_SERVER).flat().map((d) => structuredClone(d));
+}
