@@ -8,12 +8,13 @@ import { monotonicSeconds, processStartSeconds } from '../../machinery/sys/clock
 import { clockProblem, floorFor } from '../../machinery/sys/clock-floor.ts';
 import { cmdlineFlag, parseCmdline, type Cmdline } from '../../machinery/sys/cmdline.ts';
 import { installGuard } from './guard.ts';
-import { usedMemoryKiB } from '../../machinery/sys/meminfo.ts';
+import { memoryParts, usedMemoryKiB } from '../../machinery/sys/meminfo.ts';
 import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../../machinery/sys/mount-namespace.ts';
 import { watchPower } from './power-button.ts';
-import { formatMilestone, formatProcess, formatReady } from './ready-line.ts';
+import { formatMeminfo, formatMilestone, formatProcess, formatReady } from './ready-line.ts';
 import { machineProcesses } from './process-cost.ts';
+import { MEMTRACE_PARAM, startMemoryTrace } from './memory-trace.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction, type Shutdown } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
@@ -97,6 +98,7 @@ export async function runPid1(): Promise<void> {
     log.attachKmsg();
     const rawCmdline = await phase(log, 'cmdline', () => readFileSync('/proc/cmdline', 'utf8').trim());
     cmdline = parseCmdline(rawCmdline);
+    if (cmdlineFlag(cmdline, MEMTRACE_PARAM)) startMemoryTrace(log);
     // Before anything checks a certificate or stamps a record: a clock at 1970 (a dead RTC, or none) refuses every
     // client certificate as not yet valid.
     await phase(log, 'clock', () => {
@@ -188,6 +190,7 @@ export async function runPid1(): Promise<void> {
         if ((name === 'network' || name === 'plugins') && reached.has('network') && reached.has('plugins')) {
           try {
             for (const p of machineProcesses()) log.info(formatProcess(p));
+            log.info(formatMeminfo(memoryParts()));
           } catch (e) { log.warn(`cannot list what each process costs: ${(e as Error).message}`); }
         }
         log.info(formatMilestone(figures));

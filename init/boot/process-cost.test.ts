@@ -37,22 +37,27 @@ t.test('walks /proc: kernel threads and processes gone while read are left out',
     mkdirSync(join(proc, pid));
     if (cmdline !== undefined) writeFileSync(join(proc, pid, 'cmdline'), cmdline);
     if (rollup !== undefined) writeFileSync(join(proc, pid, 'smaps_rollup'), rollup);
-    // utime 250 and stime 62 ticks: 3.12 s
-    writeFileSync(join(proc, pid, 'stat'), `${pid} (in it) S 0 1 1 0 -1 4194560 0 0 0 0 250 62 0 0 20 0 1 0 5\n`);
+    // utime 250 and stime 62 ticks: 3.12 s; started 517 ticks after boot
+    writeFileSync(join(proc, pid, 'stat'), `${pid} (in it) S 0 1 1 0 -1 4194560 0 0 0 0 250 62 0 0 20 0 1 0 517\n`);
   };
   add('1', '/init\0', ROLLUP);
   add('2', '', ''); // a kernel thread
   add('17', '/init\0plugin\0time\0', ROLLUP);
   add('18', '/init\0plugin\0issue\0', undefined); // exited between the two reads
   mkdirSync(join(proc, 'self'));
-  t.same(machineProcesses(proc).map((p) => [p.name, p.pid, p.privateKiB, p.cpuSeconds]),
-    [['init', 1, 156, 3.12], ['plugin/time', 17, 156, 3.12]]);
+  t.same(machineProcesses(proc).map((p) => [p.name, p.pid, p.privateKiB, p.cpuSeconds, p.startedSeconds]),
+    [['init', 1, 156, 3.12, 5.17], ['plugin/time', 17, 156, 3.12, 5.17]]);
   const self = machineProcesses().find((p) => p.pid === process.pid);
   t.ok(self && self.rssKiB > 0 && self.cpuSeconds > 0, 'the real /proc has this process, and its CPU time');
+  const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  t.ok(self && self.startedSeconds > 0 && self.startedSeconds <= uptime, 'and when it started, before now');
 });
 
 t.test('the console line reads back', async (t) => {
-  const f = { name: 'plugin/network', pid: 311, rssKiB: 61234, pssKiB: 20111, privateKiB: 15000, cpuSeconds: 4.25 };
+  const f = {
+    name: 'plugin/network', pid: 311, rssKiB: 61234, pssKiB: 20111, privateKiB: 15000, cpuSeconds: 4.25,
+    startedSeconds: 3.61,
+  };
   t.same(parseProcesses(`x\n${formatProcess(f)}\n${formatProcess({ ...f, name: 'init', pid: 1 })}\n`),
     [f, { ...f, name: 'init', pid: 1 }]);
 });

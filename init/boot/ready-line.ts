@@ -46,15 +46,41 @@ export const PROCESS_MARK = 'APPLIANCE PROCESS';
 
 export function formatProcess(f: ProcessCost): string {
   return `${PROCESS_MARK} ${f.name} pid=${f.pid} rss=${f.rssKiB}KiB pss=${f.pssKiB}KiB private=${f.privateKiB}KiB `
-    + `cpu=${f.cpuSeconds.toFixed(2)}s`;
+    + `cpu=${f.cpuSeconds.toFixed(2)}s started=${f.startedSeconds.toFixed(2)}s`;
 }
 
-const PROCESS_RE = /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB cpu=([\d.]+)s/g;
+const PROCESS_RE =
+  /APPLIANCE PROCESS (\S+) pid=(\d+) rss=(\d+)KiB pss=(\d+)KiB private=(\d+)KiB cpu=([\d.]+)s started=([\d.]+)s/g;
 
 /** Every complete process line in `text`, in order. */
 export function parseProcesses(text: string): ProcessCost[] {
   return [...text.matchAll(PROCESS_RE)].map((m) => ({
     name: m[1]!, pid: Number(m[2]), rssKiB: Number(m[3]), pssKiB: Number(m[4]), privateKiB: Number(m[5]),
-    cpuSeconds: Number(m[6]),
+    cpuSeconds: Number(m[6]), startedSeconds: Number(m[7]),
   }));
+}
+
+// Where the used memory goes at that moment (machinery/sys/meminfo.ts MEMORY_PARTS), printed beside the processes.
+export const MEMINFO_MARK = 'APPLIANCE MEMINFO';
+
+export const formatMeminfo = (parts: ReadonlyMap<string, number>): string =>
+  `${MEMINFO_MARK} ${[...parts].map(([k, v]) => `${k}=${v}KiB`).join(' ')}`;
+
+/** The last complete meminfo line in `text`, by field; empty when there is none. */
+export function parseMeminfoLine(text: string): Map<string, number> {
+  const line = text.split('\n').filter((l) => l.includes(MEMINFO_MARK)).pop() ?? '';
+  return new Map([...line.matchAll(/(\w+)=(\d+)KiB/g)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+// The used memory at one moment of the boot (memory-trace.ts; only with appliance.bench.memtrace).
+export const MEMORY_MARK = 'APPLIANCE MEMORY';
+export interface MemorySample { uptime: number; usedKiB: number }
+
+export const formatMemorySample = (m: MemorySample): string =>
+  `${MEMORY_MARK} uptime=${m.uptime.toFixed(3)}s used=${m.usedKiB}KiB`;
+
+/** Every complete memory sample in `text`, in order. */
+export function parseMemorySamples(text: string): MemorySample[] {
+  return [...text.matchAll(/APPLIANCE MEMORY uptime=([\d.]+)s used=(\d+)KiB/g)]
+    .map((m) => ({ uptime: Number(m[1]), usedKiB: Number(m[2]) }));
 }

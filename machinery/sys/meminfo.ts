@@ -14,3 +14,16 @@ export function usedMemoryKiB(path = '/proc/meminfo'): number {
   const m = parseMeminfo(readFileSync(path, 'utf8'));
   return (m.get('MemTotal') ?? 0) - (m.get('MemAvailable') ?? 0);
 }
+
+/**
+ * Where used memory goes, in the kernel's own words: processes' anonymous pages, tmpfs and the initramfs (Shmem:
+ * the system image lives there), the page cache, slab, page tables and kernel stacks.
+ */
+export const MEMORY_PARTS = [
+  'MemTotal', 'MemAvailable', 'AnonPages', 'Shmem', 'Cached', 'SUnreclaim', 'SReclaimable', 'PageTables', 'KernelStack',
+] as const;
+
+export function memoryParts(path = '/proc/meminfo'): Map<string, number> {
+  const m = parseMeminfo(readFileSync(path, 'utf8'));
+  return new Map(MEMORY_PARTS.map((k) => [k, m.get(k) ?? 0]));
+}

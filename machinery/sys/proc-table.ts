@@ -5,15 +5,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface ProcInfo { pid: number; ppid: number; state: string; comm: string; kernelThread: boolean }
 
 /** Parses /proc/<pid>/stat. comm may hold spaces and parentheses, so split at the LAST ')'. */
-export function parseStat(text: string): Omit<ProcInfo, 'kernelThread'> & { flags: number; cpuTicks: number } {
+export function parseStat(
+  text: string,
+): Omit<ProcInfo, 'kernelThread'> & { flags: number; cpuTicks: number; startTicks: number } {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   const pid = Number(text.slice(0, open).trim());
   const fields = text.slice(close + 2).split(' ');
-  // fields[0] = state (3rd field), [1] = ppid (4th), [6] = flags (9th), [11] utime and [12] stime (14th, 15th)
+  // fields[0] = state (3rd field), [1] = ppid (4th), [6] = flags (9th), [11] utime and [12] stime (14th, 15th),
+  // [19] starttime (22nd: clock ticks after boot)
   return {
     pid, comm: text.slice(open + 1, close), state: fields[0] ?? '?', ppid: Number(fields[1]), flags: Number(fields[6]),
-    cpuTicks: Number(fields[11]) + Number(fields[12]),
+    cpuTicks: Number(fields[11]) + Number(fields[12]), startTicks: Number(fields[19]),
   };
 }
 
