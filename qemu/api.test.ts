@@ -118,9 +118,12 @@ t.test('kubectl\'s habits on the machine: get all, -A, --field-selector, explain
     t.equal((await run(['diff', '-f', diffFile])).code, 1, 'diff: exit 1 when apply would change something');
     const gone = await run(['delete', 'motd', '--all']);
     t.match(gone.out, /^motd\/vm-1 deleted\nmotd\/vm-2 deleted\n$/, 'delete TYPE --all');
-    t.equal((await run(['restart', 'issue'])).code, 0);
-    await poll(['get', 'plugins'], /\bissue\s+\d+\s+running/, 60_000);
-    const previous = await run(['logs', 'issue', '--previous']);
+    const inEngine = await run(['restart', 'issue']);
+    t.not(inEngine.code, 0, 'restart of a plugin that runs inside the engine is refused');
+    t.match(inEngine.err, /issue runs inside the engine \(PID 1\)[^]*nothing to restart/);
+    t.equal((await run(['restart', 'time'])).code, 0);
+    await poll(['get', 'plugins'], /\btime\s+\d+\s+running/, 60_000);
+    const previous = await run(['logs', 'time', '--previous']);
     t.equal(previous.code, 0, previous.err);
     t.match(previous.out, /^\S+Z /m, 'logs --previous: the run before the restart');
   });

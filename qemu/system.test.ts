@@ -223,7 +223,10 @@ t.test('hardened at run time: kernel parameters, nothing setuid or world-writabl
     .map((e) => e.path), [], 'no world-writable directory without the sticky bit');
   t.same(entries.filter((e) => /\/(sh|bash|dash|ash|busybox|python[\d.]*|perl[\d.]*|ruby|lua|node)$/.test(e.path))
     .map((e) => e.path), [], 'no shell and no interpreter');
-  for (const name of ['network', 'platform', 'storage', 'system', 'time', 'issue', 'test-reader']) {
+  // The issue renderer only transforms state: it runs inside PID 1's engine (Plugin.inEngine), not as a process.
+  const issue = (await json(['get', 'plugins', 'issue'])).spec as { pid: number; state: string };
+  t.same([issue.state, issue.pid], ['running', 1], 'issue runs in PID 1');
+  for (const name of ['network', 'platform', 'storage', 'system', 'time', 'test-reader']) {
     const { pid, state } = (await json(['get', 'plugins', name])).spec as { pid: number; state: string };
     t.equal(state, 'running', `${name} runs`);
     if (state !== 'running') continue;

@@ -42,20 +42,34 @@ t.test('every type served has a resource definition', async (t) => {
 });
 
 t.test('a plugin killed with SIGKILL is restarted, the others are not', async (t) => {
-  const before = await until(async () => (await status('issue')).state, 'running');
+  const before = await until(async () => (await status('time')).state, 'running');
   t.equal(before, 'running');
-  const issue = await status('issue');
+  const time = await status('time');
   const writer = await status('test-writer');
-  t.ok(alive(issue.pid), `issue plugin runs as pid ${issue.pid}`);
-  process.kill(issue.pid, 'SIGKILL');
+  t.ok(alive(time.pid), `time plugin runs as pid ${time.pid}`);
+  process.kill(time.pid, 'SIGKILL');
   const after = await until(async () => {
-    const s = await status('issue');
-    return s.state === 'running' && s.pid !== issue.pid && s.restarts === issue.restarts + 1;
+    const s = await status('time');
+    return s.state === 'running' && s.pid !== time.pid && s.restarts === time.restarts + 1;
   }, true);
   t.ok(after, 'restarted with a new pid, restarts + 1');
-  const s = await status('issue');
+  const s = await status('time');
   t.equal(s.lastExit?.signal, 'SIGKILL', 'last exit says SIGKILL');
   t.equal((await status('test-writer')).pid, writer.pid, 'test-writer kept its process');
+});
+
+t.test('a plugin that only transforms state runs inside the engine: no process, its banner rendered', async (t) => {
+  const issue = await status('issue');
+  t.equal(issue.state, 'running');
+  t.equal(issue.pid, served.process.pid, 'its status names the engine\'s process');
+  t.same(issue.outputs, [ISSUE_TYPE], 'and what it writes');
+  await api.create(newResource({ namespace: 'config', type: MOTD_TYPE, id: 'in-engine' }, { text: 'rendered here' }));
+  t.teardown(() => api.destroy({ namespace: 'config', type: MOTD_TYPE, id: 'in-engine' }).catch(() => undefined));
+  const banner = await until(async () => ((await api.get({ namespace: 'runtime', type: ISSUE_TYPE, id: 'banner' }))
+    .spec as { text: string }).text.includes('rendered here'), true);
+  t.ok(banner, 'the Motd is in the banner');
+  const owner = (await api.get({ namespace: 'runtime', type: ISSUE_TYPE, id: 'banner' })).metadata.owner;
+  t.equal(owner, 'issue-status', 'written by its controller, as from a process');
 });
 
 t.test('a plugin writing a type it does not own is refused', async (t) => {
@@ -111,7 +125,7 @@ t.test('plugins keep only their declared capabilities, with no_new_privs', async
   const host = BigInt(`0x${/^CapBnd:\s+([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`);
   const bits = (...n: number[]) => n.reduce((m, b) => m | (1n << BigInt(b)), 0n) & host;
   for (const [name, want] of [
-    ['issue', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 16, 19, 21)], ['storage', bits(21, 24)],
+    ['test-reader', 0n], ['network', bits(10, 12, 13, 21)], ['system', bits(12, 16, 19, 21)], ['storage', bits(21, 24)],
     ['time', bits(25)],
   ] as const) {
     t.equal(await until(async () => (await status(name)).state, 'running'), 'running', `${name} runs`);

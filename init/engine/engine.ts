@@ -12,9 +12,10 @@ import { newResource } from '../../cosi/resource/resource.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
-import { HOST_MODE_ENV, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
+import { HOST_MODE_ENV, pluginOutputs, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
+import { StateError } from '../../cosi/state/errors.ts';
 import {
-  ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PowerAction,
+  ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PluginStatusSpec, type PowerAction,
 } from '../../machinery/model/runtime-types.ts';
 import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
@@ -45,7 +46,7 @@ import { extensionSpec } from './extension/extension-spec.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
-  BOOT_STATUS_TYPE, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, RUNTIME_NS,
+  BOOT_STATUS_TYPE, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, PLUGIN_STATUS_TYPE, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -177,6 +178,15 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });
   }
   const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap((p) => p.controllers().map((c) => c.name))]);
+  // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
+  // log ring; the others are processes the supervisor starts.
+  const inEngine = o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine);
+  const inEngineRuntimes = await Promise.all(inEngine.map(async (p) => {
+    await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
+      { state: 'running', pid: process.pid, restarts: 0, outputs: pluginOutputs(p) } satisfies PluginStatusSpec,
+      ENGINE_OWNER);
+    return startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.controllers());
+  }));
   const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
   const announce = o.announce ?? ((l: string) => o.log.info(l));
   const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });
@@ -244,7 +254,14 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     userMethods: new Map([
       ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader),
       ...machineServiceMethods({
-        pluginByPid: (pid) => supervisor.byPid(pid), restartPlugin: (name) => supervisor.restart(name),
+        pluginByPid: (pid) => supervisor.byPid(pid),
+        restartPlugin: (name) => {
+          if (inEngine.some((p) => p.name === name)) {
+            throw new StateError('failed-precondition', `${name} runs inside the engine (PID 1), not as a process `
+              + 'of its own: there is nothing to restart', name);
+          }
+          return supervisor.restart(name);
+        },
         pluginNames: () => o.plugins.map((p) => p.name),
       }),
       ...configServiceMethods(config, configWriteDenied),
@@ -257,8 +274,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there.
     const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
+    const processes = builtins.filter((b) => !inEngine.some((p) => p.name === b.name));
     waves = startInWaves({
-      first: builtins.filter((b) => first.has(b.name)), rest: builtins.filter((b) => !first.has(b.name)),
+      first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
     });
   }
@@ -289,6 +307,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       // The config first: a change it is making may wait for a controller's finalizer (an extension stopping).
       await config.stop();
       await controllers.stop();
+      for (const r of inEngineRuntimes) await r.stop();
       upgrader.close();
       trial?.close();
       await supervisor.stop();

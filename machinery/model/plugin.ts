@@ -35,6 +35,13 @@ export interface Plugin {
    * config. The others start once the network is configured.
    */
   readonly startFirst?: boolean;
+  /**
+   * true: its controllers only transform state (no system call of their own, nothing of the kernel's), so they
+   * run on the engine's controller runtime in PID 1 rather than in a process of their own: a Node process costs
+   * 15 MiB (ARCHITECTURE.md, "Which Node"). A plugin that touches the kernel keeps its own process, with only its
+   * own capabilities and seccomp filter. Its status says it runs in PID 1; there is nothing to restart.
+   */
+  readonly inEngine?: boolean;
 }
 
 /**

@@ -197,8 +197,11 @@ mount still fails):
 
 | plugin | capabilities | dangerous syscalls allowed | mount namespace |
 |---|---|---|---|
-${PLUGINS.filter((p) => !p.testOnly).map((p) => `| ${p.name} | ${p.capabilities.join(', ') || 'none'} | `
+${PLUGINS.filter((p) => !p.testOnly && !p.inEngine).map((p) => `| ${p.name} | ${p.capabilities.join(', ') || 'none'} | `
     + `${(p.syscalls ?? []).join(', ') || 'none'} | ${p.hostMounts ? "the machine's" : 'its own'} |`).join('\n')}
+
+Not a process of its own, so not confined as one: ${PLUGINS.filter((p) => p.inEngine).map((p) => p.name).join(', ')}
+(it only transforms state: its controllers run inside the engine, PID 1, and make no system call of their own).
 
 Refused to every plugin unless listed above: ${Object.keys(DANGEROUS_SYSCALLS).join(', ')}; and any
 syscall of another architecture's calling convention (x32, i386).
