@@ -72,6 +72,10 @@ writeFileSync(CONFIG, [
   'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n',
   'metadata: {type: addressspec, id: bench}\nspec: {address: 10.0.2.99/24, link: eth0}\n',
 ].join('---\n'));
+/** A power down that did not end the VM in time: what the console said last is the why. */
+const notClean = (what: string, exit: object, console: string) => new Error(
+  `${what}: power down not clean (${JSON.stringify(exit)}); the console's end:\n${console.slice(-3000)}`,
+);
 /** Boots until the config milestone; returns its guest uptime. */
 async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0]>): Promise<number> {
   const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...clock, ...o });
@@ -79,7 +83,7 @@ async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0
   await vm.waitFor(milestoneLine('config'), 180_000);
   const m = parseMilestones(vm.console()).find((x) => x.name === 'config')!;
   const exit = await vm.powerdown(60_000);
-  if (!exit.clean || exit.code !== 0) throw new Error(`${what}: power down not clean (${JSON.stringify(exit)})`);
+  if (!exit.clean || exit.code !== 0) throw notClean(what, exit, vm.console());
   return m.uptime;
 }
 for (let i = 0; i < runs; i++) {
@@ -104,7 +108,7 @@ for (let i = 0; i < runs; i++) {
   meminfo.push(parseMeminfoLine(vm.console()));
   consoles.push(vm.console());
   const exit = await vm.powerdown(60_000);
-  if (!exit.clean || exit.code !== 0) throw new Error(`run ${i + 1}: power down not clean (${JSON.stringify(exit)})`);
+  if (!exit.clean || exit.code !== 0) throw notClean(`run ${i + 1}`, exit, vm.console());
   ours.push({ ...f, wall, plugins: plugins.uptime, network: network.uptime, upMemKiB: up.memUsedKiB });
   process.stderr.write(`[bench] appliance run ${i + 1}/${runs}: ready at ${f.uptime.toFixed(3)}s guest, `
     + `${wall.toFixed(2)}s wall; plugins running at ${plugins.uptime.toFixed(3)}s, `

@@ -38,6 +38,7 @@ t.test('the timeline: phases, each plugin from its start to its first running li
   t.same(tl.milestones, [{ name: 'ready', at: 2.871 }, { name: 'network', at: 4.462 }, { name: 'plugins', at: 6.523 }]);
   t.same(tl.memory.map((m) => [m.at, m.usedKiB / 1024]), [[2.3, 40], [2.871, 69], [4.462, 150], [6.523, 184]]);
   t.throws(() => bootTimeline('[init 1.0] phase mount done in 1.0ms\n'), /no APPLIANCE READY line/);
+  t.same(bootTimeline(CONSOLE.replace(/\n/g, '\r\n')), tl, 'a serial console\'s CRLF line ends read the same');
 });
 
 t.test('the SVG: a row each, the milestones with their multiple of the floor, the memory and its budget',

@@ -29,7 +29,7 @@ export function bootTimeline(text: string): BootTimeline {
   if (!ready) throw new Error('the console has no APPLIANCE READY line: not a boot of the appliance, or cut short');
   const phases: Span[] = [];
   const pluginReady = new Map<string, number>();
-  for (const line of text.split('\n')) {
+  for (const line of text.split(/\r?\n/)) {
     const at = LOG_TIME.exec(line);
     if (!at) continue;
     const phase = / phase (\S+) done in ([\d.]+)ms$/.exec(line);
