@@ -186,6 +186,8 @@ writeFileSync(join(OUT, 'bench-boot.json'), JSON.stringify(result, null, 2) + '\
 // The run whose every-plugin milestone is the median one, drawn (scripts/lib/boot-chart.ts).
 const medianRun = ours.map((o, i) => [o.plugins, i] as const).sort((p, q) => p[0] - q[0])[Math.floor(runs / 2)]![1];
 const chart = join(OUT, 'bench-boot.svg');
+// Its console too: what the chart was drawn from.
+writeFileSync(join(OUT, 'bench-boot-console.txt'), consoles[medianRun]!);
 writeFileSync(chart, bootChartSvg(bootTimeline(consoles[medianRun]!), {
   title: `boot of ${a.initrd.split('/').pop()} (${memoryMiB} MiB, ${result.accel}): run ${medianRun + 1} of ${runs}`,
   floor: floorS.median, memoryBudgetMiB: MEMORY_BUDGET_MIB,

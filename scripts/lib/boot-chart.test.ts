@@ -47,7 +47,7 @@ t.test('the SVG: a row each, the milestones with their multiple of the floor, th
     t.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="\d+" height="\d+"/);
     t.ok(svg.trimEnd().endsWith('</svg>'));
     for (const label of ['kernel, stage0', 'init: Node starts', 'init: mount', 'init: api', 'plugin network',
-      'plugin time', 'plugin &lt;odd&gt;', 'used memory', 'budget 128 MiB']) {
+      'plugin time', 'plugin &lt;odd&gt;', 'used memory (MemTotal - MemAvailable)', 'budget 128 MiB']) {
       t.ok(svg.includes(`>${label}<`), `labelled: ${label}`);
     }
     t.ok(svg.includes('boot &lt;1 run&gt;'), 'the title, escaped');

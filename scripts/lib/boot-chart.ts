@@ -71,6 +71,8 @@ const f1 = (n: number) => n.toFixed(1);
 const ROW = 18;
 const LEFT = 150;
 const WIDTH = 1100;
+/** Room right of the time axis's end for the labels of what ends there. */
+const RIGHT = 150;
 const MEMORY_HEIGHT = 140;
 const COLORS = { kernel: '#bbbbbb', node: '#9ecae1', phase: '#3182bd', plugin: '#74c476', waiting: '#e5f5e0' };
 
@@ -93,7 +95,7 @@ export function bootChartSvg(t: BootTimeline, o: ChartOptions): string {
   ];
   const end = Math.max(o.floor, ...t.milestones.map((m) => m.at), ...t.plugins.map((p) => p.end),
     ...t.memory.map((m) => m.at)) * 1.04;
-  const x = (s: number) => LEFT + (s / end) * (WIDTH - LEFT - 20);
+  const x = (s: number) => LEFT + (s / end) * (WIDTH - LEFT - RIGHT);
   const top = 60;
   const rowsBottom = top + rows.length * ROW;
   const memTop = rowsBottom + 40;
@@ -131,16 +133,17 @@ export function bootChartSvg(t: BootTimeline, o: ChartOptions): string {
   // Memory: used MiB over time, scaled to the larger of the peak and the budget.
   const peak = Math.max(...t.memory.map((m) => m.usedKiB / 1024), o.memoryBudgetMiB ?? 0) * 1.1 || 1;
   const y = (mib: number) => memTop + MEMORY_HEIGHT - (mib / peak) * MEMORY_HEIGHT;
-  out.push(`<text x="${LEFT - 6}" y="${memTop + 12}" text-anchor="end">used memory</text>`,
-    `<line x1="${LEFT}" y1="${memTop + MEMORY_HEIGHT}" x2="${WIDTH - 20}" y2="${memTop + MEMORY_HEIGHT}" `
+  out.push(`<text x="${LEFT}" y="${memTop - 8}">used memory (MemTotal - MemAvailable)</text>`,
+    `<line x1="${LEFT}" y1="${memTop + MEMORY_HEIGHT}" x2="${WIDTH - RIGHT}" y2="${memTop + MEMORY_HEIGHT}" `
       + `stroke="#999999"/>`);
-  for (const mib of [0, Math.round(peak / 2), Math.floor(peak)]) {
+  const mibStep = peak > 256 ? 128 : peak > 128 ? 64 : 32;
+  for (let mib = 0; mib <= peak; mib += mibStep) {
     out.push(`<text x="${LEFT - 6}" y="${f1(y(mib) + 4)}" text-anchor="end">${mib} MiB</text>`);
   }
   if (o.memoryBudgetMiB !== undefined) {
-    out.push(`<line x1="${LEFT}" y1="${f1(y(o.memoryBudgetMiB))}" x2="${WIDTH - 20}" `
+    out.push(`<line x1="${LEFT}" y1="${f1(y(o.memoryBudgetMiB))}" x2="${WIDTH - RIGHT}" `
       + `y2="${f1(y(o.memoryBudgetMiB))}" stroke="#ff7f0e" stroke-dasharray="6,3"/>`,
-    `<text x="${WIDTH - 22}" y="${f1(y(o.memoryBudgetMiB) - 3)}" text-anchor="end" fill="#ff7f0e">`
+    `<text x="${WIDTH - RIGHT + 4}" y="${f1(y(o.memoryBudgetMiB) + 4)}" fill="#ff7f0e">`
       + `budget ${o.memoryBudgetMiB} MiB</text>`);
   }
   if (t.memory.length) {
