@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import { decodeGrubEnv } from '../machinery/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../machinery/disk/gpt.ts';
 import { verifyUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
-import { bootWithApi, type CliResult } from './api-vm.ts';
+import { bootWithApi, LIVE_INSTALL_MIB, type CliResult } from './api-vm.ts';
 import { buildTestImages, partitionTable } from './image-builds.ts';
 import { runProgram } from '../scripts/lib/run-program.ts';
 
@@ -155,7 +155,7 @@ t.test('install from the ISO: refusals touch nothing; the installed disk boots a
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', rawFile, '-F', 'raw', other]);
     const uuid = '5eed0001-0000-4000-8000-00000000cafe';
     const live = await bootWithApi({
-      bootFrom: 'disk', firmware: 'seabios', memoryMiB: 256, extraArgs: ['-uuid', uuid],
+      bootFrom: 'disk', firmware: 'seabios', memoryMiB: LIVE_INSTALL_MIB, extraArgs: ['-uuid', uuid],
       disks: [{ file: isoFile, interface: 'cdrom' }, { file: target, serial: 'target-disk' },
         { file: other, format: 'qcow2', serial: 'other-disk' }],
     }, 'dhcp');
