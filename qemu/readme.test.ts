@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { programEnv } from './program-env.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -46,7 +45,7 @@ const dir = mkdtempSync(join(tmpdir(), 'readme-'));
 const editor = join(dir, 'editor');
 writeFileSync(editor, `#!/bin/sh\nsed -i 's/text: Hello$/text: Hello again/' "$1"\n`);
 chmodSync(editor, 0o755);
-const env = programEnv({ COSICTL_EDITOR: editor });
+const env = { ...process.env, COSICTL_EDITOR: editor };
 const exports: string[] = [];
 // The examples write these where they run; one that was there before is the person's.
 for (const written of ['motds.yaml', 'support.tar.gz'].map((f) => join(ROOT, f))) {

@@ -14,7 +14,6 @@ import { FORMATS } from '../image/formats/index.ts';
 import { developmentSigningKey } from '../image/signing-key.ts';
 import { bootWithApi, type ApiVm } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
-import { programEnv } from './program-env.ts';
 
 export const a = artifacts();
 export const dir = mkdtempSync(join(tmpdir(), 'upgrade-'));
@@ -29,7 +28,7 @@ const key = developmentSigningKey(join(a.dir, 'dev', 'upgrade-signing-key.pem'))
 export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey) {
   const out = join(dir, name);
   execFileSync('npx', ['tsx', join(a.dir, '..', 'scripts', 'build.ts'), '--variant', out, '--version', version,
-    ...(testBreak ? ['--test-break', testBreak] : [])], { stdio: ['ignore', 'ignore', 'inherit'], env: programEnv() });
+    ...(testBreak ? ['--test-break', testBreak] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
   const bundle = join(dir, `${name}.tar`);
   writeFileSync(bundle, encodeUpgradeBundle({
     version, commit: manifest.commit, cmdline: a.cmdline, privateKey, mtime: 0,

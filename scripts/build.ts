@@ -4,7 +4,7 @@
 // the repo; the SEA and the initramfs are keyed by the hashes of what goes in).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { $ } from 'zx';
+import { $ } from './lib/zx.ts';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';

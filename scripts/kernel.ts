@@ -7,7 +7,7 @@ import {
 } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
-import { $ } from 'zx';
+import { $ } from './lib/zx.ts';
 import { CACHE, ROOT } from './lib/paths.ts';
 import { sha256 } from '../image/hash.ts';
 import { step } from './lib/log.ts';

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
-import { $ } from 'zx';
+import { $ } from './lib/zx.ts';
 import { ROOT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
 import { ADDON_FILE } from '../native/index.ts';

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { $ } from 'zx';
+import { $ } from './lib/zx.ts';
 import { ROOT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
 
