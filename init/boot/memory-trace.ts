@@ -8,8 +8,8 @@ import { formatMemorySample } from './ready-line.ts';
 
 export const MEMTRACE_PARAM = 'appliance.bench.memtrace';
 
-/** Samples now and every `periodMs` until `forSeconds` of uptime have passed; returns the stop. */
-export function startMemoryTrace(log: Logger, periodMs = 250, forSeconds = 40): () => void {
+/** Samples now and every `periodMs` until `forSeconds` of uptime have passed. */
+export function startMemoryTrace(log: Logger, periodMs = 250, forSeconds = 40): void {
   const sample = () => {
     const uptime = monotonicSeconds();
     if (uptime > forSeconds) {
@@ -21,5 +21,4 @@ export function startMemoryTrace(log: Logger, periodMs = 250, forSeconds = 40): 
   const timer = setInterval(sample, periodMs);
   timer.unref();
   sample();
-  return () => clearInterval(timer);
 }

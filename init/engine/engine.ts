@@ -181,6 +181,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
   // log ring; the others are processes the supervisor starts.
   const inEngine = o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine);
+  const runsInEngine = new Set(inEngine.map((p) => p.name));
   const inEngineRuntimes = await Promise.all(inEngine.map(async (p) => {
     await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
       { state: 'running', pid: process.pid, restarts: 0, outputs: pluginOutputs(p) } satisfies PluginStatusSpec,
@@ -256,7 +257,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       ...machineServiceMethods({
         pluginByPid: (pid) => supervisor.byPid(pid),
         restartPlugin: (name) => {
-          if (inEngine.some((p) => p.name === name)) {
+          if (runsInEngine.has(name)) {
             throw new StateError('failed-precondition', `${name} runs inside the engine (PID 1), not as a process `
               + 'of its own: there is nothing to restart', name);
           }
@@ -274,7 +275,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there.
     const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
-    const processes = builtins.filter((b) => !inEngine.some((p) => p.name === b.name));
+    const processes = builtins.filter((b) => !runsInEngine.has(b.name));
     waves = startInWaves({
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,

@@ -40,12 +40,12 @@ export function bootTimeline(text: string): BootTimeline {
     const running = / engine\/plugin\/(\S+): \S+: running \d+ controller\(s\)/.exec(line);
     if (running && !pluginReady.has(running[1]!)) pluginReady.set(running[1]!, Number(at[1]));
   }
-  const milestones = [{ name: 'ready', at: ready.uptime }, ...parseMilestones(text).map((m) => (
-    { name: m.name, at: m.uptime }))];
+  const printed = parseMilestones(text);
+  const milestones = [{ name: 'ready', at: ready.uptime }, ...printed.map((m) => ({ name: m.name, at: m.uptime }))];
   const memory = [
     ...parseMemorySamples(text).map((m) => ({ at: m.uptime, usedKiB: m.usedKiB })),
     { at: ready.uptime, usedKiB: ready.memUsedKiB },
-    ...parseMilestones(text).map((m) => ({ at: m.uptime, usedKiB: m.memUsedKiB })),
+    ...printed.map((m) => ({ at: m.uptime, usedKiB: m.memUsedKiB })),
   ].sort((a, b) => a.at - b.at);
   const end = Math.max(...milestones.map((m) => m.at), ...memory.map((m) => m.at));
   const plugins = parseProcesses(text).filter((p) => p.name.startsWith('plugin/')).map((p) => {
