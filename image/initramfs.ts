@@ -53,6 +53,13 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
  */
 export const INITRAMFS_ZSTD_LEVEL = 3;
 
+/**
+ * The compressed initramfs's limit, bytes: what the kernel unpacks it never gives back. 20 MB held the Node 20 runtime;
+ * Node 24's executable is 22 MB larger, and 128 KiB squashfs blocks cost 2.4 MB more than 1 MiB ones (ARCHITECTURE.md,
+ * "Which Node", "The system image"). It keeps what the runtime costs from growing unseen.
+ */
+export const INITRAMFS_LIMIT_BYTES = 29.5e6;
+
 export function writeCompressed(
   entries: readonly CpioEntry[], output: string, level = INITRAMFS_ZSTD_LEVEL,
 ): Promise<void> {

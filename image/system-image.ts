@@ -39,7 +39,7 @@ function filesUnder(dir: string): string[] {
 export const SYSTEM_IMAGE_RECIPE = '1';
 
 /** The release's compression (measured: see ARCHITECTURE.md, "The system image"). */
-export const RELEASE_COMPRESSION: SystemImageCompression = { compressor: 'zstd', level: 19, blockSize: '1M' };
+export const RELEASE_COMPRESSION: SystemImageCompression = { compressor: 'zstd', level: 19, blockSize: '128K' };
 
 export const describeCompression = (c: SystemImageCompression) =>
   `${c.compressor}${c.level === undefined ? '' : ` -${c.level}`}, ${c.blockSize} blocks`;

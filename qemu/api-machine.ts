@@ -61,7 +61,7 @@ export interface ApiVmOptions {
 }
 
 /** What on a console explains a failure: plugin warnings and errors, OOM kills, panics. */
-export const TELLING = /WARN|ERROR|Out of memory|Kernel panic|exited \(/;
+export const TELLING = /WARN|ERROR|Out of memory|Kernel panic|exited \(|event loop:/;
 
 /** The machine config document that gives a guest the run's CA (for tests that pass their config another way). */
 export const TEST_CA_DOCUMENT = (): string => apiCaDocument(testSecrets());

@@ -27,6 +27,7 @@ import { benchArgs } from './lib/bench-args.ts';
 import { fmtStats, stats } from './lib/stats.ts';
 import { bootChartSvg, bootTimeline } from './lib/boot-chart.ts';
 import { MEMTRACE_PARAM } from '../init/boot/memory-trace.ts';
+import { INITRAMFS_LIMIT_BYTES } from '../image/initramfs.ts';
 
 const args = benchArgs(
   'usage: npm run bench:boot -- [--runs N] [--memory MiB] [--wall]\n\n'
@@ -214,6 +215,6 @@ ${processRows}
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
   initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `
-  + `(limit 27.5 MB: image/initramfs.test.ts)
+  + `(limit ${megabytes(INITRAMFS_LIMIT_BYTES)}: image/initramfs.ts)
 figures saved to out/bench-boot.json, the median run drawn in ${chart}
 `);

@@ -15,6 +15,7 @@ import { watchPower } from './power-button.ts';
 import { formatMeminfo, formatMilestone, formatProcess, formatReady } from './ready-line.ts';
 import { machineProcesses } from './process-cost.ts';
 import { MEMTRACE_PARAM, startMemoryTrace } from './memory-trace.ts';
+import { watchLoopStalls } from './loop-stall.ts';
 import { createReaper, type Reaper } from './reaper.ts';
 import { createShutdown, type PowerAction, type Shutdown } from './shutdown.ts';
 import { runTestSwitches } from './test-switches.ts';
@@ -99,6 +100,7 @@ export async function runPid1(): Promise<void> {
     const rawCmdline = await phase(log, 'cmdline', () => readFileSync('/proc/cmdline', 'utf8').trim());
     cmdline = parseCmdline(rawCmdline);
     if (cmdlineFlag(cmdline, MEMTRACE_PARAM)) startMemoryTrace(log);
+    watchLoopStalls(log.child('loop'));
     // Before anything checks a certificate or stamps a record: a clock at 1970 (a dead RTC, or none) refuses every
     // client certificate as not yet valid.
     await phase(log, 'clock', () => {
