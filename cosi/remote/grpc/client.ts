@@ -1,16 +1,18 @@
-// client: gRPC unary and server-streaming calls over one node:http2 connection (TCP,
-// or a unix socket for plugins). Connects on first use and again after the connection
-// is lost; a refused or unreachable address fails at once with UNAVAILABLE naming
-// why; deadlines travel as grpc-timeout and are enforced here too; a server that
-// stops answering pings is noticed (keepalive) and every call on it fails.
+// client: gRPC unary and server-streaming calls over one HTTP/2 connection (TCP, or a
+// unix socket for plugins). Connects on first use and again after the connection is
+// lost; a refused or unreachable address fails at once with UNAVAILABLE naming why;
+// deadlines travel as grpc-timeout and are enforced here too; a server that stops
+// answering pings is noticed (keepalive) and every call on it fails.
+// Plaintext connections (the plugins' socket) use our own HTTP/2 client (h2-session.ts); TLS ones node's http2,
+// loaded on first use: loading it brings node's TLS and HTTP/1 stacks, about 4 MiB a process (ARCHITECTURE.md).
+import type { EventEmitter } from 'node:events';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { checkServerIdentity, connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
-import {
-  connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type Http2Session, type IncomingHttpHeaders,
-} from 'node:http2';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import {
   decodeGrpcMessage, formatTimeout, frame, FrameError, MessageReader, Status, type StatusCode,
 } from './framing.ts';
+import { ErrorCode } from './h2-frames.ts';
+import { H2Session, type Headers } from './h2-session.ts';
 
 /** A call that ended with a status other than OK. `trailers` has what the server sent besides. */
 export class GrpcCallError extends Error {
@@ -41,6 +43,8 @@ export interface ChannelTls {
 export interface ChannelOptions {
   /** TLS on a TCP address; without it the connection is plaintext (the plugins' unix socket). */
   tls?: ChannelTls;
+  /** Whose HTTP/2 a plaintext connection speaks: ours (default) or node's (tests compare the two). TLS: node's. */
+  http2?: 'own' | 'node';
   /** Largest response message accepted. */
   maxMessageBytes?: number;
   /** A PING every this many ms on an idle connection; no answer within `keepaliveTimeoutMs` fails its calls. */
@@ -62,12 +66,34 @@ export interface ServerStream {
 /** How long a closing connection's goodbye may take before its socket is destroyed. */
 const CLOSE_GRACE_MS = 1000;
 
-const headerValue = (h: IncomingHttpHeaders, k: string) => {
+/** What the channel uses of a connection: node's ClientHttp2Session and our H2Session both are one. */
+interface Session extends EventEmitter {
+  readonly closed: boolean;
+  readonly destroyed: boolean;
+  request(headers: Record<string, string>): CallStream;
+  ping(done: (err: Error | null) => void): boolean;
+  setLocalWindowSize(size: number): void;
+  close(): void;
+  destroy(err?: Error): void;
+  ref(): void;
+  unref(): void;
+}
+
+/** What the channel uses of a call's stream: events 'response', 'data', 'trailers', 'error', 'close'. */
+interface CallStream extends EventEmitter {
+  readonly session: object | undefined;
+  end(data: Uint8Array): void;
+  pause(): void;
+  resume(): void;
+  close(code?: number): void;
+}
+
+const headerValue = (h: Headers, k: string) => {
   const v = h[k];
   return Array.isArray(v) ? v[0] : v;
 };
 
-function statusOf(h: IncomingHttpHeaders): GrpcCallError | undefined {
+function statusOf(h: Headers): GrpcCallError | undefined {
   const code = Number(headerValue(h, 'grpc-status') ?? NaN);
   if (code === Status.OK) return undefined;
   const extra = Object.fromEntries(Object.entries(h)
@@ -95,14 +121,14 @@ const SERVER_CERTIFICATE_REFUSED: Record<string, string> = {
 };
 
 export class GrpcChannel {
-  private session: ClientHttp2Session | undefined;
-  private ready: Promise<ClientHttp2Session> | undefined;
+  private session: Session | undefined;
+  private ready: Promise<Session> | undefined;
   private readonly authority: string;
   private readonly socketPath: string | undefined;
   private readonly max: number;
   private keepalive: NodeJS.Timeout | undefined;
   /** Each session's open calls: a session keeps the process alive while it has any. */
-  private readonly calls = new WeakMap<ClientHttp2Session, number>();
+  private readonly calls = new WeakMap<Session, number>();
   /** Every socket not yet closed, a connection still being made included: `close` ends them all. */
   private readonly live = new Set<Socket>();
 
@@ -119,9 +145,9 @@ export class GrpcChannel {
   }
 
   /** The connection, made if needed; rejects with UNAVAILABLE saying why it cannot be made. */
-  connection(timeoutMs = 5000): Promise<ClientHttp2Session> {
+  connection(timeoutMs = 5000): Promise<Session> {
     if (this.session && !this.session.closed && !this.session.destroyed) return Promise.resolve(this.session);
-    this.ready ??= new Promise<ClientHttp2Session>((resolve, reject) => {
+    this.ready ??= new Promise<Session>((resolve, reject) => {
       let socket: Socket | undefined;
       const made = (x: Socket): Socket => {
         socket = x;
@@ -130,12 +156,14 @@ export class GrpcChannel {
         return x;
       };
       // Small messages go out at once (no Nagle delay waiting for an ACK).
-      const s = connect(this.authority, {
-        createConnection: () => made(this.socketPath ? netConnect(this.socketPath)
-          : this.o.tls ? this.tlsSocket(this.o.tls)
-          : netConnect({ ...this.hostPort(), noDelay: true })),
-        settings: { enablePush: false, initialWindowSize: 1 << 20 },
-      });
+      const plain = () => made(this.socketPath ? netConnect(this.socketPath)
+        : netConnect({ ...this.hostPort(), noDelay: true }));
+      const s: Session = !this.o.tls && this.o.http2 !== 'node'
+        ? new H2Session(plain(), { authority: this.authority, initialWindowSize: 1 << 20 })
+        : process.getBuiltinModule('node:http2').connect(this.authority, {
+          createConnection: () => (this.o.tls ? made(this.tlsSocket(this.o.tls)) : plain()),
+          settings: { enablePush: false, initialWindowSize: 1 << 20 },
+        }) as unknown as Session;
       // `cause`: the socket's own error, so a caller can tell refused from timed out by its errno.
       const fail = (why: string, code: StatusCode = Status.UNAVAILABLE, cause?: Error) => {
         // A session destroyed before it connected only ends its socket (a handshake nobody answers keeps it).
@@ -152,7 +180,7 @@ export class GrpcChannel {
         clearTimeout(timer);
         // A pinned certificate is checked before any call can send a byte (a config holds secrets).
         const pinned = this.o.tls?.insecure && this.o.tls.fingerprint;
-        const got = pinned ? (s.socket as unknown as TLSSocket).getPeerX509Certificate()?.fingerprint256 : undefined;
+        const got = pinned ? (socket as TLSSocket | undefined)?.getPeerX509Certificate()?.fingerprint256 : undefined;
         if (pinned && got !== pinned.toUpperCase()) {
           fail(`${this.address}: TLS: the machine's certificate fingerprint is ${got}, not ${pinned}`,
             Status.UNAUTHENTICATED);
@@ -196,7 +224,7 @@ export class GrpcChannel {
    * Why a call's connection went away. A TLS server that checks client certificates after the
    * handshake (node's) refuses one by closing the connection before a word of HTTP/2: say so.
    */
-  private lostWhy(session: Http2Session | undefined, e?: Error & { code?: string }): string {
+  private lostWhy(session: object | undefined, e?: Error & { code?: string }): string {
     if (e?.code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') {
       return `TLS: ${this.address} requires a client certificate (a context made by \`cosictl gen config `
         + '--secrets`), and this client sent none';
@@ -227,11 +255,12 @@ export class GrpcChannel {
   }
 
   /** Sessions the server has spoken HTTP/2 on (sent its SETTINGS). */
-  private readonly heard = new WeakSet<Http2Session>();
+  private readonly heard = new WeakSet<object>();
 
   private tlsSocket(t: ChannelTls): TLSSocket {
     const { host, port } = this.hostPort();
     const name = t.serverName ?? host;
+    const { checkServerIdentity, connect: tlsConnect } = process.getBuiltinModule('node:tls');
     const socket = tlsConnect({
       host, port, ALPNProtocols: ['h2'], ...(t.ca ? { ca: t.ca } : {}), ...(t.cert ? { cert: t.cert } : {}),
       ...(t.key ? { key: t.key } : {}), rejectUnauthorized: !t.insecure,
@@ -243,7 +272,7 @@ export class GrpcChannel {
     return socket;
   }
 
-  private startKeepalive(s: ClientHttp2Session): void {
+  private startKeepalive(s: Session): void {
     const every = this.o.keepaliveMs;
     if (!every) return;
     const within = this.o.keepaliveTimeoutMs ?? 5000;
@@ -288,7 +317,7 @@ export class GrpcChannel {
     }, CLOSE_GRACE_MS).unref();
   }
 
-  private async open(path: string, request: Uint8Array, o: CallOptions): Promise<ClientHttp2Stream> {
+  private async open(path: string, request: Uint8Array, o: CallOptions): Promise<CallStream> {
     const s = await this.connection();
     const open = this.calls.get(s) ?? 0;
     this.calls.set(s, open + 1);
@@ -313,7 +342,7 @@ export class GrpcChannel {
     const done = new Promise<GrpcCallError | undefined>((r) => {
       finish = r;
     });
-    let stream: ClientHttp2Stream | undefined;
+    let stream: CallStream | undefined;
     let cancelled = false;
     // Messages go to the handler in order; one that returns a promise holds the next
     // (and pauses the stream) until it settles. A synchronous handler costs nothing more.
@@ -329,7 +358,7 @@ export class GrpcChannel {
       } catch (e) {
         handlerError = e as Error;
         queue.length = 0;
-        stream?.close(constants.NGHTTP2_CANCEL);
+        stream?.close(ErrorCode.CANCEL);
         return;
       }
       if (p) {
@@ -343,7 +372,7 @@ export class GrpcChannel {
           busy = false;
           handlerError = e;
           queue.length = 0;
-          stream?.close(constants.NGHTTP2_CANCEL);
+          stream?.close(ErrorCode.CANCEL);
           pump();
         });
       }
@@ -373,13 +402,13 @@ export class GrpcChannel {
       else drained = settle;
     };
     const timer = o.deadlineMs ? setTimeout(() => {
-      stream?.close(constants.NGHTTP2_CANCEL);
+      stream?.close(ErrorCode.CANCEL);
       end(new GrpcCallError(Status.DEADLINE_EXCEEDED, `no answer within ${o.deadlineMs} ms`));
     }, o.deadlineMs) : undefined;
     this.open(path, request, o).then((st) => {
       stream = st;
       if (cancelled) {
-        st.close(constants.NGHTTP2_CANCEL);
+        st.close(ErrorCode.CANCEL);
         return;
       }
       const reader = new MessageReader(this.max);
@@ -396,14 +425,14 @@ export class GrpcChannel {
           // Trailers-only: the outcome is final. Stop sending the rest of a large request at once
           // (a refused 10 MB request waited for the whole upload before it was reported).
           end(statusOf(h));
-          st.close(constants.NGHTTP2_CANCEL);
+          st.close(ErrorCode.CANCEL);
         }
       });
       st.on('data', (chunk: Buffer) => {
         try {
           reader.push(chunk, deliver);
         } catch (e) {
-          st.close(constants.NGHTTP2_CANCEL);
+          st.close(ErrorCode.CANCEL);
           end(new GrpcCallError(e instanceof FrameError ? e.status : Status.INTERNAL, (e as Error).message));
         }
       });
@@ -429,7 +458,7 @@ export class GrpcChannel {
       done,
       cancel() {
         cancelled = true;
-        stream?.close(constants.NGHTTP2_CANCEL);
+        stream?.close(ErrorCode.CANCEL);
         end(new GrpcCallError(Status.CANCELLED, 'cancelled'));
       },
     };

@@ -1,4 +1,5 @@
-// Our gRPC server and client on a real socket: requests over the size limit, keepalive on a silent peer.
+// Our gRPC server and client on a real socket: requests over the size limit, keepalive on a silent peer. Each
+// case runs with both HTTP/2 clients a plaintext channel may use: ours (h2-session.ts) and node's.
 import t from 'tap';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { GrpcChannel } from './client.ts';
@@ -6,93 +7,98 @@ import { Status } from './framing.ts';
 import { grpcHttp2Server } from './http2-server.ts';
 import type { Method } from './server.ts';
 
-t.test('a request over the limit is answered RESOURCE_EXHAUSTED, however large; the connection lives', async (t) => {
-  const srv = grpcHttp2Server({
-    methods: new Map([['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }]]),
-    maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.INTERNAL, message: String(e) }),
-  });
-  const port = await srv.listen({ host: '127.0.0.1', port: 0 });
-  const ch = new GrpcChannel(`127.0.0.1:${port}`);
-  const alive = setInterval(() => undefined, 1000); // the server and the channel hold no event loop by themselves
-  t.teardown(() => {
-    clearInterval(alive);
-    ch.close();
-    void srv.stop(0);
-  });
-  // 20 MiB is 1,280 DATA frames: more than node's limit of invalid frames, were the stream closed early.
-  for (const size of [(1 << 20) + 1, 5 << 20, 20 << 20]) {
-    await t.rejects(ch.unary('/t.S/Echo', Buffer.alloc(size)),
-      { code: Status.RESOURCE_EXHAUSTED, message: new RegExp(`${size} bytes exceeds the limit of 1048576`) },
-      `${size} bytes`);
-  }
-  t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here');
-});
+for (const http2 of ['own', 'node'] as const) {
 
-t.test('a connection whose peer goes silent fails its keepalive, and its pings stop (no throw later)', async (t) => {
-  const srv = grpcHttp2Server({
-    methods: new Map([['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }]]),
-    maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.INTERNAL, message: String(e) }),
-  });
-  const port = await srv.listen({ host: '127.0.0.1', port: 0 });
-  // A proxy that forwards until told to go silent (as a machine that rebooted under the connection).
-  let silent = false;
-  const proxy = createServer((c) => {
-    const up = connect(port, '127.0.0.1');
-    c.on('data', (d) => {
-      if (!silent) up.write(d);
+  t.test(`${http2} HTTP/2: a request over the limit is answered RESOURCE_EXHAUSTED, however large; the connection `
+    + 'lives', async (t) => {
+    const srv = grpcHttp2Server({
+      methods: new Map([['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }]]),
+      maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.INTERNAL, message: String(e) }),
     });
-    up.on('data', (d) => {
-      if (!silent) c.write(d);
+    const port = await srv.listen({ host: '127.0.0.1', port: 0 });
+    const ch = new GrpcChannel(`127.0.0.1:${port}`, { http2 });
+    const alive = setInterval(() => undefined, 1000); // the server and the channel hold no event loop by themselves
+    t.teardown(() => {
+      clearInterval(alive);
+      ch.close();
+      void srv.stop(0);
     });
-    c.on('error', () => up.destroy());
-    up.on('error', () => c.destroy());
+    // 20 MiB is 1,280 DATA frames: more than node's limit of invalid frames, were the stream closed early.
+    for (const size of [(1 << 20) + 1, 5 << 20, 20 << 20]) {
+      await t.rejects(ch.unary('/t.S/Echo', Buffer.alloc(size)),
+        { code: Status.RESOURCE_EXHAUSTED, message: new RegExp(`${size} bytes exceeds the limit of 1048576`) },
+        `${size} bytes`);
+    }
+    t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here');
   });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const ch = new GrpcChannel(`127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    { keepaliveMs: 100, keepaliveTimeoutMs: 200 });
-  const thrown: unknown[] = [];
-  const onUncaught = (e: unknown) => {
-    thrown.push(e);
-  };
-  process.on('uncaughtException', onUncaught);
-  t.teardown(() => {
-    process.off('uncaughtException', onUncaught);
-    ch.close();
-    proxy.close();
-    void srv.stop(0);
-  });
-  t.equal((await ch.unary('/t.S/Echo', Buffer.from('hi'))).toString(), 'hi');
-  silent = true;
-  // The keepalive fails within 300 ms; a dozen more intervals pass after that.
-  await new Promise((r) => setTimeout(r, 1500));
-  t.same(thrown.map(String), [], 'nothing thrown by pings on the ended session');
-  silent = false;
-  t.equal((await ch.unary('/t.S/Echo', Buffer.from('again'))).toString(), 'again', 'a new connection serves');
-});
 
-t.test('a handler that throws before its first await fails its call, not the server', async (t) => {
-  const refuse = () => {
-    throw new Error('refused at the gate');
-  };
-  const srv = grpcHttp2Server({
-    methods: new Map<string, Method>([
-      ['/t.S/Unary', { kind: 'unary', handle: refuse }],
-      ['/t.S/Stream', { kind: 'server-stream', handle: refuse }],
-      ['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }],
-    ]),
-    maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.PERMISSION_DENIED, message: (e as Error).message }),
+  t.test(`${http2} HTTP/2: a silent peer fails the keepalive, and its pings stop (no throw later)`, async (t) => {
+    const srv = grpcHttp2Server({
+      methods: new Map([['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }]]),
+      maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.INTERNAL, message: String(e) }),
+    });
+    const port = await srv.listen({ host: '127.0.0.1', port: 0 });
+    // A proxy that forwards until told to go silent (as a machine that rebooted under the connection).
+    let silent = false;
+    const proxy = createServer((c) => {
+      const up = connect(port, '127.0.0.1');
+      c.on('data', (d) => {
+        if (!silent) up.write(d);
+      });
+      up.on('data', (d) => {
+        if (!silent) c.write(d);
+      });
+      c.on('error', () => up.destroy());
+      up.on('error', () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const ch = new GrpcChannel(`127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      { keepaliveMs: 100, keepaliveTimeoutMs: 200, http2 });
+    const thrown: unknown[] = [];
+    const onUncaught = (e: unknown) => {
+      thrown.push(e);
+    };
+    process.on('uncaughtException', onUncaught);
+    t.teardown(() => {
+      process.off('uncaughtException', onUncaught);
+      ch.close();
+      proxy.close();
+      void srv.stop(0);
+    });
+    t.equal((await ch.unary('/t.S/Echo', Buffer.from('hi'))).toString(), 'hi');
+    silent = true;
+    // The keepalive fails within 300 ms; a dozen more intervals pass after that.
+    await new Promise((r) => setTimeout(r, 1500));
+    t.same(thrown.map(String), [], 'nothing thrown by pings on the ended session');
+    silent = false;
+    t.equal((await ch.unary('/t.S/Echo', Buffer.from('again'))).toString(), 'again', 'a new connection serves');
   });
-  const port = await srv.listen({ host: '127.0.0.1', port: 0 });
-  const ch = new GrpcChannel(`127.0.0.1:${port}`);
-  const alive = setInterval(() => undefined, 1000);
-  t.teardown(() => {
-    clearInterval(alive);
-    ch.close();
-    void srv.stop(0);
+
+  t.test(`${http2} HTTP/2: a handler that throws before its first await fails its call, not the server`, async (t) => {
+    const refuse = () => {
+      throw new Error('refused at the gate');
+    };
+    const srv = grpcHttp2Server({
+      methods: new Map<string, Method>([
+        ['/t.S/Unary', { kind: 'unary', handle: refuse }],
+        ['/t.S/Stream', { kind: 'server-stream', handle: refuse }],
+        ['/t.S/Echo', { kind: 'unary', handle: async (req: Buffer) => req }],
+      ]),
+      maxRequestBytes: 1 << 20, toStatus: (e) => ({ code: Status.PERMISSION_DENIED, message: (e as Error).message }),
+    });
+    const port = await srv.listen({ host: '127.0.0.1', port: 0 });
+    const ch = new GrpcChannel(`127.0.0.1:${port}`, { http2 });
+    const alive = setInterval(() => undefined, 1000);
+    t.teardown(() => {
+      clearInterval(alive);
+      ch.close();
+      void srv.stop(0);
+    });
+    await t.rejects(ch.unary('/t.S/Unary', Buffer.from('x')),
+      { code: Status.PERMISSION_DENIED, message: /at the gate/ });
+    const stream = ch.serverStream('/t.S/Stream', Buffer.from('x'));
+    stream.onMessage(() => undefined);
+    t.match(await stream.done, { code: Status.PERMISSION_DENIED, message: /at the gate/ });
+    t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here', 'the server lives');
   });
-  await t.rejects(ch.unary('/t.S/Unary', Buffer.from('x')), { code: Status.PERMISSION_DENIED, message: /at the gate/ });
-  const stream = ch.serverStream('/t.S/Stream', Buffer.from('x'));
-  stream.onMessage(() => undefined);
-  t.match(await stream.done, { code: Status.PERMISSION_DENIED, message: /at the gate/ });
-  t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here', 'the server lives');
-});
+}
