@@ -122,7 +122,10 @@ t.test('servers that break the protocol: the call fails naming what broke, nothi
       /FRAME_SIZE_ERROR.*20004 bytes/],
     ['a header block HPACK cannot read', (c) => c.write(Buffer.concat([encodeFrame(FrameType.SETTINGS, 0, 0),
       encodeFrame(FrameType.HEADERS, 4, 1, Buffer.from([0x80]))])), /COMPRESSION_ERROR.*index 0/],
-    ['HTTP/1.1', (c) => c.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'), /.+/],
+    ['a WINDOW_UPDATE cut short', (c) => c.write(Buffer.concat([encodeFrame(FrameType.SETTINGS, 0, 0),
+      encodeFrame(FrameType.WINDOW_UPDATE, 0, 0, Buffer.alloc(2))])), /PROTOCOL_ERROR/],
+    ['HTTP/1.1', (c) => c.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'),
+      /answered in HTTP\/1 \("HTTP\/1.1 400 Bad Request"\), not HTTP\/2/],
   ];
   for (const [what, answer, why] of cases) {
     const server = createNetServer((c) => c.once('data', () => answer(c)));

@@ -112,6 +112,8 @@ export class H2Session extends EventEmitter {
   private readonly pings = new Map<string, (err: Error | null) => void>();
   private pingCount = 0;
   private lastError: Error | undefined;
+  /** Whether the server has sent a byte yet (an HTTP/1 server's first bytes are told apart). */
+  private heard = false;
 
   constructor(readonly socket: Socket, o: H2SessionOptions) {
     super();
@@ -277,13 +279,21 @@ export class H2Session extends EventEmitter {
 
   private received(chunk: Buffer): void {
     try {
+      if (!this.heard && chunk.subarray(0, 5).toString('latin1') === 'HTTP/') {
+        const line = chunk.toString('latin1').split('\r\n', 1)[0]!.slice(0, 80);
+        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `it answered in HTTP/1 ("${line}"), not HTTP/2`);
+      }
+      this.heard = true;
       this.reader.push(chunk, (f) => this.frame(f));
     } catch (e) {
+      // A frame too short for its fields throws RangeError reading them: the server's fault too.
+      const theirs = e instanceof ConnectionError || e instanceof HpackError || e instanceof RangeError;
       const code = e instanceof ConnectionError ? e.code
-        : e instanceof HpackError ? ErrorCode.COMPRESSION_ERROR : ErrorCode.PROTOCOL_ERROR;
+        : e instanceof HpackError ? ErrorCode.COMPRESSION_ERROR
+          : theirs ? ErrorCode.PROTOCOL_ERROR : ErrorCode.INTERNAL_ERROR;
       this.write(encodeFrame(FrameType.GOAWAY, 0, 0, encodeGoaway(0, code)));
-      this.destroy(new Error(`HTTP/2: the server broke the protocol (${errorName(code)}): ${(e as Error).message}`,
-        { cause: e }));
+      const why = theirs ? `the server broke the protocol (${errorName(code)})` : 'this client failed on a frame';
+      this.destroy(new Error(`HTTP/2: ${why}: ${(e as Error).message}`, { cause: e }));
     }
   }
 
