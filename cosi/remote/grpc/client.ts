@@ -82,6 +82,8 @@ interface Session extends EventEmitter {
 /** What the channel uses of a call's stream: events 'response', 'data', 'trailers', 'error', 'close'. */
 interface CallStream extends EventEmitter {
   readonly session: object | undefined;
+  /** Node's streams: whether every byte received was read ('end'); ours deliver everything before 'close'. */
+  readonly readableEnded?: boolean;
   end(data: Uint8Array): void;
   pause(): void;
   resume(): void;
@@ -176,7 +178,9 @@ export class GrpcChannel {
       const timer = setTimeout(() => fail(`timed out: no connection within ${timeoutMs} ms (is the address right? `
         + 'is a firewall dropping the packets?)'), timeoutMs);
       s.once('remoteSettings', () => this.heard.add(s));
+      let connected = false;
       s.once('connect', () => {
+        connected = true;
         clearTimeout(timer);
         // A pinned certificate is checked before any call can send a byte (a config holds secrets).
         const pinned = this.o.tls?.insecure && this.o.tls.fingerprint;
@@ -193,9 +197,11 @@ export class GrpcChannel {
         this.startKeepalive(s);
         resolve(s);
       });
+      // Kept after the connection is made (node's session throws an 'error' nobody hears), but then a no-op:
+      // the calls on it hear of it, and a later connection's attempt is not this one's to undo.
       s.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        if (this.session) return;
+        if (connected || this.session) return;
         const refused = SERVER_CERTIFICATE_REFUSED[e.code ?? ''];
         // The machine answered: this side refused its certificate. Not "unreachable": trying again will not help.
         if (refused) {
@@ -414,11 +420,13 @@ export class GrpcChannel {
       const reader = new MessageReader(this.max);
       // The stream's session, kept: a closed stream no longer has one, and lostWhy must know whether it spoke.
       const session = st.session;
-      let headersStatus: GrpcCallError | undefined | null = null;
+      // The call's outcome once the server said it (undefined: OK), null until then. It is settled at 'close':
+      // node's http2 says 'trailers' while messages a paused reader holds are still to come.
+      let outcome: GrpcCallError | undefined | null = null;
       st.on('response', (h) => {
         const http = Number(h[':status']);
         if (http !== 200) {
-          headersStatus = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`);
+          outcome = new GrpcCallError(Status.UNAVAILABLE, `the server answered HTTP ${http}, not gRPC`);
           return;
         }
         if (h['grpc-status'] !== undefined) {
@@ -436,14 +444,22 @@ export class GrpcChannel {
           end(new GrpcCallError(e instanceof FrameError ? e.status : Status.INTERNAL, (e as Error).message));
         }
       });
-      st.on('trailers', (h) => end(statusOf(h)));
+      st.on('trailers', (h) => {
+        outcome = statusOf(h);
+      });
       // A server that answered (say, RESOURCE_EXHAUSTED for a request too large) and then reset the stream
       // still sent its answer: that is the outcome, not the reset.
-      st.on('error', (e: Error) => end(headersStatus ?? new GrpcCallError(
+      st.on('error', (e: Error) => end(outcome !== null ? outcome : new GrpcCallError(
         cancelled ? Status.CANCELLED : Status.UNAVAILABLE, this.lostWhy(session, e))));
       st.on('close', () => {
-        if (headersStatus !== null) {
-          end(headersStatus);
+        // Node's stream drops what a paused reader had not read yet when its connection goes: not an OK call.
+        if (outcome === undefined && st.readableEnded === false && !cancelled) {
+          end(new GrpcCallError(Status.UNAVAILABLE, `${this.lostWhy(session)}: the connection closed before `
+            + 'every message was read'));
+          return;
+        }
+        if (outcome !== null) {
+          end(outcome);
           return;
         }
         end(cancelled ? new GrpcCallError(Status.CANCELLED, 'cancelled')

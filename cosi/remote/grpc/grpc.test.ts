@@ -1,11 +1,12 @@
 // Our gRPC server and client on a real socket: requests over the size limit, keepalive on a silent peer. Each
 // case runs with both HTTP/2 clients a plaintext channel may use: ours (h2-session.ts) and node's.
 import t from 'tap';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { GrpcChannel } from './client.ts';
 import { Status } from './framing.ts';
 import { grpcHttp2Server } from './http2-server.ts';
 import type { Method } from './server.ts';
+import { createServer as createHttp2Server } from 'node:http2';
 
 for (const http2 of ['own', 'node'] as const) {
 
@@ -101,4 +102,45 @@ for (const http2 of ['own', 'node'] as const) {
     t.match(await stream.done, { code: Status.PERMISSION_DENIED, message: /at the gate/ });
     t.equal((await ch.unary('/t.S/Echo', Buffer.from('still here'))).toString(), 'still here', 'the server lives');
   });
+
+  t.test(`${http2} HTTP/2: a slow reader of a server that answers and goes away is never told OK with messages lost`,
+    async (t) => {
+      const message = (n: number) => Buffer.concat([Buffer.from([0, 0, 0, 0, 4]), Buffer.alloc(4, n)]);
+      const server = createHttp2Server();
+      const sockets: Socket[] = [];
+      server.on('connection', (c: Socket) => sockets.push(c));
+      server.on('stream', (st) => {
+        st.on('data', () => undefined);
+        st.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
+        st.write(message(1));
+        setTimeout(() => {
+          st.write(message(2));
+          setTimeout(() => st.end(message(3)), 20);
+        }, 20);
+        // The server's process ends right after its answer: the connection goes with it.
+        st.on('close', () => setTimeout(() => sockets.forEach((c) => c.destroy()), 10));
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const ch = new GrpcChannel(`127.0.0.1:${(server.address() as AddressInfo).port}`, { http2 });
+      t.teardown(() => {
+        ch.close();
+        server.close();
+      });
+      const call = ch.serverStream('/t.S/Three', Buffer.alloc(0));
+      const got: number[] = [];
+      call.onMessage(async (m) => {
+        got.push(m[0]!);
+        await new Promise((r) => setTimeout(r, 100));
+      });
+      const outcome = await call.done;
+      if (http2 === 'own') {
+        t.equal(outcome, undefined, 'OK');
+        t.same(got, [1, 2, 3], 'every message, in order');
+      } else {
+        // Node's stream drops what was not read when the connection goes: said, never an OK with messages missing.
+        t.ok(outcome === undefined ? got.length === 3 : outcome.code === Status.UNAVAILABLE,
+          `OK with every message, or UNAVAILABLE: ${outcome?.message ?? 'OK'} after ${got.length}`);
+      }
+    });
 }

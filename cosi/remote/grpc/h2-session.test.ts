@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { connect as connectTcp, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrpcChannel } from './client.ts';
@@ -13,6 +13,7 @@ import { Status } from './framing.ts';
 import { grpcHttp2Server, type GrpcHttp2Server } from './http2-server.ts';
 import type { Method } from './server.ts';
 import { encodeFrame, FrameType } from './h2-frames.ts';
+import { H2Session } from './h2-session.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -89,6 +90,34 @@ t.test('more calls than the server\'s stream limit wait for their turn, and a la
   t.ok((await ch.unary('/t.S/Slow', big)).equals(big), 'a 3 MiB request echoed');
 });
 
+t.test('calls waiting for the stream limit when the session closes still go out, then it ends', async (t) => {
+  const { srv } = await serve(t, {
+    '/t.S/Slow': {
+      kind: 'unary', handle: async (req) => {
+        await pause(50);
+        return req;
+      },
+    },
+  });
+  srv.server.updateSettings({ maxConcurrentStreams: 1 });
+  const port = (srv.server.address() as AddressInfo).port;
+  const session = new H2Session(connectTcp(port, '127.0.0.1'), { authority: `http://127.0.0.1:${port}` });
+  await new Promise((r) => session.once('remoteSettings', r));
+  const statuses = [1, 2, 3].map(() => new Promise<string>((resolve) => {
+    const st = session.request({ ':method': 'POST', ':path': '/t.S/Slow', 'content-type': 'application/grpc' });
+    let status = 'none';
+    st.on('trailers', (h: Record<string, string>) => {
+      status = h['grpc-status']!;
+    });
+    st.on('close', () => resolve(status));
+    st.end(Buffer.from([0, 0, 0, 0, 1, 7]));
+  }));
+  session.close();
+  t.same(await Promise.all(statuses), ['0', '0', '0'], 'each answered OK');
+  await new Promise((r) => (session.destroyed ? r(undefined) : session.once('close', r)));
+  t.ok(session.destroyed, 'and the connection ended');
+});
+
 t.test('trailers larger than a frame arrive in CONTINUATION frames', async (t) => {
   const long = 'x'.repeat(40_000);
   const { ch } = await serve(t, { '/t.S/Fail': { kind: 'unary', handle: () => Promise.reject(new Error(long)) } });
@@ -122,6 +151,8 @@ t.test('servers that break the protocol: the call fails naming what broke, nothi
       /FRAME_SIZE_ERROR.*20004 bytes/],
     ['a header block HPACK cannot read', (c) => c.write(Buffer.concat([encodeFrame(FrameType.SETTINGS, 0, 0),
       encodeFrame(FrameType.HEADERS, 4, 1, Buffer.from([0x80]))])), /COMPRESSION_ERROR.*index 0/],
+    ['a WINDOW_UPDATE of 0', (c) => c.write(Buffer.concat([encodeFrame(FrameType.SETTINGS, 0, 0),
+      encodeFrame(FrameType.WINDOW_UPDATE, 0, 0, Buffer.alloc(4))])), /PROTOCOL_ERROR.*WINDOW_UPDATE of 0/],
     ['a WINDOW_UPDATE cut short', (c) => c.write(Buffer.concat([encodeFrame(FrameType.SETTINGS, 0, 0),
       encodeFrame(FrameType.WINDOW_UPDATE, 0, 0, Buffer.alloc(2))])), /PROTOCOL_ERROR/],
     ['HTTP/1.1', (c) => c.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'),

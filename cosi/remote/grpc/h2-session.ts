@@ -21,6 +21,9 @@ export interface H2SessionOptions {
   initialWindowSize?: number;
 }
 
+/** A header block (HEADERS and its CONTINUATIONs) larger than this ends the connection: nobody sends one. */
+const MAX_HEADER_BLOCK = 1 << 20;
+
 const toHeaders = (list: HeaderList): Headers => {
   const out: Headers = {};
   for (const [name, value] of list) {
@@ -108,12 +111,14 @@ export class H2Session extends EventEmitter {
   private peerMaxFrame = DEFAULT_MAX_FRAME;
   private peerMaxStreams = Infinity;
   /** A header block being received: its stream, its flags, the fragments so far. */
-  private headerBlock: { stream: number; flags: number; parts: Buffer[] } | undefined;
+  private headerBlock: { stream: number; flags: number; parts: Buffer[]; size: number } | undefined;
   private readonly pings = new Map<string, (err: Error | null) => void>();
   private pingCount = 0;
   private lastError: Error | undefined;
   /** Whether the server has sent a byte yet (an HTTP/1 server's first bytes are told apart). */
   private heard = false;
+  /** The server said GOAWAY: no stream opens any more. */
+  private refused = false;
 
   constructor(readonly socket: Socket, o: H2SessionOptions) {
     super();
@@ -175,12 +180,18 @@ export class H2Session extends EventEmitter {
 
   unref(): void { this.socket.unref(); }
 
-  /** No new streams; says GOAWAY; the connection ends when its open streams have. */
+  /** No new streams; the connection ends, saying GOAWAY, when its streams have (those waiting for their turn too). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.write(encodeFrame(FrameType.GOAWAY, 0, 0, encodeGoaway(0, ErrorCode.NO_ERROR)));
-    if (!this.streams.size) this.socket.end();
+    this.endIfDone();
+  }
+
+  /** A closed session's last stream is done: GOAWAY (a server would refuse streams after it), then the end. */
+  private endIfDone(): void {
+    if (!this.closed || this.destroyed || this.streams.size || this.waiting.length) return;
+    if (!this.refused) this.write(encodeFrame(FrameType.GOAWAY, 0, 0, encodeGoaway(0, ErrorCode.NO_ERROR)));
+    this.socket.end();
   }
 
   /** Ends the connection now; every open stream fails with `err`, and the session emits it. */
@@ -242,12 +253,15 @@ export class H2Session extends EventEmitter {
   }
 
   private write(bytes: Buffer): void {
-    if (!this.socket.destroyed) this.socket.write(bytes);
+    // After end() (a goodbye under way) a write would be an error of its own: what is left is not wanted.
+    if (this.socket.writable) this.socket.write(bytes);
   }
 
   private open(stream: H2Stream, block: Buffer): void {
     stream.id = this.nextId;
     this.nextId += 2;
+    // A stream that waited for its turn starts from the window the server's latest SETTINGS gives.
+    stream.sendWindow = this.peerInitialWindow;
     this.streams.set(stream.id, stream);
     for (let at = 0, first = true; first || at < block.length; first = false) {
       const part = block.subarray(at, at + this.peerMaxFrame);
@@ -266,15 +280,17 @@ export class H2Session extends EventEmitter {
     s.pending.length = 0;
     s.endPending = false;
     if (s.id) this.streams.delete(s.id);
-    process.nextTick(() => {
+    const say = () => {
       if (err && s.listenerCount('error')) s.emit('error', err);
       s.emit('close');
-    });
-    if (!this.closed && this.waiting.length && this.streams.size < this.peerMaxStreams) {
+    };
+    // A response that came whole waits for its reader: 'close' after the data and trailers it holds.
+    process.nextTick(() => (!err && s.remoteEnded ? s.whenDelivered(say) : say()));
+    if (!this.destroyed && !this.refused && this.waiting.length && this.streams.size < this.peerMaxStreams) {
       const next = this.waiting.shift()!;
       this.open(next.stream, next.block);
     }
-    if (this.closed && !this.destroyed && !this.streams.size && !this.waiting.length) this.socket.end();
+    this.endIfDone();
   }
 
   private received(chunk: Buffer): void {
@@ -304,7 +320,7 @@ export class H2Session extends EventEmitter {
     switch (f.type) {
       case FrameType.DATA: return this.data(f);
       case FrameType.HEADERS:
-        this.headerBlock = { stream: f.stream, flags: f.flags, parts: [unpadded(f)] };
+        this.headerBlock = { stream: f.stream, flags: f.flags, parts: [unpadded(f)], size: f.payload.length };
         if (f.flags & Flag.END_HEADERS) this.headers();
         return;
       case FrameType.CONTINUATION:
@@ -312,6 +328,10 @@ export class H2Session extends EventEmitter {
           throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a CONTINUATION without its HEADERS');
         }
         this.headerBlock.parts.push(f.payload);
+        this.headerBlock.size += f.payload.length;
+        if (this.headerBlock.size > MAX_HEADER_BLOCK) {
+          throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `a header block over ${MAX_HEADER_BLOCK} bytes`);
+        }
         if (f.flags & Flag.END_HEADERS) this.headers();
         return;
       case FrameType.RST_STREAM: return this.rst(f);
@@ -437,6 +457,7 @@ export class H2Session extends EventEmitter {
     const last = f.payload.readUInt32BE(0) & 0x7fffffff;
     const code = f.payload.readUInt32BE(4);
     this.closed = true;
+    this.refused = true;
     this.emit('goaway', code, last);
     if (code !== ErrorCode.NO_ERROR) {
       this.destroy(new Error(`the server ended the connection: ${errorName(code)}`));
@@ -449,12 +470,13 @@ export class H2Session extends EventEmitter {
     for (const w of this.waiting.splice(0)) {
       this.finish(w.stream, ErrorCode.REFUSED_STREAM, new Error('the server went away before this call'));
     }
-    if (!this.streams.size) this.socket.end();
+    this.endIfDone();
   }
 
   private windowUpdate(f: Frame): void {
     const more = f.payload.readUInt32BE(0) & 0x7fffffff;
     if (f.stream === 0) {
+      if (more === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0 for the connection');
       this.connectionSendWindow += more;
       if (this.connectionSendWindow > MAX_WINDOW) {
         throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'the connection\'s window past 2^31-1');
@@ -462,6 +484,12 @@ export class H2Session extends EventEmitter {
     } else {
       const s = this.streams.get(f.stream);
       if (s) s.sendWindow += more;
+      // Stream errors (RFC 9113, 6.9 and 6.9.1): that stream ends, the connection lives.
+      if (s && (more === 0 || s.sendWindow > MAX_WINDOW)) {
+        const code = more === 0 ? ErrorCode.PROTOCOL_ERROR : ErrorCode.FLOW_CONTROL_ERROR;
+        this.write(encodeFrame(FrameType.RST_STREAM, 0, s.id, uint32(code)));
+        this.finish(s, code, new Error(`HTTP/2: the server broke the stream's flow control (${errorName(code)})`));
+      }
     }
     this.flush();
   }
@@ -472,7 +500,7 @@ export class H2Session extends EventEmitter {
     this.closed = true;
     const why = this.lastError;
     const waiting = this.waiting.splice(0);
-    for (const s of [...this.streams.values()]) this.finish(s, ErrorCode.CANCEL, why);
+    for (const s of [...this.streams.values()]) this.finish(s, ErrorCode.CANCEL, s.remoteEnded ? undefined : why);
     for (const w of waiting) this.finish(w.stream, ErrorCode.CANCEL, why);
     for (const done of this.pings.values()) done(why ?? new Error('the connection closed'));
     this.pings.clear();

@@ -49,6 +49,7 @@ t.test('hostile blocks are refused with what is wrong, the block kept', async (t
     ['be', 'an index past both tables', /index 62 past the tables \(61 static, 0 dynamic\)/],
     ['1f', 'an integer cut short', /ends inside an integer/],
     ['1fffffffffff0f', 'an integer over 2^31', /over 2\^31/],
+    ['1f' + '80'.repeat(10) + '00', 'an integer padded with bytes that add nothing', /over 2\^31/],
     ['0003616263', 'a string past the end', /ends before a string/],
     ['000a6162', 'a length past the end', /10 bytes past the block's end/],
     ['3fe11f', 'a table bigger than advertised', /a dynamic table of 4096 bytes \(at most 4095\)/],

@@ -96,7 +96,8 @@ export class HpackDecoder {
         const b = block[at++]!;
         value += (b & 127) * scale;
         scale *= 128;
-        if (value > MAX_INTEGER) fail('an integer over 2^31');
+        // Five bytes hold 2^31; more (zero bytes that add nothing, as far as a hostile encoder likes) are refused.
+        if (value > MAX_INTEGER || scale > 2 ** 35) fail('an integer over 2^31');
         if (!(b & 128)) return value;
       }
     };
