@@ -2,7 +2,8 @@
 // more calls than the server's stream limit wait their turn, trailers too big for a frame, a server that says
 // GOAWAY, servers that break the protocol, and the reason it exists: a plugin's process never loads node's http2.
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as connectTcp, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
@@ -186,18 +187,8 @@ t.test('a plugin\'s client process never loads node\'s http2 or TLS', async (t) 
     state.close();
     console.log(JSON.stringify({ answer: String(answer), modules: process.moduleLoadList }));
   `;
-  const child = spawn(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { stdio: 'pipe' });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d;
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    err += d;
-  });
-  const code = await new Promise((r) => child.on('close', r));
-  t.equal(code, 0, err);
-  const { answer, modules } = JSON.parse(out) as { answer: string; modules: string[] };
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import=tsx', '--input-type=module', '-e', script]);
+  const { answer, modules } = JSON.parse(stdout) as { answer: string; modules: string[] };
   t.equal(answer, 'plugin', 'the call went through our HTTP/2');
   t.same(modules.filter((m) => /^NativeModule (http2|tls|_tls_wrap|https?|internal\/http2\/.*)$/.test(m)), [],
     'none of node\'s http2, TLS or HTTP modules loaded');
