@@ -3,7 +3,7 @@
 import t from 'tap';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { lateBy, watchLoopStalls } from './loop-stall.ts';
+import { lateBy, stallLevel, watchLoopStalls } from './loop-stall.ts';
 import type { Logger } from '../../machinery/log.ts';
 
 function recorder(): { log: Logger; lines: string[] } {
@@ -48,13 +48,18 @@ t.test('a garbage collection over the threshold is said with its kind', async (t
   t.ok(lines.some((l) => /^event loop: a major garbage collection took \d+ ms$/.test(l)), lines.join('\n'));
 });
 
-t.test('a stall a client would give up on is a warning; a shorter one is information', async (t) => {
+t.test('a long stall is a warning only when it came with paging', async (t) => {
+  t.equal(stallLevel(6000, 57), 'info', 'a loaded emulator\'s boot: long, a few dozen first reads of code');
+  t.equal(stallLevel(6000, 2000), 'warn', 'long, and paging: short of memory');
+  t.equal(stallLevel(1500, 2000), 'info', 'paging, but shorter than a client\'s connect');
+  t.equal(stallLevel(400, 10, 300, 5), 'warn', 'thresholds as given');
   const levels: string[] = [];
   const log = {
     info: () => levels.push('info'), warn: () => levels.push('warn'), error: () => levels.push('error'),
     child: () => log,
   } as unknown as Logger;
-  const stop = watchLoopStalls(log, { periodMs: 20, stallMs: 100, gcMs: 60_000, warnMs: 400 });
+  // With no faults needed, a long stall warns; a short one informs (the watch uses stallLevel).
+  const stop = watchLoopStalls(log, { periodMs: 20, stallMs: 100, gcMs: 60_000, warnMs: 400, pagingFaults: 0 });
   t.teardown(stop);
   for (const ms of [200, 600]) {
     const until = performance.now() + ms;

@@ -1,6 +1,7 @@
 // loop-stall: PID 1 says when its event loop could not run for a while. Everything the machine does (the API, the
 // plugins' socket, shutdown) waits on that one loop, so a client's "no connection within 5 s" is either the network
-// or this; the console tells which. Garbage collections long enough to matter are said with their kind.
+// or this; the console tells which. Garbage collections long enough to matter are said with their kind. A warning
+// is kept for a long stall that came with paging: under a loaded emulator a healthy boot stalls seconds too.
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import type { Logger } from '../../machinery/log.ts';
 
@@ -11,8 +12,10 @@ export interface LoopStallOptions {
   stallMs?: number;
   /** A garbage collection this long is said. */
   gcMs?: number;
-  /** From this long it is a warning: a client's 5 s connect has given up by then. */
+  /** From this long it is a warning, when it came with paging: a client's 5 s connect has given up by then. */
   warnMs?: number;
+  /** This many major page faults in a stall make it paging (a boot's first reads of its code are a few dozen). */
+  pagingFaults?: number;
 }
 
 const GC_KINDS: Readonly<Record<number, string>> = {
@@ -34,14 +37,21 @@ export function lateBy(dueMs: number, ranMs: number, stallMs: number): number | 
   return late >= stallMs ? late : undefined;
 }
 
+/**
+ * How a stall is said: a warning when it was long and came with paging (the machine is short of memory: the
+ * thing to act on), information otherwise (a busy or emulated CPU: under a loaded TCG a boot stalls seconds).
+ */
+export function stallLevel(ms: number, faults: number, warnMs = 5000, pagingFaults = 500): 'warn' | 'info' {
+  return ms >= warnMs && faults >= pagingFaults ? 'warn' : 'info';
+}
+
 /** Starts watching; returns the stop. Timers are unref'd: a watch never keeps the process alive. */
 export function watchLoopStalls(log: Logger, o: LoopStallOptions = {}): () => void {
   const periodMs = o.periodMs ?? 500;
   const stallMs = o.stallMs ?? 1000;
   const gcMs = o.gcMs ?? 250;
   const warnMs = o.warnMs ?? 5000;
-  // Under emulation (TCG) a second's stall while code compiles is usual: said, but not as a warning.
-  const say = (ms: number, what: string) => (ms >= warnMs ? log.warn(what) : log.info(what));
+  const pagingFaults = o.pagingFaults ?? 500;
   let due = performance.now() + periodMs;
   // Major faults (pages read back from the system image) tell paging from a busy CPU.
   let faults = process.resourceUsage().majorPageFault;
@@ -50,7 +60,10 @@ export function watchLoopStalls(log: Logger, o: LoopStallOptions = {}): () => vo
     const late = lateBy(due, now, stallMs);
     const nowFaults = process.resourceUsage().majorPageFault;
     if (late !== undefined) {
-      say(late, `event loop: blocked for ${Math.round(late)} ms (${nowFaults - faults} major page faults meanwhile)`);
+      const n = nowFaults - faults;
+      const what = `event loop: blocked for ${Math.round(late)} ms (${n} major page faults meanwhile)`;
+      if (stallLevel(late, n, warnMs, pagingFaults) === 'warn') log.warn(what);
+      else log.info(what);
     }
     due = now + periodMs;
     faults = nowFaults;
@@ -59,7 +72,8 @@ export function watchLoopStalls(log: Logger, o: LoopStallOptions = {}): () => vo
   const gc = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const ms = Math.round(e.duration);
-      if (ms >= gcMs) say(ms, `event loop: a ${gcKind(e)} garbage collection took ${ms} ms`);
+      // Information: the loop's line for the same stall says whether it was paging.
+      if (ms >= gcMs) log.info(`event loop: a ${gcKind(e)} garbage collection took ${ms} ms`);
     }
   });
   gc.observe({ entryTypes: ['gc'] });
