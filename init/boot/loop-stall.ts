@@ -18,6 +18,10 @@ export interface LoopStallOptions {
   pagingFaults?: number;
 }
 
+/** A stall this long (clients' 5 s connects have given up) with this many major faults is a warning. */
+const WARN_MS = 5000;
+const PAGING_FAULTS = 500;
+
 const GC_KINDS: Readonly<Record<number, string>> = {
   [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -41,7 +45,9 @@ export function lateBy(dueMs: number, ranMs: number, stallMs: number): number | 
  * How a stall is said: a warning when it was long and came with paging (the machine is short of memory: the
  * thing to act on), information otherwise (a busy or emulated CPU: under a loaded TCG a boot stalls seconds).
  */
-export function stallLevel(ms: number, faults: number, warnMs = 5000, pagingFaults = 500): 'warn' | 'info' {
+export function stallLevel(
+  ms: number, faults: number, warnMs = WARN_MS, pagingFaults = PAGING_FAULTS,
+): 'warn' | 'info' {
   return ms >= warnMs && faults >= pagingFaults ? 'warn' : 'info';
 }
 
@@ -50,8 +56,7 @@ export function watchLoopStalls(log: Logger, o: LoopStallOptions = {}): () => vo
   const periodMs = o.periodMs ?? 500;
   const stallMs = o.stallMs ?? 1000;
   const gcMs = o.gcMs ?? 250;
-  const warnMs = o.warnMs ?? 5000;
-  const pagingFaults = o.pagingFaults ?? 500;
+  const { warnMs, pagingFaults } = o;
   let due = performance.now() + periodMs;
   // Major faults (pages read back from the system image) tell paging from a busy CPU.
   let faults = process.resourceUsage().majorPageFault;

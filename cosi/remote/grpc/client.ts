@@ -4,7 +4,7 @@
 // deadlines travel as grpc-timeout and are enforced here too; a server that stops
 // answering pings is noticed (keepalive) and every call on it fails.
 // Plaintext connections (the plugins' socket) use our own HTTP/2 client (h2-session.ts); TLS ones node's http2,
-// loaded on first use: loading it brings node's TLS and HTTP/1 stacks, about 4 MiB a process (ARCHITECTURE.md).
+// loaded on first use: loading it brings node's TLS and HTTP/1 stacks, 1.5-2.8 MiB a plugin (ARCHITECTURE.md).
 import type { EventEmitter } from 'node:events';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
@@ -201,7 +201,7 @@ export class GrpcChannel {
       // the calls on it hear of it, and a later connection's attempt is not this one's to undo.
       s.once('error', (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        if (connected || this.session) return;
+        if (connected) return;
         const refused = SERVER_CERTIFICATE_REFUSED[e.code ?? ''];
         // The machine answered: this side refused its certificate. Not "unreachable": trying again will not help.
         if (refused) {

@@ -1,13 +1,14 @@
 // h2-session: the client side of an HTTP/2 connection without TLS (RFC 9113), for gRPC over the plugins' unix
-// socket. Node's own http2 loads its TLS and HTTP/1 stacks with it, about 4 MiB in every process that only ever
-// talks plaintext to PID 1; this is the part a gRPC client uses: requests, responses and trailers, both flow
-// controls, pings, GOAWAY. Its session and streams answer to the names node's do (events, methods), so the
-// channel (client.ts) drives either. No server push (refused in our SETTINGS), no priorities.
+// socket. Node's own http2 loads its TLS and HTTP/1 stacks with it, 1.5-2.8 MiB in every plugin process (measured;
+// ARCHITECTURE.md), which only ever talks plaintext to PID 1; this is the part a gRPC client uses: requests,
+// responses and trailers, both flow controls, pings, GOAWAY. Its session and streams answer to the names node's do
+// (events, methods), so the channel (client.ts) drives either. No server push (refused in our SETTINGS), no
+// priorities.
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import {
-  ConnectionError, DEFAULT_MAX_FRAME, DEFAULT_WINDOW, encodeFrame, encodeGoaway, encodeSettings, ErrorCode,
-  errorName, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, Setting, uint32, unpadded, type Frame,
+  ConnectionError, decodeSettings, DEFAULT_MAX_FRAME, DEFAULT_WINDOW, encodeFrame, encodeGoaway, encodeSettings,
+  ErrorCode, errorName, Flag, FrameReader, FrameType, MAX_WINDOW, PREFACE, Setting, uint32, unpadded, type Frame,
 } from './h2-frames.ts';
 import { encodeHeaders, HpackDecoder, HpackError, type HeaderList } from './hpack.ts';
 
@@ -212,9 +213,7 @@ export class H2Session extends EventEmitter {
         const next = s.pending[0];
         if (!next) {
           this.write(encodeFrame(FrameType.DATA, Flag.END_STREAM, s.id));
-          s.endPending = false;
-          s.localEnded = true;
-          if (s.remoteEnded) this.finish(s, ErrorCode.NO_ERROR);
+          this.localEnd(s);
           break;
         }
         const n = Math.min(next.length, s.sendWindow, this.connectionSendWindow, this.peerMaxFrame);
@@ -226,12 +225,23 @@ export class H2Session extends EventEmitter {
         this.connectionSendWindow -= n;
         const last = s.endPending && !s.pending.length;
         this.write(encodeFrame(FrameType.DATA, last ? Flag.END_STREAM : 0, s.id, chunk));
-        if (last) {
-          s.endPending = false;
-          s.localEnded = true;
-          if (s.remoteEnded) this.finish(s, ErrorCode.NO_ERROR);
-        }
+        if (last) this.localEnd(s);
       }
+    }
+  }
+
+  /** This side's END_STREAM went out; a stream the server had ended already is done. */
+  private localEnd(s: H2Stream): void {
+    s.endPending = false;
+    s.localEnded = true;
+    if (s.remoteEnded) this.finish(s, ErrorCode.NO_ERROR);
+  }
+
+  /** Opens the streams waiting for their turn, as far as the server's stream limit lets them. */
+  private openWaiting(): void {
+    while (!this.destroyed && !this.refused && this.waiting.length && this.streams.size < this.peerMaxStreams) {
+      const next = this.waiting.shift()!;
+      this.open(next.stream, next.block);
     }
   }
 
@@ -286,10 +296,7 @@ export class H2Session extends EventEmitter {
     };
     // A response that came whole waits for its reader: 'close' after the data and trailers it holds.
     process.nextTick(() => (!err && s.remoteEnded ? s.whenDelivered(say) : say()));
-    if (!this.destroyed && !this.refused && this.waiting.length && this.streams.size < this.peerMaxStreams) {
-      const next = this.waiting.shift()!;
-      this.open(next.stream, next.block);
-    }
+    this.openWaiting();
     this.endIfDone();
   }
 
@@ -416,9 +423,7 @@ export class H2Session extends EventEmitter {
     if (f.stream !== 0 || f.payload.length % 6) {
       throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'a malformed SETTINGS frame');
     }
-    for (let at = 0; at < f.payload.length; at += 6) {
-      const id = f.payload.readUInt16BE(at);
-      const value = f.payload.readUInt32BE(at + 2);
+    for (const [id, value] of decodeSettings(f.payload)) {
       if (id === Setting.INITIAL_WINDOW_SIZE) {
         if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, `a window of ${value}`);
         for (const s of this.streams.values()) s.sendWindow += value - this.peerInitialWindow;
@@ -434,10 +439,7 @@ export class H2Session extends EventEmitter {
     }
     this.write(encodeFrame(FrameType.SETTINGS, Flag.ACK, 0));
     this.emit('remoteSettings');
-    while (this.waiting.length && this.streams.size < this.peerMaxStreams) {
-      const next = this.waiting.shift()!;
-      this.open(next.stream, next.block);
-    }
+    this.openWaiting();
     this.flush();
   }
 
