@@ -4,7 +4,8 @@
 // configured: DHCP bound on eth0 and its default route), each also as a ratio of the floor. Then,
 // per run, two boots with a machine config: given by fw_cfg onto a blank STATE disk (which persists
 // it), and the same disk again without fw_cfg (the config read back from STATE); each to its "config"
-// milestone (the config applied, its address on eth0).
+// milestone (the config applied, its address on eth0). A second floor: the runtime's own start, a two-line program
+// as PID 1 made like ours (qemu/floor/build-runtime-floor.ts): what of each milestone is Node's and what is ours.
 // Guest time is counted in instructions executed (qemu/launch.ts ICOUNT_ARGS: 1 ns each, a 1 GIPS CPU): the same
 // figures on a loaded host, so one run is enough to compare two builds. The budgets printed are issue 36's.
 //   --runs N     boots of each (default 3)
@@ -20,6 +21,8 @@ import {
 import type { ProcessCost } from '../init/boot/process-cost.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
+import { buildRuntimeFloorInitramfs, RUNTIME_READY_RE } from '../qemu/floor/build-runtime-floor.ts';
+import { nodeRuntime } from './runtime.ts';
 import { ICOUNT_ARGS, launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
@@ -46,9 +49,12 @@ const fmt = fmtStats;
 /** Issue 36's: used memory with the network up and every plugin running, on a 256 MiB machine. */
 const MEMORY_BUDGET_MIB = 128;
 
-await build();
+const built = await build();
 const a = artifacts();
 const floorInitrd = await buildFloorInitramfs(join(BUILD, 'floor'));
+const runtime = await nodeRuntime();
+const runtimeInitrd = await buildRuntimeFloorInitramfs(join(BUILD, 'floor'),
+  { node: runtime.node, version: runtime.version, addon: built.addon });
 
 // Whatever happens, no VM outlives the benchmark.
 const vms: { kill(): void }[] = [];
@@ -57,6 +63,8 @@ process.on('exit', () => {
 });
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; upMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
+/** The runtime's own start: a two-line program as PID 1, made like ours (qemu/floor/build-runtime-floor.ts). */
+const runtimeFloor: number[] = [];
 /** Each run's processes once the network is configured and every plugin runs, by name. */
 const processes: Map<string, ProcessCost>[] = [];
 /** Each run's /proc/meminfo parts at that moment (init/boot/ready-line.ts MEMINFO_MARK). */
@@ -124,6 +132,13 @@ for (let i = 0; i < runs; i++) {
   floor.push({ uptime: Number(fl[1]), wall: fwall });
   process.stderr.write(`[bench] static floor run ${i + 1}/${runs}: ready at ${fl[1]}s guest\n`);
 
+  const rvm = launch({ kernel: a.kernel, initrd: runtimeInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
+  vms.push(rvm);
+  const rl = await rvm.waitFor(RUNTIME_READY_RE, 120_000);
+  rvm.kill();
+  runtimeFloor.push(Number(rl[1]));
+  process.stderr.write(`[bench] runtime floor run ${i + 1}/${runs}: first line at ${rl[1]}s guest\n`);
+
   const disk = join(scratch, `state-${i}.img`);
   execFileSync('truncate', ['-s', '64M', disk]);
   execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'STATE', disk]);
@@ -158,6 +173,7 @@ const result = {
   configFromState: stats(configApplied.map((c) => c.state)),
   floorReady: floorS,
   floorWall: stats(floor.map((o) => o.wall)),
+  runtimeFloor: stats(runtimeFloor),
   ratioToFloor: readyS.median / floorS.median,
   memoryPartsKiB: Object.fromEntries([...new Set(meminfo.flatMap((m) => [...m.keys()]))].map((k) => [
     k, stats(meminfo.flatMap((m) => m.get(k) ?? [])),
@@ -191,7 +207,7 @@ const chart = join(OUT, 'bench-boot.svg');
 writeFileSync(join(OUT, 'bench-boot-console.txt'), consoles[medianRun]!);
 writeFileSync(chart, bootChartSvg(bootTimeline(consoles[medianRun]!), {
   title: `boot of ${a.initrd.split('/').pop()} (${memoryMiB} MiB, ${result.accel}): run ${medianRun + 1} of ${runs}`,
-  floor: floorS.median, memoryBudgetMiB: MEMORY_BUDGET_MIB,
+  floor: floorS.median, runtimeFloor: result.runtimeFloor.median, memoryBudgetMiB: MEMORY_BUDGET_MIB,
 }));
 process.stdout.write(`
 boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
@@ -212,6 +228,8 @@ ${processRows}
   where used memory goes then (/proc/meminfo, medians): ${memoryParts}
   static-init floor (ready)     ${fmt(floorS)}
   static-init floor (wall)      ${fmt(result.floorWall)}
+  runtime floor (first line)    ${fmt(result.runtimeFloor)}  ${ratio(result.runtimeFloor)}: Node's own start as PID 1,
+                                a two-line program made like ours (the earliest any of our milestones can be)
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
   initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `

@@ -9,7 +9,7 @@ import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../image/initramfs.ts';
-import type { CpioEntry } from '../image/cpio.ts';
+import { entriesKey, keyed } from '../image/build-cache.ts';
 import {
   describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
   writeSystemImage, type SystemImageCompression,
@@ -35,22 +35,6 @@ export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
 
 export interface BuildResult {
   kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
-}
-
-/** What a tree of entries is, for a cache key: each entry with its data replaced by the data's sha256. */
-const entriesKey = (entries: readonly CpioEntry[]) => sha256(...entries.map(
-  (e) => JSON.stringify({ ...e, data: e.type === 'file' ? sha256(e.data) : undefined }),
-));
-
-/** Runs `make` only when `key` differs from the one recorded by the last successful run. */
-async function keyed(
-  dir: string, name: string, key: string, outputs: string[], make: () => Promise<void>,
-): Promise<boolean> {
-  const stamp = join(dir, `${name}.key`);
-  if (outputs.every(existsSync) && existsSync(stamp) && readFileSync(stamp, 'utf8') === key) return false;
-  await make();
-  writeFileSync(stamp, key);
-  return true;
 }
 
 /**

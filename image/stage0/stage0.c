@@ -10,6 +10,7 @@
 // the compressed initramfs for six calls.
 #include <linux/errno.h>
 #include <linux/fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <linux/mount.h>
 #include <linux/stat.h>
@@ -89,6 +90,11 @@ static int stage0(char **argv, char **envp) {
   for (unsigned i = 0; i < sizeof IMAGE && i < LO_NAME_SIZE - 1; i++) config.info.lo_file_name[i] = (__u8)IMAGE[i];
   r = sys(SYS_ioctl, loop, LOOP_CONFIGURE, (long)&config, 0, 0);
   if (r < 0) return fail("cannot attach the system image to ", LOOP_NODE, r);
+  // No readahead: a page fault in the executable then decompresses only the squashfs block that holds the
+  // page, not the blocks of the 128 KiB window around it. Node's start touches its 104 MB here and there;
+  // measured (icount), a two-line program's first line 1.84 -> 1.70 s with 128 KiB blocks, 1.49 s with 32 KiB.
+  r = sys(SYS_ioctl, loop, BLKRASET, 0, 0, 0);
+  if (r < 0) return fail("cannot turn readahead off on ", LOOP_NODE, r);
   r = sys(SYS_mount, (long)LOOP_NODE, (long)MOUNT_DIR, (long)"squashfs", MS_RDONLY | MS_NODEV | MS_NOSUID, 0);
   if (r < 0) return fail("cannot mount the system image on ", MOUNT_DIR, r);
   // The mount holds the loop device (and, through it, the image): none of these is needed now.

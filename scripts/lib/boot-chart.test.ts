@@ -55,6 +55,9 @@ t.test('the SVG: a row each, the milestones with their multiple of the floor, th
     t.ok(svg.includes('ready 4.07x 2.87s'), 'ready as a multiple of the floor');
     t.ok(svg.includes('plugins 9.25x 6.52s'));
     t.ok(svg.includes('floor (static init) 0.70s') || svg.includes('floor (static init) 0.71s'));
+    t.notOk(svg.includes('runtime floor'), 'no runtime floor line unless it was measured');
+    const withRuntime = bootChartSvg(bootTimeline(CONSOLE), { title: 't', floor: 0.705, runtimeFloor: 1.41 });
+    t.ok(withRuntime.includes('runtime floor 2.00x 1.41s'), 'the runtime\'s own start, with its multiple of the floor');
     t.equal((svg.match(/<polyline /g) ?? []).length, 1, 'one memory curve');
     t.match(svg, />184\.0 MiB</, 'its last point labelled');
     t.notOk(/<[^>]*<|NaN|undefined|Infinity/.test(svg), 'no broken tag or number');

@@ -60,6 +60,8 @@ export interface ChartOptions {
   title: string;
   /** The static init's ready on the same kernel: each milestone is also shown as a multiple of it. */
   floor: number;
+  /** The runtime's own start (bench:boot's second floor: a two-line program as PID 1 made like ours), when measured. */
+  runtimeFloor?: number;
   /** A dashed line on the memory curve (MiB). */
   memoryBudgetMiB?: number;
 }
@@ -121,8 +123,11 @@ export function bootChartSvg(t: BootTimeline, o: ChartOptions): string {
       if (s.text) out.push(`<text x="${f1(x(s.start) + w + 4)}" y="${y + 13}" fill="#555555">${escape(s.text)}</text>`);
     }
   });
-  // Milestones: the floor first, then each of ours with its multiple of the floor.
+  // Milestones: the floors first, then each of ours with its multiple of the floor.
   const marks = [{ name: 'floor (static init)', at: o.floor, color: '#999999' },
+    ...(o.runtimeFloor === undefined ? [] : [{
+      name: `runtime floor ${(o.runtimeFloor / o.floor).toFixed(2)}x`, at: o.runtimeFloor, color: '#999999',
+    }]),
     ...t.milestones.map((m) => ({ name: `${m.name} ${(m.at / o.floor).toFixed(2)}x`, at: m.at, color: '#d62728' }))];
   marks.forEach((m, i) => {
     out.push(`<line x1="${f1(x(m.at))}" y1="${top - 5}" x2="${f1(x(m.at))}" y2="${memTop + MEMORY_HEIGHT}" `
