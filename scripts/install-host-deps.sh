@@ -27,6 +27,7 @@ PACKAGES=(
   lz4               # compression comparisons in the boot notes
   zsh fish tmux     # the completion tests run each shell's own completion (zsh's in tmux, interactively)
   squashfs-tools    # mksquashfs: the system image (executable, addon, modules) read on demand
+  umoci skopeo      # OCI image layouts and docker-save archives made by the field's own tools (image/oci tests)
   ntfs-3g           # mkntfs: a Windows disk (MBR + NTFS) in the device matrix
   libedit2 libgnutls30 libnettle8 libseccomp2 libcap2 # what the unpacked chronyd links against
 )
