@@ -2,7 +2,8 @@
 // at once (the ExtensionStatus shows them), never a crash.
 import t from 'tap';
 import { CAPABILITY } from '../../native/index.ts';
-import { parseManifest } from './extension-manifest.ts';
+import { checkManifest, MANIFEST_SCHEMA, parseManifest } from './extension-manifest.ts';
+import { validateSpec } from '../../cosi/meta/schema.ts';
 
 const NEVER = ['CAP_SYS_ADMIN', 'CAP_SYS_PTRACE', 'CAP_SYS_MODULE', 'CAP_SYS_BOOT'];
 const CAPS = Object.keys(CAPABILITY).filter((c) => !NEVER.includes(c)).join(', ');
@@ -73,26 +74,26 @@ colour: blue
 `);
   t.equal(r.manifest, undefined);
   t.same(r.problems, [
-    'colour: unknown key (known: name, version, description, executable, args, env, types, outputs, capabilities, '
+    'version: required',
+    'name: must be lowercase letters, digits and dashes, at most 63, got "Hello_Python"',
+    'args: must be a list, got "/plugin/main.py"',
+    'types[0].defaultNamespace: must be a lowercase name (letters, digits, dashes), got "Hello"',
+    'types[0].sensitive: must be true or false, got "maybe"',
+    'types[0].colour: unknown field (known: type, defaultNamespace, aliases, printColumns, sensitive, schema, access)',
+    'types[1]: must be a mapping, got "just a string"',
+    'cpu: must be a percentage of one CPU, such as 50%, got "half"',
+    'colour: unknown field (known: name, version, description, executable, args, env, types, outputs, capabilities, '
       + 'memory, cpu)',
-    'name "Hello_Python": lowercase letters, digits and dashes, at most 63',
-    'version: required, a non-empty string',
     'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
-    'args: want a list of strings',
     'env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.1BAD: not a variable name',
-    'types[0].colour: unknown key (known: type, defaultNamespace, aliases, printColumns, sensitive, schema, access)',
     'types[0].type "Greeting.hello.example.com": the name should be plural (Widgets, not Widget)',
-    'types[0].defaultNamespace: required, a lowercase name (letters, digits, dashes)',
-    'types[0].sensitive: want true or false',
-    'types[1]: want a mapping with type, defaultNamespace, ...',
     'outputs: "nope": missing suffix (expected <PluralName>.<dns.suffix>, e.g. Widgets.example.com)',
     'capabilities: CAP_SYS_ADMIN: not granted to extensions: it is nearly all of root (mounts, namespaces, devices)',
     `capabilities: "CAP_MAKE_COFFEE" is not one the engine grants (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_KILL, `
       + 'CAP_NET_BIND_SERVICE, CAP_NET_BROADCAST, CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_CHROOT, '
       + 'CAP_SYS_RESOURCE, CAP_SYS_TIME)',
     'memory "lots": want a size from 4MiB to 1PiB, such as 64MiB',
-    'cpu "half": want a percentage of one CPU, such as 50%',
   ]);
 });
 
@@ -126,8 +127,8 @@ outputs: [ResourceDefinitions.meta.cosi.dev, PowerRequests.runtime.appliance.dev
 capabilities: [toString, __proto__]
 `);
   t.same(r.problems, [
-    'version "1.0 beta": letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)',
-    'description: one line of at most 200',
+    'version: must be letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0), got "1.0 beta"',
+    'description: must be one line of at most 200, got "two\\nlines"',
     'env.APPLIANCE_NATIVE: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.COSI_PLUGIN_OWN_MOUNTS: COSI_ and APPLIANCE_ variables are the engine\'s',
     'types[0].type "PluginStatuses.runtime.appliance.dev": the cosi.dev and appliance.dev groups are the machine\'s',
@@ -138,3 +139,19 @@ capabilities: [toString, __proto__]
     `capabilities: "__proto__" is not one the engine grants (${CAPS})`,
   ], 'an address spec may be an output (checked against the machine when admitted); the engine\'s state not');
 });
+
+t.test('the same checks on fields given as a value, each problem under the path given (an appliance definition)',
+  async (t) => {
+    const r = checkManifest({ name: 'web', version: '1', executable: 'sbin/lighttpd', cpu: '0%', extra: 1 },
+      'extensions[2]');
+    t.same(r.problems, [
+      'extensions[2].extra: unknown field (known: name, version, description, executable, args, env, types, outputs, '
+        + 'capabilities, memory, cpu)',
+      'extensions[2].executable "sbin/lighttpd": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
+      'extensions[2].cpu "0%": want a percentage of one CPU, such as 50%',
+    ]);
+    t.same(checkManifest('web', 'extensions[0]').problems,
+      ['extensions[0]: want a mapping with name, version, executable, ...']);
+    t.same(validateSpec(MANIFEST_SCHEMA, { name: 'x', version: '1', executable: '/x' }), [],
+      'the schema alone takes the least manifest');
+  });

@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { CAPABILITY, type CapabilityName } from '../../native/index.ts';
 import type { DefinitionInput, PrintColumn, TypeAccess } from '../../cosi/meta/definition.ts';
 import { typeNameProblem } from '../../cosi/meta/definition.ts';
-import { checkSchema, type SpecSchema } from '../../cosi/meta/schema.ts';
+import { checkSchema, validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { parseSizeCondition } from './size-condition.ts';
 
 /** Where the manifest is inside the extension's image. */
@@ -37,9 +37,6 @@ export type ManifestResult =
   | { manifest: ExtensionManifest; problems: [] }
   | { manifest?: undefined; problems: string[] };
 
-const KEYS = ['name', 'version', 'description', 'executable', 'args', 'env', 'types', 'outputs', 'capabilities',
-  'memory', 'cpu'];
-const TYPE_KEYS = ['type', 'defaultNamespace', 'aliases', 'printColumns', 'sensitive', 'schema', 'access'];
 /** A plugin name: also its log source, its PluginStatus id and a path segment. */
 export const EXTENSION_NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const NAMESPACE_RE = /^[a-z][a-z0-9-]{0,62}$/;
@@ -65,12 +62,58 @@ const UNDOING = {
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
-function unknownKeys(v: Rec, known: readonly string[], where: string): string[] {
-  return Object.keys(v).filter((k) => !known.includes(k))
-    .map((k) => `${where}${k}: unknown key (known: ${known.join(', ')})`);
-}
+const words = (description: string, pattern: RegExp, patternHelp: string): SpecSchema =>
+  ({ type: 'string', description, pattern: pattern.source, patternHelp });
+const strings = (description: string): SpecSchema => ({ type: 'array', description, items: { type: 'string' } });
+
+/**
+ * The manifest's shape: its keys, their types, patterns and bounds. The one source for checking a manifest (below,
+ * with what a shape cannot say: reserved names, paths, capabilities, sizes) and for the JSON Schema editors get.
+ */
+export const MANIFEST_SCHEMA: SpecSchema = {
+  type: 'object',
+  description: 'What an extension says about itself (/manifest.yaml at the root of its image).',
+  required: ['name', 'version', 'executable'],
+  properties: {
+    name: words('Its name: also its log source, its PluginStatus id and a path segment.', EXTENSION_NAME_RE,
+      'lowercase letters, digits and dashes, at most 63'),
+    version: words('Its version.', VERSION_RE, 'letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)'),
+    description: words('One line saying what it does.', /^[^\n\r]{0,200}$/, 'one line of at most 200'),
+    executable: { type: 'string', minLength: 1,
+      description: 'An absolute path inside its root filesystem: the program run, with args.' },
+    args: strings('The program\'s arguments.'),
+    env: { type: 'object', description: 'Variables the program gets.', additionalProperties: { type: 'string' } },
+    types: {
+      type: 'array', description: 'The types it defines, registered before it starts.',
+      items: {
+        type: 'object', required: ['type', 'defaultNamespace'],
+        properties: {
+          type: { type: 'string', description: 'The type\'s full name, plural first (Greetings.example.com).' },
+          defaultNamespace: words('Where its resources live unless a writer says otherwise.', NAMESPACE_RE,
+            'a lowercase name (letters, digits, dashes)'),
+          aliases: strings('Other names people may type.'),
+          printColumns: {
+            type: 'array', description: 'The columns `get` prints.',
+            items: {
+              type: 'object', required: ['name', 'jsonPath'],
+              properties: { name: { type: 'string' }, jsonPath: { type: 'string' } },
+            },
+          },
+          sensitive: { type: 'boolean', description: 'Its specs are secrets: only admins read them.' },
+          schema: { type: 'any', description: 'The spec\'s schema (a JSON Schema subset).' },
+          access: { type: 'string', enum: ['users', 'controllers'],
+            description: 'users: people declare them; controllers: only the extension writes them.' },
+        },
+      },
+    },
+    outputs: strings('The types it may write; the engine admits no other writes from it.'),
+    capabilities: strings('The only capabilities it keeps, such as CAP_NET_BIND_SERVICE; none unless named.'),
+    memory: { type: 'string', description: 'Its cgroup\'s memory.max, such as 64MiB.' },
+    cpu: words('Its cgroup\'s cpu.max as a percentage of one CPU, such as 50%.', /^[0-9]{1,4}%$/,
+      'a percentage of one CPU, such as 50%'),
+  },
+};
 
 /** An absolute path without `.` or `..` segments: it names one file inside the extension's root. */
 function pathProblem(path: string): string | undefined {
@@ -80,47 +123,15 @@ function pathProblem(path: string): string | undefined {
   return undefined;
 }
 
-function typeOf(v: unknown, i: number, problems: string[]): DefinitionInput | undefined {
-  const where = `types[${i}]`;
-  if (!isRecord(v)) {
-    problems.push(`${where}: want a mapping with type, defaultNamespace, ...`);
-    return undefined;
-  }
-  const before = problems.length;
-  problems.push(...unknownKeys(v, TYPE_KEYS, `${where}.`));
-  const type = v.type;
-  if (typeof type !== 'string') problems.push(`${where}.type: required, a type name such as Greetings.example.com`);
-  else {
-    const p = typeNameProblem(type)
-      ?? (DEFINES_RE.test(type) ? 'the cosi.dev and appliance.dev groups are the machine\'s' : undefined);
-    if (p) problems.push(`${where}.type "${type}": ${p}`);
-  }
-  const ns = v.defaultNamespace;
-  if (typeof ns !== 'string' || !NAMESPACE_RE.test(ns)) {
-    problems.push(`${where}.defaultNamespace: required, a lowercase name (letters, digits, dashes)`);
-  }
-  if (v.aliases !== undefined && !isStrings(v.aliases)) problems.push(`${where}.aliases: want a list of names`);
-  const columns = v.printColumns;
-  if (columns !== undefined && !(Array.isArray(columns) && columns.every((c) => isRecord(c)
-    && typeof c.name === 'string' && typeof c.jsonPath === 'string'))) {
-    problems.push(`${where}.printColumns: want a list of {name, jsonPath}`);
-  }
-  if (v.sensitive !== undefined && typeof v.sensitive !== 'boolean') {
-    problems.push(`${where}.sensitive: want true or false`);
-  }
-  if (v.access !== undefined && v.access !== 'users' && v.access !== 'controllers') {
-    problems.push(`${where}.access: users (people declare them) or controllers (only the extension writes them)`);
-  }
-  if (v.schema !== undefined) problems.push(...checkSchema(v.schema, `${where}.schema`));
-  if (problems.length > before) return undefined;
-  return {
-    type: type as string, defaultNamespace: ns as string,
-    ...(v.aliases ? { aliases: v.aliases as string[] } : {}),
-    ...(columns ? { printColumns: columns as PrintColumn[] } : {}),
-    ...(v.sensitive ? { sensitive: true } : {}),
-    ...(v.schema ? { schema: v.schema as SpecSchema } : {}),
-    ...(v.access ? { access: v.access as TypeAccess } : {}),
-  };
+/** What the schema cannot say about a type an extension defines. */
+function typeProblems(t: Rec, where: string): string[] {
+  const problems: string[] = [];
+  const type = t.type as string;
+  const p = typeNameProblem(type)
+    ?? (DEFINES_RE.test(type) ? 'the cosi.dev and appliance.dev groups are the machine\'s' : undefined);
+  if (p) problems.push(`${where}.type "${type}": ${p}`);
+  if (t.schema !== undefined) problems.push(...checkSchema(t.schema, `${where}.schema`));
+  return problems;
 }
 
 /** The manifest in `text` (YAML), or every problem in it, each naming its key. */
@@ -131,85 +142,81 @@ export function parseManifest(text: string): ManifestResult {
   } catch (e) {
     return { problems: [`not YAML: ${(e as Error).message}`] };
   }
-  if (!isRecord(v)) return { problems: ['want a mapping with name, version, executable, ...'] };
-  const problems = unknownKeys(v, KEYS, '');
-  const stringKey = (key: string, required: boolean) => {
-    const x = v[key];
-    if (x === undefined && !required) return '';
-    if (typeof x !== 'string' || !x.trim()) {
-      problems.push(`${key}: required, a non-empty string`);
-      return '';
-    }
-    return x;
+  return checkManifest(v);
+}
+
+/**
+ * A manifest's fields as a value (from manifest.yaml, or an extension of an appliance definition: `path` then
+ * prefixes each problem), or every problem with them.
+ */
+export function checkManifest(v: unknown, path = ''): ManifestResult {
+  if (!isRecord(v)) {
+    return { problems: [`${path ? `${path}: ` : ''}want a mapping with name, version, executable, ...`] };
+  }
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  // validateSpec names fields under a root; ours has none when the manifest stands alone.
+  const problems = validateSpec(MANIFEST_SCHEMA, v, path || '.').map((p) => (path ? p : p.replace(/^\.\.?/, '')));
+  // What a shape cannot say is checked on every part whose shape is right: all problems at once.
+  const shaped = (key: string) => !problems.some((p) => [':', '.', '['].some((c) => p.startsWith(`${at(key)}${c}`)));
+  const m = v as {
+    name: string; version: string; description?: string; executable: string; args?: string[];
+    env?: Record<string, string>; types?: Rec[]; outputs?: string[]; capabilities?: string[]; memory?: string;
+    cpu?: string;
   };
-  const name = stringKey('name', true);
-  if (name && !EXTENSION_NAME_RE.test(name)) {
-    problems.push(`name "${name}": lowercase letters, digits and dashes, at most 63`);
+  const exeProblem = shaped('executable') ? pathProblem(m.executable) : undefined;
+  if (exeProblem) problems.push(`${at('executable')} "${m.executable}": ${exeProblem}`);
+  for (const k of shaped('env') ? Object.keys(m.env ?? {}) : []) {
+    if (!ENV_RE.test(k)) problems.push(`${at('env')}.${k}: not a variable name`);
+    if (RESERVED_ENV_RE.test(k)) problems.push(`${at('env')}.${k}: COSI_ and APPLIANCE_ variables are the engine's`);
   }
-  const version = stringKey('version', true);
-  if (version && !VERSION_RE.test(version)) {
-    problems.push(`version "${version}": letters, digits and . + _ ~ -, at most 64 (e.g. 1.2.0)`);
+  const types = Array.isArray(m.types) ? m.types : [];
+  const named = types.filter((t): t is Rec & { type: string } => isRecord(t) && typeof t.type === 'string');
+  types.forEach((t, i) => {
+    if (named.includes(t as Rec & { type: string })) problems.push(...typeProblems(t, `${at('types')}[${i}]`));
+  });
+  const defined = named.map((t) => t.type);
+  if (new Set(defined).size !== defined.length) problems.push(`${at('types')}: a type is defined twice`);
+  for (const o of shaped('outputs') ? m.outputs ?? [] : []) {
+    const p = typeNameProblem(o) ?? (ENGINE_GROUPS_RE.test(o) ? 'the machine\'s own state is written by the '
+      + 'engine only' : undefined);
+    if (p) problems.push(`${at('outputs')}: "${o}": ${p}`);
   }
-  const description = stringKey('description', false);
-  if (/[\n\r]/.test(description) || description.length > 200) problems.push('description: one line of at most 200');
-  const executable = stringKey('executable', true);
-  const exeProblem = executable ? pathProblem(executable) : undefined;
-  if (exeProblem) problems.push(`executable "${executable}": ${exeProblem}`);
-  if (v.args !== undefined && !isStrings(v.args)) problems.push('args: want a list of strings');
-  const env = v.env ?? {};
-  if (!isRecord(env) || !Object.values(env).every((x) => typeof x === 'string')) {
-    problems.push('env: want a mapping of names to strings');
-  } else {
-    for (const k of Object.keys(env)) {
-      if (!ENV_RE.test(k)) problems.push(`env.${k}: not a variable name`);
-      if (RESERVED_ENV_RE.test(k)) problems.push(`env.${k}: COSI_ and APPLIANCE_ variables are the engine's`);
-    }
-  }
-  if (v.types !== undefined && !Array.isArray(v.types)) problems.push('types: want a list');
-  const types = (Array.isArray(v.types) ? v.types : []).map((t, i) => typeOf(t, i, problems));
-  const defined = types.filter((t): t is DefinitionInput => !!t).map((t) => t.type);
-  if (new Set(defined).size !== defined.length) problems.push('types: a type is defined twice');
-  const outputs = v.outputs ?? [];
-  if (!isStrings(outputs)) problems.push('outputs: want a list of type names');
-  else {
-    for (const o of outputs) {
-      const p = typeNameProblem(o) ?? (ENGINE_GROUPS_RE.test(o) ? 'the machine\'s own state is written by the '
-        + 'engine only' : undefined);
-      if (p) problems.push(`outputs: "${o}": ${p}`);
-    }
-  }
-  const caps = v.capabilities ?? [];
-  if (!isStrings(caps)) problems.push('capabilities: want a list such as [CAP_NET_ADMIN]');
-  else {
-    const grantable = Object.keys(CAPABILITY).filter((c) => !Object.hasOwn(UNDOING, c));
-    for (const c of caps) {
-      if (Object.hasOwn(UNDOING, c)) problems.push(`capabilities: ${c}: ${UNDOING[c as keyof typeof UNDOING]}`);
-      else if (!Object.hasOwn(CAPABILITY, c)) {
-        problems.push(`capabilities: "${c}" is not one the engine grants (${grantable.join(', ')})`);
-      }
+  const grantable = Object.keys(CAPABILITY).filter((c) => !Object.hasOwn(UNDOING, c));
+  for (const c of shaped('capabilities') ? m.capabilities ?? [] : []) {
+    if (Object.hasOwn(UNDOING, c)) problems.push(`${at('capabilities')}: ${c}: ${UNDOING[c as keyof typeof UNDOING]}`);
+    else if (!Object.hasOwn(CAPABILITY, c)) {
+      problems.push(`${at('capabilities')}: "${c}" is not one the engine grants (${grantable.join(', ')})`);
     }
   }
   let memoryBytes: number | undefined;
-  if (v.memory !== undefined) {
-    const size = typeof v.memory === 'string' ? parseSizeCondition(v.memory) : new Error('want a size');
+  if (m.memory !== undefined && shaped('memory')) {
+    const size = parseSizeCondition(m.memory);
     if (size instanceof Error || size.op !== '==' || size.bytes < 4 << 20 || size.bytes > 2 ** 50) {
-      problems.push(`memory "${String(v.memory)}": want a size from 4MiB to 1PiB, such as 64MiB`);
+      problems.push(`${at('memory')} "${m.memory}": want a size from 4MiB to 1PiB, such as 64MiB`);
     } else memoryBytes = size.bytes;
   }
-  let cpuPercent: number | undefined;
-  if (v.cpu !== undefined) {
-    const m = typeof v.cpu === 'string' ? /^([0-9]{1,4})%$/.exec(v.cpu) : null;
-    if (!m || Number(m[1]) < 1) problems.push(`cpu "${String(v.cpu)}": want a percentage of one CPU, such as 50%`);
-    else cpuPercent = Number(m[1]);
-  }
+  const cpuPercent = m.cpu === undefined || !shaped('cpu') ? undefined : Number(m.cpu.slice(0, -1));
+  if (cpuPercent === 0) problems.push(`${at('cpu')} "${m.cpu}": want a percentage of one CPU, such as 50%`);
   if (problems.length) return { problems };
   return {
     problems: [],
     manifest: {
-      name, version, description, executable, args: (v.args as string[] | undefined) ?? [],
-      env: env as Record<string, string>, types: types as DefinitionInput[], outputs: outputs as string[],
-      capabilities: caps as CapabilityName[],
+      name: m.name, version: m.version, description: m.description ?? '', executable: m.executable,
+      args: m.args ?? [], env: m.env ?? {}, types: types.map(definitionOf), outputs: m.outputs ?? [],
+      capabilities: (m.capabilities ?? []) as CapabilityName[],
       ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(cpuPercent !== undefined ? { cpuPercent } : {}),
     },
+  };
+}
+
+/** A defined type as the engine registers it (only the keys given). */
+function definitionOf(t: Rec): DefinitionInput {
+  return {
+    type: t.type as string, defaultNamespace: t.defaultNamespace as string,
+    ...(t.aliases ? { aliases: t.aliases as string[] } : {}),
+    ...(t.printColumns ? { printColumns: t.printColumns as PrintColumn[] } : {}),
+    ...(t.sensitive ? { sensitive: true } : {}),
+    ...(t.schema ? { schema: t.schema as SpecSchema } : {}),
+    ...(t.access ? { access: t.access as TypeAccess } : {}),
   };
 }
