@@ -4,6 +4,9 @@ import t from 'tap';
 import { CAPABILITY } from '../../native/index.ts';
 import { checkManifest, MANIFEST_SCHEMA, parseManifest } from './extension-manifest.ts';
 import { validateSpec } from '../../cosi/meta/schema.ts';
+import { toJsonSchema } from '../../cosi/meta/json-schema.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import YAML from 'yaml';
 
 const NEVER = ['CAP_SYS_ADMIN', 'CAP_SYS_PTRACE', 'CAP_SYS_MODULE', 'CAP_SYS_BOOT'];
 const CAPS = Object.keys(CAPABILITY).filter((c) => !NEVER.includes(c)).join(', ');
@@ -154,4 +157,14 @@ t.test('the same checks on fields given as a value, each problem under the path 
       ['extensions[0]: want a mapping with name, version, executable, ...']);
     t.same(validateSpec(MANIFEST_SCHEMA, { name: 'x', version: '1', executable: '/x' }), [],
       'the schema alone takes the least manifest');
+  });
+
+t.test('the JSON Schema editors get, from the same schema: the field\'s validator takes a good manifest, not a bad one',
+  async (t) => {
+    const check = new Ajv2020({ strict: true }).compile(toJsonSchema(MANIFEST_SCHEMA,
+      { id: 'https://appliance.dev/schemas/extension-manifest.json', title: 'extension manifest' }));
+    t.ok(check(YAML.parse(GOOD)), 'the good manifest');
+    t.notOk(check({ name: 'Hello_Python', version: '1', executable: '/x' }), 'a name against its pattern');
+    t.notOk(check({ name: 'x', version: '1', executable: '/x', colour: 'blue' }), 'an unknown key');
+    t.notOk(check({ name: 'x', executable: '/x' }), 'no version');
   });
