@@ -1,0 +1,123 @@
+// appliance.yaml read whole in a project directory made here; then each way of getting it wrong, refused with its
+// field and reason, every problem at once.
+import t from 'tap';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import YAML from 'yaml';
+import { toJsonSchema } from '../../cosi/meta/json-schema.ts';
+import { DEFINITION_SCHEMA, loadDefinition } from './definition.ts';
+
+const project = mkdtempSync(join(tmpdir(), 'appliance-definition-'));
+t.teardown(() => rmSync(project, { recursive: true, force: true }));
+mkdirSync(join(project, 'hello/bin'), { recursive: true });
+writeFileSync(join(project, 'hello/bin/hello'), '#!/bin/sh\n');
+writeFileSync(join(project, 'base.yaml'), 'metadata: {type: hostnamespec, id: box}\nspec: {hostname: box1}\n');
+writeFileSync(join(project, 'secrets.yaml'),
+  'metadata: {type: files, id: token}\nspec: {path: /run/token, content: x}\n');
+writeFileSync(join(project, 'upgrade.pem'), 'not read here\n');
+
+const GOOD = {
+  apiVersion: 'appliance.dev/v1alpha1', kind: 'Appliance', name: 'hello-box', version: '1.2.0',
+  extensions: [{ name: 'hello', dir: 'hello', executable: '/bin/hello', args: ['--loud'], env: { GREETING: 'hi' } }],
+  config: [
+    { path: 'base.yaml' },
+    { inline: 'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n' },
+  ],
+  secrets: 'secrets.yaml',
+  kernel: { args: ['console=ttyS0'], modules: ['e1000e'] },
+  signing: { key: 'upgrade.pem' },
+  formats: ['raw', 'qcow2'],
+};
+
+const write = (name: string, v: unknown) => {
+  const file = join(project, name);
+  writeFileSync(file, typeof v === 'string' ? v : YAML.stringify(v));
+  return file;
+};
+
+t.test('a good definition, read whole', async (t) => {
+  const r = await loadDefinition(write('appliance.yaml', GOOD));
+  t.same(r.problems, []);
+  const d = r.definition!;
+  t.equal(d.name, 'hello-box');
+  t.same(d.extensions.map((e) => [e.name, e.source]), [['hello', { dir: join(project, 'hello') }]],
+    'paths resolved against the definition\'s directory');
+  t.same(d.extensions[0]!.manifest, {
+    name: 'hello', version: '1.2.0', description: '', executable: '/bin/hello', args: ['--loud'],
+    env: { GREETING: 'hi' }, types: [], outputs: [], capabilities: [],
+  }, 'the dir extension\'s manifest, its version the appliance\'s');
+  t.same(d.config.parts,
+    [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 }]);
+  t.equal(d.secrets, join(project, 'secrets.yaml'));
+  t.same(d.kernel, { args: ['console=ttyS0'], modules: ['e1000e'] });
+  t.same(d.formats, ['raw', 'qcow2']);
+  const least = await loadDefinition(write('least.yaml', {
+    apiVersion: 'appliance.dev/v1alpha1', kind: 'Appliance', name: 'x', version: '1' }));
+  t.same(least.definition?.formats, ['raw'], 'the least: a raw disk of ours, nothing added');
+});
+
+t.test('refused, every problem with its field', async (t) => {
+  const problems = async (v: unknown) => (await loadDefinition(write('bad.yaml', v))).problems;
+  t.same(await problems({ ...GOOD, apiVersion: 'v1', colour: 'blue', formats: ['floppy'] }), [
+    'apiVersion: must be one of appliance.dev/v1alpha1, got "v1"',
+    'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, got "floppy"',
+    'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, kernel, signing, '
+      + 'formats)',
+  ]);
+  t.same(await problems({ ...GOOD, extensions: [
+    { name: 'hello', dir: 'hello', executable: '/bin/hello' },
+    { name: 'hello', dir: 'nowhere', executable: 'bin/x' },
+    { name: 'network', oci: 'hello', dir: 'hello', executable: '/x' },
+    { name: 'pre', squashfs: 'base.yaml', executable: '/x' },
+    { name: 'typed', dir: 'hello', executable: '/x',
+      types: [{ type: 'Links.net.appliance.dev', defaultNamespace: 'net' }] },
+  ], secrets: 'missing-secrets.yaml', signing: { key: 'keys/none.pem' } }), [
+    'extensions[1].name: "hello" is extensions[0]\'s name too',
+    'extensions[1].dir: nowhere: no such file or directory',
+    'extensions[1].executable "bin/x": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
+    'extensions[2].name: "network" is a built-in plugin\'s name',
+    'extensions[2]: want one of dir, oci or squashfs, not dir and oci',
+    'extensions[3]: executable: a prebuilt image carries its own manifest',
+    'extensions[4].types[0].type "Links.net.appliance.dev": the cosi.dev and appliance.dev groups are the machine\'s',
+    'secrets: missing-secrets.yaml: no such file or directory',
+    'signing.key: keys/none.pem: no such file or directory',
+  ]);
+});
+
+t.test('the config: checked as the machine checks it, and no secret written inline', async (t) => {
+  const r = await loadDefinition(write('bad.yaml', { ...GOOD, config: [
+    { path: 'base.yaml' },
+    { inline: 'metadata: {type: hostnamespec, id: box2}\nspec: {hostname: "not a name"}\n' },
+    { inline: 'metadata: {type: files, id: key}\nspec: {path: /run/key, content: secret}\n' },
+    { path: 'base.yaml', inline: 'x: 1' },
+  ] }));
+  t.same(r.problems, ['config[3]: want one of path or inline']);
+  const r2 = await loadDefinition(write('bad2.yaml', { ...GOOD, config: [
+    { inline: 'metadata: {type: hostnamespec, id: box2}\nspec: {hostname: "not a name"}\n' },
+  ] }));
+  t.same(r2.problems, ['config[0] (inline): document 1 (HostnameSpec box2): spec.hostname: must be a host name, '
+    + 'got "not a name"'], 'in the machine\'s own words, with the part it is in');
+  const r3 = await loadDefinition(write('bad3.yaml', { ...GOOD, config: [
+    { path: 'secrets.yaml' },
+    { inline: 'metadata: {type: files, id: key}\nspec: {path: /run/key, content: secret}\n' },
+  ] }));
+  t.same(r3.problems, ['config[1] (inline): document 1 (FileSpec key): a secret written inline; put it in a file of '
+    + 'its own and name it in secrets: or config: path'], 'by path it is taken; inline it is not');
+});
+
+t.test('what is no definition at all', async (t) => {
+  t.match((await loadDefinition(join(project, 'none.yaml'))).problems, [/none\.yaml: no such file/]);
+  t.match((await loadDefinition(write('list.yaml', '- a\n'))).problems, [/want a mapping with apiVersion/]);
+  t.match((await loadDefinition(write('broken.yaml', 'name: [\n'))).problems, [/not YAML/]);
+});
+
+t.test('the JSON Schema editors get, from the same schema, takes the good definition and refuses a bad one',
+  async (t) => {
+    const check = new Ajv2020({ strict: true }).compile(toJsonSchema(DEFINITION_SCHEMA,
+      { id: 'https://appliance.dev/schemas/appliance.json', title: 'appliance.yaml' }));
+    t.ok(check(GOOD), 'the good definition');
+    t.notOk(check({ ...GOOD, colour: 'blue' }), 'an unknown field');
+    t.notOk(check({ ...GOOD, extensions: [{ name: 'Hello', dir: 'x' }] }), 'an extension name against its pattern');
+  });

@@ -1,0 +1,234 @@
+// definition: an appliance declared in one file, appliance.yaml: its name and version, its extensions (each from a
+// dir: root filesystem with manifest fields, an oci: image, or a prebuilt squashfs:), the machine config it boots
+// with (documents by path or inline; secrets only by path, in secrets:), its kernel's arguments and extra modules,
+// the key that signs its upgrades and its default formats. Checked as a whole before anything is built: every
+// problem with its field and reason. Its shape is one schema (DEFINITION_SCHEMA), which the spec validator checks and
+// from which editors get their JSON Schema; what a shape cannot say is checked here against the files it names,
+// the built-in plugins and types, and the machine's own config validation (the same as `cosictl validate`).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { DefinitionInput } from '../../cosi/meta/definition.ts';
+import { validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
+import { placeOf, splitDocuments } from '../../machinery/config/documents.ts';
+import { parseYaml } from '../../machinery/config/safe-yaml.ts';
+import {
+  ConfigRefused, offlineValidationContext, validateConfig,
+} from '../../machinery/config/validate-config.ts';
+import {
+  checkManifest, EXTENSION_NAME_RE, MANIFEST_SCHEMA, type ExtensionManifest,
+} from '../../machinery/model/extension-manifest.ts';
+import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
+import { PLUGINS } from '../../plugins/index.ts';
+import { FORMATS } from '../formats/index.ts';
+
+export const DEFINITION_API_VERSION = 'appliance.dev/v1alpha1';
+export const DEFINITION_KIND = 'Appliance';
+
+const manifestFields = (MANIFEST_SCHEMA as { properties: Record<string, SpecSchema> }).properties;
+const path = (description: string): SpecSchema => ({ type: 'string', minLength: 1, description });
+const names = (description: string): SpecSchema => ({ type: 'array', description, items: { type: 'string' } });
+
+/** The definition's shape: the one source for checking it and for the JSON Schema editors get. */
+export const DEFINITION_SCHEMA: SpecSchema = {
+  type: 'object',
+  description: 'An appliance: what its images hold and the machine config it boots with.',
+  required: ['apiVersion', 'kind', 'name', 'version'],
+  properties: {
+    apiVersion: { type: 'string', enum: [DEFINITION_API_VERSION] },
+    kind: { type: 'string', enum: [DEFINITION_KIND] },
+    name: { ...manifestFields.name!, description: 'The appliance\'s name: its images and bundles are named after it.' },
+    version: { ...manifestFields.version!, description: 'Its version: what upgrades compare.' },
+    extensions: {
+      type: 'array', description: 'Programs baked into every image, started at first boot.',
+      items: {
+        type: 'object', required: ['name'],
+        description: 'One of dir, oci or squashfs; with dir, the manifest\'s fields (executable, args, ...).',
+        properties: {
+          dir: path('A directory: the extension\'s root filesystem (relative to this file).'),
+          oci: path('An OCI image layout directory or a `docker save` archive.'),
+          squashfs: path('A prebuilt extension image, its manifest inside.'),
+          ...manifestFields,
+          version: { ...manifestFields.version!, description: 'Its version; default: the appliance\'s.' },
+        },
+      },
+    },
+    config: {
+      type: 'array', description: 'The machine config the appliance boots with, in order.',
+      items: {
+        type: 'object', description: 'A file of resource documents, or documents written here.',
+        properties: {
+          path: path('A file of resource documents (YAML), relative to this file.'),
+          inline: { type: 'string', description: 'Resource documents written here; no secrets (use secrets:).' },
+        },
+      },
+    },
+    secrets: path('The machine\'s secrets (`cosictl gen secrets`): a file kept out of this one.'),
+    kernel: {
+      type: 'object',
+      properties: {
+        args: names('Kernel command line arguments added to ours.'),
+        modules: names('Modules of our kernel build shipped beyond the default set.'),
+        fragment: path('A kernel config fragment: the kernel is built with it (cached by hash).'),
+      },
+    },
+    signing: {
+      type: 'object', required: ['key'],
+      properties: { key: path('The Ed25519 private key (PKCS#8 PEM) its upgrade bundles are signed with.') },
+    },
+    formats: {
+      type: 'array', description: 'What `appliance build` writes unless told otherwise.',
+      items: { type: 'string', enum: FORMATS.map((f) => f.name) },
+    },
+  },
+};
+
+/** Where an extension comes from, resolved against the definition's directory. */
+export type ExtensionSource = { dir: string } | { oci: string } | { squashfs: string };
+
+export interface DefinedExtension {
+  name: string;
+  source: ExtensionSource;
+  /** dir: the whole manifest; oci: the fields given, completed from the image's config when built. */
+  fields: Record<string, unknown>;
+  manifest?: ExtensionManifest;
+}
+
+export interface ApplianceDefinition {
+  file: string;
+  name: string;
+  version: string;
+  extensions: DefinedExtension[];
+  /** The machine config's text, its parts joined in order (documents by path, then inline). */
+  config: { text: string; parts: { name: string; documents: number }[] };
+  secrets?: string;
+  kernel: { args: string[]; modules: string[]; fragment?: string };
+  signingKey?: string;
+  formats: string[];
+}
+
+export type DefinitionResult =
+  | { definition: ApplianceDefinition; problems: [] }
+  | { definition?: undefined; problems: string[] };
+
+type Rec = Record<string, unknown>;
+const SOURCES = ['dir', 'oci', 'squashfs'] as const;
+
+/** Reads and checks the definition in `file`; every problem at once, each with its field. */
+export async function loadDefinition(file: string): Promise<DefinitionResult> {
+  if (!existsSync(file)) return { problems: [`${file}: no such file`] };
+  const parsed = parseYaml(readFileSync(file, 'utf8'));
+  if (!parsed.ok) {
+    const at = parsed.at ? ` (line ${parsed.at.line}, column ${parsed.at.col})` : '';
+    return { problems: [`${file}: not YAML${at}: ${parsed.message}`] };
+  }
+  const v = parsed.value;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    return { problems: [`${file}: want a mapping with apiVersion, kind, name, version, ...`] };
+  }
+  const problems = validateSpec(DEFINITION_SCHEMA, v, '').map((p) => p.replace(/^\./, ''));
+  if (problems.length) return { problems };
+  const d = v as Rec & { name: string; version: string; extensions?: Rec[]; config?: Rec[]; secrets?: string;
+    kernel?: { args?: string[]; modules?: string[]; fragment?: string }; signing?: { key: string };
+    formats?: string[] };
+  const base = dirname(resolve(file));
+  const at = (p: string) => (isAbsolute(p) ? p : join(base, p));
+  const want = (field: string, p: string, kind: 'file' | 'directory' | 'any') => {
+    const full = at(p);
+    if (!existsSync(full)) problems.push(`${field}: ${p}: no such file or directory`);
+    else if (kind === 'file' && !statSync(full).isFile()) problems.push(`${field}: ${p}: not a file`);
+    else if (kind === 'directory' && !statSync(full).isDirectory()) problems.push(`${field}: ${p}: not a directory`);
+    return full;
+  };
+
+  const builtinPlugins = new Set(PLUGINS.map((p) => p.name));
+  const seen = new Map<string, number>();
+  const extensions: DefinedExtension[] = (d.extensions ?? []).map((e, i) => {
+    const where = `extensions[${i}]`;
+    const name = e.name as string;
+    if (seen.has(name)) problems.push(`${where}.name: "${name}" is extensions[${seen.get(name)}]'s name too`);
+    seen.set(name, i);
+    if (builtinPlugins.has(name)) problems.push(`${where}.name: "${name}" is a built-in plugin's name`);
+    const given = SOURCES.filter((s) => e[s] !== undefined);
+    if (given.length !== 1) {
+      problems.push(`${where}: want one of dir, oci or squashfs${given.length ? `, not ${given.join(' and ')}` : ''}`);
+    }
+    const fields = Object.fromEntries(Object.entries(e).filter(([k]) => !(SOURCES as readonly string[]).includes(k)));
+    const kind = given[0];
+    let source: ExtensionSource = { dir: '' };
+    let manifest: ExtensionManifest | undefined;
+    if (kind === 'squashfs') {
+      source = { squashfs: want(`${where}.squashfs`, e.squashfs as string, 'file') };
+      const extra = Object.keys(fields).filter((k) => k !== 'name');
+      if (extra.length) problems.push(`${where}: ${extra.join(', ')}: a prebuilt image carries its own manifest`);
+    } else if (kind === 'oci') {
+      source = { oci: want(`${where}.oci`, e.oci as string, 'any') };
+    } else if (kind === 'dir') {
+      source = { dir: want(`${where}.dir`, e.dir as string, 'directory') };
+      const r = checkManifest({ version: d.version, ...fields }, where);
+      problems.push(...r.problems);
+      manifest = r.manifest;
+    }
+    return { name, source, fields, ...(manifest ? { manifest } : {}) };
+  });
+
+  const parts: { name: string; documents: number; text: string; inline: boolean }[] = [];
+  (d.config ?? []).forEach((c, i) => {
+    const where = `config[${i}]`;
+    if ((c.path === undefined) === (c.inline === undefined)) {
+      problems.push(`${where}: want one of path or inline`);
+      return;
+    }
+    const text = c.path !== undefined ? readIf(want(`${where}.path`, c.path as string, 'file')) : c.inline as string;
+    const name = c.path !== undefined ? `${where} (${c.path as string})` : `${where} (inline)`;
+    parts.push({ name, documents: splitDocuments(text).length, text, inline: c.inline !== undefined });
+  });
+  const secrets = d.secrets === undefined ? undefined : want('secrets', d.secrets, 'file');
+  const fragment = d.kernel?.fragment === undefined ? undefined : want('kernel.fragment', d.kernel.fragment, 'file');
+  const signingKey = d.signing === undefined ? undefined : want('signing.key', d.signing.key, 'file');
+  if (problems.length) return { problems };
+
+  const config = { text: parts.map((p) => p.text).join('\n---\n'), parts: parts.map(({ name, documents }) =>
+    ({ name, documents })) };
+  problems.push(...await configProblems(config, parts, extensions));
+  if (problems.length) return { problems };
+  return {
+    problems: [],
+    definition: {
+      file: resolve(file), name: d.name, version: d.version, extensions, config,
+      ...(secrets ? { secrets } : {}),
+      kernel: { args: d.kernel?.args ?? [], modules: d.kernel?.modules ?? [], ...(fragment ? { fragment } : {}) },
+      ...(signingKey ? { signingKey } : {}),
+      formats: d.formats ?? ['raw'],
+    },
+  };
+}
+
+const readIf = (file: string) => (existsSync(file) && statSync(file).isFile() ? readFileSync(file, 'utf8') : '');
+
+/**
+ * The config checked as the machine would check it (the built-in types, those its extensions define), and no
+ * document of a sensitive type written inline: a secret belongs in a file of its own (secrets:), not in a
+ * definition that is kept in version control.
+ */
+async function configProblems(
+  config: ApplianceDefinition['config'], parts: { inline: boolean }[], extensions: DefinedExtension[],
+): Promise<string[]> {
+  if (!parts.length) return [];
+  const ctx = await offlineValidationContext(BUILTIN_TYPES as DefinitionInput[], BUILTIN_NAMESPACES);
+  const source = { name: 'config', files: config.parts };
+  const types = extensions.flatMap((e) => e.manifest?.types ?? []);
+  try {
+    const { docs } = validateConfig(config.text, ctx, source, undefined, { types, unknownWhy: [] });
+    return docs.filter((doc) => doc.definition.sensitivity === 'sensitive' && parts[config.parts.findIndex(
+      (p) => p.name === placeOf(doc.index, source).name)]?.inline).map((doc) => {
+      const place = placeOf(doc.index, source);
+      return `${place.name}: document ${place.index} (${doc.definition.displayType} ${doc.id}): a secret written `
+        + 'inline; put it in a file of its own and name it in secrets: or config: path';
+    });
+  } catch (e) {
+    if (!(e instanceof ConfigRefused)) throw e;
+    return e.problems;
+  }
+}
+
+export { EXTENSION_NAME_RE };
