@@ -15,7 +15,7 @@ import {
   ConfigRefused, offlineValidationContext, validateConfig,
 } from '../../machinery/config/validate-config.ts';
 import {
-  checkManifest, EXTENSION_NAME_RE, MANIFEST_SCHEMA, type ExtensionManifest,
+  checkManifest, MANIFEST_SCHEMA, type ExtensionManifest,
 } from '../../machinery/model/extension-manifest.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
 import { PLUGINS } from '../../plugins/index.ts';
@@ -231,4 +231,3 @@ async function configProblems(
   }
 }
 
-export { EXTENSION_NAME_RE };

@@ -2,7 +2,6 @@
 // `docker save` archive and into zstd layers), read back; then layouts broken on purpose, each refused with its reason.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync,
 } from 'node:fs';
@@ -12,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { LAYER_MEDIA, MEDIA, OciRefused, readOciImage, type OciImage } from './oci-image.ts';
 import type { TarHeader } from './tar-read.ts';
+import { sha256 } from '../hash.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'oci-image-test-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
@@ -86,7 +86,6 @@ t.test('two tags in one layout: refused, naming them', async (t) => {
 
 // --- layouts written here, to break on purpose
 
-const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function tarOf(entries: { header: TarHeader; data?: string }[]): Promise<Buffer> {
   const p = pack();
@@ -111,13 +110,13 @@ function writeLayout(name: string, o: LayoutOptions): string {
   mkdirSync(join(dir, 'blobs/sha256'), { recursive: true });
   writeFileSync(join(dir, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
   const blob = (b: Buffer, mediaType: string) => {
-    writeFileSync(join(dir, 'blobs/sha256', sha(b)), b);
-    return { mediaType, digest: `sha256:${sha(b)}`, size: b.length };
+    writeFileSync(join(dir, 'blobs/sha256', sha256(b)), b);
+    return { mediaType, digest: `sha256:${sha256(b)}`, size: b.length };
   };
   const compressed = o.layers.map((l) => gzipSync(l));
   const config = Buffer.from(JSON.stringify({
     os: o.platform?.os ?? 'linux', architecture: o.platform?.architecture ?? 'amd64',
-    rootfs: { type: 'layers', diff_ids: o.diffIds ?? o.layers.map((l) => `sha256:${sha(l)}`) }, config: {},
+    rootfs: { type: 'layers', diff_ids: o.diffIds ?? o.layers.map((l) => `sha256:${sha256(l)}`) }, config: {},
   }));
   const manifest = Buffer.from(JSON.stringify({
     schemaVersion: 2, mediaType: MEDIA.ociManifest, config: blob(config, MEDIA.ociConfig),
@@ -126,7 +125,7 @@ function writeLayout(name: string, o: LayoutOptions): string {
   const m = blob(manifest, MEDIA.ociManifest);
   writeFileSync(join(dir, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{
     ...m, ...(o.platform ? { platform: o.platform } : {}) }] }));
-  o.tamper?.(dir, { config: sha(config), layers: compressed.map(sha) });
+  o.tamper?.(dir, { config: sha256(config), layers: compressed.map((l) => sha256(l)) });
   return dir;
 }
 
@@ -151,7 +150,7 @@ t.test('refused, each with its reason', async (t) => {
     writeFileSync(f, b);
   } }), /layer 0: blob sha256:[0-9a-f]+ does not match its digest/);
   await refused('a layer that is not the one the config names', writeLayout('diffid', { layers: [await ok()],
-    diffIds: [`sha256:${sha(Buffer.from('another layer'))}`] }),
+    diffIds: [`sha256:${sha256(Buffer.from('another layer'))}`] }),
   /layer 0 \(sha256:[0-9a-f]+\): does not match the config's diff_id/);
   await refused('a missing blob', writeLayout('missing', { layers: [await ok()],
     tamper: (dir, d) => rmSync(join(dir, 'blobs/sha256', d.config)) }), /config: blob sha256:[0-9a-f]+ is missing/);

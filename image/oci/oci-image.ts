@@ -4,10 +4,10 @@
 // against its digest and size, every layer against the config's diff_ids. Refused, with the input and the reason:
 // no linux/amd64 image (the platforms present are named), several images and none chosen, media types we do not
 // know, compressed layers that do not decompress, and what root-tree.ts refuses.
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { sha256 } from '../hash.ts';
 import { readTar } from './tar-read.ts';
 import { RootTree } from './root-tree.ts';
 
@@ -66,7 +66,8 @@ interface Descriptor {
   annotations?: Record<string, string>;
 }
 
-const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+/** A blob's digest as OCI writes it. */
+const digestOf = (b: Buffer) => `sha256:${sha256(b)}`;
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 
 function json<T>(b: Buffer, what: string, input: string): T {
@@ -94,7 +95,7 @@ async function readLayout(dir: string): Promise<OciImage> {
     if (b.length !== d.size) {
       throw new OciRefused(dir, [`${what}: blob ${d.digest} has ${b.length} bytes, not ${d.size}`]);
     }
-    if (sha256(b) !== d.digest) throw new OciRefused(dir, [`${what}: blob ${d.digest} does not match its digest`]);
+    if (digestOf(b) !== d.digest) throw new OciRefused(dir, [`${what}: blob ${d.digest} does not match its digest`]);
     return b;
   };
   const index = json<{ manifests?: Descriptor[] }>(readFileSync(join(dir, 'index.json')), 'index.json', dir);
@@ -159,7 +160,7 @@ async function readDockerArchive(file: string): Promise<OciImage> {
   const image = images[0]!;
   const config = member(image.Config, 'the config');
   const named = /([0-9a-f]{64})(\.json)?$/.exec(image.Config);
-  if (named && sha256(config) !== `sha256:${named[1]}`) {
+  if (named && digestOf(config) !== `sha256:${named[1]}`) {
     throw new OciRefused(file, [`the config ${image.Config} does not match its digest`]);
   }
   const layers = image.Layers.map((name, i) => {
@@ -168,7 +169,7 @@ async function readDockerArchive(file: string): Promise<OciImage> {
       : data.readUInt32LE(0) === 0xfd2fb528 ? 'zstd' as const : 'none' as const;
     return { what: `layer ${i} (${name})`, data, compression };
   });
-  return build(file, sha256(config), config, layers);
+  return build(file, digestOf(config), config, layers);
 }
 
 function decompress(l: { what: string; data: Buffer; compression: 'none' | 'gzip' | 'zstd' }, input: string): Buffer {
@@ -202,7 +203,7 @@ async function build(input: string, digest: string, configBlob: Buffer,
   const droppedSetid: string[] = [];
   for (const [i, l] of layers.entries()) {
     const tar = decompress(l, input);
-    if (sha256(tar) !== diffIds[i]) throw new OciRefused(input, [`${l.what}: does not match the config's diff_id`]);
+    if (digestOf(tar) !== diffIds[i]) throw new OciRefused(input, [`${l.what}: does not match the config's diff_id`]);
     const outcome = root.apply(await readTar(tar, `${input}: ${l.what}`));
     if (outcome.problems.length) throw new OciRefused(input, outcome.problems.map((p) => `${l.what}: ${p}`));
     droppedSetid.push(...outcome.droppedSetid);
