@@ -46,7 +46,7 @@ t.test('a good definition, read whole', async (t) => {
     'paths resolved against the definition\'s directory');
   t.same(d.extensions[0]!.manifest, {
     name: 'hello', version: '1.2.0', description: '', executable: '/bin/hello', args: ['--loud'],
-    env: { GREETING: 'hi' }, types: [], outputs: [], capabilities: [],
+    env: { GREETING: 'hi' }, types: [], outputs: [], capabilities: [], ready: { kind: 'plugin' }, workingDir: '/',
   }, 'the dir extension\'s manifest, its version the appliance\'s');
   t.same(d.config.parts,
     [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 }]);

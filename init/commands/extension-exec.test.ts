@@ -32,6 +32,7 @@ print("dev=" + " ".join(sorted(os.listdir("/dev"))))
 print("socket=" + str(os.path.exists("/run/cosi/plugins.sock")))
 print("env=" + " ".join(sorted(k for k in os.environ)))
 print("launch=" + os.environ.get("${EXTENSION_LAUNCH_ENV}", "-"))
+print("cwd=" + os.getcwd())
 `;
 
 if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
@@ -65,7 +66,8 @@ async function launcherTests(): Promise<void> {
     err: string }>((resolve) => {
     const full: ExtensionLaunch = {
       name: 'probe', image: mnt, pluginSocket: socketPath, executable: '/usr/bin/python3', uid: 61999,
-      args: ['-c', PROBE], env: { GREETING: 'hi' }, capabilities: ['CAP_NET_BIND_SERVICE'], ...l,
+      args: ['-c', PROBE], env: { GREETING: 'hi' }, capabilities: ['CAP_NET_BIND_SERVICE'], workingDir: '/usr/lib',
+      ...l,
     };
     const c = spawn(exe, ['extension-exec'], {
       env: { PATH: '/usr/bin', [EXTENSION_LAUNCH_ENV]: encodeLaunch(full) }, stdio: ['ignore', 'pipe', 'pipe'],
@@ -106,12 +108,19 @@ async function launcherTests(): Promise<void> {
     t.match(f.env, /COSI_PLUGIN_NAME/);
     t.match(f.env, /COSI_PLUGIN_SOCKET/);
     t.match(f.env, /GREETING/);
+    t.equal(f.cwd, '/usr/lib', 'it starts in its working directory');
   });
 
   t.test('a program that is not in the image: the launcher says so and fails', async (t) => {
     const r = await launch({ executable: '/usr/bin/nothing' });
     t.equal(r.code, 127);
     t.match(r.err, /ERROR extension probe: running \/usr\/bin\/nothing: execve \/usr\/bin\/nothing: .*ENOENT/);
+  });
+
+  t.test('a working directory that is not in the image: the launcher says so and fails', async (t) => {
+    const r = await launch({ workingDir: '/srv/www' });
+    t.equal(r.code, 1);
+    t.match(r.err, /ERROR extension probe: entering \/srv\/www: .*no such file or directory/);
   });
 
   t.test('no launch in the environment: the launcher says who starts it', async (t) => {

@@ -45,6 +45,7 @@ export function extensionExec(): number {
   })) return CANNOT_START;
   const ok = step('a mount namespace of its own', () => n.unshareMounts(false))
     && step(`making ${launch.image} its root`, () => enterExtensionRoot(n, launch))
+    && step(`entering ${launch.workingDir}`, () => process.chdir(launch.workingDir))
     && (group === undefined || step(`joining ${launch.cgroup}`, () => {
       writeSync(group!, String(process.pid));
       closeSync(group!);

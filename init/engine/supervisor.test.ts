@@ -135,3 +135,59 @@ t.test('a plugin that cannot be forked is stopped, saying why; one still waiting
   await t.rejects(sup.restart('late'),
     { code: 'failed-precondition', message: 'the machine is stopping: late is not restarted' });
 });
+
+t.test('a program that is not a plugin: running once started, or once its TCP or HTTP probe passes', async (t) => {
+  const state = new MemoryState();
+  const lines: string[] = [];
+  const log: Logger = { info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m),
+    child: () => log };
+  // Free ports, each a real listener the programs open after a while (a web server that takes its time).
+  const free = async () => {
+    const { createServer } = await import('node:net');
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as { port: number }).port;
+    await new Promise((r) => s.close(r));
+    return port;
+  };
+  const [tcpPort, httpPort, badPort] = [await free(), await free(), await free()];
+  const listen = (port: number, status: number) => `setTimeout(() => require('node:http').createServer((q, s) => `
+    + `{ s.writeHead(q.url === '/health' ? ${status} : 404); s.end(); }).listen(${port}, '127.0.0.1'), 700);`;
+  const programs: Record<string, string> = {
+    quiet: 'setInterval(() => {}, 1000);',
+    tcp: listen(tcpPort, 200),
+    http: listen(httpPort, 204),
+    // Listens, but its health path answers 503: never ready.
+    sick: listen(badPort, 503),
+  };
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    probeIntervalMs: 100,
+    spawn: (args: string[]) => spawn(process.execPath, ['-e', programs[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] }),
+  });
+  t.teardown(() => sup.stop(1000));
+  const status = (id: string) => state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })
+    ?.spec as PluginStatusSpec | undefined;
+  const t0 = Date.now();
+  sup.start([
+    { ...plugin('quiet'), ready: { kind: 'started' } },
+    { ...plugin('tcp'), ready: { kind: 'tcp', port: tcpPort } },
+    { ...plugin('http'), ready: { kind: 'http', port: httpPort, path: '/health' } },
+    { ...plugin('sick'), ready: { kind: 'http', port: badPort, path: '/health' } },
+  ]);
+  const when: Record<string, number> = {};
+  while (Date.now() - t0 < 10_000 && Object.keys(when).length < 3) {
+    for (const n of ['quiet', 'tcp', 'http']) {
+      if (status(n)?.state === 'running') when[n] ??= Date.now() - t0;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.ok(when.quiet! < 600, `started: running before anything listens (${when.quiet} ms)`);
+  t.ok(when.tcp! >= 700, `tcp: running once the port accepts (${when.tcp} ms)`);
+  t.ok(when.http! >= 700, `http: running once GET /health answers 2xx (${when.http} ms)`);
+  t.equal(status('sick')?.state, 'starting', 'an answer of 503 is not ready');
+  t.ok(lines.some((l) => new RegExp(`^not ready yet \\(http:${badPort}/health: answered 503\\)`).test(l)),
+    'the reason it is not ready is logged');
+  t.ok(lines.some((l) => l === `not ready yet (tcp:${tcpPort}: ECONNREFUSED); trying every 100ms`),
+    'a refused connection names the errno');
+});

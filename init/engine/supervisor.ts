@@ -15,6 +15,8 @@ import {
 import { type PluginStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { DEFAULT_BACKOFF } from '../../cosi/controller/runtime.ts';
 import { OneAtATime } from '../../machinery/one-at-a-time.ts';
+import { readyWords, type ReadyCheck } from '../../machinery/model/extension-manifest.ts';
+import { probeOnce } from './ready-probe.ts';
 import { killReason, oomKills } from '../../machinery/sys/oom-kills.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
@@ -56,6 +58,8 @@ export interface SupervisedPlugin {
   readonly env?: Readonly<Record<string, string>>;
   /** It needs none of the machine's mount operations (see SpawnPlugin). */
   readonly ownMounts: boolean;
+  /** When it counts as running; undefined: a COSI plugin's ready line. */
+  readonly ready?: ReadyCheck;
 }
 
 export const builtinPlugin = (p: Plugin): SupervisedPlugin =>
@@ -69,6 +73,8 @@ export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMount
 
 export interface SupervisorOptions {
   state: MemoryState;
+  /** The wait between two tries of a program's readiness probe (default 250 ms). */
+  probeIntervalMs?: number;
   log: Logger;
   spawn: SpawnPlugin;
   socketPath: string;
@@ -220,6 +226,31 @@ export class PluginSupervisor {
       this.o.log.child(`${PLUGIN_LOG_PREFIX}${name}`).error(`publishing status: ${e.message}`));
   }
 
+  /** Running now, if `child` is still the one starting. */
+  private becameReady(r: Running, child: ChildProcess, log: Logger): void {
+    if (r.child !== child || r.status.state !== 'starting') return;
+    r.status = { ...r.status, state: 'running' };
+    delete r.status.lastError;
+    void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+  }
+
+  /** Tries the probe until it passes or this process is no longer the one starting; each new reason is logged. */
+  private async probeUntilReady(r: Running, child: ChildProcess, check: ReadyCheck, log: Logger): Promise<void> {
+    const interval = this.o.probeIntervalMs ?? 250;
+    let said = '';
+    while (r.child === child && running(child) && r.status.state === 'starting') {
+      const result = await probeOnce(check);
+      if (result === true) {
+        log.info(`ready: ${readyWords(check)} answered`);
+        this.becameReady(r, child, log);
+        return;
+      }
+      if (result !== said) log.info(`not ready yet (${result}); trying every ${interval}ms`);
+      said = result;
+      await new Promise((res) => setTimeout(res, interval).unref());
+    }
+  }
+
   private launch(r: Running): void {
     const log = this.o.log.child(`${PLUGIN_LOG_PREFIX}${r.plugin.name}`);
     const started = Date.now();
@@ -264,12 +295,12 @@ export class PluginSupervisor {
           else log.info(text);
           return;
         }
-        if (r.child !== child || r.status.state !== 'starting') return;
-        r.status = { ...r.status, state: 'running' };
-        delete r.status.lastError;
-        void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+        if ((r.plugin.ready ?? { kind: 'plugin' }).kind === 'plugin') this.becameReady(r, child, log);
       });
     }
+    const ready = r.plugin.ready ?? { kind: 'plugin' };
+    if (ready.kind === 'started') child.once('spawn', () => this.becameReady(r, child, log));
+    if (ready.kind === 'tcp' || ready.kind === 'http') void this.probeUntilReady(r, child, ready, log);
     child.on('error', (e) => log.error(`cannot start: ${e.message}`));
     child.on('exit', (code, signal) => void (async () => {
       // Its pipes may outlive it (a child of its own holds them): waited for a moment, not for ever.

@@ -5,7 +5,7 @@ import { decodeLaunch, encodeLaunch, EXTENSION_LAUNCH_ENV, type ExtensionLaunch 
 const launch: ExtensionLaunch = {
   name: 'hello', image: '/run/extensions/hello-abc', cgroup: '/sys/fs/cgroup/extensions/hello', uid: 61000,
   pluginSocket: '/run/cosi/plugins.sock', executable: '/usr/bin/python3', args: ['-u', '/opt/hello.py'],
-  env: { A: 'b' }, capabilities: ['CAP_NET_BIND_SERVICE'],
+  env: { A: 'b' }, capabilities: ['CAP_NET_BIND_SERVICE'], workingDir: '/',
 };
 
 t.test('what is encoded decodes the same', async (t) => {
@@ -23,4 +23,5 @@ t.test('unset, not JSON, or a field missing or of the wrong type: an Error sayin
   t.match(decodeLaunch(JSON.stringify({ ...launch, args: '-u' })), { message: /wrong type/ });
   t.match(decodeLaunch(JSON.stringify({ ...launch, cgroup: 7 })), { message: /wrong type/ });
   t.match(decodeLaunch(JSON.stringify({ ...launch, uid: 0 })), { message: /wrong type/ }, 'never root');
+  t.match(decodeLaunch(JSON.stringify({ ...launch, workingDir: 'srv' })), { message: /wrong type/ }, 'an absolute dir');
 });

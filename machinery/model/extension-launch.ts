@@ -20,6 +20,8 @@ export interface ExtensionLaunch {
   args: string[];
   env: Record<string, string>;
   capabilities: CapabilityName[];
+  /** Where the program starts, inside its root (absolute). */
+  workingDir: string;
 }
 
 export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
@@ -36,6 +38,7 @@ export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error 
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === 'string');
   if (typeof v.name !== 'string' || typeof v.image !== 'string' || typeof v.pluginSocket !== 'string'
     || typeof v.executable !== 'string' || !strings(v.args) || !strings(v.capabilities)
+    || typeof v.workingDir !== 'string' || !v.workingDir.startsWith('/')
     || typeof v.uid !== 'number' || !Number.isInteger(v.uid) || v.uid <= 0
     || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')) {
     return new Error(`${EXTENSION_LAUNCH_ENV} lacks a field or has one of the wrong type: ${text.slice(0, 200)}`);

@@ -48,13 +48,13 @@ t.test('a good manifest, read whole', async (t) => {
       { type: 'GreetingStatuses.hello.example.com', defaultNamespace: 'hello', access: 'controllers' },
     ],
     outputs: ['GreetingStatuses.hello.example.com'], capabilities: ['CAP_NET_BIND_SERVICE'],
-    memoryBytes: 64 << 20, cpuPercent: 50,
+    memoryBytes: 64 << 20, cpuPercent: 50, ready: { kind: 'plugin' }, workingDir: '/',
   });
   const least = parseManifest('name: x\nversion: "1"\nexecutable: /bin/x\n');
   t.same(least.manifest, {
     name: 'x', version: '1', description: '', executable: '/bin/x', args: [], env: {}, types: [], outputs: [],
-    capabilities: [],
-  }, 'the least: no types, no outputs, no capabilities, no limits of its own');
+    capabilities: [], ready: { kind: 'plugin' }, workingDir: '/',
+  }, 'the least: no types, no outputs, no capabilities, no limits of its own; a plugin, started in /');
 });
 
 t.test('every problem, each named by its key', async (t) => {
@@ -86,7 +86,7 @@ colour: blue
     'types[1]: must be a mapping, got "just a string"',
     'cpu: must be a percentage of one CPU, such as 50%, got "half"',
     'colour: unknown field (known: name, version, description, executable, args, env, types, outputs, capabilities, '
-      + 'memory, cpu)',
+      + 'memory, cpu, ready, workingDir)',
     'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
     'env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.1BAD: not a variable name',
@@ -113,6 +113,19 @@ t.test('paths, duplicates, limits and text that is no manifest at all', async (t
   t.same(parseManifest(`${base}executable: /bin/x\ntypes: [{type: Widgets.example.com, defaultNamespace: a, `
     + 'schema: {type: nope}}]\n').problems,
   ['types[0].schema.type: must be one of object, string, integer, number, boolean, array, any, got "nope"']);
+  const ready = (r: string) => parseManifest(`${base}executable: /bin/x\nready: "${r}"\nworkingDir: /srv\n`);
+  t.same(ready('started').manifest?.ready, { kind: 'started' }, 'a program that says nothing: running once started');
+  t.same(ready('tcp:8080').manifest?.ready, { kind: 'tcp', port: 8080 });
+  t.same(ready('http:8080').manifest?.ready, { kind: 'http', port: 8080, path: '/' });
+  t.same(ready('http:80/healthz?full=1').manifest?.ready, { kind: 'http', port: 80, path: '/healthz?full=1' });
+  t.equal(ready('started').manifest?.workingDir, '/srv');
+  t.same(ready('tcp:0').problems, ['ready "tcp:0": want plugin, started, tcp:PORT or http:PORT/PATH (a port 1-65535)']);
+  t.same(ready('tcp:99999').problems,
+    ['ready "tcp:99999": want plugin, started, tcp:PORT or http:PORT/PATH (a port 1-65535)']);
+  t.match(ready('tcp:80/x').problems, [/^ready: must be plugin, started, tcp:PORT or http:PORT\/PATH, got "tcp:80\/x"/]);
+  t.match(ready('udp:53').problems, [/^ready: must be plugin, started, tcp:PORT or http:PORT\/PATH, got "udp:53"/]);
+  t.same(parseManifest(`${base}executable: /bin/x\nworkingDir: srv\n`).problems,
+    ['workingDir "srv": must be an absolute path inside the extension (e.g. /usr/bin/python3)']);
   t.match(parseManifest('name: [').problems, [/^not YAML: /]);
   t.same(parseManifest('- a list').problems, ['want a mapping with name, version, executable, ...']);
   t.same(parseManifest('').problems, ['want a mapping with name, version, executable, ...']);
@@ -149,7 +162,7 @@ t.test('the same checks on fields given as a value, each problem under the path 
       'extensions[2]');
     t.same(r.problems, [
       'extensions[2].extra: unknown field (known: name, version, description, executable, args, env, types, outputs, '
-        + 'capabilities, memory, cpu)',
+        + 'capabilities, memory, cpu, ready, workingDir)',
       'extensions[2].executable "sbin/lighttpd": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
       'extensions[2].cpu "0%": want a percentage of one CPU, such as 50%',
     ]);

@@ -31,6 +31,35 @@ export interface ExtensionManifest {
   memoryBytes?: number;
   /** Its cgroup's cpu.max as a percentage of one CPU; undefined: no limit of its own. */
   cpuPercent?: number;
+  /** When it counts as running (ReadyCheck); a COSI plugin's ready line unless the manifest says otherwise. */
+  ready: ReadyCheck;
+  /** Where the program starts, inside its root; '/' unless the manifest says otherwise. */
+  workingDir: string;
+}
+
+/**
+ * When a supervised process counts as running: `plugin`, once it prints the plugin ready line (a COSI
+ * plugin); `started`, as soon as it runs (a program that says nothing, such as a web server); `tcp`, once a
+ * connection to the port on the machine's loopback is accepted; `http`, once a GET of the path answers 2xx/3xx.
+ */
+export type ReadyCheck =
+  | { kind: 'plugin' } | { kind: 'started' } | { kind: 'tcp'; port: number }
+  | { kind: 'http'; port: number; path: string };
+
+/** A check as the manifest writes it (tcp:8080, http:8080/health). */
+export const readyWords = (c: ReadyCheck): string =>
+  (c.kind === 'tcp' ? `tcp:${c.port}` : c.kind === 'http' ? `http:${c.port}${c.path}` : c.kind);
+
+/** The manifest's `ready:` words. */
+const READY_RE = /^(plugin|started|tcp:[0-9]{1,5}|http:[0-9]{1,5}(\/[!-~]*)?)$/;
+
+/** A `ready:` value as a check, or the reason it is not one. */
+export function parseReady(text: string): ReadyCheck | string {
+  if (text === 'plugin' || text === 'started') return { kind: text };
+  const m = READY_RE.test(text) ? /^(tcp|http):([0-9]{1,5})(\/[!-~]*)?$/.exec(text) : null;
+  const port = Number(m?.[2]);
+  if (!m || port < 1 || port > 65535) return 'want plugin, started, tcp:PORT or http:PORT/PATH (a port 1-65535)';
+  return m[1] === 'tcp' ? { kind: 'tcp', port } : { kind: 'http', port, path: m[3] ?? '/' };
 }
 
 export type ManifestResult =
@@ -112,6 +141,11 @@ export const MANIFEST_SCHEMA: SpecSchema = {
     memory: { type: 'string', description: 'Its cgroup\'s memory.max, such as 64MiB.' },
     cpu: words('Its cgroup\'s cpu.max as a percentage of one CPU, such as 50%.', /^[0-9]{1,4}%$/,
       'a percentage of one CPU, such as 50%'),
+    ready: words('When it counts as running: plugin (it prints the COSI plugin ready line; the default), started '
+      + '(once it runs), tcp:PORT (a connection to the port on loopback is accepted), http:PORT/PATH (a GET answers '
+      + '2xx or 3xx).', READY_RE, 'plugin, started, tcp:PORT or http:PORT/PATH'),
+    workingDir: { type: 'string', minLength: 1,
+      description: 'An absolute path inside its root filesystem where the program starts; / by default.' },
   },
 };
 
@@ -161,10 +195,14 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
   const m = v as {
     name: string; version: string; description?: string; executable: string; args?: string[];
     env?: Record<string, string>; types?: Rec[]; outputs?: string[]; capabilities?: string[]; memory?: string;
-    cpu?: string;
+    cpu?: string; ready?: string; workingDir?: string;
   };
   const exeProblem = shaped('executable') ? pathProblem(m.executable) : undefined;
   if (exeProblem) problems.push(`${at('executable')} "${m.executable}": ${exeProblem}`);
+  const dirProblem = m.workingDir !== undefined && shaped('workingDir') ? pathProblem(m.workingDir) : undefined;
+  if (dirProblem) problems.push(`${at('workingDir')} "${m.workingDir}": ${dirProblem}`);
+  const ready = m.ready !== undefined && shaped('ready') ? parseReady(m.ready) : { kind: 'plugin' as const };
+  if (typeof ready === 'string') problems.push(`${at('ready')} "${m.ready}": ${ready}`);
   for (const k of shaped('env') ? Object.keys(m.env ?? {}) : []) {
     if (!ENV_RE.test(k)) problems.push(`${at('env')}.${k}: not a variable name`);
     if (RESERVED_ENV_RE.test(k)) problems.push(`${at('env')}.${k}: COSI_ and APPLIANCE_ variables are the engine's`);
@@ -197,7 +235,7 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
   }
   const cpuPercent = m.cpu === undefined || !shaped('cpu') ? undefined : Number(m.cpu.slice(0, -1));
   if (cpuPercent === 0) problems.push(`${at('cpu')} "${m.cpu}": want a percentage of one CPU, such as 50%`);
-  if (problems.length) return { problems };
+  if (problems.length || typeof ready === 'string') return { problems };
   return {
     problems: [],
     manifest: {
@@ -205,6 +243,7 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
       args: m.args ?? [], env: m.env ?? {}, types: types.map(definitionOf), outputs: m.outputs ?? [],
       capabilities: (m.capabilities ?? []) as CapabilityName[],
       ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(cpuPercent !== undefined ? { cpuPercent } : {}),
+      ready, workingDir: m.workingDir ?? '/',
     },
   };
 }

@@ -211,12 +211,12 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       await report(status);
       o.supervisor.add({
         name, outputs: manifest.outputs, owner: name, args: ['extension-exec'],
-        ownMounts: false,
+        ownMounts: false, ready: manifest.ready,
         env: {
           [EXTENSION_LAUNCH_ENV]: encodeLaunch({
             name, image: dir, cgroup: group, uid: uidOf(name), pluginSocket: o.pluginSocket,
             executable: manifest.executable, args: manifest.args, env: manifest.env,
-            capabilities: manifest.capabilities,
+            capabilities: manifest.capabilities, workingDir: manifest.workingDir,
           }),
         },
       });
