@@ -163,7 +163,8 @@ t.test('a program that is not a plugin: running once started, or once its TCP or
   const sup = new PluginSupervisor({
     state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
     probeIntervalMs: 100,
-    spawn: (args: string[]) => spawn(process.execPath, ['-e', programs[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn: (args: string[]) =>
+      spawn(process.execPath, ['-e', programs[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] }),
   });
   t.teardown(() => sup.stop(1000));
   const status = (id: string) => state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })

@@ -6,8 +6,8 @@
 // /tmp and /run (tmpfs, nosuid, nodev), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
 // The machine's own files are out of reach: the old root is detached (or, where the root is the
 // initramfs, left beneath the image, out of reach without the chroot and mount the filter refuses).
-import { lstatSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import { isErrno } from '../../native/errno.ts';
 import { MS } from './mount-table.ts';
@@ -56,4 +56,26 @@ export function enterExtensionRoot(
   writeFileSync(at(PLUGIN_SOCKET_INSIDE), '');
   n.mount(o.pluginSocket, at(PLUGIN_SOCKET_INSIDE), '', BIND);
   return n.enterRoot(o.image);
+}
+
+/**
+ * `path` (absolute, inside the image mounted on `root`) with its links followed as the extension would see
+ * them, never out of `root`; undefined when it leads nowhere.
+ */
+export function resolveInImage(root: string, path: string, hops = 0): string | undefined {
+  const parts = posix.normalize(path).split('/').filter(Boolean);
+  let at = '/';
+  for (let i = 0; i < parts.length; i++) {
+    const next = posix.join(at, parts[i]!);
+    const st = lstatSync(join(root, next), { throwIfNoEntry: false });
+    if (!st) return undefined;
+    if (st.isSymbolicLink()) {
+      if (hops >= 40) return undefined;
+      const target = readlinkSync(join(root, next));
+      const rest = parts.slice(i + 1).join('/');
+      return resolveInImage(root, posix.join(target.startsWith('/') ? target : posix.join(at, target), rest), hops + 1);
+    }
+    at = next;
+  }
+  return at;
 }

@@ -7,8 +7,8 @@
 // only, and follows its PluginStatus. A new sha256 or source replaces it (the old process stops first, then
 // its image goes); a deleted ExtensionSpec stops it (the undo). A fetch that failed on the network is tried
 // again by the spec controller, less and less often (TryAgain).
-import { lstatSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { lstatSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
 import type { Controller } from '../../../cosi/controller/contract.ts';
 import type { Resource } from '../../../cosi/resource/resource.ts';
@@ -24,7 +24,7 @@ import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/ext
 import {
   type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
 } from '../../../machinery/model/runtime-types.ts';
-import { missingMountPoints } from '../../../machinery/sys/extension-root.ts';
+import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
 import { imagePath, RefusedImage, sweepPartials } from './fetch.ts';
 import {
@@ -84,28 +84,6 @@ const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
   capabilities: [], cgroup: '', imageBytes: 0, uid: 0,
 });
-
-/**
- * `path` (absolute, inside the image mounted on `root`) with its links followed as the extension would see
- * them, never out of `root`; undefined when it leads nowhere.
- */
-export function resolveInImage(root: string, path: string, hops = 0): string | undefined {
-  const parts = posix.normalize(path).split('/').filter(Boolean);
-  let at = '/';
-  for (let i = 0; i < parts.length; i++) {
-    const next = posix.join(at, parts[i]!);
-    const st = lstatSync(join(root, next), { throwIfNoEntry: false });
-    if (!st) return undefined;
-    if (st.isSymbolicLink()) {
-      if (hops >= 40) return undefined;
-      const target = readlinkSync(join(root, next));
-      const rest = parts.slice(i + 1).join('/');
-      return resolveInImage(root, posix.join(target.startsWith('/') ? target : posix.join(at, target), rest), hops + 1);
-    }
-    at = next;
-  }
-  return at;
-}
 
 type Plugins = ReadonlyMap<string, Resource<PluginStatusSpec>>;
 
