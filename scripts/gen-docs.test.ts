@@ -7,9 +7,14 @@ import {
   BUILTIN_TYPES_TS, builtinDefinitions, generate, generateBuiltinTypes, RESOURCES_MD, SECURITY_MD, splitComment,
 } from './gen-docs.ts';
 import { generateSecurityDoc } from './lib/security-doc.ts';
+import { editorSchemas } from '../image/appliance/editor-schemas.ts';
 
 t.test('docs/resources.md matches the definitions and proto/ (run `npm run gen:proto` after editing)', async (t) => {
   t.equal(readFileSync(RESOURCES_MD, 'utf8'), generate());
+});
+
+t.test('docs/schemas: the editors\' JSON Schemas match the validators\' (run `npm run gen:proto`)', async (t) => {
+  for (const [file, text] of editorSchemas()) t.equal(readFileSync(file, 'utf8'), text, file);
 });
 
 t.test('docs/security.md matches the role table and the definitions (run `npm run gen:proto`)', async (t) => {

@@ -3,7 +3,8 @@
 // rules (proto/appliance), and the controllers' inputs and outputs (who writes and
 // who reads each type). Examples come from the messages' "Example:" comments and are
 // checked against the type's schema by scripts/gen-docs.test.ts. Also docs/security.md
-// (scripts/lib/security-doc.ts) and proto/gen/builtin-types.ts.
+// (scripts/lib/security-doc.ts), proto/gen/builtin-types.ts and the editors' JSON Schemas in docs/schemas
+// (image/appliance/editor-schemas.ts).
 //   --check   exit 1 if any of them is not up to date
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { specMessages, withSchemas } from '../machinery/model/spec-codecs.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { ROOT } from './lib/paths.ts';
 import { generateSecurityDoc } from './lib/security-doc.ts';
+import { editorSchemas } from '../image/appliance/editor-schemas.ts';
 
 export const RESOURCES_MD = join(ROOT, 'docs', 'resources.md');
 export const SECURITY_MD = join(ROOT, 'docs', 'security.md');
@@ -181,7 +183,7 @@ export function generateBuiltinTypes(): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const outputs: [string, string][] = [
     [RESOURCES_MD, generate()], [BUILTIN_TYPES_TS, generateBuiltinTypes()],
-    [SECURITY_MD, generateSecurityDoc(builtinDefinitions())],
+    [SECURITY_MD, generateSecurityDoc(builtinDefinitions())], ...editorSchemas(),
   ];
   for (const [path, text] of outputs) {
     if (process.argv.includes('--check')) {

@@ -1,13 +1,13 @@
 // appliance.yaml read whole in a project directory made here; then each way of getting it wrong, refused with its
 // field and reason, every problem at once.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import YAML from 'yaml';
-import { toJsonSchema } from '../../cosi/meta/json-schema.ts';
-import { DEFINITION_SCHEMA, loadDefinition } from './definition.ts';
+import { loadDefinition } from './definition.ts';
+import { APPLIANCE_SCHEMA_FILE } from './editor-schemas.ts';
 
 const project = mkdtempSync(join(tmpdir(), 'appliance-definition-'));
 t.teardown(() => rmSync(project, { recursive: true, force: true }));
@@ -113,10 +113,9 @@ t.test('what is no definition at all', async (t) => {
   t.match((await loadDefinition(write('broken.yaml', 'name: [\n'))).problems, [/not YAML/]);
 });
 
-t.test('the JSON Schema editors get, from the same schema, takes the good definition and refuses a bad one',
+t.test('the JSON Schema editors get (docs/schemas): takes the good definition and refuses a bad one',
   async (t) => {
-    const check = new Ajv2020({ strict: true }).compile(toJsonSchema(DEFINITION_SCHEMA,
-      { id: 'https://appliance.dev/schemas/appliance.json', title: 'appliance.yaml' }));
+    const check = new Ajv2020({ strict: true }).compile(JSON.parse(readFileSync(APPLIANCE_SCHEMA_FILE, 'utf8')));
     t.ok(check(GOOD), 'the good definition');
     t.notOk(check({ ...GOOD, colour: 'blue' }), 'an unknown field');
     t.notOk(check({ ...GOOD, extensions: [{ name: 'Hello', dir: 'x' }] }), 'an extension name against its pattern');
