@@ -7,6 +7,7 @@ import { buildInstallPayload, type InstallPayload } from './disk/install-payload
 import { buildRawDisk, type RawDisk } from './disk/raw.ts';
 import type { BootArtifacts, FormatContext, OutputFormat, SigningKey } from './formats/format.ts';
 import { describeArtifact, type ArtifactInfo } from './manifest.ts';
+import { liveInitramfs } from './live-initramfs.ts';
 
 export interface ImagesOptions {
   formats: readonly OutputFormat[];
@@ -29,6 +30,7 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
   const workDir = mkdtempSync(join(tmpdir(), 'appliance-images-'));
   let raw: RawDisk | undefined;
   let payload: Promise<InstallPayload> | undefined;
+  let live: Promise<string> | undefined;
   let key: SigningKey | undefined;
   const ctx: FormatContext = {
     signingKey: () => (key ??= o.signingKey()),
@@ -40,11 +42,20 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
         raw = buildRawDisk({
           out: join(o.outDir, 'appliance.raw'), kernel: o.inputs.kernel, initramfs: o.inputs.initramfs,
           cmdline: o.inputs.cmdline, seed: o.seed, epoch: o.epoch, workDir, release: o.release,
+          ...(o.inputs.payload ? { payloadDir: o.inputs.payload } : {}),
           ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
         });
       }
       return raw;
     },
+    liveInitramfs: () => (live ??= (async () => {
+      if (!o.inputs.payload) return o.inputs.initramfs;
+      const l = await liveInitramfs(o.inputs.initramfs, o.inputs.payload, join(workDir, 'live-initramfs.cpio.zst'),
+        o.epoch);
+      o.progress(`live initramfs: the payload adds ${(l.addedBytes / 1e6).toFixed(1)} MB to load and `
+        + `${(l.unpackedBytes / 1e6).toFixed(1)} MB of RAM held for the machine's life (ISO, PXE)`);
+      return l.file;
+    })()),
     installPayload: () => (payload ??= (async () => {
       const disk = ctx.raw();
       o.progress('install payload: the raw disk, gzip\'d, and its manifest');

@@ -8,8 +8,8 @@
 // The slots are directories on the ESP, not partitions: the loader reads one filesystem
 // under both firmwares, and an upgrade writes two files where a partition would need a
 // second filesystem of its own.
-import { closeSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../machinery/disk/gpt.ts';
 import {
   encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES,
@@ -33,6 +33,8 @@ export interface RawDiskOptions {
   /** Seeds every GUID, UUID and volume id: the same seed and inputs give the same bytes. */
   seed: string;
   epoch: number;
+  /** The appliance's payload files (machinery/disk/slot-payload.ts), put into slot A beside its kernel. */
+  payloadDir?: string;
   /** What slot A holds (its slot.env). */
   release: { version: string; commit: string };
   workDir: string;
@@ -60,8 +62,10 @@ function place(fd: number, file: string, at: number): void {
 export function buildRawDisk(o: RawDiskOptions): RawDisk {
   const id = (what: string) => guidFrom(`${o.seed}/${what}`);
   const espVolumeId = id('esp-volume').replace(/-/g, '').slice(0, 8);
-  const payload = statSync(o.kernel).size + statSync(o.initramfs).size;
-  // Room for two slots and the loaders; FAT32 wants at least 65525 clusters (32 MiB of 512-byte ones).
+  const extras = o.payloadDir ? readdirSync(o.payloadDir).sort().map((f) => join(o.payloadDir!, f)) : [];
+  const payload = [o.kernel, o.initramfs, ...extras].reduce((n, f) => n + statSync(f).size, 0);
+  // Room for two slots (an upgrade writes the other while this one runs: each its kernel, initramfs and the
+  // appliance's payload) and the loaders, 8 MiB; FAT32 wants at least 65525 clusters (32 MiB of 512-byte ones).
   const espMiB = Math.max(64, roundUp(mibOf(2 * payload) + 8, 8));
   const ephemeralMinMiB = 32;
   const needMiB = 1 + 1 + espMiB + STATE_MIB + ephemeralMinMiB + 1;
@@ -107,6 +111,7 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
       [`A/${SLOT_FILES.kernel}`]: o.kernel,
       [`A/${SLOT_FILES.initramfs}`]: o.initramfs,
       [`A/${SLOT_FILES.env}`]: encodeSlotEnv({ cmdline: o.cmdline, ...o.release }),
+      ...Object.fromEntries(extras.map((f) => [`A/${basename(f)}`, f])),
     },
     dirs: ['B'],
   });

@@ -6,7 +6,11 @@ import type { KeyObject } from 'node:crypto';
 import type { InstallPayload } from '../disk/install-payload.ts';
 import type { RawDisk } from '../disk/raw.ts';
 
-export interface BootArtifacts { kernel: string; initramfs: string; cmdline: string }
+export interface BootArtifacts {
+  kernel: string; initramfs: string; cmdline: string;
+  /** A directory of the appliance's payload files (machinery/disk/slot-payload.ts); undefined: none. */
+  payload?: string;
+}
 
 /** The key that signs upgrade bundles, and where it came from (a file, or the development key). */
 export interface SigningKey { privateKey: KeyObject; description: string }
@@ -27,6 +31,11 @@ export interface FormatContext {
   raw(): RawDisk;
   /** The install payload (the raw disk gzip'd, and its manifest) in the scratch space, built on first use. */
   installPayload(): Promise<InstallPayload>;
+  /**
+   * The initramfs an image without boot slots (ISO, PXE) boots: the build's, with the payload appended when there
+   * is one (built on first use; its cost in RAM said through `progress`).
+   */
+  liveInitramfs(): Promise<string>;
   /** The upgrade signing key, read (or made) on first use. */
   signingKey(): SigningKey;
   progress(message: string): void;

@@ -58,7 +58,7 @@ export const iso: OutputFormat = {
       [ELTORITO]: eltorito,
       [EFI_IMAGE]: efiImage,
       [KERNEL.slice(1)]: ctx.inputs.kernel,
-      [INITRAMFS.slice(1)]: ctx.inputs.initramfs,
+      [INITRAMFS.slice(1)]: await ctx.liveInitramfs(),
     };
     for (const f of payload.files) tree[`${INSTALL_DIR}/${f.name}`] = f.path;
     const root = stageTree(work, tree, [], ctx.epoch);

@@ -31,6 +31,7 @@ t.test('the folder: the three files and the install payload, with fixed times', 
     raw: () => { throw new Error('PXE needs no disk of its own'); },
     release: { version: '1', commit: 'c' },
     signingKey: () => { throw new Error('PXE signs nothing'); },
+    liveInitramfs: async () => join(dir, 'i'),
     installPayload: async () => ({
       files: ['install.json', 'appliance.raw.gz'].map((name) => ({ name, path: join(dir, 'payload', name) })),
       manifest: {} as InstallManifest,

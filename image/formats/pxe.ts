@@ -37,7 +37,7 @@ export const pxe: OutputFormat = {
     const files = [join(dir, PXE_SCRIPT), join(dir, PXE_KERNEL), join(dir, PXE_INITRAMFS)];
     writeFileSync(files[0]!, ipxeScript(liveCmdline(ctx.inputs.cmdline)));
     copyFileSync(ctx.inputs.kernel, files[1]!);
-    copyFileSync(ctx.inputs.initramfs, files[2]!);
+    copyFileSync(await ctx.liveInitramfs(), files[2]!);
     const payload = await ctx.installPayload();
     for (const f of payload.files) {
       const to = join(dir, INSTALL_DIR, f.name);

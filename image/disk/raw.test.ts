@@ -1,0 +1,38 @@
+// raw: the appliance's payload goes into slot A beside its kernel, and the ESP is sized for two slots of it
+// (the real GRUB tools, the real FAT writer, read back with mtools).
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SECTOR } from '../../machinery/disk/gpt.ts';
+import { buildRawDisk } from './raw.ts';
+
+t.test('slot A holds the payload; the ESP has room for it twice', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'raw-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'vmlinuz'), Buffer.alloc(1 << 20, 1));
+  writeFileSync(join(dir, 'initramfs'), Buffer.alloc(2 << 20, 2));
+  const payload = join(dir, 'payload');
+  mkdirSync(payload);
+  writeFileSync(join(payload, 'appliance.json'), '{"name":"kiosk"}\n');
+  writeFileSync(join(payload, 'extension-web.squashfs'), Buffer.alloc(40 << 20, 3));
+  const build = (payloadDir?: string) => buildRawDisk({
+    out: join(dir, 'disk.raw'), kernel: join(dir, 'vmlinuz'), initramfs: join(dir, 'initramfs'),
+    cmdline: 'console=ttyS0', seed: 's', epoch: 0, release: { version: '1.0.0', commit: 'c' },
+    workDir: mkdtempSync(join(dir, 'work-')), ...(payloadDir ? { payloadDir } : {}),
+  });
+  const espMiB = (d: ReturnType<typeof build>) => {
+    const p = d.gpt.partitions[1]!;
+    return (p.lastLba - p.firstLba + 1) * SECTOR / (1 << 20);
+  };
+  const plain = build();
+  t.equal(espMiB(plain), 64, 'no payload: the least FAT32 takes');
+  const disk = build(payload);
+  t.equal(espMiB(disk), 96, 'two slots of 43 MiB and 8 MiB for the loaders, rounded up to 8 MiB');
+  const esp = `${disk.file}@@${disk.gpt.partitions[1]!.firstLba * SECTOR}`;
+  t.equal(execFileSync('mtype', ['-i', esp, '::/A/appliance.json'], { encoding: 'utf8' }), '{"name":"kiosk"}\n');
+  const listing = execFileSync('mdir', ['-i', esp, '-b', '::/A'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  t.same(listing.map((l) => l.replace('::/A/', '')).sort(),
+    ['appliance.json', 'extension-web.squashfs', 'initramfs.cpio.zst', 'slot.env', 'vmlinuz']);
+});
