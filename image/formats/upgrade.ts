@@ -1,6 +1,6 @@
 // upgrade: the file an upgrade consumes (machinery/disk/upgrade-bundle.ts): the kernel and initramfs (and the
-// appliance's payload, when it has one) with a manifest of their sizes and sha256, signed with Ed25519. The signing key's public half
-// is written beside it: a machine that trusts that key accepts the bundle.
+// appliance's payload, when it has one) with a manifest of their sizes and sha256, signed with Ed25519. The signing
+// key's public half is written beside it: a machine that trusts that key accepts the bundle.
 import { createPublicKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
