@@ -3,13 +3,15 @@
 // change of the slots writes a block GRUB's own grub-editenv reads.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BootPartition } from './boot-partition.ts';
 import { versionSpecs } from './versions.ts';
 import { GRUBENV_PATH, markGood } from '../../machinery/disk/boot-slots.ts';
 import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
+import { encodePayload, extensionFile, PAYLOAD_INDEX } from '../../machinery/disk/slot-payload.ts';
+import { partsProblem } from './upgrader.ts';
 
 function partition(grubenv: Buffer): { dir: string; boot: BootPartition } {
   const dir = mkdtempSync(join(tmpdir(), 'boot-partition-'));
@@ -37,4 +39,46 @@ t.test('an upgrade record that is not JSON: reported with the slots; record() st
   t.match(boot.readRecord(), { problem: /upgrade\.json: not an upgrade record/ });
   t.throws(() => boot.record(), /not an upgrade record/);
   t.match(versionSpecs(boot).get('A'), { problem: /upgrade\.json: not an upgrade record/ });
+});
+
+t.test('a slot with an appliance\'s payload: written with it, whole only while every file its index names is there',
+  async (t) => {
+    const { dir, boot } = partition(encodeGrubEnv({}));
+    const staged = mkdtempSync(join(tmpdir(), 'staged-'));
+    const file = (name: string, data: string | Buffer) => {
+      writeFileSync(join(staged, name), data);
+      return join(staged, name);
+    };
+    const index = encodePayload({ name: 'kiosk', version: '2', config: false,
+      extensions: [{ name: 'web', sha256: 'a'.repeat(64), bytes: 3 }] });
+    let bytes = 0;
+    boot.clearSlot('B'); // as the upgrader does first
+    await boot.fillSlot('B', {
+      kernel: file('k', 'kernel'), initramfs: file('i', 'initramfs'),
+      extras: [{ name: PAYLOAD_INDEX, path: file('x', index) }, { name: extensionFile('web'), path: file('w', 'web') }],
+    }, { cmdline: 'console=ttyS0', version: '2', commit: 'c' }, (n) => {
+      bytes += n;
+    });
+    t.same(readdirSync(join(dir, 'B')).sort(),
+      ['appliance.json', 'extension-web.squashfs', 'initramfs.cpio.zst', 'slot.env', 'vmlinuz']);
+    t.equal(bytes, 6 + 9 + index.length + 3, 'every file counted as written');
+    t.equal(boot.slot('B')?.version, '2', 'whole');
+    rmSync(join(dir, 'B', extensionFile('web')));
+    t.equal(boot.slot('B'), undefined, 'an extension its index names is missing: not whole');
+    writeFileSync(join(dir, 'B', extensionFile('web')), 'web');
+    writeFileSync(join(dir, 'B', PAYLOAD_INDEX), '{');
+    t.equal(boot.slot('B'), undefined, 'an index that cannot be read: not whole');
+    boot.clearSlot('B');
+    t.same(readdirSync(join(dir, 'B')), [], 'cleared: the payload goes with the rest');
+  });
+
+t.test('a bundle\'s parts: the system\'s two, and a payload only with its index', async (t) => {
+  t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst']), undefined);
+  t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'appliance.json', 'config.yaml', 'extension-web.squashfs']),
+    undefined);
+  t.match(partsProblem(['vmlinuz']), /^parts vmlinuz; a bundle carries vmlinuz and initramfs\.cpio\.zst, and an /);
+  t.match(partsProblem(['vmlinuz', 'initramfs.cpio.zst', '../etc/passwd']), /^parts \.\.\/etc\/passwd, /);
+  t.match(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'vmlinuz']), /^parts /, 'a part twice');
+  t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'extension-web.squashfs']),
+    'parts extension-web.squashfs, initramfs.cpio.zst, vmlinuz: a payload without its appliance.json');
 });

@@ -13,6 +13,7 @@ import {
   type Slot, type SlotInfo,
 } from '../../machinery/disk/boot-slots.ts';
 import { GrubEnvError, GRUBENV_SIZE } from '../../machinery/disk/grubenv.ts';
+import { decodePayload, PAYLOAD_INDEX, payloadFiles } from '../../machinery/disk/slot-payload.ts';
 import { syncDirectory, writeFileAtomic } from '../../machinery/sys/atomic-write.ts';
 import type { UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 
@@ -71,13 +72,20 @@ export class BootPartition {
     }
   }
 
-  /** What a slot holds, or undefined when it is not whole (no slot.env, or a part missing). */
+  /** What a slot holds, or undefined when it is not whole (no slot.env, or a part or a payload file missing). */
   slot(slot: Slot): SlotInfo | undefined {
     const dir = join(this.dir, slot);
     if (!existsSync(join(dir, SLOT_FILES.env))) return undefined;
     if (![SLOT_FILES.kernel, SLOT_FILES.initramfs].every((f) => existsSync(join(dir, f)))) return undefined;
+    if (existsSync(join(dir, PAYLOAD_INDEX))) {
+      const index = decodePayload(readFileSync(join(dir, PAYLOAD_INDEX)), join(dir, PAYLOAD_INDEX));
+      if (index instanceof Error || !payloadFiles(index).every((f) => existsSync(join(dir, f)))) return undefined;
+    }
     return decodeSlotEnv(readFileSync(join(dir, SLOT_FILES.env)));
   }
+
+  /** The directory of a slot: what it holds, the appliance's payload among it. */
+  slotDir(slot: Slot): string { return join(this.dir, slot); }
 
   /** Empties a slot, slot.env first: from then on the slot is not whole. */
   clearSlot(slot: Slot): void {
@@ -95,10 +103,13 @@ export class BootPartition {
    * which the API must still answer (a client's keepalive gave up on a machine that stopped answering).
    */
   async fillSlot(
-    slot: Slot, parts: { kernel: string; initramfs: string }, info: SlotInfo, onBytes: (n: number) => void,
+    slot: Slot, parts: { kernel: string; initramfs: string; extras?: readonly { name: string; path: string }[] },
+    info: SlotInfo, onBytes: (n: number) => void,
   ): Promise<void> {
     const dir = join(this.dir, slot);
-    for (const [name, from] of [[SLOT_FILES.kernel, parts.kernel], [SLOT_FILES.initramfs, parts.initramfs]] as const) {
+    const files = [[SLOT_FILES.kernel, parts.kernel], [SLOT_FILES.initramfs, parts.initramfs],
+      ...(parts.extras ?? []).map((e) => [e.name, e.path] as const)] as const;
+    for (const [name, from] of files) {
       const to = join(dir, name);
       await copyFile(from, to);
       const file = await open(to, 'r+');

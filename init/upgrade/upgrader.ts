@@ -5,7 +5,7 @@
 // only a bundle checked whole reaches the ESP, where it replaces the slot not running, and the loader is
 // told to try that slot. Each request's progress is an UpgradeStatus of the same id, also kept on the ESP
 // (boot-partition.ts) for the system that boots next (trial.ts).
-import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -15,6 +15,9 @@ import type { Controller } from '../../cosi/controller/contract.ts';
 import { requestController } from '../../cosi/controller/request-controller.ts';
 import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../../machinery/disk/boot-slots.ts';
 import { BundleReader, type UpgradeManifest } from '../../machinery/disk/upgrade-bundle.ts';
+import {
+  decodePayload, extensionFile, isPayloadFile, PAYLOAD_CONFIG, PAYLOAD_INDEX, payloadFiles,
+} from '../../machinery/disk/slot-payload.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { httpOpen } from '../../machinery/sys/http-get.ts';
 import { VERSION } from '../../machinery/version.ts';
@@ -52,6 +55,41 @@ export const UPLOAD_IDLE_MS = 60_000;
 export const DEFAULT_HEALTH_TIMEOUT_SECONDS = 300;
 /** The parts a bundle must carry, by the slot file each becomes. */
 const PARTS = { kernel: SLOT_FILES.kernel, initramfs: SLOT_FILES.initramfs };
+
+/** What is wrong with a bundle's part names: the system's two, and an appliance's payload with its index. */
+export function partsProblem(names: readonly string[]): string | undefined {
+  const listed = [...names].sort().join(', ');
+  const carries = `a bundle carries ${Object.values(PARTS).join(' and ')}, and an appliance's payload `
+    + `(${PAYLOAD_INDEX}, ${PAYLOAD_CONFIG}, ${extensionFile('NAME')})`;
+  const system = new Set<string>(Object.values(PARTS));
+  const other = names.filter((n) => !system.has(n));
+  if (!Object.values(PARTS).every((p) => names.includes(p)) || other.some((n) => !isPayloadFile(n))
+    || new Set(names).size !== names.length) return `parts ${listed}; ${carries}`;
+  if (other.length && !other.includes(PAYLOAD_INDEX)) return `parts ${listed}: a payload without its ${PAYLOAD_INDEX}`;
+  return undefined;
+}
+
+/**
+ * The payload files a staged bundle carries (none, or its index and every file the index names, each extension
+ * of the sha256 the index says); throws naming what does not agree.
+ */
+function payloadOf(mf: UpgradeManifest, dir: string): string[] {
+  const names = mf.parts.map((p) => p.name).filter(isPayloadFile);
+  if (!names.length) return [];
+  const index = decodePayload(readFileSync(join(dir, PAYLOAD_INDEX)), `the bundle's ${PAYLOAD_INDEX}`);
+  if (index instanceof Error) throw index;
+  const want = payloadFiles(index);
+  if ([...want].sort().join() !== [...names].sort().join()) {
+    throw new Error(`its ${PAYLOAD_INDEX} names ${want.join(', ')}; the bundle carries ${names.join(', ')}`);
+  }
+  for (const e of index.extensions) {
+    const part = mf.parts.find((p) => p.name === extensionFile(e.name))!;
+    if (part.sha256 !== e.sha256) {
+      throw new Error(`${part.name}: sha256 ${part.sha256}, its ${PAYLOAD_INDEX} says ${e.sha256}`);
+    }
+  }
+  return want;
+}
 
 export interface Upgrader {
   /** One chunk of an uploaded bundle at `offset`; what the machine holds after it. */
@@ -148,10 +186,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
         if (trust.minVersion && compareVersions(mf.version, trust.minVersion) < 0) {
           throw new Error(`version ${mf.version} is below the minimum ${trust.minVersion} (UpgradePolicy): refused`);
         }
-        const names = mf.parts.map((p) => p.name).sort().join(', ');
-        if (names !== Object.values(PARTS).sort().join(', ')) {
-          throw new Error(`parts ${names}; a bundle carries ${Object.values(PARTS).join(' and ')}`);
-        }
+        const problem = partsProblem(mf.parts.map((p) => p.name));
+        if (problem) throw new Error(problem);
         encodeSlotEnv({ cmdline: mf.cmdline, version: mf.version, commit: mf.commit });
         s.status = { ...s.status, version: mf.version, keyId: mf.keyId };
         rmSync(dir, { recursive: true, force: true });
@@ -240,7 +276,11 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     m.boot.setLoader({ ...before, good: new Set([...before.good].filter((x) => x !== target)) });
     m.boot.clearSlot(target);
     await o.slotsChanged();
-    await m.boot.fillSlot(target, { kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs) },
+    const extras = payloadOf(mf, dir);
+    await m.boot.fillSlot(target, {
+      kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs),
+      extras: extras.map((name) => ({ name, path: join(dir, name) })),
+    },
       { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
       (n) => {
         s.status.bytesWritten += n;
