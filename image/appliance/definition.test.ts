@@ -80,6 +80,8 @@ t.test('refused, every problem with its field', async (t) => {
     'extensions[2].name: "network" is a built-in plugin\'s name',
     'extensions[2]: want one of dir, oci or squashfs, not dir and oci',
     'extensions[3]: executable: a prebuilt image carries its own manifest',
+    `extensions[3].squashfs: ${join(project, 'base.yaml')}: no /manifest.yaml read from it (not a squashfs image, or `
+      + `none in it): FATAL ERROR: Can't find a valid SQUASHFS superblock on ${join(project, 'base.yaml')}`,
     'extensions[4].types[0].type "Links.net.appliance.dev": the cosi.dev and appliance.dev groups are the machine\'s',
     'secrets: missing-secrets.yaml: no such file or directory',
     'signing.key: keys/none.pem: no such file or directory',

@@ -15,11 +15,12 @@ import {
   ConfigRefused, offlineValidationContext, validateConfig,
 } from '../../machinery/config/validate-config.ts';
 import {
-  checkManifest, MANIFEST_SCHEMA, type ExtensionManifest,
+  checkManifest, MANIFEST_SCHEMA, parseManifest, type ExtensionManifest,
 } from '../../machinery/model/extension-manifest.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { FORMATS } from '../formats/index.ts';
+import { ExtensionRefused, squashfsManifest } from './extension-build.ts';
 
 export const DEFINITION_API_VERSION = 'appliance.dev/v1alpha1';
 export const DEFINITION_KIND = 'Appliance';
@@ -160,6 +161,15 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
       source = { squashfs: want(`${where}.squashfs`, e.squashfs as string, 'file') };
       const extra = Object.keys(fields).filter((k) => k !== 'name');
       if (extra.length) problems.push(`${where}: ${extra.join(', ')}: a prebuilt image carries its own manifest`);
+      // Its manifest read now: the config may name the types it defines.
+      if (existsSync(source.squashfs) && statSync(source.squashfs).isFile()) {
+        try {
+          manifest = parseManifest(squashfsManifest(name, source.squashfs)).manifest;
+        } catch (err) {
+          problems.push(...(err instanceof ExtensionRefused ? err.problems : [(err as Error).message])
+            .map((m) => `${where}.squashfs: ${m}`));
+        }
+      }
     } else if (kind === 'oci') {
       source = { oci: want(`${where}.oci`, e.oci as string, 'any') };
     } else if (kind === 'dir') {

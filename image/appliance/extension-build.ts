@@ -145,7 +145,7 @@ export async function buildExtension(
 }
 
 /** The manifest of a prebuilt image (unsquashfs reads it out), checked, its name the definition's. */
-function squashfsManifest(name: string, image: string): string {
+export function squashfsManifest(name: string, image: string): string {
   const r = spawnSync('unsquashfs', ['-cat', image, MANIFEST_PATH], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.error) throw new ExtensionRefused(name, [`unsquashfs: ${r.error.message} (install squashfs-tools)`]);
   if (r.status !== 0) {

@@ -1,5 +1,5 @@
 // raw: the appliance's payload goes into slot A beside its kernel, and the ESP is sized for two slots of it
-// (the real GRUB tools, the real FAT writer, read back with mtools).
+// and EPHEMERAL for staging an upgrade of it (the real GRUB tools, the real FAT writer, read back with mtools).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +30,9 @@ t.test('slot A holds the payload; the ESP has room for it twice', async (t) => {
   t.equal(espMiB(plain), 64, 'no payload: the least FAT32 takes');
   const disk = build(payload);
   t.equal(espMiB(disk), 96, 'two slots of 43 MiB and 8 MiB for the loaders, rounded up to 8 MiB');
+  const ephemeral = disk.gpt.partitions[3]!;
+  t.ok((ephemeral.lastLba - ephemeral.firstLba + 1) * SECTOR >= (43 + 32) << 20,
+    'EPHEMERAL can stage an upgrade of the same size');
   const esp = `${disk.file}@@${disk.gpt.partitions[1]!.firstLba * SECTOR}`;
   t.equal(execFileSync('mtype', ['-i', esp, '::/A/appliance.json'], { encoding: 'utf8' }), '{"name":"kiosk"}\n');
   const listing = execFileSync('mdir', ['-i', esp, '-b', '::/A'], { encoding: 'utf8' }).split('\n').filter(Boolean);

@@ -67,7 +67,8 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
   // Room for two slots (an upgrade writes the other while this one runs: each its kernel, initramfs and the
   // appliance's payload) and the loaders, 8 MiB; FAT32 wants at least 65525 clusters (32 MiB of 512-byte ones).
   const espMiB = Math.max(64, roundUp(mibOf(2 * payload) + 8, 8));
-  const ephemeralMinMiB = 32;
+  // Room to stage an upgrade of the same size (its parts are kept on /var until they are checked), and 32 MiB more.
+  const ephemeralMinMiB = mibOf(payload) + 32;
   const needMiB = 1 + 1 + espMiB + STATE_MIB + ephemeralMinMiB + 1;
   const sizeMiB = o.sizeMiB ?? roundUp(needMiB, 64);
   if (sizeMiB < needMiB) throw new Error(`--size ${sizeMiB} MiB: the disk needs at least ${needMiB} MiB`);

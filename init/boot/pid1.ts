@@ -1,6 +1,7 @@
 // pid1: the boot sequence when this program is the kernel's init. Phases run in
 // order, each logged with its duration; the ready line ends boot.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { native, type Native } from '../../native/index.ts';
 import { createLogger, type Logger } from '../../machinery/log.ts';
 import { VERSION } from '../../machinery/version.ts';
@@ -24,6 +25,7 @@ import {
   mountBootPartition, mountEphemeralPartition, mountStatePartition, type LabelledMount,
 } from './state-partition.ts';
 import { isSlot, SLOT_PARAM } from '../../machinery/disk/boot-slots.ts';
+import { INITRAMFS_PAYLOAD_DIR, PAYLOAD_INDEX } from '../../machinery/disk/slot-payload.ts';
 import { BootPartition } from '../upgrade/boot-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
 import { LIVE_PARAM } from '../../machinery/disk/labels.ts';
@@ -165,6 +167,12 @@ export async function runPid1(): Promise<void> {
         : await phase(log, 'boot', () => mountBootPartition(n, stateMount.device)));
     if (bootMount.why === undefined) log.info(`boot: slot ${bootSlot}; ${bootMount.device} on ${bootMount.dir}`);
     else log.info(`boot: ${bootMount.why}: no upgrades`);
+    // What the system carries besides itself (an appliance's extensions, its first config): beside the kernel in
+    // the slot it booted, or in the initramfs of a live system.
+    const payload = bootMount.why === undefined && isSlot(bootSlot)
+      ? { dir: join(bootMount.dir, bootSlot), from: `slot ${bootSlot}` }
+      : existsSync(join(INITRAMFS_PAYLOAD_DIR, PAYLOAD_INDEX)) ? { dir: INITRAMFS_PAYLOAD_DIR, from: 'the initramfs' }
+        : undefined;
     const varMount = live ?? await phase(log, 'ephemeral', () => mountEphemeralPartition(n));
     if (varMount.why === undefined) log.info(`ephemeral: ${varMount.device} mounted on ${varMount.dir}`);
     else log.info(`ephemeral: ${varMount.why}: /var is in memory`);
@@ -217,6 +225,7 @@ export async function runPid1(): Promise<void> {
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
         prepareGroup, removeGroup,
       },
+      ...(payload ? { payload } : {}),
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));

@@ -43,6 +43,7 @@ import {
 import { logServiceMethods } from './log/service.ts';
 import { machineServiceMethods } from './machine-service.ts';
 import { extensionSpec } from './extension/extension-spec.ts';
+import { declareImageExtensions } from './extension/image-extensions.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
@@ -82,6 +83,11 @@ export interface EngineOptions {
   noUpgradeWhy?: string;
   /** PID 1: where extensions' images are kept and mounted, and their cgroups. Absent: every one is refused. */
   extensions?: ExtensionMachine;
+  /**
+   * PID 1: where the booted system's payload is (its boot slot, or /appliance in a live initramfs) and how to name
+   * it: its extensions are declared before any config, its config applied at the first boot. Absent: none.
+   */
+  payload?: { dir: string; from: string };
   /** Plugin restart backoff (tests shorten it). */
   backoff?: { initialMs: number; factor: number; maxMs: number };
   /** Called the first time each boot milestone is reached (PID 1 prints it for bench:boot). */
@@ -171,8 +177,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     currentInstanceId: () => (state.findSync({ namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID })
       ?.spec as { instanceId?: string } | undefined)?.instanceId ?? '',
   });
+  // The system's own extensions before any config: a config may name the types they define.
+  const image = o.payload ? await declareImageExtensions({
+    state, log: o.log, dir: o.payload.dir, from: o.payload.from, owner: ENGINE_OWNER,
+    learn: (name, spec) => extensionTypes.learn(name, spec),
+    register: (name, types) => registerExtensionTypes(state, admission, name, types),
+  }) : undefined;
   // Before the plugins start: they find the config in place, as if it had always been.
   const persisted = await config.loadPersisted();
+  // The config the system carries is the machine's first: a machine with a config of its own keeps it.
+  if (!persisted && image?.config) {
+    await config.apply({ bytes: image.config.bytes, mode: 'replace', source: 'image', sourceName: image.config.name })
+      .catch((e: Error) => o.log.error(`the first-boot config (${image.config!.name}): ${e.message}`));
+  }
   // The platform plugin's user data, when it finds some, after that.
   if (o.config) {
     await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });

@@ -132,8 +132,11 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     state: o.state, pointer: { namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id }, owner: o.owner,
     minMs: o.progressMs ?? 500, onError: (e) => o.log.warn(`upgrade "${id}": status: ${e.message}`),
   });
+  // What runs now, as the Versions say it: the running slot's version (an appliance's own), else the software's.
+  const runningVersion = () =>
+    ('boot' in o.machine ? o.machine.boot.slot(o.machine.boot.running)?.version : undefined) || VERSION;
   const blank = (source: string): UpgradeStatusSpec => ({
-    phase: 'receiving', source, fromVersion: VERSION, version: '', slot: '', bytesReceived: 0, bytesWritten: 0,
+    phase: 'receiving', source, fromVersion: runningVersion(), version: '', slot: '', bytesReceived: 0, bytesWritten: 0,
     error: '', startedAt: now(), keyId: '',
   });
 

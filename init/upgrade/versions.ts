@@ -24,7 +24,10 @@ export function versionSpecs(boot: BootPartition | undefined): Map<string, Versi
   return new Map(SLOTS.map((slot) => {
     const info = boot.slot(slot);
     const failed = record?.status.slot === slot && record.status.phase === 'failed' ? record.status.error : '';
-    const base: VersionSpec = slot === boot.running ? running()
+    // The running slot's version is the one it was installed or upgraded as (an appliance's own version, which the
+    // upgrade bundle and the other slot speak of), its software's own where the slot says none.
+    const base: VersionSpec = slot === boot.running
+      ? { ...running(), ...(info?.version ? { version: info.version, commit: info.commit } : {}) }
       : { ...running(), version: info?.version ?? '', commit: info?.commit ?? '', node: '', kernel: '', arch: '',
         running: false };
     return [slot, {

@@ -10,7 +10,7 @@ import { newResource, type Resource } from '../../../cosi/resource/resource.ts';
 import { copyResource } from '../../../cosi/state/freeze.ts';
 import { sameSpec } from '../../../cosi/spec/spec-equal.ts';
 import {
-  DEFINITION_TYPE, fillDefinition, META_NAMESPACE, type DefinitionInput,
+  DEFINITION_TYPE, fillDefinition, META_NAMESPACE, NAMESPACE_TYPE, type DefinitionInput,
 } from '../../../cosi/meta/definition.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
 import {
@@ -158,6 +158,13 @@ export async function registerExtensionTypes(
     writes.push({ r, ...(cur ? { cur } : {}) });
   }
   if (problems.length) throw new ExtensionProblems(problems);
+  // The namespace a type lives in is the extension's, as the type is: not the users' config, which a replace
+  // would prune (admission would create it unowned).
+  for (const ns of new Set(types.map((d) => d.defaultNamespace))) {
+    const p = { namespace: META_NAMESPACE, type: NAMESPACE_TYPE, id: ns };
+    if (state.findSync(p)) continue;
+    await state.create(newResource(p, { description: `Created for extension ${name}.` }), { owner });
+  }
   for (const { r, cur } of writes) {
     const stored = admission.admit(r, cur ? 'update' : 'create');
     if (!cur) await state.create(stored, { owner });

@@ -1,0 +1,114 @@
+// build-appliance: an appliance definition (definition.ts) made into images. Its extensions are built (each
+// skipped when its inputs did not change), the payload the system carries beside its kernel is written (the index,
+// the first-boot config with the secrets file, each extension's image: machinery/disk/slot-payload.ts), and the
+// chosen formats are built from the system's kernel and initramfs with that payload (images.ts). Images are made in
+// a folder of their own inside the output folder and moved into it only once all are whole: a build that fails
+// leaves the output folder as it was. A build whose inputs are the last one's does nothing and says so.
+import { createHash, createPublicKey } from 'node:crypto';
+import {
+  existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import {
+  encodePayload, extensionFile, PAYLOAD_CONFIG, PAYLOAD_INDEX, type SlotPayload,
+} from '../../machinery/disk/slot-payload.ts';
+import { keyed } from '../build-cache.ts';
+import { sha256File } from '../hash.ts';
+import type { OutputFormat, SigningKey } from '../formats/format.ts';
+import { buildImages, type ImageArtifact } from '../images.ts';
+import type { ApplianceDefinition } from './definition.ts';
+import { buildExtension, type BuiltExtension } from './extension-build.ts';
+
+/** Where an appliance build keeps what it reuses (built extensions, the last build's key), in its output folder. */
+export const BUILD_CACHE_DIR = '.build';
+
+export interface ApplianceBuildOptions {
+  definition: ApplianceDefinition;
+  /** The system the appliance runs on: its kernel, its initramfs (trusting the signing key below), command line. */
+  system: { kernel: string; initramfs: string; cmdline: string; commit: string };
+  signingKey(): SigningKey;
+  formats: readonly OutputFormat[];
+  /** The project's output folder: the images go here. */
+  outDir: string;
+  /** Seeds the disks' GUIDs and ids (default: the appliance's name and version). */
+  seed?: string;
+  epoch: number;
+  progress(message: string): void;
+}
+
+export interface ApplianceBuild {
+  /** false: the inputs were the last build's, whose images are there; nothing was done. */
+  built: boolean;
+  extensions: BuiltExtension[];
+  artifacts: ImageArtifact[];
+  cmdline: string;
+}
+
+/** The command line the appliance boots with: the system's, then the definition's kernel args. */
+export const applianceCmdline = (system: string, args: readonly string[]) => [system.trim(), ...args].join(' ').trim();
+
+export async function buildAppliance(o: ApplianceBuildOptions): Promise<ApplianceBuild> {
+  const d = o.definition;
+  if (d.kernel.modules.length || d.kernel.fragment) {
+    throw new Error(`${d.file}: kernel.modules and kernel.fragment: this build ships the system's own kernel and `
+      + 'modules only, so far; remove them to build');
+  }
+  const cache = join(o.outDir, BUILD_CACHE_DIR);
+  mkdirSync(cache, { recursive: true });
+  const extensions: BuiltExtension[] = [];
+  for (const e of d.extensions) {
+    const b = await buildExtension(e, { outDir: join(cache, 'extensions'), version: d.version, progress: o.progress });
+    o.progress(`extension ${e.name}: ${(b.bytes / 1e6).toFixed(1)} MB, sha256 ${b.sha256.slice(0, 12)}`
+      + `${b.built ? '' : ' (unchanged)'}`);
+    for (const n of b.notes) o.progress(`extension ${e.name}: ${n}`);
+    extensions.push(b);
+  }
+  const cmdline = applianceCmdline(o.system.cmdline, d.kernel.args);
+  const config = [d.config.text, d.secrets ? readFileSync(d.secrets, 'utf8') : ''].filter((t) => t.trim())
+    .join('\n---\n');
+  const index: SlotPayload = {
+    name: d.name, version: d.version, config: config.length > 0,
+    extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes })),
+  };
+  const key = createHash('sha256').update(JSON.stringify({
+    index, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
+    kernel: await sha256File(o.system.kernel), initramfs: await sha256File(o.system.initramfs),
+    signer: createPublicKey(o.signingKey().privateKey).export({ type: 'spki', format: 'der' }).toString('hex'),
+  })).digest('hex');
+  const manifest = join(o.outDir, 'manifest.json');
+  let artifacts: ImageArtifact[] = [];
+  const built = await keyed(cache, 'images', key, [manifest], async () => {
+    rmSync(join(cache, 'images.key'), { force: true });
+    const work = mkdtempSync(join(cache, 'payload-'));
+    const partial = mkdtempSync(join(o.outDir, '.partial-'));
+    try {
+      writeFileSync(join(work, PAYLOAD_INDEX), encodePayload(index));
+      if (index.config) writeFileSync(join(work, PAYLOAD_CONFIG), config);
+      for (const e of extensions) linkSync(e.path, join(work, extensionFile(e.name)));
+      artifacts = await buildImages({
+        formats: o.formats, inputs: { kernel: o.system.kernel, initramfs: o.system.initramfs, cmdline, payload: work },
+        release: { version: d.version, commit: o.system.commit }, signingKey: o.signingKey, outDir: partial,
+        seed: o.seed ?? `${d.name}@${d.version}`, epoch: o.epoch, progress: o.progress,
+      });
+      // Whole: each into its place (pxe/ is a folder of its own), the manifest last.
+      for (const name of readdirSync(partial).filter((n) => n !== 'manifest.json')) {
+        rmSync(join(o.outDir, name), { recursive: true, force: true });
+        renameSync(join(partial, name), join(o.outDir, name));
+      }
+      renameSync(join(partial, 'manifest.json'), manifest);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+      rmSync(partial, { recursive: true, force: true });
+    }
+  });
+  if (!built) {
+    artifacts = (JSON.parse(readFileSync(manifest, 'utf8')) as { images: ImageArtifact[] }).images;
+    const missing = artifacts.filter((a) => !existsSync(join(o.outDir, a.file)));
+    if (missing.length) {
+      // Removed by hand since: built again.
+      rmSync(join(cache, 'images.key'), { force: true });
+      return buildAppliance(o);
+    }
+  }
+  return { built, extensions, artifacts, cmdline };
+}

@@ -1,0 +1,117 @@
+// An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: a program
+// baked into the image (the Python example plugin, as a prebuilt squashfs), its first-boot config naming the
+// program's own type, the run's API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing
+// changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the
+// program runs from the disk and answers the config's Greeting. Then a version 2 bundle (a changed program)
+// upgrades OS and program together, and a rollback brings version 1's program back.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main as appliance } from '../scripts/appliance.ts';
+import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
+import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
+import { readyAgain, slotLine, upgrade } from './upgrade-setup.ts';
+
+const scratch = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
+const project = join(scratch, 'kiosk');
+mkdirSync(project);
+buildHelloImages(project, {
+  hello: HELLO_MANIFEST(),
+  'hello-2': HELLO_MANIFEST().replace(/^version: .*$/m, 'version: 2.0.0'),
+});
+writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
+const definition = (version: string, image: string, formats: string) => `apiVersion: appliance.dev/v1alpha1
+kind: Appliance
+name: kiosk
+version: ${version}
+extensions:
+  - name: hello
+    squashfs: ${image}
+config:
+  - inline: |
+      metadata: {type: greetings, id: world}
+      spec: {name: world}
+secrets: secrets.yaml
+formats: [${formats}]
+`;
+writeFileSync(join(project, 'appliance.yaml'), definition('1.0.0', 'hello.squashfs', 'raw, qcow2'));
+
+/** `appliance ARGS` run in the project's directory, its exit code and what it printed. */
+async function run(...args: string[]): Promise<{ code: number; out: string }> {
+  const cwd = process.cwd();
+  const write = process.stdout.write.bind(process.stdout);
+  let out = '';
+  process.chdir(project);
+  process.stdout.write = ((s: string) => {
+    out += s;
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return { code: await appliance(args), out };
+  } finally {
+    process.stdout.write = write;
+    process.chdir(cwd);
+  }
+}
+
+t.test('appliance build: raw and qcow2 of one disk; again with nothing changed, nothing done', async (t) => {
+  const first = await run('build');
+  t.equal(first.code, 0);
+  t.match(first.out, /kiosk 1\.0\.0: built in/);
+  const manifest = JSON.parse(readFileSync(join(project, 'out', 'manifest.json'), 'utf8')) as
+    { images: { format: string; file: string; sha256: string }[] };
+  t.same(manifest.images.map((i) => i.format), ['raw', 'qcow2']);
+  const out = (f: string) => join(project, 'out', f);
+  const compare = execFileSync('qemu-img', ['compare', '-f', 'raw', '-F', 'qcow2', out('appliance.raw'),
+    out('appliance.qcow2')], { encoding: 'utf8' });
+  t.match(compare, /Images are identical/, 'qemu-img compare: the qcow2 is the raw disk');
+  const again = await run('build');
+  t.equal(again.code, 0);
+  t.match(again.out, /kiosk 1\.0\.0: nothing changed since the last build/);
+  t.match(again.out, manifest.images[0]!.sha256, 'the same images listed');
+});
+
+let m: ApiVm;
+// The machine outlives the test that boots it (the next upgrades it): stopped once the file's tests end.
+t.teardown(() => m?.vm.kill());
+t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program runs, no server anywhere',
+  async (t) => {
+    const disk = join(scratch, 'boot.qcow2');
+    execFileSync('cp', [join(project, 'out', 'appliance.qcow2'), disk]);
+    m = await bootWithApi({
+      bootFrom: 'disk', firmware: 'seabios', machine: 'pc', defaults: true, nics: ['e1000'], memoryMiB: 384,
+      noReboot: false, disks: [{ file: disk, format: 'qcow2', interface: 'ide' }],
+    }, 'dhcp', { secrets: 'none' });
+    t.teardown(() => writeFileSync(join(scratch, 'console.log'), m.vm.console()));
+    t.match(m.vm.console(), /kiosk 1\.0\.0 from slot A: 1 extension\(s\) declared \(hello\); a first-boot config/);
+    const status = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"phase": "running"/, 120_000);
+    t.match(status.out, /"version": "1\.0\.0"/, `running: ${status.err}`);
+    const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
+    t.match(g.out, /hello, world/, 'the first-boot config\'s Greeting answered by the baked program');
+    const config = await m.run(['get', 'configstatus', 'machine', '-o', 'json']);
+    t.match(config.out, /"source": "image"/, 'the config the image carries');
+  });
+
+t.test('an upgrade bundle of version 2 replaces OS and program; a rollback brings version 1\'s back', async (t) => {
+  writeFileSync(join(project, 'appliance.yaml'), definition('2.0.0', 'hello-2.squashfs', 'upgrade'));
+  const built = await run('build');
+  t.equal(built.code, 0);
+  const bundle = join(project, 'out', 'appliance-upgrade.tar');
+  const up = await upgrade(m, '--image', bundle, '--health-timeout', '2m', '--id', 'to-2');
+  t.equal(up.code, 0, up.err);
+  await readyAgain(m, 2);
+  t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 1 extension\(s\) declared \(hello\)/);
+  const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "2\.0\.0"/, 120_000);
+  t.match(v2.out, /"phase": "running"/, 'version 2\'s program runs');
+  const done = await m.poll(['get', 'upgradestatus', 'to-2'], /done/, 120_000);
+  t.match(done.out, /done\s+1\.0\.0\s+2\.0\.0\s+B/, 'version 2 marked itself good');
+  t.match(await slotLine(m), /^A:1\.0\.0 good \| B:2\.0\.0 running default good$/);
+  const back = await m.run(['rollback']);
+  t.equal(back.code, 0, back.err);
+  await readyAgain(m, 3);
+  const v1 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "1\.0\.0"/, 120_000);
+  t.match(v1.out, /"phase": "running"/, 'version 1\'s program is back');
+  t.match(await slotLine(m), /^A:1\.0\.0 running default good \| B:2\.0\.0 good$/);
+});
