@@ -76,9 +76,10 @@ async function validate(argv: string[]): Promise<number> {
   const d = await loadOrExplain(file);
   if (!d) return EXIT.refused;
   const configDocs = d.config.parts.reduce((n, p) => n + p.documents, 0);
+  const secrets = d.secrets ? `, secrets from ${relative(dirname(d.file), d.secrets)}` : '';
   process.stdout.write(`${file}: ${d.name} ${d.version}: valid\n`
     + `  extensions: ${d.extensions.map((e) => `${e.name} (${Object.keys(e.source)[0]})`).join(', ') || 'none'}\n`
-    + `  config: ${configDocs} document(s)${d.secrets ? `, secrets from ${relative(dirname(d.file), d.secrets)}` : ''}\n`
+    + `  config: ${configDocs} document(s)${secrets}\n`
     + `  formats: ${d.formats.join(', ')}\n`);
   return EXIT.ok;
 }
@@ -86,14 +87,15 @@ async function validate(argv: string[]): Promise<number> {
 async function buildCommand(argv: string[]): Promise<number> {
   const file = argValue(argv, '-f', '--file') ?? 'appliance.yaml';
   const formatArg = argValue(argv, '--format');
-  const d = await loadOrExplain(file);
-  if (!d) return EXIT.refused;
-  const names = formatArg === undefined ? d.formats
+  const asked = formatArg === undefined ? undefined
     : formatArg.split(',').includes('all') ? FORMATS.map((f) => f.name) : formatArg.split(',').filter(Boolean);
-  const unknown = names.filter((n) => !formatNamed(n));
+  const unknown = (asked ?? []).filter((n) => !formatNamed(n));
   if (unknown.length) {
     throw new UsageError(`--format: unknown ${unknown.join(', ')}; one of ${FORMATS.map((f) => f.name).join(', ')}`);
   }
+  const d = await loadOrExplain(file);
+  if (!d) return EXIT.refused;
+  const names = asked ?? d.formats;
   const started = performance.now();
   const system = await build(d.signingKey ? { signingKey: d.signingKey } : {});
   const released = JSON.parse(readFileSync(system.manifest, 'utf8')) as { commit: string };
