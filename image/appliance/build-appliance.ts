@@ -64,8 +64,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     extensions.push(b);
   }
   const cmdline = applianceCmdline(o.system.cmdline, d.kernel.args);
-  const config = [d.config.text, d.secrets ? readFileSync(d.secrets, 'utf8') : ''].filter((t) => t.trim())
-    .join('\n---\n');
+  const config = d.config.text.trim() ? d.config.text : '';
   const index: SlotPayload = {
     name: d.name, version: d.version, config: config.length > 0,
     extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes })),

@@ -48,8 +48,8 @@ t.test('a good definition, read whole', async (t) => {
     name: 'hello', version: '1.2.0', description: '', executable: '/bin/hello', args: ['--loud'],
     env: { GREETING: 'hi' }, types: [], outputs: [], capabilities: [], ready: { kind: 'plugin' }, workingDir: '/',
   }, 'the dir extension\'s manifest, its version the appliance\'s');
-  t.same(d.config.parts,
-    [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 }]);
+  t.same(d.config.parts, [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 },
+    { name: 'secrets (secrets.yaml)', documents: 1 }], 'the secrets file is the config\'s last part');
   t.equal(d.secrets, join(project, 'secrets.yaml'));
   t.same(d.kernel, { args: ['console=ttyS0'], modules: ['e1000e'] });
   t.same(d.formats, ['raw', 'qcow2']);
@@ -101,12 +101,18 @@ t.test('the config: checked as the machine checks it, and no secret written inli
   ] }));
   t.same(r2.problems, ['config[0] (inline): document 1 (HostnameSpec box2): spec.hostname: must be a host name, '
     + 'got "not a name"'], 'in the machine\'s own words, with the part it is in');
-  const r3 = await loadDefinition(write('bad3.yaml', { ...GOOD, config: [
+  const { secrets: _, ...noSecrets } = GOOD;
+  const r3 = await loadDefinition(write('bad3.yaml', { ...noSecrets, config: [
     { path: 'secrets.yaml' },
     { inline: 'metadata: {type: files, id: key}\nspec: {path: /run/key, content: secret}\n' },
   ] }));
   t.same(r3.problems, ['config[1] (inline): document 1 (FileSpec key): a secret written inline; put it in a file of '
     + 'its own and name it in secrets: or config: path'], 'by path it is taken; inline it is not');
+  writeFileSync(join(project, 'bad-secrets.yaml'),
+    'metadata: {type: hostnamespec, id: box3}\nspec: {hostname: "a b"}\n');
+  const r4 = await loadDefinition(write('bad4.yaml', { ...GOOD, secrets: 'bad-secrets.yaml' }));
+  t.same(r4.problems, ['secrets (bad-secrets.yaml): document 1 (HostnameSpec box3): spec.hostname: must be a host '
+    + 'name, got "a b"'], 'the secrets file is checked as config too');
 });
 
 t.test('what is no definition at all', async (t) => {

@@ -99,7 +99,7 @@ export interface ApplianceDefinition {
   name: string;
   version: string;
   extensions: DefinedExtension[];
-  /** The machine config's text, its parts joined in order (documents by path, then inline). */
+  /** The machine config's text: its `config:` parts in order, then the secrets file (each part named in messages). */
   config: { text: string; parts: { name: string; documents: number }[] };
   secrets?: string;
   kernel: { args: string[]; modules: string[]; fragment?: string };
@@ -193,6 +193,11 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
     parts.push({ name, documents: splitDocuments(text).length, text, inline: c.inline !== undefined });
   });
   const secrets = d.secrets === undefined ? undefined : want('secrets', d.secrets, 'file');
+  // The secrets are config documents too (the API's CA, ...): checked with the rest, and carried after it.
+  if (secrets) {
+    const text = readIf(secrets);
+    parts.push({ name: `secrets (${d.secrets})`, documents: splitDocuments(text).length, text, inline: false });
+  }
   const fragment = d.kernel?.fragment === undefined ? undefined : want('kernel.fragment', d.kernel.fragment, 'file');
   const signingKey = d.signing === undefined ? undefined : want('signing.key', d.signing.key, 'file');
   if (problems.length) return { problems };
