@@ -20,7 +20,10 @@ import {
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { FORMATS } from '../formats/index.ts';
+import type { DefinedExtension, ExtensionSource } from './defined-extension.ts';
 import { ExtensionRefused, squashfsManifest } from './extension-build.ts';
+
+export type { DefinedExtension, ExtensionSource } from './defined-extension.ts';
 
 export const DEFINITION_API_VERSION = 'appliance.dev/v1alpha1';
 export const DEFINITION_KIND = 'Appliance';
@@ -82,17 +85,6 @@ export const DEFINITION_SCHEMA: SpecSchema = {
     },
   },
 };
-
-/** Where an extension comes from, resolved against the definition's directory. */
-export type ExtensionSource = { dir: string } | { oci: string } | { squashfs: string };
-
-export interface DefinedExtension {
-  name: string;
-  source: ExtensionSource;
-  /** dir: the whole manifest; oci: the fields given, completed from the image's config when built. */
-  fields: Record<string, unknown>;
-  manifest?: ExtensionManifest;
-}
 
 export interface ApplianceDefinition {
   file: string;

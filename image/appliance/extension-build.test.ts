@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { buildExtension, ExtensionRefused, MANIFEST_LABEL } from './extension-build.ts';
-import type { DefinedExtension } from './definition.ts';
+import type { DefinedExtension } from './defined-extension.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'extension-build-test-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));

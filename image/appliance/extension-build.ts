@@ -21,7 +21,7 @@ import { keyed } from '../build-cache.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { readOciImage, type OciImage } from '../oci/oci-image.ts';
 import type { RootTree } from '../oci/root-tree.ts';
-import type { DefinedExtension } from './definition.ts';
+import type { DefinedExtension } from './defined-extension.ts';
 
 /** The image label that may carry an OCI image's COSI fields (types, outputs, capabilities, ...) as YAML. */
 export const MANIFEST_LABEL = 'dev.appliance.manifest';

@@ -33,6 +33,10 @@ options:
   --config FILE          apply this machine config before the API serves (with an
                          ApiCertificateAuthority in it, the API requires mutual TLS
                          from the start; without, it is in maintenance mode)
+  --payload DIR          an appliance's payload as a boot slot carries it (appliance.json,
+                         config.yaml, extension-NAME.squashfs): its extensions declared
+                         (serve runs none: their statuses say so), its config applied
+                         when none is persisted
 
 A PowerRequest (any action) ends serve as a signal does, after the ShutdownRequest's
 holders let go or its grace period is over, as on a machine.
@@ -50,6 +54,7 @@ export async function serve(args: string[]): Promise<number> {
   let raw = '';
   let stateDir: string | undefined;
   let configFile: string | undefined;
+  let payloadDir: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = () => {
@@ -65,6 +70,7 @@ export async function serve(args: string[]): Promise<number> {
     else if (a === '--cmdline') raw = value();
     else if (a === '--state-dir') stateDir = value();
     else if (a === '--config') configFile = value();
+    else if (a === '--payload') payloadDir = value();
     else if (a === '--help') {
       process.stdout.write(SERVE_HELP);
       return 0;
@@ -92,6 +98,7 @@ export async function serve(args: string[]): Promise<number> {
     configStore: stateDir ? (mkdirSync(stateDir, { recursive: true }), fileConfigStore(stateDir))
       : memoryConfigStore('serve without --state-dir'),
     ...(configFile ? { config: { bytes: readFileSync(configFile), name: configFile } } : {}),
+    ...(payloadDir ? { payload: { dir: payloadDir, from: payloadDir } } : {}),
   });
   await engine.setBootStatus({ phase: 'running', ready: true });
   // Machine-readable for whoever started us (tests read the port from it).
