@@ -47,7 +47,7 @@ t.test('declared before any config; the config the first; neither saved as the u
   t.match((await cosictl('get', 'configstatus', 'machine', '-o', 'json')).out, /"source": "image"/);
   t.match((await cosictl('get', 'motd', 'kiosk')).out, /from the image/);
   const saved = readFileSync(join(stateDir, CONFIG_FILE), 'utf8');
-  t.match(saved, /type: motd/);
+  t.match(saved, /type: Motds\.config\.appliance\.dev/, 'the image\'s config saved as the machine\'s first');
   t.notMatch(saved, /extension-hello\.squashfs/, 'the image\'s extension is not saved as config');
   const del = await cosictl('delete', 'extensions', 'hello');
   t.not(del.code, 0, 'not a user\'s to delete');
