@@ -6,7 +6,8 @@
 // know, compressed layers that do not decompress, and what root-tree.ts refuses.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync, zstdDecompressSync } from 'node:zlib';
+import { execFileSync } from 'node:child_process';
+import * as zlib from 'node:zlib';
 import { sha256 } from '../hash.ts';
 import { readTar } from './tar-read.ts';
 import { RootTree } from './root-tree.ts';
@@ -64,6 +65,16 @@ interface Descriptor {
   size: number;
   platform?: { os?: string; architecture?: string };
   annotations?: Record<string, string>;
+}
+
+/**
+ * A zstd layer decompressed: by node:zlib where this Node has it (22.15 and later), else by the zstd tool (which
+ * `npm run setup` installs): the build may run on an older Node than the one the system ships.
+ */
+function unzstd(data: Buffer): Buffer {
+  const native = (zlib as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+  if (native) return native(data);
+  return execFileSync('zstd', ['-dc'], { input: data, maxBuffer: 4 << 30 });
 }
 
 /** A blob's digest as OCI writes it. */
@@ -174,8 +185,8 @@ async function readDockerArchive(file: string): Promise<OciImage> {
 
 function decompress(l: { what: string; data: Buffer; compression: 'none' | 'gzip' | 'zstd' }, input: string): Buffer {
   try {
-    if (l.compression === 'gzip') return gunzipSync(l.data);
-    if (l.compression === 'zstd') return zstdDecompressSync(l.data);
+    if (l.compression === 'gzip') return zlib.gunzipSync(l.data);
+    if (l.compression === 'zstd') return unzstd(l.data);
     return l.data;
   } catch (e) {
     throw new OciRefused(input, [`${l.what}: does not decompress as ${l.compression}: ${(e as Error).message}`]);
