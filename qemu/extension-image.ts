@@ -4,9 +4,8 @@
 // list, with every package it depends on that is installed), the message classes protoc makes from
 // the COSI protos, the plugin's script, and its manifest at /manifest.yaml; then mksquashfs.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
-  chmodSync, copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
+  copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
   readlinkSync, realpathSync,
   rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
@@ -14,6 +13,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packSquashfs } from '../image/appliance/extension-build.ts';
+import { sha256 } from '../image/hash.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -111,15 +112,11 @@ export function buildHelloImages(outDir: string, manifests: Record<string, strin
   }
 }
 
-/** An image of `root` (every file root's, timestamps zero: the same root gives the same bytes). */
+/** An image of `root`, packed as `appliance build` packs one (image/appliance/extension-build.ts). */
 export function squashfs(root: string, path: string, files: number): BuiltExtension {
-  rmSync(path, { force: true });
-  chmodSync(root, 0o755); // made by mkdtemp (0700): the image's / is everyone's to read
-  execFileSync('mksquashfs', [root, path, '-comp', 'zstd', '-all-root', '-noappend', '-quiet', '-no-progress',
-    '-mkfs-time', '0', '-all-time', '0']);
+  packSquashfs(root, path);
   const bytes = statSync(path).size;
-  const sha256 = createHash('sha256').update(readFileSync(path)).digest('hex');
-  return { path, sha256, bytes, files };
+  return { path, sha256: sha256(readFileSync(path)), bytes, files };
 }
 
 /** Where the guest finds images served by serveImages (slirp's guestfwd to the host's server). */
