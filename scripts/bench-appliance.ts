@@ -8,10 +8,11 @@
 //   --formats a,b   the formats (default raw,qcow2,iso,pxe,upgrade)
 //   --no-boot       the builds only
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FORMATS } from '../image/formats/index.ts';
+import { walkTree } from '../image/walk-tree.ts';
 import { bootApiMachine, TEST_CA_DOCUMENT } from '../qemu/api-machine.ts';
 import { buildHelloImages, HELLO_MANIFEST } from '../qemu/extension-image.ts';
 import { ICOUNT_ARGS } from '../qemu/launch.ts';
@@ -73,15 +74,11 @@ async function timedBuild(p: string): Promise<number> {
 
 /** The bytes of every file a build wrote into out/ (pxe/ counted whole; its cache and manifest not). */
 function outBytes(p: string): number {
-  const walk = (d: string): number => {
-    let n = 0;
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.name.startsWith('.') || e.name === 'manifest.json') continue;
-      n += e.isDirectory() ? walk(join(d, e.name)) : statSync(join(d, e.name)).size;
-    }
-    return n;
-  };
-  return walk(join(p, 'out'));
+  let n = 0;
+  walkTree(join(p, 'out'), (path, st) => {
+    if (st.isFile() && !path.startsWith('.') && path !== 'manifest.json') n += st.size;
+  });
+  return n;
 }
 
 const rows: string[] = [];

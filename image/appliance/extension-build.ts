@@ -7,7 +7,7 @@
 // key is the one its image was made from.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync,
+  chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
   readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import {
 } from '../../machinery/model/extension-manifest.ts';
 import { EXTENSION_MOUNT_POINTS, resolveInImage } from '../../machinery/sys/extension-root.ts';
 import { keyed } from '../build-cache.ts';
+import { walkTree } from '../walk-tree.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { readOciImage, type OciImage } from '../oci/oci-image.ts';
 import type { RootTree } from '../oci/root-tree.ts';
@@ -54,20 +55,13 @@ export class ExtensionRefused extends Error {
 /** What goes into a directory: every entry's path, type, mode and content (or link target), in order. */
 export function directoryKey(dir: string): string {
   const parts: string[] = [];
-  const walk = (rel: string) => {
-    for (const name of readdirSync(join(dir, rel)).sort()) {
-      const path = posix.join(rel, name);
-      const st = lstatSync(join(dir, path));
-      const mode = (st.mode & 0o7777).toString(8);
-      if (st.isDirectory()) {
-        parts.push(`d ${path} ${mode}`);
-        walk(path);
-      } else if (st.isSymbolicLink()) parts.push(`l ${path} ${readlinkSync(join(dir, path))}`);
-      else if (st.isFile()) parts.push(`f ${path} ${mode} ${sha256(readFileSync(join(dir, path)))}`);
-      else parts.push(`? ${path}`);
-    }
-  };
-  walk('');
+  walkTree(dir, (path, st) => {
+    const mode = (st.mode & 0o7777).toString(8);
+    if (st.isDirectory()) parts.push(`d ${path} ${mode}`);
+    else if (st.isSymbolicLink()) parts.push(`l ${path} ${readlinkSync(join(dir, path))}`);
+    else if (st.isFile()) parts.push(`f ${path} ${mode} ${sha256(readFileSync(join(dir, path)))}`);
+    else parts.push(`? ${path}`);
+  });
   return sha256(parts.join('\n'));
 }
 
@@ -253,15 +247,9 @@ function addMountPoints(name: string, stage: string): string[] {
 /** Regular files others may not read: in the image every file is root's, and the program runs as its own uid. */
 function unreadableFiles(stage: string): string[] {
   const out: string[] = [];
-  const walk = (rel: string) => {
-    for (const name of readdirSync(join(stage, rel)).sort()) {
-      const path = posix.join(rel, name);
-      const st = lstatSync(join(stage, path));
-      if (st.isDirectory()) walk(path);
-      else if (st.isFile() && !(st.mode & 0o004)) out.push(`/${path}`);
-    }
-  };
-  walk('');
+  walkTree(stage, (path, st) => {
+    if (st.isFile() && !(st.mode & 0o004)) out.push(`/${path}`);
+  });
   return out;
 }
 
