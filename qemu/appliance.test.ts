@@ -3,7 +3,8 @@
 // program's own type, the run's API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing
 // changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the
 // program runs from the disk and answers the config's Greeting. Then a version 2 bundle (a changed program)
-// upgrades OS and program together, and a rollback brings version 1's program back.
+// upgrades OS and program together, and a rollback brings version 1's program back: the A/B upgrade under SeaBIOS's
+// GRUB (qemu/upgrade.test.ts tries the refusals and failures under OVMF).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -102,6 +103,7 @@ t.test('an upgrade bundle of version 2 replaces OS and program; a rollback bring
   const up = await upgrade(m, '--image', bundle, '--health-timeout', '2m', '--id', 'to-2');
   t.equal(up.code, 0, up.err);
   await readyAgain(m, 2);
+  t.match(m.vm.console(), /appliance: booting slot B/, 'SeaBIOS\'s GRUB booted the new slot');
   t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 1 extension\(s\) declared \(hello\)/);
   const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "2\.0\.0"/, 120_000);
   t.match(v2.out, /"phase": "running"/, 'version 2\'s program runs');

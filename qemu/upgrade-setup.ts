@@ -1,6 +1,5 @@
-// upgrade-setup: what the upgrade tests share (qemu/upgrade.test.ts under OVMF, upgrade-seabios.test.ts under
-// SeaBIOS, one file each so that the two run on two lanes): real builds of other versions as signed bundles, the
-// raw image they start from, and the first upgrade both firmwares make.
+// upgrade-setup: what the upgrade tests share (qemu/upgrade.test.ts; appliance.test.ts upgrades under SeaBIOS):
+// real builds of other versions as signed bundles, the raw image they start from, and the first upgrade.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

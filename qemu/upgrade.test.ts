@@ -4,7 +4,7 @@
 // marks itself good; rollback boots A again; a build whose PID 1 exits, and one whose network plugin
 // crash-loops, are each tried once and left for A by GRUB's boot counting, and A reports why; QEMU
 // killed while slot B is being written leaves A booting, and A says which upgrade was cut. The loader
-// and grubenv are the same under SeaBIOS (upgrade-seabios.test.ts makes the first upgrade there;
+// and grubenv are the same under SeaBIOS (appliance.test.ts upgrades and rolls back an appliance there;
 // images.test.ts counts GRUB's tries under both firmwares).
 import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
