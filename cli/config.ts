@@ -21,6 +21,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import type { ChannelTls } from '../cosi/remote/grpc/client.ts';
+import type { Role } from '../machinery/model/access.ts';
+import type { MachineSecrets } from '../machinery/pki/secrets.ts';
 import { CliError, EXIT } from './errors.ts';
 
 export interface ContextEntry {
@@ -49,6 +51,11 @@ export interface Context {
 export interface ConfigFile { context?: string; contexts?: Record<string, ContextEntry> }
 
 export const DEFAULT_ENDPOINT = '127.0.0.1:50000';
+
+/** The context that reaches `endpoint` as `role` with a secrets file's CA and that role's client certificate. */
+export const contextOfSecrets = (s: MachineSecrets, role: Role, endpoint: string): ContextEntry => ({
+  endpoint, ca: s.ca.certificate, cert: s.clients[role].certificate, key: s.clients[role].key,
+});
 const KNOWN_KEYS = new Set(['endpoint', 'endpoints', 'namespace', 'ca', 'cert', 'key', 'serverName']);
 const KNOWN_FILE_KEYS = new Set(['context', 'contexts']);
 

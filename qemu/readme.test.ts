@@ -9,37 +9,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
+import { commandsOf, readmeBlock, signalGroup } from './readme-commands.ts';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const block = /## The COSI API and cosictl\n[^]*?```sh\n([^]*?)```/.exec(readme)?.[1];
-if (!block) throw new Error('README.md: no sh block under "The COSI API and cosictl"');
-
-/**
- * The block's commands: each ends at a line's end outside single quotes. A comment (# after a space,
- * outside quotes) runs to the line's end, and its apostrophes open nothing.
- */
-function commandsOf(text: string): string[] {
-  const commands: string[] = [];
-  let command = '';
-  let quoted = false;
-  let comment = false;
-  for (const [i, ch] of [...text].entries()) {
-    if (ch === '\n' && !quoted) {
-      if (command.trim()) commands.push(command.trim());
-      command = '';
-      comment = false;
-      continue;
-    }
-    if (!quoted && ch === '#' && (i === 0 || /\s/.test(text[i - 1]!))) comment = true;
-    if (comment) continue;
-    if (ch === "'") quoted = !quoted;
-    command += ch;
-  }
-  if (command.trim()) commands.push(command.trim());
-  return commands;
-}
-const commands = commandsOf(block);
+const commands = commandsOf(readmeBlock(readme, 'The COSI API and cosictl'));
 const dir = mkdtempSync(join(tmpdir(), 'readme-'));
 // The person's editor: changes the text and quits.
 const editor = join(dir, 'editor');
@@ -51,15 +25,6 @@ const exports: string[] = [];
 for (const written of ['motds.yaml', 'support.tar.gz'].map((f) => join(ROOT, f))) {
   const persons = existsSync(written) ? readFileSync(written) : undefined;
   t.teardown(() => (persons ? writeFileSync(written, persons) : rmSync(written, { force: true })));
-}
-
-/** Ctrl-C (or a kill) to a command and all it started, as a terminal sends it; one that is gone is left. */
-function signalGroup(c: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-c.pid!, signal);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
-  }
 }
 
 interface Ran {

@@ -8,7 +8,6 @@ import { $ } from './lib/zx.ts';
 import { bundle } from '../image/bundle.ts';
 import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
-import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../image/initramfs.ts';
 import { entriesKey, keyed } from '../image/build-cache.ts';
 import {
   describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
@@ -24,9 +23,8 @@ import { unsupportedBecause } from './lib/node-lines.ts';
 import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
-import { createPublicKey } from 'node:crypto';
 import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
-import { IMAGE_KEYS_DIR } from '../init/upgrade/trust.ts';
+import { kitInitramfs, openSystemKit, writeSystemKit } from '../image/appliance/system-kit.ts';
 import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../machinery/sys/test-break.ts';
 import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
@@ -147,28 +145,26 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   });
   s.done(imageBuilt ? `${systemImage} (${(statSync(systemImage).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
+  const vmlinuz = join(OUT_DIR, 'vmlinuz');
+  const vmlinuzStale = !existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage));
+  if (vmlinuzStale) copyFileSync(kernel.bzImage, vmlinuz);
+  // The parts an appliance build starts from (image/appliance/system-kit.ts), listed with their sha256.
+  await writeSystemKit(BUILD_DIR, {
+    version: pkg.version, commit, cmdline: DEFAULT_CMDLINE, topLevelDirs: topLevelDirs(imageEntries),
+    paths: { vmlinuz, systemImage, stage0: buildStage0(BUILD_DIR) },
+  });
+  const kit = await openSystemKit(BUILD_DIR);
+
   s = step('initramfs');
   const initramfs = join(OUT_DIR, 'initramfs.cpio.zst');
   // The system trusts the key its own upgrades are signed with; a broken test build says how it is broken.
   const keyId = keyIdOf(key.privateKey);
-  const files = [
-    { path: join(IMAGE_KEYS_DIR, `${keyId.replace(/^sha256:/, '').slice(0, 16)}.pem`), mode: 0o644,
-      data: Buffer.from(createPublicKey(key.privateKey).export({ type: 'spki', format: 'pem' })) },
-    ...(testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : []),
-  ];
-  const entries = initramfsEntries({
-    stage0: buildStage0(BUILD_DIR), systemImage: { file: systemImage, topLevelDirs: topLevelDirs(imageEntries) },
-    mtime, files,
-  });
-  const treeKey = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
-  const rdBuilt = await keyed(BUILD_DIR, 'initramfs', treeKey, [initramfs], async () => {
-    await writeCompressed(entries, initramfs, INITRAMFS_ZSTD_LEVEL);
+  const rdBuilt = await kitInitramfs(kit, {
+    key, mtime, output: initramfs, cacheDir: BUILD_DIR,
+    files: testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : [],
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
 
-  const vmlinuz = join(OUT_DIR, 'vmlinuz');
-  const vmlinuzStale = !existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage));
-  if (vmlinuzStale) copyFileSync(kernel.bzImage, vmlinuz);
   copyFileSync(kernel.config, join(OUT_DIR, 'kernel.config'));
   const cmdline = join(OUT_DIR, 'cmdline');
   writeFileSync(cmdline, DEFAULT_CMDLINE + '\n');

@@ -6,9 +6,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '../machinery/pki/secrets.ts';
+import { contextOfSecrets, writeConfigFile } from '../cli/config.ts';
 import { launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { OUT } from './lib/paths.ts';
+import { untilPoweredOff } from './lib/interactive-vm.ts';
 
 const HELP = `usage: npm start -- [options]
 
@@ -81,14 +83,8 @@ function devConfig(hostPort: number): string {
   const machine = join(dir, 'machine.yaml');
   const header = '# development machine config (npm start): the API CA of out/dev/secrets.yaml\n';
   writeFileSync(machine, header + apiCaDocument(s), { mode: 0o600 });
-  writeFileSync(join(dir, 'cosictl.yaml'), JSON.stringify({
-    context: 'dev', contexts: {
-      dev: {
-        endpoint: `127.0.0.1:${hostPort}`, ca: s.ca.certificate, cert: s.clients.admin.certificate,
-        key: s.clients.admin.key,
-      },
-    },
-  }, null, 2), { mode: 0o600 });
+  writeConfigFile(join(dir, 'cosictl.yaml'),
+    { context: 'dev', contexts: { dev: contextOfSecrets(s, 'admin', `127.0.0.1:${hostPort}`) } });
   return machine;
 }
 
@@ -113,23 +109,4 @@ if (!opts.config && !opts.noConfig) {
   process.stderr.write(`[start] cosictl: COSICTL_CONFIG=out/dev/cosictl.yaml out/cosictl get versions`
     + `${opts.hostfwd.some((f) => f.guestPort === 50000) ? '' : ' (boot with --hostfwd 50000:50000)'}\n`);
 }
-// A terminal's Ctrl-C reaches this process more than once: from the terminal (the whole foreground
-// group) and again relayed by npm's and tsx's wrappers. Signals within a second of the first are that press.
-const SAME_PRESS_MS = 1000;
-let presses = 0;
-let firstPress = 0;
-process.on('SIGINT', () => {
-  if (presses && Date.now() - firstPress < SAME_PRESS_MS) return;
-  presses++;
-  if (presses === 1) {
-    firstPress = Date.now();
-    process.stderr.write('\n[start] powering down (ACPI power button); Ctrl-C again to quit QEMU now\n');
-    vm.powerdown(30_000).catch((e: Error) => {
-      process.stderr.write(`[start] ${e.message}\n`);
-      vm.kill();
-    });
-  } else vm.kill();
-});
-const exit = await vm.exited;
-process.stderr.write(`[start] QEMU exited (code ${exit.code}${exit.signal ? `, signal ${exit.signal}` : ''})\n`);
-process.exit(exit.code ?? 1);
+process.exit(await untilPoweredOff(vm, 'start'));

@@ -6,7 +6,9 @@ import { apiCaDocument, generateSecrets, secretsFromYaml, secretsToYaml } from '
 import { ROLES, type Role } from '../../machinery/model/access.ts';
 import type { KeyAlgorithm } from '../../machinery/pki/certificate.ts';
 import { flag, has, type Parsed, noArguments } from '../args.ts';
-import { defaultConfigPath, readConfigFile, toAddress, writeConfigFile } from '../config.ts';
+import {
+  contextOfSecrets, DEFAULT_ENDPOINT, defaultConfigPath, readConfigFile, toAddress, writeConfigFile,
+} from '../config.ts';
 import { CliError, EXIT } from '../errors.ts';
 import { readInput } from '../read-input.ts';
 
@@ -107,8 +109,7 @@ export function genCommand(p: Parsed, configPath: string | undefined, out: (s: s
     file.contexts = {
       ...file.contexts,
       [name]: {
-        endpoint: toAddress(flag(p, 'endpoint') ?? '127.0.0.1:50000'), ca: secrets.ca.certificate,
-        cert: secrets.clients[role].certificate, key: secrets.clients[role].key,
+        ...contextOfSecrets(secrets, role, toAddress(flag(p, 'endpoint') ?? DEFAULT_ENDPOINT)),
         ...(serverName ? { serverName } : {}),
       },
     };

@@ -1,7 +1,8 @@
 // build-appliance: an appliance definition (definition.ts) made into images. Its extensions are built (each
 // skipped when its inputs did not change), the payload the system carries beside its kernel is written (the index,
 // the first-boot config with the secrets file, each extension's image: machinery/disk/slot-payload.ts), and the
-// chosen formats are built from the system's kernel and initramfs with that payload (images.ts). Images are made in
+// chosen formats are built from the system kit's kernel and an initramfs made from the kit that trusts the
+// appliance's signing key (system-kit.ts), with that payload (images.ts). Images are made in
 // a folder of their own inside the output folder and moved into it only once all are whole: a build that fails
 // leaves the output folder as it was. A build whose inputs are the last one's does nothing and says so.
 import { createHash, createPublicKey } from 'node:crypto';
@@ -18,14 +19,15 @@ import type { OutputFormat, SigningKey } from '../formats/format.ts';
 import { buildImages, type ImageArtifact } from '../images.ts';
 import type { ApplianceDefinition } from './definition.ts';
 import { buildExtension, type BuiltExtension } from './extension-build.ts';
+import { kitInitramfs, type OpenedKit } from './system-kit.ts';
 
 /** Where an appliance build keeps what it reuses (built extensions, the last build's key), in its output folder. */
 export const BUILD_CACHE_DIR = '.build';
 
 export interface ApplianceBuildOptions {
   definition: ApplianceDefinition;
-  /** The system the appliance runs on: its kernel, its initramfs (trusting the signing key below), command line. */
-  system: { kernel: string; initramfs: string; cmdline: string; commit: string };
+  /** The system the appliance runs on: its initramfs is made from it, trusting the signing key below. */
+  system: OpenedKit;
   signingKey(): SigningKey;
   formats: readonly OutputFormat[];
   /** The project's output folder: the images go here. */
@@ -63,6 +65,10 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     for (const n of b.notes) o.progress(`extension ${e.name}: ${n}`);
     extensions.push(b);
   }
+  const initramfs = join(cache, 'initramfs.cpio.zst');
+  if (await kitInitramfs(o.system, { key: o.signingKey(), mtime: o.epoch, output: initramfs, cacheDir: cache })) {
+    o.progress(`initramfs: system ${o.system.version} (${o.system.commit}), trusting the appliance's signing key`);
+  }
   const cmdline = applianceCmdline(o.system.cmdline, d.kernel.args);
   const config = d.config.text.trim() ? d.config.text : '';
   const index: SlotPayload = {
@@ -71,7 +77,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
   };
   const key = createHash('sha256').update(JSON.stringify({
     index, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
-    kernel: await sha256File(o.system.kernel), initramfs: await sha256File(o.system.initramfs),
+    kernel: o.system.files.vmlinuz.sha256, initramfs: await sha256File(initramfs),
     signer: createPublicKey(o.signingKey().privateKey).export({ type: 'spki', format: 'der' }).toString('hex'),
   })).digest('hex');
   const manifest = join(o.outDir, 'manifest.json');
@@ -85,7 +91,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
       if (index.config) writeFileSync(join(work, PAYLOAD_CONFIG), config);
       for (const e of extensions) linkSync(e.path, join(work, extensionFile(e.name)));
       artifacts = await buildImages({
-        formats: o.formats, inputs: { kernel: o.system.kernel, initramfs: o.system.initramfs, cmdline, payload: work },
+        formats: o.formats, inputs: { kernel: o.system.paths.vmlinuz, initramfs, cmdline, payload: work },
         release: { version: d.version, commit: o.system.commit }, signingKey: o.signingKey, outDir: partial,
         seed: o.seed ?? `${d.name}@${d.version}`, epoch: o.epoch, progress: o.progress,
       });

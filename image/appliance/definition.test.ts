@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import YAML from 'yaml';
+import { generateSecrets, secretsToYaml } from '../../machinery/pki/secrets.ts';
 import { loadDefinition } from './definition.ts';
 import { APPLIANCE_SCHEMA_FILE } from './editor-schemas.ts';
 
@@ -50,7 +51,8 @@ t.test('a good definition, read whole', async (t) => {
   }, 'the dir extension\'s manifest, its version the appliance\'s');
   t.same(d.config.parts, [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 },
     { name: 'secrets (secrets.yaml)', documents: 1 }], 'the secrets file is the config\'s last part');
-  t.equal(d.secrets, join(project, 'secrets.yaml'));
+  t.same(d.secrets, { file: join(project, 'secrets.yaml'), apiSecrets: false });
+  t.same(d.run, { forward: [], memoryMiB: 512 }, 'appliance run: no forwards, 512 MiB');
   t.same(d.kernel, { args: ['console=ttyS0'], modules: ['e1000e'] });
   t.same(d.formats, ['raw', 'qcow2']);
   const least = await loadDefinition(write('least.yaml', {
@@ -64,7 +66,7 @@ t.test('refused, every problem with its field', async (t) => {
     'apiVersion: must be one of appliance.dev/v1alpha1, got "v1"',
     'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, got "floppy"',
     'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, kernel, signing, '
-      + 'formats)',
+      + 'formats, run)',
   ]);
   t.same(await problems({ ...GOOD, extensions: [
     { name: 'hello', dir: 'hello', executable: '/bin/hello' },
@@ -113,6 +115,28 @@ t.test('the config: checked as the machine checks it, and no secret written inli
   const r4 = await loadDefinition(write('bad4.yaml', { ...GOOD, secrets: 'bad-secrets.yaml' }));
   t.same(r4.problems, ['secrets (bad-secrets.yaml): document 1 (HostnameSpec box3): spec.hostname: must be a host '
     + 'name, got "a b"'], 'the secrets file is checked as config too');
+});
+
+t.test('a secrets file of cosictl gen secrets: the machine gets its CA; run\'s forwards', async (t) => {
+  writeFileSync(join(project, 'api-secrets.yaml'), secretsToYaml(generateSecrets()));
+  const r = await loadDefinition(write('api.yaml', { ...GOOD, secrets: 'api-secrets.yaml',
+    run: { forward: ['8080:80', '2222:22'], memory: 384 } }));
+  t.same(r.problems, []);
+  t.same(r.definition!.secrets, { file: join(project, 'api-secrets.yaml'), apiSecrets: true });
+  t.match(r.definition!.config.text,
+    /type: ApiCertificateAuthorities\.security\.appliance\.dev\n {2}id: api\nspec:\n {2}certificate: /);
+  t.notMatch(r.definition!.config.text, /clients/, 'no client key in the image');
+  t.same(r.definition!.run, { forward: [{ hostPort: 8080, guestPort: 80 }, { hostPort: 2222, guestPort: 22 }],
+    memoryMiB: 384 });
+  writeFileSync(join(project, 'broken-secrets.yaml'), 'version: v1alpha1\nca: {certificate: x, key: y}\n');
+  t.match((await loadDefinition(write('api2.yaml', { ...GOOD, secrets: 'broken-secrets.yaml',
+    run: { forward: ['8080', '99999:80'] } }))).problems, [
+    /^run\.forward\[0\]: must be HOSTPORT:GUESTPORT, e\.g\. 8080:8080, got "8080"$/,
+  ]);
+  t.match((await loadDefinition(write('api3.yaml', { ...GOOD, secrets: 'broken-secrets.yaml',
+    run: { forward: ['99999:80'] } }))).problems, [
+    /^secrets: broken-secrets\.yaml: ca: /, /^run\.forward\[0\]: "99999:80": ports are 1-65535$/,
+  ]);
 });
 
 t.test('what is no definition at all', async (t) => {

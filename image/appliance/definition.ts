@@ -11,6 +11,7 @@ import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { placeOf, splitDocuments } from '../../machinery/config/documents.ts';
 import { parseYaml } from '../../machinery/config/safe-yaml.ts';
+import { apiCaDocument, secretsFromYaml } from '../../machinery/pki/secrets.ts';
 import {
   ConfigRefused, offlineValidationContext, validateConfig,
 } from '../../machinery/config/validate-config.ts';
@@ -27,6 +28,9 @@ export type { DefinedExtension, ExtensionSource } from './defined-extension.ts';
 
 export const DEFINITION_API_VERSION = 'appliance.dev/v1alpha1';
 export const DEFINITION_KIND = 'Appliance';
+
+/** A `run.forward` entry: HOSTPORT:GUESTPORT. */
+const FORWARD_RE = /^([0-9]{1,5}):([0-9]{1,5})$/;
 
 const manifestFields = (MANIFEST_SCHEMA as { properties: Record<string, SpecSchema> }).properties;
 const path = (description: string): SpecSchema => ({ type: 'string', minLength: 1, description });
@@ -83,6 +87,16 @@ export const DEFINITION_SCHEMA: SpecSchema = {
       type: 'array', description: 'What `appliance build` writes unless told otherwise.',
       items: { type: 'string', enum: FORMATS.map((f) => f.name) },
     },
+    run: {
+      type: 'object', description: 'How `appliance run` boots it in QEMU on this computer.',
+      properties: {
+        forward: {
+          type: 'array', description: 'Ports of this computer\'s 127.0.0.1 forwarded to the machine\'s.',
+          items: { type: 'string', pattern: FORWARD_RE.source, patternHelp: 'HOSTPORT:GUESTPORT, e.g. 8080:8080' },
+        },
+        memory: { type: 'integer', minimum: 128, maximum: 65536, description: 'The machine\'s memory in MiB.' },
+      },
+    },
   },
 };
 
@@ -93,11 +107,17 @@ export interface ApplianceDefinition {
   extensions: DefinedExtension[];
   /** The machine config's text: its `config:` parts in order, then the secrets file (each part named in messages). */
   config: { text: string; parts: { name: string; documents: number }[] };
-  secrets?: string;
+  /** The secrets file; apiSecrets: a `cosictl gen secrets` file (its clients' certificates reach the machine). */
+  secrets?: { file: string; apiSecrets: boolean };
   kernel: { args: string[]; modules: string[]; fragment?: string };
   signingKey?: string;
   formats: string[];
+  /** `appliance run`'s forwards (this computer's port to the machine's) and memory. */
+  run: { forward: { hostPort: number; guestPort: number }[]; memoryMiB: number };
 }
+
+/** `appliance run`'s memory unless the definition says. */
+export const RUN_MEMORY_MIB = 512;
 
 export type DefinitionResult =
   | { definition: ApplianceDefinition; problems: [] }
@@ -122,7 +142,7 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
   if (problems.length) return { problems };
   const d = v as Rec & { name: string; version: string; extensions?: Rec[]; config?: Rec[]; secrets?: string;
     kernel?: { args?: string[]; modules?: string[]; fragment?: string }; signing?: { key: string };
-    formats?: string[] };
+    formats?: string[]; run?: { forward?: string[]; memory?: number } };
   const base = dirname(resolve(file));
   const at = (p: string) => (isAbsolute(p) ? p : join(base, p));
   const want = (field: string, p: string, kind: 'file' | 'directory' | 'any') => {
@@ -185,13 +205,32 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
     parts.push({ name, documents: splitDocuments(text).length, text, inline: c.inline !== undefined });
   });
   const secrets = d.secrets === undefined ? undefined : want('secrets', d.secrets, 'file');
-  // The secrets are config documents too (the API's CA, ...): checked with the rest, and carried after it.
+  // The secrets are config documents too (the API's CA, ...): checked with the rest, and carried after it. A file
+  // of `cosictl gen secrets` is carried as the one document the machine needs of it, its CA (not the clients' keys).
+  let apiSecrets = false;
   if (secrets) {
-    const text = readIf(secrets);
+    let text = readIf(secrets);
+    const parsed = parseYaml(text);
+    const doc = parsed.ok ? parsed.value as Rec | null : null;
+    if (doc && typeof doc === 'object' && doc.version === 'v1alpha1' && 'ca' in doc) {
+      try {
+        text = apiCaDocument(secretsFromYaml(text, d.secrets!));
+        apiSecrets = true;
+      } catch (e) {
+        problems.push(`secrets: ${(e as Error).message}`);
+      }
+    }
     parts.push({ name: `secrets (${d.secrets})`, documents: splitDocuments(text).length, text, inline: false });
   }
   const fragment = d.kernel?.fragment === undefined ? undefined : want('kernel.fragment', d.kernel.fragment, 'file');
   const signingKey = d.signing === undefined ? undefined : want('signing.key', d.signing.key, 'file');
+  const forward = (d.run?.forward ?? []).map((f, i) => {
+    const [hostPort, guestPort] = FORWARD_RE.exec(f)!.slice(1).map(Number) as [number, number];
+    if (!(hostPort >= 1 && hostPort <= 65535 && guestPort >= 1 && guestPort <= 65535)) {
+      problems.push(`run.forward[${i}]: "${f}": ports are 1-65535`);
+    }
+    return { hostPort, guestPort };
+  });
   if (problems.length) return { problems };
 
   const config = { text: parts.map((p) => p.text).join('\n---\n'), parts: parts.map(({ name, documents }) =>
@@ -202,10 +241,11 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
     problems: [],
     definition: {
       file: resolve(file), name: d.name, version: d.version, extensions, config,
-      ...(secrets ? { secrets } : {}),
+      ...(secrets ? { secrets: { file: secrets, apiSecrets } } : {}),
       kernel: { args: d.kernel?.args ?? [], modules: d.kernel?.modules ?? [], ...(fragment ? { fragment } : {}) },
       ...(signingKey ? { signingKey } : {}),
       formats: d.formats ?? ['raw'],
+      run: { forward, memoryMiB: d.run?.memory ?? RUN_MEMORY_MIB },
     },
   };
 }
