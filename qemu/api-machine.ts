@@ -4,7 +4,6 @@
 // (QEMU fw_cfg by default), and cosictl uses a context with the run's admin certificate.
 // No tap here, so benchmarks can use it; tests take qemu/api-vm.ts, which adds tap's hooks.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READY_RE } from '../init/boot/ready-line.ts';
@@ -13,6 +12,7 @@ import type { ChannelTls } from '../cosi/remote/grpc/client.ts';
 import type { Role } from '../machinery/model/access.ts';
 import { apiCaDocument } from '../machinery/pki/secrets.ts';
 import { artifacts } from './artifacts.ts';
+import { freePort } from './free-port.ts';
 import { launch, slirpStaticIp, type Vm, type VmOptions } from './launch.ts';
 import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
@@ -65,14 +65,6 @@ export const TELLING = /WARN|ERROR|Out of memory|Kernel panic|exited \(|event lo
 
 /** The machine config document that gives a guest the run's CA (for tests that pass their config another way). */
 export const TEST_CA_DOCUMENT = (): string => apiCaDocument(testSecrets());
-
-const freePort = () => new Promise<number>((r) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => r(p));
-  });
-});
 
 /**
  * Boots and waits until the API answers through the forwarded port. The guest's

@@ -1,10 +1,11 @@
-// An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: a program
-// baked into the image (the Python example plugin, as a prebuilt squashfs), its first-boot config naming the
-// program's own type, the run's API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing
-// changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the
-// program runs from the disk and answers the config's Greeting. Then a version 2 bundle (a changed program)
-// upgrades OS and program together, and a rollback brings version 1's program back: the A/B upgrade under SeaBIOS's
-// GRUB (qemu/upgrade.test.ts tries the refusals and failures under OVMF).
+// An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: programs
+// baked into the image (the Python example plugin, as a prebuilt squashfs; lighttpd, a program nobody here wrote,
+// from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's own type, the run's
+// API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing changed (nothing done), the
+// qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the plugin answers the config's
+// Greeting, lighttpd serves its page on a forwarded port. Then a version 2 bundle (a changed plugin and page)
+// upgrades OS and programs together, and a rollback brings version 1's back: the A/B upgrade under SeaBIOS's GRUB
+// (qemu/upgrade.test.ts tries the refusals and failures under OVMF).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { join } from 'node:path';
 import { main as appliance } from '../scripts/appliance.ts';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
+import { freePort } from './free-port.ts';
+import { LIGHTTPD_PORT, lighttpdOciLayout } from './lighttpd-oci.ts';
 import { readyAgain, slotLine, upgrade } from './upgrade-setup.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
@@ -23,13 +26,18 @@ buildHelloImages(project, {
   'hello-2': HELLO_MANIFEST().replace(/^version: .*$/m, 'version: 2.0.0'),
 });
 writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
-const definition = (version: string, image: string, formats: string) => `apiVersion: appliance.dev/v1alpha1
+// lighttpd, from Debian's package, as an OCI layout umoci made: one per version, each serving its own page.
+const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n'),
+  '2.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 2</h1>\n') };
+const definition = (version: '1.0.0' | '2.0.0', image: string, formats: string) => `apiVersion: appliance.dev/v1alpha1
 kind: Appliance
 name: kiosk
 version: ${version}
 extensions:
   - name: hello
     squashfs: ${image}
+  - name: web
+    oci: ${web[version]}
 config:
   - inline: |
       metadata: {type: greetings, id: world}
@@ -75,6 +83,23 @@ t.test('appliance build: raw and qcow2 of one disk; again with nothing changed, 
 });
 
 let m: ApiVm;
+const webPort = await freePort();
+
+/** lighttpd's page through the forwarded port, asked until it is `page` (its program may still be starting). */
+async function pageIs(page: RegExp): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      last = await (await fetch(`http://127.0.0.1:${webPort}/`, { signal: AbortSignal.timeout(5000) })).text();
+      if (page.test(last)) return last;
+    } catch (e) {
+      last = String((e as Error).cause ?? e);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  return last;
+}
 // The machine outlives the test that boots it (the next upgrades it): stopped once the file's tests end.
 t.teardown(() => m?.vm.kill());
 t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program runs, no server anywhere',
@@ -84,13 +109,17 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     m = await bootWithApi({
       bootFrom: 'disk', firmware: 'seabios', machine: 'pc', defaults: true, nics: ['e1000'], memoryMiB: 384,
       noReboot: false, disks: [{ file: disk, format: 'qcow2', interface: 'ide' }],
+      hostfwd: [{ hostPort: webPort, guestPort: LIGHTTPD_PORT }],
     }, 'dhcp', { secrets: 'none' });
     t.teardown(() => writeFileSync(join(scratch, 'console.log'), m.vm.console()));
-    t.match(m.vm.console(), /kiosk 1\.0\.0 from slot A: 1 extension\(s\) declared \(hello\); a first-boot config/);
+    t.match(m.vm.console(), /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); a first-boot config/);
     const status = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"phase": "running"/, 120_000);
     t.match(status.out, /"version": "1\.0\.0"/, `running: ${status.err}`);
     const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
     t.match(g.out, /hello, world/, 'the first-boot config\'s Greeting answered by the baked program');
+    t.match(await pageIs(/version 1/), /<h1>kiosk version 1<\/h1>/, 'lighttpd, from its OCI image, serves its page');
+    const webStatus = await m.run(['get', 'extensionstatus', 'web', '-o', 'json']);
+    t.match(webStatus.out, /"phase": "running"/, 'the API reports it running');
     const config = await m.run(['get', 'configstatus', 'machine', '-o', 'json']);
     t.match(config.out, /"source": "image"/, 'the config the image carries');
   });
@@ -104,16 +133,18 @@ t.test('an upgrade bundle of version 2 replaces OS and program; a rollback bring
   t.equal(up.code, 0, up.err);
   await readyAgain(m, 2);
   t.match(m.vm.console(), /appliance: booting slot B/, 'SeaBIOS\'s GRUB booted the new slot');
-  t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 1 extension\(s\) declared \(hello\)/);
+  t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 2 extension\(s\) declared \(hello, web\)/);
   const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "2\.0\.0"/, 120_000);
   t.match(v2.out, /"phase": "running"/, 'version 2\'s program runs');
   const done = await m.poll(['get', 'upgradestatus', 'to-2'], /done/, 120_000);
   t.match(done.out, /done\s+1\.0\.0\s+2\.0\.0\s+B/, 'version 2 marked itself good');
   t.match(await slotLine(m), /^A:1\.0\.0 good \| B:2\.0\.0 running default good$/);
+  t.match(await pageIs(/version 2/), /<h1>kiosk version 2<\/h1>/, 'version 2\'s page');
   const back = await m.run(['rollback']);
   t.equal(back.code, 0, back.err);
   await readyAgain(m, 3);
   const v1 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "1\.0\.0"/, 120_000);
   t.match(v1.out, /"phase": "running"/, 'version 1\'s program is back');
   t.match(await slotLine(m), /^A:1\.0\.0 running default good \| B:2\.0\.0 good$/);
+  t.match(await pageIs(/version 1/), /<h1>kiosk version 1<\/h1>/, 'version 1\'s page again');
 });

@@ -1,6 +1,10 @@
 // npm run image: its arguments, and the errors that name the bad one.
 import t from 'tap';
-import { imageCmdline, parseImageArgs } from './image.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadDefinition } from '../image/appliance/definition.ts';
+import { imageCmdline, OWN_DEFINITION, parseImageArgs } from './image.ts';
+import { ROOT } from './lib/paths.ts';
 
 t.test('formats by name or all; size and seed; errors say what is wrong', async (t) => {
   t.same(parseImageArgs(['--format', 'raw,qcow2']), { formats: ['raw', 'qcow2'] });
@@ -24,4 +28,14 @@ t.test('the command line: the build\'s, replaced or added to, one line', async (
   t.equal(imageCmdline(built, parseImageArgs(['--format', 'raw', '--cmdline', 'console=ttyS1'])), 'console=ttyS1');
   t.throws(() => parseImageArgs(['--format', 'raw', '--cmdline', 'a', '--append', 'b']), /give one/);
   t.throws(() => parseImageArgs(['--format', 'raw', '--append', 'a\nb']), /--append: the command line is one line/);
+});
+
+t.test('this repository\'s own appliance: valid, nothing added, the package\'s version', async (t) => {
+  const r = await loadDefinition(OWN_DEFINITION);
+  t.same(r.problems, []);
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  t.equal(r.definition?.version, pkg.version, `${OWN_DEFINITION}'s version is package.json's: move both`);
+  t.equal(r.definition?.name, pkg.name);
+  t.same([r.definition?.extensions, r.definition?.config.text, r.definition?.kernel.args], [[], '', []],
+    'the system as it is: its images carry no payload');
 });

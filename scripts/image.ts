@@ -1,19 +1,26 @@
-// image: `npm run image -- --format raw,qcow2|all [--size MiB]`: builds the boot artifacts
-// (npm run build), then the chosen disk and cloud images into out/images, with a manifest.
-import { readFileSync } from 'node:fs';
+// image: `npm run image -- --format raw,qcow2|all [--size MiB]`: builds the system (npm run build), then this
+// repository's own appliance (image/appliance.yaml: the system, nothing added) in the chosen disk and cloud formats
+// into out/images, with a manifest: the same code as `appliance build`.
 import { join } from 'node:path';
-import { buildImages } from '../image/images.ts';
+import { buildAppliance } from '../image/appliance/build-appliance.ts';
+import { loadDefinition } from '../image/appliance/definition.ts';
+import { openSystemKit } from '../image/appliance/system-kit.ts';
 import { FORMATS, formatNamed } from '../image/formats/index.ts';
-import { build, signingKeyOf } from './build.ts';
-import { OUT } from './lib/paths.ts';
+import { repoHost } from './appliance.ts';
+import { signingKeyOf } from './build.ts';
+import { OUT, ROOT } from './lib/paths.ts';
 import { step } from './lib/log.ts';
+
+/** This repository's own appliance: the system as it is. */
+export const OWN_DEFINITION = join(ROOT, 'image', 'appliance.yaml');
 
 const HELP = `usage: npm run image -- --format <name>[,<name>...] | --format all [--size MiB] [--seed S]
                       [--cmdline TEXT | --append TEXT] [--signing-key FILE]
 
-Builds out/vmlinuz and out/initramfs.cpio.zst if needed, then each format into out/images,
-listing every artifact (format, size, sha256) in out/images/manifest.json. The same inputs
-and seed give the same bytes.
+Builds the system if needed (npm run build), then this repository's own appliance
+(image/appliance.yaml) in each format into out/images, listing every artifact (format, size,
+sha256) in out/images/manifest.json. The same inputs and seed give the same bytes; with nothing
+changed, nothing is done.
 
 Formats:
 ${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
@@ -21,7 +28,7 @@ ${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
   --size MiB  the raw disk's size (default: what it needs, rounded up to 64 MiB); the
               EPHEMERAL partition takes the rest, and grows to a larger disk at first boot
   --seed S    seeds the disk's GUIDs and volume ids (default: the version and commit)
-  --cmdline TEXT  the kernel command line every image boots with, instead of out/cmdline's
+  --cmdline TEXT  the kernel command line every image boots with, instead of the system's
                   (e.g. "console=ttyS0 appliance.platform=metal appliance.config=https://...")
   --append TEXT   words added to it (e.g. "appliance.config=http://10.0.0.1/machine.yaml")
   --signing-key FILE  the Ed25519 private key (PKCS#8 PEM) that signs the upgrade bundle; default:
@@ -87,18 +94,21 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write(`image: ${(e as Error).message}\n(npm run image -- --help)\n`);
     process.exit(2);
   }
-  // The system built trusts the key the image's upgrade bundle is signed with.
-  const b = await build(args.signingKey ? { signingKey: args.signingKey } : {});
-  const manifest = JSON.parse(readFileSync(b.manifest, 'utf8')) as { version: string; commit: string };
+  const own = await loadDefinition(OWN_DEFINITION);
+  if (!own.definition) {
+    process.stderr.write(`image: ${OWN_DEFINITION}: refused:\n${own.problems.map((p) => `  ${p}\n`).join('')}`);
+    process.exit(1);
+  }
+  // This repository's image is its own appliance, built as any other (image/appliance/build-appliance.ts).
+  const kit = await openSystemKit(await repoHost.systemKit(() => undefined));
   const s = step('image');
-  const artifacts = await buildImages({
-    formats: args.formats.map((n) => formatNamed(n)!),
-    inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: imageCmdline(readFileSync(b.cmdline, 'utf8'), args) },
-    release: { version: manifest.version, commit: manifest.commit },
-    signingKey: () => signingKeyOf(args.signingKey),
-    outDir: join(OUT, 'images'), seed: args.seed ?? `${manifest.version}+${manifest.commit}`,
-    epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0), progress: (m) => s.info(m),
+  const r = await buildAppliance({
+    definition: own.definition, formats: args.formats.map((n) => formatNamed(n)!), system: kit,
+    signingKey: () => signingKeyOf(args.signingKey), outDir: join(OUT, 'images'),
+    seed: args.seed ?? `${kit.version}+${kit.commit}`, epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0),
+    progress: (m) => s.info(m), cmdline: imageCmdline(kit.cmdline, args),
     ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),
   });
-  s.done(artifacts.map((a) => `${a.file} ${a.sha256.slice(0, 12)}`).join(', '));
+  s.done(`${r.built ? '' : 'nothing changed: '}${r.artifacts.map((a) => `${a.file} ${a.sha256.slice(0, 12)}`)
+    .join(', ')}`);
 }

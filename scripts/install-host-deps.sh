@@ -30,19 +30,27 @@ PACKAGES=(
   umoci skopeo      # OCI image layouts and docker-save archives made by the field's own tools (image/oci tests)
   ntfs-3g           # mkntfs: a Windows disk (MBR + NTFS) in the device matrix
   libedit2 libgnutls30 libnettle8 libseccomp2 libcap2 # what the unpacked chronyd links against
+  libcrypt1 libpcre2-8-0 libxxhash0 # and the unpacked lighttpd
 )
 
-# chronyd is the independent NTP server the time tests query. It is unpacked into the
-# cache, never installed: the package would start a service that syncs the host's
-# clock with servers on the internet.
-install_chronyd() {
-  local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/chrony"
-  if [ -x "$dir/usr/sbin/chronyd" ]; then echo "host deps: chronyd present in $dir"; return; fi
+# Servers the tests run that are unpacked into the cache, never installed: installed, each package
+# would start a service on this host (chronyd would sync the host's clock with servers on the
+# internet; lighttpd would listen on port 80). chronyd is the independent NTP server the time
+# tests query; lighttpd is the program nobody here wrote that the appliance tests bake into an
+# image from an OCI layout. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
+unpack_tool() {
+  local pkg="$1" file="$2"
+  local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/$pkg"
+  if [ -e "$dir/$file" ]; then echo "host deps: $pkg present in $dir"; return; fi
   local tmp; tmp=$(mktemp -d); chmod 0755 "$tmp" # apt-get download writes as _apt
-  (cd "$tmp" && apt-get download chrony >/dev/null) || { $SUDO apt-get update -q && (cd "$tmp" && apt-get download chrony >/dev/null); }
-  mkdir -p "$dir" && dpkg-deb -x "$tmp"/chrony_*.deb "$dir"
+  (cd "$tmp" && apt-get download "$pkg" >/dev/null) || { $SUDO apt-get update -q && (cd "$tmp" && apt-get download "$pkg" >/dev/null); }
+  mkdir -p "$dir" && dpkg-deb -x "$tmp"/"$pkg"_*.deb "$dir"
   rm -rf "$tmp"
-  echo "host deps: chronyd unpacked into $dir"
+  echo "host deps: $pkg unpacked into $dir"
+}
+unpack_tools() {
+  unpack_tool chrony usr/sbin/chronyd
+  unpack_tool lighttpd usr/sbin/lighttpd
 }
 
 missing=()
@@ -55,11 +63,11 @@ SUDO=""
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "host deps: all ${#PACKAGES[@]} packages present"
-  install_chronyd
+  unpack_tools
   exit 0
 fi
 
 echo "host deps: installing ${missing[*]}"
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-install_chronyd
+unpack_tools

@@ -34,6 +34,10 @@ export interface ApplianceBuildOptions {
   outDir: string;
   /** Seeds the disks' GUIDs and ids (default: the appliance's name and version). */
   seed?: string;
+  /** The raw disk's size in MiB (default: what it needs). */
+  sizeMiB?: number;
+  /** The whole command line, instead of the system's and the definition's kernel args. */
+  cmdline?: string;
   epoch: number;
   progress(message: string): void;
 }
@@ -69,14 +73,17 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
   if (await kitInitramfs(o.system, { key: o.signingKey(), mtime: o.epoch, output: initramfs, cacheDir: cache })) {
     o.progress(`initramfs: system ${o.system.version} (${o.system.commit}), trusting the appliance's signing key`);
   }
-  const cmdline = applianceCmdline(o.system.cmdline, d.kernel.args);
+  const cmdline = o.cmdline?.trim() ?? applianceCmdline(o.system.cmdline, d.kernel.args);
   const config = d.config.text.trim() ? d.config.text : '';
+  // An appliance with nothing to carry (the system's own image) gets no payload: its images are the system's.
+  const carries = config.length > 0 || extensions.length > 0;
   const index: SlotPayload = {
     name: d.name, version: d.version, config: config.length > 0,
     extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes })),
   };
   const key = createHash('sha256').update(JSON.stringify({
-    index, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
+    index, carries, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
+    sizeMiB: o.sizeMiB,
     kernel: o.system.files.vmlinuz.sha256, initramfs: await sha256File(initramfs),
     signer: createPublicKey(o.signingKey().privateKey).export({ type: 'spki', format: 'der' }).toString('hex'),
   })).digest('hex');
@@ -91,7 +98,9 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
       if (index.config) writeFileSync(join(work, PAYLOAD_CONFIG), config);
       for (const e of extensions) linkSync(e.path, join(work, extensionFile(e.name)));
       artifacts = await buildImages({
-        formats: o.formats, inputs: { kernel: o.system.paths.vmlinuz, initramfs, cmdline, payload: work },
+        formats: o.formats,
+        inputs: { kernel: o.system.paths.vmlinuz, initramfs, cmdline, ...(carries ? { payload: work } : {}) },
+        ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
         release: { version: d.version, commit: o.system.commit }, signingKey: o.signingKey, outDir: partial,
         seed: o.seed ?? `${d.name}@${d.version}`, epoch: o.epoch, progress: o.progress,
       });

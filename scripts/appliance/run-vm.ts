@@ -4,12 +4,12 @@
 // the machine keeps lasts from one run to the next. The API and the definition's forwards come from 127.0.0.1.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { contextOfSecrets, writeConfigFile } from '../../cli/config.ts';
 import type { ApplianceDefinition } from '../../image/appliance/definition.ts';
 import type { ImageArtifact } from '../../image/images.ts';
 import { secretsFromYaml } from '../../machinery/pki/secrets.ts';
+import { freePort, portFree } from '../../qemu/free-port.ts';
 import { launch, type PortForward } from '../../qemu/launch.ts';
 import { untilPoweredOff } from '../lib/interactive-vm.ts';
 
@@ -21,31 +21,10 @@ const API_PORT = 50000;
 
 export interface RunOptions { format: DiskFormat; fresh: boolean; memoryMiB: number; cosictl: string }
 
-/** Whether 127.0.0.1:`port` can be listened on now. */
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A port of 127.0.0.1 the system hands out as free. */
-function anyFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** `wanted`, or another free port when it is taken (said on stderr). */
 async function hostPortFor(wanted: number, what: string): Promise<number> {
   if (await portFree(wanted)) return wanted;
-  const other = await anyFreePort();
+  const other = await freePort();
   process.stderr.write(`[run] 127.0.0.1:${wanted} is taken: ${what} is on 127.0.0.1:${other} instead\n`);
   return other;
 }
