@@ -115,6 +115,11 @@ t.test('the config: checked as the machine checks it, and no secret written inli
   const r4 = await loadDefinition(write('bad4.yaml', { ...GOOD, secrets: 'bad-secrets.yaml' }));
   t.same(r4.problems, ['secrets (bad-secrets.yaml): document 1 (HostnameSpec box3): spec.hostname: must be a host '
     + 'name, got "a b"'], 'the secrets file is checked as config too');
+  const r5 = await loadDefinition(write('bad5.yaml', { ...GOOD, config: [{ inline:
+    'metadata: {type: extensions, id: hello}\nspec: {source: "http://10.0.2.2/hello.squashfs", sha256: "'
+      + `${'a'.repeat(64)}"}\n` }] }));
+  t.same(r5.problems, ['config[0] (inline): document 1 (Extension hello): "hello" is an extension of this '
+    + 'appliance (extensions:); the image declares it'], 'an ExtensionSpec named like a baked extension');
 });
 
 t.test('a secrets file of cosictl gen secrets: the machine gets its CA; run\'s forwards', async (t) => {

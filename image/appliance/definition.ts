@@ -19,6 +19,7 @@ import {
   checkManifest, MANIFEST_SCHEMA, parseManifest, type ExtensionManifest,
 } from '../../machinery/model/extension-manifest.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
+import { EXTENSION_TYPE } from '../../proto/gen/resource-types.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { FORMATS } from '../formats/index.ts';
 import type { DefinedExtension, ExtensionSource } from './defined-extension.ts';
@@ -266,11 +267,19 @@ async function configProblems(
   const types = extensions.flatMap((e) => e.manifest?.types ?? []);
   try {
     const { docs } = validateConfig(config.text, ctx, source, undefined, { types, unknownWhy: [] });
-    return docs.filter((doc) => doc.definition.sensitivity === 'sensitive' && parts[config.parts.findIndex(
-      (p) => p.name === placeOf(doc.index, source).name)]?.inline).map((doc) => {
+    const baked = new Set(extensions.map((e) => e.name));
+    return docs.flatMap((doc) => {
       const place = placeOf(doc.index, source);
-      return `${place.name}: document ${place.index} (${doc.definition.displayType} ${doc.id}): a secret written `
-        + 'inline; put it in a file of its own and name it in secrets: or config: path';
+      const what = `${place.name}: document ${place.index} (${doc.definition.displayType} ${doc.id})`;
+      const inline = parts[config.parts.findIndex((p) => p.name === place.name)]?.inline;
+      if (doc.definition.sensitivity === 'sensitive' && inline) {
+        return [`${what}: a secret written inline; put it in a file of its own and name it in secrets: or config: path`];
+      }
+      // The image declares its extensions itself; a spec of the same name would fight it for the one process.
+      if (doc.definition.type === EXTENSION_TYPE && baked.has(doc.id)) {
+        return [`${what}: "${doc.id}" is an extension of this appliance (extensions:); the image declares it`];
+      }
+      return [];
     });
   } catch (e) {
     if (!(e instanceof ConfigRefused)) throw e;
