@@ -1,5 +1,5 @@
 // An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: programs
-// baked into the image (the Python example plugin, as a prebuilt squashfs; lighttpd, a program nobody here wrote,
+// baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program nobody here wrote,
 // from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's own type, the run's
 // API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing changed (nothing done), the
 // qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the plugin answers the config's
@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main as appliance } from '../scripts/appliance.ts';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
+import YAML from 'yaml';
 import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
 import { freePort } from './free-port.ts';
 import { LIGHTTPD_PORT, lighttpdOciLayout } from './lighttpd-oci.ts';
@@ -21,21 +22,19 @@ import { readyAgain, slotLine, upgrade } from './upgrade-setup.ts';
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
 const project = join(scratch, 'kiosk');
 mkdirSync(project);
-buildHelloImages(project, {
-  hello: HELLO_MANIFEST(),
-  'hello-2': HELLO_MANIFEST().replace(/^version: .*$/m, 'version: 2.0.0'),
-});
+// The Python example plugin's root, its manifest's fields in the definition (dir:): its version is the appliance's.
+buildHelloImages(scratch, {}, { keepRoot: join(project, 'hello') });
+const { version: _, ...helloFields } = YAML.parse(HELLO_MANIFEST()) as Record<string, unknown>;
 writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
 // lighttpd, from Debian's package, as an OCI layout umoci made: one per version, each serving its own page.
 const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n'),
   '2.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 2</h1>\n') };
-const definition = (version: '1.0.0' | '2.0.0', image: string, formats: string) => `apiVersion: appliance.dev/v1alpha1
+const definition = (version: '1.0.0' | '2.0.0', formats: string) => `apiVersion: appliance.dev/v1alpha1
 kind: Appliance
 name: kiosk
 version: ${version}
 extensions:
-  - name: hello
-    squashfs: ${image}
+  - ${JSON.stringify({ ...helloFields, dir: 'hello' })}
   - name: web
     oci: ${web[version]}
 config:
@@ -45,7 +44,7 @@ config:
 secrets: secrets.yaml
 formats: [${formats}]
 `;
-writeFileSync(join(project, 'appliance.yaml'), definition('1.0.0', 'hello.squashfs', 'raw, qcow2'));
+writeFileSync(join(project, 'appliance.yaml'), definition('1.0.0', 'raw, qcow2'));
 
 /** `appliance ARGS` run in the project's directory, its exit code and what it printed. */
 async function run(...args: string[]): Promise<{ code: number; out: string }> {
@@ -125,7 +124,7 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
   });
 
 t.test('an upgrade bundle of version 2 replaces OS and program; a rollback brings version 1\'s back', async (t) => {
-  writeFileSync(join(project, 'appliance.yaml'), definition('2.0.0', 'hello-2.squashfs', 'upgrade'));
+  writeFileSync(join(project, 'appliance.yaml'), definition('2.0.0', 'upgrade'));
   const built = await run('build');
   t.equal(built.code, 0);
   const bundle = join(project, 'out', 'appliance-upgrade.tar');

@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
-  readlinkSync, realpathSync,
+  readlinkSync, realpathSync, renameSync,
   rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -80,9 +80,11 @@ export const HELLO_MANIFEST = () => readFileSync(join(HELLO_EXTENSION_DIR, 'mani
 
 /**
  * Builds the hello extension's root once and one image of it per manifest (file name -> manifest text; the
- * example's own manifest is HELLO_MANIFEST()) into `outDir`; progress on stderr.
+ * example's own manifest is HELLO_MANIFEST()) into `outDir`; progress on stderr. With `keepRoot`, the root is
+ * kept there without a manifest (for `dir:` in appliance.yaml, whose fields are the manifest).
  */
-export function buildHelloImages(outDir: string, manifests: Record<string, string>): Record<string, BuiltExtension> {
+export function buildHelloImages(outDir: string, manifests: Record<string, string>, o: { keepRoot?: string } = {}):
+  Record<string, BuiltExtension> {
   const started = Date.now();
   const root = mkdtempSync(join(tmpdir(), 'hello-rootfs-'));
   try {
@@ -103,9 +105,14 @@ export function buildHelloImages(outDir: string, manifests: Record<string, strin
       writeFileSync(join(root, 'manifest.yaml'), manifest);
       built[name] = squashfs(root, join(outDir, `${name}.squashfs`), files);
     }
-    const mib = (Object.values(built)[0]!.bytes / 2 ** 20).toFixed(1);
-    process.stderr.write(`[extension] hello: ${files} files, ${Object.keys(built).length} image(s) of ${mib} MiB `
+    const first = Object.values(built)[0];
+    const mib = first ? ` of ${(first.bytes / 2 ** 20).toFixed(1)} MiB` : '';
+    process.stderr.write(`[extension] hello: ${files} files, ${Object.keys(built).length} image(s)${mib} `
       + `in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    if (o.keepRoot) {
+      rmSync(join(root, 'manifest.yaml'), { force: true });
+      renameSync(root, o.keepRoot);
+    }
     return built;
   } finally {
     rmSync(root, { recursive: true, force: true });
