@@ -1,11 +1,12 @@
 // An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: programs
-// baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program nobody here wrote,
-// from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's own type, the run's
-// API secrets from a file. Built as raw and qcow2 (the same disk), again with nothing changed (nothing done), the
-// qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere: the plugin answers the config's
-// Greeting, lighttpd serves its page on a forwarded port. Then a version 2 bundle (a changed plugin and page)
-// upgrades OS and programs together, and a rollback brings version 1's back: the A/B upgrade under SeaBIOS's GRUB
-// (qemu/upgrade.test.ts tries the refusals and failures under OVMF).
+// baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program
+// nobody here wrote, from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's
+// own type, the run's API secrets from a file, a kernel module loaded at boot. Built as raw and qcow2 (the same
+// disk), again with nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and
+// no server anywhere: the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the
+// module is loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and a
+// rollback brings version 1's back: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts tries the refusals
+// and failures under OVMF).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import YAML from 'yaml';
 import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
 import { freePort } from './free-port.ts';
-import { LIGHTTPD_PORT, lighttpdOciLayout } from './lighttpd-oci.ts';
+import { LIGHTTPD_PORT, lighttpdOciLayout } from '../scripts/lib/lighttpd-oci.ts';
 import { readyAgain, slotLine, upgrade } from './upgrade-setup.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
@@ -37,6 +38,8 @@ extensions:
   - ${JSON.stringify({ ...helloFields, dir: 'hello' })}
   - name: web
     oci: ${web[version]}
+kernel:
+  modules: [dummy]
 config:
   - inline: |
       metadata: {type: greetings, id: world}
@@ -111,7 +114,8 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
       hostfwd: [{ hostPort: webPort, guestPort: LIGHTTPD_PORT }],
     }, 'dhcp', { secrets: 'none' });
     t.teardown(() => writeFileSync(join(scratch, 'console.log'), m.vm.console()));
-    t.match(m.vm.console(), /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); a first-boot config/);
+    t.match(m.vm.console(),
+      /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); kernel modules dummy; a first-boot/);
     const status = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"phase": "running"/, 120_000);
     t.match(status.out, /"version": "1\.0\.0"/, `running: ${status.err}`);
     const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
@@ -119,6 +123,8 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     t.match(await pageIs(/version 1/), /<h1>kiosk version 1<\/h1>/, 'lighttpd, from its OCI image, serves its page');
     const webStatus = await m.run(['get', 'extensionstatus', 'web', '-o', 'json']);
     t.match(webStatus.out, /"phase": "running"/, 'the API reports it running');
+    const dummy = await m.poll(['get', 'kernelmodulespecstatus', 'dummy', '-o', 'json'], /"state": "applied"/, 60_000);
+    t.match(dummy.out, /"layer": "default"[^]*"loaded": \[\s*"dummy"\s*\]/, 'kernel.modules: loaded at boot');
     const config = await m.run(['get', 'configstatus', 'machine', '-o', 'json']);
     t.match(config.out, /"source": "image"/, 'the config the image carries');
   });

@@ -14,6 +14,7 @@ import {
   writeSystemImage, type SystemImageCompression,
 } from '../image/system-image.ts';
 import { buildStage0 } from '../image/stage0/build-stage0.ts';
+import { scanModules } from '../image/modules-dep.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
 import { buildKernel, kernelSourceVersion } from './kernel.ts';
 import { updateErrnoFiles } from './gen-errno.ts';
@@ -151,6 +152,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   // The parts an appliance build starts from (image/appliance/system-kit.ts), listed with their sha256.
   await writeSystemKit(BUILD_DIR, {
     version: pkg.version, commit, cmdline: DEFAULT_CMDLINE, topLevelDirs: topLevelDirs(imageEntries),
+    modules: scanModules(join(kernel.modules, kernel.release)).map((m) => m.name),
     paths: { vmlinuz, systemImage, stage0: buildStage0(BUILD_DIR) },
   });
   const kit = await openSystemKit(BUILD_DIR);

@@ -21,6 +21,17 @@ import type { ApplianceDefinition } from './definition.ts';
 import { buildExtension, type BuiltExtension } from './extension-build.ts';
 import { kitInitramfs, type OpenedKit } from './system-kit.ts';
 
+/** A definition the system cannot build: each reason, with its field. */
+export class ApplianceRefused extends Error {
+  constructor(readonly file: string, readonly problems: string[]) {
+    super(`${file}: refused: ${problems.join('; ')}`);
+    this.name = 'ApplianceRefused';
+  }
+}
+
+/** A module's name as the kernel compares them: - and _ are the same. */
+const moduleKey = (name: string) => name.replace(/-/g, '_');
+
 /** Where an appliance build keeps what it reuses (built extensions, the last build's key), in its output folder. */
 export const BUILD_CACHE_DIR = '.build';
 
@@ -55,9 +66,16 @@ export const applianceCmdline = (system: string, args: readonly string[]) => [sy
 
 export async function buildAppliance(o: ApplianceBuildOptions): Promise<ApplianceBuild> {
   const d = o.definition;
-  if (d.kernel.modules.length || d.kernel.fragment) {
-    throw new Error(`${d.file}: kernel.modules and kernel.fragment: this build ships the system's own kernel and `
-      + 'modules only, so far; remove them to build');
+  if (d.kernel.fragment) {
+    throw new ApplianceRefused(d.file, ['kernel.fragment: this build ships the system\'s own kernel only, so far; '
+      + 'remove it to build']);
+  }
+  // Checked before anything is built: a module loaded at boot must be one the system's kernel build ships.
+  const shipped = new Set(o.system.modules.map(moduleKey));
+  const unknown = d.kernel.modules.filter((m) => !shipped.has(moduleKey(m)));
+  if (unknown.length) {
+    throw new ApplianceRefused(d.file, unknown.map((m) => `kernel.modules: "${m}": not a module of the system's kernel `
+      + `(it ships ${o.system.modules.length}: ${o.system.modules.join(', ')})`));
   }
   const cache = join(o.outDir, BUILD_CACHE_DIR);
   mkdirSync(cache, { recursive: true });
@@ -76,10 +94,11 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
   const cmdline = o.cmdline?.trim() ?? applianceCmdline(o.system.cmdline, d.kernel.args);
   const config = d.config.text.trim() ? d.config.text : '';
   // An appliance with nothing to carry (the system's own image) gets no payload: its images are the system's.
-  const carries = config.length > 0 || extensions.length > 0;
+  const carries = config.length > 0 || extensions.length > 0 || d.kernel.modules.length > 0;
   const index: SlotPayload = {
     name: d.name, version: d.version, config: config.length > 0,
     extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes })),
+    ...(d.kernel.modules.length ? { modules: d.kernel.modules } : {}),
   };
   const key = createHash('sha256').update(JSON.stringify({
     index, carries, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,

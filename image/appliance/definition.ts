@@ -12,6 +12,7 @@ import { validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { placeOf, splitDocuments } from '../../machinery/config/documents.ts';
 import { parseYaml } from '../../machinery/config/safe-yaml.ts';
 import { apiCaDocument, secretsFromYaml } from '../../machinery/pki/secrets.ts';
+import { MODULE_NAME_RE } from '../../machinery/disk/slot-payload.ts';
 import {
   ConfigRefused, offlineValidationContext, validateConfig,
 } from '../../machinery/config/validate-config.ts';
@@ -76,7 +77,11 @@ export const DEFINITION_SCHEMA: SpecSchema = {
       type: 'object',
       properties: {
         args: names('Kernel command line arguments added to ours.'),
-        modules: names('Modules of our kernel build shipped beyond the default set.'),
+        modules: {
+          type: 'array', description: 'Modules of the system\'s kernel build loaded at every boot.',
+          items: { type: 'string', pattern: MODULE_NAME_RE.source, patternHelp: 'a module name (letters, digits, _ '
+            + 'and -)' },
+        },
         fragment: path('A kernel config fragment: the kernel is built with it (cached by hash).'),
       },
     },
@@ -273,7 +278,8 @@ async function configProblems(
       const what = `${place.name}: document ${place.index} (${doc.definition.displayType} ${doc.id})`;
       const inline = parts[config.parts.findIndex((p) => p.name === place.name)]?.inline;
       if (doc.definition.sensitivity === 'sensitive' && inline) {
-        return [`${what}: a secret written inline; put it in a file of its own and name it in secrets: or config: path`];
+        return [`${what}: a secret written inline; put it in a file of its own and name it in secrets: or config: `
+          + 'path'];
       }
       // The image declares its extensions itself; a spec of the same name would fight it for the one process.
       if (doc.definition.type === EXTENSION_TYPE && baked.has(doc.id)) {

@@ -18,13 +18,14 @@ const parts = () => {
 };
 parts();
 const kitOf = () => writeSystemKit(dir, { version: '1.2.3', commit: 'abc', cmdline: 'console=ttyS0\n',
-  topLevelDirs: ['usr'], paths });
+  topLevelDirs: ['usr'], modules: ['vxlan', 'dummy'], paths });
 
 t.test('written and opened whole', async (t) => {
   await kitOf();
   const kit = await openSystemKit(dir);
   t.equal(kit.version, '1.2.3');
   t.equal(kit.cmdline, 'console=ttyS0');
+  t.same(kit.modules, ['dummy', 'vxlan']);
   t.same(kit.paths, paths);
   t.same(kit.files.stage0, { file: 'stage0', size: 12, sha256: kit.files.stage0.sha256 });
 });

@@ -25,6 +25,8 @@ export interface SystemKit {
   cmdline: string;
   /** The system image's top-level directories, linked from the initramfs's root. */
   topLevelDirs: string[];
+  /** The kernel modules the system image ships (every one the kernel build makes), by name. */
+  modules: string[];
   files: { vmlinuz: KitFile; systemImage: KitFile; stage0: KitFile };
 }
 
@@ -50,6 +52,7 @@ export async function writeSystemKit(dir: string, k: Omit<SystemKit, 'files'> & 
   });
   const kit: SystemKit = {
     version: k.version, commit: k.commit, cmdline: k.cmdline.trim(), topLevelDirs: k.topLevelDirs,
+    modules: [...k.modules].sort(),
     files: {
       vmlinuz: await describe(k.paths.vmlinuz), systemImage: await describe(k.paths.systemImage),
       stage0: await describe(k.paths.stage0),
@@ -71,6 +74,7 @@ export async function openSystemKit(dir: string): Promise<OpenedKit> {
   } catch (e) {
     throw new SystemKitError(dir, `${SYSTEM_KIT_FILE}: not JSON: ${(e as Error).message}`, { cause: e });
   }
+  if (!Array.isArray(kit.modules)) throw new SystemKitError(dir, `${SYSTEM_KIT_FILE} lists no modules`);
   const paths = {} as OpenedKit['paths'];
   for (const name of ['vmlinuz', 'systemImage', 'stage0'] as const) {
     const f = kit.files?.[name];

@@ -14,6 +14,8 @@ const payload: SlotPayload = {
 
 t.test('what is encoded decodes the same; the files it names', async (t) => {
   t.same(decodePayload(encodePayload(payload), 'A/appliance.json'), payload);
+  const withModules = { ...payload, modules: ['dummy', 'nf_tables'] };
+  t.same(decodePayload(encodePayload(withModules), 'A/appliance.json'), withModules, 'the modules it loads');
   t.same(payloadFiles(payload), [PAYLOAD_INDEX, PAYLOAD_CONFIG, 'extension-web.squashfs', 'extension-hello.squashfs']);
   t.same(payloadFiles({ ...payload, config: false, extensions: [] }), [PAYLOAD_INDEX]);
   for (const f of [PAYLOAD_INDEX, PAYLOAD_CONFIG, extensionFile('web')]) t.ok(isPayloadFile(f), f);
@@ -34,4 +36,6 @@ t.test('an index that is wrong: each way named, with where it was read', async (
     'B/x: extensions[0]: want {name, sha256 (64 hex digits), bytes}', 'a name that would leave the slot');
   t.equal(bad({ ...payload, extensions: [payload.extensions[0], payload.extensions[0]] }),
     'B/x: extensions[1]: "web" is named twice');
+  t.equal(bad({ ...payload, modules: ['dummy', '../x'] }),
+    'B/x: modules: want a list of module names (letters, digits, _ and -)');
 });

@@ -2,7 +2,8 @@
 // the machine config it boots with the first time. One description for the image build (which writes it into boot
 // slot A, or into the initramfs of an image that has no slots), the upgrade bundle (whose parts it may add) and the
 // machine (which declares the extensions from the slot it booted). The files sit flat beside the slot's kernel:
-//   appliance.json                  the index: the appliance's name and version, each extension's name and sha256
+//   appliance.json                  the index: the appliance's name and version, each extension's name and sha256,
+//                                   the kernel modules it loads at every boot
 //   config.yaml                     the first boot's machine config (when the appliance declares one)
 //   extension-NAME.squashfs         each extension's image
 // An image with no slots (ISO, PXE) carries the same files in its initramfs, under INITRAMFS_PAYLOAD_DIR.
@@ -25,7 +26,12 @@ export interface SlotPayload {
   extensions: PayloadExtension[];
   /** The slot carries PAYLOAD_CONFIG. */
   config: boolean;
+  /** Kernel modules of the system's own build loaded at every boot of this slot (appliance.yaml kernel.modules). */
+  modules?: string[];
 }
+
+/** A kernel module's name, as KernelModuleSpec takes it. */
+export const MODULE_NAME_RE = /^[A-Za-z0-9_-]{1,56}$/;
 
 /** Whether a file of this name belongs to a slot's payload (an upgrade bundle's part, a slot's file). */
 export const isPayloadFile = (name: string) => name === PAYLOAD_INDEX || name === PAYLOAD_CONFIG
@@ -57,5 +63,10 @@ export function decodePayload(bytes: Uint8Array, where: string): SlotPayload | E
     if (seen.has(e.name)) return new Error(`${where}: extensions[${i}]: "${e.name}" is named twice`);
     seen.add(e.name);
   }
-  return { name: v.name, version: v.version, extensions: v.extensions, config: v.config };
+  if (v.modules !== undefined && !(Array.isArray(v.modules) && v.modules.every((m) => typeof m === 'string'
+    && MODULE_NAME_RE.test(m)))) {
+    return new Error(`${where}: modules: want a list of module names (letters, digits, _ and -)`);
+  }
+  return { name: v.name, version: v.version, extensions: v.extensions, config: v.config,
+    ...(v.modules?.length ? { modules: v.modules } : {}) };
 }

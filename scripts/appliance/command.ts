@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { FORMATS, formatNamed } from '../../image/formats/index.ts';
-import { buildAppliance, type ApplianceBuild } from '../../image/appliance/build-appliance.ts';
+import { ApplianceRefused, buildAppliance, type ApplianceBuild } from '../../image/appliance/build-appliance.ts';
 import { loadDefinition, type ApplianceDefinition } from '../../image/appliance/definition.ts';
 import { openSystemKit } from '../../image/appliance/system-kit.ts';
 import { developmentSigningKey, loadSigningKey } from '../../image/signing-key.ts';
@@ -264,6 +264,11 @@ export async function applianceMain(argv: string[], host: ApplianceHost): Promis
     if (e instanceof UsageError) {
       process.stderr.write(`appliance ${command}: ${e.message} (appliance ${command} --help)\n`);
       return EXIT.usage;
+    }
+    if (e instanceof ApplianceRefused) {
+      process.stderr.write(`appliance: ${e.file}: refused, ${e.problems.length} problem(s):\n`
+        + e.problems.map((p) => `  ${p}\n`).join(''));
+      return EXIT.refused;
     }
     const refused = (e as Error).name === 'ExtensionRefused' || (e as Error).name === 'OciRefused';
     process.stderr.write(`appliance ${command}: ${(e as Error).message}\n`);

@@ -23,6 +23,7 @@ function payload(name: string, motd: string, index?: string): string {
   mkdirSync(p);
   writeFileSync(join(p, 'appliance.json'), index ?? encodePayload({
     name: 'kiosk', version: '1.0.0', config: true, extensions: [{ name: 'hello', sha256: SHA, bytes: 1 }],
+    modules: ['dummy'],
   }));
   writeFileSync(join(p, 'config.yaml'), `${apiCaDocument(testSecrets())}---\nmetadata: {type: motd, id: kiosk}\n`
     + `spec: {text: ${motd}}\n`);
@@ -37,7 +38,12 @@ t.test('declared before any config; the config the first; neither saved as the u
   t.teardown(() => served.stop());
   const cosictl = (...args: string[]) =>
     runProgram(join(a.dir, 'cosictl'), ['--config', served.cosictlConfig, ...args]);
-  t.match(served.log(), `kiosk 1.0.0 from ${first}: 1 extension(s) declared (hello); a first-boot config`);
+  t.match(served.log(),
+    `kiosk 1.0.0 from ${first}: 1 extension(s) declared (hello); kernel modules dummy; a first-boot config`);
+  const module = await cosictl('get', 'kernelmodulespecs', 'image-dummy', '-o', 'json');
+  t.equal(module.code, 0, module.err);
+  t.match(module.out, /"owner": "engine"/, 'the module the image loads: the engine\'s');
+  t.match(module.out, /"layer": "default",\s+"module": "dummy"/, 'of the default layer: a config\'s spec wins');
   const spec = await cosictl('get', 'extensions', 'hello', '-o', 'json');
   t.equal(spec.code, 0, spec.err);
   t.match(spec.out, `"source": "${join(first, extensionFile('hello'))}"`, 'its source: the file beside the kernel');
@@ -49,6 +55,7 @@ t.test('declared before any config; the config the first; neither saved as the u
   const saved = readFileSync(join(stateDir, CONFIG_FILE), 'utf8');
   t.match(saved, /type: Motds\.config\.appliance\.dev/, 'the image\'s config saved as the machine\'s first');
   t.notMatch(saved, /extension-hello\.squashfs/, 'the image\'s extension is not saved as config');
+  t.notMatch(saved, /image-dummy/, 'nor its module');
   const del = await cosictl('delete', 'extensions', 'hello');
   t.not(del.code, 0, 'not a user\'s to delete');
   t.match(del.err, /hello/);

@@ -2,8 +2,9 @@
 // boot slot it came from, or in its initramfs) declared as the machine starts, before any config: each an
 // ExtensionSpec (config namespace) of the engine's own, whose source is the file beside the kernel, so it starts
 // with no network and no server, and an upgrade or a rollback brings the programs of the slot it boots. Their
-// types are registered first, so that a config naming them is valid from the first boot. Not the users' config:
-// never persisted, pruned or replaced by a config; the system that carries them decides them.
+// types are registered first, so that a config naming them is valid from the first boot. The kernel modules it
+// loads are KernelModuleSpecs of the default layer, declared the same way. Not the users' config: never persisted,
+// pruned or replaced by a config; the system that carries them decides them.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
@@ -14,7 +15,10 @@ import {
 import type { Logger } from '../../../machinery/log.ts';
 import type { DefinitionInput } from '../../../cosi/meta/definition.ts';
 import type { ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
-import { CONFIG_NS, EXTENSION_TYPE } from '../../../proto/gen/resource-types.ts';
+import {
+  CONFIG_NS, EXTENSION_TYPE, KERNEL_MODULE_SPEC_TYPE, SYSTEM_NS,
+} from '../../../proto/gen/resource-types.ts';
+import type { KernelModuleSpecSpec } from '../../../proto/gen/spec-types.ts';
 
 export interface ImagePayloadOptions {
   state: MemoryState;
@@ -54,8 +58,15 @@ export async function declareImageExtensions(o: ImagePayloadOptions): Promise<Im
     else if (types.length) await o.register(e.name, types);
     await upsert(o.state, { namespace: CONFIG_NS, type: EXTENSION_TYPE, id: e.name }, spec, o.owner);
   }
+  // The modules the image loads: specs of the default layer (a config's spec of the same module wins the merge).
+  for (const module of index.modules ?? []) {
+    const spec: KernelModuleSpecSpec = { layer: 'default', module };
+    await upsert(o.state, { namespace: SYSTEM_NS, type: KERNEL_MODULE_SPEC_TYPE, id: `image-${module}` }, spec,
+      o.owner);
+  }
   o.log.info(`${index.name} ${index.version} from ${o.from}: ${index.extensions.length} extension(s) declared`
     + `${index.extensions.length ? ` (${index.extensions.map((e) => e.name).join(', ')})` : ''}`
+    + `${index.modules?.length ? `; kernel modules ${index.modules.join(', ')}` : ''}`
     + `${index.config ? '; a first-boot config' : ''}`);
   const configFile = join(o.dir, PAYLOAD_CONFIG);
   if (!index.config) return { index };

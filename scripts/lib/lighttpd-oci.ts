@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { sharedLibs } from '../image/elf-deps.ts';
-import { CACHE } from '../scripts/lib/paths.ts';
+import { sharedLibs } from '../../image/elf-deps.ts';
+import { CACHE } from './paths.ts';
 
 /** Where `npm run setup` unpacks Debian's lighttpd package. */
 export const LIGHTTPD = join(CACHE, 'tools', 'lighttpd', 'usr', 'sbin', 'lighttpd');
