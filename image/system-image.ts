@@ -6,13 +6,18 @@
 // Why not unpacked: what the kernel unpacks stays in RAM for good; a page of this image
 // is read and decompressed only when a process touches it, and may be dropped again.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
 import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
 import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
+
+/** Where the image keeps the kernel's modules, one folder per kernel release. */
+export const MODULES_DIR = 'lib/modules';
 
 /** The image's file in the initramfs, and where stage0 mounts it (both without the leading slash). */
 export const SYSTEM_IMAGE_FILE = 'system.squashfs';
@@ -58,16 +63,23 @@ export function systemImageEntries(i: SystemImageInputs): CpioEntry[] {
   file('init', i.init, 0o755);
   file('lib/appliance_native.node', i.addon, 0o755);
   for (const lib of sharedLibs([i.init, i.addon])) file(lib.path, lib.source, 0o755);
-  if (i.modules) {
-    const root = join(i.modules.dir, i.modules.release);
-    const dir = join('lib/modules', i.modules.release);
-    for (const f of filesUnder(root)) file(join(dir, relative(root, f)), f, 0o644);
-    const shipped = scanModules(root);
-    add(join(dir, 'modules.dep'), Buffer.from(modulesDep(shipped)), 0o644);
-    add(join(dir, 'modules.alias'), Buffer.from(modulesAlias(shipped)), 0o644);
-    add(join(dir, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped)), 0o644);
-  }
+  if (i.modules) entries.push(...moduleEntries(i.modules));
   return sortEntries(entries);
+}
+
+/** The image's lib/modules/<release>: the kernel's modules with the modules.dep, .alias and .softdep made of them. */
+export function moduleEntries(modules: { dir: string; release: string }): CpioEntry[] {
+  const root = join(modules.dir, modules.release);
+  const dir = join(MODULES_DIR, modules.release);
+  const add = (path: string, data: Buffer): CpioEntry => (
+    { type: 'file', path: normalizePath(path), mode: 0o644, data, uid: 0, gid: 0 });
+  const shipped = scanModules(root);
+  return [
+    ...filesUnder(root).map((f) => add(join(dir, relative(root, f)), readFileSync(f))),
+    add(join(dir, 'modules.dep'), Buffer.from(modulesDep(shipped))),
+    add(join(dir, 'modules.alias'), Buffer.from(modulesAlias(shipped))),
+    add(join(dir, 'modules.softdep'), Buffer.from(modulesSoftdep(shipped))),
+  ];
 }
 
 /** The image's top-level directories: the initramfs links each from its root. */
@@ -97,6 +109,23 @@ export function writeSystemImage(
       stage, output, '-noappend', '-quiet', '-no-progress', '-all-root', '-no-xattrs',
       '-mkfs-time', String(mtime), '-all-time', String(mtime), '-comp', c.compressor, ...level, '-b', c.blockSize,
     ]);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** The files of a system image written by writeSystemImage (unpacked with unsquashfs), in name order. */
+export function readSystemImage(file: string): CpioEntry[] {
+  const stage = mkdtempSync(join(tmpdir(), 'system-image-read-'));
+  try {
+    const root = join(stage, 'root');
+    run('unsquashfs', ['-quiet', '-no-progress', '-no-xattrs', '-dest', root, file]);
+    return sortEntries(filesUnder(root).map((f): CpioEntry => {
+      const st = lstatSync(f);
+      if (!st.isFile()) throw new Error(`system image ${file}: ${relative(root, f)} is not a file (files only)`);
+      return { type: 'file', path: normalizePath(relative(root, f)), mode: st.mode & 0o7777, data: readFileSync(f),
+        uid: 0, gid: 0 };
+    }));
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }

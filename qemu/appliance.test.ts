@@ -1,10 +1,11 @@
 // An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: programs
 // baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program
 // nobody here wrote, from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's
-// own type, the run's API secrets from a file, a kernel module loaded at boot. Built as raw and qcow2 (the same
-// disk), again with nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and
-// no server anywhere: the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the
-// module is loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and a
+// own type, the run's API secrets from a file, its own kernel (a config fragment adding the tun module) and two
+// kernel modules loaded at boot, one of the system's and the fragment's. Built as raw and qcow2 (the same disk),
+// again with nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no
+// server anywhere: the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the
+// modules are loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and a
 // rollback brings version 1's back: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts tries the refusals
 // and failures under OVMF).
 import t from 'tap';
@@ -27,6 +28,7 @@ mkdirSync(project);
 buildHelloImages(scratch, {}, { keepRoot: join(project, 'hello') });
 const { version: _, ...helloFields } = YAML.parse(HELLO_MANIFEST()) as Record<string, unknown>;
 writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
+writeFileSync(join(project, 'kernel.config'), '# the tunnel device a VPN program needs\nCONFIG_TUN=m\n');
 // lighttpd, from Debian's package, as an OCI layout umoci made: one per version, each serving its own page.
 const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n'),
   '2.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 2</h1>\n') };
@@ -39,7 +41,8 @@ extensions:
   - name: web
     oci: ${web[version]}
 kernel:
-  modules: [dummy]
+  modules: [dummy, tun]
+  fragment: kernel.config
 config:
   - inline: |
       metadata: {type: greetings, id: world}
@@ -82,6 +85,10 @@ t.test('appliance build: raw and qcow2 of one disk; again with nothing changed, 
   t.equal(again.code, 0);
   t.match(again.out, /kiosk 1\.0\.0: nothing changed since the last build/);
   t.match(again.out, manifest.images[0]!.sha256, 'the same images listed');
+  const image = execFileSync('unsquashfs', ['-l', join(project, 'out', '.build', 'kernel', 'system.squashfs')],
+    { encoding: 'utf8' });
+  t.match(image, /lib\/modules\/[^/]+\/kernel\/drivers\/net\/tun\.ko\n/, 'the system image has the fragment\'s module');
+  t.match(image, /\/init\n/, 'and the system\'s PID 1');
 });
 
 let m: ApiVm;
@@ -115,7 +122,7 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     }, 'dhcp', { secrets: 'none' });
     t.teardown(() => writeFileSync(join(scratch, 'console.log'), m.vm.console()));
     t.match(m.vm.console(),
-      /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); kernel modules dummy; a first-boot/);
+      /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); kernel modules dummy, tun; a first-boot/);
     const status = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"phase": "running"/, 120_000);
     t.match(status.out, /"version": "1\.0\.0"/, `running: ${status.err}`);
     const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
@@ -125,6 +132,8 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     t.match(webStatus.out, /"phase": "running"/, 'the API reports it running');
     const dummy = await m.poll(['get', 'kernelmodulespecstatus', 'dummy', '-o', 'json'], /"state": "applied"/, 60_000);
     t.match(dummy.out, /"layer": "default"[^]*"loaded": \[\s*"dummy"\s*\]/, 'kernel.modules: loaded at boot');
+    const tun = await m.poll(['get', 'kernelmodulespecstatus', 'tun', '-o', 'json'], /"state": "applied"/, 60_000);
+    t.match(tun.out, /"loaded": \[\s*"tun"\s*\]/, 'the fragment\'s module, built with the appliance\'s kernel, loaded');
     const config = await m.run(['get', 'configstatus', 'machine', '-o', 'json']);
     t.match(config.out, /"source": "image"/, 'the config the image carries');
   });

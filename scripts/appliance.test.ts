@@ -64,8 +64,13 @@ t.test('validate: every problem with its field (exit 1), or a summary (exit 0)',
     + 'version: 1.0.0\nextensions:\n  - {name: web, dir: web, executable: /bin/web, ready: "tcp:8080"}\n');
   const good = await run('validate', '-f', join(project, 'appliance.yaml'));
   t.equal(good.code, 0, good.err);
-  t.match(good.out,
-    /kiosk 1\.0\.0: valid\n {2}extensions: web \(dir\)\n {2}config: 0 document\(s\)\n {2}formats: raw\n/);
+  t.match(good.out, new RegExp('kiosk 1\\.0\\.0: valid\\n {2}extensions: web \\(dir\\)\\n'
+    + ' {2}config: 0 document\\(s\\)\\n {2}kernel: the system\'s\\n {2}formats: raw\\n'));
+  writeFileSync(join(project, 'tun.config'), 'CONFIG_TUN=m\n');
+  writeFileSync(join(project, 'appliance.yaml'), 'apiVersion: appliance.dev/v1alpha1\nkind: Appliance\nname: kiosk\n'
+    + 'version: 1.0.0\nkernel: {fragment: tun.config, modules: [tun], args: [quiet]}\n');
+  const own = await run('validate', '-f', join(project, 'appliance.yaml'));
+  t.match(own.out, / {2}kernel: its own, the system's config with tun\.config; args quiet; modules tun\n/);
 });
 
 t.test('init: a project that validates; refused, with nothing written, where one is already', async (t) => {

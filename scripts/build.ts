@@ -16,7 +16,7 @@ import {
 import { buildStage0 } from '../image/stage0/build-stage0.ts';
 import { scanModules } from '../image/modules-dep.ts';
 import { describeArtifact, writeManifest } from '../image/manifest.ts';
-import { buildKernel, kernelSourceVersion } from './kernel.ts';
+import { buildKernel, FRAGMENT, kernelSourceVersion } from './kernel.ts';
 import { updateErrnoFiles } from './gen-errno.ts';
 import { buildNative } from './native.ts';
 import { nodeRuntime } from './runtime.ts';
@@ -25,7 +25,7 @@ import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
-import { kitInitramfs, openSystemKit, writeSystemKit } from '../image/appliance/system-kit.ts';
+import { kitInitramfs, writeSystemKit } from '../image/appliance/system-kit.ts';
 import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../machinery/sys/test-break.ts';
 import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
@@ -150,12 +150,17 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const vmlinuzStale = !existsSync(vmlinuz) || (await sha256File(vmlinuz)) !== (await sha256File(kernel.bzImage));
   if (vmlinuzStale) copyFileSync(kernel.bzImage, vmlinuz);
   // The parts an appliance build starts from (image/appliance/system-kit.ts), listed with their sha256.
-  await writeSystemKit(BUILD_DIR, {
+  // The kernel's config and fragment: an appliance's kernel.fragment goes on top of them.
+  const kernelConfig = join(BUILD_DIR, 'kernel.config');
+  copyFileSync(kernel.config, kernelConfig);
+  const kernelFragment = join(BUILD_DIR, 'kernel-fragment.config');
+  copyFileSync(FRAGMENT, kernelFragment);
+  const kit = await writeSystemKit(BUILD_DIR, {
     version: pkg.version, commit, cmdline: DEFAULT_CMDLINE, topLevelDirs: topLevelDirs(imageEntries),
     modules: scanModules(join(kernel.modules, kernel.release)).map((m) => m.name),
-    paths: { vmlinuz, systemImage, stage0: buildStage0(BUILD_DIR) },
+    kernel: { key: kernel.key, source: kernel.sourceVersion, release: kernel.release }, compression,
+    paths: { vmlinuz, systemImage, stage0: buildStage0(BUILD_DIR), kernelConfig, kernelFragment },
   });
-  const kit = await openSystemKit(BUILD_DIR);
 
   s = step('initramfs');
   const initramfs = join(OUT_DIR, 'initramfs.cpio.zst');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { buildAppliance } from '../image/appliance/build-appliance.ts';
 import { loadDefinition } from '../image/appliance/definition.ts';
 import { openSystemKit } from '../image/appliance/system-kit.ts';
+import { buildDerivedKernel } from './kernel.ts';
 import { FORMATS, formatNamed } from '../image/formats/index.ts';
 import { repoHost } from './appliance.ts';
 import { signingKeyOf } from './build.ts';
@@ -104,7 +105,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const s = step('image');
   const r = await buildAppliance({
     definition: own.definition, formats: args.formats.map((n) => formatNamed(n)!), system: kit,
-    signingKey: () => signingKeyOf(args.signingKey), outDir: join(OUT, 'images'),
+    kernelBuilder: buildDerivedKernel, signingKey: () => signingKeyOf(args.signingKey), outDir: join(OUT, 'images'),
     seed: args.seed ?? `${kit.version}+${kit.commit}`, epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0),
     progress: (m) => s.info(m), cmdline: imageCmdline(kit.cmdline, args),
     ...(args.sizeMiB ? { sizeMiB: args.sizeMiB } : {}),

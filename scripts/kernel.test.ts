@@ -1,23 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { configLines, FRAGMENT, missingOptions } from './kernel.ts';
-
-t.test('missingOptions names what olddefconfig dropped', async (t) => {
-  t.same(
-    missingOptions(
-      'CONFIG_A=y\n# comment\nCONFIG_B=y\nCONFIG_C=m\nCONFIG_D=m\nCONFIG_E=m\n',
-      'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=m\nCONFIG_D=y\n',
-    ),
-    ['CONFIG_B=y (got not set)', 'CONFIG_D=m (got y)', 'CONFIG_E=m (got not set)'],
-  );
-});
-
-t.test('the cache key reads the settings, not the comments', async (t) => {
-  const a = '# why A\nCONFIG_A=y\n\n# CONFIG_B is not set\n';
-  t.equal(configLines(a), configLines('# A, reworded\nCONFIG_A=y\n# CONFIG_B is not set\n'), 'a comment reworded');
-  t.not(configLines(a), configLines('CONFIG_A=y\n'), 'an option no longer turned off');
-  t.not(configLines(a), configLines('CONFIG_A=m\n# CONFIG_B is not set\n'), 'an option changed');
-});
+import { FRAGMENT } from './kernel.ts';
 
 t.test('the fragment holds each option once, with the features the issue names', async (t) => {
   const lines = readFileSync(FRAGMENT, 'utf8').split('\n').filter((l) => l.startsWith('CONFIG_'));

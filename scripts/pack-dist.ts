@@ -2,11 +2,12 @@
 // prepack step: dist/appliance.mjs (the `appliance` command for the person's own Node), dist/system (the system kit:
 // kernel, system image, stage0, each with its sha256: a build from the package compiles nothing), the example
 // program `appliance init` copies (dist/examples/hello-web) and the cosictl bundle (dist/cosictl.cjs).
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { bundle } from '../image/bundle.ts';
-import { openSystemKit, writeSystemKit } from '../image/appliance/system-kit.ts';
+import { KIT_PARTS, openSystemKit, writeSystemKit, type OpenedKit } from '../image/appliance/system-kit.ts';
 import { compileStaticC } from '../image/stage0/build-stage0.ts';
 import { HELLO_WEB_SOURCE } from './appliance.ts';
 import { build } from './build.ts';
@@ -24,10 +25,11 @@ export async function packDist(): Promise<void> {
   const system = join(DIST, 'system');
   mkdirSync(system, { recursive: true });
   const kit = await openSystemKit(BUILD);
-  const paths = {
-    vmlinuz: join(system, 'vmlinuz'), systemImage: join(system, 'system.squashfs'), stage0: join(system, 'stage0'),
-  };
-  for (const part of ['vmlinuz', 'systemImage', 'stage0'] as const) copyFileSync(kit.paths[part], paths[part]);
+  const paths = {} as OpenedKit['paths'];
+  for (const part of KIT_PARTS) {
+    paths[part] = join(system, basename(kit.paths[part]));
+    copyFileSync(kit.paths[part], paths[part]);
+  }
   await writeSystemKit(system, { ...kit, paths });
   await openSystemKit(system);
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -37,8 +39,15 @@ export async function packDist(): Promise<void> {
   mkdirSync(join(DIST, 'examples'));
   compileStaticC(HELLO_WEB_SOURCE, join(DIST, 'examples', 'hello-web'));
   copyFileSync(join(OUT, 'cosictl.cjs'), join(DIST, 'cosictl.cjs'));
-  // Loads under the Node that runs npm (not only the pinned runtime): its help is the proof.
-  execFileSync(process.execPath, [command, '--help'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Loads under the Node that runs npm (not only the pinned runtime), away from this repository's node_modules (a
+  // package it requires that is not inside it fails there, as in a person's project): its help is the proof.
+  const alone = mkdtempSync(join(tmpdir(), 'appliance-bundle-'));
+  try {
+    copyFileSync(command, join(alone, 'appliance.mjs'));
+    execFileSync(process.execPath, [join(alone, 'appliance.mjs'), '--help'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } finally {
+    rmSync(alone, { recursive: true, force: true });
+  }
   const mb = (f: string) => (statSync(f).size / 1e6).toFixed(1);
   s.done(`${command} (${mb(command)} MB), system ${kit.version} (${kit.commit}): kernel ${mb(paths.vmlinuz)} MB, `
     + `system image ${mb(paths.systemImage)} MB`);

@@ -9,7 +9,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import {
   existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import {
   encodePayload, extensionFile, PAYLOAD_CONFIG, PAYLOAD_INDEX, type SlotPayload,
 } from '../../machinery/disk/slot-payload.ts';
@@ -20,6 +20,8 @@ import { buildImages, type ImageArtifact } from '../images.ts';
 import type { ApplianceDefinition } from './definition.ts';
 import { buildExtension, type BuiltExtension } from './extension-build.ts';
 import { kitInitramfs, type OpenedKit } from './system-kit.ts';
+import { kernelModules, kitWithKernel, type KernelBuild, type KernelBuilder } from './kit-with-kernel.ts';
+import { fragmentProblems, KernelConfigRefused } from '../kernel-config.ts';
 
 /** A definition the system cannot build: each reason, with its field. */
 export class ApplianceRefused extends Error {
@@ -39,6 +41,8 @@ export interface ApplianceBuildOptions {
   definition: ApplianceDefinition;
   /** The system the appliance runs on: its initramfs is made from it, trusting the signing key below. */
   system: OpenedKit;
+  /** Compiles the appliance's kernel when the definition has a kernel.fragment (scripts/kernel.ts). */
+  kernelBuilder?: KernelBuilder;
   signingKey(): SigningKey;
   formats: readonly OutputFormat[];
   /** The project's output folder: the images go here. */
@@ -64,21 +68,49 @@ export interface ApplianceBuild {
 /** The command line the appliance boots with: the system's, then the definition's kernel args. */
 export const applianceCmdline = (system: string, args: readonly string[]) => [system.trim(), ...args].join(' ').trim();
 
+/**
+ * The appliance's own kernel, when its definition has a fragment: refused before any build when a line is not a
+ * setting or changes one of the system's, and when its settings did not hold once configured. Nothing is written in
+ * the output folder: the kernel is kept in the kernel cache.
+ */
+async function fragmentKernel(o: ApplianceBuildOptions, fragmentFile: string): Promise<KernelBuild> {
+  const d = o.definition;
+  const shown = relative(dirname(d.file), fragmentFile);
+  const refused = (problems: string[]) => new ApplianceRefused(d.file, problems.map((p) => `kernel.fragment: ${shown}: `
+    + p));
+  const fragment = readFileSync(fragmentFile, 'utf8');
+  const systemFragment = readFileSync(o.system.paths.kernelFragment, 'utf8');
+  const problems = fragmentProblems(fragment, systemFragment);
+  if (problems.length) throw refused(problems);
+  if (!o.kernelBuilder) throw refused(['this build of the appliance command cannot compile kernels']);
+  try {
+    return await o.kernelBuilder({
+      base: { key: o.system.kernel.key, config: readFileSync(o.system.paths.kernelConfig, 'utf8') },
+      systemFragment, fragment, fragmentFile: shown, progress: o.progress,
+    });
+  } catch (e) {
+    if (e instanceof KernelConfigRefused) throw refused(e.problems);
+    throw e;
+  }
+}
+
 export async function buildAppliance(o: ApplianceBuildOptions): Promise<ApplianceBuild> {
   const d = o.definition;
-  if (d.kernel.fragment) {
-    throw new ApplianceRefused(d.file, ['kernel.fragment: this build ships the system\'s own kernel only, so far; '
-      + 'remove it to build']);
-  }
-  // Checked before anything is built: a module loaded at boot must be one the system's kernel build ships.
-  const shipped = new Set(o.system.modules.map(moduleKey));
+  const kernel = d.kernel.fragment ? await fragmentKernel(o, d.kernel.fragment) : undefined;
+  // Checked before anything is written: a module loaded at boot must be one the appliance's kernel build ships.
+  const modules = kernel ? kernelModules(kernel) : o.system.modules;
+  const whose = kernel ? 'the appliance\'s kernel (with its fragment)' : 'the system\'s kernel';
+  const shipped = new Set(modules.map(moduleKey));
   const unknown = d.kernel.modules.filter((m) => !shipped.has(moduleKey(m)));
   if (unknown.length) {
-    throw new ApplianceRefused(d.file, unknown.map((m) => `kernel.modules: "${m}": not a module of the system's kernel `
-      + `(it ships ${o.system.modules.length}: ${o.system.modules.join(', ')})`));
+    throw new ApplianceRefused(d.file, unknown.map((m) => `kernel.modules: "${m}": not a module of ${whose} `
+      + `(it ships ${modules.length}: ${modules.join(', ')})`));
   }
   const cache = join(o.outDir, BUILD_CACHE_DIR);
   mkdirSync(cache, { recursive: true });
+  const system = kernel
+    ? await kitWithKernel(o.system, kernel, { dir: join(cache, 'kernel'), epoch: o.epoch, progress: o.progress })
+    : o.system;
   const extensions: BuiltExtension[] = [];
   for (const e of d.extensions) {
     const b = await buildExtension(e, { outDir: join(cache, 'extensions'), version: d.version, progress: o.progress });
@@ -88,10 +120,11 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     extensions.push(b);
   }
   const initramfs = join(cache, 'initramfs.cpio.zst');
-  if (await kitInitramfs(o.system, { key: o.signingKey(), mtime: o.epoch, output: initramfs, cacheDir: cache })) {
-    o.progress(`initramfs: system ${o.system.version} (${o.system.commit}), trusting the appliance's signing key`);
+  if (await kitInitramfs(system, { key: o.signingKey(), mtime: o.epoch, output: initramfs, cacheDir: cache })) {
+    o.progress(`initramfs: system ${system.version} (${system.commit}), trusting the appliance's signing key`
+      + `${kernel ? `, kernel ${kernel.key}` : ''}`);
   }
-  const cmdline = o.cmdline?.trim() ?? applianceCmdline(o.system.cmdline, d.kernel.args);
+  const cmdline = o.cmdline?.trim() ?? applianceCmdline(system.cmdline, d.kernel.args);
   const config = d.config.text.trim() ? d.config.text : '';
   // An appliance with nothing to carry (the system's own image) gets no payload: its images are the system's.
   const carries = config.length > 0 || extensions.length > 0 || d.kernel.modules.length > 0;
@@ -103,7 +136,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
   const key = createHash('sha256').update(JSON.stringify({
     index, carries, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
     sizeMiB: o.sizeMiB,
-    kernel: o.system.files.vmlinuz.sha256, initramfs: await sha256File(initramfs),
+    kernel: system.files.vmlinuz.sha256, initramfs: await sha256File(initramfs),
     signer: createPublicKey(o.signingKey().privateKey).export({ type: 'spki', format: 'der' }).toString('hex'),
   })).digest('hex');
   const manifest = join(o.outDir, 'manifest.json');
@@ -118,9 +151,9 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
       for (const e of extensions) linkSync(e.path, join(work, extensionFile(e.name)));
       artifacts = await buildImages({
         formats: o.formats,
-        inputs: { kernel: o.system.paths.vmlinuz, initramfs, cmdline, ...(carries ? { payload: work } : {}) },
+        inputs: { kernel: system.paths.vmlinuz, initramfs, cmdline, ...(carries ? { payload: work } : {}) },
         ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
-        release: { version: d.version, commit: o.system.commit }, signingKey: o.signingKey, outDir: partial,
+        release: { version: d.version, commit: system.commit }, signingKey: o.signingKey, outDir: partial,
         seed: o.seed ?? `${d.name}@${d.version}`, epoch: o.epoch, progress: o.progress,
       });
       // Whole: each into its place (pxe/ is a folder of its own), the manifest last.

@@ -78,11 +78,14 @@ export const DEFINITION_SCHEMA: SpecSchema = {
       properties: {
         args: names('Kernel command line arguments added to ours.'),
         modules: {
-          type: 'array', description: 'Modules of the system\'s kernel build loaded at every boot.',
+          type: 'array', description: 'Modules of the kernel build (the system\'s, or with the fragment, the '
+            + 'appliance\'s) loaded at every boot.',
           items: { type: 'string', pattern: MODULE_NAME_RE.source, patternHelp: 'a module name (letters, digits, _ '
             + 'and -)' },
         },
-        fragment: path('A kernel config fragment: the kernel is built with it (cached by hash).'),
+        fragment: path('A kernel config fragment (CONFIG_X=y|m lines) put on top of the system kernel\'s config: '
+          + 'the appliance gets its own kernel, compiled once and cached by its inputs. It may add options, not '
+          + 'change one the system sets.'),
       },
     },
     signing: {

@@ -10,24 +10,34 @@ import { kitInitramfs, openSystemKit, SystemKitError, trustedKeyFile, writeSyste
 
 const dir = mkdtempSync(join(tmpdir(), 'system-kit-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const paths = { vmlinuz: join(dir, 'vmlinuz'), systemImage: join(dir, 'system.squashfs'), stage0: join(dir, 'stage0') };
+const paths = {
+  vmlinuz: join(dir, 'vmlinuz'), systemImage: join(dir, 'system.squashfs'), stage0: join(dir, 'stage0'),
+  kernelConfig: join(dir, 'kernel.config'), kernelFragment: join(dir, 'kernel-fragment.config'),
+};
 const parts = () => {
   writeFileSync(paths.vmlinuz, 'kernel bytes');
   writeFileSync(paths.systemImage, 'system image bytes');
   writeFileSync(paths.stage0, 'stage0 bytes');
+  writeFileSync(paths.kernelConfig, 'CONFIG_FUTEX=y\nCONFIG_DUMMY=m\n');
+  writeFileSync(paths.kernelFragment, 'CONFIG_FUTEX=y\n');
 };
 parts();
 const kitOf = () => writeSystemKit(dir, { version: '1.2.3', commit: 'abc', cmdline: 'console=ttyS0\n',
-  topLevelDirs: ['usr'], modules: ['vxlan', 'dummy'], paths });
+  topLevelDirs: ['usr'], modules: ['vxlan', 'dummy'], paths,
+  kernel: { key: 'k1', source: 'linux-source-6.1@1', release: '6.1.1' },
+  compression: { compressor: 'zstd', level: 3, blockSize: '32K' } });
 
 t.test('written and opened whole', async (t) => {
-  await kitOf();
+  const written = await kitOf();
   const kit = await openSystemKit(dir);
+  t.same(written, kit, 'the writer gives the kit as opening it does');
   t.equal(kit.version, '1.2.3');
   t.equal(kit.cmdline, 'console=ttyS0');
   t.same(kit.modules, ['dummy', 'vxlan']);
   t.same(kit.paths, paths);
   t.same(kit.files.stage0, { file: 'stage0', size: 12, sha256: kit.files.stage0.sha256 });
+  t.same(kit.kernel, { key: 'k1', source: 'linux-source-6.1@1', release: '6.1.1' }, 'the kernel build it came from');
+  t.equal(kit.files.kernelConfig.size, 30, 'the kernel\'s config, checked as the other parts');
 });
 
 t.test('a part changed, cut short or missing: refused, naming it', async (t) => {

@@ -1,5 +1,6 @@
 // system-kit: the system an appliance runs on, as built parts: the kernel, the system image (PID 1's executable,
-// the addon, the plugins, the kernel's modules) and stage0, each with its sha256, listed in system-kit.json. The
+// the addon, the plugins, the kernel's modules), stage0, and the kernel's config and the fragment it was made from
+// (an appliance's kernel.fragment goes on top of them), each with its sha256, listed in system-kit.json. The
 // repository's build writes one into out/build; the package carries one (dist/system), so that a build from the
 // package compiles nothing. What is left to do per appliance is cheap and done here: the initramfs that trusts the
 // appliance's own upgrade signing key.
@@ -13,6 +14,7 @@ import { entriesKey, keyed } from '../build-cache.ts';
 import type { SigningKey } from '../formats/format.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../initramfs.ts';
+import type { SystemImageCompression } from '../system-image.ts';
 
 export const SYSTEM_KIT_FILE = 'system-kit.json';
 
@@ -27,13 +29,24 @@ export interface SystemKit {
   topLevelDirs: string[];
   /** The kernel modules the system image ships (every one the kernel build makes), by name. */
   modules: string[];
-  files: { vmlinuz: KitFile; systemImage: KitFile; stage0: KitFile };
+  /** The kernel's build: its cache key (scripts/kernel.ts), its source and release. */
+  kernel: { key: string; source: string; release: string };
+  /** How the system image is compressed: an appliance's own kernel gets a system image made the same way. */
+  compression: SystemImageCompression;
+  files: Record<KitPart, KitFile>;
 }
+
+/**
+ * The kit's files. kernelConfig: the kernel's whole .config; kernelFragment: what it was made from on top of
+ * tinyconfig (kernel-config/appliance.config: the options the system relies on).
+ */
+export const KIT_PARTS = ['vmlinuz', 'systemImage', 'stage0', 'kernelConfig', 'kernelFragment'] as const;
+export type KitPart = typeof KIT_PARTS[number];
 
 /** A kit whose files were found whole: each part's path. */
 export interface OpenedKit extends SystemKit {
   dir: string;
-  paths: { vmlinuz: string; systemImage: string; stage0: string };
+  paths: Record<KitPart, string>;
 }
 
 export class SystemKitError extends Error {
@@ -43,25 +56,26 @@ export class SystemKitError extends Error {
   }
 }
 
-/** Writes `dir`/system-kit.json describing the parts (kept where they are; paths relative to `dir`). */
+/**
+ * Writes `dir`/system-kit.json describing the parts (kept where they are; paths relative to `dir`); the kit as
+ * openSystemKit would give it, without reading the parts again.
+ */
 export async function writeSystemKit(dir: string, k: Omit<SystemKit, 'files'> & {
   paths: OpenedKit['paths'];
-}): Promise<string> {
+}): Promise<OpenedKit> {
   const describe = async (p: string): Promise<KitFile> => ({
     file: relative(dir, p), size: statSync(p).size, sha256: await sha256File(p),
   });
+  const files = {} as SystemKit['files'];
+  for (const part of KIT_PARTS) files[part] = await describe(k.paths[part]);
   const kit: SystemKit = {
     version: k.version, commit: k.commit, cmdline: k.cmdline.trim(), topLevelDirs: k.topLevelDirs,
-    modules: [...k.modules].sort(),
-    files: {
-      vmlinuz: await describe(k.paths.vmlinuz), systemImage: await describe(k.paths.systemImage),
-      stage0: await describe(k.paths.stage0),
-    },
+    modules: [...k.modules].sort(), kernel: k.kernel, compression: k.compression, files,
   };
   const file = join(dir, SYSTEM_KIT_FILE);
   // Whole or not at all: a build beside this one may be reading it.
   writeFileAtomic(file, JSON.stringify(kit, null, 2) + '\n', 0o644);
-  return file;
+  return { ...kit, dir, paths: { ...k.paths } };
 }
 
 /** Reads `dir`/system-kit.json and checks every part against its recorded size and sha256. */
@@ -75,8 +89,12 @@ export async function openSystemKit(dir: string): Promise<OpenedKit> {
     throw new SystemKitError(dir, `${SYSTEM_KIT_FILE}: not JSON: ${(e as Error).message}`, { cause: e });
   }
   if (!Array.isArray(kit.modules)) throw new SystemKitError(dir, `${SYSTEM_KIT_FILE} lists no modules`);
+  if (typeof kit.kernel?.key !== 'string') throw new SystemKitError(dir, `${SYSTEM_KIT_FILE} names no kernel build`);
+  if (typeof kit.compression?.compressor !== 'string') {
+    throw new SystemKitError(dir, `${SYSTEM_KIT_FILE} names no system image compression`);
+  }
   const paths = {} as OpenedKit['paths'];
-  for (const name of ['vmlinuz', 'systemImage', 'stage0'] as const) {
+  for (const name of KIT_PARTS) {
     const f = kit.files?.[name];
     if (!f) throw new SystemKitError(dir, `${SYSTEM_KIT_FILE} names no ${name}`);
     const p = join(dir, f.file);

@@ -9,6 +9,7 @@ import { ApplianceRefused, buildAppliance, type ApplianceBuild } from '../../ima
 import { loadDefinition, type ApplianceDefinition } from '../../image/appliance/definition.ts';
 import { openSystemKit } from '../../image/appliance/system-kit.ts';
 import { developmentSigningKey, loadSigningKey } from '../../image/signing-key.ts';
+import { buildDerivedKernel } from '../kernel.ts';
 import type { SigningKey } from '../../image/formats/format.ts';
 import { step } from '../lib/log.ts';
 import { scaffoldProject, ScaffoldRefused } from './scaffold.ts';
@@ -117,6 +118,16 @@ async function loadOrExplain(file: string): Promise<ApplianceDefinition | undefi
   return undefined;
 }
 
+function kernelSummary(d: ApplianceDefinition): string {
+  const k = d.kernel;
+  const parts = [
+    k.fragment ? `its own, the system's config with ${relative(dirname(d.file), k.fragment)}` : 'the system\'s',
+    ...k.args.length ? [`args ${k.args.join(' ')}`] : [],
+    ...k.modules.length ? [`modules ${k.modules.join(', ')}`] : [],
+  ];
+  return parts.join('; ');
+}
+
 async function validate(argv: string[]): Promise<number> {
   const file = argValue(argv, '-f', '--file') ?? 'appliance.yaml';
   const d = await loadOrExplain(file);
@@ -126,6 +137,7 @@ async function validate(argv: string[]): Promise<number> {
   process.stdout.write(`${file}: ${d.name} ${d.version}: valid\n`
     + `  extensions: ${d.extensions.map((e) => `${e.name} (${Object.keys(e.source)[0]})`).join(', ') || 'none'}\n`
     + `  config: ${configDocs} document(s)${secrets}\n`
+    + `  kernel: ${kernelSummary(d)}\n`
     + `  formats: ${d.formats.join(', ')}\n`);
   return EXIT.ok;
 }
@@ -148,7 +160,7 @@ async function buildImagesOf(d: ApplianceDefinition, names: readonly string[], h
   if (!d.signingKey) s.info(`no signing.key: its upgrades are signed with ${relative(process.cwd(),
     devSigningKeyFile(outDir))} (machines built from it trust only that key)`);
   const r = await buildAppliance({
-    definition: d, formats: names.map((n) => formatNamed(n)!), outDir, system: kit,
+    definition: d, formats: names.map((n) => formatNamed(n)!), outDir, system: kit, kernelBuilder: buildDerivedKernel,
     signingKey: () => signingKeyFor(d, outDir), epoch: Number(process.env.SOURCE_DATE_EPOCH ?? 0),
     progress: (m) => s.info(m),
   });
