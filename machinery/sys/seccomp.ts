@@ -4,6 +4,8 @@
 // so the syscalls no plugin's job needs are refused by number as well: each plugin is
 // allowed back only those of the list its role needs. Another architecture's calling
 // convention (x32, i386) is refused outright, as its numbers would slip past the list.
+// Leaving one's namespaces is refused whichever way: unshare(2), clone(2) with a namespace
+// flag, and clone3(2) (ENOSYS: its flags are out of a filter's reach).
 
 /** The syscalls refused unless a plugin needs them, with their x86_64 numbers and why they are dangerous. */
 export const DANGEROUS_SYSCALLS = {
@@ -33,10 +35,22 @@ export const DANGEROUS_SYSCALLS = {
 
 export type SyscallName = keyof typeof DANGEROUS_SYSCALLS;
 
+/**
+ * What refusing `unshare` covers besides it: clone(2) with a namespace flag (a user namespace above all: the way in
+ * to most of the kernel's privileged code), and clone3(2), whose flags sit in memory a filter cannot read: answered
+ * ENOSYS as container runtimes do, so that the C library falls back to clone(2), whose flags it can.
+ */
+export const NAMESPACE_CLONE = {
+  clone: 56, clone3: 435,
+  /** CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (NEWTIME is clone3's and unshare's only). */
+  flags: 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000,
+} as const;
+
 // BPF opcodes (linux/bpf_common.h) and seccomp's (linux/seccomp.h).
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
 const JGE_K = 0x35;
+const JSET_K = 0x45;
 const RET_K = 0x06;
 const AUDIT_ARCH_X86_64 = 0xc000003e;
 const X32_SYSCALL_BIT = 0x40000000;
@@ -44,40 +58,61 @@ const RET_KILL_PROCESS = 0x80000000;
 const RET_ERRNO = 0x00050000;
 const RET_ALLOW = 0x7fff0000;
 const EPERM = 1;
-/** offsetof(struct seccomp_data, nr / arch). */
+const ENOSYS = 38;
+/** offsetof(struct seccomp_data, nr / arch / args[0]): args[0]'s low 32 bits, little-endian. */
 const NR = 0;
 const ARCH = 4;
+const ARG0_LOW = 16;
 
-function insn(code: number, jt: number, jf: number, k: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeUInt16LE(code, 0);
-  b.writeUInt8(jt, 2);
-  b.writeUInt8(jf, 3);
-  b.writeUInt32LE(k >>> 0, 4);
-  return b;
+/** One instruction; a jump names its targets by label (classic BPF jumps forward only). */
+interface Insn { code: number; k: number; jt?: string; jf?: string; label?: string }
+
+/** The instructions as sock_filter bytes, each label resolved to a forward offset. */
+function assemble(program: readonly Insn[]): Buffer {
+  const at = new Map(program.flatMap((ins, i) => (ins.label ? [[ins.label, i] as const] : [])));
+  const offset = (from: number, label: string | undefined) => {
+    if (label === undefined) return 0;
+    const to = at.get(label);
+    if (to === undefined || to <= from || to - from - 1 > 255) throw new Error(`seccomp: no forward label ${label}`);
+    return to - from - 1;
+  };
+  return Buffer.concat(program.map((ins, i) => {
+    const b = Buffer.alloc(8);
+    b.writeUInt16LE(ins.code, 0);
+    b.writeUInt8(offset(i, ins.jt), 2);
+    b.writeUInt8(offset(i, ins.jf), 3);
+    b.writeUInt32LE(ins.k >>> 0, 4);
+    return b;
+  }));
 }
 
-/** The program refusing `deny` with EPERM: a native arch check, the x32 range, then one compare per syscall. */
+/**
+ * The program refusing `deny` with EPERM: a native arch check, the x32 range, then one compare per syscall; with
+ * `unshare` refused, clone(2) into new namespaces is refused too and clone3(2) answered ENOSYS (NAMESPACE_CLONE).
+ */
 export function seccompProgram(deny: readonly SyscallName[]): Buffer {
   const numbers = [...new Set(deny.map((n) => DANGEROUS_SYSCALLS[n][0]))].sort((a, b) => a - b);
-  // Layout: [0] load arch, [1] arch? : kill, [2] load nr, [3] x32? : deny, [4..] one test each, allow, deny, kill.
-  const n = numbers.length;
-  const allowAt = 4 + n;
-  const denyAt = allowAt + 1;
-  const killAt = denyAt + 1;
-  const out: Buffer[] = [
-    insn(LD_W_ABS, 0, 0, ARCH),
-    insn(JEQ_K, 0, killAt - 2, AUDIT_ARCH_X86_64),
-    insn(LD_W_ABS, 0, 0, NR),
-    insn(JGE_K, denyAt - 4, 0, X32_SYSCALL_BIT),
-    ...numbers.map((nr, i) => insn(JEQ_K, denyAt - (4 + i) - 1, 0, nr)),
-    insn(RET_K, 0, 0, RET_ALLOW),
-    insn(RET_K, 0, 0, RET_ERRNO | EPERM),
-    insn(RET_K, 0, 0, RET_KILL_PROCESS),
-  ];
-  const program = Buffer.concat(out);
-  if (out.length - 1 !== killAt) throw new Error('seccomp program layout is off');
-  return program;
+  const namespaces = deny.includes('unshare');
+  return assemble([
+    { code: LD_W_ABS, k: ARCH },
+    { code: JEQ_K, k: AUDIT_ARCH_X86_64, jf: 'kill' },
+    { code: LD_W_ABS, k: NR },
+    { code: JGE_K, k: X32_SYSCALL_BIT, jt: 'deny' },
+    ...namespaces ? [
+      { code: JEQ_K, k: NAMESPACE_CLONE.clone3, jt: 'enosys' },
+      { code: JEQ_K, k: NAMESPACE_CLONE.clone, jt: 'clone' },
+    ] : [],
+    ...numbers.map((nr) => ({ code: JEQ_K, k: nr, jt: 'deny' })),
+    { code: RET_K, k: RET_ALLOW },
+    ...namespaces ? [
+      { code: LD_W_ABS, k: ARG0_LOW, label: 'clone' },
+      { code: JSET_K, k: NAMESPACE_CLONE.flags, jt: 'deny' },
+      { code: RET_K, k: RET_ALLOW },
+      { code: RET_K, k: RET_ERRNO | ENOSYS, label: 'enosys' },
+    ] : [],
+    { code: RET_K, k: RET_ERRNO | EPERM, label: 'deny' },
+    { code: RET_K, k: RET_KILL_PROCESS, label: 'kill' },
+  ]);
 }
 
 /** Every dangerous syscall but those `allowed`. */

@@ -4,14 +4,18 @@
 // mount succeeds. Plugins that need no host mounts run in a mount namespace of their own.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compileStaticC } from '../../image/stage0/build-stage0.ts';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { heldCapabilities } from '../../machinery/sys/capabilities.ts';
 
 const probe = (...args: string[]) => JSON.parse(execFileSync(artifacts().exe, ['test-confine-probe', ...args], {
   encoding: 'utf8', env: { ...process.env, APPLIANCE_NATIVE: new URL('../../native/build/Release/appliance_native.node',
     import.meta.url).pathname },
-})) as { mount: string; seccomp: string; capEff: string; noNewPrivs: string; mountNamespace: string };
+})) as { mount: string; seccomp: string; capEff: string; noNewPrivs: string; mountNamespace: string; ran?: string };
 
 const root = process.getuid?.() === 0;
 t.test('the network plugin: CAP_SYS_ADMIN kept, mount refused by the filter alone', { skip: !root && 'needs root' },
@@ -39,6 +43,21 @@ t.test('the issue plugin may do none of it', { skip: !root && 'needs root' }, as
   t.equal(p.mount, 'EPERM');
   t.equal(p.capEff, '0000000000000000');
 });
+
+t.test('no plugin leaves its namespaces by clone: a namespace flag refused, clone3 ENOSYS; it still forks and spawns',
+  { skip: !root && 'needs root' }, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'clone-probe-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const program = join(dir, 'clone-probe');
+    compileStaticC(fileURLToPath(new URL('fixtures/clone-probe.c', import.meta.url)), program);
+    // The network plugin holds CAP_SYS_ADMIN: without the filter, each namespace is its for the asking.
+    t.equal(probe('network', '--without-filter', '--run', program).ran,
+      'fork=ok\nclone-newuser=ok\nclone-newnet=ok\nclone3=ok\n', 'without the filter');
+    for (const plugin of ['network', 'issue']) {
+      t.equal(probe(plugin, '--run', program).ran, 'fork=ok\nclone-newuser=EPERM\nclone-newnet=EPERM\nclone3=ENOSYS\n',
+        `${plugin}: spawned by a confined process (glibc fell back from clone3), which forks but makes no namespace`);
+    }
+  });
 
 t.test('the capabilities a process holds are read from CapPrm', async (t) => {
   t.same([...heldCapabilities('CapInh:\t0000000000000000\nCapPrm:\t0000000001200000\n')], [21, 24]);

@@ -204,6 +204,9 @@ Not a process of its own, so not confined as one: ${PLUGINS.filter((p) => p.inEn
 (it only transforms state: its controllers run inside the engine, PID 1, and make no system call of their own).
 
 Refused to every plugin unless listed above: ${Object.keys(DANGEROUS_SYSCALLS).join(', ')}; and any
-syscall of another architecture's calling convention (x32, i386).
+syscall of another architecture's calling convention (x32, i386). With unshare refused (every plugin and extension
+today), leaving one's namespaces another way is too: clone with a namespace flag (a user namespace above all)
+answers EPERM, and clone3, whose flags a filter cannot read, ENOSYS, so that the C library falls back to clone, as
+under container runtimes.
 `;
 }
