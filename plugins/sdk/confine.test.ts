@@ -15,7 +15,8 @@ import { heldCapabilities } from '../../machinery/sys/capabilities.ts';
 const probe = (...args: string[]) => JSON.parse(execFileSync(artifacts().exe, ['test-confine-probe', ...args], {
   encoding: 'utf8', env: { ...process.env, APPLIANCE_NATIVE: new URL('../../native/build/Release/appliance_native.node',
     import.meta.url).pathname },
-})) as { mount: string; seccomp: string; capEff: string; noNewPrivs: string; mountNamespace: string; ran?: string };
+})) as { mount: string; seccomp: string; capEff: string; noNewPrivs: string; mountNamespace: string; ran?: string;
+  thread: string };
 
 const root = process.getuid?.() === 0;
 t.test('the network plugin: CAP_SYS_ADMIN kept, mount refused by the filter alone', { skip: !root && 'needs root' },
@@ -54,7 +55,9 @@ t.test('no plugin leaves its namespaces by clone: a namespace flag refused, clon
     t.equal(probe('network', '--without-filter', '--run', program).ran,
       'fork=ok\nclone-newuser=ok\nclone-newnet=ok\nclone3=ok\n', 'without the filter');
     for (const plugin of ['network', 'issue']) {
-      t.equal(probe(plugin, '--run', program).ran, 'fork=ok\nclone-newuser=EPERM\nclone-newnet=EPERM\nclone3=ENOSYS\n',
+      const p = probe(plugin, '--run', program);
+      t.equal(p.thread, 'ok', `${plugin}: a thread started under the filter runs`);
+      t.equal(p.ran, 'fork=ok\nclone-newuser=EPERM\nclone-newnet=EPERM\nclone3=ENOSYS\n',
         `${plugin}: spawned by a confined process (glibc fell back from clone3), which forks but makes no namespace`);
     }
   });
