@@ -28,6 +28,7 @@ import { isSlot, SLOT_PARAM } from '../../machinery/disk/boot-slots.ts';
 import { INITRAMFS_PAYLOAD_DIR, PAYLOAD_INDEX } from '../../machinery/disk/slot-payload.ts';
 import { BootPartition } from '../upgrade/boot-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
+import { EXTENSION_UIDS_FILE } from '../engine/extension/extension-uids.ts';
 import { LIVE_PARAM } from '../../machinery/disk/labels.ts';
 import { machineId } from '../../machinery/sys/machine-id.ts';
 import { testBreak } from '../../machinery/sys/test-break.ts';
@@ -224,6 +225,7 @@ export async function runPid1(): Promise<void> {
         mount: (image, dir) => void mountSquashfsImage(n, image, dir),
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
         prepareGroup, removeGroup,
+        ...(stateMount.why === undefined ? { uidsFile: join(stateMount.dir, EXTENSION_UIDS_FILE) } : {}),
       },
       ...(payload ? { payload } : {}),
       configStore: stateMount.why === undefined

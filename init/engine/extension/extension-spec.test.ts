@@ -4,7 +4,9 @@
 // /proc/PID/status is read). What runs it in a booted machine (squashfs, loop devices, confinement): qemu/
 // extension.test.ts. Here: the steps and their order, the finalizer, retries and refusals.
 import t, { type Test } from 'tap';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControllerRuntime } from '../../../cosi/controller/runtime.ts';
@@ -28,9 +30,10 @@ const SHA = { one: '1'.repeat(64), two: '2'.repeat(64), bad: 'b'.repeat(64) };
 const MANIFEST = (name: string, version: string, extra = '') =>
   `name: ${name}\nversion: ${version}\nexecutable: /bin/prog\noutputs: []\nmemory: 32MiB\n${extra}`;
 
-async function setUp(t: Test) {
+async function setUp(t: Test, o: { uids?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'extension-spec-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  if (o.uids) writeFileSync(join(dir, 'extension-uids.json'), o.uids);
   /** The image of each hash: a root directory. */
   const roots = new Map<string, string>();
   const root = (sha: string, manifest: string, executable = true) => {
@@ -46,6 +49,7 @@ async function setUp(t: Test) {
   const seen = { fetches: [] as string[], steps: [] as string[], away: 0 };
   const machine: RealMachine = {
     imagesDir: join(dir, 'images'), mountsDir: join(dir, 'mounts'),
+    ...(o.uids ? { uidsFile: join(dir, 'extension-uids.json') } : {}),
     async fetch(source, sha256, into) {
       seen.fetches.push(sha256);
       if (source.includes('away') && seen.away-- > 0) return new Error(`${source}: connect ECONNREFUSED`);
@@ -125,6 +129,20 @@ t.test('declared: fetched, mounted, its cgroup made, started; running with what 
   t.same(m.seen.steps, [`mount ${SHA.one.slice(-11)}`, 'add hello']);
   t.same(m.state.findSync(m.specPtr('hello'))!.metadata.finalizers, ['engine'], 'the spec is held');
   t.ok(existsSync(join(m.machine.mountsDir, `hello-${SHA.one.slice(0, 12)}`, 'manifest.yaml')));
+});
+
+t.test('the uid an extension had at the last boot, whatever the order; a new one the lowest never given', async (t) => {
+  const m = await setUp(t, { uids: '{"uids": {"web": 61000, "hello": 61001}}' });
+  m.root(SHA.one, MANIFEST('hello', '1.0.0'));
+  m.root(SHA.two, MANIFEST('clock', '1.0.0'));
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  t.equal(await m.phase('hello', 'running'), 'running');
+  t.equal((await m.statusOf('hello'))!.uid, 61_001, 'hello declared first, still 61001');
+  await m.declare('clock', 'http://images/clock', SHA.two);
+  t.equal(await m.phase('clock', 'running'), 'running');
+  t.equal((await m.statusOf('clock'))!.uid, 61_002, 'web keeps 61000 though it is not declared');
+  t.same(JSON.parse(readFileSync(join(m.dir, 'extension-uids.json'), 'utf8')),
+    { uids: { web: 61_000, hello: 61_001, clock: 61_002 } }, 'written down');
 });
 
 t.test('its process killed for its memory: crashing, and its cgroup\'s OOM kill named', async (t) => {

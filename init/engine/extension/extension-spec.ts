@@ -27,6 +27,7 @@ import {
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
 import { imagePath, RefusedImage, sweepPartials } from './fetch.ts';
+import { extensionUids } from './extension-uids.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
@@ -76,9 +77,6 @@ function oomKillsOf(group: string): number {
 }
 const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(bytes / 2 ** 20)} MiB`);
 
-/** Extensions run as uids from here up, one each, never a machine's process's (those are 0). */
-export const EXTENSION_UID_BASE = 61_000;
-
 const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
 const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
@@ -92,12 +90,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   const running = new Map<string, Running>();
   /** The spec each extension that will not run was refused as: not tried again until it changes. */
   const refused = new Map<string, ExtensionSpec>();
-  const uids = new Map<string, number>();
-  const uidOf = (name: string) => {
-    if (!uids.has(name)) uids.set(name, EXTENSION_UID_BASE + uids.size);
-    return uids.get(name)!;
-  };
   const log = o.log;
+  const uids = extensionUids('refuse' in o.machine ? undefined : o.machine.uidsFile, (m) => log.warn(m));
   const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
   if (!('refuse' in o.machine)) {
     const left = sweepPartials(o.machine.imagesDir);
@@ -175,12 +169,13 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       });
       await registerExtensionTypes(o.state, o.admission, name, manifest.types);
       o.types.record(spec.sha256, manifest.types);
+      const uid = uids.uidOf(name);
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
       Object.assign(status, {
-        cgroup: group, phase: 'starting', uid: uidOf(name), prepareSeconds: (Date.now() - declaredAt) / 1000,
+        cgroup: group, phase: 'starting', uid, prepareSeconds: (Date.now() - declaredAt) / 1000,
         ...(manifest.memoryBytes !== undefined ? { memoryMaxBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
@@ -192,7 +187,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         ownMounts: false, ready: manifest.ready,
         env: {
           [EXTENSION_LAUNCH_ENV]: encodeLaunch({
-            name, image: dir, cgroup: group, uid: uidOf(name), pluginSocket: o.pluginSocket,
+            name, image: dir, cgroup: group, uid, pluginSocket: o.pluginSocket,
             executable: manifest.executable, args: manifest.args, env: manifest.env,
             capabilities: manifest.capabilities, workingDir: manifest.workingDir,
           }),
@@ -204,7 +199,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       forgetImage(machine, spec.sha256);
       return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
     }
-    log.info(`extension ${name}: ${r.manifest.version} starting as uid ${uidOf(name)} (${image.bytes} bytes, `
+    log.info(`extension ${name}: ${r.manifest.version} starting as uid ${r.status.uid} (${image.bytes} bytes, `
       + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
     return { ...status };
   }

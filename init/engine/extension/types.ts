@@ -33,6 +33,8 @@ export interface RealMachine {
   /** Ends what still runs in the group and removes it; rejects when it would not go. */
   removeGroup(dir: string): Promise<void>;
   fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
+  /** Where the uid each extension runs as is kept across boots (on STATE; extension-uids.ts); absent: memory. */
+  uidsFile?: string;
 }
 
 /** The image `spec` names, fetched, or kept from before once its hash is checked again (fetchImage). */
