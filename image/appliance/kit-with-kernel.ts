@@ -2,15 +2,15 @@
 // kernel.fragment on top, compiled by scripts/kernel.ts): its bzImage, and the system image made again with that
 // kernel's modules in place of the system's (everything else as it was: PID 1, the addon, their libraries).
 import { mkdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { keyed } from '../build-cache.ts';
-import { sha256, sha256File } from '../hash.ts';
+import { sha256 } from '../hash.ts';
 import { scanModules } from '../modules-dep.ts';
 import {
   MODULES_DIR, moduleEntries, readSystemImage, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, writeSystemImage,
 } from '../system-image.ts';
 import { sortEntries } from '../cpio.ts';
-import type { KitFile, OpenedKit } from './system-kit.ts';
+import { describeKitFile, type OpenedKit } from './system-kit.ts';
 
 /** A kernel build: what scripts/kernel.ts leaves in its cache. */
 export interface KernelBuild {
@@ -50,10 +50,6 @@ export interface KitWithKernelOptions {
   progress(message: string): void;
 }
 
-const describe = async (dir: string, p: string): Promise<KitFile> => ({
-  file: relative(dir, p), size: statSync(p).size, sha256: await sha256File(p),
-});
-
 /** `kit` with `kernel` in place of its own: the system image is written again only when its inputs changed. */
 export async function kitWithKernel(kit: OpenedKit, kernel: KernelBuild, o: KitWithKernelOptions): Promise<OpenedKit> {
   mkdirSync(o.dir, { recursive: true });
@@ -73,8 +69,10 @@ export async function kitWithKernel(kit: OpenedKit, kernel: KernelBuild, o: KitW
     modules: kernelModules(kernel),
     kernel: { ...kit.kernel, key: kernel.key, release: kernel.release },
     files: {
-      ...kit.files, vmlinuz: await describe(kit.dir, kernel.bzImage), systemImage: await describe(kit.dir, systemImage),
-      kernelConfig: await describe(kit.dir, kernel.config),
+      ...kit.files,
+      vmlinuz: await describeKitFile(kit.dir, kernel.bzImage),
+      systemImage: await describeKitFile(kit.dir, systemImage),
+      kernelConfig: await describeKitFile(kit.dir, kernel.config),
     },
     paths: { ...kit.paths, vmlinuz: kernel.bzImage, systemImage, kernelConfig: kernel.config },
   };

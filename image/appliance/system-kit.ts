@@ -56,6 +56,11 @@ export class SystemKitError extends Error {
   }
 }
 
+/** A part of the kit in `dir` as system-kit.json lists it: its path from `dir`, size and sha256. */
+export const describeKitFile = async (dir: string, p: string): Promise<KitFile> => ({
+  file: relative(dir, p), size: statSync(p).size, sha256: await sha256File(p),
+});
+
 /**
  * Writes `dir`/system-kit.json describing the parts (kept where they are; paths relative to `dir`); the kit as
  * openSystemKit would give it, without reading the parts again.
@@ -63,11 +68,8 @@ export class SystemKitError extends Error {
 export async function writeSystemKit(dir: string, k: Omit<SystemKit, 'files'> & {
   paths: OpenedKit['paths'];
 }): Promise<OpenedKit> {
-  const describe = async (p: string): Promise<KitFile> => ({
-    file: relative(dir, p), size: statSync(p).size, sha256: await sha256File(p),
-  });
   const files = {} as SystemKit['files'];
-  for (const part of KIT_PARTS) files[part] = await describe(k.paths[part]);
+  for (const part of KIT_PARTS) files[part] = await describeKitFile(dir, k.paths[part]);
   const kit: SystemKit = {
     version: k.version, commit: k.commit, cmdline: k.cmdline.trim(), topLevelDirs: k.topLevelDirs,
     modules: [...k.modules].sort(), kernel: k.kernel, compression: k.compression, files,
