@@ -25,7 +25,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'follow' }, { name: 'tail', value: true }, { name: 'since', value: true }, { name: 'grace', value: true },
   { name: 'once' }, { name: 'nodes', value: true },
   { name: 'for', value: true }, { name: 'previous', short: 'p' }, { name: 'all-namespaces', short: 'A' },
-  { name: 'field-selector', value: true, repeat: true }, { name: 'all' },
+  { name: 'field-selector', value: true, repeat: true }, { name: 'all' }, { name: 'purge-volumes' },
 ];
 
 /**

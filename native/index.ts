@@ -58,6 +58,14 @@ export interface Native {
   attachLoop(file: string): { device: string; fd: number };
   /** Grows the ext4 mounted at `mountPoint` to `blocks` filesystem blocks, online (EXT4_IOC_RESIZE_FS). */
   growExt4(mountPoint: string, blocks: number): void;
+  /** The project id of the file at `path` (FS_IOC_FSGETXATTR; 0: none). */
+  projectOf(path: string): number;
+  /** Gives the directory `path` project `id`, inherited by what is made in it from now on (FS_IOC_FSSETXATTR). */
+  setProject(path: string, id: number): void;
+  /** The hard limit on project `id`'s bytes on the filesystem holding `path`, in whole KiB; 0: none (quotactl_fd). */
+  setProjectLimit(path: string, id: number, bytes: number): void;
+  /** Project `id`'s bytes used and its hard limit (0: none) on the filesystem holding `path` (quotactl_fd). */
+  projectUsage(path: string, id: number): { usedBytes: number; limitBytes: number };
   /** A descriptor of the calling thread's mount namespace (close it with closeFd). */
   mountNamespaceFd(): number;
   /** The calling thread enters the mount namespace of `fd` (setns). */

@@ -5,9 +5,11 @@
 // kernel modules loaded at boot, one of the system's and the fragment's. Built as raw and qcow2 (the same disk),
 // again with nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no
 // server anywhere: the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the
-// modules are loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and a
-// rollback brings version 1's back: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts tries the refusals
-// and failures under OVMF).
+// modules are loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and
+// version 3, whose critical program (lighttpd, critical: true) cannot start, rolls back by itself to version 2's OS
+// and programs: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts tries the refusals and failures under
+// OVMF). lighttpd keeps its error log on a volume with a size (a project quota), which keeps every start's line
+// across both, until it is purged (issue 38).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -30,17 +32,22 @@ const { version: _, ...helloFields } = YAML.parse(HELLO_MANIFEST()) as Record<st
 writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
 writeFileSync(join(project, 'kernel.config'), '# the tunnel device a VPN program needs\nCONFIG_TUN=m\n');
 // lighttpd, from Debian's package, as an OCI layout umoci made: one per version, each serving its own page.
-const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n'),
-  '2.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 2</h1>\n') };
-const definition = (version: '1.0.0' | '2.0.0', formats: string) => `apiVersion: appliance.dev/v1alpha1
+// Its error log on a volume it serves: each start of it adds a line there, kept across an upgrade and a rollback.
+const LOG_DIR = '/var/www/data';
+const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n', { logDir: LOG_DIR }),
+  '2.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 2</h1>\n', { logDir: LOG_DIR }) };
+// Version 3 is version 2 with lighttpd told to read a config that is not there: its critical program fails.
+const definition = (version: '1.0.0' | '2.0.0' | '3.0.0', formats: string) => `apiVersion: appliance.dev/v1alpha1
 kind: Appliance
 name: kiosk
 version: ${version}
 extensions:
   - ${JSON.stringify({ ...helloFields, dir: 'hello' })}
   - name: web
-    oci: ${web[version]}
-kernel:
+    oci: ${web[version === '3.0.0' ? '2.0.0' : version]}
+    critical: true
+    volumes: [{name: data, path: ${LOG_DIR}, size: 10MiB}]
+${version === '3.0.0' ? '    args: [-D, -f, /etc/lighttpd/missing.conf]\n' : ''}kernel:
   modules: [dummy, tun]
   fragment: kernel.config
 config:
@@ -94,13 +101,16 @@ t.test('appliance build: raw and qcow2 of one disk; again with nothing changed, 
 let m: ApiVm;
 const webPort = await freePort();
 
+/** How many times lighttpd's log says it started. */
+const starts = (log: string) => log.match(/server started/g)?.length ?? 0;
+
 /** lighttpd's page through the forwarded port, asked until it is `page` (its program may still be starting). */
-async function pageIs(page: RegExp): Promise<string> {
+async function pageIs(page: RegExp, path = '/'): Promise<string> {
   const deadline = Date.now() + 120_000;
   let last = '';
   while (Date.now() < deadline) {
     try {
-      last = await (await fetch(`http://127.0.0.1:${webPort}/`, { signal: AbortSignal.timeout(5000) })).text();
+      last = await (await fetch(`http://127.0.0.1:${webPort}${path}`, { signal: AbortSignal.timeout(5000) })).text();
       if (page.test(last)) return last;
     } catch (e) {
       last = String((e as Error).cause ?? e);
@@ -115,6 +125,8 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
   async (t) => {
     const disk = join(scratch, 'boot.qcow2');
     execFileSync('cp', [join(project, 'out', 'appliance.qcow2'), disk]);
+    // A disk of a size a VM gets: EPHEMERAL grows to it at first boot (two upgrades are staged on it).
+    execFileSync('qemu-img', ['resize', '-q', disk, '1G']);
     m = await bootWithApi({
       bootFrom: 'disk', firmware: 'seabios', machine: 'pc', defaults: true, nics: ['e1000'], memoryMiB: 384,
       noReboot: false, disks: [{ file: disk, format: 'qcow2', interface: 'ide' }],
@@ -130,6 +142,11 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     t.match(await pageIs(/version 1/), /<h1>kiosk version 1<\/h1>/, 'lighttpd, from its OCI image, serves its page');
     const webStatus = await m.run(['get', 'extensionstatus', 'web', '-o', 'json']);
     t.match(webStatus.out, /"phase": "running"/, 'the API reports it running');
+    const volume = (JSON.parse(webStatus.out) as { spec: { volumes: Record<string, unknown>[] } }).spec.volumes;
+    t.match(volume, [{ name: 'data', path: LOG_DIR, dir: '/var/lib/extensions/web/data', persistent: true,
+      sizeBytes: 10 << 20, note: '' }], 'its volume on EPHEMERAL, its size a project quota the kernel reports back');
+    t.match(await pageIs(/server started/, '/data/error.log'), /server started/,
+      'lighttpd writes its log on its volume (as its own uid), and serves it');
     const dummy = await m.poll(['get', 'kernelmodulespecstatus', 'dummy', '-o', 'json'], /"state": "applied"/, 60_000);
     t.match(dummy.out, /"layer": "default"[^]*"loaded": \[\s*"dummy"\s*\]/, 'kernel.modules: loaded at boot');
     const tun = await m.poll(['get', 'kernelmodulespecstatus', 'tun', '-o', 'json'], /"state": "applied"/, 60_000);
@@ -138,7 +155,7 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     t.match(config.out, /"source": "image"/, 'the config the image carries');
   });
 
-t.test('an upgrade bundle of version 2 replaces OS and program; a rollback brings version 1\'s back', async (t) => {
+t.test('an upgrade bundle of version 2 replaces OS and program, its volume kept', async (t) => {
   writeFileSync(join(project, 'appliance.yaml'), definition('2.0.0', 'upgrade'));
   const built = await run('build');
   t.equal(built.code, 0);
@@ -154,11 +171,36 @@ t.test('an upgrade bundle of version 2 replaces OS and program; a rollback bring
   t.match(done.out, /done\s+1\.0\.0\s+2\.0\.0\s+B/, 'version 2 marked itself good');
   t.match(await slotLine(m), /^A:1\.0\.0 good \| B:2\.0\.0 running default good$/);
   t.match(await pageIs(/version 2/), /<h1>kiosk version 2<\/h1>/, 'version 2\'s page');
-  const back = await m.run(['rollback']);
-  t.equal(back.code, 0, back.err);
-  await readyAgain(m, 3);
-  const v1 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "1\.0\.0"/, 120_000);
-  t.match(v1.out, /"phase": "running"/, 'version 1\'s program is back');
-  t.match(await slotLine(m), /^A:1\.0\.0 running default good \| B:2\.0\.0 good$/);
-  t.match(await pageIs(/version 1/), /<h1>kiosk version 1<\/h1>/, 'version 1\'s page again');
+  t.equal(starts(await pageIs(/server started[^]*server started/, '/data/error.log')), 2,
+    'its volume kept across the upgrade: version 1\'s start and version 2\'s in one log');
+  const used = await m.run(['get', 'extensionstatus', 'web', '-o', 'json']);
+  t.match(used.out, /"usedBytes": [1-9]/, 'what its files take, as the quota counts them');
+});
+
+t.test('version 3, whose critical program fails, rolls back by itself: version 2\'s OS and programs', async (t) => {
+  writeFileSync(join(project, 'appliance.yaml'), definition('3.0.0', 'upgrade'));
+  const built = await run('build');
+  t.equal(built.code, 0);
+  const up = await upgrade(m, '--image', join(project, 'out', 'appliance-upgrade.tar'), '--health-timeout', '2m',
+    '--id', 'to-3');
+  t.equal(up.code, 0, up.err);
+  await readyAgain(m, 4); // version 3's ready line, then version 2's
+  t.match(m.vm.console(), /kiosk 3\.0\.0 from slot A/, 'version 3 was tried');
+  t.match(m.vm.console(), /upgrade "to-3": not healthy: its critical extension\(s\) restarted 3 times or more: web/,
+    'its critical program restarted 3 times: the try failed at once, not at the end of its health timeout');
+  const failed = await m.poll(['get', 'upgradestatus', 'to-3', '-o', 'json'], /"phase": "failed"/, 60_000);
+  t.match(failed.out, /did not come up healthy: its health checks did not pass: its critical extension\(s\) restarted/,
+    'version 2 says why version 3 was not kept');
+  t.match(await slotLine(m), /^A:3\.0\.0 \| B:2\.0\.0 running default good$/, 'back on version 2');
+  const v2 = await m.poll(['get', 'extensionstatus', 'web', '-o', 'json'], /"phase": "running"/, 120_000);
+  t.match(v2.out, /"version": "2\.0\.0"/, 'version 2\'s program with its OS');
+  t.match(await pageIs(/version 2/), /<h1>kiosk version 2<\/h1>/, 'version 2\'s page again');
+  t.equal(starts(await pageIs(/(server started[^]*){3}/, '/data/error.log')), 3,
+    'its volume kept through the failed try: three starts in one log');
+  const health = await m.poll(['health'], /ok\s+extensions: hello running, web running \(critical\)/, 60_000);
+  t.equal(health.code, 0, 'healthy, the critical extension named');
+  const purged = await m.run(['delete', 'extensionspec', 'web', '--purge-volumes']);
+  t.equal(purged.code, 0, purged.err);
+  t.match(purged.out, /extension\/web deleted, its volumes purged/);
+  t.match((await m.run(['logs', 'engine'])).out, /extension web: volumes purged: data/, 'its volume removed for good');
 });

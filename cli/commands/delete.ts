@@ -12,8 +12,11 @@ import { CliError, EXIT, exitCodeOf } from '../errors.ts';
 import { readTexts } from '../read-input.ts';
 import { controllerOwnedWhy } from '../related-types.ts';
 import type { Session } from '../session.ts';
+import { PURGE_VOLUMES_ANNOTATION } from '../../machinery/model/extension-manifest.ts';
+import { EXTENSION_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const DELETE_HELP = `usage: cosictl delete TYPE ID [ID...] [--ignore-not-found]
+       cosictl delete extensionspec NAME [NAME...] --purge-volumes
        cosictl delete TYPE --all
        cosictl delete -f FILE [-f FILE...] [--ignore-not-found]
 
@@ -29,13 +32,15 @@ flags:
       --all               every resource of TYPE in the namespace that users declare (those a
                           controller writes are counted and left: they go with their specs)
       --ignore-not-found  a resource that does not exist is not an error
+      --purge-volumes     (extension specs) remove the extensions' volumes too, for good: without it they
+                          are kept on the machine's disk for the extension's next declaration
   -n, --namespace NS      namespace (default: the type's default namespace)
 
 exit codes: 0 all deleted, 4 one was not found, 1 one was refused or failed.
 `;
 
 /** The flags only delete takes. */
-export const DELETE_FLAGS = ['filename', 'ignore-not-found', 'all'];
+export const DELETE_FLAGS = ['filename', 'ignore-not-found', 'all', 'purge-volumes'];
 
 /** Deletions in flight at once: a burst of 500 takes a fraction of a second, not one round trip each in turn. */
 const PARALLEL = 16;
@@ -78,6 +83,7 @@ export async function del(
 ): Promise<number> {
   const files = flagAll(p, 'filename');
   const ignoreMissing = has(p, 'ignore-not-found');
+  const purge = has(p, 'purge-volumes');
   let targets: Target[];
   if (files.length) {
     if (p.positional.length) throw new CliError('delete: give TYPE ID... or -f FILE, not both', EXIT.usage);
@@ -116,6 +122,11 @@ export async function del(
     const namespace = t.namespace ?? s.namespaceFor(def);
     const ptr = { namespace, type: def.type, id: t.id };
     const name = `${def.displayType.toLowerCase()}/${t.id}`;
+    if (purge && def.type !== EXTENSION_TYPE) {
+      outcomes[i] = { line: `delete ${name}: --purge-volumes: only extension specs have volumes; nothing deleted`,
+        code: EXIT.usage, toErr: true };
+      return;
+    }
     try {
       const cur = await s.state.get(ptr);
       if (cur.metadata.owner) {
@@ -124,8 +135,13 @@ export async function del(
         };
         return;
       }
+      // Said on the resource itself: its controller reads it as it undoes the extension.
+      if (purge && cur.metadata.annotations[PURGE_VOLUMES_ANNOTATION] !== 'true') {
+        await s.state.update({ ...cur, metadata: { ...cur.metadata,
+          annotations: { ...cur.metadata.annotations, [PURGE_VOLUMES_ANNOTATION]: 'true' } } });
+      }
       await s.state.teardownAndDestroy(ptr, { deadlineMs: s.longCallMs });
-      outcomes[i] = { line: `${name} deleted`, code: EXIT.ok, toErr: false };
+      outcomes[i] = { line: `${name} deleted${purge ? ', its volumes purged' : ''}`, code: EXIT.ok, toErr: false };
     } catch (e) {
       const held = await stillHeld(s, ptr, e);
       if (held) {

@@ -13,8 +13,10 @@ export const HEALTH_HELP = `usage: cosictl health [--wait DURATION]
 
 Checks what a ready machine must have: the API serves, every plugin runs, the machine config
 is applied, each configured link carries its addresses, the clock is synced when time servers
-are configured, every declared mount is mounted. Prints each check, and why a failing one
-fails. (A system tried after an upgrade is kept on all of them but the clock.)
+are configured, every declared mount is mounted, every critical extension runs (and has not
+restarted 3 times). Prints each check, and why a failing one fails; the extensions check also
+lists each extension and its phase. (A system tried after an upgrade is kept on all of them
+but the clock.)
 
 flags:
       --wait DURATION   wait until the machine is healthy (e.g. 2m), printing what still fails

@@ -54,8 +54,11 @@ export interface SpecApplier<S, St extends SpecStatusBase, W> {
   apply(id: string, spec: S, prev: St | undefined, world: W, ctx: ApplyContext<S, St>): St | Promise<St>;
   /** The status when apply throws: the spec described, what is still applied, the error. */
   failed(id: string, spec: S, prev: St | undefined, error: string): St;
-  /** Takes out of effect what the status says is applied; gone already counts as done. */
-  undo(id: string, prev: St, world: W): void | Promise<void>;
+  /**
+   * Takes out of effect what the status says is applied; gone already counts as done. `spec`: the resource being
+   * torn down (its annotations may say how), absent when the spec went while the controller was not running.
+   */
+  undo(id: string, prev: St, world: W, spec?: Resource<S>): void | Promise<void>;
 }
 
 export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S, St, W>): Controller {
@@ -80,11 +83,11 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
       let timer: NodeJS.Timeout | undefined;
       ctx.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
       /** Undoes and destroys a status once no dependant holds it; false while one does or undo fails. */
-      const retire = async (id: string, prev: Resource<St>, world: W): Promise<boolean> => {
+      const retire = async (id: string, prev: Resource<St>, world: W, spec?: Resource<S>): Promise<boolean> => {
         waiting.delete(id);
         if (!(await ctx.state.teardown(statusPtr(id)))) return false;
         try {
-          await a.undo(id, prev.spec, world);
+          await a.undo(id, prev.spec, world, spec);
         } catch (e) {
           const msg = (e as Error).message;
           if (warned.get(id) !== msg) {
@@ -126,7 +129,7 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
           const prev = statuses.get(id);
           if (r.metadata.phase === 'tearingDown') {
             if (!r.metadata.finalizers.includes(holder)) continue;
-            if (!prev || await retire(id, prev, world)) await ctx.state.removeFinalizer(specPtr(id));
+            if (!prev || await retire(id, prev, world, r)) await ctx.state.removeFinalizer(specPtr(id));
             continue;
           }
           if (!r.metadata.finalizers.includes(holder)) await ctx.state.addFinalizer(specPtr(id));

@@ -65,6 +65,15 @@ t.test('from a directory: its root, the definition\'s fields as its manifest, th
   const fields = await buildExtension(dirExtension(dir, { ready: 'http:8080/health' }), opts(out));
   t.equal(fields.built, true, 'a field changed: built again');
   t.same(fields.manifest.ready, { kind: 'http', port: 8080, path: '/health' });
+  mkdirSync(join(dir, 'srv'));
+  symlinkSync('/srv', join(dir, 'state'));
+  const volumes = await buildExtension(dirExtension(dir, {
+    volumes: [{ name: 'data', path: '/var/lib/hello/data' }, { name: 'state', path: '/state/db' }],
+  }), opts(out));
+  const made = listing(volumes.path);
+  t.match(made, / \/var\/lib\/hello\/data\n/, 'each volume\'s mount point made');
+  t.match(made, / \/srv\/db\n/, 'through the root\'s own links, as the program will see it');
+  t.ok(volumes.notes.some((n) => n.endsWith('/var/lib/hello/data, /state/db')), 'and said');
 });
 
 t.test('a directory refused: its own manifest, no such program, a file where a mount point goes', async (t) => {
@@ -83,6 +92,12 @@ t.test('a directory refused: its own manifest, no such program, a file where a m
       writeFileSync(join(dir, 'tmp'), '');
       return dirExtension(dir);
     }, /\/tmp in its root is no directory: the launcher mounts on it/],
+    ['a file where a volume goes', (dir) => dirExtension(dir, { volumes: [{ name: 'd', path: '/secret/d' }] }),
+      /\/secret\/d: \/secret is no directory/],
+    ['a volume through a link out of the root', (dir) => {
+      symlinkSync('../../etc', join(dir, 'out'));
+      return dirExtension(dir, { volumes: [{ name: 'd', path: '/out/x/d' }] });
+    }, /\/out\/x\/d: \/out\/x leads nowhere|\/out\/x\/d: \/out leads nowhere/],
   ];
   for (const [what, make, reason] of cases) {
     const err = await buildExtension(make(project()), opts(out)).catch((e: Error) => e);

@@ -117,8 +117,8 @@ export async function buildExtension(
         writeTree(image.root, stage);
         fields = ociFields(e, image, stage, o.version);
       }
-      notes.push(...addMountPoints(e.name, stage));
-      const text = manifestText(e.name, fields, stage);
+      const { text, manifest } = manifestText(e.name, fields, stage);
+      notes.push(...addMountPoints(e.name, stage, manifest.volumes.map((v) => v.path)));
       writeFileSync(join(stage, MANIFEST_PATH), text);
       const unreadable = unreadableFiles(stage);
       if (unreadable.length) {
@@ -216,7 +216,9 @@ function labelFields(name: string, text: string): Record<string, unknown> {
 }
 
 /** The manifest as YAML, checked, its program one the root holds. */
-function manifestText(name: string, fields: Record<string, unknown>, stage: string): string {
+function manifestText(
+  name: string, fields: Record<string, unknown>, stage: string,
+): { text: string; manifest: ExtensionManifest } {
   const r = checkManifest({ ...fields, name });
   if (!r.manifest) throw new ExtensionRefused(name, r.problems);
   const exe = resolveInImage(stage, r.manifest.executable);
@@ -228,20 +230,42 @@ function manifestText(name: string, fields: Record<string, unknown>, stage: stri
   if (dir === undefined || !statSync(join(stage, dir)).isDirectory()) {
     throw new ExtensionRefused(name, [`workingDir ${r.manifest.workingDir}: no directory in its root`]);
   }
-  return YAML.stringify({ ...fields, name }, { sortMapEntries: true });
+  return { text: YAML.stringify({ ...fields, name }, { sortMapEntries: true }), manifest: r.manifest };
 }
 
-/** The launcher mounts on /proc, /dev, /tmp and /run: made where missing (said); a file in the way is refused. */
-function addMountPoints(name: string, stage: string): string[] {
+/**
+ * The launcher mounts on /proc, /dev, /tmp, /run and each volume's path: made where missing (said), through the
+ * root's own links as the program will see them; a file in the way is refused.
+ */
+function addMountPoints(name: string, stage: string, volumePaths: string[]): string[] {
   const made: string[] = [];
-  for (const p of EXTENSION_MOUNT_POINTS) {
-    const st = lstatSync(join(stage, p), { throwIfNoEntry: false });
+  for (const p of [...EXTENSION_MOUNT_POINTS, ...volumePaths]) {
+    const at = resolveInImage(stage, p);
+    const st = at === undefined ? undefined : lstatSync(join(stage, at));
     if (st?.isDirectory()) continue;
     if (st) throw new ExtensionRefused(name, [`${p} in its root is no directory: the launcher mounts on it`]);
-    mkdirSync(join(stage, p), { mode: 0o755 });
+    const problem = makeDirIn(stage, p);
+    if (problem) throw new ExtensionRefused(name, [`${p}: ${problem}`]);
     made.push(p);
   }
   return made.length ? [`made the mount points ${made.join(', ')}`] : [];
+}
+
+/** Makes directory `path` (absolute, inside `root`) and its missing parents, following the root's links; or why not. */
+function makeDirIn(root: string, path: string): string | undefined {
+  let at = '/';
+  for (const part of path.split('/').filter(Boolean)) {
+    if (!lstatSync(join(root, at)).isDirectory()) return `${at} is no directory`;
+    const next = resolveInImage(root, posix.join(at, part));
+    if (next === undefined) {
+      // Nothing there, or a link leading nowhere: a link's missing target is not made.
+      if (lstatSync(join(root, at, part), { throwIfNoEntry: false })) return `${posix.join(at, part)} leads nowhere`;
+      mkdirSync(join(root, at, part), { mode: 0o755 });
+      at = posix.join(at, part);
+    } else if (!lstatSync(join(root, next)).isDirectory()) return `${posix.join(at, part)} is no directory`;
+    else at = next;
+  }
+  return undefined;
 }
 
 /** Regular files others may not read: in the image every file is root's, and the program runs as its own uid. */

@@ -71,6 +71,8 @@ export interface Ext4Options {
   tree?: Tree;
   epoch: number;
   workDir: string;
+  /** Features beyond mkfs.ext4's defaults (-O), such as quota and project. */
+  features?: string[];
 }
 
 /** An ext4 image, empty or holding `tree` (root-owned). */
@@ -79,6 +81,7 @@ export function ext4Image(o: Ext4Options): void {
   const root = o.tree ? stageTree(o.workDir, o.tree, [], o.epoch) : undefined;
   execFileSync('mkfs.ext4', [
     '-q', '-F', '-L', o.label, '-U', o.uuid, '-E', `hash_seed=${o.hashSeed},root_owner=0:0`,
+    ...(o.features?.length ? ['-O', o.features.join(',')] : []),
     ...(root ? ['-d', root] : []), o.file, `${o.sizeMiB}M`,
     // E2FSPROGS_FAKE_TIME=0 would mean "not set": the epoch 0 is written as 1 s past it.
   ], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, E2FSPROGS_FAKE_TIME: String(o.epoch || 1) } });

@@ -126,6 +126,8 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
   ext4Image({
     file: ephemeralFile, sizeMiB: Math.floor(ephemeralMiB), label: EPHEMERAL_LABEL, uuid: id('fs/ephemeral'),
     hashSeed: id('seed/ephemeral'), epoch: o.epoch, workDir: o.workDir,
+    // Project quotas: an extension volume's `size:` is enforced (PID 1 mounts it with prjquota).
+    features: ['quota', 'project'],
   });
 
   const { head, tail } = encodeGpt(gpt, bootCode);

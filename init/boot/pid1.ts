@@ -29,6 +29,7 @@ import { INITRAMFS_PAYLOAD_DIR, PAYLOAD_INDEX } from '../../machinery/disk/slot-
 import { BootPartition } from '../upgrade/boot-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
 import { EXTENSION_UIDS_FILE } from '../engine/extension/extension-uids.ts';
+import { VOLUMES_DIR, volumeBacking } from '../engine/extension/extension-volumes.ts';
 import { LIVE_PARAM } from '../../machinery/disk/labels.ts';
 import { machineId } from '../../machinery/sys/machine-id.ts';
 import { testBreak } from '../../machinery/sys/test-break.ts';
@@ -226,6 +227,9 @@ export async function runPid1(): Promise<void> {
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
         prepareGroup, removeGroup,
         ...(stateMount.why === undefined ? { uidsFile: join(stateMount.dir, EXTENSION_UIDS_FILE) } : {}),
+        volumes: {
+          dir: VOLUMES_DIR, backing: () => volumeBacking(readFileSync('/proc/self/mounts', 'utf8'), VOLUMES_DIR, n),
+        },
       },
       ...(payload ? { payload } : {}),
       configStore: stateMount.why === undefined

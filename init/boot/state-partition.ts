@@ -3,12 +3,13 @@
 // mke2fs -L STATE; without one the config is held in memory only), and EPHEMERAL, the
 // machine's data at /var (without one /var is in memory). Mounted this early so that
 // nothing is written to /var, or read from STATE, before the disk is there.
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { readOptional } from '../../machinery/sys/optional-fs.ts';
 import type { Native } from '../../native/index.ts';
 import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
 import { MS } from '../../machinery/sys/mount-table.ts';
+import { extProjectQuota } from '../../machinery/sys/superblock.ts';
 import { BOOT_MOUNT, EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../../machinery/disk/labels.ts';
 import { ESP_LABEL } from '../../machinery/disk/boot-slots.ts';
 
@@ -21,6 +22,8 @@ interface Labelled {
   label: string; target: string; flags: number; mode: number; fstypes: ReadonlySet<string>;
   /** Only a partition of the disk that holds this device. */
   sameDiskAs?: string;
+  /** The mount's options for the device found (undefined: none). */
+  options?: (devPath: string) => string | undefined;
 }
 
 /** Mounts the one writable filesystem labelled `label` on `target`; or says why not, and never throws. */
@@ -64,7 +67,7 @@ function mountFound(n: Native, l: Labelled, sys: string, dev: string): LabelledM
   if (d.readOnly) return { why: `${d.devPath} (${l.label}) is read-only` };
   mkdirSync(l.target, { recursive: true, mode: l.mode });
   try {
-    n.mount(d.devPath, l.target, d.fstype, l.flags);
+    n.mount(d.devPath, l.target, d.fstype, l.flags, l.options?.(d.devPath));
   } catch (e) {
     return { why: `cannot mount ${d.devPath} (${l.label}) on ${l.target}: ${(e as Error).message}` };
   }
@@ -78,11 +81,27 @@ export function mountStatePartition(n: Native, sys = '/sys/class/block', dev = '
   }, sys, dev);
 }
 
-/** EPHEMERAL on /var; the storage plugin grows it to its disk once the machine runs. */
+/** The first bytes of a device (a superblock's worth). */
+function readHead(devPath: string, bytes = 4096): Buffer {
+  const fd = openSync(devPath, 'r');
+  try {
+    const b = Buffer.alloc(bytes);
+    return b.subarray(0, readSync(fd, b, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * EPHEMERAL on /var; the storage plugin grows it to its disk once the machine runs. Made with project quotas
+ * (images since volumes came), it is mounted with prjquota, so that a volume's `size:` is enforced; an older
+ * one without, and its volumes' statuses say their sizes are not enforced.
+ */
 export function mountEphemeralPartition(n: Native, sys = '/sys/class/block', dev = '/dev'): LabelledMount {
   return mountLabelled(n, {
     label: EPHEMERAL_LABEL, target: EPHEMERAL_MOUNT, mode: 0o755, fstypes: new Set(['ext4']),
     flags: MS.NOSUID | MS.NODEV | MS.RELATIME,
+    options: (devPath) => (extProjectQuota(readHead(devPath)) ? 'prjquota' : undefined),
   }, sys, dev);
 }
 

@@ -1,12 +1,14 @@
 // The extension launcher on the host's real kernel (root): it becomes the program (same pid) inside
 // the image as its root, as its own uid with the declared capabilities only (ambient; bounding set
 // too), no_new_privs, the seccomp filter, a /proc of its own processes, a /dev of harmless devices,
-// and the plugin socket bound in; the launch variable is gone from the program's environment. The
+// a volume bound in, and the plugin socket bound in; the launch variable is gone from the program's environment. The
 // image is Python's minimal interpreter with its libraries, from this host's Debian packages. A
 // program not in the image, or no launch at all: the launcher says so and fails.
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +52,7 @@ async function launcherTests(): Promise<void> {
   mkdirSync(root);
   copyPackageFiles(packageClosure(['python3-minimal']), root);
   execFileSync('ldconfig', ['-r', root]);
-  for (const d of ['proc', 'dev', 'tmp', 'run']) mkdirSync(join(root, d));
+  for (const d of ['proc', 'dev', 'tmp', 'run', 'data']) mkdirSync(join(root, d));
   const image = squashfs(root, join(dir, 'probe.squashfs'), 0).path;
   const mnt = join(dir, 'mnt');
   mkdirSync(mnt);
@@ -110,6 +112,23 @@ async function launcherTests(): Promise<void> {
     t.match(f.env, /GREETING/);
     t.equal(f.cwd, '/usr/lib', 'it starts in its working directory');
   });
+
+  t.test('a volume: the machine\'s directory bound on the image\'s, writable by the program, nosuid and nodev',
+    async (t) => {
+      const volume = join(dir, 'volume');
+      mkdirSync(volume, { mode: 0o700 });
+      chownSync(volume, 61999, 61999);
+      const r = await launch({ volumes: [{ source: volume, target: '/data' }], args: ['-c', `
+open("/data/written", "w").write("by the program")
+for line in open("/proc/self/mounts"):
+    if line.split()[1] == "/data":
+        print("options=" + line.split()[3])
+`] });
+      t.equal(r.code, 0, r.err);
+      t.equal(readFileSync(join(volume, 'written'), 'utf8'), 'by the program', 'written through to the machine\'s');
+      t.equal(statSync(join(volume, 'written')).uid, 61999, 'as the extension\'s uid');
+      t.match(fields(r.out).options?.split(','), ['rw', 'nosuid', 'nodev'], 'mounted nosuid and nodev');
+    });
 
   t.test('a program that is not in the image: the launcher says so and fails', async (t) => {
     const r = await launch({ executable: '/usr/bin/nothing' });

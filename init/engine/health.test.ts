@@ -3,7 +3,7 @@
 // a DHCP link needs its bound lease's address (the IPv6 link-local address every up link has is not one).
 // Milestones: plugins when all run, network when the addresses are there and each lease's default route.
 import t from 'tap';
-import type { PluginStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { ExtensionStatusSpec, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
 import { evaluateHealth, healthController, reachedMilestones, type HealthFacts } from './health.ts';
 import type { HealthStatusSpec } from '../../proto/gen/spec-types.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
@@ -29,10 +29,27 @@ const failing = (f: HealthFacts) => evaluateHealth(f).filter((c) => !c.ok).map((
 
 t.test('a ready machine passes every check', async (t) => {
   t.same(failing(fine), []);
-  t.same(evaluateHealth(fine).map((c) => c.name), ['api', 'plugins', 'config', 'addresses', 'time', 'disks']);
+  t.same(evaluateHealth(fine).map((c) => c.name),
+    ['api', 'plugins', 'config', 'addresses', 'time', 'disks', 'extensions']);
   t.same(failing({ ...fine, time: { servers: [], synced: false }, declaredMounts: [], mounts: new Map() }), [],
     'no time server and no mounts declared: nothing to wait for');
   t.same(failing({ ...fine, time: undefined }), [], 'before the time plugin reports, no servers are known');
+});
+
+t.test('extensions: a critical one must run and not keep restarting; the others are summed up', async (t) => {
+  const ext = (name: string, phase: string, critical: boolean, restarts = 0, error = '') =>
+    ({ name, spec: { phase, critical, restarts, error } as ExtensionStatusSpec });
+  const summary = (f: HealthFacts) => evaluateHealth(f).find((c) => c.name === 'extensions')!;
+  t.same(summary(fine), { name: 'extensions', ok: true, message: 'none declared' });
+  t.same(summary({ ...fine, extensions: [ext('web', 'running', true), ext('helper', 'failed', false, 0, 'no image')] }),
+    { name: 'extensions', ok: true, message: 'web running (critical), helper failed' },
+    'a plain extension that fails: said, not a failure of the machine');
+  t.same(failing({ ...fine, extensions: [ext('web', 'crashing', true, 1, 'exited (code 1)\nmore')] }),
+    ['extensions: web (critical) is crashing: exited (code 1)']);
+  t.same(failing({ ...fine, extensions: [ext('web', 'running', true, 3)] }),
+    ['extensions: web (critical) restarted 3 times since it started'], 'running now, but crash-looping');
+  t.same(failing({ ...fine, extensions: [ext('web', 'starting', true), ext('db', 'fetching', true)] }),
+    ['extensions: web (critical) is starting; db (critical) is fetching']);
 });
 
 t.test('each failure names what is wrong', async (t) => {

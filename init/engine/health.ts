@@ -1,7 +1,8 @@
 // health: whether the machine has what a ready machine must have, as one resource (Health "machine",
 // runtime) the engine keeps up to date: the API serves, every plugin runs, the machine config is applied,
 // each configured link carries its addresses (a DHCP link: the address of a bound lease), the clock is synced
-// when time servers are configured, and every declared mount is mounted. A system tried
+// when time servers are configured, every declared mount is mounted, and every critical extension runs (and has
+// not restarted CRITICAL_RESTARTS times; the others are only summed up in the check's message). A system tried
 // after an upgrade marks itself good on it (init/upgrade/trial.ts); `cosictl get health` shows each check and
 // why it fails. The first time the plugins all run, the first time the network is configured (addresses,
 // and the default route a lease brings), and the first time a machine config is applied are boot
@@ -13,9 +14,10 @@ import type {
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Controller } from '../../cosi/controller/contract.ts';
-import { type ConfigStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { type ConfigStatusSpec, type ExtensionStatusSpec } from '../../machinery/model/runtime-types.ts';
+import { CRITICAL_RESTARTS } from '../../machinery/model/extension-manifest.ts';
 import {
-  ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
+  ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
   MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, NETWORK_NS,
   PLUGIN_STATUS_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS, STORAGE_NS, TIME_NS, TIME_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
@@ -47,6 +49,10 @@ export interface HealthFacts {
   /** The mounts declared (merged, by target) and each one's state. */
   declaredMounts: readonly string[];
   mounts: ReadonlyMap<string, { state?: string; error?: string }>;
+  /** Each extension as the engine runs it: only a critical one counts, the others are summed up. */
+  extensions?: readonly {
+    name: string; spec: Pick<ExtensionStatusSpec, 'phase' | 'critical' | 'restarts' | 'error'>;
+  }[];
 }
 
 export type Milestone = 'plugins' | 'network' | 'config';
@@ -60,7 +66,7 @@ const onLink = (f: HealthFacts, link: string, address: string) => (f.linkAddress
 
 export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   // The machine's own plugins: an extension that fails says so in its ExtensionStatus, and must not make the
-  // machine unhealthy (an upgrade on trial would roll back for it).
+  // machine unhealthy (an upgrade on trial would roll back for it) unless it is critical (the extensions check).
   const own = new Set(f.expectedPlugins);
   const plugins = f.plugins.filter((p) => own.has(p.name) && p.spec.state !== 'running').map((p) => {
     if (p.spec.state === 'waiting') return `${p.name} waits for the network to be configured before it starts`;
@@ -93,6 +99,14 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     if (m?.state === 'applied') return [];
     return [`${target} is ${m?.state ?? 'not handled yet'}${m?.error ? ` (${m.error})` : ''}`];
   });
+  const extensions = f.extensions ?? [];
+  const critical = extensions.filter((e) => e.spec.critical).flatMap(({ name, spec: e }) => {
+    if (e.restarts >= CRITICAL_RESTARTS) return [`${name} (critical) restarted ${e.restarts} times since it started`];
+    if (e.phase === 'running') return [];
+    return [`${name} (critical) is ${e.phase}${e.error ? `: ${e.error.split('\n')[0]}` : ''}`];
+  });
+  const summary = extensions.map(({ name, spec: e }) => `${name} ${e.phase}${e.critical ? ' (critical)' : ''}`)
+    .join(', ') || 'none declared';
   return [
     check('api', f.apiServing ? [] : ['the API is not serving'], 'serving'),
     check('plugins', plugins, `${f.plugins.length} running`),
@@ -100,6 +114,7 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     check('addresses', missing, links.size ? `on ${[...links].sort().join(', ')}` : 'none configured'),
     check('time', time, servers.length ? `synced from ${f.time?.server ?? servers[0]}` : 'no time server configured'),
     check('disks', disks, f.declaredMounts.length ? `${f.declaredMounts.length} mounted` : 'no mounts declared'),
+    check('extensions', critical, summary),
   ];
 }
 
@@ -127,7 +142,7 @@ const WATCHED = [
   { namespace: NETWORK_NS, type: MERGED_DHCP_SPEC_TYPE }, { namespace: NETWORK_NS, type: DHCP_LEASE_TYPE },
   { namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE }, { namespace: NETWORK_NS, type: ADDRESS_SPEC_TYPE },
   { namespace: TIME_NS, type: TIME_STATUS_TYPE }, { namespace: STORAGE_NS, type: MERGED_MOUNT_SPEC_TYPE },
-  { namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE },
+  { namespace: STORAGE_NS, type: MOUNT_SPEC_STATUS_TYPE }, { namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE },
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
@@ -155,11 +170,12 @@ export function healthController(o: HealthOptions): Controller {
     async run(ctx) {
       while (await ctx.next()) {
         await sleep(SETTLE_MS);
-        const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses] =
-          await Promise.all(WATCHED.map((k) => ctx.state.list(k)));
+        const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses,
+          extensions] = await Promise.all(WATCHED.map((k) => ctx.state.list(k)));
         const facts = factsOf(o, {
           plugins: plugins!, configs: configs!, links: links!, addresses: addresses!, dhcp: dhcp!, leases: leases!,
           routes: routes!, declared: declared!, clocks: clocks!, mountSpecs: mountSpecs!, mountStatuses: mountStatuses!,
+          extensions: extensions!,
         });
         const checks = evaluateHealth(facts);
         for (const m of reachedMilestones(facts, checks)) {
@@ -180,7 +196,7 @@ export function healthController(o: HealthOptions): Controller {
 }
 
 type Listed = Record<'plugins' | 'configs' | 'links' | 'addresses' | 'dhcp' | 'leases' | 'routes' | 'declared'
-  | 'clocks' | 'mountSpecs' | 'mountStatuses', readonly Resource[]>;
+  | 'clocks' | 'mountSpecs' | 'mountStatuses' | 'extensions', readonly Resource[]>;
 
 /** The facts the checks read, from the resources of the watched kinds. */
 function factsOf(o: HealthOptions, l: Listed): HealthFacts {
@@ -205,5 +221,6 @@ function factsOf(o: HealthOptions, l: Listed): HealthFacts {
       const m = r.spec as MountSpecStatusSpec;
       return [r.metadata.id, { ...(m.state ? { state: m.state } : {}), ...(m.error ? { error: m.error } : {}) }];
     })),
+    extensions: l.extensions.map((r) => ({ name: r.metadata.id, spec: r.spec as ExtensionStatusSpec })),
   };
 }

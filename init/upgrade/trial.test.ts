@@ -10,7 +10,9 @@ import { GRUBENV_PATH } from '../../machinery/disk/boot-slots.ts';
 import { encodeGrubEnv } from '../../machinery/disk/grubenv.ts';
 import { BootPartition } from './boot-partition.ts';
 import { startTrial } from './trial.ts';
-import { HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import {
+  EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
 import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import { newResource } from '../../cosi/resource/resource.ts';
 import { until } from '../../cosi/conformance/converge.ts';
@@ -101,4 +103,33 @@ t.test('a tried slot not healthy in time: the failing checks noted, and a reboot
   t.equal(await until(() => rebooted, 'upgrade "up": slot B not healthy in time', 5000),
     'upgrade "up": slot B not healthy in time');
   t.match(boot.record(), { trialProblem: 'after 1 s: plugins: network is backoff' });
+});
+
+t.test('a critical extension restarted 3 times fails the try at once, though the health holds for now', async (t) => {
+  const { boot, state, runtime, health } = tried(t, 600);
+  let rebooted = '';
+  const trial = await startTrial({
+    state, log: createLogger('test'), owner: 'engine', boot, reboot: (why) => { rebooted = why; },
+    slotsChanged: async () => {}, stableMs: 60_000,
+  });
+  t.teardown(() => trial.close());
+  runtime.register(trial.controller!);
+  runtime.start();
+  await runtime.watching();
+  await state.create(newResource({ namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID }, health(true)),
+    { owner: 'engine' });
+  const ext = (id: string, critical: boolean, restarts: number) => state.create(newResource(
+    { namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id },
+    { phase: 'crashing', critical, restarts, error: 'exited (code 1)' }), { owner: 'engine' });
+  await ext('helper', false, 7);
+  await ext('web', true, 2);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(rebooted, '', 'a critical one at 2 restarts, a plain one at 7: still trying');
+  await state.update({ ...(await state.get({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id: 'web' })),
+    spec: { phase: 'crashing', critical: true, restarts: 3, error: 'exited (code 1)' } }, { owner: 'engine' });
+  t.equal(await until(() => rebooted, 'upgrade "up": slot B failed its try', 5000),
+    'upgrade "up": slot B failed its try');
+  t.match(boot.record(), {
+    trialProblem: 'its critical extension(s) restarted 3 times or more: web (3 restarts, last: exited (code 1))',
+  });
 });

@@ -1,7 +1,8 @@
 // trial: what the system booted after an upgrade does with the upgrade's record (boot-partition.ts).
 //   The tried slot is running: it waits for HealthStatus to be healthy and then marks itself good (the
 //     default from now on); if that has not happened within the request's health timeout, it notes which
-//     checks failed and reboots, and the loader counts the try (after the last one it falls back).
+//     checks failed and reboots, and the loader counts the try (after the last one it falls back). A critical
+//     extension restarted CRITICAL_RESTARTS times fails the try at once: its health would never hold.
 //   The other slot is running and the tried one is no longer being tried: the loader fell back (or the
 //     tried system never reported back); the upgrade failed, and the record says which version and why.
 // Either way the upgrade's UpgradeStatus is published again from the record.
@@ -12,7 +13,11 @@ import { upsert } from '../../cosi/state/upsert.ts';
 import { forgetTried, markGood } from '../../machinery/disk/boot-slots.ts';
 import type { Logger } from '../../machinery/log.ts';
 import type { BootPartition, UpgradeRecord } from './boot-partition.ts';
-import { HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE } from '../../proto/gen/resource-types.ts';
+import {
+  EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { CRITICAL_RESTARTS } from '../../machinery/model/extension-manifest.ts';
+import type { ExtensionStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface TrialOptions {
@@ -100,7 +105,7 @@ export async function startTrial(o: TrialOptions): Promise<Trial> {
   let latest: HealthStatusSpec | undefined;
   let settled = false;
   let holding: NodeJS.Timeout | undefined;
-  const settle = async (healthy: boolean) => {
+  const settle = async (healthy: boolean, why?: string) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
@@ -117,21 +122,32 @@ export async function startTrial(o: TrialOptions): Promise<Trial> {
     const failing = (latest?.checks ?? []).filter((c) => !c.ok && !NOT_TRIED.has(c.name))
       .map((c) => `${c.name}: ${c.message}`).join('; ')
       || 'no health status was published';
-    rec.trialProblem = `after ${rec.healthTimeoutSeconds} s: ${failing}`;
+    rec.trialProblem = why ?? `after ${rec.healthTimeoutSeconds} s: ${failing}`;
     o.boot.setRecord(rec);
-    o.log.error(`upgrade "${rec.id}": not healthy ${rec.trialProblem}; rebooting (the loader counts the try)`);
-    o.reboot(`upgrade "${rec.id}": slot ${slot} not healthy in time`);
+    o.log.error(`upgrade "${rec.id}": not healthy${why ? ':' : ''} ${rec.trialProblem}; rebooting (the loader counts `
+      + 'the try)');
+    o.reboot(`upgrade "${rec.id}": slot ${slot} ${why ? 'failed its try' : 'not healthy in time'}`);
   };
   const timer = setTimeout(() => void settle(false), rec.healthTimeoutSeconds * 1000);
   const health = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
+  const extensions = { namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE };
   const controller: Controller = {
     name: 'upgrade-trial', owner: o.owner,
-    inputs: () => [{ ...health, kind: 'weak' }],
+    inputs: () => [{ ...health, kind: 'weak' }, { ...extensions, kind: 'weak' }],
     // UpgradeStatus is written as the upgrader writes it (upsert as the engine), not as this controller's output.
     outputs: () => [],
     async run(ctx) {
       while (await ctx.next()) {
         if (settled) continue;
+        const looping = (await ctx.state.list(extensions))
+          .map((r) => ({ name: r.metadata.id, e: r.spec as ExtensionStatusSpec }))
+          .filter(({ e }) => e.critical && e.restarts >= CRITICAL_RESTARTS)
+          .map(({ name, e }) => `${name} (${e.restarts} restarts${e.error ? `, last: ${e.error}` : ''})`);
+        if (looping.length) {
+          await settle(false, `its critical extension(s) restarted ${CRITICAL_RESTARTS} times or more: `
+            + looping.join('; '));
+          continue;
+        }
         const h = (await ctx.state.list(health)).find((r) => r.metadata.id === HEALTH_ID);
         if (!h) continue;
         latest = h.spec as HealthStatusSpec;

@@ -22,6 +22,8 @@ export interface ExtensionLaunch {
   capabilities: CapabilityName[];
   /** Where the program starts, inside its root (absolute). */
   workingDir: string;
+  /** Its volumes: each machine directory `source` bound onto `target`, an image's directory (absolute, resolved). */
+  volumes?: { source: string; target: string }[];
 }
 
 export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
@@ -40,7 +42,9 @@ export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error 
     || typeof v.executable !== 'string' || !strings(v.args) || !strings(v.capabilities)
     || typeof v.workingDir !== 'string' || !v.workingDir.startsWith('/')
     || typeof v.uid !== 'number' || !Number.isInteger(v.uid) || v.uid <= 0
-    || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')) {
+    || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')
+    || (v.volumes !== undefined && !(Array.isArray(v.volumes) && v.volumes.every((m) => typeof m?.source === 'string'
+      && typeof m.target === 'string' && m.target.startsWith('/'))))) {
     return new Error(`${EXTENSION_LAUNCH_ENV} lacks a field or has one of the wrong type: ${text.slice(0, 200)}`);
   }
   return v as ExtensionLaunch;

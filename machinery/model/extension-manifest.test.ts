@@ -48,12 +48,13 @@ t.test('a good manifest, read whole', async (t) => {
       { type: 'GreetingStatuses.hello.example.com', defaultNamespace: 'hello', access: 'controllers' },
     ],
     outputs: ['GreetingStatuses.hello.example.com'], capabilities: ['CAP_NET_BIND_SERVICE'],
-    memoryBytes: 64 << 20, cpuPercent: 50, ready: { kind: 'plugin' }, workingDir: '/',
+    memoryBytes: 64 << 20, cpuPercent: 50, ready: { kind: 'plugin' }, workingDir: '/', volumes: [], critical: false,
+    after: [],
   });
   const least = parseManifest('name: x\nversion: "1"\nexecutable: /bin/x\n');
   t.same(least.manifest, {
     name: 'x', version: '1', description: '', executable: '/bin/x', args: [], env: {}, types: [], outputs: [],
-    capabilities: [], ready: { kind: 'plugin' }, workingDir: '/',
+    capabilities: [], ready: { kind: 'plugin' }, workingDir: '/', volumes: [], critical: false, after: [],
   }, 'the least: no types, no outputs, no capabilities, no limits of its own; a plugin, started in /');
 });
 
@@ -86,7 +87,7 @@ colour: blue
     'types[1]: must be a mapping, got "just a string"',
     'cpu: must be a percentage of one CPU, such as 50%, got "half"',
     'colour: unknown field (known: name, version, description, executable, args, env, types, outputs, capabilities, '
-      + 'memory, cpu, ready, workingDir)',
+      + 'memory, cpu, ready, workingDir, after, critical, volumes)',
     'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
     'env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.1BAD: not a variable name',
@@ -133,6 +134,43 @@ t.test('paths, duplicates, limits and text that is no manifest at all', async (t
   t.same(parseManifest('').problems, ['want a mapping with name, version, executable, ...']);
 });
 
+t.test('volumes: named, each on a path of its own outside the launcher\'s mounts, a size from 1MiB', async (t) => {
+  const base = 'name: x\nversion: "1"\nexecutable: /bin/x\n';
+  t.same(parseManifest(`${base}volumes: [{name: data, path: /var/lib/x/, size: 100MiB}, {name: cache, path: /srv}]\n`)
+    .manifest?.volumes, [{ name: 'data', path: '/var/lib/x', sizeBytes: 100 << 20 }, { name: 'cache', path: '/srv' }]);
+  t.same(parseManifest(`${base}volumes:
+  - {name: data, path: /srv}
+  - {name: data, path: /srv/inner}
+  - {name: tmp, path: /tmp/x}
+  - {name: top, path: /}
+  - {name: up, path: /a/../b}
+  - {name: rel, path: srv2}
+  - {name: small, path: /s, size: 100KiB}
+`).problems, [
+    'volumes[1].name "data": another volume has that name',
+    'volumes[1].path "/srv/inner": is, holds or lies in another volume\'s path',
+    'volumes[2].path "/tmp/x": is under /proc, /dev, /tmp, /run, which the launcher mounts',
+    'volumes[3].path "/": is the root: a volume is mounted on a directory in it',
+    'volumes[4].path "/a/../b": may not hold . or .. segments',
+    'volumes[5].path "srv2": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
+    'volumes[6].size "100KiB": want a size from 1MiB to 1PiB, such as 100MiB',
+  ]);
+  t.match(parseManifest(`${base}volumes: [{name: Bad, path: /b}, {name: nopath}]\n`).problems,
+    [/^volumes\[0\]\.name: must be lowercase letters/, /^volumes\[1\]\.path: required/]);
+});
+
+t.test('critical and after: what must be so before it starts, never itself, each once', async (t) => {
+  const base = 'name: web\nversion: "1"\nexecutable: /bin/x\n';
+  t.match(parseManifest(`${base}critical: true\nafter: [network, time, db]\n`).manifest,
+    { critical: true, after: ['network', 'time', 'db'] });
+  t.same(parseManifest(`${base}after: [web, db, db, Not_A_Name]\ncritical: "yes"\n`).problems, [
+    'after[3]: must be network, time or an extension\'s name, got "Not_A_Name"',
+    'critical: must be true or false, got "yes"',
+  ]);
+  t.same(parseManifest(`${base}after: [web, db, db]\n`).problems,
+    ['after: a name is given twice', 'after: "web" is the extension itself']);
+});
+
 t.test('what would reach into the engine is refused', async (t) => {
   const r = parseManifest(`name: sly
 version: "1.0 beta"
@@ -164,7 +202,7 @@ t.test('the same checks on fields given as a value, each problem under the path 
       'extensions[2]');
     t.same(r.problems, [
       'extensions[2].extra: unknown field (known: name, version, description, executable, args, env, types, outputs, '
-        + 'capabilities, memory, cpu, ready, workingDir)',
+        + 'capabilities, memory, cpu, ready, workingDir, after, critical, volumes)',
       'extensions[2].executable "sbin/lighttpd": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
       'extensions[2].cpu "0%": want a percentage of one CPU, such as 50%',
     ]);

@@ -9,6 +9,7 @@ import type { DefinitionInput, PrintColumn, TypeAccess } from '../../cosi/meta/d
 import { typeNameProblem } from '../../cosi/meta/definition.ts';
 import { checkSchema, validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { parseSizeCondition } from './size-condition.ts';
+import { EXTENSION_MOUNT_POINTS } from '../sys/extension-root.ts';
 
 /** Where the manifest is inside the extension's image. */
 export const MANIFEST_PATH = '/manifest.yaml';
@@ -35,6 +36,30 @@ export interface ExtensionManifest {
   ready: ReadyCheck;
   /** Where the program starts, inside its root; '/' unless the manifest says otherwise. */
   workingDir: string;
+  /** Its persistent directories, each mounted on a directory of its image. */
+  volumes: Volume[];
+  /** The machine is not healthy unless it runs: an upgrade on trial whose critical extension fails rolls back. */
+  critical: boolean;
+  /** What must be so before it starts: `network` configured, `time` synced, another extension running (by name). */
+  after: string[];
+}
+
+/** A critical extension restarted this many times since it started is failing, whatever it does now. */
+export const CRITICAL_RESTARTS = 3;
+
+/** Put on an ExtensionSpec before it is deleted (`cosictl delete extensionspec NAME --purge-volumes`): volumes go. */
+export const PURGE_VOLUMES_ANNOTATION = 'extensions.appliance.dev/purge-volumes';
+
+/**
+ * A named directory of an extension's that outlives its process, a reboot, an upgrade and a new image: kept on the
+ * machine's disk (/var/lib/extensions/NAME/VOLUME), owned by the extension's uid, mounted on `path` in its root.
+ */
+export interface Volume {
+  name: string;
+  /** An absolute path inside the extension's root: a directory of its image (image builds make it). */
+  path: string;
+  /** The most its files may take (ext4 project quota); undefined: no limit of its own. */
+  sizeBytes?: number;
 }
 
 /**
@@ -73,6 +98,8 @@ const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The engine's variables (the plugin socket, host mode, own mounts, the addon's path): not an extension's. */
 const RESERVED_ENV_RE = /^(COSI_|APPLIANCE_)/;
 const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9.+_~-]{0,63}$/;
+/** A volume's name: a directory's name on the machine. */
+const VOLUME_NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
 /**
  * Groups an extension may neither define types in nor write: the machine's own state (definitions,
  * namespaces, plugin statuses, power, upgrades, its trust). What it may write elsewhere is checked again
@@ -146,6 +173,32 @@ export const MANIFEST_SCHEMA: SpecSchema = {
       + '2xx or 3xx).', READY_RE, 'plugin, started, tcp:PORT or http:PORT/PATH'),
     workingDir: { type: 'string', minLength: 1,
       description: 'An absolute path inside its root filesystem where the program starts; / by default.' },
+    after: {
+      type: 'array',
+      description: 'What must be so before it starts: network (every configured link has its addresses), '
+        + 'time (the clock synced, when time servers are configured), or another extension\'s name (it runs).',
+      items: words('network, time or an extension\'s name.', EXTENSION_NAME_RE,
+        'network, time or an extension\'s name'),
+    },
+    critical: {
+      type: 'boolean', description: 'The machine is not healthy unless it runs: an upgrade on trial is rolled back '
+        + `when it is not running within the trial's health timeout, or restarts ${CRITICAL_RESTARTS} times in it.`,
+    },
+    volumes: {
+      type: 'array',
+      description: 'Persistent directories, kept on the machine\'s disk (/var/lib/extensions/NAME/VOLUME) '
+        + 'across restarts, reboots, upgrades and new images; removed only by `cosictl delete extensionspec NAME '
+        + '--purge-volumes`.',
+      items: {
+        type: 'object', required: ['name', 'path'],
+        properties: {
+          name: words('The volume\'s name.', VOLUME_NAME_RE, 'lowercase letters, digits and dashes, at most 63'),
+          path: { type: 'string', minLength: 1, description: 'Where the program sees it: an absolute path inside its '
+            + 'root (an image build makes the directory).' },
+          size: { type: 'string', description: 'The most its files may take, such as 100MiB (ext4 project quota).' },
+        },
+      },
+    },
   },
 };
 
@@ -195,7 +248,8 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
   const m = v as {
     name: string; version: string; description?: string; executable: string; args?: string[];
     env?: Record<string, string>; types?: Rec[]; outputs?: string[]; capabilities?: string[]; memory?: string;
-    cpu?: string; ready?: string; workingDir?: string;
+    cpu?: string; ready?: string; workingDir?: string; volumes?: { name: string; path: string; size?: string }[];
+    critical?: boolean; after?: string[];
   };
   const exeProblem = shaped('executable') ? pathProblem(m.executable) : undefined;
   if (exeProblem) problems.push(`${at('executable')} "${m.executable}": ${exeProblem}`);
@@ -235,6 +289,12 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
   }
   const cpuPercent = m.cpu === undefined || !shaped('cpu') ? undefined : Number(m.cpu.slice(0, -1));
   if (cpuPercent === 0) problems.push(`${at('cpu')} "${m.cpu}": want a percentage of one CPU, such as 50%`);
+  const volumes = shaped('volumes') ? volumesOf(m.volumes ?? [], at('volumes'), problems) : [];
+  const after = shaped('after') ? m.after ?? [] : [];
+  if (new Set(after).size !== after.length) problems.push(`${at('after')}: a name is given twice`);
+  if (typeof m.name === 'string' && after.includes(m.name)) {
+    problems.push(`${at('after')}: "${m.name}" is the extension itself`);
+  }
   if (problems.length || typeof ready === 'string') return { problems };
   return {
     problems: [],
@@ -243,9 +303,39 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
       args: m.args ?? [], env: m.env ?? {}, types: types.map(definitionOf), outputs: m.outputs ?? [],
       capabilities: (m.capabilities ?? []) as CapabilityName[],
       ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(cpuPercent !== undefined ? { cpuPercent } : {}),
-      ready, workingDir: m.workingDir ?? '/',
+      ready, workingDir: m.workingDir ?? '/', volumes, critical: m.critical ?? false, after,
     },
   };
+}
+
+/** The volumes as the engine takes them, each problem pushed onto `problems` naming its key. */
+function volumesOf(
+  given: { name: string; path: string; size?: string }[], where: string, problems: string[],
+): Volume[] {
+  const names = new Set<string>();
+  const paths: string[] = [];
+  return given.map((v, i) => {
+    const at = `${where}[${i}]`;
+    if (names.has(v.name)) problems.push(`${at}.name "${v.name}": another volume has that name`);
+    names.add(v.name);
+    const path = v.path.replace(/(.)\/+$/, '$1');
+    const bad = pathProblem(path)
+      ?? (path === '/' ? 'is the root: a volume is mounted on a directory in it' : undefined)
+      ?? (EXTENSION_MOUNT_POINTS.some((p) => path === p || path.startsWith(`${p}/`))
+        ? `is under ${EXTENSION_MOUNT_POINTS.join(', ')}, which the launcher mounts` : undefined)
+      ?? (paths.some((p) => p === path || path.startsWith(`${p}/`) || p.startsWith(`${path}/`))
+        ? 'is, holds or lies in another volume\'s path' : undefined);
+    if (bad) problems.push(`${at}.path "${v.path}": ${bad}`);
+    paths.push(path);
+    let sizeBytes: number | undefined;
+    if (v.size !== undefined) {
+      const size = parseSizeCondition(v.size);
+      if (size instanceof Error || size.op !== '==' || size.bytes < 1 << 20 || size.bytes > 2 ** 50) {
+        problems.push(`${at}.size "${v.size}": want a size from 1MiB to 1PiB, such as 100MiB`);
+      } else sizeBytes = size.bytes;
+    }
+    return { name: v.name, path, ...(sizeBytes !== undefined ? { sizeBytes } : {}) };
+  });
 }
 
 /** A defined type as the engine registers it (only the keys given). */

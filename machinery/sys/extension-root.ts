@@ -3,7 +3,8 @@
 // the program: the extension's image as / (read-only, nosuid, nodev, as the engine mounted it), a
 // /proc showing its own processes only, a /dev holding only the harmless character devices (bound
 // from the machine's), an empty
-// /tmp and /run (tmpfs, nosuid, nodev), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
+// /tmp and /run (tmpfs, nosuid, nodev), its volumes (the machine's directories for it, bound, nosuid,
+// nodev), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
 // The machine's own files are out of reach: the old root is detached (or, where the root is the
 // initramfs, left beneath the image, out of reach without the chroot and mount the filter refuses).
 import { lstatSync, mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
@@ -38,10 +39,15 @@ export function missingMountPoints(image: string): string[] {
  * root. Call it only in a private mount namespace of the calling thread's own, then exec at once.
  */
 export function enterExtensionRoot(
-  n: ExtensionRootOps, o: { image: string; pluginSocket: string },
+  n: ExtensionRootOps, o: { image: string; pluginSocket: string; volumes?: { source: string; target: string }[] },
 ): 'pivot' | 'move' {
   const at = (p: string) => join(o.image, p);
-  const { NOSUID, NODEV, NOEXEC, BIND } = MS;
+  const { NOSUID, NODEV, NOEXEC, BIND, REMOUNT } = MS;
+  for (const v of o.volumes ?? []) {
+    n.mount(v.source, at(v.target), '', BIND);
+    // A bind takes its flags only from a remount of it.
+    n.mount('', at(v.target), '', REMOUNT | BIND | NOSUID | NODEV);
+  }
   // Its own processes only: the machine's are other users' (hidepid=invisible).
   n.mount('proc', at('/proc'), 'proc', NOSUID | NODEV | NOEXEC, 'hidepid=invisible');
   // The devices are bind mounts of the machine's device files; the tmpfs under them holds no device of its own.
@@ -67,6 +73,8 @@ export function resolveInImage(root: string, path: string, hops = 0): string | u
   let at = '/';
   for (let i = 0; i < parts.length; i++) {
     const next = posix.join(at, parts[i]!);
+    // A file where a directory is wanted leads nowhere too (ENOTDIR, not ENOENT).
+    if (i > 0 && !lstatSync(join(root, at)).isDirectory()) return undefined;
     const st = lstatSync(join(root, next), { throwIfNoEntry: false });
     if (!st) return undefined;
     if (st.isSymbolicLink()) {

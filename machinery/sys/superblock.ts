@@ -23,6 +23,16 @@ export function extGeometry(b: Buffer): { blockSize: number; blocks: number } | 
   return { blockSize: 1024 << b.readUInt32LE(1024 + 24), blocks: hi * 2 ** 32 + b.readUInt32LE(1024 + 4) };
 }
 
+/**
+ * Whether an ext4 superblock (the first 2 KiB of its device) has the quota and project features: mounted with
+ * prjquota, it limits each project's size (ext4 project quotas; an extension volume's `size:`).
+ */
+export function extProjectQuota(b: Buffer): boolean {
+  if (b.length < 2048 || b.readUInt16LE(1024 + 56) !== 0xef53) return false;
+  const roCompat = b.readUInt32LE(1024 + 100);
+  return (roCompat & 0x100 /* quota */) !== 0 && (roCompat & 0x2000 /* project */) !== 0;
+}
+
 export function probe(b: Buffer): Probe | null {
   // ext2/3/4: superblock at 1024, magic 0xEF53 at +56
   if (b.length >= 2048 && b.readUInt16LE(1024 + 56) === 0xef53) {

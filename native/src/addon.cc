@@ -13,6 +13,7 @@ void InitModules(Napi::Env env, Napi::Object exports);
 void InitClock(Napi::Env env, Napi::Object exports);
 void InitSeccomp(Napi::Env env, Napi::Object exports);
 void InitBlock(Napi::Env env, Napi::Object exports);
+void InitQuota(Napi::Env env, Napi::Object exports);
 }
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -27,6 +28,7 @@ static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   appliance::InitClock(env, exports);
   appliance::InitSeccomp(env, exports);
   appliance::InitBlock(env, exports);
+  appliance::InitQuota(env, exports);
   return exports;
 }
 

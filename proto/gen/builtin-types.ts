@@ -421,7 +421,8 @@ export const BUILTIN_TYPES = [
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.ExtensionSpec",
     "aliases": [
-      "ext"
+      "ext",
+      "extensionspec"
     ],
     "printColumns": [
       {

@@ -51,8 +51,8 @@ export type LogSinkState = 'sending' | 'waiting';
 export const LogSinkStateValues: readonly LogSinkState[] = ['sending', 'waiting'];
 
 /** ExtensionPhase: where an extension stands. */
-export type ExtensionPhase = 'fetching' | 'starting' | 'running' | 'failed' | 'crashing' | 'stopping';
-export const ExtensionPhaseValues: readonly ExtensionPhase[] = ['fetching', 'starting', 'running', 'failed', 'crashing', 'stopping'];
+export type ExtensionPhase = 'fetching' | 'starting' | 'running' | 'failed' | 'crashing' | 'stopping' | 'waiting';
+export const ExtensionPhaseValues: readonly ExtensionPhase[] = ['fetching', 'starting', 'running', 'failed', 'crashing', 'stopping', 'waiting'];
 
 /** LogLevel: how bad a line says it is. */
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
@@ -465,7 +465,7 @@ export interface UpgradePolicySpec {
 
 /** HealthCheck: one thing a ready machine must have. */
 export interface HealthCheck {
-  /** What is checked: api, plugins, config, addresses, mounts. */
+  /** What is checked: api, plugins, config, addresses, time, disks, extensions. */
   name: string;
   /** Whether it holds. */
   ok: boolean;
@@ -542,6 +542,24 @@ export interface ExtensionSpec {
   sha256: string;
 }
 
+/** ExtensionVolume: one of an extension's volumes (its manifest's `volumes`) as the machine keeps it. */
+export interface ExtensionVolume {
+  /** Its name in the manifest. */
+  name: string;
+  /** Where the program sees it, inside its root. */
+  path: string;
+  /** Where the machine keeps it: /var/lib/extensions/EXTENSION/VOLUME, owned by the extension's uid. */
+  dir: string;
+  /** It outlives a power-off (false: /var is in memory, the machine has no EPHEMERAL partition). */
+  persistent: boolean;
+  /** The most its files may take, bytes, as the kernel enforces it (an ext4 project quota; none: no limit). */
+  sizeBytes?: number;
+  /** What its files take, bytes, as the quota counts them (none: /var keeps no project quotas). */
+  usedBytes?: number;
+  /** What the machine could not give it (a size not enforced, a volume that does not persist), in one line. */
+  note: string;
+}
+
 /** ExtensionStatusSpec: an extension as the engine runs it (id = its name), written by the engine. */
 export interface ExtensionStatusSpec {
   /** Where it stands. */
@@ -577,6 +595,12 @@ export interface ExtensionStatusSpec {
   /** Seconds from the ExtensionSpec seen to its program starting (fetch, hash, mount, checks, cgroup):
    * start_seconds less this is the program's own start. */
   prepareSeconds?: number;
+  /** Its volumes, where they are kept and what they take. */
+  volumes?: ExtensionVolume[];
+  /** Its manifest says it is critical: the machine is not healthy unless it runs (an upgrade on trial rolls back). */
+  critical: boolean;
+  /** How many times its program was restarted since it started (its PluginStatus's count). */
+  restarts: number;
 }
 
 /** LogsRequest: the lines of one source. */
@@ -1578,6 +1602,7 @@ export const MESSAGES = {
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
   ExtensionSpec: 'appliance.runtime.v1alpha1.ExtensionSpec',
+  ExtensionVolume: 'appliance.runtime.v1alpha1.ExtensionVolume',
   ExtensionStatusSpec: 'appliance.runtime.v1alpha1.ExtensionStatusSpec',
   LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',
   LogLine: 'appliance.runtime.v1alpha1.LogLine',

@@ -22,8 +22,12 @@ mimetype.assign = (".html" => "text/html; charset=utf-8")
 
 const umoci = (...args: string[]) => execFileSync('umoci', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** An OCI layout in a new folder under `dir` whose lighttpd serves `page` as /; the layout's path. */
-export function lighttpdOciLayout(dir: string, page: string): string {
+/**
+ * An OCI layout in a new folder under `dir` whose lighttpd serves `page` as /; the layout's path. With `logDir`
+ * (a directory under /var/www, such as a volume's path), lighttpd writes its error log there, served as
+ * LOGDIR/error.log: each start of it adds a "server started" line.
+ */
+export function lighttpdOciLayout(dir: string, page: string, o: { logDir?: string } = {}): string {
   if (!existsSync(LIGHTTPD)) throw new Error(`${LIGHTTPD} is missing: npm run setup unpacks Debian's lighttpd there`);
   const work = mkdtempSync(join(dir, 'lighttpd-'));
   const layout = join(work, 'oci');
@@ -39,7 +43,8 @@ export function lighttpdOciLayout(dir: string, page: string): string {
   put('/usr/sbin/lighttpd', LIGHTTPD);
   for (const lib of sharedLibs([LIGHTTPD])) put(lib.path, lib.source);
   mkdirSync(join(root, 'etc', 'lighttpd'), { recursive: true });
-  writeFileSync(join(root, 'etc', 'lighttpd', 'lighttpd.conf'), CONFIG);
+  const log = o.logDir ? `server.errorlog = "${o.logDir}/error.log"\n` : '';
+  writeFileSync(join(root, 'etc', 'lighttpd', 'lighttpd.conf'), CONFIG + log);
   mkdirSync(join(root, 'var', 'www'), { recursive: true });
   writeFileSync(join(root, 'var', 'www', 'index.html'), page);
   umoci('repack', '--image', `${layout}:latest`, bundle);

@@ -5,7 +5,7 @@
 // extension.test.ts. Here: the steps and their order, the finalizer, retries and refusals.
 import t, { type Test } from 'tap';
 import {
-  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync,
+  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,12 @@ import { createAdmission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import type { ExtensionStatusSpec, PluginStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import {
-  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
+import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 import { extensionSpec } from './extension-spec.ts';
+import { EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
+import { PURGE_VOLUMES_ANNOTATION } from '../../../machinery/model/extension-manifest.ts';
 import { imagePath, RefusedImage } from './fetch.ts';
 import { ExtensionTypeBook, type RealMachine } from './types.ts';
 
@@ -30,15 +33,15 @@ const SHA = { one: '1'.repeat(64), two: '2'.repeat(64), bad: 'b'.repeat(64) };
 const MANIFEST = (name: string, version: string, extra = '') =>
   `name: ${name}\nversion: ${version}\nexecutable: /bin/prog\noutputs: []\nmemory: 32MiB\n${extra}`;
 
-async function setUp(t: Test, o: { uids?: string } = {}) {
+async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'extension-spec-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   if (o.uids) writeFileSync(join(dir, 'extension-uids.json'), o.uids);
   /** The image of each hash: a root directory. */
   const roots = new Map<string, string>();
-  const root = (sha: string, manifest: string, executable = true) => {
+  const root = (sha: string, manifest: string, executable = true, dirs: string[] = []) => {
     const r = join(dir, 'roots', sha);
-    for (const d of ['proc', 'dev', 'tmp', 'run', 'bin']) mkdirSync(join(r, d), { recursive: true });
+    for (const d of ['proc', 'dev', 'tmp', 'run', 'bin', ...dirs]) mkdirSync(join(r, d), { recursive: true });
     writeFileSync(join(r, 'manifest.yaml'), manifest);
     if (executable) {
       writeFileSync(join(r, 'bin', 'prog'), '#!/bin/sh\n');
@@ -46,10 +49,11 @@ async function setUp(t: Test, o: { uids?: string } = {}) {
     }
     roots.set(sha, r);
   };
-  const seen = { fetches: [] as string[], steps: [] as string[], away: 0 };
+  const seen = { fetches: [] as string[], steps: [] as string[], away: 0, launches: [] as string[] };
   const machine: RealMachine = {
     imagesDir: join(dir, 'images'), mountsDir: join(dir, 'mounts'),
     ...(o.uids ? { uidsFile: join(dir, 'extension-uids.json') } : {}),
+    ...(o.volumes ? { volumes: { dir: join(dir, 'volumes'), backing: () => ({ persistent: true }) } } : {}),
     async fetch(source, sha256, into) {
       seen.fetches.push(sha256);
       if (source.includes('away') && seen.away-- > 0) return new Error(`${source}: connect ECONNREFUSED`);
@@ -82,8 +86,9 @@ async function setUp(t: Test, o: { uids?: string } = {}) {
   const state = new MemoryState();
   const pluginPtr = (id: string): Pointer => ({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id });
   const supervisor = {
-    add(p: { name: string; outputs: readonly string[] }) {
+    add(p: { name: string; outputs: readonly string[]; env?: Record<string, string> }) {
       seen.steps.push(`add ${p.name}`);
+      seen.launches.push(p.env?.[EXTENSION_LAUNCH_ENV] ?? '');
       const running: PluginStatusSpec = { state: 'running', pid: process.pid, restarts: 0, outputs: [...p.outputs] };
       void upsert(state, pluginPtr(p.name), running, 'engine');
     },
@@ -144,6 +149,66 @@ t.test('the uid an extension had at the last boot, whatever the order; a new one
   t.same(JSON.parse(readFileSync(join(m.dir, 'extension-uids.json'), 'utf8')),
     { uids: { web: 61_000, hello: 61_001, clock: 61_002 } }, 'written down');
 });
+
+t.test('volumes: made before it starts, bound by its launcher, kept when it goes, purged when asked', async (t) => {
+  const m = await setUp(t, { volumes: true });
+  const withVolume = MANIFEST('web', '1.0.0', 'volumes: [{name: data, path: /srv/data}]\n');
+  m.root(SHA.bad, withVolume);
+  await m.declare('web', 'http://images/web', SHA.bad);
+  t.equal(await m.phase('web', 'failed'), 'failed');
+  t.match((await m.statusOf('web'))!.error, 'volumes: data: /srv/data: no directory in the image to mount it on');
+  m.root(SHA.one, withVolume, true, ['srv/data']);
+  await m.declare('web', 'http://images/web', SHA.one);
+  t.equal(await m.phase('web', 'running'), 'running');
+  const kept = join(m.dir, 'volumes', 'web', 'data');
+  t.match((await m.statusOf('web'))!.volumes, [{ name: 'data', path: '/srv/data', dir: kept, persistent: true }]);
+  t.match(JSON.parse(m.seen.launches.at(-1)!), { volumes: [{ source: kept, target: '/srv/data' }] },
+    'its launcher is told what to bind where');
+  t.equal(statSync(kept).uid, 61_000, 'owned by its uid');
+  writeFileSync(join(kept, 'file'), 'kept');
+  await m.state.teardownAndDestroy(m.specPtr('web'));
+  t.equal(readFileSync(join(kept, 'file'), 'utf8'), 'kept', 'deleted: its volume is kept');
+  await m.declare('web', 'http://images/web', SHA.one);
+  t.equal(await m.phase('web', 'running'), 'running');
+  t.equal(readFileSync(join(kept, 'file'), 'utf8'), 'kept', 'declared again: the same files');
+  const cur = copyResource(m.state.findSync(m.specPtr('web'))!);
+  cur.metadata.annotations = { [PURGE_VOLUMES_ANNOTATION]: 'true' };
+  await m.state.update(cur);
+  await m.state.teardownAndDestroy(m.specPtr('web'));
+  t.notOk(existsSync(join(m.dir, 'volumes', 'web')), 'deleted with the purge annotation: its volumes are gone');
+
+  const none = await setUp(t);
+  none.root(SHA.one, MANIFEST('web', '1.0.0', 'volumes: [{name: data, path: /srv/data}]\n'), true, ['srv/data']);
+  await none.declare('web', 'http://images/web', SHA.one);
+  t.equal(await none.phase('web', 'failed'), 'failed');
+  t.match((await none.statusOf('web'))!.error, 'volumes: this machine keeps no volumes');
+});
+
+t.test('after: mounted and checked, then waiting, saying for what, until the network and the other one are there',
+  async (t) => {
+    const m = await setUp(t);
+    m.root(SHA.one, MANIFEST('web', '1.0.0', 'after: [network, db]\n'));
+    m.root(SHA.two, MANIFEST('db', '1.0.0'));
+    await m.declare('web', 'http://images/web', SHA.one);
+    t.equal(await m.phase('web', 'waiting'), 'waiting');
+    t.equal((await m.statusOf('web'))!.error, 'waiting for network (no health status yet), db (not declared)');
+    t.same(m.seen.steps, [`mount ${SHA.one.slice(-11)}`], 'mounted and checked; not started');
+    const health = { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, id: HEALTH_ID };
+    await upsert(m.state, health, { healthy: false, since: '',
+      checks: [{ name: 'addresses', ok: false, message: 'eth0 has no DHCP lease (selecting)' }] }, 'engine');
+    t.equal(await until(async () => (await m.statusOf('web'))!.error,
+      'waiting for network (eth0 has no DHCP lease (selecting)), db (not declared)', 5000),
+    'waiting for network (eth0 has no DHCP lease (selecting)), db (not declared)');
+    await upsert(m.state, health, { healthy: true, since: '',
+      checks: [{ name: 'addresses', ok: true, message: 'on eth0' }] }, 'engine');
+    t.equal(await until(async () => (await m.statusOf('web'))!.error, 'waiting for db (not declared)', 5000),
+      'waiting for db (not declared)');
+    await m.declare('db', 'http://images/db', SHA.two);
+    t.equal(await m.phase('web', 'running'), 'running');
+    t.same(m.seen.steps.filter((x) => x.startsWith('add')), ['add db', 'add web'], 'db first, then web');
+    await m.state.teardownAndDestroy(m.specPtr('web'));
+    t.notOk(await m.statusOf('web'), 'a waiting or running one goes when deleted');
+  });
 
 t.test('its process killed for its memory: crashing, and its cgroup\'s OOM kill named', async (t) => {
   const m = await setUp(t);

@@ -6,7 +6,8 @@
 // confined, as a uid of its own. Its status is an ExtensionStatus (runtime namespace), written by the engine
 // only, and follows its PluginStatus. A new sha256 or source replaces it (the old process stops first, then
 // its image goes); a deleted ExtensionSpec stops it (the undo). A fetch that failed on the network is tried
-// again by the spec controller, less and less often (TryAgain).
+// again by the spec controller, less and less often (TryAgain). Its volumes (extension-volumes.ts) are made before
+// it starts and kept when it stops; a delete annotated PURGE_VOLUMES_ANNOTATION removes them.
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
@@ -18,24 +19,26 @@ import { DEFINITION_TYPE, META_NAMESPACE } from '../../../cosi/meta/definition.t
 import type { Admission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import {
-  EXTENSION_NAME_RE, MANIFEST_PATH, type ExtensionManifest,
+  EXTENSION_NAME_RE, MANIFEST_PATH, PURGE_VOLUMES_ANNOTATION, type ExtensionManifest,
 } from '../../../machinery/model/extension-manifest.ts';
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
-  type ExtensionSpec, type ExtensionStatusSpec, type PluginStatusSpec,
+  type ExtensionSpec, type ExtensionStatusSpec, type HealthCheck, type HealthStatusSpec, type PluginStatusSpec,
 } from '../../../machinery/model/runtime-types.ts';
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
-import { imagePath, RefusedImage, sweepPartials } from './fetch.ts';
+import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
 import { extensionUids } from './extension-uids.ts';
+import { prepareVolumes, purgeVolumes, volumeUsage, type VolumeBacking } from './extension-volumes.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
 } from './types.ts';
 import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
 import {
-  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
+import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 
 export interface ExtensionSpecOptions {
   state: MemoryState;
@@ -53,15 +56,19 @@ export interface ExtensionSpecOptions {
   firstRetryMs?: number;
 }
 
-/** An extension in effect: its process handed to the supervisor. */
+/** An extension in effect: its image mounted and checked, its process handed to the supervisor once launched. */
 interface Running {
-  spec: ExtensionSpec; dir: string; group: string; manifest: ExtensionManifest; status: ExtensionStatusSpec;
+  spec: ExtensionSpec; dir: string; manifest: ExtensionManifest; status: ExtensionStatusSpec;
+  /** Its cgroup, once launched; undefined while it waits for what its manifest's `after` names. */
+  group?: string;
   /** When its ExtensionSpec was declared (for start_seconds). */
   declaredAt: number;
   /** Its cgroup's OOM kills counted so far (memory.events). */
   oomKills: number;
   /** The version of its PluginStatus its status follows already. */
   followed: number;
+  /** What holds its volumes (when it has any). */
+  backing?: VolumeBacking;
 }
 
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
@@ -80,10 +87,30 @@ const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(by
 const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
 const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
-  capabilities: [], cgroup: '', imageBytes: 0, uid: 0,
+  capabilities: [], cgroup: '', imageBytes: 0, uid: 0, critical: false, restarts: 0,
 });
 
-type Plugins = ReadonlyMap<string, Resource<PluginStatusSpec>>;
+/** What the controller reads besides its specs: the processes' statuses, and what `after` waits for. */
+interface World {
+  plugins: ReadonlyMap<string, Resource<PluginStatusSpec>>;
+  /** Each health check by name (network: addresses; time). */
+  checks: ReadonlyMap<string, HealthCheck>;
+  /** Each extension's phase. */
+  phases: ReadonlyMap<string, string>;
+}
+
+/** What of `after` is not so yet, each with why (empty: it may start). */
+function unmetAfter(after: readonly string[], w: World): string[] {
+  return after.flatMap((what) => {
+    if (what === 'network' || what === 'time') {
+      const c = w.checks.get(what === 'network' ? 'addresses' : 'time');
+      if (c?.ok) return [];
+      return [`${what} (${c ? c.message : 'no health status yet'})`];
+    }
+    const phase = w.phases.get(what);
+    return phase === 'running' ? [] : [`${what} (${phase ?? 'not declared'})`];
+  });
+}
 
 export function extensionSpec(o: ExtensionSpecOptions): Controller {
   /** What runs now, by name: the processes handed to the supervisor, their mounts and cgroups. */
@@ -98,6 +125,12 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     if (left.length) {
       log.warn(`extensions: removed ${left.length} image(s) a fetch left half written: ${left.join(', ')}`);
     }
+  }
+  /** Kept images no extension has used for a day go (an upgrade leaves the old version's behind). */
+  function sweepImages(machine: RealMachine, fetching: string): void {
+    const inUse = new Set([fetching, ...[...running.values()].map((r) => r.spec.sha256)]);
+    const gone = sweepUnusedImages(machine.imagesDir, inUse);
+    if (gone.length) log.info(`extensions: removed ${gone.length} image(s) unused for a day: ${gone.join(', ')}`);
   }
 
   function unmountImage(machine: RealMachine, name: string, dir: string): void {
@@ -116,11 +149,13 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   async function stop(name: string): Promise<void> {
     const r = running.get(name);
     if (!r) return;
-    await o.supervisor.remove(name);
+    if (r.group) await o.supervisor.remove(name);
     running.delete(name);
     if ('refuse' in o.machine) return;
     unmountImage(o.machine, name, r.dir);
-    await o.machine.removeGroup(r.group).catch((e: Error) => log.warn(`extension ${name}: ${e.message}`));
+    if (r.group) {
+      await o.machine.removeGroup(r.group).catch((e: Error) => log.warn(`extension ${name}: ${e.message}`));
+    }
     forgetImage(o.machine, r.spec.sha256);
     log.info(`extension ${name}: stopped (${r.manifest.version}, sha256 ${r.spec.sha256.slice(0, 12)})`);
   }
@@ -130,9 +165,13 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     return { ...status, phase: 'failed', error: problems.join('\n') };
   };
 
-  /** Starts extension `name` as `spec` says; its status, failed with every problem when it cannot run. */
+  /**
+   * Starts extension `name` as `spec` says: fetched, mounted and checked, then launched at once or, while what its
+   * manifest's `after` names is not so, waiting. Its status; failed with every problem when it cannot run.
+   */
   async function start(
     name: string, spec: ExtensionSpec, declaredAt: number, report: (s: ExtensionStatusSpec) => Promise<void>,
+    world: World,
   ): Promise<ExtensionStatusSpec> {
     const status = emptyStatus(spec);
     if ('refuse' in o.machine) return failed(name, status, [o.machine.refuse]);
@@ -146,6 +185,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     }
     const machine = o.machine;
     await report(status);
+    sweepImages(machine, spec.sha256);
     const image = await fetchExtensionImage(machine, spec);
     if (image instanceof RefusedImage) return failed(name, status, [`fetching: ${image.message}`]);
     // The server may be back later: the spec controller tries again.
@@ -165,22 +205,68 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       const manifest = checked;
       Object.assign(status, {
         version: manifest.version, description: manifest.description, types: manifest.types.map((t) => t.type),
-        outputs: manifest.outputs,
+        outputs: manifest.outputs, critical: manifest.critical,
       });
       await registerExtensionTypes(o.state, o.admission, name, manifest.types);
       o.types.record(spec.sha256, manifest.types);
+      r = { spec, dir, manifest, status, declaredAt, oomKills: 0, followed: 0 };
+      running.set(name, r);
+    } catch (e) {
+      unmountImage(machine, name, dir);
+      forgetImage(machine, spec.sha256);
+      return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
+    }
+    log.info(`extension ${name}: ${r.manifest.version} mounted and checked (${image.bytes} bytes, `
+      + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
+    return launchWhenDue(name, r, report, world);
+  }
+
+  /** Launches `r` once nothing its `after` names is missing; meanwhile its status says what it waits for. */
+  async function launchWhenDue(
+    name: string, r: Running, report: (s: ExtensionStatusSpec) => Promise<void>, world: World,
+  ): Promise<ExtensionStatusSpec> {
+    const unmet = unmetAfter(r.manifest.after, world);
+    if (unmet.length) {
+      const error = `waiting for ${unmet.join(', ')}`;
+      if (r.status.phase !== 'waiting' || r.status.error !== error) log.info(`extension ${name}: ${error}`);
+      Object.assign(r.status, { phase: 'waiting', error });
+      return { ...r.status };
+    }
+    return launch(name, r, report);
+  }
+
+  /** Its uid, volumes and cgroup made, its launcher handed to the supervisor; failed (and gone) when it cannot. */
+  async function launch(
+    name: string, r: Running, report: (s: ExtensionStatusSpec) => Promise<void>,
+  ): Promise<ExtensionStatusSpec> {
+    const machine = o.machine as RealMachine;
+    const { dir, manifest, status, spec } = r;
+    try {
       const uid = uids.uidOf(name);
+      let backing: VolumeBacking | undefined;
+      let volumeMounts: { source: string; target: string }[] = [];
+      if (manifest.volumes.length) {
+        if (!machine.volumes) throw new ExtensionProblems(['volumes: this machine keeps no volumes']);
+        backing = machine.volumes.backing();
+        const prepared = prepareVolumes({ root: machine.volumes.dir, name, uid, volumes: manifest.volumes, backing });
+        if (prepared.problems.length) throw new ExtensionProblems(prepared.problems);
+        // Bound where the image's own links lead, as the program would see the path (checked in checkImage).
+        volumeMounts = prepared.mounts.map((m) => ({ ...m, target: resolveInImage(dir, m.target)! }));
+        status.volumes = prepared.statuses;
+        const notes = [...new Set(prepared.statuses.map((v) => v.note).filter(Boolean))];
+        for (const note of notes) log.warn(`extension ${name}: volumes: ${note}`);
+      }
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
       Object.assign(status, {
-        cgroup: group, phase: 'starting', uid, prepareSeconds: (Date.now() - declaredAt) / 1000,
+        cgroup: group, phase: 'starting', error: '', uid, prepareSeconds: (Date.now() - r.declaredAt) / 1000,
         ...(manifest.memoryBytes !== undefined ? { memoryMaxBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
-      r = { spec, dir, group, manifest, status, declaredAt, oomKills: 0, followed: 0 };
-      running.set(name, r);
+      r.group = group;
+      if (backing) r.backing = backing;
       await report(status);
       o.supervisor.add({
         name, outputs: manifest.outputs, owner: name, args: ['extension-exec'],
@@ -190,17 +276,17 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
             name, image: dir, cgroup: group, uid, pluginSocket: o.pluginSocket,
             executable: manifest.executable, args: manifest.args, env: manifest.env,
             capabilities: manifest.capabilities, workingDir: manifest.workingDir,
+            ...(volumeMounts.length ? { volumes: volumeMounts } : {}),
           }),
         },
       });
     } catch (e) {
-      if (r) running.delete(name);
+      running.delete(name);
       unmountImage(machine, name, dir);
       forgetImage(machine, spec.sha256);
       return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
     }
-    log.info(`extension ${name}: ${r.manifest.version} starting as uid ${r.status.uid} (${image.bytes} bytes, `
-      + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
+    log.info(`extension ${name}: ${manifest.version} starting as uid ${status.uid}`);
     return { ...status };
   }
 
@@ -217,6 +303,12 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     const exeStat = exe === undefined ? undefined : lstatSync(join(dir, exe));
     if (!exeStat?.isFile() || (exeStat.mode & 0o111) === 0) {
       problems.push(`executable ${manifest.executable}: no executable file in the image`);
+    }
+    for (const v of manifest.volumes) {
+      const at = resolveInImage(dir, v.path);
+      if (at === undefined || !lstatSync(join(dir, at)).isDirectory()) {
+        problems.push(`volumes: ${v.name}: ${v.path}: no directory in the image to mount it on (make it, empty)`);
+      }
     }
     const own = new Set(manifest.types.map((t) => t.type));
     for (const out of manifest.outputs) {
@@ -238,6 +330,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     r.followed = plugin.metadata.version;
     const p = plugin.spec;
     const s = r.status;
+    s.restarts = p.restarts;
     if (p.state === 'running' && p.pid) {
       s.phase = 'running';
       s.error = '';
@@ -246,14 +339,19 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         s.capabilities = capabilityNames(capabilitySet(readFileSync(`/proc/${p.pid}/status`, 'utf8'), 'CapEff'));
       } catch (e) { log.warn(`extension ${name}: reading /proc/${p.pid}/status: ${(e as Error).message}`); }
       try {
-        s.memoryBytes = Number(readFileSync(join(r.group, 'memory.current'), 'utf8').trim());
+        s.memoryBytes = Number(readFileSync(join(r.group!, 'memory.current'), 'utf8').trim());
       } catch (e) {
         log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
+      }
+      if (r.backing && s.volumes) {
+        try {
+          s.volumes = volumeUsage(s.volumes, r.backing);
+        } catch (e) { log.warn(`extension ${name}: reading its volumes' usage: ${(e as Error).message}`); }
       }
     } else if (p.state === 'backoff') {
       s.phase = 'crashing';
       const exit = p.lastExit?.signal ? `signal ${p.lastExit.signal}` : `code ${p.lastExit?.code}`;
-      const ooms = oomKillsOf(r.group);
+      const ooms = oomKillsOf(r.group!);
       // Killed for its own limit: its cgroup says so (the machine's memory is not what ran out).
       s.error = ooms > r.oomKills && p.lastExit?.signal === 'SIGKILL'
         ? `killed by the OOM killer: it used all of its memory (memory.max ${mib(s.memoryMaxBytes)})`
@@ -263,18 +361,31 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     return { ...s };
   }
 
-  return specController<ExtensionSpec, ExtensionStatusSpec, Plugins>({
+  return specController<ExtensionSpec, ExtensionStatusSpec, World>({
     name: 'extension-spec', owner: ENGINE_OWNER,
     namespace: CONFIG_NS, specType: EXTENSION_TYPE, statusNamespace: RUNTIME_NS, statusType: EXTENSION_STATUS_TYPE,
-    inputs: [{ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' }],
+    inputs: [
+      { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' },
+      { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, kind: 'weak' }, // network and time, for `after`
+    ],
     retry: { ...DEFAULT_RETRY, ...(o.firstRetryMs !== undefined ? { firstMs: o.firstRetryMs } : {}) },
     async observe(ctx) {
       const list = await ctx.state.list({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE });
-      return new Map(list.map((r) => [r.metadata.id, r as Resource<PluginStatusSpec>]));
+      const health = (await ctx.state.list({ namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE }))
+        .find((r) => r.metadata.id === HEALTH_ID)?.spec as HealthStatusSpec | undefined;
+      const statuses = await ctx.state.list({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE });
+      return {
+        plugins: new Map(list.map((r) => [r.metadata.id, r as Resource<PluginStatusSpec>])),
+        checks: new Map((health?.checks ?? []).map((c) => [c.name, c])),
+        phases: new Map(statuses.map((r) => [r.metadata.id, (r.spec as ExtensionStatusSpec).phase ?? 'unknown'])),
+      };
     },
-    async apply(name, spec, prev, plugins, ctx) {
+    async apply(name, spec, prev, world, ctx) {
       const have = running.get(name);
-      if (have && sameSpec(have.spec, spec)) return follow(name, have, plugins.get(name));
+      if (have && sameSpec(have.spec, spec)) {
+        if (!have.group) return launchWhenDue(name, have, ctx.report, world);
+        return follow(name, have, world.plugins.get(name));
+      }
       const no = refused.get(name);
       if (prev && no && sameSpec(no, spec)) return prev;
       refused.delete(name);
@@ -285,7 +396,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       // Since its ExtensionSpec last changed (the resource as listed, before this controller's finalizer).
       let status: ExtensionStatusSpec;
       try {
-        status = await start(name, spec, ctx.resource.metadata.updated, ctx.report);
+        status = await start(name, spec, ctx.resource.metadata.updated, ctx.report, world);
       } catch (e) {
         if (e instanceof TryAgain) throw e;
         status = failed(name, emptyStatus(spec), [(e as Error).message]);
@@ -295,9 +406,14 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       return status;
     },
     failed: (name, spec, _prev, error) => failed(name, emptyStatus(spec), [error]),
-    async undo(name) {
+    async undo(name, _prev, _plugins, resource) {
       refused.delete(name);
       await stop(name);
+      if (resource?.metadata.annotations[PURGE_VOLUMES_ANNOTATION] !== 'true' || 'refuse' in o.machine) return;
+      const volumes = o.machine.volumes;
+      if (!volumes) return;
+      const gone = purgeVolumes(volumes.dir, name, volumes.backing());
+      if (gone.length) log.info(`extension ${name}: volumes purged: ${gone.join(', ')}`);
     },
   });
 }

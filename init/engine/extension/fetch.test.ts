@@ -4,11 +4,11 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetchImage, imagePath, sweepPartials } from './fetch.ts';
+import { fetchImage, IMAGE_KEEP_MS, imagePath, sweepPartials, sweepUnusedImages } from './fetch.ts';
 
 const image = Buffer.alloc(300_000, 7);
 image.write('hsqs');
@@ -144,3 +144,25 @@ t.test('a fetch SIGKILLed half way leaves only a .partial, which the next start 
     t.same(readdirSync(dir), [`${sha}.squashfs`]);
     t.same(sweepPartials(join(dir, 'absent')), [], 'no directory yet: nothing to sweep');
   });
+
+t.test('kept images unused for a day go; one fetched again is used again, so it stays; one in use stays', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fetch-sweep-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const image = (body: string) => {
+    const sha = createHash('sha256').update(body).digest('hex');
+    const source = join(dir, `${sha}.src`);
+    writeFileSync(source, body);
+    return { sha, source };
+  };
+  const [old, reused, running] = [image('old'), image('reused'), image('running')];
+  for (const i of [old, reused, running]) {
+    t.notOk(await fetchImage(i.source, i.sha, join(dir, 'kept')) instanceof Error);
+  }
+  const dayAgo = new Date(Date.now() - IMAGE_KEEP_MS - 60_000);
+  for (const i of [old, reused, running]) utimesSync(imagePath(join(dir, 'kept'), i.sha), dayAgo, dayAgo);
+  const again = await fetchImage(reused.source, reused.sha, join(dir, 'kept'));
+  t.match(again, { reused: true }, 'found kept, and used now');
+  t.same(sweepUnusedImages(join(dir, 'kept'), new Set([running.sha])), [`${old.sha}.squashfs`]);
+  t.same(readdirSync(join(dir, 'kept')).sort(), [`${reused.sha}.squashfs`, `${running.sha}.squashfs`].sort());
+  t.same(sweepUnusedImages(join(dir, 'absent'), new Set()), [], 'no directory yet: nothing to sweep');
+});

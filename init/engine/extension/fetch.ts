@@ -6,11 +6,13 @@
 // another hash leaves nothing behind. Each fetch writes its own temporary file (two fetches of one
 // image do not share one), synced before it takes its name (a power cut leaves no half image).
 // From a path only a regular file is read (not a FIFO that never ends, not a device), and its hash
-// is not said when it differs (the file may be anything root can read).
+// is not said when it differs (the file may be anything root can read). A kept image's modification time is when
+// it was last used (each fetch that finds it sets it): one unused for IMAGE_KEEP_MS is removed (sweepUnusedImages),
+// so the images of every version an upgrade left behind do not fill /var.
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync,
-  rmSync, statSync, type WriteStream,
+  rmSync, statSync, utimesSync, type WriteStream,
 } from 'node:fs';
 import { isErrno } from '../../../native/errno.ts';
 import { join } from 'node:path';
@@ -64,7 +66,11 @@ export async function fetchImage(
     if (existsSync(final)) {
       // Damaged or unreadable since it was kept: fetched anew.
       const again = await hashOf(final).catch((e: Error) => e);
-      if (again === sha256) return { path: final, bytes: statSync(final).size, reused: true };
+      if (again === sha256) {
+        const now = new Date();
+        utimesSync(final, now, now); // used now: kept another IMAGE_KEEP_MS
+        return { path: final, bytes: statSync(final).size, reused: true };
+      }
       rmSync(final, { force: true });
     }
     const { stream, declared } = await open(source, o.idleMs ?? 30_000);
@@ -124,6 +130,30 @@ export function sweepPartials(dir: string): string[] {
   const left = names.filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
   for (const n of left) rmSync(join(dir, n), { force: true });
   return left;
+}
+
+/** How long a kept image no extension uses stays: a day, time for a rollback to find its images without a fetch. */
+export const IMAGE_KEEP_MS = 24 * 3600_000;
+
+/**
+ * Removes the kept images of `dir` not used for `keepMs` (their modification time), except those in `inUse`
+ * (sha256s); returns the names removed.
+ */
+export function sweepUnusedImages(dir: string, inUse: ReadonlySet<string>, keepMs = IMAGE_KEEP_MS,
+  now = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return [];
+    throw e;
+  }
+  const old = names.filter((n) => {
+    const m = /^([0-9a-f]{64})\.squashfs$/.exec(n);
+    return m && !inUse.has(m[1]!) && now - statSync(join(dir, n)).mtimeMs > keepMs;
+  });
+  for (const n of old) rmSync(join(dir, n), { force: true });
+  return old;
 }
 
 async function hashOf(path: string): Promise<string> {

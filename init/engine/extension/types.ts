@@ -20,6 +20,7 @@ import type { ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
 import type { GroupLimits } from '../../../machinery/sys/cgroup.ts';
 import { isErrno } from '../../../native/errno.ts';
 import { fetchImage, RefusedImage, type FetchedImage } from './fetch.ts';
+import type { VolumeBacking } from './extension-volumes.ts';
 
 /** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
 export type ExtensionMachine = { refuse: string } | RealMachine;
@@ -35,6 +36,8 @@ export interface RealMachine {
   fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
   /** Where the uid each extension runs as is kept across boots (on STATE; extension-uids.ts); absent: memory. */
   uidsFile?: string;
+  /** Where extensions' volumes are kept, and what holds them (extension-volumes.ts); absent: no volumes here. */
+  volumes?: { dir: string; backing(): VolumeBacking };
 }
 
 /** The image `spec` names, fetched, or kept from before once its hash is checked again (fetchImage). */
