@@ -93,7 +93,8 @@ export function buildHelloImages(outDir: string, manifests: Record<string, strin
     const files = copyPackageFiles(packages, root);
     // The loader finds the libraries through its cache, as on the host.
     execFileSync('ldconfig', ['-r', root]);
-    for (const d of ['proc', 'dev', 'tmp', 'run']) mkdirSync(join(root, d), { recursive: true });
+    // The launcher's mount points, and one for a volume (extension.test.ts's hello 1.1 keeps one).
+    for (const d of ['proc', 'dev', 'tmp', 'run', 'var/lib/hello']) mkdirSync(join(root, d), { recursive: true });
     const app = join(root, 'opt', 'hello');
     mkdirSync(join(app, 'gen'), { recursive: true });
     cpSync(join(HELLO_EXTENSION_DIR, 'hello.py'), join(app, 'hello.py'));

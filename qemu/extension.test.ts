@@ -20,7 +20,9 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const images = join(dir, 'images');
 const built = buildHelloImages(images, {
   hello: HELLO_MANIFEST(),
-  'hello-1.1': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 1.1.0'),
+  // With a volume: this machine has no EPHEMERAL, so its status says it does not persist; purged as it is deleted.
+  'hello-1.1': `${HELLO_MANIFEST().replace('version: 1.0.0', 'version: 1.1.0')}`
+    + 'volumes: [{name: state, path: /var/lib/hello}]\n',
   'hello-crash': HELLO_MANIFEST().replace('version: 1.0.0', 'version: 0.9.0').replace(/^args: .*$/m,
     'args: [-c, "raise SystemExit(\'hello: cannot start: no greeting configured\')"]'),
   // Python asking for more than its cgroup allows: the kernel's OOM killer ends it, and its status says so.
@@ -64,7 +66,7 @@ const declare = (name: string, source: string, sha256: string) =>
     `metadata: {type: extensions, id: ${name}}\nspec: {source: "${source}", sha256: ${sha256}}\n`);
 interface Status { phase: string; error?: string; version?: string; capabilities?: string[]; cgroup?: string;
   memoryMaxBytes?: number; cpuPercent?: number; startSeconds?: number; memoryBytes?: number; types?: string[];
-  outputs?: string[]; sha256?: string; uid?: number }
+  outputs?: string[]; sha256?: string; uid?: number; volumes?: Record<string, unknown>[] }
 const statusOf = async (name: string): Promise<Status | undefined> => {
   const r = await m.run(['get', 'extensionstatus', name, '-o', 'json']);
   return r.code === 0 ? (JSON.parse(r.out) as { spec: Status }).spec : undefined;
@@ -161,7 +163,7 @@ t.test('the good image replaces it: its types, its greeting, its confinement rea
   t.equal(greeting.mount, 'Operation not permitted');
   t.match(greeting.rootOptions, /^ro,nosuid,nodev\b/, 'its root: read-only, no setuid, no devices');
   t.same(greeting.root!.split(' '), ['bin', 'dev', 'etc', 'lib', 'lib64', 'manifest.yaml', 'opt', 'proc', 'run',
-    'sbin', 'tmp', 'usr'], 'its root is its image: nothing of the machine');
+    'sbin', 'tmp', 'usr', 'var'], 'its root is its image: nothing of the machine');
   // A schema of its manifest, enforced for users as for any type.
   t.equal((await m.run(['apply', '-f', '-'], 'metadata: {type: greetings, id: bad}\nspec: {nom: x}\n')).code, 3);
   // The plugin tried to write a Greeting (not among its outputs) as it started, and logged the answer.
@@ -182,7 +184,13 @@ t.test('a new image replaces the running one without a reboot; deleting it stops
   // Its greeting's status is kept and written again by the new process.
   const again = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], new RegExp(`"pid": "${pid}"`));
   t.match(again.out, new RegExp(`"pid": "${pid}"`), 'the new process greeted the Greeting again');
-  t.equal((await m.run(['delete', 'extensions', 'hello'])).code, 0);
+  t.match(s?.volumes, [{ name: 'state', path: '/var/lib/hello', dir: '/var/lib/extensions/hello/state',
+    persistent: false, note: /^not persistent: \/var\/lib\/extensions is in memory/ }],
+  'its volume, said not to persist on a machine whose /var is in memory');
+  const purged = await m.run(['delete', 'extensionspec', 'hello', '--purge-volumes']);
+  t.equal(purged.code, 0, purged.err);
+  t.match(purged.out, /extension\/hello deleted, its volumes purged/);
+  t.match((await m.run(['logs', 'engine'])).out, /extension hello: volumes purged: state/, 'its volume removed');
   t.equal(await until('hello', () => false, 20_000), undefined, 'its status is gone');
   t.equal(await pluginPid('hello'), undefined, 'its process is gone');
   t.match((await m.run(['get', 'greetings', 'world'])).out, /world/, 'what users declared of its types stays');

@@ -130,7 +130,8 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
   const carries = config.length > 0 || extensions.length > 0 || d.kernel.modules.length > 0;
   const index: SlotPayload = {
     name: d.name, version: d.version, config: config.length > 0,
-    extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes })),
+    extensions: extensions.map((e) => ({ name: e.name, sha256: e.sha256, bytes: e.bytes,
+      ...(e.manifest.devices.length ? { devices: e.manifest.devices } : {}) })),
     ...(d.kernel.modules.length ? { modules: d.kernel.modules } : {}),
   };
   const key = createHash('sha256').update(JSON.stringify({

@@ -130,6 +130,21 @@ for line in open("/proc/self/mounts"):
       t.match(fields(r.out).options?.split(','), ['rw', 'nosuid', 'nodev'], 'mounted nosuid and nodev');
     });
 
+  t.test('a device: the machine\'s node bound into its /dev at the path it asked for, usable by its uid',
+    async (t) => {
+      const node = `/dev/appliance-exec-test-${process.pid}`;
+      execFileSync('mknod', ['-m', '0600', node, 'c', '1', '3']); // a second /dev/null
+      chownSync(node, 61999, 61999); // as the engine hands it over (extension-devices.ts)
+      t.teardown(() => rmSync(node, { force: true }));
+      const r = await launch({ devices: [{ source: node, target: '/dev/serial/by-id/probe' }], args: ['-c', `
+import os
+open("/dev/serial/by-id/probe", "w").write("written")
+print("dev=" + " ".join(sorted(os.listdir("/dev"))))
+`] });
+      t.equal(r.code, 0, r.err);
+      t.equal(fields(r.out).dev, 'full null random serial urandom zero', 'its /dev: the five, and the one granted');
+    });
+
   t.test('a program that is not in the image: the launcher says so and fails', async (t) => {
     const r = await launch({ executable: '/usr/bin/nothing' });
     t.equal(r.code, 127);

@@ -7,7 +7,7 @@
 //   config.yaml                     the first boot's machine config (when the appliance declares one)
 //   extension-NAME.squashfs         each extension's image
 // An image with no slots (ISO, PXE) carries the same files in its initramfs, under INITRAMFS_PAYLOAD_DIR.
-import { EXTENSION_NAME_RE } from '../model/extension-manifest.ts';
+import { DEVICE_PATH_RE, EXTENSION_NAME_RE } from '../model/extension-manifest.ts';
 
 export const PAYLOAD_INDEX = 'appliance.json';
 export const PAYLOAD_CONFIG = 'config.yaml';
@@ -17,7 +17,11 @@ export const extensionFile = (name: string) => `extension-${name}.squashfs`;
 const EXTENSION_FILE_RE = /^extension-([a-z][a-z0-9-]{0,62})\.squashfs$/;
 const SHA256_RE = /^[0-9a-f]{64}$/;
 
-export interface PayloadExtension { name: string; sha256: string; bytes: number }
+export interface PayloadExtension {
+  name: string; sha256: string; bytes: number;
+  /** The devices its manifest asks for: granted by the appliance's definition, whose author is its admin. */
+  devices?: string[];
+}
 
 export interface SlotPayload {
   /** The appliance's name and version (the definition's). */
@@ -60,6 +64,10 @@ export function decodePayload(bytes: Uint8Array, where: string): SlotPayload | E
     const ok = typeof e === 'object' && e !== null && typeof e.name === 'string' && EXTENSION_NAME_RE.test(e.name)
       && typeof e.sha256 === 'string' && SHA256_RE.test(e.sha256) && Number.isSafeInteger(e.bytes) && e.bytes >= 0;
     if (!ok) return new Error(`${where}: extensions[${i}]: want {name, sha256 (64 hex digits), bytes}`);
+    if (e.devices !== undefined && !(Array.isArray(e.devices) && e.devices.every((d) => typeof d === 'string'
+      && DEVICE_PATH_RE.test(d)))) {
+      return new Error(`${where}: extensions[${i}]: devices: want a list of paths under /dev`);
+    }
     if (seen.has(e.name)) return new Error(`${where}: extensions[${i}]: "${e.name}" is named twice`);
     seen.add(e.name);
   }

@@ -3,6 +3,7 @@
 // become with its arguments, environment and capabilities. The launcher removes it before the
 // program runs. Written by the engine from the verified manifest; never from user input directly.
 import type { CapabilityName } from '../../native/index.ts';
+import { DEVICE_PATH_RE } from './extension-manifest.ts';
 
 export const EXTENSION_LAUNCH_ENV = 'COSI_EXTENSION_LAUNCH';
 
@@ -24,6 +25,8 @@ export interface ExtensionLaunch {
   workingDir: string;
   /** Its volumes: each machine directory `source` bound onto `target`, an image's directory (absolute, resolved). */
   volumes?: { source: string; target: string }[];
+  /** Its devices: each machine node `source` bound into its /dev at `target` (a path under /dev). */
+  devices?: { source: string; target: string }[];
 }
 
 export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
@@ -44,7 +47,9 @@ export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error 
     || typeof v.uid !== 'number' || !Number.isInteger(v.uid) || v.uid <= 0
     || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')
     || (v.volumes !== undefined && !(Array.isArray(v.volumes) && v.volumes.every((m) => typeof m?.source === 'string'
-      && typeof m.target === 'string' && m.target.startsWith('/'))))) {
+      && typeof m.target === 'string' && m.target.startsWith('/'))))
+    || (v.devices !== undefined && !(Array.isArray(v.devices) && v.devices.every((d) => typeof d?.source === 'string'
+      && typeof d.target === 'string' && DEVICE_PATH_RE.test(d.target) && !d.target.split('/').includes('..'))))) {
     return new Error(`${EXTENSION_LAUNCH_ENV} lacks a field or has one of the wrong type: ${text.slice(0, 200)}`);
   }
   return v as ExtensionLaunch;

@@ -49,12 +49,12 @@ t.test('a good manifest, read whole', async (t) => {
     ],
     outputs: ['GreetingStatuses.hello.example.com'], capabilities: ['CAP_NET_BIND_SERVICE'],
     memoryBytes: 64 << 20, cpuPercent: 50, ready: { kind: 'plugin' }, workingDir: '/', volumes: [], critical: false,
-    after: [],
+    after: [], devices: [],
   });
   const least = parseManifest('name: x\nversion: "1"\nexecutable: /bin/x\n');
   t.same(least.manifest, {
     name: 'x', version: '1', description: '', executable: '/bin/x', args: [], env: {}, types: [], outputs: [],
-    capabilities: [], ready: { kind: 'plugin' }, workingDir: '/', volumes: [], critical: false, after: [],
+    capabilities: [], ready: { kind: 'plugin' }, workingDir: '/', volumes: [], critical: false, after: [], devices: [],
   }, 'the least: no types, no outputs, no capabilities, no limits of its own; a plugin, started in /');
 });
 
@@ -87,7 +87,7 @@ colour: blue
     'types[1]: must be a mapping, got "just a string"',
     'cpu: must be a percentage of one CPU, such as 50%, got "half"',
     'colour: unknown field (known: name, version, description, executable, args, env, types, outputs, capabilities, '
-      + 'memory, cpu, ready, workingDir, after, critical, volumes)',
+      + 'memory, cpu, ready, workingDir, after, devices, critical, volumes)',
     'executable "usr/bin/python3": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
     'env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are the engine\'s',
     'env.1BAD: not a variable name',
@@ -171,6 +171,17 @@ t.test('critical and after: what must be so before it starts, never itself, each
     ['after: a name is given twice', 'after: "web" is the extension itself']);
 });
 
+t.test('devices: paths under /dev, not the ones every extension has, each once', async (t) => {
+  const base = 'name: web\nversion: "1"\nexecutable: /bin/x\n';
+  t.same(parseManifest(`${base}devices: [/dev/ttyS1, /dev/serial/by-id/usb-FTDI:1]\n`).manifest?.devices,
+    ['/dev/ttyS1', '/dev/serial/by-id/usb-FTDI:1']);
+  t.same(parseManifest(`${base}devices: [/dev/../etc/x, /dev/null, /dev/ttyS1, /dev/ttyS1]\n`).problems, [
+    'devices: "/dev/../etc/x" may not hold .. segments', 'devices: "/dev/null" is in every extension\'s /dev already',
+    'devices: a device is given twice',
+  ]);
+  t.match(parseManifest(`${base}devices: [/etc/passwd]\n`).problems, [/^devices\[0\]: must be a path under \/dev/]);
+});
+
 t.test('what would reach into the engine is refused', async (t) => {
   const r = parseManifest(`name: sly
 version: "1.0 beta"
@@ -202,7 +213,7 @@ t.test('the same checks on fields given as a value, each problem under the path 
       'extensions[2]');
     t.same(r.problems, [
       'extensions[2].extra: unknown field (known: name, version, description, executable, args, env, types, outputs, '
-        + 'capabilities, memory, cpu, ready, workingDir, after, critical, volumes)',
+        + 'capabilities, memory, cpu, ready, workingDir, after, devices, critical, volumes)',
       'extensions[2].executable "sbin/lighttpd": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
       'extensions[2].cpu "0%": want a percentage of one CPU, such as 50%',
     ]);

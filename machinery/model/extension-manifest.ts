@@ -9,7 +9,7 @@ import type { DefinitionInput, PrintColumn, TypeAccess } from '../../cosi/meta/d
 import { typeNameProblem } from '../../cosi/meta/definition.ts';
 import { checkSchema, validateSpec, type SpecSchema } from '../../cosi/meta/schema.ts';
 import { parseSizeCondition } from './size-condition.ts';
-import { EXTENSION_MOUNT_POINTS } from '../sys/extension-root.ts';
+import { EXTENSION_DEVICES, EXTENSION_MOUNT_POINTS } from '../sys/extension-root.ts';
 
 /** Where the manifest is inside the extension's image. */
 export const MANIFEST_PATH = '/manifest.yaml';
@@ -42,7 +42,12 @@ export interface ExtensionManifest {
   critical: boolean;
   /** What must be so before it starts: `network` configured, `time` synced, another extension running (by name). */
   after: string[];
+  /** Device nodes of the machine's it needs in its /dev (character devices; the ExtensionSpec must grant each). */
+  devices: string[];
 }
+
+/** A device path an extension may ask for (the ExtensionSpec's `devices` rule says the same). */
+export const DEVICE_PATH_RE = /^\/dev\/[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+:-]+)*$/;
 
 /** A critical extension restarted this many times since it started is failing, whatever it does now. */
 export const CRITICAL_RESTARTS = 3;
@@ -180,6 +185,11 @@ export const MANIFEST_SCHEMA: SpecSchema = {
       items: words('network, time or an extension\'s name.', EXTENSION_NAME_RE,
         'network, time or an extension\'s name'),
     },
+    devices: {
+      type: 'array', description: 'Device nodes of the machine\'s it needs in its /dev, such as /dev/ttyS1 (character '
+        + 'devices only): it starts only when its ExtensionSpec\'s devices grant each (an admin\'s declaration).',
+      items: words('A path under /dev.', DEVICE_PATH_RE, 'a path under /dev, such as /dev/ttyS1'),
+    },
     critical: {
       type: 'boolean', description: 'The machine is not healthy unless it runs: an upgrade on trial is rolled back '
         + `when it is not running within the trial's health timeout, or restarts ${CRITICAL_RESTARTS} times in it.`,
@@ -249,7 +259,7 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
     name: string; version: string; description?: string; executable: string; args?: string[];
     env?: Record<string, string>; types?: Rec[]; outputs?: string[]; capabilities?: string[]; memory?: string;
     cpu?: string; ready?: string; workingDir?: string; volumes?: { name: string; path: string; size?: string }[];
-    critical?: boolean; after?: string[];
+    critical?: boolean; after?: string[]; devices?: string[];
   };
   const exeProblem = shaped('executable') ? pathProblem(m.executable) : undefined;
   if (exeProblem) problems.push(`${at('executable')} "${m.executable}": ${exeProblem}`);
@@ -291,6 +301,14 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
   if (cpuPercent === 0) problems.push(`${at('cpu')} "${m.cpu}": want a percentage of one CPU, such as 50%`);
   const volumes = shaped('volumes') ? volumesOf(m.volumes ?? [], at('volumes'), problems) : [];
   const after = shaped('after') ? m.after ?? [] : [];
+  const devices = shaped('devices') ? m.devices ?? [] : [];
+  for (const d of devices) {
+    if (d.split('/').includes('..')) problems.push(`${at('devices')}: "${d}" may not hold .. segments`);
+    else if (EXTENSION_DEVICES.some((own) => d === `/dev/${own}`)) {
+      problems.push(`${at('devices')}: "${d}" is in every extension's /dev already`);
+    }
+  }
+  if (new Set(devices).size !== devices.length) problems.push(`${at('devices')}: a device is given twice`);
   if (new Set(after).size !== after.length) problems.push(`${at('after')}: a name is given twice`);
   if (typeof m.name === 'string' && after.includes(m.name)) {
     problems.push(`${at('after')}: "${m.name}" is the extension itself`);
@@ -303,7 +321,7 @@ export function checkManifest(v: unknown, path = ''): ManifestResult {
       args: m.args ?? [], env: m.env ?? {}, types: types.map(definitionOf), outputs: m.outputs ?? [],
       capabilities: (m.capabilities ?? []) as CapabilityName[],
       ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(cpuPercent !== undefined ? { cpuPercent } : {}),
-      ready, workingDir: m.workingDir ?? '/', volumes, critical: m.critical ?? false, after,
+      ready, workingDir: m.workingDir ?? '/', volumes, critical: m.critical ?? false, after, devices,
     },
   };
 }

@@ -4,7 +4,8 @@
 // /proc showing its own processes only, a /dev holding only the harmless character devices (bound
 // from the machine's), an empty
 // /tmp and /run (tmpfs, nosuid, nodev), its volumes (the machine's directories for it, bound, nosuid,
-// nodev), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
+// nodev), the devices its ExtensionSpec grants (bound into its /dev), and the engine's plugin socket at
+// PLUGIN_SOCKET_INSIDE.
 // The machine's own files are out of reach: the old root is detached (or, where the root is the
 // initramfs, left beneath the image, out of reach without the chroot and mount the filter refuses).
 import { lstatSync, mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
@@ -39,7 +40,10 @@ export function missingMountPoints(image: string): string[] {
  * root. Call it only in a private mount namespace of the calling thread's own, then exec at once.
  */
 export function enterExtensionRoot(
-  n: ExtensionRootOps, o: { image: string; pluginSocket: string; volumes?: { source: string; target: string }[] },
+  n: ExtensionRootOps, o: {
+    image: string; pluginSocket: string; volumes?: { source: string; target: string }[];
+    devices?: { source: string; target: string }[];
+  },
 ): 'pivot' | 'move' {
   const at = (p: string) => join(o.image, p);
   const { NOSUID, NODEV, NOEXEC, BIND, REMOUNT } = MS;
@@ -55,6 +59,12 @@ export function enterExtensionRoot(
   for (const d of EXTENSION_DEVICES) {
     writeFileSync(at(`/dev/${d}`), '');
     n.mount(`/dev/${d}`, at(`/dev/${d}`), '', BIND);
+  }
+  // The devices its ExtensionSpec grants, at the paths it asked for (the engine made them its uid's).
+  for (const d of o.devices ?? []) {
+    mkdirSync(posix.dirname(at(d.target)), { recursive: true, mode: 0o755 });
+    writeFileSync(at(d.target), '');
+    n.mount(d.source, at(d.target), '', BIND);
   }
   n.mount('tmp', at('/tmp'), 'tmpfs', NOSUID | NODEV, 'mode=1777,size=16m');
   n.mount('run', at('/run'), 'tmpfs', NOSUID | NODEV | NOEXEC, 'mode=0755,size=64k');

@@ -540,6 +540,9 @@ export interface ExtensionSpec {
   source: string;
   /** The image's SHA-256, 64 lowercase hex digits. */
   sha256: string;
+  /** The device nodes its manifest's `devices` may have (character devices, such as /dev/ttyS1): the admin's grant.
+   * One the manifest asks for that is not listed here keeps it from starting. */
+  devices?: string[];
 }
 
 /** ExtensionVolume: one of an extension's volumes (its manifest's `volumes`) as the machine keeps it. */

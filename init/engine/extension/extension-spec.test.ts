@@ -49,7 +49,7 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
     }
     roots.set(sha, r);
   };
-  const seen = { fetches: [] as string[], steps: [] as string[], away: 0, launches: [] as string[] };
+  const seen = { fetches: [] as string[], steps: [] as string[], away: 0, launches: [] as string[], noGroups: 0 };
   const machine: RealMachine = {
     imagesDir: join(dir, 'images'), mountsDir: join(dir, 'mounts'),
     ...(o.uids ? { uidsFile: join(dir, 'extension-uids.json') } : {}),
@@ -72,6 +72,7 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
       for (const f of readdirSync(at)) rmSync(join(at, f), { recursive: true });
     },
     prepareGroup(name) {
+      if (seen.noGroups-- > 0) throw new Error(`mkdir /sys/fs/cgroup/extensions/${name}: no space left (ENOSPC)`);
       const g = join(dir, 'cgroup', name);
       mkdirSync(g, { recursive: true });
       writeFileSync(join(g, 'memory.events'), 'oom 0\noom_kill 0\n');
@@ -209,6 +210,44 @@ t.test('after: mounted and checked, then waiting, saying for what, until the net
     await m.state.teardownAndDestroy(m.specPtr('web'));
     t.notOk(await m.statusOf('web'), 'a waiting or running one goes when deleted');
   });
+
+t.test('failed for the machine\'s sake: tried again on a backoff, saying so, its version and critical kept',
+  async (t) => {
+    const m = await setUp(t);
+    m.root(SHA.one, MANIFEST('web', '1.0.0', 'critical: true\n'));
+    m.seen.noGroups = 2;
+    await m.declare('web', 'http://images/web', SHA.one);
+    t.equal(await m.phase('web', 'failed'), 'failed');
+    t.match(await m.statusOf('web'), { version: '1.0.0', critical: true,
+      error: /mkdir \/sys\/fs\/cgroup\/extensions\/web: no space left \(ENOSPC\) \(trying again in 0 s\)/ });
+    t.equal(await m.phase('web', 'running', 10_000), 'running', 'the third try starts it, the spec unchanged');
+
+    m.root(SHA.two, MANIFEST('reader', '1.0.0', 'outputs: [Notes.example.com]\n').replace('outputs: []\n', ''));
+    await m.declare('reader', 'http://images/reader', SHA.two);
+    t.equal(await m.phase('reader', 'failed'), 'failed');
+    t.match((await m.statusOf('reader'))!.error, /outputs: Notes\.example\.com is no type of this machine's \(yet\)/);
+    await m.state.create(newResource({ namespace: 'meta', type: 'ResourceDefinitions.meta.cosi.dev',
+      id: 'notes.example.com' }, { type: 'Notes.example.com', defaultNamespace: 'default' }));
+    t.equal(await m.phase('reader', 'running', 10_000), 'running', 'once another defines the type it writes');
+
+    m.root(SHA.bad, MANIFEST('broken', '1.0.0', 'capabilities: [CAP_SYS_ADMIN]\n'));
+    await m.declare('broken', 'http://images/broken', SHA.bad);
+    t.equal(await m.phase('broken', 'failed'), 'failed');
+    const fetches = m.seen.fetches.length;
+    await new Promise((r) => setTimeout(r, 600));
+    t.equal(m.seen.fetches.length, fetches, 'what the image itself says is final: not fetched again');
+    t.notMatch((await m.statusOf('broken'))!.error, /trying again/);
+  });
+
+t.test('a device its ExtensionSpec does not grant: it does not start, saying who grants it', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('modem', '1.0.0', 'devices: [/dev/ttyS7]\n'));
+  await m.declare('modem', 'http://images/modem', SHA.one);
+  t.equal(await m.phase('modem', 'failed'), 'failed');
+  t.equal((await m.statusOf('modem'))!.error,
+    'devices: /dev/ttyS7: not granted (an admin lists it in the ExtensionSpec\'s devices)');
+  t.same(m.seen.steps.filter((s) => s.startsWith('add')), [], 'not started');
+});
 
 t.test('its process killed for its memory: crashing, and its cgroup\'s OOM kill named', async (t) => {
   const m = await setUp(t);

@@ -6,7 +6,9 @@
 // confined, as a uid of its own. Its status is an ExtensionStatus (runtime namespace), written by the engine
 // only, and follows its PluginStatus. A new sha256 or source replaces it (the old process stops first, then
 // its image goes); a deleted ExtensionSpec stops it (the undo). A fetch that failed on the network is tried
-// again by the spec controller, less and less often (TryAgain). Its volumes (extension-volumes.ts) are made before
+// again by the spec controller, less and less often (TryAgain); so is one that failed for the machine's sake (a
+// loop device, a cgroup, a volume, a type another extension holds or that is not defined yet), with its image kept
+// so a try fetches nothing. What the image's own bytes refuse is final until the spec changes. Its volumes (extension-volumes.ts) are made before
 // it starts and kept when it stops; a delete annotated PURGE_VOLUMES_ANNOTATION removes them.
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +32,7 @@ import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilit
 import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
 import { extensionUids } from './extension-uids.ts';
 import { prepareVolumes, purgeVolumes, volumeUsage, type VolumeBacking } from './extension-volumes.ts';
+import { holdDevices, releaseDevices, type HeldDevice } from './extension-devices.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
@@ -69,6 +72,8 @@ interface Running {
   followed: number;
   /** What holds its volumes (when it has any). */
   backing?: VolumeBacking;
+  /** The device nodes it was given, to give back when it stops. */
+  devices?: HeldDevice[];
 }
 
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
@@ -84,7 +89,8 @@ function oomKillsOf(group: string): number {
 }
 const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(bytes / 2 ** 20)} MiB`);
 
-const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256;
+const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256
+  && (a.devices ?? []).join('\n') === (b.devices ?? []).join('\n');
 const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
   capabilities: [], cgroup: '', imageBytes: 0, uid: 0, critical: false, restarts: 0,
@@ -117,6 +123,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   const running = new Map<string, Running>();
   /** The spec each extension that will not run was refused as: not tried again until it changes. */
   const refused = new Map<string, ExtensionSpec>();
+  /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
+  const attempted = new Map<string, ExtensionStatusSpec>();
   const log = o.log;
   const uids = extensionUids('refuse' in o.machine ? undefined : o.machine.uidsFile, (m) => log.warn(m));
   const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
@@ -146,11 +154,18 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     rmSync(imagePath(machine.imagesDir, sha256), { force: true });
   }
 
+  /** Gives back the devices `r` was given (logged when one cannot be). */
+  function giveBackDevices(name: string, r: Running): void {
+    for (const p of releaseDevices(r.devices ?? [])) log.warn(`extension ${name}: devices: ${p}`);
+    delete r.devices;
+  }
+
   async function stop(name: string): Promise<void> {
     const r = running.get(name);
     if (!r) return;
     if (r.group) await o.supervisor.remove(name);
     running.delete(name);
+    giveBackDevices(name, r);
     if ('refuse' in o.machine) return;
     unmountImage(o.machine, name, r.dir);
     if (r.group) {
@@ -164,6 +179,22 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     log.error(`extension ${name}: ${problems.join('; ')}`);
     return { ...status, phase: 'failed', error: problems.join('\n') };
   };
+
+  /**
+   * A start that failed after its image was fetched (its mount undone): final when the image's own bytes are the
+   * cause (the image goes); otherwise thrown as TryAgain, the image kept, to be tried again on a backoff.
+   */
+  function failedOrRetried(
+    machine: RealMachine, name: string, spec: ExtensionSpec, status: ExtensionStatusSpec, e: unknown,
+  ): ExtensionStatusSpec {
+    const problems = e instanceof ExtensionProblems ? e.problems : [(e as Error).message];
+    if (e instanceof ExtensionProblems && e.final) {
+      forgetImage(machine, spec.sha256);
+      return failed(name, status, problems);
+    }
+    attempted.set(name, { ...status });
+    throw new TryAgain(problems.join('\n'), { cause: e });
+  }
 
   /**
    * Starts extension `name` as `spec` says: fetched, mounted and checked, then launched at once or, while what its
@@ -193,15 +224,12 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     status.imageBytes = image.bytes;
     const dir = join(machine.mountsDir, `${name}-${spec.sha256.slice(0, 12)}`);
     const unmountable = mountImageOn(machine, image.path, dir);
-    if (unmountable) {
-      forgetImage(machine, spec.sha256);
-      return failed(name, status, [unmountable.message]);
-    }
+    if (unmountable) return failedOrRetried(machine, name, spec, status, unmountable);
     // From here on, whatever goes wrong takes the mount (and the kept image) with it.
     let r: Running | undefined;
     try {
       const checked = checkImage(name, dir);
-      if (Array.isArray(checked)) throw new ExtensionProblems(checked);
+      if (checked instanceof ExtensionProblems) throw checked;
       const manifest = checked;
       Object.assign(status, {
         version: manifest.version, description: manifest.description, types: manifest.types.map((t) => t.type),
@@ -213,8 +241,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       running.set(name, r);
     } catch (e) {
       unmountImage(machine, name, dir);
-      forgetImage(machine, spec.sha256);
-      return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
+      return failedOrRetried(machine, name, spec, status, e);
     }
     log.info(`extension ${name}: ${r.manifest.version} mounted and checked (${image.bytes} bytes, `
       + `${image.reused ? 'kept from before' : 'fetched'}, outputs ${r.manifest.outputs.join(', ') || 'none'})`);
@@ -249,13 +276,14 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         if (!machine.volumes) throw new ExtensionProblems(['volumes: this machine keeps no volumes']);
         backing = machine.volumes.backing();
         const prepared = prepareVolumes({ root: machine.volumes.dir, name, uid, volumes: manifest.volumes, backing });
-        if (prepared.problems.length) throw new ExtensionProblems(prepared.problems);
+        if (prepared.problems.length) throw new ExtensionProblems(prepared.problems, false);
         // Bound where the image's own links lead, as the program would see the path (checked in checkImage).
         volumeMounts = prepared.mounts.map((m) => ({ ...m, target: resolveInImage(dir, m.target)! }));
         status.volumes = prepared.statuses;
         const notes = [...new Set(prepared.statuses.map((v) => v.note).filter(Boolean))];
         for (const note of notes) log.warn(`extension ${name}: volumes: ${note}`);
       }
+      r.devices = holdDevices({ wanted: manifest.devices, granted: spec.devices ?? [], uid });
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
@@ -277,24 +305,30 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
             executable: manifest.executable, args: manifest.args, env: manifest.env,
             capabilities: manifest.capabilities, workingDir: manifest.workingDir,
             ...(volumeMounts.length ? { volumes: volumeMounts } : {}),
+            ...(r.devices.length ? { devices: r.devices.map((d) => ({ source: d.source, target: d.target })) } : {}),
           }),
         },
       });
     } catch (e) {
       running.delete(name);
+      giveBackDevices(name, r);
       unmountImage(machine, name, dir);
-      forgetImage(machine, spec.sha256);
-      return failed(name, status, e instanceof ExtensionProblems ? e.problems : [(e as Error).message]);
+      return failedOrRetried(machine, name, spec, status, e);
     }
     log.info(`extension ${name}: ${manifest.version} starting as uid ${status.uid}`);
     return { ...status };
   }
 
-  /** The manifest of the image mounted on `dir`, or every problem that keeps it from running. */
-  function checkImage(name: string, dir: string): ExtensionManifest | string[] {
+  /**
+   * The manifest of the image mounted on `dir`, or every problem that keeps it from running: final but for types
+   * it writes that are not defined yet (another extension may define them).
+   */
+  function checkImage(name: string, dir: string): ExtensionManifest | ExtensionProblems {
     const problems = missingMountPoints(dir);
     const parsed = readManifest(dir);
-    if (!parsed.manifest) return [...parsed.problems.map((p) => `${MANIFEST_PATH}: ${p}`), ...problems];
+    if (!parsed.manifest) {
+      return new ExtensionProblems([...parsed.problems.map((p) => `${MANIFEST_PATH}: ${p}`), ...problems]);
+    }
     const manifest = parsed.manifest;
     if (manifest.name !== name) {
       problems.push(`${MANIFEST_PATH} names the extension "${manifest.name}", its ExtensionSpec "${name}"`);
@@ -311,15 +345,17 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       }
     }
     const own = new Set(manifest.types.map((t) => t.type));
+    let undefinedTypes = 0;
     for (const out of manifest.outputs) {
       if (own.has(out)) continue;
       const writer = builtinWriters.get(out);
       if (writer) problems.push(`outputs: ${out} is written by the machine's plugin ${writer}`);
       else if (!o.state.findSync({ namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: out.toLowerCase() })) {
-        problems.push(`outputs: ${out} is no type of this machine's, nor one the extension defines`);
+        problems.push(`outputs: ${out} is no type of this machine's (yet), nor one the extension defines`);
+        undefinedTypes++;
       }
     }
-    return problems.length ? problems : manifest;
+    return problems.length ? new ExtensionProblems(problems, undefinedTypes < problems.length) : manifest;
   }
 
   /** The process's fate, as the supervisor publishes it, becomes the running extension's phase. */
@@ -405,7 +441,11 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       if (status.phase === 'failed') refused.set(name, spec);
       return status;
     },
-    failed: (name, spec, _prev, error) => failed(name, emptyStatus(spec), [error]),
+    failed: (name, spec, _prev, error) => {
+      const tried = attempted.get(name);
+      attempted.delete(name);
+      return failed(name, tried?.sha256 === spec.sha256 ? tried : emptyStatus(spec), [error]);
+    },
     async undo(name, _prev, _plugins, resource) {
       refused.delete(name);
       await stop(name);

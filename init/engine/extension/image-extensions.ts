@@ -52,7 +52,9 @@ export async function declareImageExtensions(o: ImagePayloadOptions): Promise<Im
     return undefined;
   }
   for (const e of index.extensions) {
-    const spec: ExtensionSpec = { source: join(o.dir, extensionFile(e.name)), sha256: e.sha256 };
+    // Its devices granted by the appliance's definition: its author is the machine's admin.
+    const spec: ExtensionSpec = { source: join(o.dir, extensionFile(e.name)), sha256: e.sha256,
+      ...(e.devices?.length ? { devices: e.devices } : {}) };
     const types = await o.learn(e.name, spec);
     if (types instanceof Error) o.log.error(`extension ${e.name} (${o.from}): its types: ${types.message}`);
     else if (types.length) await o.register(e.name, types);

@@ -65,9 +65,12 @@ export function unmountImageFrom(machine: RealMachine, dir: string): void {
 /** The owner of what an extension registers and writes (its writes: its name alone). */
 export const extensionOwner = (name: string) => `extension/${name}`;
 
-/** Every problem that keeps an extension from running (or its types from registering), thrown as one. */
+/**
+ * Every problem that keeps an extension from running (or its types from registering), thrown as one. `final`: the
+ * image's own (its bytes will say the same at every try); otherwise the machine's, which a later try may not meet.
+ */
 export class ExtensionProblems extends Error {
-  constructor(readonly problems: string[]) { super(problems.join('; ')); }
+  constructor(readonly problems: string[], readonly final = true) { super(problems.join('; ')); }
 }
 
 /** The manifest at the root of the image mounted on `dir`, read as the file it is there (a link is refused). */
@@ -146,12 +149,14 @@ export async function registerExtensionTypes(
 ): Promise<void> {
   const owner = extensionOwner(name);
   const problems: string[] = [];
+  let taken = false;
   const writes: { r: Resource; cur?: Resource }[] = [];
   for (const d of types) {
     const p = { namespace: META_NAMESPACE, type: DEFINITION_TYPE, id: d.type.toLowerCase() };
     const cur = state.findSync(p);
     if (cur && cur.metadata.owner !== owner) {
       problems.push(`types: ${d.type} is defined already (by ${cur.metadata.owner || 'a user'})`);
+      taken = true;
       continue;
     }
     const r: Resource = cur ? { ...copyResource(cur), spec: fillDefinition(d) } : newResource(p, fillDefinition(d));
@@ -162,7 +167,8 @@ export async function registerExtensionTypes(
     }
     writes.push({ r, ...(cur ? { cur } : {}) });
   }
-  if (problems.length) throw new ExtensionProblems(problems);
+  // A type another holds may be let go of later: tried again then.
+  if (problems.length) throw new ExtensionProblems(problems, !taken);
   // The namespace a type lives in is the extension's, as the type is: not the users' config, which a replace
   // would prune (admission would create it unowned).
   for (const ns of new Set(types.map((d) => d.defaultNamespace))) {
