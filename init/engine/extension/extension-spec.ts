@@ -8,8 +8,9 @@
 // its image goes); a deleted ExtensionSpec stops it (the undo). A fetch that failed on the network is tried
 // again by the spec controller, less and less often (TryAgain); so is one that failed for the machine's sake (a
 // loop device, a cgroup, a volume, a type another extension holds or that is not defined yet), with its image kept
-// so a try fetches nothing. What the image's own bytes refuse is final until the spec changes. Its volumes (extension-volumes.ts) are made before
-// it starts and kept when it stops; a delete annotated PURGE_VOLUMES_ANNOTATION removes them.
+// so a try fetches nothing. What the image's own bytes refuse is final until the spec changes. Its volumes
+// (extension-volumes.ts) are made before it starts and kept when it stops; a delete annotated
+// PURGE_VOLUMES_ANNOTATION removes them. Its devices (extension-devices.ts) are its uid's while it runs.
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
