@@ -48,6 +48,8 @@ export const UPGRADE_STAGING = '/var/lib/appliance/upgrade';
 /** Extensions' images, kept across restarts of the engine while /var lasts; and where they are mounted. */
 export const EXTENSION_IMAGES = '/var/lib/appliance/extensions';
 export const EXTENSION_MOUNTS = '/run/extensions';
+/** Extensions' secret files: /run is memory, never a disk. */
+export const EXTENSION_SECRETS = '/run/extension-secrets';
 
 /** What each signal to PID 1 means. SIGINT is what the kernel sends for
  * ctrl-alt-del once reboot(CAD_OFF) handed that decision to us. */
@@ -222,7 +224,7 @@ export async function runPid1(): Promise<void> {
         },
       } : { noUpgradeWhy: bootMount.why }),
       extensions: {
-        imagesDir: EXTENSION_IMAGES, mountsDir: EXTENSION_MOUNTS,
+        imagesDir: EXTENSION_IMAGES, mountsDir: EXTENSION_MOUNTS, secretsDir: EXTENSION_SECRETS,
         mount: (image, dir) => void mountSquashfsImage(n, image, dir),
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
         prepareGroup, removeGroup,

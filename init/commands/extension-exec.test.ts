@@ -8,6 +8,7 @@ import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
+  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -144,6 +145,24 @@ print("dev=" + " ".join(sorted(os.listdir("/dev"))))
       t.equal(r.code, 0, r.err);
       t.equal(fields(r.out).dev, 'full null random serial urandom zero', 'its /dev: the five, and the one granted');
     });
+
+  t.test('secret files: read-only on /run/secrets, readable by the program\'s uid', async (t) => {
+    const secrets = join(dir, 'secrets');
+    mkdirSync(secrets, { mode: 0o500 });
+    writeFileSync(join(secrets, 'token'), 's3cr3t', { mode: 0o400 });
+    chownSync(join(secrets, 'token'), 61999, 61999); // as the engine writes them (extension-secrets.ts)
+    chownSync(secrets, 61999, 61999);
+    const r = await launch({ secrets, args: ['-c', `
+print("token=" + open("/run/secrets/token").read())
+try:
+    open("/run/secrets/other", "w")
+except OSError as e:
+    print("write=" + e.strerror)
+`] });
+    t.equal(r.code, 0, r.err);
+    t.equal(fields(r.out).token, 's3cr3t');
+    t.equal(fields(r.out).write, 'Read-only file system', 'bound read-only');
+  });
 
   t.test('a program that is not in the image: the launcher says so and fails', async (t) => {
     const r = await launch({ executable: '/usr/bin/nothing' });

@@ -27,6 +27,8 @@ export interface ExtensionLaunch {
   volumes?: { source: string; target: string }[];
   /** Its devices: each machine node `source` bound into its /dev at `target` (a path under /dev). */
   devices?: { source: string; target: string }[];
+  /** The machine's directory of its secret files, bound read-only onto /run/secrets. */
+  secrets?: string;
 }
 
 export const encodeLaunch = (l: ExtensionLaunch) => JSON.stringify(l);
@@ -48,6 +50,7 @@ export function decodeLaunch(text: string | undefined): ExtensionLaunch | Error 
     || typeof v.env !== 'object' || v.env === null || (v.cgroup !== undefined && typeof v.cgroup !== 'string')
     || (v.volumes !== undefined && !(Array.isArray(v.volumes) && v.volumes.every((m) => typeof m?.source === 'string'
       && typeof m.target === 'string' && m.target.startsWith('/'))))
+    || (v.secrets !== undefined && typeof v.secrets !== 'string')
     || (v.devices !== undefined && !(Array.isArray(v.devices) && v.devices.every((d) => typeof d?.source === 'string'
       && typeof d.target === 'string' && DEVICE_PATH_RE.test(d.target) && !d.target.split('/').includes('..'))))) {
     return new Error(`${EXTENSION_LAUNCH_ENV} lacks a field or has one of the wrong type: ${text.slice(0, 200)}`);

@@ -99,9 +99,9 @@ export type ManifestResult =
 /** A plugin name: also its log source, its PluginStatus id and a path segment. */
 export const EXTENSION_NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;
 const NAMESPACE_RE = /^[a-z][a-z0-9-]{0,62}$/;
-const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The engine's variables (the plugin socket, host mode, own mounts, the addon's path): not an extension's. */
-const RESERVED_ENV_RE = /^(COSI_|APPLIANCE_)/;
+export const RESERVED_ENV_RE = /^(COSI_|APPLIANCE_)/;
 const VERSION_RE = /^[A-Za-z0-9][A-Za-z0-9.+_~-]{0,63}$/;
 /** A volume's name: a directory's name on the machine. */
 const VOLUME_NAME_RE = /^[a-z][a-z0-9-]{0,62}$/;

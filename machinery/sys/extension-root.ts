@@ -4,8 +4,8 @@
 // /proc showing its own processes only, a /dev holding only the harmless character devices (bound
 // from the machine's), an empty
 // /tmp and /run (tmpfs, nosuid, nodev), its volumes (the machine's directories for it, bound, nosuid,
-// nodev), the devices its ExtensionSpec grants (bound into its /dev), and the engine's plugin socket at
-// PLUGIN_SOCKET_INSIDE.
+// nodev), the devices its ExtensionSpec grants (bound into its /dev), its secret files (read-only, on
+// /run/secrets), and the engine's plugin socket at PLUGIN_SOCKET_INSIDE.
 // The machine's own files are out of reach: the old root is detached (or, where the root is the
 // initramfs, left beneath the image, out of reach without the chroot and mount the filter refuses).
 import { lstatSync, mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,8 @@ import { MS } from './mount-table.ts';
 export const EXTENSION_MOUNT_POINTS = ['/proc', '/dev', '/tmp', '/run'] as const;
 /** The devices an extension's /dev holds. */
 export const EXTENSION_DEVICES = ['null', 'zero', 'full', 'random', 'urandom'] as const;
+/** Where its secret files are inside an extension (ExtensionSecret's files). */
+export const SECRETS_INSIDE = '/run/secrets';
 /** Where the plugin socket is inside an extension (COSI_PLUGIN_SOCKET says so too). */
 export const PLUGIN_SOCKET_INSIDE = '/run/cosi/plugins.sock';
 
@@ -42,11 +44,11 @@ export function missingMountPoints(image: string): string[] {
 export function enterExtensionRoot(
   n: ExtensionRootOps, o: {
     image: string; pluginSocket: string; volumes?: { source: string; target: string }[];
-    devices?: { source: string; target: string }[];
+    devices?: { source: string; target: string }[]; secrets?: string;
   },
 ): 'pivot' | 'move' {
   const at = (p: string) => join(o.image, p);
-  const { NOSUID, NODEV, NOEXEC, BIND, REMOUNT } = MS;
+  const { NOSUID, NODEV, NOEXEC, BIND, REMOUNT, RDONLY } = MS;
   for (const v of o.volumes ?? []) {
     n.mount(v.source, at(v.target), '', BIND);
     // A bind takes its flags only from a remount of it.
@@ -69,6 +71,11 @@ export function enterExtensionRoot(
   n.mount('tmp', at('/tmp'), 'tmpfs', NOSUID | NODEV, 'mode=1777,size=16m');
   n.mount('run', at('/run'), 'tmpfs', NOSUID | NODEV | NOEXEC, 'mode=0755,size=64k');
   mkdirSync(at('/run/cosi'), { mode: 0o755 });
+  if (o.secrets) {
+    mkdirSync(at(SECRETS_INSIDE), { mode: 0o755 });
+    n.mount(o.secrets, at(SECRETS_INSIDE), '', BIND);
+    n.mount('', at(SECRETS_INSIDE), '', REMOUNT | BIND | RDONLY | NOSUID | NODEV | NOEXEC);
+  }
   writeFileSync(at(PLUGIN_SOCKET_INSIDE), '');
   n.mount(o.pluginSocket, at(PLUGIN_SOCKET_INSIDE), '', BIND);
   return n.enterRoot(o.image);

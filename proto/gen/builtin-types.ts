@@ -437,6 +437,16 @@ export const BUILTIN_TYPES = [
     "access": "admin"
   },
   {
+    "type": "ExtensionSecrets.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionSecretSpec",
+    "aliases": [
+      "extsecret"
+    ],
+    "sensitive": true,
+    "access": "admin"
+  },
+  {
     "type": "ExtensionStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.ExtensionStatusSpec",

@@ -545,6 +545,21 @@ export interface ExtensionSpec {
   devices?: string[];
 }
 
+/** ExtensionSecretSpec: what extension NAME (the id) gets that no one else may read: variables added to its
+ * program's environment, and files in its /run/secrets (its uid's alone, mode 0400, kept in memory only). A
+ * change restarts the extension. Only admins read or write them; support bundles redact them.
+ * 
+ * Example:
+ * env: {API_TOKEN: s3cr3t}
+ * files: {tls.key: "-----BEGIN PRIVATE KEY-----..."} */
+export interface ExtensionSecretSpec {
+  /** Variables added to its program's environment (names: letters, digits and _; COSI_ and APPLIANCE_ are the
+   * engine's), after its manifest's own. */
+  env?: Record<string, string>;
+  /** Files in its /run/secrets by name (letters, digits, . _ -), their content as text; 1 MiB in all. */
+  files?: Record<string, string>;
+}
+
 /** ExtensionVolume: one of an extension's volumes (its manifest's `volumes`) as the machine keeps it. */
 export interface ExtensionVolume {
   /** Its name in the manifest. */
@@ -1605,6 +1620,7 @@ export const MESSAGES = {
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
   ExtensionSpec: 'appliance.runtime.v1alpha1.ExtensionSpec',
+  ExtensionSecretSpec: 'appliance.runtime.v1alpha1.ExtensionSecretSpec',
   ExtensionVolume: 'appliance.runtime.v1alpha1.ExtensionVolume',
   ExtensionStatusSpec: 'appliance.runtime.v1alpha1.ExtensionStatusSpec',
   LogsRequest: 'appliance.runtime.v1alpha1.LogsRequest',

@@ -19,7 +19,8 @@ import { createAdmission } from '../../../machinery/config/admission.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import type { ExtensionStatusSpec, PluginStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import {
-  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
+  RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 import { extensionSpec } from './extension-spec.ts';
@@ -54,6 +55,7 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
     imagesDir: join(dir, 'images'), mountsDir: join(dir, 'mounts'),
     ...(o.uids ? { uidsFile: join(dir, 'extension-uids.json') } : {}),
     ...(o.volumes ? { volumes: { dir: join(dir, 'volumes'), backing: () => ({ persistent: true }) } } : {}),
+    secretsDir: join(dir, 'secrets'),
     async fetch(source, sha256, into) {
       seen.fetches.push(sha256);
       if (source.includes('away') && seen.away-- > 0) return new Error(`${source}: connect ECONNREFUSED`);
@@ -238,6 +240,37 @@ t.test('failed for the machine\'s sake: tried again on a backoff, saying so, its
     t.equal(m.seen.fetches.length, fetches, 'what the image itself says is final: not fetched again');
     t.notMatch((await m.statusOf('broken'))!.error, /trying again/);
   });
+
+t.test('its secret: variables in its environment, files its uid alone reads; a new secret restarts it', async (t) => {
+  const m = await setUp(t);
+  m.root(SHA.one, MANIFEST('hello', '1.0.0', 'env: {MODE: plain, TOKEN: none}\n'));
+  const secretPtr = { namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, id: 'hello' };
+  await upsert(m.state, secretPtr, { env: { TOKEN: 's3cr3t' }, files: { 'tls.key': 'KEY' } }, 'admin');
+  await m.declare('hello', 'http://images/hello', SHA.one);
+  t.equal(await m.phase('hello', 'running'), 'running');
+  const files = join(m.dir, 'secrets', 'hello');
+  t.match(JSON.parse(m.seen.launches.at(-1)!), { env: { MODE: 'plain', TOKEN: 's3cr3t' }, secrets: files },
+    'the secret\'s variables after the manifest\'s; its files for the launcher to bind');
+  const key = statSync(join(files, 'tls.key'));
+  t.same([readFileSync(join(files, 'tls.key'), 'utf8'), key.uid, key.mode & 0o777], ['KEY', 61_000, 0o400]);
+  t.same([statSync(files).uid, statSync(files).mode & 0o777], [61_000, 0o500]);
+  t.notMatch(JSON.stringify(await m.statusOf('hello')), /s3cr3t|KEY/, 'nothing of it in the status');
+  const steps = m.seen.steps.length;
+  await upsert(m.state, secretPtr, { env: { TOKEN: 'rotated' } }, 'admin');
+  t.equal(await until(async () => JSON.parse(m.seen.launches.at(-1)!).env.TOKEN as string, 'rotated', 5000),
+    'rotated', 'a new secret: started again with it');
+  t.same(m.seen.steps.slice(steps, steps + 2), ['remove hello', 'unmount']);
+  t.notOk(existsSync(files), 'no files in the new secret: none left of the old');
+  await upsert(m.state, secretPtr, { env: { COSI_PLUGIN_SOCKET: '/tmp/x', 'NOT-A-NAME': 'x' } }, 'admin');
+  t.equal(await m.phase('hello', 'failed'), 'failed');
+  t.equal((await m.statusOf('hello'))!.error, 'secret env.COSI_PLUGIN_SOCKET: COSI_ and APPLIANCE_ variables are '
+    + 'the engine\'s\nsecret env.NOT-A-NAME: not a variable name', 'each bad key named, never a value');
+  await upsert(m.state, secretPtr, { files: { token: 'fixed' } }, 'admin');
+  t.equal(await m.phase('hello', 'running'), 'running', 'the secret mended: started, the spec unchanged');
+  t.equal(readFileSync(join(files, 'token'), 'utf8'), 'fixed');
+  await m.state.teardownAndDestroy(m.specPtr('hello'));
+  t.notOk(existsSync(files), 'stopped: its files gone');
+});
 
 t.test('a device its ExtensionSpec does not grant: it does not start, saying who grants it', async (t) => {
   const m = await setUp(t);

@@ -26,7 +26,8 @@ import {
 } from '../../../machinery/model/extension-manifest.ts';
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
-  type ExtensionSpec, type ExtensionStatusSpec, type HealthCheck, type HealthStatusSpec, type PluginStatusSpec,
+  type ExtensionSecretSpec, type ExtensionSpec, type ExtensionStatusSpec, type HealthCheck, type HealthStatusSpec,
+  type PluginStatusSpec,
 } from '../../../machinery/model/runtime-types.ts';
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
@@ -34,13 +35,15 @@ import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fet
 import { extensionUids } from './extension-uids.ts';
 import { prepareVolumes, purgeVolumes, volumeUsage, type VolumeBacking } from './extension-volumes.ts';
 import { holdDevices, releaseDevices, type HeldDevice } from './extension-devices.ts';
+import { removeSecretFiles, secretKey, secretProblems, writeSecretFiles } from './extension-secrets.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
 } from './types.ts';
 import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
 import {
-  CONFIG_NS, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
+  RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 
@@ -75,6 +78,8 @@ interface Running {
   backing?: VolumeBacking;
   /** The device nodes it was given, to give back when it stops. */
   devices?: HeldDevice[];
+  /** Which ExtensionSecret it was launched with ('' none): another restarts it. */
+  secretKey?: string;
 }
 
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
@@ -104,6 +109,8 @@ interface World {
   checks: ReadonlyMap<string, HealthCheck>;
   /** Each extension's phase. */
   phases: ReadonlyMap<string, string>;
+  /** Each extension's secret, by its name. */
+  secrets: ReadonlyMap<string, ExtensionSecretSpec>;
 }
 
 /** What of `after` is not so yet, each with why (empty: it may start). */
@@ -122,8 +129,8 @@ function unmetAfter(after: readonly string[], w: World): string[] {
 export function extensionSpec(o: ExtensionSpecOptions): Controller {
   /** What runs now, by name: the processes handed to the supervisor, their mounts and cgroups. */
   const running = new Map<string, Running>();
-  /** The spec each extension that will not run was refused as: not tried again until it changes. */
-  const refused = new Map<string, ExtensionSpec>();
+  /** The spec (and secret) each extension that will not run was refused with: not tried again until one changes. */
+  const refused = new Map<string, { spec: ExtensionSpec; secret: string }>();
   /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
   const attempted = new Map<string, ExtensionStatusSpec>();
   const log = o.log;
@@ -167,6 +174,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     if (r.group) await o.supervisor.remove(name);
     running.delete(name);
     giveBackDevices(name, r);
+    if (!('refuse' in o.machine) && o.machine.secretsDir) removeSecretFiles(o.machine.secretsDir, name);
     if ('refuse' in o.machine) return;
     unmountImage(o.machine, name, r.dir);
     if (r.group) {
@@ -285,6 +293,15 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         for (const note of notes) log.warn(`extension ${name}: volumes: ${note}`);
       }
       r.devices = holdDevices({ wanted: manifest.devices, granted: spec.devices ?? [], uid });
+      const secret = o.state.findSync({ namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, id: name })?.spec as
+        ExtensionSecretSpec | undefined;
+      const wrong = secret ? secretProblems(secret) : [];
+      if (wrong.length) throw new ExtensionProblems(wrong);
+      if (secret?.files && Object.keys(secret.files).length && !machine.secretsDir) {
+        throw new ExtensionProblems(['secret files: this machine keeps none']);
+      }
+      const secrets = machine.secretsDir ? writeSecretFiles(machine.secretsDir, name, uid, secret?.files) : undefined;
+      r.secretKey = secretKey(secret);
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
@@ -303,16 +320,18 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         env: {
           [EXTENSION_LAUNCH_ENV]: encodeLaunch({
             name, image: dir, cgroup: group, uid, pluginSocket: o.pluginSocket,
-            executable: manifest.executable, args: manifest.args, env: manifest.env,
+            executable: manifest.executable, args: manifest.args, env: { ...manifest.env, ...secret?.env },
             capabilities: manifest.capabilities, workingDir: manifest.workingDir,
             ...(volumeMounts.length ? { volumes: volumeMounts } : {}),
             ...(r.devices.length ? { devices: r.devices.map((d) => ({ source: d.source, target: d.target })) } : {}),
+            ...(secrets ? { secrets } : {}),
           }),
         },
       });
     } catch (e) {
       running.delete(name);
       giveBackDevices(name, r);
+      if (machine.secretsDir) removeSecretFiles(machine.secretsDir, name);
       unmountImage(machine, name, dir);
       return failedOrRetried(machine, name, spec, status, e);
     }
@@ -404,6 +423,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     inputs: [
       { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' },
       { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, kind: 'weak' }, // network and time, for `after`
+      { namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, kind: 'weak' },
     ],
     retry: { ...DEFAULT_RETRY, ...(o.firstRetryMs !== undefined ? { firstMs: o.firstRetryMs } : {}) },
     async observe(ctx) {
@@ -415,16 +435,21 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         plugins: new Map(list.map((r) => [r.metadata.id, r as Resource<PluginStatusSpec>])),
         checks: new Map((health?.checks ?? []).map((c) => [c.name, c])),
         phases: new Map(statuses.map((r) => [r.metadata.id, (r.spec as ExtensionStatusSpec).phase ?? 'unknown'])),
+        secrets: new Map((await ctx.state.list({ namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE }))
+          .map((r) => [r.metadata.id, r.spec as ExtensionSecretSpec])),
       };
     },
     async apply(name, spec, prev, world, ctx) {
       const have = running.get(name);
-      if (have && sameSpec(have.spec, spec)) {
+      // Launched with another secret (or none): started again with this one.
+      const sameSecret = !have?.group || have.secretKey === secretKey(world.secrets.get(name));
+      if (have && sameSpec(have.spec, spec) && sameSecret) {
         if (!have.group) return launchWhenDue(name, have, ctx.report, world);
         return follow(name, have, world.plugins.get(name));
       }
+      const secret = secretKey(world.secrets.get(name));
       const no = refused.get(name);
-      if (prev && no && sameSpec(no, spec)) return prev;
+      if (prev && no && sameSpec(no.spec, spec) && no.secret === secret) return prev;
       refused.delete(name);
       if (have) {
         await ctx.report({ ...have.status, phase: 'stopping' });
@@ -439,7 +464,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         status = failed(name, emptyStatus(spec), [(e as Error).message]);
       }
       // Not tried again at every reconcile (a refused image fetched again and again): a new spec is.
-      if (status.phase === 'failed') refused.set(name, spec);
+      if (status.phase === 'failed') refused.set(name, { spec, secret });
       return status;
     },
     failed: (name, spec, _prev, error) => {

@@ -36,6 +36,8 @@ export interface RealMachine {
   fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
   /** Where the uid each extension runs as is kept across boots (on STATE; extension-uids.ts); absent: memory. */
   uidsFile?: string;
+  /** Where extensions' secret files are written for their launchers to bind (memory); absent: no secret files. */
+  secretsDir?: string;
   /** Where extensions' volumes are kept, and what holds them (extension-volumes.ts); absent: no volumes here. */
   volumes?: { dir: string; backing(): VolumeBacking };
 }
