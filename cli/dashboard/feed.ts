@@ -4,7 +4,7 @@
 // from LogService, one stream per source (the kernel's left out: the engine's and plugins' lines
 // say what the machine does).
 import type {
-  HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
+  ExtensionStatusSpec, HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
   TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
@@ -14,7 +14,7 @@ import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
 import {
-  HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_SPEC_STATUS_TYPE,
+  EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_SPEC_STATUS_TYPE,
   PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
@@ -37,6 +37,7 @@ interface Mirror { type: string; section: string; into: Map<string, unknown> }
 export class DashboardFeed {
   private readonly versions = new Map<string, VersionSpec>();
   private readonly plugins = new Map<string, PluginStatusSpec>();
+  private readonly extensions = new Map<string, ExtensionStatusSpec>();
   private readonly links = new Map<string, LinkStatusSpec>();
   private readonly mounts = new Map<string, MountSpecStatusSpec>();
   private readonly times = new Map<string, TimeStatusSpec>();
@@ -66,6 +67,7 @@ export class DashboardFeed {
     const mirrors: Mirror[] = [
       { type: VERSION_TYPE, section: 'version', into: this.versions },
       { type: PLUGIN_STATUS_TYPE, section: 'plugins', into: this.plugins },
+      { type: EXTENSION_STATUS_TYPE, section: 'extensions', into: this.extensions },
       { type: HEALTH_STATUS_TYPE, section: 'health', into: this.healths },
       { type: MACHINE_STATUS_TYPE, section: 'stopping', into: this.machines },
       { type: LINK_STATUS_TYPE, section: 'links', into: this.links },
@@ -85,6 +87,7 @@ export class DashboardFeed {
   data(now = new Date()): DashboardData {
     return {
       endpoint: this.s.ctx.endpoint, now, versions: this.versions, plugins: this.plugins, links: this.links,
+      extensions: this.extensions,
       mounts: this.mounts, logs: this.logs, problems: this.problems,
       ...(this.overview ? { overview: this.overview } : {}),
       ...(first(this.hostnames) ? { hostname: first(this.hostnames)!.hostname } : {}),

@@ -1,7 +1,7 @@
 // The dashboard's layout and painting, without a terminal or a machine: sections, cuts to the
 // screen's size, what colors mean, and nothing a machine's text holds moves the cursor.
 import t from 'tap';
-import type { LogLine, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
+import type { ExtensionStatusSpec, LogLine, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
 import { terminalCaps } from '../terminal.ts';
 import { fit, frame, lineLength, paintLine, seg } from './screen.ts';
 import { dashboardLines, type DashboardData } from './view.ts';
@@ -51,6 +51,24 @@ t.test('every section, in order, the logs pane filling the rows left', async (t)
   t.equal(pane.length, 30 - at('LOGS') - 1);
   t.match(pane.at(-1), /^10:00:29 network {5}INFO {2}line 29$/, 'the newest line last');
   t.match(pane[0], new RegExp(`line ${30 - pane.length}$`), 'the oldest that fits first');
+});
+
+t.test('extensions: one line each after the plugins, with what keeps one from running; none, no section', async (t) => {
+  const lines = text(data({ extensions: new Map([
+    ['web', { phase: 'running', version: '2.0.0', critical: true, restarts: 1 } as ExtensionStatusSpec],
+    ['db', { phase: 'waiting', version: '1.0.0', critical: false, restarts: 0,
+      error: 'waiting for network (eth0 has no DHCP lease (selecting))' } as ExtensionStatusSpec],
+    ['modem', { phase: 'failed', version: '', critical: false, restarts: 0,
+      error: 'devices: /dev/ttyS1: not granted\nmore' } as ExtensionStatusSpec],
+  ]) }), 120);
+  const at = lines.findIndex((l) => l.startsWith('EXTENSIONS'));
+  t.ok(at > lines.findIndex((l) => l.startsWith('PLUGINS')) && at < lines.findIndex((l) => l.startsWith('LINKS')));
+  t.same(lines.slice(at + 1, at + 4), [
+    '  db     waiting  1.0.0  waiting for network (eth0 has no DHCP lease (selecting))',
+    '  modem  failed   -  devices: /dev/ttyS1: not granted',
+    '  web    running  2.0.0  critical  1 restarts',
+  ]);
+  t.notOk(text(data()).some((l) => l.startsWith('EXTENSIONS')), 'a machine without extensions: no section');
 });
 
 t.test('unhealthy names each failing check; stopping says why and who holds it', async (t) => {

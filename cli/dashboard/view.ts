@@ -1,9 +1,9 @@
 // view: what the dashboard shows, from what its feed holds: a pure function of the data and the
 // screen's size, so it is tested without a terminal or a machine. Top to bottom: the machine in
-// two lines, health, plugins, links and their addresses, the clock, mounts, then the newest log
-// lines in whatever rows are left.
+// two lines, health, plugins, the extensions (when there are any: one line each), links and their
+// addresses, the clock, mounts, then the newest log lines in whatever rows are left.
 import type {
-  HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec,
+  ExtensionStatusSpec, HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec,
   VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { LogLine, MachineOverview } from '../../proto/gen/spec-types.ts';
@@ -19,6 +19,8 @@ export interface DashboardData {
   machine?: MachineStatusSpec;
   health?: HealthStatusSpec;
   plugins: ReadonlyMap<string, PluginStatusSpec>;
+  /** The extensions as the engine runs them (absent: a feed that reads none). */
+  extensions?: ReadonlyMap<string, ExtensionStatusSpec>;
   links: ReadonlyMap<string, LinkStatusSpec>;
   time?: TimeStatusSpec;
   mounts: ReadonlyMap<string, MountSpecStatusSpec>;
@@ -105,6 +107,22 @@ function pluginLines(plugins: ReadonlyMap<string, PluginStatusSpec>, width: numb
   return lines;
 }
 
+const EXTENSION_STYLE: Record<string, Style> = {
+  running: 'good', failed: 'bad', crashing: 'bad', waiting: 'warn', fetching: 'warn', starting: 'warn',
+};
+
+/** One line per extension: its phase and version, critical, restarts, and why it does not run. */
+function extensionLines(extensions: ReadonlyMap<string, ExtensionStatusSpec>): ScreenLine[] {
+  const sorted = [...extensions].sort(([a], [b]) => a.localeCompare(b));
+  const nameWidth = Math.max(4, ...sorted.map(([n]) => n.length));
+  return sorted.map(([name, e]) => [
+    seg(`  ${name.padEnd(nameWidth)}  `), seg((e.phase ?? '?').padEnd(9), EXTENSION_STYLE[e.phase ?? ''] ?? 'plain'),
+    seg(`${e.version || '-'}${e.critical ? '  critical' : ''}`, 'dim'),
+    seg(e.restarts ? `  ${e.restarts} restarts` : '', 'warn'),
+    seg(e.phase !== 'running' && e.error ? `  ${e.error.split('\n')[0]}` : '', e.phase === 'waiting' ? 'dim' : 'bad'),
+  ]);
+}
+
 function linkLines(links: ReadonlyMap<string, LinkStatusSpec>): ScreenLine[] {
   const sorted = [...links].sort(([, a], [, b]) => a.index - b.index);
   const nameWidth = Math.max(4, ...sorted.map(([n]) => n.length));
@@ -177,6 +195,8 @@ export function dashboardLines(d: DashboardData, width: number, height: number):
     machineLine(d.overview, d.problems.get('machine')),
     healthLine(d),
     heading('PLUGINS', d.problems.get('plugins')), ...plugins,
+    ...(d.extensions?.size ? [heading('EXTENSIONS', d.problems.get('extensions')), ...extensionLines(d.extensions)]
+      : []),
     heading('LINKS', d.problems.get('links')), ...linkLines(d.links),
     [...heading('TIME', d.problems.get('time')), ...timeLine(d.time)],
     heading('MOUNTS', d.problems.get('mounts')), ...mountLines(d.mounts, width),
