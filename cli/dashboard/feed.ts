@@ -4,8 +4,8 @@
 // from LogService, one stream per source (the kernel's left out: the engine's and plugins' lines
 // say what the machine does).
 import type {
-  ExtensionStatusSpec, HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
-  TimeStatusSpec, VersionSpec,
+  ExtensionStatusSpec, HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec,
+  MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
 import { LOG_RPC, MACHINE_RPC, callUnary } from '../../machinery/model/service-wire.ts';
@@ -14,8 +14,8 @@ import { EXIT, exitCodeOf } from '../errors.ts';
 import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
 import {
-  EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE, MOUNT_SPEC_STATUS_TYPE,
-  PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
+  EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE,
+  MOUNT_SPEC_STATUS_TYPE, PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
 const OVERVIEW_EVERY_MS = 2000;

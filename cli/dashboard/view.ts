@@ -3,8 +3,8 @@
 // two lines, health, plugins, the extensions (when there are any: one line each), links and their
 // addresses, the clock, mounts, then the newest log lines in whatever rows are left.
 import type {
-  ExtensionStatusSpec, HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec,
-  VersionSpec,
+  ExtensionStatusSpec, HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
+  TimeStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { LogLine, MachineOverview } from '../../proto/gen/spec-types.ts';
 import { kibText, levelWord, uptimeText } from '../output/units.ts';
