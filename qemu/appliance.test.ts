@@ -32,6 +32,23 @@ const { version: _, ...helloFields } = YAML.parse(HELLO_MANIFEST()) as Record<st
 writeFileSync(join(project, 'secrets.yaml'), TEST_CA_DOCUMENT());
 writeFileSync(join(project, 'kernel.config'), '# the tunnel device a VPN program needs\nCONFIG_TUN=m\n');
 // lighttpd, from Debian's package, as an OCI layout umoci made: one per version, each serving its own page.
+// Python (the hello root's) filling a volume of 1 MiB: the kernel's project quota stops it, and it says where.
+const FILL = `import os, time
+n = 0
+try:
+    with open("/var/lib/hello/fill", "wb") as f:
+        while n < 4 << 20:
+            f.write(b"x" * 65536)
+            f.flush()
+            os.fsync(f.fileno())
+            n += 65536
+    print("wrote", n, "bytes: no limit", flush=True)
+except OSError as e:
+    print("wrote", n, "bytes, then", e.strerror, flush=True)
+time.sleep(1e9)
+`;
+const filler = { name: 'filler', dir: 'hello', executable: '/usr/bin/python3', args: ['-c', FILL], ready: 'started',
+  volumes: [{ name: 'data', path: '/var/lib/hello', size: '1MiB' }] };
 // Its error log on a volume it serves: each start of it adds a line there, kept across an upgrade and a rollback.
 const LOG_DIR = '/var/www/data';
 const web = { '1.0.0': lighttpdOciLayout(scratch, '<h1>kiosk version 1</h1>\n', { logDir: LOG_DIR }),
@@ -43,6 +60,7 @@ name: kiosk
 version: ${version}
 extensions:
   - ${JSON.stringify({ ...helloFields, dir: 'hello' })}
+  - ${JSON.stringify(filler)}
   - name: web
     oci: ${web[version === '3.0.0' ? '2.0.0' : version]}
     critical: true
@@ -134,7 +152,7 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     }, 'dhcp', { secrets: 'none' });
     t.teardown(() => writeFileSync(join(scratch, 'console.log'), m.vm.console()));
     t.match(m.vm.console(),
-      /kiosk 1\.0\.0 from slot A: 2 extension\(s\) declared \(hello, web\); kernel modules dummy, tun; a first-boot/);
+      /kiosk 1\.0\.0 from slot A: 3 extension\(s\) declared \(hello, filler, web\); kernel modules dummy, tun; a/);
     const status = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"phase": "running"/, 120_000);
     t.match(status.out, /"version": "1\.0\.0"/, `running: ${status.err}`);
     const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
@@ -147,6 +165,10 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
       sizeBytes: 10 << 20, note: '' }], 'its volume on EPHEMERAL, its size a project quota the kernel reports back');
     t.match(await pageIs(/server started/, '/data/error.log'), /server started/,
       'lighttpd writes its log on its volume (as its own uid), and serves it');
+    const filled = await m.poll(['logs', 'filler'], /wrote \d+ bytes/, 120_000);
+    const wrote = /wrote (\d+) bytes, then Disk quota exceeded/.exec(filled.out);
+    t.ok(wrote && Number(wrote[1]) >= 900 << 10 && Number(wrote[1]) < 1 << 20,
+      `a volume of 1 MiB: the kernel stopped the writer short of it (${filled.out.trim().split('\n').at(-1)})`);
     const dummy = await m.poll(['get', 'kernelmodulespecstatus', 'dummy', '-o', 'json'], /"state": "applied"/, 60_000);
     t.match(dummy.out, /"layer": "default"[^]*"loaded": \[\s*"dummy"\s*\]/, 'kernel.modules: loaded at boot');
     const tun = await m.poll(['get', 'kernelmodulespecstatus', 'tun', '-o', 'json'], /"state": "applied"/, 60_000);
@@ -164,7 +186,7 @@ t.test('an upgrade bundle of version 2 replaces OS and program, its volume kept'
   t.equal(up.code, 0, up.err);
   await readyAgain(m, 2);
   t.match(m.vm.console(), /appliance: booting slot B/, 'SeaBIOS\'s GRUB booted the new slot');
-  t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 2 extension\(s\) declared \(hello, web\)/);
+  t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 3 extension\(s\) declared \(hello, filler, web\)/);
   const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'], /"version": "2\.0\.0"/, 120_000);
   t.match(v2.out, /"phase": "running"/, 'version 2\'s program runs');
   const done = await m.poll(['get', 'upgradestatus', 'to-2'], /done/, 120_000);
