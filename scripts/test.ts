@@ -8,26 +8,19 @@
 // leaves in it (a kept edit, a VM's disks) cannot pile up on the machine from run to run.
 // Every file runs under the pinned runtime (scripts/runtime.ts), first on PATH: tap, the test files and the `node`
 // they start are the Node the appliance ships, not the host's.
-import { isErrno } from '../native/errno.ts';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { Parser } from 'tap-parser';
 import { ROOT } from './lib/paths.ts';
 import { nodeRuntime } from './runtime.ts';
+import { listDir } from '../machinery/sys/optional-fs.ts';
 
 const DIRS = ['cosi', 'machinery', 'image', 'init', 'native', 'plugins', 'scripts', 'qemu', 'cli', 'test'];
 
 function findTests(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    if (isErrno(e, 'ENOENT')) return [];
-    throw e;
-  }
-  return names.flatMap((n) => {
+  return listDir(dir).flatMap((n) => {
     const p = join(dir, n);
     if (n === 'node_modules' || n === 'build') return [];
     return statSync(p).isDirectory() ? findTests(p) : n.endsWith('.test.ts') ? [relative(ROOT, p)] : [];

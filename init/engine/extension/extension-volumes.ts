@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Volume } from '../../../machinery/model/extension-manifest.ts';
 import type { ExtensionVolume } from '../../../machinery/model/runtime-types.ts';
 import { parseMounts } from '../../../machinery/sys/mount-table.ts';
+import { listDir } from '../../../machinery/sys/optional-fs.ts';
 import { isErrno } from '../../../native/errno.ts';
 
 /** Where volumes are kept: on EPHEMERAL (/var), when the machine has one. */
@@ -124,13 +125,7 @@ export function volumeUsage(statuses: readonly ExtensionVolume[], backing: Volum
 /** Removes extension `name`'s volumes for good, their size limits first (the quota keeps a project's limit). */
 export function purgeVolumes(root: string, name: string, backing: VolumeBacking): string[] {
   const own = join(root, name);
-  let vols: string[];
-  try {
-    vols = readdirSync(own);
-  } catch (e) {
-    if (isErrno(e, 'ENOENT')) return [];
-    throw e;
-  }
+  const vols = listDir(own);
   const q = backing.quotas;
   if (q) {
     for (const v of vols) {

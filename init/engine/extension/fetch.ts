@@ -11,16 +11,16 @@
 // so the images of every version an upgrade left behind do not fill /var.
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync,
+  closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync,
   rmSync, statSync, utimesSync, type WriteStream,
 } from 'node:fs';
-import { isErrno } from '../../../native/errno.ts';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hashingStream } from '../../../machinery/sys/hashing-stream.ts';
 import { httpOpen } from '../../../machinery/sys/http-get.ts';
 import { syncDirectory } from '../../../machinery/sys/atomic-write.ts';
+import { listDir } from '../../../machinery/sys/optional-fs.ts';
 
 /** Larger images are refused: an extension is a plugin and its runtime, not a disk. */
 export const MAX_EXTENSION_BYTES = 1 << 30;
@@ -120,14 +120,7 @@ export async function fetchImage(
  * names removed.
  */
 export function sweepPartials(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    if (isErrno(e, 'ENOENT')) return [];
-    throw e;
-  }
-  const left = names.filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
+  const left = listDir(dir).filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
   for (const n of left) rmSync(join(dir, n), { force: true });
   return left;
 }
@@ -141,14 +134,7 @@ export const IMAGE_KEEP_MS = 24 * 3600_000;
  */
 export function sweepUnusedImages(dir: string, inUse: ReadonlySet<string>, keepMs = IMAGE_KEEP_MS,
   now = Date.now()): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (e) {
-    if (isErrno(e, 'ENOENT')) return [];
-    throw e;
-  }
-  const old = names.filter((n) => {
+  const old = listDir(dir).filter((n) => {
     const m = /^([0-9a-f]{64})\.squashfs$/.exec(n);
     return m && !inUse.has(m[1]!) && now - statSync(join(dir, n)).mtimeMs > keepMs;
   });
