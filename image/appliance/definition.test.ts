@@ -48,6 +48,7 @@ t.test('a good definition, read whole', async (t) => {
   t.same(d.extensions[0]!.manifest, {
     name: 'hello', version: '1.2.0', description: '', executable: '/bin/hello', args: ['--loud'],
     env: { GREETING: 'hi' }, types: [], outputs: [], capabilities: [], ready: { kind: 'plugin' }, workingDir: '/',
+    volumes: [], critical: false, after: [], devices: [],
   }, 'the dir extension\'s manifest, its version the appliance\'s');
   t.same(d.config.parts, [{ name: 'config[0] (base.yaml)', documents: 1 }, { name: 'config[1] (inline)', documents: 1 },
     { name: 'secrets (secrets.yaml)', documents: 1 }], 'the secrets file is the config\'s last part');
