@@ -37,7 +37,8 @@ PACKAGES=(
 # would start a service on this host (chronyd would sync the host's clock with servers on the
 # internet; lighttpd would listen on port 80). chronyd is the independent NTP server the time
 # tests query; lighttpd is the program nobody here wrote that the appliance tests bake into an
-# image from an OCI layout. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
+# image from an OCI layout; docker-registry (Distribution) is the real registry images are pulled from in
+# tests. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
 unpack_tool() {
   local pkg="$1" file="$2"
   local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/$pkg"
@@ -51,6 +52,7 @@ unpack_tool() {
 unpack_tools() {
   unpack_tool chrony usr/sbin/chronyd
   unpack_tool lighttpd usr/sbin/lighttpd
+  unpack_tool docker-registry usr/bin/docker-registry # the real OCI registry the registry client's tests pull from
 }
 
 missing=()

@@ -107,23 +107,66 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
   });
 }
 
+export interface HttpOpenOptions {
+  headers?: Record<string, string>;
+  ca?: string[];
+  /** Redirects followed (301, 302, 303, 307, 308), each to a URL not seen before; 0 (default): none. */
+  maxRedirects?: number;
+}
+
+/** The status of an answer that is not the body asked for: the caller may read `status` (401, 404...). */
+export class HttpStatusError extends Error {
+  constructor(message: string, readonly status: number, readonly headers: IncomingMessage['headers']) {
+    super(message);
+  }
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 /**
  * GET of a body too large to hold: the answer, to be read as a stream, once its status is 200; else an Error that
- * names the URL. The server may go quiet for at most `idleMs` at any point, headers or body.
+ * names the URL (an HttpStatusError for an answer of another status). The server may go quiet for at most `idleMs`
+ * at any point, headers or body. A redirect is followed only when `maxRedirects` allows, never to a URL already
+ * seen (a loop), and the headers go to another host only when they carry no Authorization.
  */
-export function httpOpen(raw: string, idleMs = 30_000): Promise<IncomingMessage> {
+export async function httpOpen(raw: string, idleMs = 30_000, o: HttpOpenOptions = {}): Promise<IncomingMessage> {
+  const seen = new Set<string>();
+  let at = raw;
+  let headers = o.headers ?? {};
+  for (;;) {
+    seen.add(at);
+    try {
+      return await openOnce(at, idleMs, { headers, ...(o.ca ? { ca: o.ca } : {}) });
+    } catch (e) {
+      const location = e instanceof HttpStatusError && REDIRECTS.has(e.status) ? e.headers.location : undefined;
+      if (!location) throw e;
+      const next = new URL(location, at).toString();
+      if (seen.size > (o.maxRedirects ?? 0)) {
+        throw new Error(`${raw}: more than ${o.maxRedirects ?? 0} redirects (the last to ${next})`, { cause: e });
+      }
+      if (seen.has(next)) throw new Error(`${raw}: a redirect loop (back to ${next})`, { cause: e });
+      if (new URL(next).host !== new URL(at).host) {
+        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
+      }
+      at = next;
+    }
+  }
+}
+
+function openOnce(raw: string, idleMs: number, o: Pick<HttpRequest, 'headers' | 'ca'>): Promise<IncomingMessage> {
   const url = parseHttpUrl(raw);
   if (typeof url === 'string') return Promise.reject(new Error(url));
   return new Promise((resolve, reject) => {
     let response: IncomingMessage | undefined;
-    const req = send(url, {}, (res) => {
+    const req = send(url, o, (res) => {
       if (res.statusCode === 200) {
         response = res;
         resolve(res);
         return;
       }
       res.resume();
-      reject(new Error(`${raw}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
+      reject(new HttpStatusError(`${raw}: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd(),
+        res.statusCode ?? 0, res.headers));
     });
     req.setTimeout(idleMs, () => {
       const e = new Error(`${raw}: nothing received for ${idleMs / 1000} s`);

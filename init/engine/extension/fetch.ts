@@ -21,6 +21,7 @@ import { hashingStream } from '../../../machinery/sys/hashing-stream.ts';
 import { httpOpen } from '../../../machinery/sys/http-get.ts';
 import { syncDirectory } from '../../../machinery/sys/atomic-write.ts';
 import { listDir } from '../../../machinery/sys/optional-fs.ts';
+import { discardPartial } from '../../../machinery/sys/partial-file.ts';
 
 /** Larger images are refused: an extension is a plugin and its runtime, not a disk. */
 export const MAX_EXTENSION_BYTES = 1 << 30;
@@ -101,12 +102,7 @@ export async function fetchImage(
     syncDirectory(dir);
     return { path: final, bytes: counter.bytes, reused: false };
   } catch (e) {
-    // The file is opened asynchronously: removed only once the stream is closed, or the open may come after.
-    if (sink && !sink.closed) await new Promise<void>((r) => {
-      sink!.once('close', () => r());
-      sink!.destroy();
-    });
-    rmSync(partial, { force: true });
+    await discardPartial(sink, partial);
     const message = (e as Error).message;
     if (message.startsWith(source)) return e as Error;
     return e instanceof RefusedImage ? new RefusedImage(`${source}: ${message}`, { cause: e })
