@@ -108,7 +108,7 @@ export class RegistryClient {
   /** The image manifest the reference names (an index's linux/amd64 one), its config and layers. */
   async manifest(): Promise<PulledManifest> {
     const first = await this.manifestBytes(this.ref.digest);
-    const doc = this.parse(first.bytes, this.ref.digest);
+    const doc = this.parse(first, this.ref.digest);
     if (doc.mediaType === MEDIA.ociIndex || doc.mediaType === MEDIA.dockerList) {
       const manifests = Array.isArray(doc.manifests) ? doc.manifests.filter(isDescriptor) : [];
       const chosen = manifests.find((d) => d.platform?.os === 'linux' && d.platform.architecture === 'amd64');
@@ -118,7 +118,7 @@ export class RegistryClient {
           + `(it has ${have.join(', ') || 'none'})`);
       }
       const inner = await this.manifestBytes(chosen.digest);
-      return this.imageManifest(this.parse(inner.bytes, chosen.digest), chosen.digest);
+      return this.imageManifest(this.parse(inner, chosen.digest), chosen.digest);
     }
     return this.imageManifest(doc, this.ref.digest);
   }
@@ -169,10 +169,18 @@ export class RegistryClient {
     return { digest, mediaType, config: doc.config, layers };
   }
 
-  private parse(bytes: Buffer, digest: string): Record<string, unknown> & { manifests?: unknown[] } {
+  /**
+   * The manifest as an object, its media type its own field or, where it has none (OCI makes it optional; umoci
+   * leaves it out), the answer's Content-Type.
+   */
+  private parse(m: { bytes: Buffer; contentType: string }, digest: string):
+    Record<string, unknown> & { manifests?: unknown[] } {
     try {
-      const v = JSON.parse(bytes.toString('utf8')) as unknown;
-      if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+      const v = JSON.parse(m.bytes.toString('utf8')) as unknown;
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+        const doc = v as Record<string, unknown>;
+        return { ...doc, mediaType: typeof doc.mediaType === 'string' ? doc.mediaType : m.contentType };
+      }
     } catch {
       // said below, with the digest
     }
@@ -180,16 +188,18 @@ export class RegistryClient {
   }
 
   /** The manifest named `digest`, its bytes checked against it. */
-  private async manifestBytes(digest: string): Promise<{ bytes: Buffer }> {
+  private async manifestBytes(digest: string): Promise<{ bytes: Buffer; contentType: string }> {
     const url = `${this.base}/manifests/${digest}`;
-    const bytes = await this.withAuth(url, (headers) => this.getBounded(url, { ...headers, accept: MANIFEST_ACCEPT }));
-    const got = sha256Of(bytes);
-    if (got !== digest) throw new RegistryRefused(`${this.name}: manifest ${digest}: its bytes are ${got}`);
-    return { bytes };
+    const got = await this.withAuth(url, (headers) => this.getBounded(url, { ...headers, accept: MANIFEST_ACCEPT }));
+    const hash = sha256Of(got.bytes);
+    if (hash !== digest) throw new RegistryRefused(`${this.name}: manifest ${digest}: its bytes are ${hash}`);
+    return got;
   }
 
-  /** A bounded GET, its redirects followed (not in a loop): the body of a 200; an HttpStatusError otherwise. */
-  private async getBounded(url: string, headers: Record<string, string>): Promise<Buffer> {
+  /** A bounded GET, its redirects followed (not in a loop): a 200's body and type; an HttpStatusError otherwise. */
+  private async getBounded(
+    url: string, headers: Record<string, string>,
+  ): Promise<{ bytes: Buffer; contentType: string }> {
     const seen = new Set<string>();
     let at = url;
     let sent = headers;
@@ -214,7 +224,9 @@ export class RegistryClient {
         at = next;
         continue;
       }
-      if (r.status === 200) return r.body;
+      if (r.status === 200) {
+        return { bytes: r.body, contentType: String(r.headers['content-type'] ?? '').split(';')[0]!.trim() };
+      }
       throw new HttpStatusError(`${at}: HTTP ${r.status}`, r.status, r.headers);
     }
   }
