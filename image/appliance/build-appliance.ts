@@ -113,7 +113,8 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     : o.system;
   const extensions: BuiltExtension[] = [];
   for (const e of d.extensions) {
-    const b = await buildExtension(e, { outDir: join(cache, 'extensions'), version: d.version, progress: o.progress });
+    const b = await buildExtension(e, { outDir: join(cache, 'extensions'), version: d.version, progress: o.progress,
+      ...(d.registryCA ? { registryCA: d.registryCA } : {}) });
     o.progress(`extension ${e.name}: ${(b.bytes / 1e6).toFixed(1)} MB, sha256 ${b.sha256.slice(0, 12)}`
       + `${b.built ? '' : ' (unchanged)'}`);
     for (const n of b.notes) o.progress(`extension ${e.name}: ${n}`);

@@ -2,8 +2,11 @@
 // builds it): apart from both, so that neither imports the other's module for its shape.
 import type { ExtensionManifest } from '../../machinery/model/extension-manifest.ts';
 
-/** Where an extension comes from, resolved against the definition's directory. */
-export type ExtensionSource = { dir: string } | { oci: string } | { squashfs: string };
+/**
+ * Where an extension comes from, resolved against the definition's directory: a directory, an OCI layout or archive,
+ * a prebuilt squashfs, or an image in a registry (`oci: oci://HOST/REPO@sha256:...`, pulled by digest at build).
+ */
+export type ExtensionSource = { dir: string } | { oci: string } | { squashfs: string } | { registry: string };
 
 export interface DefinedExtension {
   name: string;

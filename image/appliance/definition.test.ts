@@ -66,8 +66,8 @@ t.test('refused, every problem with its field', async (t) => {
   t.same(await problems({ ...GOOD, apiVersion: 'v1', colour: 'blue', formats: ['floppy'] }), [
     'apiVersion: must be one of appliance.dev/v1alpha1, got "v1"',
     'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, got "floppy"',
-    'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, kernel, signing, '
-      + 'formats, run)',
+    'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, registryCA, kernel, '
+      + 'signing, formats, run)',
   ]);
   t.same(await problems({ ...GOOD, extensions: [
     { name: 'hello', dir: 'hello', executable: '/bin/hello' },
@@ -76,7 +76,8 @@ t.test('refused, every problem with its field', async (t) => {
     { name: 'pre', squashfs: 'base.yaml', executable: '/x' },
     { name: 'typed', dir: 'hello', executable: '/x',
       types: [{ type: 'Links.net.appliance.dev', defaultNamespace: 'net' }] },
-  ], secrets: 'missing-secrets.yaml', signing: { key: 'keys/none.pem' } }), [
+    { name: 'tagged', oci: 'oci://registry.example/team/web:latest' },
+  ], secrets: 'missing-secrets.yaml', signing: { key: 'keys/none.pem' }, registryCA: 'no-ca.pem' }), [
     'extensions[1].name: "hello" is extensions[0]\'s name too',
     'extensions[1].dir: nowhere: no such file or directory',
     'extensions[1].executable "bin/x": must be an absolute path inside the extension (e.g. /usr/bin/python3)',
@@ -86,8 +87,11 @@ t.test('refused, every problem with its field', async (t) => {
     `extensions[3].squashfs: ${join(project, 'base.yaml')}: no /manifest.yaml read from it (not a squashfs image, or `
       + `none in it): FATAL ERROR: Can't find a valid SQUASHFS superblock on ${join(project, 'base.yaml')}`,
     'extensions[4].types[0].type "Links.net.appliance.dev": the cosi.dev and appliance.dev groups are the machine\'s',
+    'extensions[5].oci: oci://registry.example/team/web:latest: not by digest (a tag may point at another image '
+      + 'tomorrow): want oci://HOST[:PORT]/REPOSITORY@sha256:<64 hex digits>',
     'secrets: missing-secrets.yaml: no such file or directory',
     'signing.key: keys/none.pem: no such file or directory',
+    'registryCA: no-ca.pem: no such file or directory',
   ]);
 });
 

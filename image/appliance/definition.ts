@@ -13,6 +13,7 @@ import { placeOf, splitDocuments } from '../../machinery/config/documents.ts';
 import { parseYaml } from '../../machinery/config/safe-yaml.ts';
 import { apiCaDocument, secretsFromYaml } from '../../machinery/pki/secrets.ts';
 import { MODULE_NAME_RE } from '../../machinery/disk/slot-payload.ts';
+import { parseOciReference } from '../../machinery/oci/registry.ts';
 import {
   ConfigRefused, offlineValidationContext, validateConfig,
 } from '../../machinery/config/validate-config.ts';
@@ -55,7 +56,8 @@ export const DEFINITION_SCHEMA: SpecSchema = {
         description: 'One of dir, oci or squashfs; with dir, the manifest\'s fields (executable, args, ...).',
         properties: {
           dir: path('A directory: the extension\'s root filesystem (relative to this file).'),
-          oci: path('An OCI image layout directory or a `docker save` archive.'),
+          oci: path('An OCI image layout directory, a `docker save` archive, or an image in a registry by digest '
+            + '(oci://HOST[:PORT]/REPOSITORY@sha256:...), pulled when the appliance is built.'),
           squashfs: path('A prebuilt extension image, its manifest inside.'),
           ...manifestFields,
           version: { ...manifestFields.version!, description: 'Its version; default: the appliance\'s.' },
@@ -73,6 +75,8 @@ export const DEFINITION_SCHEMA: SpecSchema = {
       },
     },
     secrets: path('The machine\'s secrets (`cosictl gen secrets`): a file kept out of this one.'),
+    registryCA: path('A PEM file of CAs trusted, beside the system\'s roots, for the HTTPS of the registries oci:// '
+      + 'images are pulled from (a private registry\'s own CA).'),
     kernel: {
       type: 'object',
       properties: {
@@ -120,6 +124,8 @@ export interface ApplianceDefinition {
   secrets?: { file: string; apiSecrets: boolean };
   kernel: { args: string[]; modules: string[]; fragment?: string };
   signingKey?: string;
+  /** CAs (PEM file) trusted beside the system's for registries' HTTPS. */
+  registryCA?: string;
   formats: string[];
   /** `appliance run`'s forwards (this computer's port to the machine's) and memory. */
   run: { forward: { hostPort: number; guestPort: number }[]; memoryMiB: number };
@@ -150,6 +156,7 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
   const problems = validateSpec(DEFINITION_SCHEMA, v, '').map((p) => p.replace(/^\./, ''));
   if (problems.length) return { problems };
   const d = v as Rec & { name: string; version: string; extensions?: Rec[]; config?: Rec[]; secrets?: string;
+    registryCA?: string;
     kernel?: { args?: string[]; modules?: string[]; fragment?: string }; signing?: { key: string };
     formats?: string[]; run?: { forward?: string[]; memory?: number } };
   const base = dirname(resolve(file));
@@ -191,6 +198,10 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
             .map((m) => `${where}.squashfs: ${m}`));
         }
       }
+    } else if (kind === 'oci' && (e.oci as string).startsWith('oci://')) {
+      const ref = parseOciReference(e.oci as string);
+      if (typeof ref === 'string') problems.push(`${where}.oci: ${ref}`);
+      source = { registry: e.oci as string };
     } else if (kind === 'oci') {
       source = { oci: want(`${where}.oci`, e.oci as string, 'any') };
     } else if (kind === 'dir') {
@@ -233,6 +244,7 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
   }
   const fragment = d.kernel?.fragment === undefined ? undefined : want('kernel.fragment', d.kernel.fragment, 'file');
   const signingKey = d.signing === undefined ? undefined : want('signing.key', d.signing.key, 'file');
+  const registryCA = d.registryCA === undefined ? undefined : want('registryCA', d.registryCA as string, 'file');
   const forward = (d.run?.forward ?? []).map((f, i) => {
     const [hostPort, guestPort] = FORWARD_RE.exec(f)!.slice(1).map(Number) as [number, number];
     if (!(hostPort >= 1 && hostPort <= 65535 && guestPort >= 1 && guestPort <= 65535)) {
@@ -253,6 +265,7 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
       ...(secrets ? { secrets: { file: secrets, apiSecrets } } : {}),
       kernel: { args: d.kernel?.args ?? [], modules: d.kernel?.modules ?? [], ...(fragment ? { fragment } : {}) },
       ...(signingKey ? { signingKey } : {}),
+      ...(registryCA ? { registryCA } : {}),
       formats: d.formats ?? ['raw'],
       run: { forward, memoryMiB: d.run?.memory ?? RUN_MEMORY_MIB },
     },

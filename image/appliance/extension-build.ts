@@ -11,6 +11,7 @@ import {
   readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { join, posix } from 'node:path';
 import YAML from 'yaml';
 import {
@@ -21,6 +22,8 @@ import { keyed } from '../build-cache.ts';
 import { walkTree } from '../walk-tree.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { readOciImage, type OciImage } from '../oci/oci-image.ts';
+import { parseOciReference, RegistryClient, RegistryRefused } from '../../machinery/oci/registry.ts';
+import { pullToLayout } from '../../machinery/oci/pull-layout.ts';
 import type { RootTree } from '../oci/root-tree.ts';
 import type { DefinedExtension } from './defined-extension.ts';
 
@@ -68,8 +71,10 @@ export function directoryKey(dir: string): string {
 /** The key of an extension's inputs: its source's content and the fields the definition gives it. */
 async function inputsKey(e: DefinedExtension, version: string): Promise<string> {
   const s = e.source;
+  // A registry's image is named by its digest: its content, known without asking the registry.
   const content = 'dir' in s ? directoryKey(s.dir)
     : 'squashfs' in s ? await sha256File(s.squashfs)
+    : 'registry' in s ? s.registry
     : statSync(s.oci).isDirectory() ? directoryKey(s.oci) : await sha256File(s.oci);
   return sha256(JSON.stringify({ builder: BUILDER_VERSION, version, source: Object.keys(s)[0], content,
     fields: e.fields }));
@@ -80,7 +85,8 @@ async function inputsKey(e: DefinedExtension, version: string): Promise<string> 
  * appliance's (an extension's default). Refusals are ExtensionRefused.
  */
 export async function buildExtension(
-  e: DefinedExtension, o: { outDir: string; version: string; progress(message: string): void },
+  e: DefinedExtension,
+  o: { outDir: string; version: string; progress(message: string): void; registryCA?: string },
 ): Promise<BuiltExtension> {
   mkdirSync(o.outDir, { recursive: true });
   const path = join(o.outDir, `${e.name}.squashfs`);
@@ -108,8 +114,9 @@ export async function buildExtension(
         cpSync(e.source.dir, stage, { recursive: true, verbatimSymlinks: true, preserveTimestamps: false });
         fields = { version: o.version, ...e.fields };
       } else {
-        o.progress(`extension ${e.name}: reading the OCI image ${e.source.oci}`);
-        const image = await readOciImage(e.source.oci);
+        const layout = 'registry' in e.source ? await pulled(e.name, e.source.registry, o) : e.source.oci;
+        o.progress(`extension ${e.name}: reading the OCI image ${layout}`);
+        const image = await readOciImage(layout);
         if (image.droppedSetid.length) {
           const paths = image.droppedSetid.join(', ');
           notes.push(`setuid/setgid bits dropped (an extension runs with no_new_privs): ${paths}`);
@@ -213,6 +220,27 @@ function labelFields(name: string, text: string): Record<string, unknown> {
     throw new ExtensionRefused(name, [`the image's label ${MANIFEST_LABEL}: want a mapping of manifest fields`]);
   }
   return v as Record<string, unknown>;
+}
+
+/**
+ * The registry image `reference` names, pulled by digest into an OCI layout under `outDir` (kept: a second build pulls
+ * only what is missing); its directory. What the registry refuses is ExtensionRefused.
+ */
+async function pulled(
+  name: string, reference: string, o: { outDir: string; progress(message: string): void; registryCA?: string },
+): Promise<string> {
+  const ref = parseOciReference(reference);
+  if (typeof ref === 'string') throw new ExtensionRefused(name, [ref]);
+  const dir = join(o.outDir, 'pulled', ref.digest.slice('sha256:'.length));
+  o.progress(`extension ${name}: pulling ${reference}`);
+  const ca = o.registryCA ? [...rootCertificates, readFileSync(o.registryCA, 'utf8')] : undefined;
+  try {
+    await pullToLayout(new RegistryClient(ref, ca ? { ca } : {}), dir, (m) => o.progress(`extension ${name}: ${m}`));
+  } catch (err) {
+    if (err instanceof RegistryRefused) throw new ExtensionRefused(name, [err.message]);
+    throw err;
+  }
+  return dir;
 }
 
 /** The manifest as YAML, checked, its program one the root holds. */

@@ -1,7 +1,8 @@
 // The registry client against a real registry: Debian's docker-registry (Distribution 2.8, unpacked by `npm run
 // setup`) on loopback over HTTPS with a CA of the test's own, filled by skopeo from an OCI layout umoci made. The
 // image is pulled by the digest skopeo reports, its blobs are the layout's bytes; without the CA the TLS failure is
-// named; a tag is refused before anything is asked.
+// named; a tag is refused before anything is asked. `appliance build` pulls an extension from it by digest through
+// the same client (with the definition's registryCA).
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { CACHE } from '../../scripts/lib/paths.ts';
 import { freePort } from '../../qemu/free-port.ts';
 import { parseOciReference, RegistryClient } from './registry.ts';
+import { buildExtension, ExtensionRefused } from '../../image/appliance/extension-build.ts';
 
 const REGISTRY = join(CACHE, 'tools', 'docker-registry', 'usr', 'bin', 'docker-registry');
 const has = (cmd: string) => {
@@ -71,6 +73,8 @@ http:
   run('umoci', 'new', '--image', `${layout}:v1`);
   run('umoci', 'unpack', '--image', `${layout}:v1`, join(dir, 'bundle'));
   writeFileSync(join(dir, 'bundle', 'rootfs', 'hello.txt'), 'hello from a registry\n');
+  mkdirSync(join(dir, 'bundle', 'rootfs', 'bin'));
+  writeFileSync(join(dir, 'bundle', 'rootfs', 'bin', 'hello'), '#!/bin/hello\n', { mode: 0o755 });
   run('umoci', 'repack', '--image', `${layout}:v1`, join(dir, 'bundle'));
   run('skopeo', 'copy', '--quiet', '--dest-tls-verify=false', '--digestfile', join(dir, 'digest'),
     `oci:${layout}:v1`, `docker://127.0.0.1:${port}/team/hello:v1`);
@@ -93,5 +97,26 @@ http:
     t.match(untrusted, /TLS: the server's certificate is not signed by a CA the image trusts/,
       'without its CA: the TLS failure named');
     t.match(parseOciReference(`oci://127.0.0.1:${port}/team/hello:v1`), /not by digest/);
+  });
+
+  t.test('appliance build: an extension from the registry by digest, through the same client', async (t) => {
+    const progress: string[] = [];
+    const e = { name: 'hello', source: { registry: `oci://127.0.0.1:${port}/team/hello@${digest}` },
+      fields: { executable: '/bin/hello', ready: 'started' } };
+    const o = { outDir: join(dir, 'out'), version: '1.0.0', progress: (m: string) => progress.push(m),
+      registryCA: join(dir, 'ca.crt') };
+    const built = await buildExtension(e, o);
+    t.equal(built.built, true);
+    const files = execFileSync('unsquashfs', ['-l', '-d', '', built.path], { encoding: 'utf8' });
+    t.match(files, /\/hello\.txt\n/, 'the image\'s files');
+    t.match(progress, [/pulling oci:\/\/127\.0\.0\.1/, /pulling sha256:/]);
+    progress.length = 0;
+    const again = await buildExtension(e, o);
+    t.equal(again.built, false, 'built again: the digest is the content, nothing pulled or packed');
+    t.same(progress, []);
+    const other = await buildExtension({ ...e, source: { registry: `oci://127.0.0.1:${port}/team/hello@sha256:${
+      '0'.repeat(64)}` } }, o).catch((err: Error) => err);
+    t.ok(other instanceof ExtensionRefused);
+    t.match(other, /not found \(HTTP 404\)/, 'a digest the registry does not have: refused, named');
   });
 }

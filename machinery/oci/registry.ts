@@ -72,6 +72,8 @@ export interface PulledManifest {
   mediaType: string;
   config: Descriptor;
   layers: Descriptor[];
+  /** Its bytes, as the registry served them (their sha256 is `digest`). */
+  bytes: Buffer;
 }
 
 interface Challenge { scheme: string; params: Record<string, string> }
@@ -118,9 +120,9 @@ export class RegistryClient {
           + `(it has ${have.join(', ') || 'none'})`);
       }
       const inner = await this.manifestBytes(chosen.digest);
-      return this.imageManifest(this.parse(inner, chosen.digest), chosen.digest);
+      return this.imageManifest(this.parse(inner, chosen.digest), chosen.digest, inner.bytes);
     }
-    return this.imageManifest(doc, this.ref.digest);
+    return this.imageManifest(doc, this.ref.digest, first.bytes);
   }
 
   /** Blob `d` written to `file` (through a temporary name), once its bytes are its digest and its size. */
@@ -157,7 +159,7 @@ export class RegistryClient {
     }
   }
 
-  private imageManifest(doc: Record<string, unknown>, digest: string): PulledManifest {
+  private imageManifest(doc: Record<string, unknown>, digest: string, bytes: Buffer): PulledManifest {
     const mediaType = String(doc.mediaType ?? '');
     if (mediaType !== MEDIA.ociManifest && mediaType !== MEDIA.dockerManifest) {
       throw new RegistryRefused(`${this.name}: manifest ${digest}: media type "${mediaType}" is not an image's`);
@@ -166,7 +168,7 @@ export class RegistryClient {
     if (!isDescriptor(doc.config) || !layers.every(isDescriptor)) {
       throw new RegistryRefused(`${this.name}: manifest ${digest}: its config or a layer is no content descriptor`);
     }
-    return { digest, mediaType, config: doc.config, layers };
+    return { digest, mediaType, config: doc.config, layers, bytes };
   }
 
   /**
