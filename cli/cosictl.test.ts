@@ -127,6 +127,29 @@ t.test('exit codes scripts can trust', async (t) => {
   }
 });
 
+t.test('delete --purge-volumes: said on the extension spec before it goes; any other type refused', async (t) => {
+  const sha = 'c'.repeat(64);
+  t.equal((await run(['apply', '-f', '-'], `metadata: {type: extensions, id: web}\nspec: {source: /x.squashfs, `
+    + `sha256: ${sha}}\n`)).code, 0);
+  const w = spawn(cosictl, ['--config', served.cosictlConfig, 'get', 'extensionspec', '--watch', '-o', 'yaml']);
+  let out = '';
+  w.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  for (let i = 0; i < 200 && !/id: web/.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+  const other = await run(['delete', 'motd', 'hello', '--purge-volumes']);
+  t.equal(other.code, 2, other.err);
+  t.match(other.err, /--purge-volumes: only extension specs have volumes; nothing deleted/);
+  const purged = await run(['delete', 'extensionspec', 'web', '--purge-volumes']);
+  t.equal(purged.code, 0, purged.err);
+  t.equal(purged.out, 'extension/web deleted, its volumes purged\n');
+  for (let i = 0; i < 200 && !/type: DESTROYED|destroyed/i.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+  w.kill('SIGINT');
+  await new Promise((r) => w.on('exit', r));
+  t.match(out, /extensions\.appliance\.dev\/purge-volumes: "true"/, 'the engine saw the annotation before the delete');
+  t.equal((await run(['get', 'motd', 'hello'])).code, 0, 'the motd is still there');
+});
+
 t.test('--timeout: a machine that takes calls but never answers is given up on, as unreachable', async (t) => {
   // A real HTTP/2 server over TLS that accepts every stream and never responds (a machine whose link went
   // down mid-call); its self-signed certificate is taken as a machine in maintenance mode's would be.
