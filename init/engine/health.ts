@@ -57,6 +57,9 @@ export interface HealthFacts {
 
 export type Milestone = 'plugins' | 'network' | 'config';
 
+/** The addresses check's message on a machine whose config configures no link (yet). */
+export const NO_ADDRESSES_CONFIGURED = 'none configured';
+
 const check = (name: string, problems: string[], fine: string): HealthCheck => (
   { name, ok: problems.length === 0, message: problems.length ? problems.join('; ') : fine }
 );
@@ -111,7 +114,7 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
     check('api', f.apiServing ? [] : ['the API is not serving'], 'serving'),
     check('plugins', plugins, `${f.plugins.length} running`),
     check('config', config, `applied (${f.config?.resources ?? 0} resources)`),
-    check('addresses', missing, links.size ? `on ${[...links].sort().join(', ')}` : 'none configured'),
+    check('addresses', missing, links.size ? `on ${[...links].sort().join(', ')}` : NO_ADDRESSES_CONFIGURED),
     check('time', time, servers.length ? `synced from ${f.time?.server ?? servers[0]}` : 'no time server configured'),
     check('disks', disks, f.declaredMounts.length ? `${f.declaredMounts.length} mounted` : 'no mounts declared'),
     check('extensions', critical, summary),

@@ -203,6 +203,11 @@ t.test('after: mounted and checked, then waiting, saying for what, until the net
       'waiting for network (eth0 has no DHCP lease (selecting)), db (not declared)', 5000),
     'waiting for network (eth0 has no DHCP lease (selecting)), db (not declared)');
     await upsert(m.state, health, { healthy: true, since: '',
+      checks: [{ name: 'addresses', ok: true, message: 'none configured' }] }, 'engine');
+    t.equal(await until(async () => (await m.statusOf('web'))!.error,
+      'waiting for network (none configured), db (not declared)', 5000),
+    'waiting for network (none configured), db (not declared)', 'nothing configured on the network (yet): waited for');
+    await upsert(m.state, health, { healthy: true, since: '',
       checks: [{ name: 'addresses', ok: true, message: 'on eth0' }] }, 'engine');
     t.equal(await until(async () => (await m.statusOf('web'))!.error, 'waiting for db (not declared)', 5000),
       'waiting for db (not declared)');

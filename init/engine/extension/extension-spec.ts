@@ -46,6 +46,7 @@ import {
   RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
+import { NO_ADDRESSES_CONFIGURED } from '../health.ts';
 
 export interface ExtensionSpecOptions {
   state: MemoryState;
@@ -118,7 +119,9 @@ function unmetAfter(after: readonly string[], w: World): string[] {
   return after.flatMap((what) => {
     if (what === 'network' || what === 'time') {
       const c = w.checks.get(what === 'network' ? 'addresses' : 'time');
-      if (c?.ok) return [];
+      // A network with nothing configured on it (yet: the config may still be coming) is not one to wait for.
+      const none = what === 'network' && c?.message === NO_ADDRESSES_CONFIGURED;
+      if (c?.ok && !none) return [];
       return [`${what} (${c ? c.message : 'no health status yet'})`];
     }
     const phase = w.phases.get(what);
