@@ -10,7 +10,8 @@
 // loop device, a cgroup, a volume, a type another extension holds or that is not defined yet), with its image kept
 // so a try fetches nothing. What the image's own bytes refuse is final until the spec changes. Its volumes
 // (extension-volumes.ts) are made before it starts and kept when it stops; a delete annotated
-// PURGE_VOLUMES_ANNOTATION removes them. Its devices (extension-devices.ts) are its uid's while it runs.
+// PURGE_VOLUMES_ANNOTATION removes them. What else it is given of the machine (devices, its secret) and taken
+// back when it stops: extension-grants.ts.
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
@@ -33,9 +34,9 @@ import { missingMountPoints, resolveInImage } from '../../../machinery/sys/exten
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
 import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
 import { extensionUids } from './extension-uids.ts';
-import { prepareVolumes, purgeVolumes, volumeUsage, type VolumeBacking } from './extension-volumes.ts';
-import { holdDevices, releaseDevices, type HeldDevice } from './extension-devices.ts';
-import { removeSecretFiles, secretKey, secretProblems, writeSecretFiles } from './extension-secrets.ts';
+import { purgeVolumes, volumeUsage } from './extension-volumes.ts';
+import { secretKey } from './extension-secrets.ts';
+import { grantMachineParts, takeBack, type Grants } from './extension-grants.ts';
 import {
   ExtensionProblems, fetchExtensionImage, mountImageOn, readManifest, registerExtensionTypes, unmountImageFrom,
   type ExtensionMachine, type ExtensionTypeBook, type RealMachine,
@@ -75,12 +76,8 @@ interface Running {
   oomKills: number;
   /** The version of its PluginStatus its status follows already. */
   followed: number;
-  /** What holds its volumes (when it has any). */
-  backing?: VolumeBacking;
-  /** The device nodes it was given, to give back when it stops. */
-  devices?: HeldDevice[];
-  /** Which ExtensionSecret it was launched with ('' none): another restarts it. */
-  secretKey?: string;
+  /** What it was given of the machine's once launched (volumes, devices, secret), to give back when it stops. */
+  grants?: Grants;
 }
 
 /** The OOM kills a cgroup counts (memory.events oom_kill); 0 when it cannot say. */
@@ -165,10 +162,11 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     rmSync(imagePath(machine.imagesDir, sha256), { force: true });
   }
 
-  /** Gives back the devices `r` was given (logged when one cannot be). */
-  function giveBackDevices(name: string, r: Running): void {
-    for (const p of releaseDevices(r.devices ?? [])) log.warn(`extension ${name}: devices: ${p}`);
-    delete r.devices;
+  /** Gives back what `r` was given of the machine's (logged when a device cannot be). */
+  function giveBack(name: string, r: Running): void {
+    if (!r.grants || 'refuse' in o.machine) return;
+    for (const p of takeBack(o.machine, name, r.grants)) log.warn(`extension ${name}: devices: ${p}`);
+    delete r.grants;
   }
 
   async function stop(name: string): Promise<void> {
@@ -176,8 +174,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     if (!r) return;
     if (r.group) await o.supervisor.remove(name);
     running.delete(name);
-    giveBackDevices(name, r);
-    if (!('refuse' in o.machine) && o.machine.secretsDir) removeSecretFiles(o.machine.secretsDir, name);
+    giveBack(name, r);
     if ('refuse' in o.machine) return;
     unmountImage(o.machine, name, r.dir);
     if (r.group) {
@@ -282,29 +279,12 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     const { dir, manifest, status, spec } = r;
     try {
       const uid = uids.uidOf(name);
-      let backing: VolumeBacking | undefined;
-      let volumeMounts: { source: string; target: string }[] = [];
-      if (manifest.volumes.length) {
-        if (!machine.volumes) throw new ExtensionProblems(['volumes: this machine keeps no volumes']);
-        backing = machine.volumes.backing();
-        const prepared = prepareVolumes({ root: machine.volumes.dir, name, uid, volumes: manifest.volumes, backing });
-        if (prepared.problems.length) throw new ExtensionProblems(prepared.problems, false);
-        // Bound where the image's own links lead, as the program would see the path (checked in checkImage).
-        volumeMounts = prepared.mounts.map((m) => ({ ...m, target: resolveInImage(dir, m.target)! }));
-        status.volumes = prepared.statuses;
-        const notes = [...new Set(prepared.statuses.map((v) => v.note).filter(Boolean))];
-        for (const note of notes) log.warn(`extension ${name}: volumes: ${note}`);
-      }
-      r.devices = holdDevices({ wanted: manifest.devices, granted: spec.devices ?? [], uid });
       const secret = o.state.findSync({ namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, id: name })?.spec as
         ExtensionSecretSpec | undefined;
-      const wrong = secret ? secretProblems(secret) : [];
-      if (wrong.length) throw new ExtensionProblems(wrong);
-      if (secret?.files && Object.keys(secret.files).length && !machine.secretsDir) {
-        throw new ExtensionProblems(['secret files: this machine keeps none']);
-      }
-      const secrets = machine.secretsDir ? writeSecretFiles(machine.secretsDir, name, uid, secret?.files) : undefined;
-      r.secretKey = secretKey(secret);
+      const g = grantMachineParts({ machine, name, uid, image: dir, manifest, spec, secret });
+      r.grants = g;
+      if (g.volumes) status.volumes = g.volumes;
+      for (const note of g.notes) log.warn(`extension ${name}: volumes: ${note}`);
       const group = machine.prepareGroup(name, {
         ...(manifest.memoryBytes !== undefined ? { memoryBytes: manifest.memoryBytes } : {}),
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
@@ -315,7 +295,6 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         ...(manifest.cpuPercent !== undefined ? { cpuPercent: manifest.cpuPercent } : {}),
       });
       r.group = group;
-      if (backing) r.backing = backing;
       await report(status);
       o.supervisor.add({
         name, outputs: manifest.outputs, owner: name, args: ['extension-exec'],
@@ -323,18 +302,17 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         env: {
           [EXTENSION_LAUNCH_ENV]: encodeLaunch({
             name, image: dir, cgroup: group, uid, pluginSocket: o.pluginSocket,
-            executable: manifest.executable, args: manifest.args, env: { ...manifest.env, ...secret?.env },
+            executable: manifest.executable, args: manifest.args, env: { ...manifest.env, ...g.env },
             capabilities: manifest.capabilities, workingDir: manifest.workingDir,
-            ...(volumeMounts.length ? { volumes: volumeMounts } : {}),
-            ...(r.devices.length ? { devices: r.devices.map((d) => ({ source: d.source, target: d.target })) } : {}),
-            ...(secrets ? { secrets } : {}),
+            ...(g.volumeMounts.length ? { volumes: g.volumeMounts } : {}),
+            ...(g.devices.length ? { devices: g.devices.map((d) => ({ source: d.source, target: d.target })) } : {}),
+            ...(g.secretsDir ? { secrets: g.secretsDir } : {}),
           }),
         },
       });
     } catch (e) {
       running.delete(name);
-      giveBackDevices(name, r);
-      if (machine.secretsDir) removeSecretFiles(machine.secretsDir, name);
+      giveBack(name, r);
       unmountImage(machine, name, dir);
       return failedOrRetried(machine, name, spec, status, e);
     }
@@ -402,9 +380,9 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       } catch (e) {
         log.warn(`extension ${name}: reading ${r.group}/memory.current: ${(e as Error).message}`);
       }
-      if (r.backing && s.volumes) {
+      if (r.grants?.backing && s.volumes) {
         try {
-          s.volumes = volumeUsage(s.volumes, r.backing);
+          s.volumes = volumeUsage(s.volumes, r.grants.backing);
         } catch (e) { log.warn(`extension ${name}: reading its volumes' usage: ${(e as Error).message}`); }
       }
     } else if (p.state === 'backoff') {
@@ -445,7 +423,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     async apply(name, spec, prev, world, ctx) {
       const have = running.get(name);
       // Launched with another secret (or none): started again with this one.
-      const sameSecret = !have?.group || have.secretKey === secretKey(world.secrets.get(name));
+      const sameSecret = !have?.grants || have.grants.secretKey === secretKey(world.secrets.get(name));
       if (have && sameSpec(have.spec, spec) && sameSecret) {
         if (!have.group) return launchWhenDue(name, have, ctx.report, world);
         return follow(name, have, world.plugins.get(name));
