@@ -123,7 +123,7 @@ t.test('an index by digest: its linux/amd64 image, a token from the realm, every
     credentials: { username: 'ci', password: 'pw' } });
   const m = await c.manifest();
   t.same(m, { digest: digest(manifest), mediaType: MEDIA.ociManifest, config: desc(config, MEDIA.ociConfig),
-    layers: [desc(layer, LAYER_TYPE)] });
+    layers: [desc(layer, LAYER_TYPE)], bytes: manifest });
   await c.blob(m.layers[0]!, join(dir, 'layer'));
   t.same(readFileSync(join(dir, 'layer')), layer);
   t.match(seen, [`GET /v2/private/app/manifests/${digest(index)}`, /^GET \/token \[Basic /,
