@@ -18,6 +18,8 @@ export interface HttpRequest {
   maxBytes?: number;
   /** https: trust these CAs (PEM) instead of the image's bundle (tests, private clouds). */
   ca?: string[];
+  /** Redirects followed (301, 302, 303, 307, 308), each to a URL not seen before; 0 (default): none. */
+  maxRedirects?: number;
 }
 
 const TLS_TRUST_CODES = new Set([
@@ -41,7 +43,43 @@ function failure(url: string, e: NodeJS.ErrnoException): string {
 
 export type HttpResult =
   | { ok: true; status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
-  | { ok: false; message: string };
+  /** `refused`: the server's answer was the problem (too large, a redirect loop), not the network. */
+  | { ok: false; message: string; refused?: 'too-large' | 'redirects' };
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** A redirect not followed: a loop, or more than allowed. The server's answer, not the network's. */
+export class RedirectRefused extends Error {}
+
+/**
+ * The redirects of one request as it follows them: each to a URL not seen before, at most `max`, and the
+ * Authorization header kept only while the host stays the same.
+ */
+class RedirectTrail {
+  private readonly seen = new Set<string>();
+  at: string;
+  constructor(private readonly first: string, private readonly max: number, public headers: Record<string, string>) {
+    this.at = first;
+    this.seen.add(first);
+  }
+
+  /** The URL an answer of `status` with `location` sends the request to next; undefined: it is no redirect. */
+  follow(status: number, location: string | string[] | undefined): string | undefined {
+    if (!REDIRECTS.has(status) || typeof location !== 'string') return undefined;
+    const next = new URL(location, this.at).toString();
+    if (this.seen.size > this.max) {
+      throw new RedirectRefused(`${this.first}: more than ${this.max} redirects (the last to ${next})`);
+    }
+    if (this.seen.has(next)) throw new RedirectRefused(`${this.first}: a redirect loop (back to ${next})`);
+    if (new URL(next).host !== new URL(this.at).host) {
+      this.headers = Object.fromEntries(Object.entries(this.headers)
+        .filter(([k]) => k.toLowerCase() !== 'authorization'));
+    }
+    this.seen.add(next);
+    this.at = next;
+    return next;
+  }
+}
 
 /** The URL, or why it cannot be fetched. */
 function parseHttpUrl(raw: string): URL | string {
@@ -65,7 +103,21 @@ ClientRequest {
   return url.protocol === 'https:' ? httpsRequestOf(url, options, onAnswer) : httpRequestOf(url, options, onAnswer);
 }
 
-export function httpRequest(r: HttpRequest): Promise<HttpResult> {
+/** One request, its redirects followed as `maxRedirects` allows (RedirectTrail); its answer, or why none. */
+export async function httpRequest(r: HttpRequest): Promise<HttpResult> {
+  const trail = new RedirectTrail(r.url, r.maxRedirects ?? 0, r.headers ?? {});
+  for (;;) {
+    const answer = await requestOnce({ ...r, url: trail.at, headers: trail.headers });
+    try {
+      if (!answer.ok || !trail.follow(answer.status, answer.headers.location)) return answer;
+    } catch (e) {
+      if (e instanceof RedirectRefused) return { ok: false, message: e.message, refused: 'redirects' };
+      throw e;
+    }
+  }
+}
+
+function requestOnce(r: HttpRequest): Promise<HttpResult> {
   const timeoutMs = r.timeoutMs ?? 5000;
   const maxBytes = r.maxBytes ?? 1 << 20;
   const url = parseHttpUrl(r.url);
@@ -87,7 +139,7 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
         size += c.length;
         if (size > maxBytes) {
           req.destroy();
-          done({ ok: false, message: `${r.url}: the answer is larger than ${maxBytes} bytes` });
+          done({ ok: false, message: `${r.url}: the answer is larger than ${maxBytes} bytes`, refused: 'too-large' });
         } else chunks.push(c);
       });
       res.on('end', () => {
@@ -107,12 +159,7 @@ export function httpRequest(r: HttpRequest): Promise<HttpResult> {
   });
 }
 
-export interface HttpOpenOptions {
-  headers?: Record<string, string>;
-  ca?: string[];
-  /** Redirects followed (301, 302, 303, 307, 308), each to a URL not seen before; 0 (default): none. */
-  maxRedirects?: number;
-}
+export type HttpOpenOptions = Pick<HttpRequest, 'headers' | 'ca' | 'maxRedirects'>;
 
 /** The status of an answer that is not the body asked for: the caller may read `status` (401, 404...). */
 export class HttpStatusError extends Error {
@@ -121,34 +168,18 @@ export class HttpStatusError extends Error {
   }
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-
 /**
  * GET of a body too large to hold: the answer, to be read as a stream, once its status is 200; else an Error that
  * names the URL (an HttpStatusError for an answer of another status). The server may go quiet for at most `idleMs`
- * at any point, headers or body. A redirect is followed only when `maxRedirects` allows, never to a URL already
- * seen (a loop), and the headers go to another host only when they carry no Authorization.
+ * at any point, headers or body. Redirects are followed as `maxRedirects` allows (RedirectTrail: RedirectRefused).
  */
 export async function httpOpen(raw: string, idleMs = 30_000, o: HttpOpenOptions = {}): Promise<IncomingMessage> {
-  const seen = new Set<string>();
-  let at = raw;
-  let headers = o.headers ?? {};
+  const trail = new RedirectTrail(raw, o.maxRedirects ?? 0, o.headers ?? {});
   for (;;) {
-    seen.add(at);
     try {
-      return await openOnce(at, idleMs, { headers, ...(o.ca ? { ca: o.ca } : {}) });
+      return await openOnce(trail.at, idleMs, { headers: trail.headers, ...(o.ca ? { ca: o.ca } : {}) });
     } catch (e) {
-      const location = e instanceof HttpStatusError && REDIRECTS.has(e.status) ? e.headers.location : undefined;
-      if (!location) throw e;
-      const next = new URL(location, at).toString();
-      if (seen.size > (o.maxRedirects ?? 0)) {
-        throw new Error(`${raw}: more than ${o.maxRedirects ?? 0} redirects (the last to ${next})`, { cause: e });
-      }
-      if (seen.has(next)) throw new Error(`${raw}: a redirect loop (back to ${next})`, { cause: e });
-      if (new URL(next).host !== new URL(at).host) {
-        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
-      }
-      at = next;
+      if (!(e instanceof HttpStatusError) || !trail.follow(e.status, e.headers.location)) throw e;
     }
   }
 }
