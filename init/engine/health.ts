@@ -15,7 +15,7 @@ import type { Resource } from '../../cosi/resource/resource.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { type ConfigStatusSpec, type ExtensionStatusSpec } from '../../machinery/model/runtime-types.ts';
-import { CRITICAL_RESTARTS } from '../../machinery/model/extension-manifest.ts';
+import { crashLooping } from '../../machinery/model/extension-manifest.ts';
 import {
   ADDRESS_SPEC_TYPE, CONFIG_STATUS_TYPE, DHCP_LEASE_TYPE, EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, LINK_STATUS_TYPE,
   MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_MOUNT_SPEC_TYPE, MOUNT_SPEC_STATUS_TYPE, NETWORK_NS,
@@ -104,7 +104,7 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   });
   const extensions = f.extensions ?? [];
   const critical = extensions.filter((e) => e.spec.critical).flatMap(({ name, spec: e }) => {
-    if (e.restarts >= CRITICAL_RESTARTS) return [`${name} (critical) restarted ${e.restarts} times since it started`];
+    if (crashLooping(e)) return [`${name} (critical) restarted ${e.restarts} times since it started`];
     if (e.phase === 'running') return [];
     return [`${name} (critical) is ${e.phase}${e.error ? `: ${e.error.split('\n')[0]}` : ''}`];
   });

@@ -16,7 +16,7 @@ import type { BootPartition, UpgradeRecord } from './boot-partition.ts';
 import {
   EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, RUNTIME_NS, UPGRADE_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
-import { CRITICAL_RESTARTS } from '../../machinery/model/extension-manifest.ts';
+import { CRITICAL_RESTARTS, crashLooping } from '../../machinery/model/extension-manifest.ts';
 import type { ExtensionStatusSpec } from '../../machinery/model/runtime-types.ts';
 import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -141,7 +141,7 @@ export async function startTrial(o: TrialOptions): Promise<Trial> {
         if (settled) continue;
         const looping = (await ctx.state.list(extensions))
           .map((r) => ({ name: r.metadata.id, e: r.spec as ExtensionStatusSpec }))
-          .filter(({ e }) => e.critical && e.restarts >= CRITICAL_RESTARTS)
+          .filter(({ e }) => crashLooping(e))
           .map(({ name, e }) => `${name} (${e.restarts} restarts${e.error ? `, last: ${e.error}` : ''})`);
         if (looping.length) {
           await settle(false, `its critical extension(s) restarted ${CRITICAL_RESTARTS} times or more: `

@@ -52,6 +52,10 @@ export const DEVICE_PATH_RE = /^\/dev\/[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+:-]+)*$/;
 /** A critical extension restarted this many times since it started is failing, whatever it does now. */
 export const CRITICAL_RESTARTS = 3;
 
+/** A critical extension crash-looping (restarted CRITICAL_RESTARTS times): health fails it, a trial ends on it. */
+export const crashLooping = (e: { critical: boolean; restarts: number }) =>
+  e.critical && e.restarts >= CRITICAL_RESTARTS;
+
 /** Put on an ExtensionSpec before it is deleted (`cosictl delete extensionspec NAME --purge-volumes`): volumes go. */
 export const PURGE_VOLUMES_ANNOTATION = 'extensions.appliance.dev/purge-volumes';
 
