@@ -21,18 +21,17 @@ import { EXTENSION_MOUNT_POINTS, resolveInImage } from '../../machinery/sys/exte
 import { keyed } from '../build-cache.ts';
 import { walkTree } from '../walk-tree.ts';
 import { sha256, sha256File } from '../hash.ts';
-import { readOciImage, type OciImage } from '../oci/oci-image.ts';
+import { readOciImage, unpackImage } from '../oci/oci-image.ts';
 import { parseOciReference, RegistryClient, RegistryRefused } from '../../machinery/oci/registry.ts';
 import { pullToLayout } from '../../machinery/oci/pull-layout.ts';
-import type { RootTree } from '../oci/root-tree.ts';
+import {
+  addMountPoints, ImageRefused, manifestText, ociFields,
+} from '../../machinery/oci/extension-from-image.ts';
 import type { DefinedExtension } from './defined-extension.ts';
 
-/** The image label that may carry an OCI image's COSI fields (types, outputs, capabilities, ...) as YAML. */
-export const MANIFEST_LABEL = 'dev.appliance.manifest';
+export { MANIFEST_LABEL } from '../../machinery/oci/extension-from-image.ts';
 /** A bump rebuilds every extension (the staging or the packing changed). */
 const BUILDER_VERSION = '1';
-/** Where a program is looked for when the image's config names it without a path, and sets no PATH. */
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface BuiltExtension {
   name: string;
@@ -105,28 +104,7 @@ export async function buildExtension(
     }
     const stage = mkdtempSync(join(tmpdir(), `extension-${e.name}-`));
     try {
-      let fields: Record<string, unknown>;
-      if ('dir' in e.source) {
-        if (existsSync(join(e.source.dir, MANIFEST_PATH))) {
-          throw new ExtensionRefused(e.name, [`${e.source.dir} holds ${MANIFEST_PATH}: the definition's fields are `
-            + 'the manifest of a dir: extension (a prebuilt image with its own manifest is a squashfs:)']);
-        }
-        cpSync(e.source.dir, stage, { recursive: true, verbatimSymlinks: true, preserveTimestamps: false });
-        fields = { version: o.version, ...e.fields };
-      } else {
-        const layout = 'registry' in e.source ? await pulled(e.name, e.source.registry, o) : e.source.oci;
-        o.progress(`extension ${e.name}: reading the OCI image ${layout}`);
-        const image = await readOciImage(layout);
-        if (image.droppedSetid.length) {
-          const paths = image.droppedSetid.join(', ');
-          notes.push(`setuid/setgid bits dropped (an extension runs with no_new_privs): ${paths}`);
-        }
-        writeTree(image.root, stage);
-        fields = ociFields(e, image, stage, o.version);
-      }
-      const { text, manifest } = manifestText(e.name, fields, stage);
-      notes.push(...addMountPoints(e.name, stage, manifest.volumes.map((v) => v.path)));
-      writeFileSync(join(stage, MANIFEST_PATH), text);
+      const text = await stageRoot(e, stage, o, notes);
       const unreadable = unreadableFiles(stage);
       if (unreadable.length) {
         notes.push(`${unreadable.length} file(s) its program cannot read (every file is root's in the image; give `
@@ -145,6 +123,44 @@ export async function buildExtension(
   return { name: e.name, path, sha256: await sha256File(path), bytes, manifest: r.manifest, built, notes };
 }
 
+/**
+ * Fills `stage` with extension `e`'s root and manifest (from its dir, or its OCI image unpacked); the manifest's text.
+ * What the steps shared with the machine refuse is this extension's refusal.
+ */
+async function stageRoot(
+  e: DefinedExtension, stage: string, o: { outDir: string; version: string; progress(message: string): void;
+    registryCA?: string }, notes: string[],
+): Promise<string> {
+  try {
+    let fields: Record<string, unknown>;
+    if ('dir' in e.source) {
+      if (existsSync(join(e.source.dir, MANIFEST_PATH))) {
+        throw new ExtensionRefused(e.name, [`${e.source.dir} holds ${MANIFEST_PATH}: the definition's fields are `
+          + 'the manifest of a dir: extension (a prebuilt image with its own manifest is a squashfs:)']);
+      }
+      cpSync(e.source.dir, stage, { recursive: true, verbatimSymlinks: true, preserveTimestamps: false });
+      fields = { version: o.version, ...e.fields };
+    } else {
+      const source = e.source as { oci: string } | { registry: string };
+      const layout = 'registry' in source ? await pulled(e.name, source.registry, o) : source.oci;
+      o.progress(`extension ${e.name}: reading the OCI image ${layout}`);
+      const image = await readOciImage(layout);
+      const { droppedSetid } = await unpackImage(image, stage);
+      if (droppedSetid.length) {
+        notes.push(`setuid/setgid bits dropped (an extension runs with no_new_privs): ${droppedSetid.join(', ')}`);
+      }
+      fields = ociFields(image.config, stage, e.fields, o.version);
+    }
+    const { text, manifest } = manifestText(e.name, fields, stage);
+    notes.push(...addMountPoints(stage, manifest.volumes.map((v) => v.path)));
+    writeFileSync(join(stage, MANIFEST_PATH), text);
+    return text;
+  } catch (err) {
+    if (err instanceof ImageRefused) throw new ExtensionRefused(e.name, err.problems);
+    throw err;
+  }
+}
+
 /** The manifest of a prebuilt image (unsquashfs reads it out), checked, its name the definition's. */
 export function squashfsManifest(name: string, image: string): string {
   const r = spawnSync('unsquashfs', ['-cat', image, MANIFEST_PATH], { encoding: 'utf8', maxBuffer: 1 << 20 });
@@ -160,66 +176,6 @@ export function squashfsManifest(name: string, image: string): string {
     throw new ExtensionRefused(name, [`${image}: its manifest names it "${said}", the definition "${name}"`]);
   }
   return r.stdout;
-}
-
-/** The tree's entries written under `root`, modes as the layers said (ownership is root's in the image). */
-export function writeTree(tree: RootTree, root: string): void {
-  const paths = [...tree.nodes.keys()].filter((p) => p !== '').sort();
-  for (const p of paths) {
-    const n = tree.nodes.get(p)!;
-    const at = join(root, p);
-    if (n.type === 'dir') mkdirSync(at, { recursive: true });
-    else if (n.type === 'symlink') symlinkSync(n.target, at);
-    else writeFileSync(at, n.data);
-  }
-  // Modes last, deepest first: a directory without write or search permission is filled first.
-  for (const p of paths.reverse()) {
-    const n = tree.nodes.get(p)!;
-    if (n.type !== 'symlink') chmodSync(join(root, p), n.mode);
-  }
-}
-
-/**
- * An OCI image's manifest fields: its run config (Entrypoint + Cmd as the program and arguments, a bare program
- * name looked up in the image's PATH, Env, WorkingDir; ready once its first exposed TCP port accepts, or once it
- * runs), then the image's MANIFEST_LABEL, then the definition's fields, each overriding the one before.
- */
-function ociFields(e: DefinedExtension, image: OciImage, stage: string, version: string): Record<string, unknown> {
-  const c = image.config;
-  const argv = [...c.entrypoint, ...c.cmd];
-  const fromLabel = c.labels[MANIFEST_LABEL] === undefined ? {} : labelFields(e.name, c.labels[MANIFEST_LABEL]);
-  const given = { ...fromLabel, ...e.fields } as Record<string, unknown>;
-  const fromImage: Record<string, unknown> = {};
-  if (argv.length && given.executable === undefined) {
-    const path = (c.env.PATH ?? DEFAULT_PATH).split(':');
-    const program = argv[0]!.includes('/') ? posix.resolve(c.workingDir || '/', argv[0]!)
-      : path.map((d) => posix.join(d, argv[0]!)).find((p) => resolveInImage(stage, p) !== undefined);
-    if (!program) {
-      const where = path.join(':');
-      throw new ExtensionRefused(e.name, [`the image's entrypoint "${argv[0]}" is in none of its PATH (${where})`]);
-    }
-    fromImage.executable = program;
-    fromImage.args = argv.slice(1);
-  }
-  if (Object.keys(c.env).length) fromImage.env = c.env;
-  if (c.workingDir) fromImage.workingDir = c.workingDir;
-  const tcp = c.exposedPorts.map((p) => /^([0-9]+)(\/tcp)?$/.exec(p)?.[1]).find(Boolean);
-  fromImage.ready = tcp ? `tcp:${tcp}` : 'started';
-  const env = { ...(fromImage.env as object | undefined), ...(given.env as object | undefined) };
-  return { version, ...fromImage, ...given, ...(Object.keys(env).length ? { env } : {}) };
-}
-
-function labelFields(name: string, text: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = YAML.parse(text);
-  } catch (err) {
-    throw new ExtensionRefused(name, [`the image's label ${MANIFEST_LABEL} is not YAML: ${(err as Error).message}`]);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    throw new ExtensionRefused(name, [`the image's label ${MANIFEST_LABEL}: want a mapping of manifest fields`]);
-  }
-  return v as Record<string, unknown>;
 }
 
 /**
@@ -241,59 +197,6 @@ async function pulled(
     throw err;
   }
   return dir;
-}
-
-/** The manifest as YAML, checked, its program one the root holds. */
-function manifestText(
-  name: string, fields: Record<string, unknown>, stage: string,
-): { text: string; manifest: ExtensionManifest } {
-  const r = checkManifest({ ...fields, name });
-  if (!r.manifest) throw new ExtensionRefused(name, r.problems);
-  const exe = resolveInImage(stage, r.manifest.executable);
-  const st = exe === undefined ? undefined : statSync(join(stage, exe), { throwIfNoEntry: false });
-  if (!st?.isFile() || !(st.mode & 0o111)) {
-    throw new ExtensionRefused(name, [`executable ${r.manifest.executable}: no executable file in its root`]);
-  }
-  const dir = resolveInImage(stage, r.manifest.workingDir);
-  if (dir === undefined || !statSync(join(stage, dir)).isDirectory()) {
-    throw new ExtensionRefused(name, [`workingDir ${r.manifest.workingDir}: no directory in its root`]);
-  }
-  return { text: YAML.stringify({ ...fields, name }, { sortMapEntries: true }), manifest: r.manifest };
-}
-
-/**
- * The launcher mounts on /proc, /dev, /tmp, /run and each volume's path: made where missing (said), through the
- * root's own links as the program will see them; a file in the way is refused.
- */
-function addMountPoints(name: string, stage: string, volumePaths: string[]): string[] {
-  const made: string[] = [];
-  for (const p of [...EXTENSION_MOUNT_POINTS, ...volumePaths]) {
-    const at = resolveInImage(stage, p);
-    const st = at === undefined ? undefined : lstatSync(join(stage, at));
-    if (st?.isDirectory()) continue;
-    if (st) throw new ExtensionRefused(name, [`${p} in its root is no directory: the launcher mounts on it`]);
-    const problem = makeDirIn(stage, p);
-    if (problem) throw new ExtensionRefused(name, [`${p}: ${problem}`]);
-    made.push(p);
-  }
-  return made.length ? [`made the mount points ${made.join(', ')}`] : [];
-}
-
-/** Makes directory `path` (absolute, inside `root`) and its missing parents, following the root's links; or why not. */
-function makeDirIn(root: string, path: string): string | undefined {
-  let at = '/';
-  for (const part of path.split('/').filter(Boolean)) {
-    if (!lstatSync(join(root, at)).isDirectory()) return `${at} is no directory`;
-    const next = resolveInImage(root, posix.join(at, part));
-    if (next === undefined) {
-      // Nothing there, or a link leading nowhere: a link's missing target is not made.
-      if (lstatSync(join(root, at, part), { throwIfNoEntry: false })) return `${posix.join(at, part)} leads nowhere`;
-      mkdirSync(join(root, at, part), { mode: 0o755 });
-      at = posix.join(at, part);
-    } else if (!lstatSync(join(root, next)).isDirectory()) return `${posix.join(at, part)} is no directory`;
-    else at = next;
-  }
-  return undefined;
 }
 
 /** Regular files others may not read: in the image every file is root's, and the program runs as its own uid. */

@@ -3,24 +3,29 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import {
-  chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync,
+  chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import { LAYER_MEDIA, MEDIA, OciRefused, readOciImage, type OciImage } from './oci-image.ts';
-import type { TarHeader } from './tar-read.ts';
+import { LAYER_MEDIA, MEDIA, OciRefused, readOciImage, unpackImage } from './oci-image.ts';
+import type { TarHeader } from '../../machinery/oci/tar-read.ts';
 import { sha256 } from '../hash.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'oci-image-test-'));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 const run = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
-const text = (img: OciImage, path: string) => {
-  const n = img.root.nodes.get(path);
-  return n?.type === 'file' ? n.data.toString() : n?.type;
-};
+let unpacks = 0;
+/** The image at `input` read and unpacked into a directory of its own (the way both the build and the machine do). */
+async function unpacked(input: string) {
+  const image = await readOciImage(input);
+  const root = join(scratch, `root-${unpacks++}`);
+  const { droppedSetid } = await unpackImage(image, root);
+  return { image, root, droppedSetid, text: (path: string) => readFileSync(join(root, path), 'utf8') };
+}
 
 /** An OCI layout of two layers made by umoci: the second deletes a file (a whiteout) and changes another. */
 function umociLayout(): string {
@@ -62,14 +67,15 @@ t.test('umoci\'s layout, its docker save archive and its zstd copy read the same
   };
   t.match(manifestOf(zstd), /application\/vnd\.oci\.image\.layer\.v1\.tar\+zstd/, 'skopeo wrote zstd layers');
   for (const [what, input] of [['OCI layout', layout], ['docker save archive', archive], ['zstd layers', zstd]]) {
-    const img = await readOciImage(input!);
-    t.equal(text(img, 'srv/www/index.html'), 'version 2\n', `${what}: the second layer's page`);
-    t.equal(img.root.nodes.get('srv/www/old.html'), undefined, `${what}: the whiteout applied`);
-    t.equal(text(img, 'usr/bin/hello'), '#!/bin/sh\necho hello\n');
-    const bin = img.root.nodes.get('bin');
-    t.equal(bin?.type === 'symlink' && bin.target, 'usr/bin');
+    const img = await unpacked(input!);
+    t.equal(img.text('srv/www/index.html'), 'version 2\n', `${what}: the second layer's page`);
+    t.notOk(existsSync(join(img.root, 'srv/www/old.html')), `${what}: the whiteout applied`);
+    t.equal(img.text('usr/bin/hello'), '#!/bin/sh\necho hello\n');
+    t.equal(lstatSync(join(img.root, 'usr/bin/hello')).mode & 0o7777, 0o755, `${what}: modes as the layers say`);
+    t.equal(readlinkSync(join(img.root, 'bin')), 'usr/bin');
     t.same(img.droppedSetid, ['usr/bin/su'], `${what}: the setuid bit dropped and said`);
-    t.same(img.config, {
+    t.equal(lstatSync(join(img.root, 'usr/bin/su')).mode & 0o7777, 0o755);
+    t.same(img.image.config, {
       entrypoint: ['/usr/bin/hello'], cmd: ['--loud'], env: { GREETING: 'hi there' }, workingDir: '/srv/www',
       exposedPorts: ['8080/tcp'], user: '1000:1000', labels: { 'org.example.role': 'web' },
     }, `${what}: the run settings`);
@@ -133,11 +139,11 @@ const ok = () => tarOf([{ header: { name: 'etc/motd', type: 'file', mode: 0o644 
 
 t.test('refused, each with its reason', async (t) => {
   const refused = async (what: string, input: string, re: RegExp) => {
-    const e = await readOciImage(input).then(() => undefined, (x: unknown) => x);
+    const e = await unpacked(input).then(() => undefined, (x: unknown) => x);
     t.ok(e instanceof OciRefused, `${what}: refused`);
     t.match((e as OciRefused).message, re, what);
   };
-  t.ok((await readOciImage(writeLayout('fine', { layers: [await ok()] }))).root.nodes.has('etc/motd'),
+  t.equal((await unpacked(writeLayout('fine', { layers: [await ok()] }))).text('etc/motd'), 'hi\n',
     'the layout these cases break is read when not broken');
   await refused('a layer media type nobody knows', writeLayout('media', { layers: [await ok()],
     layerMedia: 'application/vnd.example.layer.v1.squashfs' }), /layer 0 media type application\/vnd\.example/);

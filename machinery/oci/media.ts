@@ -1,5 +1,5 @@
 // media: the OCI and Docker media types an image is made of, shared by the build's reader of layouts and archives
-// (image/oci/oci-image.ts) and the registry client (registry.ts).
+// (oci-image.ts) and the registry client (registry.ts).
 export const MEDIA = {
   ociIndex: 'application/vnd.oci.image.index.v1+json',
   ociManifest: 'application/vnd.oci.image.manifest.v1+json',

@@ -7,9 +7,10 @@
 import type { TarEntry } from './tar-read.ts';
 
 interface Owned { uid: number; gid: number }
-export type RootNode =
+/** A node of the tree; a file's `data` is its bytes, or (unpack.ts) where in its layer they are. */
+export type RootNode<D = Buffer> =
   | Owned & { type: 'dir'; mode: number }
-  | Owned & { type: 'file'; mode: number; data: Buffer }
+  | Owned & { type: 'file'; mode: number; data: D }
   | Owned & { type: 'symlink'; target: string };
 
 export interface LayerOutcome {
@@ -47,12 +48,12 @@ export function linkStaysInside(linkPath: string, target: string): boolean {
   return true;
 }
 
-export class RootTree {
+export class RootTree<D = Buffer> {
   /** Every node by its path relative to the root; the root itself is ''. */
-  readonly nodes = new Map<string, RootNode>([['', { type: 'dir', mode: 0o755, uid: 0, gid: 0 }]]);
+  readonly nodes = new Map<string, RootNode<D>>([['', { type: 'dir', mode: 0o755, uid: 0, gid: 0 }]]);
 
   /** Applies one layer's entries; refuses the whole layer (nothing changed) when any entry is refused. */
-  apply(entries: readonly TarEntry[]): LayerOutcome {
+  apply(entries: readonly TarEntry<D>[]): LayerOutcome {
     const problems: string[] = [];
     for (const e of entries) {
       const p = entryPath(e.header.name);
@@ -85,7 +86,7 @@ export class RootTree {
     return { problems, droppedSetid };
   }
 
-  private applyEntry(e: TarEntry, added: Set<string>, droppedSetid: string[]): string | undefined {
+  private applyEntry(e: TarEntry<D>, added: Set<string>, droppedSetid: string[]): string | undefined {
     const type = e.header.type ?? 'file';
     const path = (entryPath(e.header.name) as { path: string }).path;
     const base = baseOf(path);
