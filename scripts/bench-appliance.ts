@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FORMATS } from '../image/formats/index.ts';
-import { walkTree } from '../image/walk-tree.ts';
+import { walkTree } from '../machinery/sys/walk-tree.ts';
 import { bootApiMachine, TEST_CA_DOCUMENT } from '../qemu/api-machine.ts';
 import { buildHelloImages, HELLO_MANIFEST } from '../qemu/extension-image.ts';
 import { ICOUNT_ARGS } from '../qemu/launch.ts';

@@ -19,7 +19,7 @@ import {
 } from '../../machinery/model/extension-manifest.ts';
 import { EXTENSION_MOUNT_POINTS, resolveInImage } from '../../machinery/sys/extension-root.ts';
 import { keyed } from '../build-cache.ts';
-import { walkTree } from '../walk-tree.ts';
+import { walkTree } from '../../machinery/sys/walk-tree.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { readOciImage, unpackImage } from '../oci/oci-image.ts';
 import { parseOciReference, RegistryClient, RegistryRefused } from '../../machinery/oci/registry.ts';

@@ -33,7 +33,7 @@ import { VOLUMES_DIR, volumeBacking } from '../engine/extension/extension-volume
 import { LIVE_PARAM } from '../../machinery/disk/labels.ts';
 import { machineId } from '../../machinery/sys/machine-id.ts';
 import { testBreak } from '../../machinery/sys/test-break.ts';
-import { mountSquashfsImage } from '../../machinery/sys/image-mount.ts';
+import { mountImage } from '../../machinery/sys/image-mount.ts';
 import { MNT_DETACH } from '../../machinery/sys/mount-table.ts';
 import { prepareGroup, removeGroup } from '../../machinery/sys/cgroup.ts';
 import { withExistingInterfaces, writeSysctls } from '../../machinery/sys/sysctl.ts';
@@ -225,7 +225,7 @@ export async function runPid1(): Promise<void> {
       } : { noUpgradeWhy: bootMount.why }),
       extensions: {
         imagesDir: EXTENSION_IMAGES, mountsDir: EXTENSION_MOUNTS, secretsDir: EXTENSION_SECRETS,
-        mount: (image, dir) => void mountSquashfsImage(n, image, dir),
+        mount: (image, dir) => mountImage(n, image, dir), sync: () => n.syncAsync(),
         unmount: (dir) => n.umount2(dir, MNT_DETACH),
         prepareGroup, removeGroup,
         ...(stateMount.why === undefined ? { uidsFile: join(stateMount.dir, EXTENSION_UIDS_FILE) } : {}),

@@ -16,6 +16,7 @@ import { HOST_MODE_ENV, pluginOutputs, servedTypes, type Plugin } from '../../ma
 import { StateError } from '../../cosi/state/errors.ts';
 import {
   ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PluginStatusSpec, type PowerAction,
+  type RegistryCredentialSpec,
 } from '../../machinery/model/runtime-types.ts';
 import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
@@ -47,7 +48,8 @@ import { declareImageExtensions } from './extension/image-extensions.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
-  BOOT_STATUS_TYPE, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, PLUGIN_STATUS_TYPE, RUNTIME_NS,
+  BOOT_STATUS_TYPE, CONFIG_NS, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, PLUGIN_STATUS_TYPE,
+  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -167,7 +169,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const extensionMachine = o.extensions ?? {
     refuse: o.hostMode ? 'this engine runs on a host (serve): it runs no extensions' : 'this engine runs no extensions',
   };
-  const extensionTypes = new ExtensionTypeBook(extensionMachine);
+  const extensionTypes = new ExtensionTypeBook(extensionMachine, (registry) => state.findSync({
+    namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, id: registry,
+  })?.spec as RegistryCredentialSpec | undefined);
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
     extensions: {

@@ -10,7 +10,7 @@ export type {
   InstallRequestSpec, InstallStatusSpec, PowerAction, PowerRequestSpec, VersionSpec, HealthStatusSpec, HealthCheck,
   UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
   MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec, MetricsEndpointSpec, ExtensionSpec,
-  ExtensionStatusSpec, ExtensionPhase, ExtensionVolume, ExtensionSecretSpec,
+  ExtensionStatusSpec, ExtensionPhase, ExtensionVolume, ExtensionSecretSpec, RegistryCredentialSpec,
 } from '../../proto/gen/spec-types.ts';
 import { CONFIG_NS, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 

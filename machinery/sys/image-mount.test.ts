@@ -1,6 +1,7 @@
 // A squashfs image mounted through a loop device on the real kernel (root): read-only, no setuid,
 // no device files; the loop device detaches by itself once the mount is gone, and a file that is
-// no squashfs fails to mount without leaving a device behind.
+// no squashfs fails to mount without leaving a device behind. A directory (an unpacked OCI image) is bound with the
+// same flags.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { MNT_DETACH, parseMounts } from './mount-table.ts';
-import { mountSquashfsImage } from './image-mount.ts';
+import { mountImage, mountSquashfsImage } from './image-mount.ts';
 
 if (process.getuid?.() !== 0 || !existsSync('/dev/loop-control')) {
   t.plan(0, 'needs root and /dev/loop-control (loop devices)');
@@ -68,5 +69,17 @@ async function loopTests(): Promise<void> {
     }
     t.equal(left, '', 'no loop device holds the file');
     t.throws(() => mountSquashfsImage(n, join(dir, 'missing'), target), { code: 'ENOENT', syscall: 'open' });
+  });
+
+  t.test('a directory is bound read-only, nosuid, nodev; the directory itself stays writable for root', async (t) => {
+    const target = join(dir, 'mnt-dir');
+    mkdirSync(target);
+    mountImage(n, tree, target);
+    t.teardown(() => n.umount2(target, MNT_DETACH));
+    t.equal(readFileSync(join(target, 'manifest.yaml'), 'utf8'), 'name: hello\n');
+    const m = parseMounts(readFileSync('/proc/self/mounts', 'utf8')).filter((x) => x.target === target).at(-1);
+    for (const o of ['ro', 'nosuid', 'nodev']) t.ok(m?.options.split(',').includes(o), o);
+    t.throws(() => writeFileSync(join(target, 'x'), 'x'), { code: 'EROFS' });
+    t.doesNotThrow(() => writeFileSync(join(tree, 'x'), 'x'), 'the bind is read-only, not its source');
   });
 }

@@ -437,6 +437,16 @@ export const BUILTIN_TYPES = [
     "access": "admin"
   },
   {
+    "type": "RegistryCredentials.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.RegistryCredentialSpec",
+    "aliases": [
+      "regcred"
+    ],
+    "sensitive": true,
+    "access": "admin"
+  },
+  {
     "type": "ExtensionSecrets.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.ExtensionSecretSpec",

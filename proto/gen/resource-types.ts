@@ -52,6 +52,8 @@ export const LOG_SINK_STATUS_TYPE = 'LogSinkStatuses.runtime.appliance.dev';
 export const METRICS_ENDPOINT_TYPE = 'MetricsEndpoints.runtime.appliance.dev';
 /** ExtensionSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const EXTENSION_TYPE = 'Extensions.runtime.appliance.dev';
+/** RegistryCredentialSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
+export const REGISTRY_CREDENTIAL_TYPE = 'RegistryCredentials.runtime.appliance.dev';
 /** ExtensionSecretSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const EXTENSION_SECRET_TYPE = 'ExtensionSecrets.runtime.appliance.dev';
 /** ExtensionStatusSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
@@ -182,6 +184,7 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.LogSinkStatusSpec', aliases: ['logsinkstatus'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Sent', jsonPath: '{.sent}' }, { name: 'Buffered', jsonPath: '{.buffered}' }, { name: 'Dropped', jsonPath: '{.dropped}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },
     { type: METRICS_ENDPOINT_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.MetricsEndpointSpec', aliases: ['metrics'], printColumns: [{ name: 'Listen', jsonPath: '{.listen}' }], access: 'admin' },
     { type: EXTENSION_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionSpec', aliases: ['ext', 'extensionspec'], printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'SHA256', jsonPath: '{.sha256}' }], access: 'admin' },
+    { type: REGISTRY_CREDENTIAL_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.RegistryCredentialSpec', aliases: ['regcred'], sensitive: true, access: 'admin' },
     { type: EXTENSION_SECRET_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionSecretSpec', aliases: ['extsecret'], sensitive: true, access: 'admin' },
     { type: EXTENSION_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionStatusSpec', aliases: ['extstatus'], printColumns: [{ name: 'Phase', jsonPath: '{.phase}' }, { name: 'Version', jsonPath: '{.version}' }, { name: 'Outputs', jsonPath: '{.outputs}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },
     { type: API_CERTIFICATE_AUTHORITY_TYPE, defaultNamespace: SECURITY_NS, protoMessage: 'appliance.security.v1alpha1.ApiCertificateAuthoritySpec', aliases: ['apica'], sensitive: true, access: 'admin' },

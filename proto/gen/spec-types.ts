@@ -536,13 +536,32 @@ export interface MetricsEndpointSpec {
  * source: http://10.0.2.2:8080/hello.squashfs
  * sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
 export interface ExtensionSpec {
-  /** Where the image is: an http:// or https:// URL, or an absolute path on the machine. */
+  /** Where the image is: an http:// or https:// URL or an absolute path on the machine (a squashfs image with its
+   * manifest), or an OCI image in a registry by digest, oci://HOST[:PORT]/REPOSITORY@sha256:HEX (pulled, unpacked and
+   * made an extension as `appliance build` makes one; signed in with the RegistryCredential named HOST[:PORT]). */
   source: string;
-  /** The image's SHA-256, 64 lowercase hex digits. */
+  /** The image's SHA-256, 64 lowercase hex digits; for an oci:// source, the digest it names (its manifest's). */
   sha256: string;
   /** The device nodes its manifest's `devices` may have (character devices, such as /dev/ttyS1): the admin's grant.
    * One the manifest asks for that is not listed here keeps it from starting. */
   devices?: string[];
+  /** oci:// only: the registry is reached over plain http:// (a registry on a private network), not https://. */
+  insecure: boolean;
+  /** oci:// over https only: the CA certificate(s), PEM, that the registry's is checked against instead of the
+   * machine's roots. */
+  ca: string;
+}
+
+/** RegistryCredentialSpec: how the machine signs in to the registry HOST[:PORT] (the id) to pull the images of
+ * extensions whose source is oci://HOST[:PORT]/...: Basic credentials, sent to its token realm or to it. Only admins
+ * read or write them; support bundles redact them. Without one, pulls are anonymous.
+ * 
+ * Example (id registry.example.com:5000):
+ * username: robot
+ * password: s3cr3t */
+export interface RegistryCredentialSpec {
+  username: string;
+  password: string;
 }
 
 /** ExtensionSecretSpec: what extension NAME (the id) gets that no one else may read: variables added to its
@@ -1620,6 +1639,7 @@ export const MESSAGES = {
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
   ExtensionSpec: 'appliance.runtime.v1alpha1.ExtensionSpec',
+  RegistryCredentialSpec: 'appliance.runtime.v1alpha1.RegistryCredentialSpec',
   ExtensionSecretSpec: 'appliance.runtime.v1alpha1.ExtensionSecretSpec',
   ExtensionVolume: 'appliance.runtime.v1alpha1.ExtensionVolume',
   ExtensionStatusSpec: 'appliance.runtime.v1alpha1.ExtensionStatusSpec',

@@ -20,8 +20,12 @@ import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { SpecCodecs } from '../../../cosi/spec/spec-codec.ts';
 import type { Logger } from '../../../machinery/log.ts';
 import { OneAtATime } from '../../../machinery/one-at-a-time.ts';
-import type { ConfigChange, ConfigStatusSpec, ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
-import { CONFIG_STATUS_TYPE, EXTENSION_TYPE, RUNTIME_NS } from '../../../proto/gen/resource-types.ts';
+import type {
+  ConfigChange, ConfigStatusSpec, ExtensionSpec, RegistryCredentialSpec,
+} from '../../../machinery/model/runtime-types.ts';
+import {
+  CONFIG_STATUS_TYPE, EXTENSION_TYPE, REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
+} from '../../../proto/gen/resource-types.ts';
 import { CONFIG_STATUS_ID } from '../../../machinery/model/singleton-ids.ts';
 import type { ExtensionTypeBook } from '../extension/types.ts';
 import type { Admission } from '../../../machinery/config/admission.ts';
@@ -172,10 +176,13 @@ export class MachineConfig {
     const loaded = await loadDocumentsYielding(text, maxBytes, maxBytes);
     const types: ExtensionTypes = new Map();
     const unknownWhy: string[] = [];
+    // A registry's credentials may come in the same config as the extensions pulled from it.
+    const credentials = new Map(this.o.extensions ? documentsOfType(loaded, this.o, REGISTRY_CREDENTIAL_TYPE)
+      .map((d) => [d.id, d.spec as RegistryCredentialSpec]) : []);
     // The types of the extensions it declares are known before its resources of those types are checked.
     for (const d of this.o.extensions ? documentsOfType(loaded, this.o, EXTENSION_TYPE) : []) {
       const spec = d.spec as ExtensionSpec;
-      const learned = await this.o.extensions!.book.learn(d.id, spec, patienceMs);
+      const learned = await this.o.extensions!.book.learn(d.id, spec, patienceMs, (r) => credentials.get(r));
       if (learned instanceof Error) unknownWhy.push(`extension ${d.id}'s types are unknown: ${learned.message}`);
       else types.set(d.id, learned);
     }

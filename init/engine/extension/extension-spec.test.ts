@@ -20,8 +20,9 @@ import type { Logger } from '../../../machinery/log.ts';
 import type { ExtensionStatusSpec, PluginStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import {
   CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
-  RUNTIME_NS,
+  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
+import { ociImage, startTestRegistry } from '../../../machinery/oci/test-registry.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 import { extensionSpec } from './extension-spec.ts';
 import { EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
@@ -34,7 +35,8 @@ const SHA = { one: '1'.repeat(64), two: '2'.repeat(64), bad: 'b'.repeat(64) };
 const MANIFEST = (name: string, version: string, extra = '') =>
   `name: ${name}\nversion: ${version}\nexecutable: /bin/prog\noutputs: []\nmemory: 32MiB\n${extra}`;
 
-async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
+/** `realFetch`: images fetched and pulled as the machine does (fetchExtensionImage's own), not from `roots`. */
+async function setUp(t: Test, o: { uids?: string; volumes?: boolean; realFetch?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'extension-spec-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   if (o.uids) writeFileSync(join(dir, 'extension-uids.json'), o.uids);
@@ -66,8 +68,10 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
     },
     mount(image, at) {
       seen.steps.push(`mount ${image.slice(-20, -9)}`);
-      cpSync(roots.get(readdirSync(machine.imagesDir).find((f) => image.endsWith(f))!.slice(0, 64))!, at,
-        { recursive: true });
+      // A pulled image is a tree already.
+      const from = statSync(image).isDirectory() ? image
+        : roots.get(readdirSync(machine.imagesDir).find((f) => image.endsWith(f))!.slice(0, 64))!;
+      cpSync(from, at, { recursive: true });
     },
     unmount(at) {
       seen.steps.push('unmount');
@@ -86,6 +90,7 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
       rmSync(g, { recursive: true });
     },
   };
+  if (o.realFetch) delete machine.fetch;
   const state = new MemoryState();
   const pluginPtr = (id: string): Pointer => ({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id });
   const supervisor = {
@@ -115,11 +120,11 @@ async function setUp(t: Test, o: { uids?: string; volumes?: boolean } = {}) {
   const specPtr = (id: string) => ({ namespace: CONFIG_NS, type: EXTENSION_TYPE, id });
   const statusOf = async (id: string) =>
     state.findSync({ namespace: RUNTIME_NS, type: EXTENSION_STATUS_TYPE, id })?.spec as ExtensionStatusSpec | undefined;
-  const declare = async (id: string, source: string, sha256: string) => {
+  const declare = async (id: string, source: string, sha256: string, more: Record<string, unknown> = {}) => {
     const cur = state.findSync(specPtr(id));
-    if (!cur) return state.create(newResource(specPtr(id), { source, sha256 }));
+    if (!cur) return state.create(newResource(specPtr(id), { source, sha256, ...more }));
     const next = copyResource(cur);
-    next.spec = { source, sha256 };
+    next.spec = { source, sha256, ...more };
     return state.update(next);
   };
   const phase = (id: string, want: string, ms = 5000) => until(async () => (await statusOf(id))?.phase, want, ms);
@@ -363,3 +368,37 @@ t.test('a server away: failed and trying again, then running once it answers', a
   t.equal(await m.phase('hello', 'running', 10_000), 'running');
   t.same(m.seen.fetches, [SHA.one, SHA.one, SHA.one], 'tried three times: 200 ms, then 400 ms later');
 });
+
+t.test('oci://: pulled; a replacement that cannot be pulled leaves the version running; credentials given later count',
+  async (t) => {
+    const registry = await startTestRegistry();
+    t.teardown(() => registry.close());
+    const version = (v: string) => ociImage({ 'bin/prog': '#!/bin/sh\n' }, { Entrypoint: ['/bin/prog'],
+      Labels: { 'dev.appliance.manifest': 'outputs: []\n', 'org.opencontainers.image.version': v } });
+    const [v1, v2] = [await version('1.0.0'), await version('2.0.0')];
+    registry.add(v1);
+    registry.add(v2);
+    const hex = (i: { digest: string }) => i.digest.slice('sha256:'.length);
+    const source = (repo: string, i: { digest: string }) => `oci://${registry.host}/${repo}@${i.digest}`;
+    const m = await setUp(t, { realFetch: true });
+    await m.declare('web', source('apps/web', v1), hex(v1), { insecure: true });
+    t.equal(await m.phase('web', 'running'), 'running');
+    t.match(await m.statusOf('web'), { version: '1.0.0', sha256: hex(v1) });
+    const errorIs = (re: RegExp) => until(async () => re.test((await m.statusOf('web'))?.error ?? ''), true, 5000);
+
+    await m.declare('web', source('wrong', v2), hex(v2), { insecure: true });
+    t.ok(await errorIs(/^not replaced: fetching: .*its bytes are sha256:/), 'why it was not replaced');
+    t.match(await m.statusOf('web'), { phase: 'running', version: '1.0.0', sha256: hex(v1) }, 'v1 runs on');
+    t.notOk(m.seen.steps.includes('remove web'), 'never stopped');
+
+    await m.declare('web', source('private/web', v2), hex(v2), { insecure: true });
+    t.ok(await errorIs(/not authorized anonymously/), 'a private repository, no credentials: refused');
+    t.match(await m.statusOf('web'), { phase: 'running', version: '1.0.0' });
+    await m.state.create(newResource({ namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, id: registry.host },
+      { username: 'ci', password: 'pw' }));
+    t.equal(await until(async () => (await m.statusOf('web'))?.version, '2.0.0', 5000), '2.0.0',
+      'its credentials declared: pulled and replaced');
+    t.equal(await m.phase('web', 'running'), 'running');
+    t.ok(existsSync(join(m.machine.imagesDir, `${hex(v2)}.oci`)), 'kept as a tree');
+    t.notOk(existsSync(join(m.machine.imagesDir, `${hex(v1)}.oci`)), 'the replaced version\'s tree is gone');
+  });

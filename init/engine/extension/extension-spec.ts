@@ -12,6 +12,7 @@
 // (extension-volumes.ts) are made before it starts and kept when it stops; a delete annotated
 // PURGE_VOLUMES_ANNOTATION removes them. What else it is given of the machine (devices, its secret) and taken
 // back when it stops: extension-grants.ts.
+import { createHash } from 'node:crypto';
 import { lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno } from '../../../native/errno.ts';
@@ -28,8 +29,10 @@ import {
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
   type ExtensionSecretSpec, type ExtensionSpec, type ExtensionStatusSpec, type HealthCheck, type HealthStatusSpec,
-  type PluginStatusSpec,
+  type PluginStatusSpec, type RegistryCredentialSpec,
 } from '../../../machinery/model/runtime-types.ts';
+import { parseOciReference } from '../../../machinery/oci/registry.ts';
+import { ociImagePath } from './oci-fetch.ts';
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
 import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
@@ -44,7 +47,7 @@ import {
 import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
 import {
   CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
-  RUNTIME_NS,
+  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 import { NO_ADDRESSES_CONFIGURED } from '../health.ts';
@@ -94,7 +97,8 @@ function oomKillsOf(group: string): number {
 const mib = (bytes?: number) => (bytes === undefined ? 'none' : `${Math.round(bytes / 2 ** 20)} MiB`);
 
 const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source && a.sha256 === b.sha256
-  && (a.devices ?? []).join('\n') === (b.devices ?? []).join('\n');
+  && (a.devices ?? []).join('\n') === (b.devices ?? []).join('\n') && !a.insecure === !b.insecure
+  && (a.ca ?? '') === (b.ca ?? '');
 const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
   capabilities: [], cgroup: '', imageBytes: 0, uid: 0, critical: false, restarts: 0,
@@ -109,6 +113,19 @@ interface World {
   phases: ReadonlyMap<string, string>;
   /** Each extension's secret, by its name. */
   secrets: ReadonlyMap<string, ExtensionSecretSpec>;
+  /** Each registry's credentials, by its HOST[:PORT]. */
+  credentials: ReadonlyMap<string, RegistryCredentialSpec>;
+}
+
+/**
+ * What besides its spec a refusal of extension `name` depends on: its secret, and the credentials of the registry
+ * its source names (a pull refused for want of them is tried again once they are given).
+ */
+function refusalKey(name: string, spec: ExtensionSpec, w: World): string {
+  const ref = parseOciReference(spec.source);
+  const cred = typeof ref === 'string' ? undefined : w.credentials.get(ref.registry);
+  const credKey = cred ? createHash('sha256').update(`${cred.username}\0${cred.password}`).digest('hex') : '';
+  return `${secretKey(w.secrets.get(name))}\n${credKey}`;
 }
 
 /** What of `after` is not so yet, each with why (empty: it may start). */
@@ -129,8 +146,11 @@ function unmetAfter(after: readonly string[], w: World): string[] {
 export function extensionSpec(o: ExtensionSpecOptions): Controller {
   /** What runs now, by name: the processes handed to the supervisor, their mounts and cgroups. */
   const running = new Map<string, Running>();
-  /** The spec (and secret) each extension that will not run was refused with: not tried again until one changes. */
-  const refused = new Map<string, { spec: ExtensionSpec; secret: string }>();
+  /**
+   * The spec (and refusalKey) each extension that will not run was refused with: not tried again until one changes;
+   * `kept`: why the version running was not replaced by it.
+   */
+  const refused = new Map<string, { spec: ExtensionSpec; key: string; kept?: string }>();
   /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
   const attempted = new Map<string, ExtensionStatusSpec>();
   const log = o.log;
@@ -156,11 +176,15 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       log.warn(`extension ${name}: unmounting ${dir}: ${(e as Error).message}`);
     }
   }
-  /** The kept image file, unless a running extension uses it: otherwise /var would keep every version. */
+  /** The kept image (a file, or a pulled tree), unless a running extension uses it: /var would keep every version. */
   function forgetImage(machine: RealMachine, sha256: string): void {
     if ([...running.values()].some((x) => x.spec.sha256 === sha256)) return;
     rmSync(imagePath(machine.imagesDir, sha256), { force: true });
+    rmSync(ociImagePath(machine.imagesDir, sha256), { recursive: true, force: true });
   }
+  const credentialsOf = (registry: string) => o.state.findSync({
+    namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, id: registry,
+  })?.spec as RegistryCredentialSpec | undefined;
 
   /** Gives back what `r` was given of the machine's (logged when a device cannot be). */
   function giveBack(name: string, r: Running): void {
@@ -226,7 +250,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     const machine = o.machine;
     await report(status);
     sweepImages(machine, spec.sha256);
-    const image = await fetchExtensionImage(machine, spec);
+    const image = await fetchExtensionImage(machine, name, spec, credentialsOf);
     if (image instanceof RefusedImage) return failed(name, status, [`fetching: ${image.message}`]);
     // The server may be back later: the spec controller tries again.
     if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
@@ -405,6 +429,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, kind: 'weak' },
       { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, kind: 'weak' }, // network and time, for `after`
       { namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, kind: 'weak' },
+      { namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, kind: 'weak' }, // a refused pull tried with new ones
     ],
     retry: { ...DEFAULT_RETRY, ...(o.firstRetryMs !== undefined ? { firstMs: o.firstRetryMs } : {}) },
     async observe(ctx) {
@@ -418,6 +443,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         phases: new Map(statuses.map((r) => [r.metadata.id, (r.spec as ExtensionStatusSpec).phase ?? 'unknown'])),
         secrets: new Map((await ctx.state.list({ namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE }))
           .map((r) => [r.metadata.id, r.spec as ExtensionSecretSpec])),
+        credentials: new Map((await ctx.state.list({ namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE }))
+          .map((r) => [r.metadata.id, r.spec as RegistryCredentialSpec])),
       };
     },
     async apply(name, spec, prev, world, ctx) {
@@ -428,10 +455,24 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         if (!have.group) return launchWhenDue(name, have, ctx.report, world);
         return follow(name, have, world.plugins.get(name));
       }
-      const secret = secretKey(world.secrets.get(name));
+      const key = refusalKey(name, spec, world);
       const no = refused.get(name);
-      if (prev && no && sameSpec(no.spec, spec) && no.secret === secret) return prev;
+      if (prev && no && sameSpec(no.spec, spec) && no.key === key) {
+        // The version it would have replaced still runs: its status, with why it was not replaced.
+        return have && no.kept ? { ...follow(name, have, world.plugins.get(name)), error: no.kept } : prev;
+      }
       refused.delete(name);
+      if (have && !sameSpec(have.spec, spec) && !('refuse' in o.machine)) {
+        // The new image is had before the running version stops: one that cannot be leaves it running.
+        const image = await fetchExtensionImage(o.machine, name, spec, credentialsOf);
+        if (image instanceof RefusedImage) {
+          const kept = `not replaced: fetching: ${image.message}`;
+          log.error(`extension ${name}: ${kept}`);
+          refused.set(name, { spec, key, kept });
+          return { ...follow(name, have, world.plugins.get(name)), error: kept };
+        }
+        if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
+      }
       if (have) {
         await ctx.report({ ...have.status, phase: 'stopping' });
         await stop(name);
@@ -445,10 +486,13 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
         status = failed(name, emptyStatus(spec), [(e as Error).message]);
       }
       // Not tried again at every reconcile (a refused image fetched again and again): a new spec is.
-      if (status.phase === 'failed') refused.set(name, { spec, secret });
+      if (status.phase === 'failed') refused.set(name, { spec, key });
       return status;
     },
     failed: (name, spec, _prev, error) => {
+      const have = running.get(name);
+      // A replacement that could not be fetched yet: the version that runs is still what the status says.
+      if (have && !sameSpec(have.spec, spec)) return { ...have.status, error: `not replaced yet: ${error}` };
       const tried = attempted.get(name);
       attempted.delete(name);
       return failed(name, tried?.sha256 === spec.sha256 ? tried : emptyStatus(spec), [error]);

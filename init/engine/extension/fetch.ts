@@ -117,7 +117,8 @@ export async function fetchImage(
  */
 export function sweepPartials(dir: string): string[] {
   const left = listDir(dir).filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
-  for (const n of left) rmSync(join(dir, n), { force: true });
+  // A pull's partial is a directory (oci-fetch.ts).
+  for (const n of left) rmSync(join(dir, n), { recursive: true, force: true });
   return left;
 }
 
@@ -125,16 +126,16 @@ export function sweepPartials(dir: string): string[] {
 export const IMAGE_KEEP_MS = 24 * 3600_000;
 
 /**
- * Removes the kept images of `dir` not used for `keepMs` (their modification time), except those in `inUse`
- * (sha256s); returns the names removed.
+ * Removes the kept images of `dir` (files, and the trees of pulled ones) not used for `keepMs` (their modification
+ * time), except those in `inUse` (sha256s); returns the names removed.
  */
 export function sweepUnusedImages(dir: string, inUse: ReadonlySet<string>, keepMs = IMAGE_KEEP_MS,
   now = Date.now()): string[] {
   const old = listDir(dir).filter((n) => {
-    const m = /^([0-9a-f]{64})\.squashfs$/.exec(n);
+    const m = /^([0-9a-f]{64})\.(squashfs|oci)$/.exec(n);
     return m && !inUse.has(m[1]!) && now - statSync(join(dir, n)).mtimeMs > keepMs;
   });
-  for (const n of old) rmSync(join(dir, n), { force: true });
+  for (const n of old) rmSync(join(dir, n), { recursive: true, force: true });
   return old;
 }
 

@@ -53,7 +53,7 @@ export async function declareImageExtensions(o: ImagePayloadOptions): Promise<Im
   }
   for (const e of index.extensions) {
     // Its devices granted by the appliance's definition: its author is the machine's admin.
-    const spec: ExtensionSpec = { source: join(o.dir, extensionFile(e.name)), sha256: e.sha256,
+    const spec: ExtensionSpec = { source: join(o.dir, extensionFile(e.name)), sha256: e.sha256, insecure: false, ca: '',
       ...(e.devices?.length ? { devices: e.devices } : {}) };
     const types = await o.learn(e.name, spec);
     if (types instanceof Error) o.log.error(`extension ${e.name} (${o.from}): its types: ${types.message}`);

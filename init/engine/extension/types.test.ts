@@ -46,7 +46,8 @@ function machine(): RealMachine & { fetches: number } {
   };
   return m;
 }
-const learn = (m: RealMachine, source: string) => new ExtensionTypeBook(m).learn('x', { source, sha256: SHA });
+const learn = (m: RealMachine, source: string) =>
+  new ExtensionTypeBook(m).learn('x', { source, sha256: SHA, insecure: false, ca: '' });
 
 t.test('a reset connection is tried again, and the next answer counts', async (t) => {
   const m = machine();

@@ -20,6 +20,8 @@ import type { ExtensionSpec } from '../../../machinery/model/runtime-types.ts';
 import type { GroupLimits } from '../../../machinery/sys/cgroup.ts';
 import { isErrno } from '../../../native/errno.ts';
 import { fetchImage, RefusedImage, type FetchedImage } from './fetch.ts';
+import { pullOciImage } from './oci-fetch.ts';
+import { parseOciReference, type RegistryAccess } from '../../../machinery/oci/registry.ts';
 import type { VolumeBacking } from './extension-volumes.ts';
 
 /** What running extensions takes from the machine: PID 1 gives the real ones; a host engine gives `refuse`. */
@@ -34,6 +36,8 @@ export interface RealMachine {
   /** Ends what still runs in the group and removes it; rejects when it would not go. */
   removeGroup(dir: string): Promise<void>;
   fetch?: (source: string, sha256: string, dir: string) => Promise<FetchedImage | Error>;
+  /** Flushes writes to the disk (sync(2)): a pulled image is whole on disk before it takes its name. */
+  sync?: () => Promise<void>;
   /** Where the uid each extension runs as is kept across boots (on STATE; extension-uids.ts); absent: memory. */
   uidsFile?: string;
   /** Where extensions' secret files are written for their launchers to bind (memory); absent: no secret files. */
@@ -42,9 +46,33 @@ export interface RealMachine {
   volumes?: { dir: string; backing(): VolumeBacking };
 }
 
-/** The image `spec` names, fetched, or kept from before once its hash is checked again (fetchImage). */
-export const fetchExtensionImage = (machine: RealMachine, spec: ExtensionSpec) =>
-  (machine.fetch ?? fetchImage)(spec.source, spec.sha256, machine.imagesDir);
+/** The credentials the machine has for a registry (HOST[:PORT]): its RegistryCredential's. */
+export type CredentialsOf = (registry: string) => { username: string; password: string } | undefined;
+
+/** How an oci:// source's registry is reached: as its spec says, signed in as `credentialsOf` says. */
+export function registryAccess(spec: ExtensionSpec, credentialsOf: CredentialsOf | undefined): RegistryAccess {
+  const ref = parseOciReference(spec.source);
+  const credentials = typeof ref === 'string' ? undefined : credentialsOf?.(ref.registry);
+  return {
+    ...(spec.insecure ? { insecure: true } : {}), ...(spec.ca ? { ca: [spec.ca] } : {}),
+    ...(credentials ? { credentials } : {}),
+  };
+}
+
+/**
+ * The image `spec` names for extension `name`: fetched (fetchImage) or pulled from a registry (pullOciImage), or kept
+ * from before. A machine's own `fetch` (tests) takes every source.
+ */
+export function fetchExtensionImage(
+  machine: RealMachine, name: string, spec: ExtensionSpec, credentialsOf?: CredentialsOf,
+): Promise<FetchedImage | Error> {
+  if (machine.fetch) return machine.fetch(spec.source, spec.sha256, machine.imagesDir);
+  if (!spec.source.startsWith('oci://')) return fetchImage(spec.source, spec.sha256, machine.imagesDir);
+  return pullOciImage({
+    name, source: spec.source, sha256: spec.sha256, dir: machine.imagesDir,
+    access: registryAccess(spec, credentialsOf), ...(machine.sync ? { sync: machine.sync } : {}),
+  });
+}
 
 /** Mounts `image` on the directory `dir`, made for it; an Error (the directory gone again) when it cannot. */
 export function mountImageOn(machine: RealMachine, image: string, dir: string): Error | undefined {
@@ -99,7 +127,7 @@ function resetMidway(e: Error): boolean {
 export class ExtensionTypeBook {
   private readonly bySha = new Map<string, DefinitionInput[]>();
 
-  constructor(private readonly machine: ExtensionMachine) {}
+  constructor(private readonly machine: ExtensionMachine, private readonly credentialsOf?: CredentialsOf) {}
 
   known(sha256: string): DefinitionInput[] | undefined { return this.bySha.get(sha256); }
 
@@ -110,14 +138,18 @@ export class ExtensionTypeBook {
    * fetched (kept by hash, so that starting it later fetches nothing; a failure on the network tried again
    * for `patienceMs`), mounted a moment and read. An Error says why they cannot be known.
    */
-  async learn(name: string, spec: ExtensionSpec, patienceMs = 0): Promise<DefinitionInput[] | Error> {
+  async learn(
+    name: string, spec: ExtensionSpec, patienceMs = 0, given?: CredentialsOf,
+  ): Promise<DefinitionInput[] | Error> {
     const known = this.bySha.get(spec.sha256);
     if (known) return known;
     const machine = this.machine;
     if ('refuse' in machine) return new Error(machine.refuse);
     if (!EXTENSION_NAME_RE.test(name)) return new Error(`"${name}" is no extension name`);
     const deadline = Date.now() + patienceMs;
-    let image = await fetchExtensionImage(machine, spec);
+    // Credentials given with the spec (the same config) before those the machine has.
+    const credentialsOf: CredentialsOf = (r) => given?.(r) ?? this.credentialsOf?.(r);
+    let image = await fetchExtensionImage(machine, name, spec, credentialsOf);
     // A config that comes as the machine boots may come before its network: the fetch is tried again a while.
     // A connection reset mid-way is tried again twice even for a user, who waits: one more try mends it.
     let resets = 0;
@@ -125,7 +157,7 @@ export class ExtensionTypeBook {
       && (Date.now() + wait < deadline || (resetMidway(image) && resets++ < RESET_RETRIES));
       wait = Math.min(wait * 2, 10_000)) {
       await new Promise((r) => setTimeout(r, wait));
-      image = await fetchExtensionImage(machine, spec);
+      image = await fetchExtensionImage(machine, name, spec, credentialsOf);
     }
     if (image instanceof Error) return image;
     const dir = join(machine.mountsDir, `.types-${name}-${spec.sha256.slice(0, 12)}`);
