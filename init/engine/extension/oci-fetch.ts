@@ -2,9 +2,10 @@
 // extension `appliance build` would make of it: pulled by digest through the registry client (every blob checked),
 // unpacked in bounded memory (machinery/oci/unpack.ts), its manifest made from the image's config and label
 // (extension-from-image.ts), and kept as the directory <digest>.oci beside the squashfs images, which the launcher
-// binds read-only. The pull and the unpacking happen in `.<digest>.<random>.partial`, which takes its final name only once
-// whole (synced first where the machine can sync): nothing half-made is ever mounted, and a second declaration of the
-// digest pulls nothing. What the registry or the image refuses is a RefusedImage; the network's failures are Errors.
+// binds read-only. The pull and the unpacking happen in `.<digest>.<random>.partial`, which takes its final name
+// only once whole (synced first where the machine can sync): nothing half-made is ever mounted, and a second
+// declaration of the digest pulls nothing. What the registry or the image refuses is a RefusedImage; the network's
+// failures are Errors.
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync,
