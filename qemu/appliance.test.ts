@@ -1,21 +1,22 @@
 // An appliance of one's own (issue 37), built by `appliance build` from a project in a fresh directory: programs
-// baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program
-// nobody here wrote, from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's
-// own type, the run's API secrets from a file, its own kernel (a config fragment adding the tun module) and two
-// kernel modules loaded at boot, one of the system's and the fragment's. Built as raw and qcow2 (the same disk),
-// again with nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no
-// server anywhere: the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the
-// modules are loaded. Then a version 2 bundle (a changed plugin and page) upgrades OS and programs together, and
-// version 3, whose critical program (lighttpd, critical: true) cannot start, rolls back by itself to version 2's OS
-// and programs: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts tries the refusals and failures under
-// OVMF). lighttpd keeps its error log on a volume with a size (a project quota), which keeps every start's line
-// across both (issue 38; qemu/extension.test.ts purges a volume).
+// baked into the image (the Python example plugin from a dir: with its manifest's fields; lighttpd, a program nobody
+// here wrote, from an OCI layout umoci made of Debian's package), its first-boot config naming the plugin's own
+// type, the run's API secrets from a file, its own kernel (a config fragment adding the tun module) and two kernel
+// modules loaded at boot, one of the system's and the fragment's. Built as raw and qcow2 (the same disk), again with
+// nothing changed (nothing done), the qcow2 booted under SeaBIOS with QEMU's default devices and no server anywhere:
+// the plugin answers the config's Greeting, lighttpd serves its page on a forwarded port, the modules are loaded;
+// `appliance push` swaps a changed plugin in without a reboot. Then a version 2 bundle (a changed plugin and page)
+// upgrades OS and programs together, and version 3, whose critical program (lighttpd, critical: true) cannot start,
+// rolls back by itself to version 2's OS and programs: the A/B upgrade under SeaBIOS's GRUB (qemu/upgrade.test.ts
+// tries the refusals and failures under OVMF). lighttpd keeps its error log on a volume with a size (a project
+// quota), which keeps every start's line across both (issue 38; qemu/extension.test.ts purges a volume).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main as appliance } from '../scripts/appliance.ts';
+import { READY_RE } from '../init/boot/ready-line.ts';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import YAML from 'yaml';
 import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
@@ -180,6 +181,31 @@ t.test('the qcow2 under SeaBIOS on QEMU\'s default devices: the baked program ru
     t.match(config.out, /"source": "image"/, 'the config the image carries');
   });
 
+t.test('appliance push: a changed program swapped in without a reboot, said to be a development build',
+  async (t) => {
+    writeFileSync(join(project, 'hello', 'pushed.txt'), 'a change made after the image was built\n');
+    t.teardown(() => rmSync(join(project, 'hello', 'pushed.txt'), { force: true }));
+    const before = await m.run(['get', 'extensionstatus', 'hello', '-o', 'json']);
+    const firstSha = (JSON.parse(before.out) as { spec: { sha256: string } }).spec.sha256;
+    const pushed = await run('push', 'hello', '--config', m.cosictlConfig);
+    t.equal(pushed.code, 0);
+    t.match(pushed.out,
+      /^hello: 1\.0\.0 \(sha256 [0-9a-f]{12}, [\d.]+ MB\) running [\d.]+ s after the push began \(upload/m,
+      'the new build runs, and how long it took is said');
+    const status = JSON.parse((await m.run(['get', 'extensionstatus', 'hello', '-o', 'json'])).out) as
+      { spec: { sha256: string; phase: string; override: string } };
+    t.not(status.spec.sha256, firstSha, 'another image');
+    t.match(status.spec, { phase: 'running', override: new RegExp(`^development build pushed .* \\(dropped at the `
+      + `next boot\\) instead of ${firstSha.slice(0, 12)}$`) });
+    t.equal(m.vm.console().match(new RegExp(READY_RE.source, 'g'))?.length, 1, 'no reboot');
+    const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
+    t.match(g.out, /hello, world/, 'the pushed program answers the Greeting');
+    const again = await run('push', '--config', m.cosictlConfig);
+    t.equal(again.code, 0);
+    t.match(again.out, /nothing to push: the machine runs every extension as built/, 'nothing changed: nothing sent');
+    t.equal((await run('push', 'nosuch', '--config', m.cosictlConfig)).code, 1, 'an extension the project lacks');
+  });
+
 t.test('an upgrade bundle of version 2 replaces OS and program, its volume kept', async (t) => {
   writeFileSync(join(project, 'appliance.yaml'), definition('2.0.0', 'upgrade'));
   const built = await run('build');
@@ -193,6 +219,7 @@ t.test('an upgrade bundle of version 2 replaces OS and program, its volume kept'
   const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'],
     new RegExp(`${specPhase('running').source}[^]*"version": "2\\.0\\.0"`), 120_000);
   t.match(v2.out, specPhase('running'), 'version 2\'s program runs');
+  t.match(v2.out, /"override": ""/, 'the build pushed to version 1 went with its boot');
   const done = await m.poll(['get', 'upgradestatus', 'to-2'], /done/, 120_000);
   t.match(done.out, /done\s+1\.0\.0\s+2\.0\.0\s+B/, 'version 2 marked itself good');
   t.match(await slotLine(m), /^A:1\.0\.0 good \| B:2\.0\.0 running default good$/);

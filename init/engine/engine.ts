@@ -2,6 +2,7 @@
 // state, registers every type the system serves, publishes what it knows itself
 // (version, kernel command line, boot status, plugin statuses), serves the COSI
 // API, and supervises the plugins it is handed.
+import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';
 import {
   DEFINITION_TYPE, META_NAMESPACE, META_OWNER, type ResourceDefinitionSpec,
@@ -46,10 +47,14 @@ import { machineServiceMethods } from './machine-service.ts';
 import { extensionSpec } from './extension/extension-spec.ts';
 import { declareImageExtensions } from './extension/image-extensions.ts';
 import { ExtensionTypeBook, registerExtensionTypes, type ExtensionMachine } from './extension/types.ts';
+import { ExtensionPushes, readPersistedOverrides } from './extension/extension-push.ts';
+import { extensionServiceMethods } from './extension/extension-service.ts';
+import { extensionOverrideKeep } from './extension/extension-override-keep.ts';
+import { currentTrust } from '../upgrade/trust.ts';
 import type { CallContext } from '../../cosi/remote/grpc/server.ts';
 import {
   BOOT_STATUS_TYPE, CONFIG_NS, KERNEL_CMDLINE_TYPE, PLATFORM_METADATA_TYPE, PLATFORM_NS, PLUGIN_STATUS_TYPE,
-  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
+  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS, EXTENSION_OVERRIDE_TYPE,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
@@ -172,6 +177,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const extensionTypes = new ExtensionTypeBook(extensionMachine, (registry) => state.findSync({
     namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, id: registry,
   })?.spec as RegistryCredentialSpec | undefined);
+  const pushes = new ExtensionPushes({
+    state, log: o.log.child('extensions'),
+    imagesDir: 'refuse' in extensionMachine ? extensionMachine : extensionMachine.imagesDir,
+    trustedKeys: async () => (await currentTrust(state)).keys,
+  });
+  /** Where the builds pushed with --persist are written down (beside the kept images: /var). */
+  const pushedFile = 'refuse' in extensionMachine ? undefined : join(extensionMachine.imagesDir, 'pushed.json');
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
     extensions: {
@@ -274,7 +286,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     accessOf, tls: certificate.tls, limits: certificate.limits,
     audit: (line, ok) => logs.ring(AUDIT_SOURCE).append(ok ? 'info' : 'warning', line),
     userMethods: new Map([
-      ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader),
+      ...logServiceMethods(logs), ...upgradeServiceMethods(upgrader), ...extensionServiceMethods(pushes),
       ...machineServiceMethods({
         pluginByPid: (pid) => supervisor.byPid(pid),
         restartPlugin: (name) => {
@@ -301,6 +313,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
     });
+  }
+  // Builds pushed with --persist at an earlier boot run again, before the controller starts their extensions.
+  if (pushedFile && !('refuse' in extensionMachine)) {
+    for (const [name, spec] of readPersistedOverrides(pushedFile, extensionMachine.imagesDir, o.log)) {
+      await upsert(state, { namespace: CONFIG_NS, type: EXTENSION_OVERRIDE_TYPE, id: name }, spec, '');
+    }
+    controllers.register(extensionOverrideKeep(pushedFile));
   }
   // Once the plugin socket listens: an extension's process connects to it as it starts.
   controllers.register(extensionSpec({

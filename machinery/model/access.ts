@@ -68,6 +68,10 @@ export const RPC_TABLE: readonly RpcRule[] = [
     path: '/appliance.upgrade.v1alpha1.UpgradeService/Upload', need: 'admin',
     doc: 'a chunk of the bundle of an UpgradeRequest (which only admins create)',
   },
+  {
+    path: '/appliance.extension.v1alpha1.ExtensionService/Push', need: 'admin',
+    doc: 'a chunk of an extension\'s image pushed to run instead of the declared one',
+  },
 ];
 
 export const rpcRule = (path: string): RpcRule | undefined => RPC_TABLE.find((r) => r.path === path);

@@ -11,6 +11,7 @@ export type {
   UpgradeRequestSpec, UpgradeStatusSpec, RollbackRequestSpec, UpgradePolicySpec, ShutdownRequestSpec,
   MachineStatusSpec, MachineStage, LogSinkSpec, LogSinkStatusSpec, MetricsEndpointSpec, ExtensionSpec,
   ExtensionStatusSpec, ExtensionPhase, ExtensionVolume, ExtensionSecretSpec, RegistryCredentialSpec,
+  ExtensionOverrideSpec, ExtensionPolicySpec,
 } from '../../proto/gen/spec-types.ts';
 import { CONFIG_NS, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 

@@ -2,7 +2,7 @@
 // proto/gen/services.ts (made from the `service` blocks of proto/appliance) with the codecs of its request and
 // response, through the same table codec as the resource specs.
 import {
-  CONFIG_SERVICE, LOG_SERVICE, MACHINE_SERVICE, UPGRADE_SERVICE, type ServiceMethod,
+  CONFIG_SERVICE, EXTENSION_SERVICE, LOG_SERVICE, MACHINE_SERVICE, UPGRADE_SERVICE, type ServiceMethod,
 } from '../../proto/gen/services.ts';
 import { serviceCodec, type MessageCodec } from './service-codec.ts';
 
@@ -31,6 +31,7 @@ export const CONFIG_RPC = wired(CONFIG_SERVICE);
 export const LOG_RPC = wired(LOG_SERVICE);
 export const MACHINE_RPC = wired(MACHINE_SERVICE);
 export const UPGRADE_RPC = wired(UPGRADE_SERVICE);
+export const EXTENSION_RPC = wired(EXTENSION_SERVICE);
 
 /** What calls a unary method (RemoteState): the request's bytes in, the answer's out. */
 export interface UnaryCaller { unary(path: string, request: Uint8Array, deadlineMs?: number): Promise<Uint8Array> }
@@ -42,5 +43,8 @@ export async function callUnary<Req, Res>(
   return m.response.decode(await caller.unary(m.path, m.request.encode(request), deadlineMs));
 }
 
-/** The largest chunk an UpgradeService/Upload call carries; the API's request limit leaves room for it. */
+/**
+ * The largest chunk an UpgradeService/Upload or ExtensionService/Push call carries; the API's request limit leaves
+ * room for it.
+ */
 export const UPLOAD_CHUNK_MAX = 1 << 20;

@@ -437,6 +437,45 @@ export const BUILTIN_TYPES = [
     "access": "admin"
   },
   {
+    "type": "ExtensionOverrides.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionOverrideSpec",
+    "aliases": [
+      "extoverride"
+    ],
+    "printColumns": [
+      {
+        "name": "SHA256",
+        "jsonPath": "{.sha256}"
+      },
+      {
+        "name": "Persist",
+        "jsonPath": "{.persist}"
+      },
+      {
+        "name": "Pushed",
+        "jsonPath": "{.pushedAt}"
+      }
+    ],
+    "ephemeral": true,
+    "access": "admin"
+  },
+  {
+    "type": "ExtensionPolicies.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.ExtensionPolicySpec",
+    "aliases": [
+      "extpolicy"
+    ],
+    "printColumns": [
+      {
+        "name": "Require Signature",
+        "jsonPath": "{.requireSignature}"
+      }
+    ],
+    "access": "admin"
+  },
+  {
     "type": "RegistryCredentials.runtime.appliance.dev",
     "defaultNamespace": "config",
     "protoMessage": "appliance.runtime.v1alpha1.RegistryCredentialSpec",

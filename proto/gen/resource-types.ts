@@ -52,6 +52,10 @@ export const LOG_SINK_STATUS_TYPE = 'LogSinkStatuses.runtime.appliance.dev';
 export const METRICS_ENDPOINT_TYPE = 'MetricsEndpoints.runtime.appliance.dev';
 /** ExtensionSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const EXTENSION_TYPE = 'Extensions.runtime.appliance.dev';
+/** ExtensionOverrideSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
+export const EXTENSION_OVERRIDE_TYPE = 'ExtensionOverrides.runtime.appliance.dev';
+/** ExtensionPolicySpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
+export const EXTENSION_POLICY_TYPE = 'ExtensionPolicies.runtime.appliance.dev';
 /** RegistryCredentialSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const REGISTRY_CREDENTIAL_TYPE = 'RegistryCredentials.runtime.appliance.dev';
 /** ExtensionSecretSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
@@ -184,6 +188,8 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.LogSinkStatusSpec', aliases: ['logsinkstatus'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Sent', jsonPath: '{.sent}' }, { name: 'Buffered', jsonPath: '{.buffered}' }, { name: 'Dropped', jsonPath: '{.dropped}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },
     { type: METRICS_ENDPOINT_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.MetricsEndpointSpec', aliases: ['metrics'], printColumns: [{ name: 'Listen', jsonPath: '{.listen}' }], access: 'admin' },
     { type: EXTENSION_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionSpec', aliases: ['ext', 'extensionspec'], printColumns: [{ name: 'Source', jsonPath: '{.source}' }, { name: 'SHA256', jsonPath: '{.sha256}' }], access: 'admin' },
+    { type: EXTENSION_OVERRIDE_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionOverrideSpec', aliases: ['extoverride'], printColumns: [{ name: 'SHA256', jsonPath: '{.sha256}' }, { name: 'Persist', jsonPath: '{.persist}' }, { name: 'Pushed', jsonPath: '{.pushedAt}' }], ephemeral: true, access: 'admin' },
+    { type: EXTENSION_POLICY_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionPolicySpec', aliases: ['extpolicy'], printColumns: [{ name: 'Require Signature', jsonPath: '{.requireSignature}' }], access: 'admin' },
     { type: REGISTRY_CREDENTIAL_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.RegistryCredentialSpec', aliases: ['regcred'], sensitive: true, access: 'admin' },
     { type: EXTENSION_SECRET_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionSecretSpec', aliases: ['extsecret'], sensitive: true, access: 'admin' },
     { type: EXTENSION_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.ExtensionStatusSpec', aliases: ['extstatus'], printColumns: [{ name: 'Phase', jsonPath: '{.phase}' }, { name: 'Version', jsonPath: '{.version}' }, { name: 'Outputs', jsonPath: '{.outputs}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },

@@ -552,6 +552,32 @@ export interface ExtensionSpec {
   ca: string;
 }
 
+/** ExtensionOverrideSpec: a development build of extension NAME (the id) pushed with `appliance push`, run instead
+ * of the image its ExtensionSpec declares. Made by the machine when a push completes; deleting it goes back to the
+ * declared image. Dropped at the next boot unless pushed with --persist. */
+export interface ExtensionOverrideSpec {
+  /** The pushed image's SHA-256. */
+  sha256: string;
+  /** Its size in bytes. */
+  bytes: number;
+  /** When it was pushed (RFC 3339). */
+  pushedAt: string;
+  /** Kept across reboots and upgrades. */
+  persist: boolean;
+  /** The key id (sha256:...) of the key whose signature it carried; empty when unsigned. */
+  signedBy: string;
+}
+
+/** ExtensionPolicySpec: what the machine asks of extensions' images beyond their ExtensionSpecs.
+ * 
+ * Example:
+ * requireSignature: true */
+export interface ExtensionPolicySpec {
+  /** A pushed image (`appliance push`) must be signed by a key the machine trusts for upgrades (the appliance's
+   * `signing:` key, or an UpgradePolicy's); an unsigned one is refused. */
+  requireSignature: boolean;
+}
+
 /** RegistryCredentialSpec: how the machine signs in to the registry HOST[:PORT] (the id) to pull the images of
  * extensions whose source is oci://HOST[:PORT]/...: Basic credentials, sent to its token realm or to it. Only admins
  * read or write them; support bundles redact them. Without one, pulls are anonymous.
@@ -638,6 +664,8 @@ export interface ExtensionStatusSpec {
   critical: boolean;
   /** How many times its program was restarted since it started (its PluginStatus's count). */
   restarts: number;
+  /** A development build pushed with `appliance push` runs instead of the declared image: when, and until when. */
+  override: string;
 }
 
 /** LogsRequest: the lines of one source. */
@@ -816,6 +844,33 @@ export interface RestartPluginRequest {
 export interface RestartPluginResponse {
   /** The process that was stopped (0: the plugin was waiting to restart after a crash). */
   oldPid: number;
+}
+
+/** PushRequest: the next bytes of an extension's image. */
+export interface PushRequest {
+  /** The extension: one the machine's config declares (an ExtensionSpec of this id). */
+  extension: string;
+  /** The image's SHA-256, 64 lowercase hex digits, checked once the last byte arrives. */
+  sha256: string;
+  /** The image's size in bytes. */
+  size: number;
+  /** Where these bytes start: the bytes received so far (FAILED_PRECONDITION otherwise, saying how many). */
+  offset: number;
+  /** At most 1 MiB. */
+  data: Uint8Array;
+  /** Kept across reboots and upgrades (until its ExtensionOverride is deleted), not only until the next boot. */
+  persist: boolean;
+  /** Ed25519 signature of "appliance-extension-push\n<extension>\n<sha256>\n" by a key the machine trusts for
+   * upgrades; required where an ExtensionPolicy says requireSignature. */
+  signature: Uint8Array;
+}
+
+/** PushResponse: what the machine holds after this chunk. */
+export interface PushResponse {
+  /** Bytes of the image received so far. */
+  received: number;
+  /** The whole image has arrived and is the sha256 said: the extension is being swapped to it. */
+  complete: boolean;
 }
 
 /** LinkStatusSpec: a link as the kernel reports it (id = link name), kept current by
@@ -1639,6 +1694,8 @@ export const MESSAGES = {
   LogSinkStatusSpec: 'appliance.runtime.v1alpha1.LogSinkStatusSpec',
   MetricsEndpointSpec: 'appliance.runtime.v1alpha1.MetricsEndpointSpec',
   ExtensionSpec: 'appliance.runtime.v1alpha1.ExtensionSpec',
+  ExtensionOverrideSpec: 'appliance.runtime.v1alpha1.ExtensionOverrideSpec',
+  ExtensionPolicySpec: 'appliance.runtime.v1alpha1.ExtensionPolicySpec',
   RegistryCredentialSpec: 'appliance.runtime.v1alpha1.RegistryCredentialSpec',
   ExtensionSecretSpec: 'appliance.runtime.v1alpha1.ExtensionSecretSpec',
   ExtensionVolume: 'appliance.runtime.v1alpha1.ExtensionVolume',
@@ -1661,6 +1718,8 @@ export const MESSAGES = {
   SocketsResponse: 'appliance.runtime.v1alpha1.SocketsResponse',
   RestartPluginRequest: 'appliance.runtime.v1alpha1.RestartPluginRequest',
   RestartPluginResponse: 'appliance.runtime.v1alpha1.RestartPluginResponse',
+  PushRequest: 'appliance.extension.v1alpha1.PushRequest',
+  PushResponse: 'appliance.extension.v1alpha1.PushResponse',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',

@@ -1,8 +1,9 @@
 // command: the `appliance` command's words. `init` scaffolds a project (scaffold.ts), `validate` checks its
 // appliance.yaml whole, `build` makes its images into the project's out/ (image/appliance/build-appliance.ts), `run`
-// boots them in QEMU (run-vm.ts). Where the system it builds on comes from is the host's: the repository builds it
-// (scripts/appliance.ts), the package carries it (package-main.ts).
-import { readFileSync } from 'node:fs';
+// boots them in QEMU (run-vm.ts), `push` swaps changed programs into a running machine (push.ts). Where the system
+// it builds on comes from is the host's: the repository builds it (scripts/appliance.ts), the package carries it
+// (package-main.ts).
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { FORMATS, formatNamed } from '../../image/formats/index.ts';
 import { ApplianceRefused, buildAppliance, type ApplianceBuild } from '../../image/appliance/build-appliance.ts';
@@ -14,6 +15,9 @@ import type { SigningKey } from '../../image/formats/format.ts';
 import { step } from '../lib/log.ts';
 import { scaffoldProject, ScaffoldRefused } from './scaffold.ts';
 import { DISK_FORMATS, runAppliance } from './run-vm.ts';
+import { pushExtensions, PushRefused } from './push.ts';
+import { loadContext } from '../../cli/config.ts';
+import { CliError } from '../../cli/errors.ts';
 
 export interface ApplianceHost {
   /** The system kit's folder (image/appliance/system-kit.ts): what every image is built on. */
@@ -27,7 +31,7 @@ export interface ApplianceHost {
   cosictl: string;
 }
 
-const COMMANDS = ['init', 'validate', 'build', 'run'] as const;
+const COMMANDS = ['init', 'validate', 'build', 'run', 'push'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, failed: 3 } as const;
@@ -37,6 +41,7 @@ const OPTIONS: Record<CommandName, { values: readonly string[]; flags: readonly 
   validate: { values: ['-f', '--file'], flags: [] },
   build: { values: ['-f', '--file', '--format'], flags: [] },
   run: { values: ['-f', '--file', '--format', '--memory'], flags: ['--fresh', '--no-build'] },
+  push: { values: ['-f', '--file', '--config', '--context', '-e', '--endpoint'], flags: ['--persist'] },
 };
 
 const HELP: Record<'main' | CommandName, string> = {
@@ -51,6 +56,7 @@ commands:
   validate   check appliance.yaml whole: every problem, each with its field
   build      make its images into out/ beside appliance.yaml
   run        build, then boot the disk image in QEMU with the definition's port forwards
+  push       build changed programs and swap them into a running machine, without a reboot
 
   appliance <command> --help   what a command takes
 
@@ -97,6 +103,23 @@ free port when that one is taken; out/run/cosictl.yaml reaches it when the secre
   --memory MiB   instead of run.memory (default 512)
   --fresh        a new out/run/disk.qcow2: the machine as the image has it
   --no-build     boot what out/ holds as it is
+`,
+  push: `usage: appliance push [NAME...] [-f FILE] [--persist] [--config FILE] [--context NAME] [-e ADDR]
+
+Builds the named extensions (default: every one) as \`appliance build\` does, and each whose image is
+not the one the running machine runs is uploaded to it over the API (in chunks, resumed where the
+machine stands after a lost call), signed with the appliance's signing key, and swapped in without a
+reboot; then followed until the new process runs, and the times printed. The machine runs it as a
+development override (\`cosictl get extensionstatus\` says so; \`cosictl delete extensionoverride NAME\`
+goes back) until its next boot, or across boots and upgrades with --persist. Needs the admin role;
+refused for an extension the machine's config does not declare, and for an unsigned image where an
+ExtensionPolicy has requireSignature.
+
+  --persist        keep the pushed build across reboots and upgrades
+  --config FILE    the cosictl config with the machine's context (default: $COSICTL_CONFIG, then
+                   out/run/cosictl.yaml as \`appliance run\` writes it, then cosictl's own)
+  --context NAME   a context of that file other than its current one
+  -e, --endpoint   the machine's HOST[:PORT], with the context's credentials
 `,
 };
 
@@ -240,6 +263,46 @@ async function initCommand(argv: string[], host: ApplianceHost): Promise<number>
   }
 }
 
+async function pushCommand(argv: string[]): Promise<number> {
+  const file = argValue(argv, '-f', '--file') ?? 'appliance.yaml';
+  const valued = new Set(OPTIONS.push.values);
+  const names = argv.filter((a, i) => !a.startsWith('-') && !valued.has(argv[i - 1] ?? ''));
+  const d = await loadOrExplain(file);
+  if (!d) return EXIT.refused;
+  const outDir = join(dirname(d.file), 'out');
+  const runConfig = join(outDir, 'run', 'cosictl.yaml');
+  const configPath = argValue(argv, '--config')
+    ?? (process.env.COSICTL_CONFIG === undefined && existsSync(runConfig) ? runConfig : undefined);
+  const context = argValue(argv, '--context');
+  const endpoint = argValue(argv, '-e', '--endpoint');
+  const s = step('appliance');
+  let ctx;
+  try {
+    ctx = loadContext({ ...(configPath ? { configPath } : {}), ...(context ? { context } : {}),
+      ...(endpoint ? { endpoint } : {}), warn: (l) => s.info(l) });
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    process.stderr.write(`appliance push: ${e.message}\n`);
+    return EXIT.usage;
+  }
+  try {
+    const pushed = await pushExtensions({ definition: d, names, context: ctx, persist: argv.includes('--persist'),
+      signingKey: () => signingKeyFor(d, outDir), progress: (m) => s.info(m) });
+    if (!pushed.length) process.stdout.write('nothing to push: the machine runs every extension as built\n');
+    for (const p of pushed) {
+      const until = argv.includes('--persist') ? 'kept across boots' : 'until the machine\'s next boot';
+      process.stdout.write(`${p.name}: ${p.status.version} (sha256 ${p.sha256.slice(0, 12)}, `
+        + `${(p.bytes / 1e6).toFixed(1)} MB) running ${p.runningSeconds.toFixed(1)} s after the push began `
+        + `(upload ${p.uploadSeconds.toFixed(1)} s), ${until}\n`);
+    }
+    return EXIT.ok;
+  } catch (e) {
+    if (!(e instanceof PushRefused)) throw e;
+    process.stderr.write(`appliance push: ${e.message}\n`);
+    return EXIT.refused;
+  }
+}
+
 export async function applianceMain(argv: string[], host: ApplianceHost): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -261,7 +324,7 @@ export async function applianceMain(argv: string[], host: ApplianceHost): Promis
     const { values, flags } = OPTIONS[command];
     for (let i = 0; i < rest.length; i++) {
       if (values.includes(rest[i]!)) i++;
-      else if (command === 'init' && !rest[i]!.startsWith('-')) continue;
+      else if ((command === 'init' || command === 'push') && !rest[i]!.startsWith('-')) continue;
       else if (!flags.includes(rest[i]!)) {
         const known = [...values, ...flags];
         const list = known.length ? ` (${known.join(', ')})` : '';
@@ -269,6 +332,7 @@ export async function applianceMain(argv: string[], host: ApplianceHost): Promis
       }
     }
     if (command === 'init') return await initCommand(rest, host);
+    if (command === 'push') return await pushCommand(rest);
     if (command === 'validate') return await validate(rest);
     if (command === 'build') return await buildCommand(rest, host);
     return await runCommand(rest, host);

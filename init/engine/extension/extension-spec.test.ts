@@ -20,7 +20,7 @@ import type { Logger } from '../../../machinery/log.ts';
 import type { ExtensionStatusSpec, PluginStatusSpec } from '../../../machinery/model/runtime-types.ts';
 import {
   CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
-  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
+  EXTENSION_OVERRIDE_TYPE, REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
 } from '../../../proto/gen/resource-types.ts';
 import { ociImage, startTestRegistry } from '../../../machinery/oci/test-registry.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
@@ -401,4 +401,24 @@ t.test('oci://: pulled; a replacement that cannot be pulled leaves the version r
     t.equal(await m.phase('web', 'running'), 'running');
     t.ok(existsSync(join(m.machine.imagesDir, `${hex(v2)}.oci`)), 'kept as a tree');
     t.notOk(existsSync(join(m.machine.imagesDir, `${hex(v1)}.oci`)), 'the replaced version\'s tree is gone');
+  });
+
+t.test('a pushed build runs instead of the declared image, said in its status; deleting its override goes back',
+  async (t) => {
+    const m = await setUp(t);
+    m.root(SHA.one, MANIFEST('web', '1.0.0'));
+    m.root(SHA.two, MANIFEST('web', '1.1.0-dev'));
+    await m.declare('web', 'http://images/web', SHA.one);
+    t.equal(await m.phase('web', 'running'), 'running');
+    const override = { namespace: CONFIG_NS, type: EXTENSION_OVERRIDE_TYPE, id: 'web' };
+    await m.state.create(newResource(override, { sha256: SHA.two, bytes: 64, pushedAt: '2026-11-28T12:00:00.000Z',
+      persist: false, signedBy: '' }));
+    t.equal(await until(async () => (await m.statusOf('web'))?.version, '1.1.0-dev', 5000), '1.1.0-dev');
+    t.match(await m.statusOf('web'), { phase: /starting|running/, sha256: SHA.two,
+      override: 'development build pushed 2026-11-28T12:00:00.000Z (dropped at the next boot) instead of '
+        + SHA.one.slice(0, 12) });
+    t.equal(m.seen.fetches.at(-1), SHA.two, 'the pushed image, found where it was kept');
+    await m.state.teardownAndDestroy(override);
+    t.equal(await until(async () => (await m.statusOf('web'))?.version, '1.0.0', 5000), '1.0.0', 'the declared again');
+    t.equal((await m.statusOf('web'))?.override, '');
   });

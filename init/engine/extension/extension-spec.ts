@@ -29,7 +29,7 @@ import {
 import { encodeLaunch, EXTENSION_LAUNCH_ENV } from '../../../machinery/model/extension-launch.ts';
 import {
   type ExtensionSecretSpec, type ExtensionSpec, type ExtensionStatusSpec, type HealthCheck, type HealthStatusSpec,
-  type PluginStatusSpec, type RegistryCredentialSpec,
+  type PluginStatusSpec, type RegistryCredentialSpec, type ExtensionOverrideSpec,
 } from '../../../machinery/model/runtime-types.ts';
 import { parseOciReference } from '../../../machinery/oci/registry.ts';
 import { ociImagePath } from './oci-fetch.ts';
@@ -47,7 +47,7 @@ import {
 import { ENGINE_OWNER, type PluginSupervisor } from '../supervisor.ts';
 import {
   CONFIG_NS, EXTENSION_SECRET_TYPE, EXTENSION_STATUS_TYPE, EXTENSION_TYPE, HEALTH_STATUS_TYPE, PLUGIN_STATUS_TYPE,
-  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS,
+  REGISTRY_CREDENTIAL_TYPE, RUNTIME_NS, EXTENSION_OVERRIDE_TYPE,
 } from '../../../proto/gen/resource-types.ts';
 import { HEALTH_ID } from '../../../machinery/model/singleton-ids.ts';
 import { NO_ADDRESSES_CONFIGURED } from '../health.ts';
@@ -101,7 +101,7 @@ const sameSpec = (a: ExtensionSpec, b: ExtensionSpec) => a.source === b.source &
   && (a.ca ?? '') === (b.ca ?? '');
 const emptyStatus = (spec: ExtensionSpec): ExtensionStatusSpec => ({
   phase: 'fetching', sha256: spec.sha256, version: '', description: '', error: '', types: [], outputs: [],
-  capabilities: [], cgroup: '', imageBytes: 0, uid: 0, critical: false, restarts: 0,
+  capabilities: [], cgroup: '', imageBytes: 0, uid: 0, critical: false, restarts: 0, override: '',
 });
 
 /** What the controller reads besides its specs: the processes' statuses, and what `after` waits for. */
@@ -115,6 +115,23 @@ interface World {
   secrets: ReadonlyMap<string, ExtensionSecretSpec>;
   /** Each registry's credentials, by its HOST[:PORT]. */
   credentials: ReadonlyMap<string, RegistryCredentialSpec>;
+  /** The development build pushed for each extension (ExtensionOverride), by its name. */
+  overrides: ReadonlyMap<string, ExtensionOverrideSpec>;
+}
+
+/**
+ * The spec in effect: the declared one, or where a build was pushed for it, that build (kept beside the fetched
+ * images by its sha256, so fetching it finds it there), and what its status says of it.
+ */
+function inEffect(
+  spec: ExtensionSpec, pushed: ExtensionOverrideSpec | undefined, imagesDir: string | undefined,
+): { spec: ExtensionSpec; override: string } {
+  if (!pushed || imagesDir === undefined) return { spec, override: '' };
+  const until = pushed.persist ? 'kept across boots' : 'dropped at the next boot';
+  return {
+    spec: { ...spec, source: imagePath(imagesDir, pushed.sha256), sha256: pushed.sha256 },
+    override: `development build pushed ${pushed.pushedAt} (${until}) instead of ${spec.sha256.slice(0, 12)}`,
+  };
 }
 
 /**
@@ -153,6 +170,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   const refused = new Map<string, { spec: ExtensionSpec; key: string; kept?: string }>();
   /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
   const attempted = new Map<string, ExtensionStatusSpec>();
+  /** The spec each extension runs by: its ExtensionSpec's, or a pushed build's (inEffect). */
+  const inEffectNow = new Map<string, ExtensionSpec>();
   const log = o.log;
   const uids = extensionUids('refuse' in o.machine ? undefined : o.machine.uidsFile, (m) => log.warn(m));
   const builtinWriters = new Map(o.builtins.flatMap((b) => b.outputs.map((t) => [t, b.name] as const)));
@@ -235,9 +254,9 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
    */
   async function start(
     name: string, spec: ExtensionSpec, declaredAt: number, report: (s: ExtensionStatusSpec) => Promise<void>,
-    world: World,
+    world: World, override: string,
   ): Promise<ExtensionStatusSpec> {
-    const status = emptyStatus(spec);
+    const status = { ...emptyStatus(spec), override };
     if ('refuse' in o.machine) return failed(name, status, [o.machine.refuse]);
     // Its name becomes a path, a log source and a PluginStatus: checked before anything else.
     if (!EXTENSION_NAME_RE.test(name)) {
@@ -430,6 +449,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       { namespace: RUNTIME_NS, type: HEALTH_STATUS_TYPE, kind: 'weak' }, // network and time, for `after`
       { namespace: CONFIG_NS, type: EXTENSION_SECRET_TYPE, kind: 'weak' },
       { namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, kind: 'weak' }, // a refused pull tried with new ones
+      { namespace: CONFIG_NS, type: EXTENSION_OVERRIDE_TYPE, kind: 'weak' }, // a build pushed, or its push undone
     ],
     retry: { ...DEFAULT_RETRY, ...(o.firstRetryMs !== undefined ? { firstMs: o.firstRetryMs } : {}) },
     async observe(ctx) {
@@ -445,9 +465,15 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
           .map((r) => [r.metadata.id, r.spec as ExtensionSecretSpec])),
         credentials: new Map((await ctx.state.list({ namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE }))
           .map((r) => [r.metadata.id, r.spec as RegistryCredentialSpec])),
+        overrides: new Map((await ctx.state.list({ namespace: CONFIG_NS, type: EXTENSION_OVERRIDE_TYPE }))
+          .map((r) => [r.metadata.id, r.spec as ExtensionOverrideSpec])),
       };
     },
-    async apply(name, spec, prev, world, ctx) {
+    async apply(name, declared, prev, world, ctx) {
+      const effective = inEffect(declared, world.overrides.get(name),
+        'refuse' in o.machine ? undefined : o.machine.imagesDir);
+      const spec = effective.spec;
+      inEffectNow.set(name, spec);
       const have = running.get(name);
       // Launched with another secret (or none): started again with this one.
       const sameSecret = !have?.grants || have.grants.secretKey === secretKey(world.secrets.get(name));
@@ -480,7 +506,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       // Since its ExtensionSpec last changed (the resource as listed, before this controller's finalizer).
       let status: ExtensionStatusSpec;
       try {
-        status = await start(name, spec, ctx.resource.metadata.updated, ctx.report, world);
+        status = await start(name, spec, ctx.resource.metadata.updated, ctx.report, world, effective.override);
       } catch (e) {
         if (e instanceof TryAgain) throw e;
         status = failed(name, emptyStatus(spec), [(e as Error).message]);
@@ -489,7 +515,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       if (status.phase === 'failed') refused.set(name, { spec, key });
       return status;
     },
-    failed: (name, spec, _prev, error) => {
+    failed: (name, declared, _prev, error) => {
+      const spec = inEffectNow.get(name) ?? declared;
       const have = running.get(name);
       // A replacement that could not be fetched yet: the version that runs is still what the status says.
       if (have && !sameSpec(have.spec, spec)) return { ...have.status, error: `not replaced yet: ${error}` };
@@ -499,6 +526,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     },
     async undo(name, _prev, _plugins, resource) {
       refused.delete(name);
+      inEffectNow.delete(name);
       await stop(name);
       if (resource?.metadata.annotations[PURGE_VOLUMES_ANNOTATION] !== 'true' || 'refuse' in o.machine) return;
       const volumes = o.machine.volumes;

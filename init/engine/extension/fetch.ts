@@ -116,8 +116,8 @@ export async function fetchImage(
  * names removed.
  */
 export function sweepPartials(dir: string): string[] {
-  const left = listDir(dir).filter((n) => /^\.[0-9a-f]{64}\.[0-9a-f]+\.partial$/.test(n));
-  // A pull's partial is a directory (oci-fetch.ts).
+  // A pull's partial is a directory (oci-fetch.ts); a push's is named .<sha>.push.partial (extension-push.ts).
+  const left = listDir(dir).filter((n) => /^\.[0-9a-f]{64}\.([0-9a-f]+|push)\.partial$/.test(n));
   for (const n of left) rmSync(join(dir, n), { recursive: true, force: true });
   return left;
 }
