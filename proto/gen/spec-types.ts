@@ -586,7 +586,9 @@ export interface ExtensionPolicySpec {
  * username: robot
  * password: s3cr3t */
 export interface RegistryCredentialSpec {
+  /** The user the registry knows (a robot account, a service principal). */
   username: string;
+  /** Its password or access token. */
   password: string;
 }
 
