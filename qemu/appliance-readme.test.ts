@@ -1,9 +1,9 @@
 // The README's "Your own appliance" commands, run as written: the package made with `npm pack` in this repository
-// (its prepack step builds dist/), then, in a fresh directory, a project that installs it as an ordinary
-// dependency, `npx appliance init`, `build`, `run` (QEMU, its console on the command's output) and, while the machine
-// runs, the page its baked program serves and the API through `run`'s cosictl context. The Node is the one on PATH,
-// as a person's is. The test's only changes: /tmp is its own directory, and a port `run` says was taken is the one
-// it took instead. Then Ctrl-C powers the machine down, and a second build says nothing changed.
+// (its prepack step builds dist/), then, in a fresh directory, a project that installs it as an ordinary dependency,
+// `npx appliance init`, `build`, `run` (QEMU, its console on the command's output) and, while the machine runs, the
+// page its baked program serves, the API through `run`'s cosictl context, and a changed page pushed. The Node is the
+// one on PATH, as a person's is. The test's only changes: /tmp is its own directory, and a port `run` says was taken
+// is the one it took instead. Then Ctrl-C powers the machine down, and a second build says nothing changed.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -54,6 +54,8 @@ const asWritten = (c: string) => c.replaceAll('/tmp', scratch);
 let cwd = scratch;
 let machine: ChildProcess | undefined;
 let machineOut = '';
+/** Whether the block's `appliance push` ran: the page is the changed one from then on. */
+let pushed = false;
 let stopped: Promise<number | null> = Promise.resolve(null);
 t.teardown(async () => {
   if (!machine) return;
@@ -122,7 +124,14 @@ for (const command of rest) {
       await new Promise((x) => setTimeout(x, 3000));
     } while (Date.now() < deadline && machine.exitCode === null);
     t.equal(r.code, 0, r.code === 0 ? 'exit 0' : `${r.err}\nconsole:\n${machineOut.slice(-3000)}`);
-    if (/curl/.test(command)) t.match(r.out, /<h1>Hello from kiosk<\/h1>/, 'hello\'s page, from the machine');
+    if (/appliance push/.test(command)) {
+      pushed = true;
+      t.match(r.out, /^hello: 0\.1\.0 \(sha256 [0-9a-f]{12}, [\d.]+ MB\) running [\d.]+ s after the push began/m,
+        'the changed program runs, the time said');
+    }
+    if (/curl/.test(command)) {
+      t.match(r.out, pushed ? /<h1>Changed<\/h1>/ : /<h1>Hello from kiosk<\/h1>/, 'hello\'s page, from the machine');
+    }
     if (/cosictl get extensionstatus hello/.test(command)) t.match(r.out, /hello\s+\d+\s+running\s+0\.1\.0/);
   });
 }
@@ -136,6 +145,10 @@ t.test('Ctrl-C powers the machine down; a second build with nothing changed says
   t.not(code, 'timeout', `stopped within 90 s${code === 'timeout' ? `:\n${machineOut.slice(-2000)}` : ''}`);
   t.match(machineOut, /\[run\] powering down \(ACPI power button\)[^]*reboot: Power down[^]*QEMU exited \(code 0\)/);
   machine = undefined;
+  // The page pushed is a change the images do not have yet: the first build makes them, the second finds them.
+  const first = await sh('npx appliance build', cwd);
+  t.equal(first.code, 0, first.code === 0 ? 'exit 0' : first.err);
+  t.match(first.out, pushed ? /kiosk 0\.1\.0: built in/ : /nothing changed/);
   const again = await sh('npx appliance build', cwd);
   t.equal(again.code, 0, again.code === 0 ? 'exit 0' : again.err);
   t.match(again.out, /kiosk 0\.1\.0: nothing changed since the last build \([\d.]+ s\)/);

@@ -202,7 +202,9 @@ t.test('appliance push: a changed program swapped in without a reboot, said to b
     t.match(g.out, /hello, world/, 'the pushed program answers the Greeting');
     const again = await run('push', '--config', m.cosictlConfig);
     t.equal(again.code, 0);
-    t.match(again.out, /nothing to push: the machine runs every extension as built/, 'nothing changed: nothing sent');
+    t.match(again.out, /^filler: 1\.0\.0 \(sha256 [0-9a-f]{12}, [\d.]+ MB\) running/m,
+      'every extension: filler, built from the same directory, changed too and is sent');
+    t.notMatch(again.out, /^hello:/m, 'hello runs its build already: not sent again');
     t.equal((await run('push', 'nosuch', '--config', m.cosictlConfig)).code, 1, 'an extension the project lacks');
   });
 

@@ -31,15 +31,16 @@ t.test('help everywhere; usage errors exit 2 and say where help is', async (t) =
   t.equal(none.code, 2);
   t.match(none.out, /^usage: appliance <command>/);
   t.match((await run('--help')).out, /validate {3}check appliance\.yaml whole[\s\S]*exit codes: 0 done; 1 /);
-  for (const c of ['init', 'validate', 'build', 'run']) {
+  for (const c of ['init', 'validate', 'build', 'run', 'push']) {
     const h = await run(c, '--help');
     t.equal(h.code, 0);
-    t.match(h.out, new RegExp(`^usage: appliance ${c} \\[(-f FILE|DIR)\\]`));
+    t.match(h.out, new RegExp(`^usage: appliance ${c} \\[(-f FILE|DIR|NAME\\.\\.\\.)\\]`));
     t.equal((await run('help', c)).out, h.out, `appliance help ${c}`);
   }
   const unknown = await run('bulid');
   t.equal(unknown.code, 2);
-  t.match(unknown.err, /unknown command "bulid"; one of init, validate, build, run/);
+  t.match(unknown.err, /unknown command "bulid"; one of init, validate, build, run, push/);
+  t.match((await run('push', '--persist', '--config')).err, /--config needs a value/);
   t.match((await run('run', '--format', 'iso')).err, /--format: "iso": run boots a disk image, qcow2 or raw/);
   t.match((await run('run', '--memory', 'lots')).err, /--memory: "lots": a whole number of MiB, at least 128/);
   t.match((await run('init', 'a', 'b')).err, /appliance init: one directory, not 2/);

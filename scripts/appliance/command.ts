@@ -267,14 +267,15 @@ async function pushCommand(argv: string[]): Promise<number> {
   const file = argValue(argv, '-f', '--file') ?? 'appliance.yaml';
   const valued = new Set(OPTIONS.push.values);
   const names = argv.filter((a, i) => !a.startsWith('-') && !valued.has(argv[i - 1] ?? ''));
+  const configArg = argValue(argv, '--config');
+  const context = argValue(argv, '--context');
+  const endpoint = argValue(argv, '-e', '--endpoint');
   const d = await loadOrExplain(file);
   if (!d) return EXIT.refused;
   const outDir = join(dirname(d.file), 'out');
   const runConfig = join(outDir, 'run', 'cosictl.yaml');
-  const configPath = argValue(argv, '--config')
+  const configPath = configArg
     ?? (process.env.COSICTL_CONFIG === undefined && existsSync(runConfig) ? runConfig : undefined);
-  const context = argValue(argv, '--context');
-  const endpoint = argValue(argv, '-e', '--endpoint');
   const s = step('appliance');
   let ctx;
   try {

@@ -76,9 +76,10 @@ curl http://127.0.0.1:8080/  # hello's page, from the machine
 \`\`\`
 
 While it runs, its API: \`COSICTL_CONFIG=out/run/cosictl.yaml ${o.cosictl} get extensionstatus\`, and
-\`${o.cosictl} logs hello\` for the program's output. Change the page or the program, build again, and
-upgrade the running machine with \`${o.cosictl} upgrade --image out/appliance-upgrade.tar\` (the
-version in appliance.yaml goes up first).
+\`${o.cosictl} logs hello\` for the program's output. Change the page or the program and
+\`${o.invocation} push\`: it is built and swapped into the running machine in seconds, until its next
+boot. To ship it, build again and upgrade the machine with
+\`${o.cosictl} upgrade --image out/appliance-upgrade.tar\` (the version in appliance.yaml goes up first).
 
 \`secrets.yaml\` (who may use the machine's API) and \`signing-key.pem\` (whose upgrades it takes) were made
 here and are kept out of version control by \`.gitignore\`: keep them somewhere safe.
