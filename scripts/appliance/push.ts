@@ -103,34 +103,62 @@ async function pushOne(s: Session, b: BuiltExtension, o: PushOptions): Promise<P
   }
 }
 
-/** Sends the image in chunks; a call that fails on the way is sent again from where the machine stands. */
+/** Calls in flight at once: the machine takes each in order, so the network and the machine overlap. */
+const IN_FLIGHT = 4;
+
+/**
+ * Sends the image in chunks, IN_FLIGHT at a time; after a call fails on the way, the others are let end and the
+ * image is sent on from where the machine says it stands. The machine's answer to the image itself ends the push.
+ */
 async function upload(s: Session, b: BuiltExtension, persist: boolean, signature: Buffer): Promise<void> {
   const fd = openSync(b.path, 'r');
   try {
-    let offset = 0;
+    let next = 0;
     let failures = 0;
-    const chunk = Buffer.alloc(UPLOAD_CHUNK_MAX);
+    /** The machine took a chunk: the push is open, and more may be in flight. */
+    let opened = false;
     for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, offset);
-      try {
-        const r = await callUnary(s.state, EXTENSION_RPC.push, {
-          extension: b.name, sha256: b.sha256, size: b.bytes, offset, data: chunk.subarray(0, n), persist, signature,
-        }, s.longCallMs);
-        offset = Number(r.received);
-        if (r.complete) return;
-        failures = 0;
-      } catch (e) {
-        // A call lost on the way is sent again from where the machine says it stands; its answer to the image (a
-        // StateError) ends the push.
-        const stands = /the machine holds (\d+) bytes|the machine holds (no) push/.exec((e as Error).message);
-        if (stands && failures++ < 3) {
-          offset = stands[2] ? 0 : Number(stands[1]);
-          continue;
+      let complete = false;
+      /** The first failure of this round, the lowest offset that failed, and where the machine said it stands. */
+      let failed: Error | undefined;
+      let lowest = Infinity;
+      let stands: number | undefined;
+      const inFlight = new Set<Promise<void>>();
+      const send = (offset: number, data: Buffer) => {
+        const call = callUnary(s.state, EXTENSION_RPC.push, {
+          extension: b.name, sha256: b.sha256, size: b.bytes, offset, data, persist, signature,
+        }, s.longCallMs).then((r) => {
+          opened = true;
+          if (r.complete) complete = true;
+        }, (e: Error) => {
+          failed ??= e;
+          lowest = Math.min(lowest, offset);
+          const at = /the machine holds (\d+) bytes|the machine holds (no) push/.exec(e.message);
+          if (at) stands = Math.min(stands ?? Infinity, at[2] ? 0 : Number(at[1]));
+        }).finally(() => inFlight.delete(call));
+        inFlight.add(call);
+      };
+      while (!failed && !complete && (next < b.bytes || inFlight.size)) {
+        // The first chunk alone: it opens the push (or is refused) before the others come.
+        while (inFlight.size < (opened ? IN_FLIGHT : 1) && next < b.bytes && !failed) {
+          const data = Buffer.alloc(Math.min(UPLOAD_CHUNK_MAX, b.bytes - next));
+          readSync(fd, data, 0, data.length, next);
+          send(next, data);
+          next += data.length;
         }
-        if (e instanceof StateError) throw new PushRefused(`${b.name}: ${e.message}`, { cause: e });
-        if (failures++ >= 3) throw e;
-        await sleep(1000);
+        await Promise.race(inFlight);
       }
+      await Promise.all(inFlight);
+      if (complete) return;
+      if (!failed) throw new Error(`${b.name}: every byte sent, and the machine did not say the image was whole`);
+      if (stands !== undefined && failures++ < 3) {
+        next = stands;
+        continue;
+      }
+      if (failed instanceof StateError) throw new PushRefused(`${b.name}: ${failed.message}`, { cause: failed });
+      if (failures++ >= 3) throw failed;
+      await sleep(1000);
+      next = Number.isFinite(lowest) ? lowest : 0;
     }
   } finally {
     closeSync(fd);

@@ -1,13 +1,14 @@
 // extension-push: the machine's side of `appliance push` (ExtensionService/Push): an extension's image received in
 // chunks into `.<sha256>.push.partial` beside the kept images, each chunk where the last one ended (a push cut off
-// resumes where the machine says it stands), checked against its sha256 once whole, then kept as <sha256>.squashfs
+// resumes where the machine says it stands; one that comes ahead of the others waits for them, so a client may keep
+// a few in flight), hashed as it comes and checked against its sha256 once whole, then kept as <sha256>.squashfs
 // and declared as the ExtensionOverride of the extension's name, which the extension controller runs instead of the
 // declared image. The first chunk is refused, and nothing kept, for an extension the machine does not declare, an
 // image larger than an extension may be, or a signature it needs and does not verify (an ExtensionPolicy with
 // requireSignature; a signature given is checked always). Overrides pushed with `persist` are written down
 // (persistedOverrides) and declared again at the next boot; the others go with it.
-import { createHash, verify, type KeyObject } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, openSync, closeSync, fsyncSync, readFileSync, renameSync, rmSync,
+import { createHash, verify, type Hash, type KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, closeSync, fsyncSync, readFileSync, renameSync, rmSync,
   statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../../../cosi/state/errors.ts';
@@ -22,7 +23,7 @@ import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
 import {
   CONFIG_NS, EXTENSION_OVERRIDE_TYPE, EXTENSION_POLICY_TYPE, EXTENSION_TYPE,
 } from '../../../proto/gen/resource-types.ts';
-import { imagePath, MAX_EXTENSION_BYTES } from './fetch.ts';
+import { imagePath, MAX_EXTENSION_BYTES, rememberChecked } from './fetch.ts';
 
 export interface PushChunk {
   extension: string; sha256: string; size: number; offset: number; data: Buffer; persist: boolean;
@@ -39,8 +40,17 @@ export interface ExtensionPushesOptions {
   now?: () => Date;
 }
 
-interface Receiving { sha256: string; size: number; file: string; received: number; persist: boolean;
-  signedBy: string }
+interface Receiving {
+  sha256: string; size: number; file: string; received: number; persist: boolean; signedBy: string;
+  /** The sha256 of what was received so far. */
+  hash: Hash;
+  /** Chunks that came before the ones ahead of them, waiting. */
+  waiting: (() => void)[];
+}
+
+/** How far ahead of what the machine holds a chunk may come and wait for the rest: a few chunks in flight. */
+const MAX_AHEAD = 8 << 20;
+const AHEAD_WAIT_MS = 30_000;
 
 const SHA256_RE = /^[0-9a-f]{64}$/;
 const refuse = (message: string, id: string) => new StateError('failed-precondition', message, id);
@@ -60,11 +70,12 @@ export class ExtensionPushes {
         throw refuse(`offset ${c.offset}: the machine holds no push of ${c.sha256} for extension ${c.extension}; `
           + 'send from 0', c.extension);
       }
-      if (r) rmSync(r.file, { force: true });
-      this.receiving.delete(c.extension);
+      if (r) this.drop(c.extension, r);
       r = await this.begin(c, dir);
       this.receiving.set(c.extension, r);
     }
+    // A chunk sent while the ones before it are still on their way waits for them (a client keeps a few in flight).
+    if (c.offset > r.received && c.offset - r.received <= MAX_AHEAD) await arrived(r, c.offset);
     if (c.offset !== r.received) {
       throw refuse(`offset ${c.offset}: the machine holds ${r.received} bytes of extension ${c.extension}'s image; `
         + 'send from there', c.extension);
@@ -73,6 +84,7 @@ export class ExtensionPushes {
       this.drop(c.extension, r);
       throw refuse(`more than the ${r.size} bytes said`, c.extension);
     }
+    // Appended and hashed at once (no await between): chunks are taken whole and in order.
     const fd = openSync(r.file, 'a', 0o600);
     try {
       writeSync(fd, c.data);
@@ -80,15 +92,18 @@ export class ExtensionPushes {
     } finally {
       closeSync(fd);
     }
+    r.hash.update(c.data);
     r.received += c.data.length;
+    for (const w of r.waiting.splice(0)) w();
     if (r.received < r.size) return { received: r.received, complete: false };
-    const got = await hashOf(r.file);
+    this.receiving.delete(c.extension);
+    const got = r.hash.digest('hex');
     if (got !== r.sha256) {
-      this.drop(c.extension, r);
+      rmSync(r.file, { force: true });
       throw refuse(`its bytes are sha256 ${got}, not the ${r.sha256} said: nothing kept`, c.extension);
     }
     renameSync(r.file, imagePath(dir, r.sha256));
-    this.receiving.delete(c.extension);
+    rememberChecked(imagePath(dir, r.sha256), r.sha256);
     const override: ExtensionOverrideSpec = {
       sha256: r.sha256, bytes: r.size, pushedAt: (this.o.now?.() ?? new Date()).toISOString(), persist: r.persist,
       signedBy: r.signedBy,
@@ -133,19 +148,29 @@ export class ExtensionPushes {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, `.${c.sha256}.push.partial`);
     rmSync(file, { force: true });
-    return { sha256: c.sha256, size: c.size, file, received: 0, persist: c.persist, signedBy };
+    return { sha256: c.sha256, size: c.size, file, received: 0, persist: c.persist, signedBy,
+      hash: createHash('sha256'), waiting: [] };
   }
 
   private drop(name: string, r: Receiving): void {
     rmSync(r.file, { force: true });
     this.receiving.delete(name);
+    for (const w of r.waiting.splice(0)) w();
   }
 }
 
-async function hashOf(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
-  return h.digest('hex');
+/** Until `r` holds `offset` bytes, or AHEAD_WAIT_MS pass (then the caller says where it stands). */
+function arrived(r: Receiving, offset: number): Promise<void> {
+  return new Promise((resolve) => {
+    const deadline = setTimeout(resolve, AHEAD_WAIT_MS);
+    const check = () => {
+      if (r.received >= offset) {
+        clearTimeout(deadline);
+        resolve();
+      } else r.waiting.push(check);
+    };
+    check();
+  });
 }
 
 /** The overrides pushed with `persist`, as written down: declared again at boot when their image is still kept. */

@@ -35,7 +35,9 @@ import { parseOciReference } from '../../../machinery/oci/registry.ts';
 import { ociImagePath } from './oci-fetch.ts';
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
-import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
+import {
+  imagePath, RefusedImage, sweepPartials, sweepUnusedImages, type FetchedImage,
+} from './fetch.ts';
 import { extensionUids } from './extension-uids.ts';
 import { purgeVolumes, volumeUsage } from './extension-volumes.ts';
 import { secretKey } from './extension-secrets.ts';
@@ -170,6 +172,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   const refused = new Map<string, { spec: ExtensionSpec; key: string; kept?: string }>();
   /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
   const attempted = new Map<string, ExtensionStatusSpec>();
+  /** The image a replacement fetched before the running version stopped, for its start to take. */
+  const fetchedFirst = new Map<string, { sha256: string; image: FetchedImage }>();
   /** The spec each extension runs by: its ExtensionSpec's, or a pushed build's (inEffect). */
   const inEffectNow = new Map<string, ExtensionSpec>();
   const log = o.log;
@@ -269,7 +273,11 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     const machine = o.machine;
     await report(status);
     sweepImages(machine, spec.sha256);
-    const image = await fetchExtensionImage(machine, name, spec, credentialsOf);
+    // Fetched a moment ago, before the version it replaces stopped: not read and hashed again.
+    const had = fetchedFirst.get(name);
+    fetchedFirst.delete(name);
+    const image = had?.sha256 === spec.sha256 ? had.image
+      : await fetchExtensionImage(machine, name, spec, credentialsOf);
     if (image instanceof RefusedImage) return failed(name, status, [`fetching: ${image.message}`]);
     // The server may be back later: the spec controller tries again.
     if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
@@ -498,6 +506,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
           return { ...follow(name, have, world.plugins.get(name)), error: kept };
         }
         if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
+        fetchedFirst.set(name, { sha256: spec.sha256, image });
       }
       if (have) {
         await ctx.report({ ...have.status, phase: 'stopping' });

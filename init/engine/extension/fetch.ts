@@ -8,7 +8,8 @@
 // From a path only a regular file is read (not a FIFO that never ends, not a device), and its hash
 // is not said when it differs (the file may be anything root can read). A kept image's modification time is when
 // it was last used (each fetch that finds it sets it): one unused for IMAGE_KEEP_MS is removed (sweepUnusedImages),
-// so the images of every version an upgrade left behind do not fill /var.
+// so the images of every version an upgrade left behind do not fill /var. A kept image is hashed again before it is
+// used, once a boot (again only when its size or time changed since).
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, renameSync,
@@ -65,11 +66,13 @@ export async function fetchImage(
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (existsSync(final)) {
-      // Damaged or unreadable since it was kept: fetched anew.
-      const again = await hashOf(final).catch((e: Error) => e);
+      // Damaged or unreadable since it was kept: fetched anew. Checked once a boot (a push or a replacement finds it
+      // again within seconds, and the file is root's).
+      const again = checkedThisBoot(final, sha256) ? sha256 : await hashOf(final).catch((e: Error) => e);
       if (again === sha256) {
         const now = new Date();
         utimesSync(final, now, now); // used now: kept another IMAGE_KEEP_MS
+        rememberChecked(final, sha256);
         return { path: final, bytes: statSync(final).size, reused: true };
       }
       rmSync(final, { force: true });
@@ -100,6 +103,7 @@ export async function fetchImage(
     }
     renameSync(partial, final);
     syncDirectory(dir);
+    rememberChecked(final, sha256);
     return { path: final, bytes: counter.bytes, reused: false };
   } catch (e) {
     await discardPartial(sink, partial);
@@ -137,6 +141,23 @@ export function sweepUnusedImages(dir: string, inUse: ReadonlySet<string>, keepM
   });
   for (const n of old) rmSync(join(dir, n), { recursive: true, force: true });
   return old;
+}
+
+/** The kept images whose hash was checked since this boot, by path: their size and modification time then. */
+const checked = new Map<string, { sha256: string; size: number; mtimeMs: number }>();
+
+/** Records that the image at `path` was found to be `sha256` now (a fetch, a push). */
+export function rememberChecked(path: string, sha256: string): void {
+  const st = statSync(path);
+  checked.set(path, { sha256, size: st.size, mtimeMs: st.mtimeMs });
+}
+
+/** Whether `path` was checked to be `sha256` this boot and has not changed since (its size and time). */
+function checkedThisBoot(path: string, sha256: string): boolean {
+  const c = checked.get(path);
+  if (c?.sha256 !== sha256) return false;
+  const st = statSync(path);
+  return st.size === c.size && st.mtimeMs === c.mtimeMs;
 }
 
 async function hashOf(path: string): Promise<string> {
