@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main as appliance } from '../scripts/appliance.ts';
+import { applianceIn } from '../scripts/lib/appliance-in.ts';
 import { READY_RE } from '../init/boot/ready-line.ts';
 import { bootWithApi, TEST_CA_DOCUMENT, type ApiVm } from './api-vm.ts';
 import YAML from 'yaml';
@@ -79,22 +79,7 @@ formats: [${formats}]
 writeFileSync(join(project, 'appliance.yaml'), definition('1.0.0', 'raw, qcow2'));
 
 /** `appliance ARGS` run in the project's directory, its exit code and what it printed. */
-async function run(...args: string[]): Promise<{ code: number; out: string }> {
-  const cwd = process.cwd();
-  const write = process.stdout.write.bind(process.stdout);
-  let out = '';
-  process.chdir(project);
-  process.stdout.write = ((s: string) => {
-    out += s;
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    return { code: await appliance(args), out };
-  } finally {
-    process.stdout.write = write;
-    process.chdir(cwd);
-  }
-}
+const run = (...args: string[]) => applianceIn(project, ...args);
 
 t.test('appliance build: raw and qcow2 of one disk; again with nothing changed, nothing done', async (t) => {
   const first = await run('build');

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { bootApiMachine, TEST_CA_DOCUMENT } from '../qemu/api-machine.ts';
 import { freePort } from '../qemu/free-port.ts';
-import { main as appliance } from './appliance.ts';
+import { applianceIn } from './lib/appliance-in.ts';
 import { build } from './build.ts';
 import { benchArgs } from './lib/bench-args.ts';
 
@@ -33,23 +33,7 @@ process.on('exit', () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** `appliance ARGS` in the project, its exit code and what it printed on stdout. */
-async function run(project: string, ...argv: string[]): Promise<{ code: number; out: string }> {
-  const cwd = process.cwd();
-  const write = process.stdout.write.bind(process.stdout);
-  let out = '';
-  process.chdir(project);
-  process.stdout.write = ((s: string) => {
-    out += s;
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    return { code: await appliance(argv), out };
-  } finally {
-    process.stdout.write = write;
-    process.chdir(cwd);
-  }
-}
+const run = applianceIn;
 
 const project = join(dir, 'bench');
 if ((await run(dir, 'init', project)).code !== 0) throw new Error('appliance init failed');
