@@ -180,8 +180,8 @@ t.test('appliance push: a changed program swapped in without a reboot, said to b
     const status = JSON.parse((await m.run(['get', 'extensionstatus', 'hello', '-o', 'json'])).out) as
       { spec: { sha256: string; phase: string; override: string } };
     t.not(status.spec.sha256, firstSha, 'another image');
-    t.match(status.spec, { phase: 'running', override: new RegExp(`^development build pushed .* \\(dropped at the `
-      + `next boot\\) instead of ${firstSha.slice(0, 12)}$`) });
+    t.match(status.spec, { phase: 'running',
+      override: new RegExp(`^pushed \\S+, until the next boot; declared ${firstSha.slice(0, 12)}$`) });
     t.equal(m.vm.console().match(new RegExp(READY_RE.source, 'g'))?.length, 1, 'no reboot');
     const g = await m.poll(['get', 'greetingstatus', 'world', '-o', 'json'], /hello, world/, 60_000);
     t.match(g.out, /hello, world/, 'the pushed program answers the Greeting');

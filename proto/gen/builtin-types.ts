@@ -518,6 +518,10 @@ export const BUILTIN_TYPES = [
       {
         "name": "Error",
         "jsonPath": "{.error}"
+      },
+      {
+        "name": "Override",
+        "jsonPath": "{.override}"
       }
     ],
     "access": "controllers"

@@ -666,7 +666,8 @@ export interface ExtensionStatusSpec {
   critical: boolean;
   /** How many times its program was restarted since it started (its PluginStatus's count). */
   restarts: number;
-  /** A development build pushed with `appliance push` runs instead of the declared image: when, and until when. */
+  /** A development build pushed with `appliance push` runs instead of the declared image: when, until when, and the
+   * declared image's sha256 (short). Empty: the declared image runs. */
   override: string;
 }
 

@@ -415,8 +415,7 @@ t.test('a pushed build runs instead of the declared image, said in its status; d
       persist: false, signedBy: '' }));
     t.equal(await until(async () => (await m.statusOf('web'))?.version, '1.1.0-dev', 5000), '1.1.0-dev');
     t.match(await m.statusOf('web'), { phase: /starting|running/, sha256: SHA.two,
-      override: 'development build pushed 2026-11-28T12:00:00.000Z (dropped at the next boot) instead of '
-        + SHA.one.slice(0, 12) });
+      override: `pushed 2026-11-28T12:00:00.000Z, until the next boot; declared ${SHA.one.slice(0, 12)}` });
     t.equal(m.seen.fetches.at(-1), SHA.two, 'the pushed image, found where it was kept');
     await m.state.teardownAndDestroy(override);
     t.equal(await until(async () => (await m.statusOf('web'))?.version, '1.0.0', 5000), '1.0.0', 'the declared again');

@@ -129,10 +129,10 @@ function inEffect(
   spec: ExtensionSpec, pushed: ExtensionOverrideSpec | undefined, imagesDir: string | undefined,
 ): { spec: ExtensionSpec; override: string } {
   if (!pushed || imagesDir === undefined) return { spec, override: '' };
-  const until = pushed.persist ? 'kept across boots' : 'dropped at the next boot';
+  const until = pushed.persist ? 'kept across boots' : 'until the next boot';
   return {
     spec: { ...spec, source: imagePath(imagesDir, pushed.sha256), sha256: pushed.sha256 },
-    override: `development build pushed ${pushed.pushedAt} (${until}) instead of ${spec.sha256.slice(0, 12)}`,
+    override: `pushed ${pushed.pushedAt}, ${until}; declared ${spec.sha256.slice(0, 12)}`,
   };
 }
 
