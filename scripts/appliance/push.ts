@@ -95,7 +95,10 @@ async function pushOne(s: Session, b: BuiltExtension, o: PushOptions): Promise<P
     const timeout = sleep(o.runningTimeoutMs ?? 300_000).then(() => undefined);
     const st = await Promise.race([f.ended, timeout]);
     if (!st) throw new PushRefused(`${b.name}: not running ${o.runningTimeoutMs ?? 300_000} ms after its push`);
-    if (st.phase !== 'running') throw new PushRefused(`${b.name}: ${st.phase}: ${st.error}`);
+    if (st.phase !== 'running') {
+      throw new PushRefused(`${b.name}: ${st.phase}: ${st.error} (\`cosictl delete extensionoverride ${b.name}\` `
+        + 'runs the declared image again)');
+    }
     return { name: b.name, sha256: b.sha256, bytes: b.bytes, uploadSeconds,
       runningSeconds: (performance.now() - started) / 1000, status: st };
   } finally {
