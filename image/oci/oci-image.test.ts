@@ -9,9 +9,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
 import { LAYER_MEDIA, MEDIA, OciRefused, readOciImage, unpackImage } from './oci-image.ts';
-import type { TarHeader } from '../../machinery/oci/tar-read.ts';
+import { tarOf } from '../../machinery/oci/test-registry.ts';
 import { sha256 } from '../hash.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'oci-image-test-'));
@@ -92,15 +91,6 @@ t.test('two tags in one layout: refused, naming them', async (t) => {
 
 // --- layouts written here, to break on purpose
 
-
-async function tarOf(entries: { header: TarHeader; data?: string }[]): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) p.entry(e.header, e.data ?? '');
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
 
 interface LayoutOptions {
   layers: Buffer[];

@@ -182,8 +182,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     imagesDir: 'refuse' in extensionMachine ? extensionMachine : extensionMachine.imagesDir,
     trustedKeys: async () => (await currentTrust(state)).keys,
   });
-  /** Where the builds pushed with --persist are written down (beside the kept images: /var). */
-  const pushedFile = 'refuse' in extensionMachine ? undefined : join(extensionMachine.imagesDir, 'pushed.json');
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
     extensions: {
@@ -315,7 +313,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     });
   }
   // Builds pushed with --persist at an earlier boot run again, before the controller starts their extensions.
-  if (pushedFile && !('refuse' in extensionMachine)) {
+  if (!('refuse' in extensionMachine)) {
+    // Beside the kept images (/var).
+    const pushedFile = join(extensionMachine.imagesDir, 'pushed.json');
     for (const [name, spec] of readPersistedOverrides(pushedFile, extensionMachine.imagesDir, o.log)) {
       await upsert(state, { namespace: CONFIG_NS, type: EXTENSION_OVERRIDE_TYPE, id: name }, spec, '');
     }

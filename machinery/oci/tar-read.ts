@@ -12,24 +12,14 @@ export interface TarEntry<D = Buffer> {
   data: D;
 }
 
+/** Every entry of the archive held in `archive`, its bytes read (a `docker save` archive, whole). */
 export async function readTar(archive: Buffer, what: string): Promise<TarEntry[]> {
   const entries: TarEntry[] = [];
-  const x = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    x.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => chunks.push(c as Buffer));
-      stream.on('end', () => {
-        entries.push({ header, data: Buffer.concat(chunks) });
-        next();
-      });
-      stream.on('error', reject);
-    });
-    x.on('finish', resolve);
-    x.on('error', (e: Error) => reject(new Error(`${what}: not a tar archive: ${e.message}`, { cause: e })));
+  await eachTarEntry(Readable.from([archive]), what, async (header, body) => {
+    const chunks: Buffer[] = [];
+    for await (const c of body) chunks.push(c);
+    entries.push({ header, data: Buffer.concat(chunks) });
   });
-  Readable.from([archive]).pipe(x);
-  await done;
   return entries;
 }
 

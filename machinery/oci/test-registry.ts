@@ -1,17 +1,29 @@
 // test-registry: for tests only, a registry of the test's own on loopback (the OCI Distribution API's GETs of
-// manifests and blobs by digest), serving images the test makes from files (`ociImage`), and misbehaving on purpose
-// by repository: `wrong` (a manifest that is not its digest), `huge` (a manifest of 100 MB), `endless` (every blob
-// never ends), `loop` (blobs redirect forever), `locked` (401 forever, a token or not), `private...` (opened by the
-// token its realm gives for the Basic credentials ci:pw). Every request is recorded in `seen`.
+// manifests and blobs by digest), serving images the test makes from files (`ociImage`, layers by `tarOf`), and
+// misbehaving on purpose by repository: `wrong` (a manifest that is not its digest), `huge` (a manifest of 100 MB),
+// `endless` (every blob never ends), `loop` (blobs redirect forever), `locked` (401 forever, a token or not),
+// `private...` (opened by the token its realm gives for the Basic credentials ci:pw). Every request is recorded in
+// `seen`.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { MEDIA } from './media.ts';
+import type { TarHeader } from './tar-read.ts';
 
 const digestOf = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+
+/** A tar archive of `entries`, as tests write layers. */
+export async function tarOf(entries: { header: TarHeader; data?: string | Buffer }[]): Promise<Buffer> {
+  const p = pack();
+  for (const e of entries) p.entry(e.header, e.data ?? '');
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
 
 export interface TestImage {
   /** sha256:HEX of its manifest. */
@@ -24,15 +36,9 @@ export interface TestImage {
 export async function ociImage(
   files: Record<string, string>, config: { Entrypoint?: string[]; Env?: string[]; Labels?: Record<string, string> },
 ): Promise<TestImage> {
-  const p = pack();
-  for (const [name, text] of Object.entries(files)) {
-    const header = { name, type: 'file' as const, mode: name.startsWith('bin/') ? 0o755 : 0o644 };
-    p.entry(header, text);
-  }
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p) chunks.push(c as Buffer);
-  const tar = Buffer.concat(chunks);
+  const tar = await tarOf(Object.entries(files).map(([name, data]) => ({
+    header: { name, type: 'file', mode: name.startsWith('bin/') ? 0o755 : 0o644 }, data,
+  })));
   const layer = gzipSync(tar);
   const rootfs = { type: 'layers', diff_ids: [digestOf(tar)] };
   const cfg = json({ os: 'linux', architecture: 'amd64', config, rootfs });

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { pack } from 'tar-stream';
-import type { TarHeader } from './tar-read.ts';
+import { tarOf } from './test-registry.ts';
 import { unpackLayers, type LayerSource } from './unpack.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'unpack-test-'));
@@ -16,14 +15,6 @@ t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 let n = 0;
 const fresh = () => join(scratch, `root-${n++}`);
 
-async function tarOf(entries: { header: TarHeader; data?: string | Buffer }[]): Promise<Buffer> {
-  const p = pack();
-  for (const e of entries) p.entry(e.header, e.data ?? '');
-  p.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of p) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
 const diffId = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 const layer = (tar: Buffer, i = 0): LayerSource => ({
   what: `layer ${i}`, compression: 'gzip', diffId: diffId(tar), open: () => Readable.from([gzipSync(tar)]),

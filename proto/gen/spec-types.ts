@@ -545,10 +545,11 @@ export interface ExtensionSpec {
   /** The device nodes its manifest's `devices` may have (character devices, such as /dev/ttyS1): the admin's grant.
    * One the manifest asks for that is not listed here keeps it from starting. */
   devices?: string[];
-  /** oci:// only: the registry is reached over plain http:// (a registry on a private network), not https://. */
+  /** For an oci:// source: the registry is reached over plain http:// (a registry on a private network), not
+   * https://. */
   insecure: boolean;
-  /** oci:// over https only: the CA certificate(s), PEM, that the registry's is checked against instead of the
-   * machine's roots. */
+  /** For an oci:// source over https: the CA certificate(s), PEM, that the registry's is checked against instead of
+   * the machine's roots. */
   ca: string;
 }
 

@@ -23,7 +23,7 @@ import { writeFileAtomic } from '../../../machinery/sys/atomic-write.ts';
 import {
   CONFIG_NS, EXTENSION_OVERRIDE_TYPE, EXTENSION_POLICY_TYPE, EXTENSION_TYPE,
 } from '../../../proto/gen/resource-types.ts';
-import { imagePath, MAX_EXTENSION_BYTES, rememberChecked } from './fetch.ts';
+import { imagePath, MAX_EXTENSION_BYTES, rememberChecked, SHA256_RE } from './fetch.ts';
 
 export interface PushChunk {
   extension: string; sha256: string; size: number; offset: number; data: Buffer; persist: boolean;
@@ -52,7 +52,6 @@ interface Receiving {
 const MAX_AHEAD = 8 << 20;
 const AHEAD_WAIT_MS = 30_000;
 
-const SHA256_RE = /^[0-9a-f]{64}$/;
 const refuse = (message: string, id: string) => new StateError('failed-precondition', message, id);
 
 export class ExtensionPushes {

@@ -35,9 +35,7 @@ import { parseOciReference } from '../../../machinery/oci/registry.ts';
 import { ociImagePath } from './oci-fetch.ts';
 import { missingMountPoints, resolveInImage } from '../../../machinery/sys/extension-root.ts';
 import { capabilityNames, capabilitySet } from '../../../machinery/sys/capabilities.ts';
-import {
-  imagePath, RefusedImage, sweepPartials, sweepUnusedImages, type FetchedImage,
-} from './fetch.ts';
+import { imagePath, RefusedImage, sweepPartials, sweepUnusedImages } from './fetch.ts';
 import { extensionUids } from './extension-uids.ts';
 import { purgeVolumes, volumeUsage } from './extension-volumes.ts';
 import { secretKey } from './extension-secrets.ts';
@@ -172,8 +170,6 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
   const refused = new Map<string, { spec: ExtensionSpec; key: string; kept?: string }>();
   /** What a start that will be tried again found before it failed (its version, critical): its status meanwhile. */
   const attempted = new Map<string, ExtensionStatusSpec>();
-  /** The image a replacement fetched before the running version stopped, for its start to take. */
-  const fetchedFirst = new Map<string, { sha256: string; image: FetchedImage }>();
   /** The spec each extension runs by: its ExtensionSpec's, or a pushed build's (inEffect). */
   const inEffectNow = new Map<string, ExtensionSpec>();
   const log = o.log;
@@ -205,9 +201,6 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     rmSync(imagePath(machine.imagesDir, sha256), { force: true });
     rmSync(ociImagePath(machine.imagesDir, sha256), { recursive: true, force: true });
   }
-  const credentialsOf = (registry: string) => o.state.findSync({
-    namespace: CONFIG_NS, type: REGISTRY_CREDENTIAL_TYPE, id: registry,
-  })?.spec as RegistryCredentialSpec | undefined;
 
   /** Gives back what `r` was given of the machine's (logged when a device cannot be). */
   function giveBack(name: string, r: Running): void {
@@ -273,11 +266,8 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
     const machine = o.machine;
     await report(status);
     sweepImages(machine, spec.sha256);
-    // Fetched a moment ago, before the version it replaces stopped: not read and hashed again.
-    const had = fetchedFirst.get(name);
-    fetchedFirst.delete(name);
-    const image = had?.sha256 === spec.sha256 ? had.image
-      : await fetchExtensionImage(machine, name, spec, credentialsOf);
+    // A replacement's image, fetched before the version it replaces stopped, is found kept (checked this boot).
+    const image = await fetchExtensionImage(machine, name, spec, (r) => world.credentials.get(r));
     if (image instanceof RefusedImage) return failed(name, status, [`fetching: ${image.message}`]);
     // The server may be back later: the spec controller tries again.
     if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
@@ -498,7 +488,7 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
       refused.delete(name);
       if (have && !sameSpec(have.spec, spec) && !('refuse' in o.machine)) {
         // The new image is had before the running version stops: one that cannot be leaves it running.
-        const image = await fetchExtensionImage(o.machine, name, spec, credentialsOf);
+        const image = await fetchExtensionImage(o.machine, name, spec, (r) => world.credentials.get(r));
         if (image instanceof RefusedImage) {
           const kept = `not replaced: fetching: ${image.message}`;
           log.error(`extension ${name}: ${kept}`);
@@ -506,7 +496,6 @@ export function extensionSpec(o: ExtensionSpecOptions): Controller {
           return { ...follow(name, have, world.plugins.get(name)), error: kept };
         }
         if (image instanceof Error) throw new TryAgain(`fetching: ${image.message}`, { cause: image });
-        fetchedFirst.set(name, { sha256: spec.sha256, image });
       }
       if (have) {
         await ctx.report({ ...have.status, phase: 'stopping' });

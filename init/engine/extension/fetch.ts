@@ -32,7 +32,8 @@ export class RefusedImage extends Error {}
 
 export interface FetchedImage { path: string; bytes: number; reused: boolean }
 
-const SHA256_RE = /^[0-9a-f]{64}$/;
+/** An image's sha256 as specs say it: 64 lowercase hex digits. */
+export const SHA256_RE = /^[0-9a-f]{64}$/;
 
 /** Where the image of this hash is kept in `dir`. */
 export const imagePath = (dir: string, sha256: string) => join(dir, `${sha256}.squashfs`);
