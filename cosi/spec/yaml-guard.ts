@@ -3,7 +3,7 @@
 // after most of a second), costs about 0.7 ms per KiB, and its duplicate-key check is
 // quadratic (20,000 keys: 1.5 s), so nesting is bounded by a linear scan (scanNesting),
 // size by a limit, and duplicate keys are found in one pass (parseUntrustedYaml).
-import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 
 /** Deepest flow nesting ([ and {) accepted by default. */
 export const MAX_FLOW_DEPTH = 64;
@@ -130,7 +130,7 @@ export const MAX_YAML_DOCUMENT_BYTES = 32 << 10;
  * `at`: where a syntax error is, 1-based, in the text parsed; the message counts lines from
  * `firstLine` (the text's first line in the input it came from).
  */
-export type YamlParsed = { ok: true; value: unknown }
+export type YamlParsed = { ok: true; value: unknown; warnings?: string[] }
   | { ok: false; message: string; at?: { line: number; col: number } };
 
 /**
@@ -150,8 +150,10 @@ export function codeFrame(text: string, at: { line: number; col: number }, first
   return shown.join('\n');
 }
 
-/** The first key a mapping of `doc` has twice, found in one pass (the parser's own check is quadratic). */
-function duplicateKey(node: unknown): string | undefined {
+/** Every key a mapping of `doc` has again (each later occurrence), found in one pass (the parser's own check is
+ * quadratic); `line` gives a key node's line. */
+function duplicateKeys(node: unknown, line: (n: unknown) => number | undefined): { key: string; line?: number }[] {
+  const found: { key: string; line?: number }[] = [];
   const stack: unknown[] = [node];
   while (stack.length) {
     const n = stack.pop();
@@ -159,14 +161,24 @@ function duplicateKey(node: unknown): string | undefined {
       const seen = new Set<string>();
       for (const pair of n.items) {
         const k = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        if (seen.has(k)) return k;
+        if (seen.has(k)) {
+          const at = line(pair.key);
+          found.push({ key: k, ...(at !== undefined ? { line: at } : {}) });
+        }
         seen.add(k);
         stack.push(pair.key, pair.value);
       }
     } else if (isSeq(n)) stack.push(...n.items);
   }
-  return undefined;
+  return found.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }
+
+/**
+ * How a YAML text is read. `yaml-1.2`: ours (a duplicated key refuses the document). `pyyaml`: as cloud-init's
+ * PyYAML safe_load reads it, so cloud-init input means here what it means there: YAML 1.1 (an unquoted 0600 is 384,
+ * yes/no/on/off are booleans, !!binary is bytes) and a duplicated key's last value wins, with a warning.
+ */
+export type YamlDialect = 'yaml-1.2' | 'pyyaml';
 
 /**
  * One YAML document from untrusted input, or why not: at most `maxBytes`, nesting scanned
@@ -174,7 +186,7 @@ function duplicateKey(node: unknown): string | undefined {
  * YAML text (a yaml_spec, a config document, cloud-init's) is parsed here.
  */
 export function parseUntrustedYaml(
-  text: string, o: { maxBytes?: number; maxDepth?: number; firstLine?: number } = {},
+  text: string, o: { maxBytes?: number; maxDepth?: number; firstLine?: number; dialect?: YamlDialect } = {},
 ): YamlParsed {
   const maxBytes = o.maxBytes ?? MAX_YAML_DOCUMENT_BYTES;
   if (text.length > maxBytes) {
@@ -183,7 +195,9 @@ export function parseUntrustedYaml(
   }
   const deep = scanNesting(text, o.maxDepth);
   if (deep) return { ok: false, message: deep };
-  const d = parseDocument(text, { uniqueKeys: false });
+  const pyyaml = o.dialect === 'pyyaml';
+  const lines = new LineCounter();
+  const d = parseDocument(text, { uniqueKeys: false, lineCounter: lines, ...(pyyaml ? { version: '1.1' } : {}) });
   if (d.errors.length) {
     const e = d.errors[0]!;
     const first = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
@@ -194,10 +208,18 @@ export function parseUntrustedYaml(
       ...(at ? { at: { line: at.line, col: at.col } } : {}),
     };
   }
-  const dup = duplicateKey(d.contents);
-  if (dup !== undefined) return { ok: false, message: `not valid YAML: the key "${dup}" appears twice in a mapping` };
+  const lineOf = (n: unknown) => {
+    const start = (n as { range?: [number] }).range?.[0];
+    return start === undefined ? undefined : (o.firstLine ?? 1) + lines.linePos(start).line - 1;
+  };
+  const dups = duplicateKeys(d.contents, lineOf);
+  if (dups.length && !pyyaml) {
+    return { ok: false, message: `not valid YAML: the key "${dups[0]!.key}" appears twice in a mapping` };
+  }
+  const warnings = dups.map((x) => `${x.line !== undefined ? `line ${x.line}: ` : ''}the key "${x.key}" appears `
+    + 'again in its mapping: the last value is used, as cloud-init does');
   try {
-    return { ok: true, value: d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
+    return { ok: true, value: d.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), ...(warnings.length ? { warnings } : {}) };
   } catch (e) {
     return { ok: false, message: `not accepted: ${(e as Error).message}` };
   }

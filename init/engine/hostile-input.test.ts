@@ -21,7 +21,8 @@ import { newResource, type Resource } from '../../cosi/resource/resource.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import { decodeConfigInput } from '../../machinery/config/config-input.ts';
 import { checkDocuments, loadDocuments } from '../../machinery/config/documents.ts';
-import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
+import { translateUserDataWith } from '../../machinery/config/cloud-init/user-data.ts';
+import { noJinja } from '../../machinery/config/cloud-init/jinja.ts';
 import { CONFIG_RPC } from '../../machinery/model/service-wire.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../../plugins/index.ts';
@@ -122,7 +123,7 @@ t.test(`parsers: ${N} seeded inputs each, none throws what it does not promise`,
     }, () => false),
     'cloud-init user data': fuzz(N, (i) => Buffer.from(i % 2 ? `#cloud-config\n${hostileYaml(r)}`
       : mutate(r, Buffer.from('#cloud-config\nhostname: a\nntp: {servers: [192.0.2.1]}\n'))),
-    (b: Buffer) => translateUserData(b), () => false),
+    (b: Buffer) => translateUserDataWith(b, noJinja), () => false),
     'gRPC message framing': fuzz(N, () => [mutate(r, frame(Buffer.from('hello'))), r.bytes(r.int(32))],
       ([a, b]: [Buffer, Buffer]) => {
         const m = new MessageReader(4 << 20);

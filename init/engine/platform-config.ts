@@ -5,6 +5,7 @@
 // (or neither has one); on a new instance the platform's user data replaces it.
 import { ConfigRefused } from '../../machinery/config/validate-config.ts';
 import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
+import type { InstanceData } from '../../machinery/config/cloud-init/jinja.ts';
 import type { Logger } from '../../machinery/log.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Controller } from '../../cosi/controller/contract.ts';
@@ -38,6 +39,9 @@ export function decide(u: UserDataSpec, persisted: SavedConfig | undefined):
     + `${saved || 'none'}): the user data from ${u.source} replaces the persisted config` };
 }
 
+/** The instance data the platform plugin gave with the user data (for a Jinja template). */
+const instanceData = (u: UserDataSpec) => (u.instanceData ? JSON.parse(u.instanceData) as InstanceData : undefined);
+
 /** Applies the platform's user data as it comes and changes: a controller of the engine's (engine-controllers.ts). */
 export function platformConfig(o: PlatformConfigOptions & { owner: string }): Controller {
   let seen = '';
@@ -52,7 +56,7 @@ export function platformConfig(o: PlatformConfigOptions & { owner: string }): Co
       await o.config.refuse(u.source, [`${u.source}: user data ${u.problem}`]);
       return;
     }
-    const t = translateUserData(new TextEncoder().encode(u.content));
+    const t = await translateUserData(new TextEncoder().encode(u.content), instanceData(u));
     if (!t.ok) {
       await o.config.refuse(u.source, [`${u.source}: ${t.message}`]);
       return;

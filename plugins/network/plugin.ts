@@ -19,6 +19,8 @@ import { resolverMergeController } from './resolver-merge.ts';
 import { resolverSpecController } from './resolver-spec.ts';
 import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
+import { ruleMergeController } from './rule-merge.ts';
+import { ruleSpecController } from './rule-spec.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import { definitionsServedBy } from '../../machinery/model/definitions.ts';
 import { readFileSync } from 'node:fs';
@@ -31,7 +33,8 @@ const rtnl = () => (shared ??= new Rtnl(native()));
 export const networkPlugin: Plugin = {
   name: 'network',
   startFirst: true,
-  description: 'Links (MTU, up/down), addresses and routes through rtnetlink; DHCP; hostname and resolvers by layer; '
+  description: 'Links (MTU, up/down), addresses, routes and routing rules through rtnetlink; DHCP; hostname and '
+    + 'resolvers by layer; '
     + 'the ip= layer.',
   namespaces: () => ({
     [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).',
@@ -46,9 +49,11 @@ export const networkPlugin: Plugin = {
     // On a host (`serve`) nothing by itself: no links brought up, no DHCP on the host's network.
     linkConfigController({ machineLinks: !inHostMode() }), ...(inHostMode() ? [] : [dhcpConfigController()]),
     cmdlineConfigController(),
-    linkMergeController(), addressMergeController(), routeMergeController(), dhcpMergeController(),
+    linkMergeController(), addressMergeController(), routeMergeController(), ruleMergeController(),
+    dhcpMergeController(),
     hostnameMergeController(), resolverMergeController(),
-    linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), dhcpSpecController(native),
+    linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ruleSpecController(rtnl),
+    dhcpSpecController(native),
     hostnameSpecController(
       nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim()),
     ),

@@ -1,20 +1,28 @@
-// route-merge: RouteSpecs of every layer -> one MergedRouteSpec per destination and
-// metric (id destination/metric), the kernel's own key of the main table: a default
-// route declared by config replaces DHCP's at the same metric.
+// route-merge: RouteSpecs of every layer -> one MergedRouteSpec per table, destination (and so
+// family) and metric, the kernel's own key of a route: a default route declared by config
+// replaces DHCP's at the same metric, and an IPv4 and an IPv6 default route stay two.
 import { isIP } from 'node:net';
 import { mergeController } from '../sdk/merge-controller.ts';
 import { type RouteSpecSpec } from './types.ts';
 import { MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
 
 export const DEFAULT_METRIC = 1024;
+export const MAIN_TABLE = 254;
 
-/** A route's destination; unset is the default route of its gateway's family. */
+/** A route's destination; unset is the default route of its gateway's (or source's) family. */
 export function routeDestination(s: RouteSpecSpec): string {
-  return s.destination ?? (s.gateway && isIP(s.gateway) === 6 ? '::/0' : '0.0.0.0/0');
+  const v6 = (s.gateway && isIP(s.gateway) === 6) || (s.source && isIP(s.source) === 6);
+  return s.destination ?? (v6 ? '::/0' : '0.0.0.0/0');
+}
+
+/** The merged id: table (left out for main), destination, metric. */
+export function routeKey(s: RouteSpecSpec): string {
+  const table = s.table ?? MAIN_TABLE;
+  return `${table === MAIN_TABLE ? '' : `table-${table}/`}${routeDestination(s)}/${s.metric ?? DEFAULT_METRIC}`;
 }
 
 export const routeMergeController = () => mergeController<RouteSpecSpec>({
   name: 'route-merge', namespace: NETWORK_NS, inputType: ROUTE_SPEC_TYPE, outputType: MERGED_ROUTE_SPEC_TYPE,
-  key: (s) => `${routeDestination(s)}/${s.metric ?? DEFAULT_METRIC}`,
+  key: routeKey,
   combine: 'winner',
 });

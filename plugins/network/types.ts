@@ -3,7 +3,8 @@
 //   LinkStatus      observed links (kernel dump + notifications), id = link name
 //   LinkSpec        up/down and MTU of a link, per layer -> MergedLinkSpec -> LinkSpecStatus
 //   AddressSpec     an address on a link, per layer -> MergedAddressSpec (id link/address) -> AddressSpecStatus
-//   RouteSpec       a route, per layer -> MergedRouteSpec (id destination/metric) -> RouteSpecStatus
+//   RouteSpec       a route, per layer -> MergedRouteSpec (id [table-N/]destination/metric) -> RouteSpecStatus
+//   RuleSpec        a routing policy rule, per layer -> MergedRuleSpec (id family/priority/match) -> RuleSpecStatus
 //   DhcpSpec        DHCP on a link or not, per layer -> MergedDhcpSpec -> the client and its DhcpLease
 //   HostnameSpec    per layer -> MergedHostnameSpec "hostname" -> HostnameSpecStatus
 //   ResolverSpec    per layer -> MergedResolverSpec "resolvers" -> ResolverSpecStatus
@@ -13,5 +14,5 @@ export type {
   AddressSpecSpec, AddressSpecStatusSpec, DhcpLeaseSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec,
   HostnameSpecStatusSpec,
   LinkSpecSpec, LinkSpecStatusSpec, LinkStatusSpec, ResolverSpecSpec, ResolverSpecStatusSpec, RouteSpecSpec,
-  RouteSpecStatusSpec,
+  RouteSpecStatusSpec, RuleSpecSpec, RuleSpecStatusSpec,
 } from '../../proto/gen/spec-types.ts';

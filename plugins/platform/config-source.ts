@@ -9,10 +9,12 @@
 // the winner's user data becomes UserData "machine" (the engine applies it), what the
 // platform says about the machine PlatformMetadata, and its network PlatformNetwork.
 import { createHash } from 'node:crypto';
+import { release } from 'node:os';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { decodeConfigInput } from '../../machinery/config/config-input.ts';
 import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
+import type { InstanceData } from '../../machinery/config/cloud-init/jinja.ts';
 import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
 import { type LinkStatusSpec, type RouteSpecStatusSpec } from '../network/types.ts';
@@ -52,9 +54,21 @@ export interface ConfigSourceOptions {
 
 interface Tried { state: ConfigSourceSpec['state']; attempts: number; nextAt: number; message: string }
 
+/** cloud-init's instance data for Jinja user data: its `v1` names (dashed ones too) and the raw meta-data. */
+export function instanceDataOf(f: Found, platform: string): InstanceData {
+  const m = f.meta;
+  const v1: Record<string, unknown> = {
+    cloud_name: platform, platform, instance_id: m.instanceId ?? '', local_hostname: m.hostname ?? '',
+    region: m.region ?? '', availability_zone: m.zone ?? '', machine: process.arch === 'x64' ? 'x86_64' : process.arch,
+    kernel_release: release(), distro: 'appliance',
+  };
+  for (const k of ['cloud_name', 'instance_id', 'local_hostname', 'availability_zone']) v1[k.replace(/_/g, '-')] = v1[k];
+  return { v1, ds: { meta_data: f.metaData ?? {} } };
+}
+
 /** The user data as the engine takes it: text, or why it cannot be used. */
-export function userDataOf(f: Found, source: string, instanceId: string): UserDataSpec {
-  const base = { source, instanceId, ignored: f.ignored };
+export function userDataOf(f: Found, source: string, instanceId: string, platform = ''): UserDataSpec {
+  const base = { source, instanceId, ignored: f.ignored, instanceData: JSON.stringify(instanceDataOf(f, platform)) };
   if (!f.userData) return { ...base, format: 'empty', content: '', digest: '', problem: '' };
   const d = decodeConfigInput(f.userData);
   if (!d.ok) return { ...base, format: '', content: '', digest: '', problem: d.message };
@@ -193,5 +207,5 @@ async function publish(ctx: Ctx, source: string, detected: Detected, f: Found): 
     });
   }
   await ctx.state.put({ namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID },
-    userDataOf(f, source, instanceId));
+    userDataOf(f, source, instanceId, detected.platform));
 }

@@ -785,6 +785,10 @@ export const BUILTIN_TYPES = [
         "jsonPath": "{.metric}"
       },
       {
+        "name": "Table",
+        "jsonPath": "{.table}"
+      },
+      {
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
@@ -810,6 +814,10 @@ export const BUILTIN_TYPES = [
       {
         "name": "Metric",
         "jsonPath": "{.metric}"
+      },
+      {
+        "name": "Table",
+        "jsonPath": "{.table}"
       },
       {
         "name": "Layer",
@@ -852,6 +860,87 @@ export const BUILTIN_TYPES = [
       "RouteStatuses.net.appliance.dev"
     ],
     "access": "controllers"
+  },
+  {
+    "type": "RuleSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.RuleSpecSpec",
+    "printColumns": [
+      {
+        "name": "From",
+        "jsonPath": "{.from}"
+      },
+      {
+        "name": "To",
+        "jsonPath": "{.to}"
+      },
+      {
+        "name": "Table",
+        "jsonPath": "{.table}"
+      },
+      {
+        "name": "Priority",
+        "jsonPath": "{.priority}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
+    ]
+  },
+  {
+    "type": "MergedRuleSpecs.net.appliance.dev",
+    "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.RuleSpecSpec",
+    "printColumns": [
+      {
+        "name": "From",
+        "jsonPath": "{.from}"
+      },
+      {
+        "name": "To",
+        "jsonPath": "{.to}"
+      },
+      {
+        "name": "Table",
+        "jsonPath": "{.table}"
+      },
+      {
+        "name": "Priority",
+        "jsonPath": "{.priority}"
+      },
+      {
+        "name": "Layer",
+        "jsonPath": "{.layer}"
+      }
+    ]
+  },
+  {
+    "type": "RuleSpecStatuses.net.appliance.dev",
+    "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.RuleSpecStatusSpec",
+    "printColumns": [
+      {
+        "name": "From",
+        "jsonPath": "{.from}"
+      },
+      {
+        "name": "To",
+        "jsonPath": "{.to}"
+      },
+      {
+        "name": "Table",
+        "jsonPath": "{.table}"
+      },
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Error",
+        "jsonPath": "{.error}"
+      }
+    ]
   },
   {
     "type": "DhcpSpecs.net.appliance.dev",

@@ -58,6 +58,10 @@ export const ExtensionPhaseValues: readonly ExtensionPhase[] = ['fetching', 'sta
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 export const LogLevelValues: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
 
+/** RouteType: what a route does with a packet (the kernel's RTN_* types). */
+export type RouteType = 'unicast' | 'blackhole' | 'unreachable' | 'prohibit';
+export const RouteTypeValues: readonly RouteType[] = ['unicast', 'blackhole', 'unreachable', 'prohibit'];
+
 /** DhcpState: where a DHCPv4 client is (RFC 2131 states). */
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
@@ -974,9 +978,9 @@ export interface AddressSpecStatusSpec {
   applied?: AppliedAddress;
 }
 
-/** RouteSpecSpec: a route in the main table. Specs of every layer with the same
- * destination and metric merge into one (the kernel keeps one such route): the
- * highest layer's gateway and link win.
+/** RouteSpecSpec: a route. Specs of every layer with the same table, destination (and so
+ * family) and metric merge into one (the kernel keeps one such route): the highest
+ * layer's gateway and link win.
  * 
  * Example:
  * destination: 198.51.100.0/24
@@ -987,12 +991,24 @@ export interface RouteSpecSpec {
   destination?: string;
   /** Next hop; unset for a route on the link itself. */
   gateway?: string;
-  /** The link the route goes out of. */
+  /** The link the route goes out of; a blackhole, unreachable or prohibit route has none. */
   link: string;
   /** Route priority (lower wins); unset is 1024. */
   metric?: number;
   /** Where this spec comes from (unset: config). */
   layer?: Layer;
+  /** The routing table, 1-4294967295 except 255 (local); unset is the main table, 254. Other tables are
+   * consulted through routing rules (RuleSpec). */
+  table?: number;
+  /** The gateway is on the link even though no address of the link covers it (RTNH_F_ONLINK), as clouds that
+   * hand out /32 addresses need. */
+  onLink?: boolean;
+  /** The source address preferred for packets this route carries; an address of the machine. */
+  source?: string;
+  /** The path MTU of this route, in bytes. */
+  mtu?: number;
+  /** What the route does: unicast (unset), blackhole, unreachable or prohibit. */
+  type?: RouteType;
 }
 
 /** AppliedRoute: a route as route-spec put it in the kernel. */
@@ -1001,15 +1017,26 @@ export interface AppliedRoute {
   destination: string;
   /** The next hop, if any. */
   gateway?: string;
-  /** The link it goes out of. */
+  /** The link it goes out of (none for a blackhole, unreachable or prohibit route). */
   link: string;
   /** Its priority. */
   metric: number;
+  /** Its table. */
+  table: number;
+  /** Whether the gateway was declared on the link. */
+  onLink?: boolean;
+  /** The preferred source address. */
+  source?: string;
+  /** The path MTU. */
+  mtu?: number;
+  /** Its type. */
+  type?: RouteType;
 }
 
-/** RouteSpecStatusSpec: what route-spec did with a merged RouteSpec (id destination/metric). */
+/** RouteSpecStatusSpec: what route-spec did with a merged RouteSpec (id table/destination/metric, the table left
+ * out for the main one). */
 export interface RouteSpecStatusSpec {
-  /** Whether the route is in the main table. */
+  /** Whether the route is in its table. */
   state?: ApplyState;
   /** The destination network (0.0.0.0/0 or ::/0 for a default route). */
   destination: string;
@@ -1025,6 +1052,55 @@ export interface RouteSpecStatusSpec {
   error?: string;
   /** What is in the kernel because of this spec (removed when the spec goes or changes). */
   applied?: AppliedRoute;
+  /** The route's table (254 is main). */
+  table: number;
+}
+
+/** RuleSpecSpec: a routing policy rule: packets that match it (source, destination, firewall
+ * mark, TOS) are routed by `table` (RouteSpecs with that table). Specs of every layer with
+ * the same family, priority and match merge into one; the highest layer's table wins.
+ * 
+ * Example:
+ * from: 192.0.2.0/24
+ * table: 100
+ * priority: 100 */
+export interface RuleSpecSpec {
+  /** Packets from this network (source address), e.g. 192.0.2.0/24. */
+  from?: string;
+  /** Packets to this network. */
+  to?: string;
+  /** The table they are routed by. */
+  table: number;
+  /** Rules are tried in increasing priority; unset lets the kernel choose (just below the lowest in use). */
+  priority?: number;
+  /** Packets with this firewall mark. */
+  mark?: number;
+  /** Packets with this type of service. */
+  tos?: number;
+  /** The address family when neither from nor to says (4 or 6; unset is 4). */
+  family?: number;
+  /** Where this spec comes from (unset: config). */
+  layer?: Layer;
+}
+
+/** RuleSpecStatusSpec: what rule-spec did with a merged RuleSpec (id family/priority/match). */
+export interface RuleSpecStatusSpec {
+  /** Whether the rule is in the kernel. */
+  state?: ApplyState;
+  /** The source network matched. */
+  from?: string;
+  /** The destination network matched. */
+  to?: string;
+  /** The table the rule sends to. */
+  table: number;
+  /** Its priority, as declared. */
+  priority?: number;
+  /** The highest layer that declares it. */
+  layer?: Layer;
+  /** Why it is not in the kernel. */
+  error?: string;
+  /** The rule as put in the kernel (taken out when the spec goes or changes). */
+  applied?: RuleSpecSpec;
 }
 
 /** DhcpSpecSpec: whether a link runs a DHCPv4 client. The default layer turns it on for
@@ -1161,7 +1237,7 @@ export interface UserDataSpec {
   source: string;
   /** The platform's instance id when it has one: a persisted config of another instance is not used. */
   instanceId: string;
-  /** The form it came in: machine-config, cloud-config, multipart, script, empty. */
+  /** The form it came in: machine-config, cloud-config, jinja, multipart, script, empty. */
   format: string;
   /** The user data, UTF-8 text (not parsed here). */
   content: string;
@@ -1171,6 +1247,8 @@ export interface UserDataSpec {
   digest: string;
   /** Why the user data cannot be used (not UTF-8, too large); content is empty then. */
   problem: string;
+  /** cloud-init's instance data as JSON (`v1` and `ds.meta_data`), from which a Jinja template is rendered. */
+  instanceData: string;
 }
 
 /** PlatformMetadataSpec: what the platform says about this machine (id "platform"). */
@@ -1195,21 +1273,47 @@ export interface PlatformMetadataSpec {
 
 /** PlatformRoute: a route the platform's network config declares. */
 export interface PlatformRoute {
-  /** Destination CIDR; unset is the default route. */
+  /** Destination CIDR; unset is the default route of the gateway's family. */
   to?: string;
-  /** Gateway address. */
+  /** Gateway address; empty for a route on the link itself. */
   via: string;
   /** Route metric; unset is the kernel's default. */
   metric?: number;
+  /** The routing table; unset is main. */
+  table?: number;
+  /** The gateway is on the link though no address covers it. */
+  onLink?: boolean;
+  /** The preferred source address. */
+  from?: string;
+  /** The route's path MTU. */
+  mtu?: number;
+  /** unicast (unset), blackhole, unreachable or prohibit. */
+  type?: RouteType;
+}
+
+/** PlatformRule: a routing policy rule of the platform's network config. */
+export interface PlatformRule {
+  /** Source network. */
+  from?: string;
+  /** Destination network. */
+  to?: string;
+  /** The table to look up. */
+  table: number;
+  /** The rule's priority. */
+  priority?: number;
+  /** Firewall mark. */
+  mark?: number;
+  /** Type of service. */
+  tos?: number;
 }
 
 /** PlatformInterface: one interface of the platform's network config, matched by name or MAC. */
 export interface PlatformInterface {
-  /** The interface's name in the machine (eth0); empty when matched by MAC only. */
+  /** The interface's name in the machine (eth0), or a shell glob of names (en*); empty when matched otherwise. */
   name: string;
   /** Matched by this MAC address (lower case) when set. */
   mac: string;
-  /** Run DHCPv4 on it. */
+  /** Run DHCPv4 on it (and only then: an interface the config names without it has no DHCPv4). */
   dhcp4: boolean;
   /** Static addresses, CIDR. */
   addresses?: string[];
@@ -1217,6 +1321,8 @@ export interface PlatformInterface {
   mtu?: number;
   /** Routes through this interface (gateway4 and routes). */
   routes?: PlatformRoute[];
+  /** Matched by the driver's name (a shell glob), with name and mac when they are set too. */
+  driver?: string;
 }
 
 /** PlatformNetworkSpec: the network the platform describes (id "platform"): NoCloud and
@@ -1232,8 +1338,10 @@ export interface PlatformNetworkSpec {
   hostname: string;
   /** Time servers the platform offers (EC2 169.254.169.123, GCE metadata.google.internal). */
   timeServers?: string[];
-  /** Keys of the network config this system does not translate (bonds, vlans, dhcp6, ...). */
+  /** Keys of the network config this system does not translate, each with its path and why. */
   ignored?: string[];
+  /** Routing policy rules. */
+  rules?: PlatformRule[];
 }
 
 /** ApiCertificateAuthoritySpec: the CA of the API (id "api"; sensitive, admin only).
@@ -1733,6 +1841,8 @@ export const MESSAGES = {
   RouteSpecSpec: 'appliance.net.v1alpha1.RouteSpecSpec',
   AppliedRoute: 'appliance.net.v1alpha1.AppliedRoute',
   RouteSpecStatusSpec: 'appliance.net.v1alpha1.RouteSpecStatusSpec',
+  RuleSpecSpec: 'appliance.net.v1alpha1.RuleSpecSpec',
+  RuleSpecStatusSpec: 'appliance.net.v1alpha1.RuleSpecStatusSpec',
   DhcpSpecSpec: 'appliance.net.v1alpha1.DhcpSpecSpec',
   DhcpLeaseSpec: 'appliance.net.v1alpha1.DhcpLeaseSpec',
   HostnameSpecSpec: 'appliance.net.v1alpha1.HostnameSpecSpec',
@@ -1744,6 +1854,7 @@ export const MESSAGES = {
   UserDataSpec: 'appliance.platform.v1alpha1.UserDataSpec',
   PlatformMetadataSpec: 'appliance.platform.v1alpha1.PlatformMetadataSpec',
   PlatformRoute: 'appliance.platform.v1alpha1.PlatformRoute',
+  PlatformRule: 'appliance.platform.v1alpha1.PlatformRule',
   PlatformInterface: 'appliance.platform.v1alpha1.PlatformInterface',
   PlatformNetworkSpec: 'appliance.platform.v1alpha1.PlatformNetworkSpec',
   ApiCertificateAuthoritySpec: 'appliance.security.v1alpha1.ApiCertificateAuthoritySpec',

@@ -8,14 +8,17 @@ import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../../proto/gen/builtin-ty
 import { offlineValidationContext, validateConfig } from '../validate-config.ts';
 import { parseMetaData } from './meta-data.ts';
 import { prefixOf, translateNetworkConfig } from './network-config.ts';
-import { translateUserData } from './user-data.ts';
+import { translateUserDataWith } from './user-data.ts';
+import { noJinja } from './jinja.ts';
 import { parseYaml } from '../safe-yaml.ts';
+
+const translate = (b: Uint8Array) => translateUserDataWith(b, noJinja);
 
 const ctx = await offlineValidationContext(BUILTIN_TYPES as DefinitionInput[], BUILTIN_NAMESPACES);
 const enc = (s: string) => new TextEncoder().encode(s);
 
 t.test('#cloud-config: hostname, fqdn and ntp become resources; the rest is listed as ignored with why', (t) => {
-  const r = translateUserData(enc(`#cloud-config
+  const r = translate(enc(`#cloud-config
 hostname: web1
 fqdn: web1.example.net
 manage_etc_hosts: true
@@ -44,17 +47,17 @@ frobnicate: 1
 
 t.test('user-data kinds: our own config as it is, gzip undone, scripts ignored, bad YAML refused', (t) => {
   const ours = 'metadata: {type: motd, id: m}\nspec: {text: hi}\n';
-  const a = translateUserData(gzipSync(ours));
+  const a = translate(gzipSync(ours));
   t.ok(a.ok && a.data.format === 'machine-config' && a.data.config === ours);
-  const s = translateUserData(enc('#!/bin/sh\necho pwned\n'));
+  const s = translate(enc('#!/bin/sh\necho pwned\n'));
   t.ok(s.ok && s.data.format === 'script' && s.data.config === '');
   t.match(s.ok ? s.data.ignored[0] : '', /a script, not run: this system has no shell/);
-  const bad = translateUserData(enc('#cloud-config\nhostname: [unclosed\n'));
+  const bad = translate(enc('#cloud-config\nhostname: [unclosed\n'));
   t.notOk(bad.ok);
   t.match(bad.ok ? '' : bad.message, /#cloud-config.*not valid YAML/);
-  const deep = translateUserData(enc(`#cloud-config\nx: ${'['.repeat(20_000)}\n`));
+  const deep = translate(enc(`#cloud-config\nx: ${'['.repeat(20_000)}\n`));
   t.match(deep.ok ? '' : deep.message, /nested/);
-  const empty = translateUserData(enc('  \n'));
+  const empty = translate(enc('  \n'));
   t.ok(empty.ok && empty.data.format === 'empty');
   t.end();
 });
@@ -91,7 +94,7 @@ Content-Type: text/cloud-config
 hostname: second
 --==BOUNDARY==--
 `;
-  const r = translateUserData(enc(mime));
+  const r = translate(enc(mime));
   if (!r.ok) throw new Error(r.message);
   t.equal(r.data.format, 'multipart');
   const { docs } = validateConfig(r.data.config, ctx, 'user-data');
@@ -171,15 +174,21 @@ t.test('network-config v1: physical with static and dhcp subnets, nameserver and
 t.test('meta-data: instance-id and local-hostname; other keys listed', (t) => {
   const r = parseMetaData('instance-id: iid-local01\nlocal-hostname: cloudimg\npublic-keys: [x]\n');
   t.same(r, { ok: true, meta: { instanceId: 'iid-local01', hostname: 'cloudimg',
-    ignored: ['meta-data public-keys: this system has no SSH logins'] } });
-  t.same(parseMetaData('{"instance-id": "i-1"}'), { ok: true, meta: { instanceId: 'i-1', hostname: '', ignored: [] } });
+    ignored: ['meta-data public-keys: this system has no SSH logins'],
+    raw: { 'instance-id': 'iid-local01', 'local-hostname': 'cloudimg', 'public-keys': ['x'] } } });
+  t.same(parseMetaData('{"instance-id": "i-1"}'),
+    { ok: true, meta: { instanceId: 'i-1', hostname: '', ignored: [], raw: { 'instance-id': 'i-1' } } });
+  const twice = parseMetaData('instance-id: a\nlocal-hostname: x\ninstance-id: b\n');
+  t.same(twice.ok && [twice.meta.instanceId, twice.meta.ignored], ['b', [
+    'meta-data line 3: the key "instance-id" appears again in its mapping: the last value is used, as cloud-init does',
+  ]], 'a duplicated key: the last wins, with a warning (PyYAML), not a failed source');
   t.notOk(parseMetaData('- a list\n').ok);
   t.end();
 });
 
 t.test('#cloud-config write_files: FileSpecs for /run, /var and /tmp; what cannot be honoured listed with why', (t) => {
   const packed = gzipSync('compressed\n').toString('base64');
-  const r = translateUserData(enc(`#cloud-config
+  const r = translate(enc(`#cloud-config
 write_files:
   - path: /run/app/settings.json
     content: '{"debug": false}'
@@ -208,9 +217,8 @@ write_files:
   const { docs } = validateConfig(r.data.config, ctx, 'user-data');
   t.same(docs.map((d) => [d.type, d.id, d.spec]), [
     ['FileSpecs.system.appliance.dev', 'cloud-init-file-1',
-      { path: '/var/lib/app/blob', content: 'aGVsbG8K', encoding: 'base64', mode: '0600' }],
-    ['FileSpecs.system.appliance.dev', 'cloud-init-file-2',
-      { path: '/tmp/packed', content: Buffer.from('compressed\n').toString('base64'), encoding: 'base64' }],
+      { path: '/var/lib/app/blob', content: 'hello\n', mode: '0600' }],
+    ['FileSpecs.system.appliance.dev', 'cloud-init-file-2', { path: '/tmp/packed', content: 'compressed\n' }],
     ['FileSpecs.system.appliance.dev', 'cloud-init-file-6',
       { path: '/run/app/settings.json', content: '{"debug": true}' }],
   ], 'the last entry for a path wins, as cloud-init writes them in order');
@@ -219,9 +227,9 @@ write_files:
   t.match(ignored, /write_files\[1\] \/var\/lib\/app\/blob: owner app:app ignored, written as root/);
   t.match(ignored, /write_files\[3\] \/etc\/motd: only files under \/run, \/var and \/tmp are written/);
   t.match(ignored, /write_files\[4\] \/var\/log\/app.log: append is not supported/);
-  t.match(ignored, /write_files\[5\] \/run\/suid: permissions 4755 set setuid/);
+  t.match(ignored, /write_files\[5\] \/run\/suid: permissions "4755" set setuid/);
   t.match(ignored, /write_files\[7\] must be a mapping/);
-  const bomb = translateUserData(enc(`#cloud-config
+  const bomb = translate(enc(`#cloud-config
 write_files: [{path: /tmp/bomb, encoding: gz+b64, content: ${gzipSync(Buffer.alloc(2 << 20)).toString('base64')}}]
 `));
   t.match(bomb.ok ? bomb.data.ignored.join('\n') : bomb.message, /\/tmp\/bomb: content is not gzip of at most 1 MiB/);

@@ -1,5 +1,5 @@
-// multipart: MIME multipart user-data (cloud-init's format for several parts) ->
-// its parts, each with its content type and decoded body. Only what cloud-init
+// multipart: MIME user-data (cloud-init's format for several parts, or one part with MIME
+// headers) -> its parts, each with its content type and decoded body. Only what cloud-init
 // writers produce: one level of nesting, base64 or 7bit/8bit/quoted-printable-free bodies.
 
 export interface MimePart { type: string; filename?: string; body: string }
@@ -10,6 +10,13 @@ export type Multipart = { ok: true; parts: MimePart[] } | { ok: false; message: 
 export function isMultipart(text: string): boolean {
   const head = text.slice(0, 4096).split(/\r?\n\r?\n/, 1)[0] ?? '';
   return /^content-type:\s*multipart\//im.test(head);
+}
+
+/** True when the text is a MIME message of one part: it starts with MIME headers, one of them its Content-Type. */
+export function isSinglePartMime(text: string): boolean {
+  const head = text.slice(0, 4096).split(/\r?\n\r?\n/, 1)[0] ?? '';
+  return /^(content-type|mime-version):/i.test(head) && /^content-type:/im.test(head) && !isMultipart(text)
+    && /\r?\n\r?\n/.test(text);
 }
 
 function headers(block: string): Map<string, string> {
@@ -24,6 +31,20 @@ function headers(block: string): Map<string, string> {
 
 const param = (value: string, name: string) =>
   new RegExp(`;\\s*${name}="?([^";]+)"?`, 'i').exec(value)?.[1];
+
+/** The one part of a single-part MIME message: its type and decoded body. */
+export function parseSinglePart(text: string): MimePart {
+  const split = /\r?\n\r?\n/.exec(text)!;
+  return partOf(headers(text.slice(0, split.index)), text.slice(split.index + split[0].length));
+}
+
+function partOf(h: Map<string, string>, raw: string): MimePart {
+  const type = (h.get('content-type') ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
+  const content = (h.get('content-transfer-encoding') ?? '').toLowerCase() === 'base64'
+    ? Buffer.from(raw.replace(/\s+/g, ''), 'base64').toString('utf8') : raw;
+  const filename = param(h.get('content-disposition') ?? '', 'filename');
+  return { type, ...(filename ? { filename } : {}), body: content.replace(/^\s*\n/, '') };
+}
 
 export function parseMultipart(text: string, depth = 0): Multipart {
   const split = /\r?\n\r?\n/.exec(text);
@@ -41,20 +62,16 @@ export function parseMultipart(text: string, depth = 0): Multipart {
     if (chunk.startsWith('--')) break;
     const sep = /\r?\n\r?\n/.exec(chunk);
     const h = headers(sep ? chunk.slice(0, sep.index) : chunk);
-    let content = sep ? chunk.slice(sep.index + sep[0].length) : '';
-    const type = (h.get('content-type') ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
-    if ((h.get('content-transfer-encoding') ?? '').toLowerCase() === 'base64') {
-      content = Buffer.from(content.replace(/\s+/g, ''), 'base64').toString('utf8');
-    }
-    if (type.startsWith('multipart/')) {
+    const raw = sep ? chunk.slice(sep.index + sep[0].length) : '';
+    const part = partOf(h, raw);
+    if (part.type.startsWith('multipart/')) {
       if (depth > 0) return { ok: false, message: 'MIME: multipart nested more than one level' };
-      const inner = parseMultipart(`Content-Type: ${h.get('content-type')}\n\n${content}`, depth + 1);
+      const inner = parseMultipart(`Content-Type: ${h.get('content-type')}\n\n${part.body}`, depth + 1);
       if (!inner.ok) return inner;
       parts.push(...inner.parts);
       continue;
     }
-    const filename = param(h.get('content-disposition') ?? '', 'filename');
-    parts.push({ type, ...(filename ? { filename } : {}), body: content.replace(/^\s*\n/, '') });
+    parts.push(part);
   }
   return { ok: true, parts };
 }

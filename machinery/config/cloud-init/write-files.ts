@@ -1,6 +1,6 @@
 // write-files: cloud-config's write_files -> FileSpec documents (ids cloud-init-file-N).
-// What a FileSpec can say is translated: content as text or base64 (gzip undone here),
-// permissions. An entry this system cannot honour (a path outside /run, /var and /tmp,
+// What a FileSpec can say is translated: content as text, base64 or YAML !!binary (gzip undone
+// here), permissions. An entry this system cannot honour (a path outside /run, /var and /tmp,
 // append, content from a URL, setuid bits) is left out with why; an owner other than root
 // is noted, since the file is still written (as root: this system has no other users).
 import { gunzipSync } from 'node:zlib';
@@ -12,7 +12,7 @@ import type { Translation } from './translation.ts';
 const MAX_FILE_BYTES = 1 << 20;
 const ALLOWED_PATH = /^\/(run|var|tmp)(\/(?!\.\.?(\/|$))[^/\0]+)+$/;
 
-/** cloud-init's encodings, by the name it accepts. */
+/** cloud-init's encodings, by the name it accepts (cc_write_files: canonicalize_extraction). */
 const ENCODINGS: Record<string, { base64: boolean; gzip: boolean }> = {
   'text/plain': { base64: false, gzip: false },
   b64: { base64: true, gzip: false }, base64: { base64: true, gzip: false },
@@ -21,36 +21,56 @@ const ENCODINGS: Record<string, { base64: boolean; gzip: boolean }> = {
   gz: { base64: false, gzip: true }, gzip: { base64: false, gzip: true },
 };
 
-/** cloud-init's permissions ("0644", "0o644", "644", or 0644 read as the integer 644) -> "0644". */
+/**
+ * cloud-init's permissions -> "0644". Its rule (decode_perms): an integer is the mode itself (YAML 1.1 reads an
+ * unquoted 0644 as 420, and 420 written in decimal is the same mode), a string is octal ("0644", "0o644", "644").
+ */
 export function octalMode(v: unknown): string | Error {
-  const text = typeof v === 'number' && Number.isInteger(v) ? String(v)
-    : typeof v === 'string' ? v.trim() : undefined;
-  const m = text === undefined ? null : /^0?o?([0-7]{3,4})$/i.exec(text);
-  if (!m) return new Error(`permissions ${JSON.stringify(v)} are not octal permission bits such as "0644"`);
-  const bits = parseInt(m[1]!, 8);
+  let bits: number | undefined;
+  if (typeof v === 'number' && Number.isFinite(v)) bits = Math.trunc(v);
+  else if (typeof v === 'string' && /^\s*\+?(0o)?[0-7](_?[0-7])*\s*$/i.test(v)) {
+    bits = parseInt(v.trim().replace(/^\+/, '').replace(/^0o/i, '').replace(/_/g, ''), 8);
+  }
+  if (bits === undefined || bits < 0) {
+    return new Error(`permissions ${JSON.stringify(v)} are not a mode: an integer, or octal text such as "0644"`);
+  }
   if (bits > 0o777) {
-    return new Error(`permissions ${text} set setuid, setgid or sticky bits, which files here cannot have`);
+    const as = typeof v === 'number' ? ` (the integer ${v} is mode 0${bits.toString(8)}: write "0${v}" or 0o${v} `
+      + 'for an octal mode)' : '';
+    return new Error(`permissions ${JSON.stringify(v)} set setuid, setgid or sticky bits, which files here cannot `
+      + `have${as}`);
   }
   return `0${bits.toString(8).padStart(3, '0')}`;
 }
 
 type Content = { content: string; encoding?: 'base64' };
 
-function contentOf(entry: Record<string, unknown>): Content | Error {
-  const name = entry.encoding === undefined ? 'text/plain' : String(entry.encoding).toLowerCase();
-  const enc = ENCODINGS[name];
-  if (!enc) return new Error(`encoding "${name}" is not one of ${Object.keys(ENCODINGS).join(', ')}`);
+/** The bytes are kept as text when they are text, as base64 otherwise. */
+function asContent(bytes: Buffer): Content {
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) && !text.includes('\0')
+    ? { content: text } : { content: bytes.toString('base64'), encoding: 'base64' };
+}
+
+/** An entry's content as cloud-init writes it: text, or bytes (YAML !!binary), base64 and gzip undone in order. */
+function contentOf(entry: Record<string, unknown>, notes: string[]): Content | Error {
+  const given = entry.encoding === undefined ? 'text/plain' : String(entry.encoding).toLowerCase().trim();
+  const known = ENCODINGS[given];
+  if (!known) notes.push(`encoding "${given}" is not one cloud-init knows: written as text/plain, as it does`);
+  const enc = known ?? ENCODINGS['text/plain']!;
   const raw = entry.content ?? '';
-  if (typeof raw !== 'string') return new Error('content must be a string');
-  if (!enc.base64 && enc.gzip) return new Error(`encoding ${name} needs binary YAML content: use gz+b64`);
-  if (!enc.base64) return { content: raw };
-  const packed = Buffer.from(raw.replace(/\s+/g, ''), 'base64');
-  if (!enc.gzip) return { content: packed.toString('base64'), encoding: 'base64' };
-  try {
-    return { content: gunzipSync(packed, { maxOutputLength: MAX_FILE_BYTES }).toString('base64'), encoding: 'base64' };
-  } catch (e) {
-    return new Error(`content is not gzip of at most ${MAX_FILE_BYTES >> 20} MiB (${(e as Error).message})`);
+  if (typeof raw !== 'string' && !(raw instanceof Uint8Array)) return new Error('content must be text or !!binary');
+  if (!enc.base64 && !enc.gzip) return typeof raw === 'string' ? { content: raw } : asContent(Buffer.from(raw));
+  let bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw);
+  if (enc.base64) bytes = Buffer.from(bytes.toString('latin1').replace(/\s+/g, ''), 'base64');
+  if (enc.gzip) {
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: MAX_FILE_BYTES });
+    } catch (e) {
+      return new Error(`content is not gzip of at most ${MAX_FILE_BYTES >> 20} MiB (${(e as Error).message})`);
+    }
   }
+  return asContent(bytes);
 }
 
 /** One write_files entry -> a FileSpec, or why it is left out; notes say what was changed. */
@@ -63,7 +83,9 @@ function translateEntry(entry: unknown, notes: string[]): Record<string, unknown
   }
   if (entry.append === true) return new Error(`${path}: append is not supported (a FileSpec declares the whole file)`);
   if (entry.source !== undefined) return new Error(`${path}: content from a URL (source) is not fetched`);
-  const content = contentOf(entry);
+  const contentNotes: string[] = [];
+  const content = contentOf(entry, contentNotes);
+  notes.push(...contentNotes.map((n) => `${path}: ${n}`));
   if (content instanceof Error) return new Error(`${path}: ${content.message}`);
   const mode = entry.permissions === undefined ? undefined : octalMode(entry.permissions);
   if (mode instanceof Error) return new Error(`${path}: ${mode.message}`);

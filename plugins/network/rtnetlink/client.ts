@@ -6,8 +6,9 @@ import {
 } from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
 import {
-  decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_MAIN, type RouteMessage, type RouteWant,
+  decodeRoute, getRoutesRequest, routeRequest, RT_TABLE_LOCAL, type RouteMessage, type RouteWant,
 } from './route.ts';
+import { decodeRule, getRulesRequest, ruleRequest, RTM_RULE, type RuleMessage, type RuleWant } from './rule.ts';
 import { answerOf, decodeMessages, type NetlinkMessage } from '../../../machinery/netlink/netlink.ts';
 
 const NETLINK_ROUTE = 0;
@@ -58,18 +59,24 @@ export class Rtnl {
     );
   }
 
-  /** Routes of the main table. */
+  /** Routes of every table but the kernel's own local one. */
   routes(family: 4 | 6): RouteMessage[] {
     return this.request((seq) => getRoutesRequest(seq, family), `list IPv${family} routes`)
       .filter((m) => m.type === RTM.NEWROUTE).map((m) => decodeRoute(m.payload))
-      .filter((r) => r.table === RT_TABLE_MAIN);
+      .filter((r) => r.table !== RT_TABLE_LOCAL);
   }
 
   route(op: 'add' | 'del', r: RouteWant): void {
-    this.request(
-      (seq) => routeRequest(seq, op, r),
-      `${op} route ${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} dev ${r.oif}`,
-    );
+    this.request((seq) => routeRequest(seq, op, r), `${op} route ${describeRoute(r)}`);
+  }
+
+  rules(family: 4 | 6): RuleMessage[] {
+    return this.request((seq) => getRulesRequest(seq, family), `list IPv${family} rules`)
+      .filter((m) => m.type === RTM_RULE.NEW).map((m) => decodeRule(m.payload));
+  }
+
+  rule(op: 'add' | 'del', r: RuleWant): void {
+    this.request((seq) => ruleRequest(seq, op, r), `${op} rule ${describeRule(r)}`);
   }
 
   /** Kernel link notifications (RTNLGRP_LINK) until stop() is called; with
@@ -93,6 +100,23 @@ export class Rtnl {
   }
 }
 
+/** A route as `ip route` prints it, for messages. */
+export function describeRoute(r: RouteWant): string {
+  return [r.kind && r.kind !== 'unicast' ? r.kind : '', `${r.dst}/${r.dstLen}`, r.gateway ? `via ${r.gateway}` : '',
+    r.oif !== undefined ? `dev ${r.oif}` : '', r.table ? `table ${r.table}` : '',
+    r.metric !== undefined ? `metric ${r.metric}` : '', r.onLink ? 'onlink' : '', r.source ? `src ${r.source}` : '',
+    r.mtu ? `mtu ${r.mtu}` : ''].filter(Boolean).join(' ');
+}
+
+/** A rule as `ip rule` prints it, for messages. */
+export function describeRule(r: RuleWant): string {
+  return [r.priority !== undefined ? `${r.priority}:` : '', `from ${r.from ? `${r.from.ip}/${r.from.prefix}` : 'all'}`,
+    r.to ? `to ${r.to.ip}/${r.to.prefix}` : '', r.mark !== undefined ? `fwmark ${r.mark}` : '',
+    r.tos ? `tos ${r.tos}` : '', `lookup ${r.table}`].filter(Boolean).join(' ');
+}
+
 /** What the network controllers use of rtnetlink: the real socket (Rtnl) or, in tests
  * that run without root, an in-memory kernel (memory-kernel.ts). */
-export type RtnlApi = Pick<Rtnl, 'links' | 'addresses' | 'routes' | 'setLink' | 'address' | 'route' | 'watchLinks'>;
+export type RtnlApi = Pick<
+  Rtnl, 'links' | 'addresses' | 'routes' | 'rules' | 'setLink' | 'address' | 'route' | 'rule' | 'watchLinks'
+>;

@@ -83,3 +83,46 @@ if (process.getuid?.() === 0) {
     rtnl.deleteLink(idx);
   });
 }
+
+if (process.getuid?.() === 0) {
+  t.test('route attributes and routing policy rules, read back from the kernel', async (t) => {
+    const rtnl = new Rtnl(native());
+    t.teardown(() => rtnl.close());
+    rtnl.createLink('br-pol', 'bridge');
+    const idx = rtnl.links().find((l) => l.name === 'br-pol')!.index;
+    rtnl.setLink(idx, { up: true });
+    rtnl.address('add', idx, '192.0.2.10', 32); // a /32, as clouds give: the gateway is reachable only on-link
+    rtnl.address('add', idx, '2001:db8:1::10', 64);
+    t.throws(() => rtnl.route('add', { dst: '0.0.0.0', dstLen: 0, gateway: '198.51.100.1', oif: idx }),
+      { code: 'ENETUNREACH' }, 'off-subnet gateway without onlink');
+    rtnl.route('add', { dst: '0.0.0.0', dstLen: 0, gateway: '198.51.100.1', oif: idx, onLink: true, metric: 100,
+      table: 100, source: '192.0.2.10', mtu: 1400 });
+    rtnl.route('add', { dst: '203.0.113.0', dstLen: 24, kind: 'blackhole', table: 100 });
+    rtnl.route('add', { dst: '2001:db8:9::', dstLen: 48, kind: 'unreachable', table: 70000 });
+    rtnl.route('add', { dst: '::', dstLen: 0, gateway: '2001:db8:1::1', oif: idx, metric: 512 });
+    const v4 = rtnl.routes(4).filter((r) => r.table === 100);
+    const dflt = v4.find((r) => r.dstLen === 0)!;
+    t.same([dflt.gateway, dflt.oif, dflt.metric, dflt.onLink, dflt.source, dflt.mtu],
+      ['198.51.100.1', idx, 100, true, '192.0.2.10', 1400], 'table 100 default route with every attribute');
+    t.same(v4.filter((r) => r.type === 6).map((r) => `${r.dst}/${r.dstLen}`), ['203.0.113.0/24'], 'blackhole');
+    t.ok(rtnl.routes(6).some((r) => r.table === 70000 && r.type === 7 && r.dst === '2001:db8:9::'),
+      'unreachable route in a table above 255');
+    t.ok(rtnl.routes(6).some((r) => r.table === 254 && r.dstLen === 0 && r.gateway === '2001:db8:1::1'),
+      'IPv6 default route in main beside the IPv4 one of table 100');
+
+    rtnl.rule('add', { family: 4, from: { ip: '192.0.2.0', prefix: 24 }, table: 100, priority: 1000 });
+    rtnl.rule('add', { family: 6, to: { ip: '2001:db8:9::', prefix: 48 }, table: 70000, priority: 1001, mark: 7 });
+    t.throws(() => rtnl.rule('add', { family: 4, from: { ip: '192.0.2.0', prefix: 24 }, table: 100, priority: 1000 }),
+      { code: 'EEXIST' }, 'the same rule twice');
+    const r4 = rtnl.rules(4).find((r) => r.priority === 1000)!;
+    t.same([r4.from, r4.fromLen, r4.table], ['192.0.2.0', 24, 100]);
+    const r6 = rtnl.rules(6).find((r) => r.priority === 1001)!;
+    t.same([r6.to, r6.toLen, r6.table, r6.mark], ['2001:db8:9::', 48, 70000, 7]);
+    rtnl.rule('del', { family: 4, from: { ip: '192.0.2.0', prefix: 24 }, table: 100, priority: 1000 });
+    t.throws(() => rtnl.rule('del', { family: 4, from: { ip: '192.0.2.0', prefix: 24 }, table: 100, priority: 1000 }),
+      { code: 'ENOENT' }, 'deleting a rule that is gone');
+    rtnl.route('del', { dst: '203.0.113.0', dstLen: 24, kind: 'blackhole', table: 100 });
+    t.notOk(rtnl.routes(4).some((r) => r.type === 6), 'blackhole deleted');
+    rtnl.deleteLink(idx);
+  });
+}

@@ -10,9 +10,10 @@ import { errnoNumber } from '../../../native/errno.ts';
 import { ipBytes, type AddressMessage } from './addr.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';
 import type { LinkMessage } from './link.ts';
-import type { RouteMessage, RouteWant } from './route.ts';
+import { routeFamily, RT_TABLE_MAIN, RTN, type RouteMessage, type RouteWant } from './route.ts';
+import type { RuleMessage, RuleWant } from './rule.ts';
 
-type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH';
+type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH' | 'ENOENT';
 const fail = (code: KernelErrno, what: string) => new NetlinkError(errnoNumber(code)!, code, `${what}: ${code}`);
 
 /** True when `ip` is inside address/prefix. */
@@ -31,6 +32,7 @@ export class MemoryKernel implements RtnlApi {
   private readonly linkTable = new Map<number, LinkMessage>();
   private addressTable: AddressMessage[] = [];
   private routeTable: RouteMessage[] = [];
+  private ruleTable: RuleMessage[] = [];
   private readonly watchers = new Set<{ link: (e: LinkEvent) => void; address?: (index: number) => void }>();
   private nextIndex = 1;
   /** Every change asked of the kernel, in order, for assertions ("up eth0", "add 10.0.2.99/24 eth0"). */
@@ -73,6 +75,9 @@ export class MemoryKernel implements RtnlApi {
   routes(family: 4 | 6): RouteMessage[] {
     return this.routeTable.filter((r) => r.family === family).map((r) => ({ ...r }));
   }
+  rules(family: 4 | 6): RuleMessage[] {
+    return this.ruleTable.filter((r) => r.family === family).map((r) => ({ ...r }));
+  }
 
   setLink(index: number, change: { up?: boolean; mtu?: number }): void {
     const l = this.linkTable.get(index);
@@ -110,26 +115,56 @@ export class MemoryKernel implements RtnlApi {
   }
 
   route(op: 'add' | 'del', r: RouteWant): void {
-    const family: 4 | 6 = isIP(r.dst) === 6 || (r.gateway && isIP(r.gateway) === 6) ? 6 : 4;
+    const family = routeFamily(r);
     const metric = r.metric ?? 0;
-    const text = `${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''} oif ${r.oif} metric ${metric}`;
-    const at = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen
-      && (x.metric ?? 0) === metric);
+    const table = r.table ?? RT_TABLE_MAIN;
+    const kind = r.kind ?? 'unicast';
+    const text = `${kind === 'unicast' ? '' : `${kind} `}${r.dst}/${r.dstLen}${r.gateway ? ` via ${r.gateway}` : ''}`
+      + `${r.oif !== undefined ? ` oif ${r.oif}` : ''}${table !== RT_TABLE_MAIN ? ` table ${table}` : ''}`
+      + ` metric ${metric}${r.onLink ? ' onlink' : ''}`;
+    const key = (x: RouteMessage) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen
+      && (x.metric ?? 0) === metric && x.table === table;
+    const at = this.routeTable.findIndex(key);
     if (op === 'add') {
-      if (!this.linkTable.has(r.oif)) throw fail('ENODEV', `add route ${text}`);
+      if (kind === 'unicast' && (r.oif === undefined || !this.linkTable.has(r.oif))) {
+        throw fail('ENODEV', `add route ${text}`);
+      }
       if (at >= 0) throw fail('EEXIST', `add route ${text}`);
-      if (r.gateway && !this.reachable(r.gateway, r.oif)) throw fail('ENETUNREACH', `add route ${text}`);
+      if (r.gateway && !r.onLink && !this.reachable(r.gateway, r.oif!)) throw fail('ENETUNREACH', `add route ${text}`);
       this.routeTable.push({
-        family, dst: r.dst, dstLen: r.dstLen, ...(r.gateway ? { gateway: r.gateway } : {}), oif: r.oif, metric,
-        table: 254, protocol: 4, type: 1,
+        family, dst: r.dst, dstLen: r.dstLen, ...(r.gateway ? { gateway: r.gateway } : {}),
+        ...(r.oif !== undefined ? { oif: r.oif } : {}), metric, table, protocol: 4, type: RTN[kind],
+        ...(r.onLink ? { onLink: true } : {}), ...(r.source ? { source: r.source } : {}),
+        ...(r.mtu !== undefined ? { mtu: r.mtu } : {}),
       });
     } else {
-      const exact = this.routeTable.findIndex((x) => x.family === family && x.dst === r.dst && x.dstLen === r.dstLen
-        && (x.metric ?? 0) === metric && x.oif === r.oif && x.gateway === r.gateway);
+      const exact = this.routeTable.findIndex((x) => key(x) && x.oif === r.oif && x.gateway === r.gateway);
       if (exact < 0) throw fail('ESRCH', `del route ${text}`);
       this.routeTable.splice(exact, 1);
     }
     this.changes.push(`${op} route ${text}`);
+  }
+
+  rule(op: 'add' | 'del', r: RuleWant): void {
+    const want: RuleMessage = {
+      family: r.family, table: r.table, action: 1,
+      ...(r.from ? { from: r.from.ip, fromLen: r.from.prefix } : {}), ...(r.to ? { to: r.to.ip, toLen: r.to.prefix } : {}),
+      ...(r.priority !== undefined ? { priority: r.priority } : {}), ...(r.mark !== undefined ? { mark: r.mark } : {}),
+      ...(r.tos ? { tos: r.tos } : {}),
+    };
+    const same = (x: RuleMessage) => JSON.stringify({ ...x, priority: x.priority ?? want.priority })
+      === JSON.stringify({ ...want, priority: want.priority ?? x.priority });
+    const at = this.ruleTable.findIndex(same);
+    const text = `${r.from ? `from ${r.from.ip}/${r.from.prefix} ` : ''}${r.to ? `to ${r.to.ip}/${r.to.prefix} ` : ''}`
+      + `lookup ${r.table}`;
+    if (op === 'add') {
+      if (at >= 0) throw fail('EEXIST', `add rule ${text}`);
+      this.ruleTable.push(want);
+    } else {
+      if (at < 0) throw fail('ENOENT', `del rule ${text}`);
+      this.ruleTable.splice(at, 1);
+    }
+    this.changes.push(`${op} rule ${text}`);
   }
 
   watchLinks(onEvent: (e: LinkEvent) => void, onAddress?: (index: number) => void): () => void {

@@ -1,6 +1,6 @@
 // openstack: the config drive (a volume labelled config-2 with openstack/latest/...) or,
 // without one, the same files from the metadata service at 169.254.169.254.
-import { isMap, parseYaml } from '../../../machinery/config/safe-yaml.ts';
+import { isMap, parsePyYaml } from '../../../machinery/config/safe-yaml.ts';
 import {
   absent, failed, fetchEach, userDataPhrase, type ConfigSourceDef, type Outcome, type SourceEnv,
 } from './source.ts';
@@ -14,7 +14,7 @@ const drive = (env: SourceEnv) => env.volumes().find((v) => v.label === CONFIG_D
 function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string): Outcome {
   const metaText = files.get(FILES[0]!);
   if (!metaText) return failed(`${where}: no meta_data.json`);
-  const p = parseYaml(metaText.toString('utf8'));
+  const p = parsePyYaml(metaText.toString('utf8'));
   if (!p.ok || !isMap(p.value)) return failed(`${where}: meta_data.json: ${p.ok ? 'not an object' : p.message}`);
   const m = p.value;
   const s = (k: string) => (typeof m[k] === 'string' ? m[k] : '');
@@ -23,7 +23,7 @@ function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string
   return {
     kind: 'found', ...(userData ? { userData } : {}),
     ignored: files.get(FILES[2]!) ? ['openstack network_data.json: not translated yet (DHCP is used)'] : [],
-    meta: { platform: 'openstack', instanceId: s('uuid'), hostname, zone: s('availability_zone') },
+    meta: { platform: 'openstack', instanceId: s('uuid'), hostname, zone: s('availability_zone') }, metaData: m,
     network: { hostname, interfaces: [] },
     message: `${where}: instance ${s('uuid')}`
       + userDataPhrase(userData, 'no user data'),

@@ -31,6 +31,8 @@ export interface Found {
   /** Raw user data (gzip, cloud-config, MIME, our config); undefined: the platform has none. */
   userData?: Uint8Array;
   meta: Partial<PlatformMetadataSpec>;
+  /** The platform's meta-data as it gave it (cloud-init's ds.meta_data, for Jinja user data). */
+  metaData?: Record<string, unknown>;
   network?: PlatformNetworkSpec;
   /** Input understood but not used (meta-data keys, network-config parts). */
   ignored: string[];
