@@ -62,7 +62,9 @@ export function instanceDataOf(f: Found, platform: string): InstanceData {
     region: m.region ?? '', availability_zone: m.zone ?? '', machine: process.arch === 'x64' ? 'x86_64' : process.arch,
     kernel_release: release(), distro: 'appliance',
   };
-  for (const k of ['cloud_name', 'instance_id', 'local_hostname', 'availability_zone']) v1[k.replace(/_/g, '-')] = v1[k];
+  for (const k of ['cloud_name', 'instance_id', 'local_hostname', 'availability_zone']) {
+    v1[k.replace(/_/g, '-')] = v1[k];
+  }
   return { v1, ds: { meta_data: f.metaData ?? {} } };
 }
 

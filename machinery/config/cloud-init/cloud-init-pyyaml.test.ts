@@ -54,7 +54,8 @@ write_files:
   t.match(r.data.config, /path: \/run\/c\n\s+content: x\n\s+mode: "0640"/);
   t.match(r.data.config, /path: \/run\/d\n\s+content: \|\n\s+packed text\n/, '!!binary gzip undone');
   t.match(r.data.config, /path: \/run\/e\n\s+content: AAEC\/w==\n\s+encoding: base64/, 'binary kept as base64');
-  t.match(r.data.ignored.join('\n'), /write_files\[5\] \/run\/f: encoding "rot13" is not one cloud-init knows: written as/);
+  t.match(r.data.ignored.join('\n'),
+    /write_files\[5\] \/run\/f: encoding "rot13" is not one cloud-init knows: written as/);
 });
 
 t.test('Jinja user data is rendered from the instance data; what cannot be rendered names its line', async (t) => {
@@ -70,10 +71,12 @@ fqdn: {{ local_hostname }}.{{ v1.region | default("nowhere") }}.example.net
   t.match(r.data.config, /hostname: node7-b\n\s+domainname: eu-west-1.example.net/);
   t.match(r.data.config, /servers:\n\s+- 192.0.2.123/, 'a dashed key is also under its underscore name');
   const missing = await translateUserData(enc('## template: jinja\n#cloud-config\nhostname: {{ v1.nope }}\n'), data);
-  t.match(!missing.ok && missing.message, /line 3: a variable that has no value in the instance data \(hostname: \{\{ v1.nope \}\}\)/);
+  t.match(!missing.ok && missing.message,
+    /line 3: a variable that has no value in the instance data \(hostname: \{\{ v1.nope \}\}\)/);
   const syntax = await translateUserData(enc('## template: jinja\n#cloud-config\n{% for %}\n'), data);
   t.match(!syntax.ok && syntax.message, /cannot be rendered: line 3: unexpected token/);
-  const escape = await translateUserData(enc('## template: jinja\n{{ range.constructor("return process")() }}\n'), data);
+  const escape = await translateUserData(
+    enc('## template: jinja\n{{ range.constructor("return process")() }}\n'), data);
   t.match(!escape.ok && escape.message, /line 2: .* names a JavaScript internal/);
   const include = await translateUserData(enc('## template: jinja\n{% include "/etc/passwd" %}\n'), data);
   t.match(!include.ok && include.message, /line 2: \{% include %\} loads another template/);

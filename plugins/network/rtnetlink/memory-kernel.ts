@@ -148,7 +148,8 @@ export class MemoryKernel implements RtnlApi {
   rule(op: 'add' | 'del', r: RuleWant): void {
     const want: RuleMessage = {
       family: r.family, table: r.table, action: 1,
-      ...(r.from ? { from: r.from.ip, fromLen: r.from.prefix } : {}), ...(r.to ? { to: r.to.ip, toLen: r.to.prefix } : {}),
+      ...(r.from ? { from: r.from.ip, fromLen: r.from.prefix } : {}),
+      ...(r.to ? { to: r.to.ip, toLen: r.to.prefix } : {}),
       ...(r.priority !== undefined ? { priority: r.priority } : {}), ...(r.mark !== undefined ? { mark: r.mark } : {}),
       ...(r.tos ? { tos: r.tos } : {}),
     };

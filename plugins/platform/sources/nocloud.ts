@@ -64,7 +64,8 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
   const userData = files.get('user-data');
   return {
     kind: 'found', ...(userData !== undefined ? { userData } : {}), ignored,
-    meta: { platform: 'nocloud', instanceId: ds?.instanceId || meta.meta.instanceId, hostname }, metaData: meta.meta.raw,
+    meta: { platform: 'nocloud', instanceId: ds?.instanceId || meta.meta.instanceId, hostname },
+    metaData: meta.meta.raw,
     ...(network ? { network } : {}),
     message: `${where}: ${[...files].filter(([, v]) => v !== undefined).map(([k]) => k).join(', ')}`,
   };
