@@ -1,7 +1,10 @@
 // link-status: the kernel's links, with their addresses (IPv6 link-local included)
 // -> LinkStatus resources. Woken by link and address notifications (no polling);
 // every reconcile lists all links, so a missed notification costs nothing but latency.
+import { readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { Controller, ControllerState } from '../../cosi/controller/contract.ts';
+import { isErrno } from '../../native/errno.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { type LinkStatusSpec } from './types.ts';
 import { LINK_STATUS_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
@@ -12,7 +15,17 @@ export async function linksByName(state: ControllerState): Promise<Map<string, L
     .map((r) => [r.metadata.id, r.spec as LinkStatusSpec]));
 }
 
-export function linkStatusController(rtnl: () => RtnlApi): Controller {
+/** The driver bound to a link's device, from sysfs (netplan's match.driver); undefined for a virtual link. */
+export function sysfsDriver(link: string): string | undefined {
+  try {
+    return basename(readlinkSync(`/sys/class/net/${link}/device/driver`));
+  } catch (e) {
+    if (isErrno(e, 'ENOENT')) return undefined;
+    throw e;
+  }
+}
+
+export function linkStatusController(rtnl: () => RtnlApi, driverOf = sysfsDriver): Controller {
   return {
     name: 'link-status',
     inputs: () => [],
@@ -34,6 +47,8 @@ export function linkStatusController(rtnl: () => RtnlApi): Controller {
               ...(l.mac ? { mac: l.mac } : {}), ...(l.carrier !== undefined ? { carrier: l.carrier } : {}),
               addresses: (addresses.get(l.index) ?? []).sort(),
             };
+            const driver = l.type === 'loopback' ? undefined : driverOf(l.name);
+            if (driver) spec.driver = driver;
             await ctx.state.put({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: l.name }, spec);
           }
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, keep);

@@ -1,48 +1,115 @@
 // platform-network: PlatformNetwork "platform" (what NoCloud's network-config or a
 // metadata service says) -> network and time specs at the platform layer, which the
-// network and time plugins merge with the other layers: per interface (matched by name,
-// or by MAC through LinkStatus) DhcpSpec, AddressSpec, RouteSpec and LinkSpec (MTU);
-// HostnameSpec, ResolverSpec and TimeServerSpec for the machine.
+// network and time plugins merge with the other layers: per interface (matched by name or
+// glob, MAC and driver through LinkStatus) DhcpSpec, AddressSpec, RouteSpec and LinkSpec
+// (MTU); RuleSpec, HostnameSpec, ResolverSpec and TimeServerSpec for the machine.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { type LinkStatusSpec } from '../network/types.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import { type PlatformNetworkSpec } from './types.ts';
+import type { PlatformInterface, PlatformRoute } from '../../proto/gen/spec-types.ts';
+import { isIP } from 'node:net';
 import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
-  PLATFORM_NETWORK_TYPE, PLATFORM_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
+  PLATFORM_NETWORK_TYPE, PLATFORM_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, RULE_SPEC_TYPE, TIME_NS,
+  TIME_SERVER_SPEC_TYPE,
 } from '../../proto/gen/resource-types.ts';
 import { PLATFORM_ID } from '../../machinery/model/singleton-ids.ts';
 
 const OUTPUTS = [
   [NETWORK_NS, ADDRESS_SPEC_TYPE], [NETWORK_NS, ROUTE_SPEC_TYPE], [NETWORK_NS, DHCP_SPEC_TYPE],
   [NETWORK_NS, LINK_SPEC_TYPE], [NETWORK_NS, HOSTNAME_SPEC_TYPE], [NETWORK_NS, RESOLVER_SPEC_TYPE],
+  [NETWORK_NS, RULE_SPEC_TYPE],
   [TIME_NS, TIME_SERVER_SPEC_TYPE],
 ] as const;
 
 export interface PlatformSpecDoc { namespace: string; type: string; id: string; spec: Record<string, unknown> }
 
-/** The specs a platform network gives on a machine with these links (pure: tested on its own). */
-export function platformSpecs(n: PlatformNetworkSpec, links: readonly Resource<LinkStatusSpec>[]): PlatformSpecDoc[] {
+/** A shell glob (netplan's match.name and match.driver: *, ?, [...]) as a whole-string test. */
+export function globMatcher(glob: string): (s: string) => boolean {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const close = glob.indexOf(']', i + 2);
+      if (close < 0) re += '\\[';
+      else {
+        re += `[${glob.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        i = close;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  const r = new RegExp(`^${re}$`);
+  return (s) => r.test(s);
+}
+
+/** The links an interface of the platform's network means: by MAC, name (or glob) and driver, all that are set. */
+export function matchLinks(i: PlatformInterface, links: readonly Resource<LinkStatusSpec>[]): string[] {
+  const glob = i.name && /[*?[]/.test(i.name) ? globMatcher(i.name) : undefined;
+  const driver = i.driver ? globMatcher(i.driver) : undefined;
+  if (!i.mac && !glob && !driver) return i.name ? [i.name] : []; // a plain name: the link may appear later
+  return links.filter((l) => (!i.mac || l.spec.mac?.toLowerCase() === i.mac)
+    && (!i.name || (glob ? glob(l.metadata.id) : l.metadata.id === i.name))
+    && (!driver || (l.spec.driver !== undefined && driver(l.spec.driver)))
+    && l.spec.type !== 'loopback').map((l) => l.metadata.id);
+}
+
+const familyOf = (ip: string | undefined) => (ip && isIP(ip.split('/')[0]!) === 6 ? 6 : 4);
+
+/** A route's spec id on its link: family, table, destination and metric, so no two routes share one. */
+function routeId(link: string, r: PlatformRoute): string {
+  const family = familyOf(r.to ?? r.via ?? r.from);
+  return [`platform/${link}/ipv${family}`, ...(r.table ? [`table-${r.table}`] : []),
+    r.to ?? 'default', ...(r.metric !== undefined ? [`metric-${r.metric}`] : [])].join('/');
+}
+
+/**
+ * The specs a platform network gives on a machine with these links (pure: tested on its own). A link two interfaces
+ * match belongs to the first (netplan leaves that case undefined); `warn` hears of the second.
+ */
+export function platformSpecs(
+  n: PlatformNetworkSpec, links: readonly Resource<LinkStatusSpec>[], warn: (message: string) => void = () => {},
+): PlatformSpecDoc[] {
   const out: PlatformSpecDoc[] = [];
+  const claimed = new Map<string, PlatformInterface>();
   const add = (namespace: string, type: string, id: string, spec: Record<string, unknown>) =>
     out.push({ namespace, type, id, spec: { ...spec, layer: 'platform' } });
   for (const i of n.interfaces ?? []) {
-    const link = i.mac ? links.find((l) => l.spec.mac?.toLowerCase() === i.mac)?.metadata.id
-      : links.find((l) => l.metadata.id === i.name)?.metadata.id ?? i.name;
-    if (!link) continue; // matched by a MAC no link has (yet): LinkStatus wakes us when one appears
-    const static_ = (i.addresses ?? []).length > 0;
-    add(NETWORK_NS, DHCP_SPEC_TYPE, `platform/${link}`, { enabled: i.dhcp4 || !static_, link });
-    for (const a of i.addresses ?? []) {
-      add(NETWORK_NS, ADDRESS_SPEC_TYPE, `platform/${link}/${a}`, { address: a, link });
+    // Matched by MAC, glob or driver to no link (yet): LinkStatus wakes us when one appears.
+    for (const link of matchLinks(i, links)) {
+      const first = claimed.get(link);
+      if (first) {
+        warn(`link ${link} is matched by two interfaces of the platform's network config: the first one's `
+          + `settings apply (${first.name || first.mac || first.driver}), not those of ${i.name || i.mac || i.driver}`);
+        continue;
+      }
+      claimed.set(link, i);
+      // DHCPv4 exactly where the config asks for it: netplan and cloud-init run no DHCP otherwise.
+      add(NETWORK_NS, DHCP_SPEC_TYPE, `platform/${link}`, { enabled: i.dhcp4 === true, link });
+      for (const a of i.addresses ?? []) {
+        add(NETWORK_NS, ADDRESS_SPEC_TYPE, `platform/${link}/${a}`, { address: a, link });
+      }
+      for (const r of i.routes ?? []) {
+        const drops = r.type !== undefined && r.type !== 'unicast';
+        add(NETWORK_NS, ROUTE_SPEC_TYPE, routeId(link, r), {
+          ...(r.to ? { destination: r.to } : {}), ...(r.via ? { gateway: r.via } : {}), link: drops ? '' : link,
+          ...(r.metric !== undefined ? { metric: r.metric } : {}), ...(r.table !== undefined ? { table: r.table } : {}),
+          ...(r.onLink ? { onLink: true } : {}), ...(r.from ? { source: r.from } : {}),
+          ...(r.mtu !== undefined ? { mtu: r.mtu } : {}), ...(drops ? { type: r.type } : {}),
+        });
+      }
+      if (i.mtu !== undefined) add(NETWORK_NS, LINK_SPEC_TYPE, `platform/${link}`, { mtu: i.mtu, link });
     }
-    for (const r of i.routes ?? []) {
-      add(NETWORK_NS, ROUTE_SPEC_TYPE, `platform/${link}/${r.to ?? 'default'}`, {
-        ...(r.to ? { destination: r.to } : {}), gateway: r.via, link,
-        ...(r.metric !== undefined ? { metric: r.metric } : {}),
-      });
-    }
-    if (i.mtu !== undefined) add(NETWORK_NS, LINK_SPEC_TYPE, `platform/${link}`, { mtu: i.mtu, link });
+  }
+  for (const [k, r] of (n.rules ?? []).entries()) {
+    add(NETWORK_NS, RULE_SPEC_TYPE, `platform/${k}`, {
+      ...(r.from ? { from: r.from } : {}), ...(r.to ? { to: r.to } : {}), table: r.table,
+      ...(r.priority !== undefined ? { priority: r.priority } : {}), ...(r.mark !== undefined ? { mark: r.mark } : {}),
+      ...(r.tos !== undefined ? { tos: r.tos } : {}),
+    });
   }
   if (n.hostname) {
     const [host, ...domain] = n.hostname.split('.');
@@ -73,7 +140,7 @@ export function platformNetworkController(): Controller {
         const links = await ctx.state.list({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }) as
           Resource<LinkStatusSpec>[];
         const out = outputSet(ctx, OUTPUTS);
-        for (const d of n ? platformSpecs(n.spec as PlatformNetworkSpec, links) : []) {
+        for (const d of n ? platformSpecs(n.spec as PlatformNetworkSpec, links, (m) => ctx.log.warn(m)) : []) {
           await out.put(d.namespace, d.type, d.id, d.spec);
         }
         await out.cleanup();

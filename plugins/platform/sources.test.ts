@@ -183,7 +183,7 @@ t.test('platform network -> platform-layer specs, interfaces matched by name or 
   t.same(specs.map((s) => `${s.type.split('.')[0]} ${s.id} ${JSON.stringify(s.spec)}`), [
     'DhcpSpecs platform/eth1 {"enabled":false,"link":"eth1","layer":"platform"}',
     'AddressSpecs platform/eth1/10.0.2.20/24 {"address":"10.0.2.20/24","link":"eth1","layer":"platform"}',
-    'RouteSpecs platform/eth1/default {"gateway":"10.0.2.2","link":"eth1","layer":"platform"}',
+    'RouteSpecs platform/eth1/ipv4/default {"gateway":"10.0.2.2","link":"eth1","layer":"platform"}',
     'LinkSpecs platform/eth1 {"mtu":1400,"link":"eth1","layer":"platform"}',
     'HostnameSpecs platform {"hostname":"node1","domainname":"example.net","layer":"platform"}',
     'ResolverSpecs platform {"servers":["10.0.2.3"],"layer":"platform"}',

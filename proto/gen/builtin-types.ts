@@ -913,7 +913,8 @@ export const BUILTIN_TYPES = [
         "name": "Layer",
         "jsonPath": "{.layer}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "RuleSpecStatuses.net.appliance.dev",
@@ -940,7 +941,8 @@ export const BUILTIN_TYPES = [
         "name": "Error",
         "jsonPath": "{.error}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "DhcpSpecs.net.appliance.dev",

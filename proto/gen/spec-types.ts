@@ -902,6 +902,8 @@ export interface LinkStatusSpec {
   carrier?: boolean;
   /** Every address the kernel has on the link (any source, IPv6 link-local included), as IP/prefix. */
   addresses?: string[];
+  /** The kernel driver of the device behind the link (virtio_net, e1000e, ...); unset for a virtual link. */
+  driver?: string;
 }
 
 /** LinkSpecSpec: a link's desired state. Specs of every layer that name the same link

@@ -135,8 +135,9 @@ t.test('network-config v2 (netplan): by name and by MAC, static, dhcp4, routes, 
   t.same(r.network.nameservers, ['192.0.2.53']);
   t.same(r.network.searchDomains, ['example.net']);
   t.same(r.network.ignored, [
-    'network-config bonds: not supported yet', 'network-config ethernets.lan.set-name: not supported yet',
-    'network-config ethernets.lan.dhcp6: not supported yet',
+    'network-config ethernets.lan.dhcp6: not supported yet (IPv6 router advertisements and DHCPv6)',
+    'network-config ethernets.lan.set-name: links are not renamed (match the name they have)',
+    'network-config bonds.bond0: not supported yet (this system creates no bonds, bridges or VLANs yet)',
   ]);
   t.end();
 });
@@ -162,8 +163,8 @@ t.test('network-config v1: physical with static and dhcp subnets, nameserver and
   ]);
   t.same(r.network.nameservers, ['192.0.2.53', '192.0.2.54']);
   t.same(r.network.ignored, [
-    'network-config config[1].subnets[1] (type dhcp6): not supported yet',
-    'network-config config[4] (type vlan): not supported yet',
+    'network-config config[1].subnets[1]: type dhcp6: not supported yet (IPv6 router advertisements and DHCPv6)',
+    'network-config config[4]: vlan eth0.10: not supported yet (this system creates no bonds, bridges or VLANs yet)',
   ]);
   t.equal(prefixOf('255.255.240.0'), 20);
   t.equal(prefixOf('255.0.255.0'), undefined, 'a non-contiguous netmask is not a prefix');

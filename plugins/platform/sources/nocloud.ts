@@ -5,7 +5,7 @@
 //   in the SMBIOS system serial (keys: s seedfrom, i instance-id, h local-hostname).
 import { parseMetaData } from '../../../machinery/config/cloud-init/meta-data.ts';
 import { translateNetworkConfig } from '../../../machinery/config/cloud-init/network-config.ts';
-import { parseYaml } from '../../../machinery/config/safe-yaml.ts';
+import { parsePyYaml } from '../../../machinery/config/safe-yaml.ts';
 import type { PlatformNetworkSpec } from '../../../proto/gen/spec-types.ts';
 import { absent, failed, fetchEach, type ConfigSourceDef, type Outcome, type SourceEnv } from './source.ts';
 
@@ -52,11 +52,13 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
   let network: PlatformNetworkSpec | undefined;
   const nc = files.get('network-config');
   if (nc !== undefined) {
-    const y = parseYaml(nc.toString('utf8'));
+    const y = parsePyYaml(nc.toString('utf8'));
     if (!y.ok) return failed(`${where}: network-config: ${y.message}`);
     const t = translateNetworkConfig(y.value);
     if (!t.ok) return failed(`${where}: ${t.message}`);
     network = t.network;
+    // What the network part does not apply is listed with the rest, so `cosictl get configstatus` shows it.
+    ignored.push(...(y.warnings ?? []).map((w) => `network-config ${w}`), ...(network.ignored ?? []));
   }
   const hostname = ds?.hostname || meta.meta.hostname;
   if (network) network.hostname = hostname;

@@ -1,0 +1,112 @@
+// network-config-v2: cloud-init's network config version 2, which is netplan's format, ->
+// PlatformNetworkSpec. Ethernets (matched by name glob, MAC and driver), DHCPv4 exactly as
+// asked, static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the
+// kernel takes (metric, table, on-link, from, mtu, type), routing-policy, name servers and MTU
+// are applied; every other key is listed with why (key-reader.ts).
+import { isIP } from 'node:net';
+import type { PlatformInterface, PlatformNetworkSpec, PlatformRoute } from '../../../proto/gen/spec-types.ts';
+import { boolOf, KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
+import { emptyNetwork, PREFIX, readRoute, readRule, uintOf } from './network-config-common.ts';
+
+const NOT_YET_LINKS = 'not supported yet (this system creates no bonds, bridges or VLANs yet)';
+const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
+const SECTIONS: Record<string, string> = {
+  bonds: NOT_YET_LINKS, bridges: NOT_YET_LINKS, vlans: NOT_YET_LINKS,
+  wifis: 'this system has no Wi-Fi', modems: 'this system has no modems',
+  tunnels: 'this system creates no tunnels', vrfs: 'this system creates no VRFs',
+  'dummy-devices': 'this system creates no dummy links', 'virtual-ethernets': 'this system creates no veth pairs',
+  'nm-devices': 'NetworkManager passthrough has no meaning here', openvswitch: 'this system has no Open vSwitch',
+};
+
+/** Keys of an ethernet this system leaves alone, with why (the rest not taken are "not supported"). */
+const ETHERNET_WHY: Record<string, string> = {
+  'set-name': 'links are not renamed (match the name they have)',
+  wakeonlan: 'wake-on-LAN is not configured by this system',
+  macaddress: 'MAC addresses are not changed by this system',
+  'accept-ra': NOT_YET_IPV6, 'ipv6-privacy': NOT_YET_IPV6, 'ipv6-address-generation': NOT_YET_IPV6,
+  'ipv6-address-token': NOT_YET_IPV6, 'ipv6-mtu': NOT_YET_IPV6, 'ra-overrides': NOT_YET_IPV6,
+  'link-local': 'link-local addresses are the kernel\'s (IPv6 on, IPv4 off)',
+  renderer: 'this system renders the network itself',
+  critical: 'not supported: a DHCP lease that ends removes its address',
+  'dhcp-identifier': 'the DHCP client identifies itself by MAC',
+};
+
+function readEthernet(id: string, e: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
+  const match = e.map('match');
+  const name = match?.take('name');
+  const mac = match?.take('macaddress');
+  const driver = match?.take('driver');
+  match?.done();
+  const iface: PlatformInterface = {
+    name: typeof name === 'string' ? name : match ? '' : id,
+    mac: typeof mac === 'string' ? mac.toLowerCase() : '',
+    ...(typeof driver === 'string' ? { driver } : {}),
+    dhcp4: boolOf(e.take('dhcp4')) === true, addresses: [], routes: [],
+  };
+  const dhcp6 = e.value.dhcp6;
+  if (boolOf(dhcp6) === true) e.ignore('dhcp6', NOT_YET_IPV6);
+  else e.take('dhcp6'); // false: nothing to do
+  for (const key of ['dhcp4-overrides', 'dhcp6-overrides']) e.ignore(key, 'not supported yet (the DHCP client takes '
+    + 'routes, DNS, NTP and the host name from every lease)');
+  for (const [i, a] of listOf(e.take('addresses')).entries()) {
+    // netplan: "10.0.0.1/24" or {"10.0.0.1/24": {lifetime, label}}
+    const text = typeof a === 'string' ? a : a && typeof a === 'object' ? Object.keys(a)[0] : undefined;
+    if (!text || !/\//.test(text) || !isIP(text.split('/')[0]!)) {
+      e.ignoreAt(`${e.at('addresses')}[${i}]`, `${JSON.stringify(a)} is not an address with a prefix (IP/prefix)`);
+      continue;
+    }
+    if (typeof a !== 'string') e.ignoreAt(`${e.at('addresses')}[${i}].${text}`, 'lifetime and label are not set');
+    iface.addresses!.push(text);
+  }
+  for (const key of ['gateway4', 'gateway6']) {
+    const gw = e.take(key);
+    if (gw === undefined) continue;
+    if (typeof gw === 'string' && isIP(gw) === (key === 'gateway4' ? 4 : 6)) iface.routes!.push({ via: gw });
+    else e.ignoreAt(e.at(key), `${JSON.stringify(gw)} is not an IPv${key === 'gateway4' ? 4 : 6} address`);
+  }
+  for (const [i, r] of listOf(e.take('routes')).entries()) {
+    const reader = KeyReader.of(r, `${e.at('routes')}[${i}]`, acc, PREFIX);
+    if (!reader) continue;
+    const route = readRoute(reader, { to: ['to'], via: 'via', from: 'from', onLink: 'on-link', type: 'type' });
+    const scope = reader.value.scope;
+    if (route && scope !== undefined && scope !== scopeOf(route)) {
+      reader.ignore('scope', `the kernel's scope follows from the route (${scopeOf(route)} here)`);
+    } else reader.take('scope');
+    reader.done();
+    if (route) iface.routes!.push(route);
+  }
+  for (const [i, r] of listOf(e.take('routing-policy')).entries()) {
+    const reader = KeyReader.of(r, `${e.at('routing-policy')}[${i}]`, acc, PREFIX);
+    if (!reader) continue;
+    const rule = readRule(reader);
+    reader.done();
+    if (rule) n.rules!.push(rule);
+  }
+  const ns = e.map('nameservers');
+  n.nameservers!.push(...wordsOf(ns?.take('addresses')));
+  n.searchDomains!.push(...wordsOf(ns?.take('search')));
+  ns?.done();
+  const mtu = uintOf(e.take('mtu'));
+  if (mtu !== undefined) iface.mtu = mtu;
+  e.take('optional'); // this system never waits for a link at boot: optional or not, it does not block
+  for (const [key, why] of Object.entries(ETHERNET_WHY)) e.ignore(key, why);
+  e.done();
+  return iface;
+}
+
+const scopeOf = (r: PlatformRoute) => (r.type ? 'global' : r.via ? 'global' : 'link');
+
+export function fromV2(cfg: Record<string, unknown>): { network: PlatformNetworkSpec; applied: string[] } {
+  const { network, account: acc } = emptyNetwork();
+  const top = new KeyReader(cfg, '', acc, PREFIX);
+  top.take('version');
+  top.ignore('renderer', ETHERNET_WHY.renderer!);
+  const ethernets = top.map('ethernets');
+  for (const id of Object.keys(ethernets?.value ?? {})) {
+    const e = ethernets!.map(id);
+    if (e) network.interfaces.push(readEthernet(id, e, network, acc));
+  }
+  for (const [section, why] of Object.entries(SECTIONS)) top.ignoreEach(section, why);
+  top.done('not a key of network-config version 2');
+  return { network, applied: acc.applied };
+}
