@@ -101,7 +101,10 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
   const seed = iso('cidata', 'cidata', {
     'meta-data': 'instance-id: iid-nocloud-iso\nlocal-hostname: from-meta\n',
     'user-data': withSecrets('#cloud-config\nhostname: from-userdata\nfqdn: from-userdata.example.net\n'),
-    'network-config': 'version: 2\nethernets:\n  eth0:\n    addresses: [10.0.2.15/24]\n    gateway4: 10.0.2.2\n'
+    // Two default routes on one link (IPv4 and IPv6; QEMU's user network routes fec0::/64 through fec0::2), and
+    // a duplicated key, which PyYAML (so cloud-init) reads as the last value, with a warning.
+    'network-config': 'version: 2\nethernets:\n  eth0:\n    addresses: [10.0.2.15/24, "fec0::15/64"]\n'
+      + '    gateway4: 10.0.2.2\n    gateway6: "fec0::2"\n    mtu: 1400\n    mtu: 1500\n'
       + '    nameservers: {addresses: [10.0.2.3]}\n    dhcp6: true\n',
   });
   // No ip= and no DHCP answer needed: the API is reachable through the address network-config gives.
@@ -121,6 +124,12 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
     /from-userdata\.example\.net/,
     "user-data's hostname (config layer) over meta-data's (platform layer)");
   t.match(await yaml(vm, 'platformnetwork'), /network-config ethernets\.eth0\.dhcp6: not supported yet/);
+  t.match(status, /network-config ethernets\.eth0\.dhcp6: not supported yet/, 'the network part\'s ignored keys in '
+    + 'ConfigStatus');
+  t.match(status, /network-config line 8: the key "mtu" appears again/, 'a duplicated key warned about, not fatal');
+  const routes = (await vm.poll(['get', 'routespecstatus'], /::\/0\s[\s\S]*applied/)).out;
+  t.match(routes, /0\.0\.0\.0\/0\s+10\.0\.2\.2\s+eth0\s+applied/, 'the IPv4 default route');
+  t.match(routes, /::\/0\s+fec0::2\s+eth0\s+applied/, 'and the IPv6 one beside it');
   t.match(await yaml(vm, 'resolverspecstatus'), /10\.0\.2\.3/);
 });
 

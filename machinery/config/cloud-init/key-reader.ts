@@ -44,6 +44,24 @@ export class KeyReader {
     return this.value[key];
   }
 
+  /**
+   * The key's value read as a type (`read` gives undefined for anything else), counted as applied; a value of another
+   * type is listed as ignored, saying what it should have been.
+   */
+  typed<T>(key: string, read: (v: unknown) => T | undefined, what: string): T | undefined {
+    if (!this.has(key)) return undefined;
+    const v = read(this.value[key]);
+    if (v === undefined) {
+      this.ignore(key, `${JSON.stringify(this.value[key])} is not ${what}: not applied`);
+      return undefined;
+    }
+    return this.take(key) === undefined ? undefined : v;
+  }
+
+  uint(key: string): number | undefined { return this.typed(key, uintOf, 'a whole number'); }
+  bool(key: string): boolean | undefined { return this.typed(key, boolOf, 'true or false'); }
+  str(key: string): string | undefined { return this.typed(key, (v) => (typeof v === 'string' ? v : undefined), 'text'); }
+
   /** The key's value as a reader of its own (a nested mapping), counted as applied. */
   map(key: string): KeyReader | undefined {
     if (!this.has(key)) return undefined;
@@ -60,13 +78,17 @@ export class KeyReader {
     this.account.ignored.push(`${this.prefix} ${this.at(key)}: ${why}`);
   }
 
-  /** Lists each entry of the key's mapping (or the key, when it is no mapping or an empty one) as not applied. */
+  /**
+   * Lists each entry of the key's mapping as not applied (`bonds.bond0: ...`); the key itself counts as read. A key
+   * that is no mapping, or an empty one, is listed itself.
+   */
   ignoreEach(key: string, why: string): void {
     if (!this.has(key)) return;
     this.seen.add(key);
     const v = this.value[key];
     const ids = isMap(v) ? Object.keys(v) : [];
     if (!ids.length) this.account.ignored.push(`${this.prefix} ${this.at(key)}: ${why}`);
+    else this.account.applied.push(this.at(key));
     for (const id of ids) this.account.ignored.push(`${this.prefix} ${this.at(key)}.${id}: ${why}`);
   }
 
@@ -90,6 +112,12 @@ export const listOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === u
 export function wordsOf(v: unknown): string[] {
   return listOf(v).flatMap((x) => (typeof x === 'string' ? x.split(/[\s,]+/).filter(Boolean)
     : typeof x === 'number' ? [String(x)] : []));
+}
+
+/** An unsigned integer as YAML gave it (a number, or digits in a string), else undefined. */
+export function uintOf(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+  return Number.isInteger(n) && n >= 0 && n <= 0xffffffff ? n : undefined;
 }
 
 /** PyYAML has already made yes/no/on/off/true/false booleans; a quoted "true" still means true to netplan. */

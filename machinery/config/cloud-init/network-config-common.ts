@@ -2,7 +2,7 @@
 // routes and routing rules read from a mapping (with each key accounted for), the empty network.
 import { isIP } from 'node:net';
 import type { PlatformNetworkSpec, PlatformRoute, PlatformRule } from '../../../proto/gen/spec-types.ts';
-import type { KeyAccount, KeyReader } from './key-reader.ts';
+import { uintOf, type KeyAccount, type KeyReader } from './key-reader.ts';
 
 /** How ignored network-config keys are introduced in ConfigStatus. */
 export const PREFIX = 'network-config';
@@ -41,11 +41,7 @@ export function destinationOf(to: unknown, netmask?: unknown): string | undefine
   return prefix === 0 ? undefined : `${ip}/${prefix}`;
 }
 
-/** An unsigned integer as YAML gave it (a number, or digits in a string), else undefined. */
-export function uintOf(v: unknown): number | undefined {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : NaN;
-  return Number.isInteger(n) && n >= 0 && n <= 0xffffffff ? n : undefined;
-}
+export { uintOf };
 
 const ROUTE_TYPES: Record<string, PlatformRoute['type']> = {
   unicast: 'unicast', blackhole: 'blackhole', unreachable: 'unreachable', prohibit: 'prohibit',
@@ -70,7 +66,7 @@ export function readRoute(
     r.ignoreAt(r.path, `gateway ${JSON.stringify(via)} is not an IP address: the route is left out`);
     return undefined;
   }
-  const metric = uintOf(r.take('metric'));
+  const metric = r.uint('metric');
   const table = r.take('table');
   const tableId = uintOf(table);
   if (table !== undefined && (tableId === undefined || tableId === 0 || tableId === 255)) {
@@ -89,13 +85,13 @@ export function readRoute(
     r.ignoreAt(r.path, 'a default route needs a gateway: the route is left out');
     return undefined;
   }
-  const onLink = names.onLink ? r.take(names.onLink) : undefined;
+  const onLink = names.onLink ? r.bool(names.onLink) : undefined;
   const from = names.from ? r.take(names.from) : undefined;
   if (from !== undefined && (typeof from !== 'string' || !isIP(from))) {
     r.ignoreAt(r.path, `from ${JSON.stringify(from)} is not an IP address: the route is left out`);
     return undefined;
   }
-  const mtu = uintOf(r.take('mtu'));
+  const mtu = r.uint('mtu');
   return {
     ...(to ? { to } : {}), via: typeof via === 'string' ? via : '',
     ...(metric !== undefined ? { metric } : {}), ...(tableId !== undefined ? { table: tableId } : {}),
@@ -125,9 +121,9 @@ export function readRule(r: KeyReader): PlatformRule | undefined {
     r.ignoreAt(r.path, 'a rule needs a table number (1-4294967295, not 255): the rule is left out');
     return undefined;
   }
-  const priority = uintOf(r.take('priority'));
-  const mark = uintOf(r.take('mark'));
-  const tos = uintOf(r.take('type-of-service'));
+  const priority = r.uint('priority');
+  const mark = r.uint('mark');
+  const tos = r.uint('type-of-service');
   return {
     ...(from ? { from: from as string } : {}), ...(to ? { to: to as string } : {}), table,
     ...(priority !== undefined ? { priority } : {}), ...(mark !== undefined ? { mark } : {}),

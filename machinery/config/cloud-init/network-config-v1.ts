@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import type { PlatformInterface, PlatformNetworkSpec, PlatformRoute } from '../../../proto/gen/spec-types.ts';
 import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
-import { emptyNetwork, PREFIX, prefixOf, readRoute, uintOf } from './network-config-common.ts';
+import { emptyNetwork, PREFIX, prefixOf, readRoute } from './network-config-common.ts';
 
 const NOT_YET_LINKS = 'not supported yet (this system creates no bonds, bridges or VLANs yet)';
 const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
@@ -51,7 +51,7 @@ function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSp
     s.ignoreAt(s.path, `type ${JSON.stringify(type)} is not a subnet type of version 1`);
     return;
   }
-  const metric = uintOf(s.take('metric'));
+  const metric = s.uint('metric');
   const routes: PlatformRoute[] = [];
   const gateway = s.take('gateway');
   if (typeof gateway === 'string' && isIP(gateway)) routes.push({ via: gateway });
@@ -74,13 +74,13 @@ function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSp
 }
 
 function readPhysical(item: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
-  const name = item.take('name');
-  const mac = item.take('mac_address');
+  const name = item.str('name');
+  const mac = item.str('mac_address');
   const iface: PlatformInterface = {
     name: typeof name === 'string' ? name : '', mac: typeof mac === 'string' ? mac.toLowerCase() : '',
     dhcp4: false, addresses: [], routes: [],
   };
-  const mtu = uintOf(item.take('mtu'));
+  const mtu = item.uint('mtu');
   if (mtu !== undefined) iface.mtu = mtu;
   for (const [j, s] of listOf(item.take('subnets')).entries()) {
     const reader = KeyReader.of(s, `${item.at('subnets')}[${j}]`, acc, PREFIX);

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import type { PlatformInterface, PlatformNetworkSpec, PlatformRoute } from '../../../proto/gen/spec-types.ts';
 import { boolOf, KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
-import { emptyNetwork, PREFIX, readRoute, readRule, uintOf } from './network-config-common.ts';
+import { emptyNetwork, PREFIX, readRoute, readRule } from './network-config-common.ts';
 
 const NOT_YET_LINKS = 'not supported yet (this system creates no bonds, bridges or VLANs yet)';
 const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
@@ -33,19 +33,18 @@ const ETHERNET_WHY: Record<string, string> = {
 
 function readEthernet(id: string, e: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
   const match = e.map('match');
-  const name = match?.take('name');
-  const mac = match?.take('macaddress');
-  const driver = match?.take('driver');
+  const name = match?.str('name');
+  const mac = match?.str('macaddress');
+  const driver = match?.str('driver');
   match?.done();
   const iface: PlatformInterface = {
     name: typeof name === 'string' ? name : match ? '' : id,
     mac: typeof mac === 'string' ? mac.toLowerCase() : '',
     ...(typeof driver === 'string' ? { driver } : {}),
-    dhcp4: boolOf(e.take('dhcp4')) === true, addresses: [], routes: [],
+    dhcp4: e.bool('dhcp4') === true, addresses: [], routes: [],
   };
-  const dhcp6 = e.value.dhcp6;
-  if (boolOf(dhcp6) === true) e.ignore('dhcp6', NOT_YET_IPV6);
-  else e.take('dhcp6'); // false: nothing to do
+  if (boolOf(e.value.dhcp6) === true) e.ignore('dhcp6', NOT_YET_IPV6);
+  else e.bool('dhcp6'); // false: nothing to do
   for (const key of ['dhcp4-overrides', 'dhcp6-overrides']) e.ignore(key, 'not supported yet (the DHCP client takes '
     + 'routes, DNS, NTP and the host name from every lease)');
   for (const [i, a] of listOf(e.take('addresses')).entries()) {
@@ -86,9 +85,9 @@ function readEthernet(id: string, e: KeyReader, n: PlatformNetworkSpec, acc: Key
   n.nameservers!.push(...wordsOf(ns?.take('addresses')));
   n.searchDomains!.push(...wordsOf(ns?.take('search')));
   ns?.done();
-  const mtu = uintOf(e.take('mtu'));
+  const mtu = e.uint('mtu');
   if (mtu !== undefined) iface.mtu = mtu;
-  e.take('optional'); // this system never waits for a link at boot: optional or not, it does not block
+  e.bool('optional'); // this system never waits for a link at boot: optional or not, it does not block
   for (const [key, why] of Object.entries(ETHERNET_WHY)) e.ignore(key, why);
   e.done();
   return iface;
