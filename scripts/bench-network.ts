@@ -99,7 +99,7 @@ for (let i = 0; i < runs; i++) {
 }
 
 // Kernel change -> LinkStatus: 100 MTU changes on a bridge, each waited for.
-rtnl.createLink('bnbr', 'bridge');
+rtnl.createLink({ name: 'bnbr', kind: 'bridge' });
 const idx = rtnl.links().find((l) => l.name === 'bnbr')!.index;
 const state = new MemoryState();
 const rt = new ControllerRuntime(state, { log: quiet });

@@ -1,13 +1,18 @@
-// dhcp-config: the default layer of DhcpSpec: DHCP on every physical link. A higher
-// layer turns it off for a link (ip= with a static address, a config's DhcpSpec);
-// declaring an address does not.
+// dhcp-config: the default layer of DhcpSpec: DHCP on every physical link that is not a
+// port of a bond or bridge (the bond or bridge carries its traffic). A higher layer turns it
+// off for a link (ip= with a static address, a config's DhcpSpec); declaring an address
+// does not.
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { isPhysical } from './link-config.ts';
 import { type DhcpSpecSpec, type LinkStatusSpec } from './types.ts';
 import { DHCP_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
-export function dhcpConfigController(eligible: (l: LinkStatusSpec) => boolean = isPhysical): Controller {
+const standalonePhysical = (l: LinkStatusSpec) => isPhysical(l) && !l.master;
+
+export function dhcpConfigController(
+  eligible: (l: LinkStatusSpec) => boolean = standalonePhysical,
+): Controller {
   return {
     name: 'dhcp-config',
     inputs: () => [{ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, kind: 'weak' }],

@@ -39,7 +39,9 @@ export function linkStatusController(rtnl: () => RtnlApi, driverOf = sysfsDriver
           for (const a of rtnl().addresses()) {
             addresses.set(a.index, [...(addresses.get(a.index) ?? []), `${a.address}/${a.prefix}`]);
           }
-          for (const l of rtnl().links()) {
+          const all = rtnl().links();
+          const nameOf = new Map(all.map((l) => [l.index, l.name]));
+          for (const l of all) {
             keep.add(l.name);
             const spec: LinkStatusSpec = {
               index: l.index, type: l.type, up: l.up, operState: l.operState,
@@ -47,8 +49,14 @@ export function linkStatusController(rtnl: () => RtnlApi, driverOf = sysfsDriver
               ...(l.mac ? { mac: l.mac } : {}), ...(l.carrier !== undefined ? { carrier: l.carrier } : {}),
               addresses: (addresses.get(l.index) ?? []).sort(),
             };
-            const driver = l.type === 'loopback' ? undefined : driverOf(l.name);
+            const driver = l.type === 'loopback' || l.kind ? undefined : driverOf(l.name);
             if (driver) spec.driver = driver;
+            const named = (i: number | undefined) => (i !== undefined ? nameOf.get(i) : undefined);
+            Object.assign(spec, Object.fromEntries(Object.entries({
+              master: named(l.masterIndex), parent: named(l.parentIndex), vlanId: l.info?.vlanId,
+              bondMode: l.info?.bondMode, bondActive: named(l.info?.bondActiveIndex), portState: l.portState,
+              stp: l.info?.stp,
+            }).filter(([, v]) => v !== undefined)));
             await ctx.state.put({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: l.name }, spec);
           }
           await ctx.state.cleanup({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE }, keep);

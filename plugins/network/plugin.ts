@@ -13,6 +13,7 @@ import { hostnameMergeController } from './hostname-merge.ts';
 import { hostnameSpecController, nativeHostnameKernel } from './hostname-spec.ts';
 import { linkConfigController } from './link-config.ts';
 import { linkMergeController } from './link-merge.ts';
+import { linkModulesController } from './link-modules.ts';
 import { linkSpecController } from './link-spec.ts';
 import { linkStatusController } from './link-status.ts';
 import { resolverMergeController } from './resolver-merge.ts';
@@ -33,8 +34,8 @@ const rtnl = () => (shared ??= new Rtnl(native()));
 export const networkPlugin: Plugin = {
   name: 'network',
   startFirst: true,
-  description: 'Links (MTU, up/down), addresses, routes and routing rules through rtnetlink; DHCP; hostname and '
-    + 'resolvers by layer; '
+  description: 'Links (MTU, up/down; bonds, bridges, VLANs), addresses, routes and routing rules through rtnetlink; '
+    + 'DHCP; hostname and resolvers by layer; '
     + 'the ip= layer.',
   namespaces: () => ({
     [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).',
@@ -47,7 +48,9 @@ export const networkPlugin: Plugin = {
   controllers: () => [
     linkStatusController(rtnl),
     // On a host (`serve`) nothing by itself: no links brought up, no DHCP on the host's network.
-    linkConfigController({ machineLinks: !inHostMode() }), ...(inHostMode() ? [] : [dhcpConfigController()]),
+    linkConfigController({ machineLinks: !inHostMode() }),
+    // On a host, no modules loaded and no DHCP on its network.
+    ...(inHostMode() ? [] : [dhcpConfigController(), linkModulesController()]),
     cmdlineConfigController(),
     linkMergeController(), addressMergeController(), routeMergeController(), ruleMergeController(),
     dhcpMergeController(),

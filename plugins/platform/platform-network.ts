@@ -48,6 +48,7 @@ export function globMatcher(glob: string): (s: string) => boolean {
 
 /** The links an interface of the platform's network means: by MAC, name (or glob) and driver, all that are set. */
 export function matchLinks(i: PlatformInterface, links: readonly Resource<LinkStatusSpec>[]): string[] {
+  if (i.kind) return [i.name]; // a virtual link this config makes, named by it
   const glob = i.name && /[*?[]/.test(i.name) ? globMatcher(i.name) : undefined;
   const driver = i.driver ? globMatcher(i.driver) : undefined;
   if (!i.mac && !glob && !driver) return i.name ? [i.name] : []; // a plain name: the link may appear later
@@ -75,6 +76,11 @@ export function platformSpecs(
 ): PlatformSpecDoc[] {
   const out: PlatformSpecDoc[] = [];
   const claimed = new Map<string, PlatformInterface>();
+  /** The link an interface of the config (by its id: a VLAN's parent, a port's bond, a bond's primary) is. */
+  const linkOf = (id: string | undefined) => {
+    const i = (n.interfaces ?? []).find((x) => x.id === id);
+    return i ? matchLinks(i, links)[0] : id;
+  };
   const add = (namespace: string, type: string, id: string, spec: Record<string, unknown>) =>
     out.push({ namespace, type, id, spec: { ...spec, layer: 'platform' } });
   for (const i of n.interfaces ?? []) {
@@ -101,7 +107,16 @@ export function platformSpecs(
           ...(r.mtu !== undefined ? { mtu: r.mtu } : {}), ...(drops ? { type: r.type } : {}),
         });
       }
-      if (i.mtu !== undefined) add(NETWORK_NS, LINK_SPEC_TYPE, `platform/${link}`, { mtu: i.mtu, link });
+      const virtual = i.kind ? {
+        kind: i.kind, ...(i.vlan ? { vlan: { id: i.vlan.id, parent: linkOf(i.vlan.parent) } } : {}),
+        ...(i.bond ? { bond: { ...i.bond, ...(i.bond.primary ? { primary: linkOf(i.bond.primary) } : {}) } } : {}),
+        ...(i.bridge ? { bridge: i.bridge } : {}),
+      } : {};
+      const master = i.master ? { master: linkOf(i.master) } : {};
+      if (i.mtu !== undefined || i.kind || i.master) {
+        add(NETWORK_NS, LINK_SPEC_TYPE, `platform/${link}`,
+          { link, ...(i.mtu !== undefined ? { mtu: i.mtu } : {}), ...virtual, ...master });
+      }
     }
   }
   for (const [k, r] of (n.rules ?? []).entries()) {

@@ -134,7 +134,8 @@ t.test('NoCloud: ds= parsing, seed over http, seed files', async (t) => {
   });
   const v = found(await nocloud.fetch(seeded));
   t.equal(v.userData, undefined);
-  t.same(v.network?.interfaces, [{ name: 'eth0', mac: '', dhcp4: false, addresses: ['10.0.2.20/24'], routes: [] }]);
+  t.same(v.network?.interfaces,
+    [{ id: 'eth0', name: 'eth0', mac: '', dhcp4: false, addresses: ['10.0.2.20/24'], routes: [] }]);
   t.equal(detectPlatform(seeded).by, 'a volume labelled CIDATA');
 });
 
@@ -184,7 +185,7 @@ t.test('platform network -> platform-layer specs, interfaces matched by name or 
     'DhcpSpecs platform/eth1 {"enabled":false,"link":"eth1","layer":"platform"}',
     'AddressSpecs platform/eth1/10.0.2.20/24 {"address":"10.0.2.20/24","link":"eth1","layer":"platform"}',
     'RouteSpecs platform/eth1/ipv4/default {"gateway":"10.0.2.2","link":"eth1","layer":"platform"}',
-    'LinkSpecs platform/eth1 {"mtu":1400,"link":"eth1","layer":"platform"}',
+    'LinkSpecs platform/eth1 {"link":"eth1","mtu":1400,"layer":"platform"}',
     'HostnameSpecs platform {"hostname":"node1","domainname":"example.net","layer":"platform"}',
     'ResolverSpecs platform {"servers":["10.0.2.3"],"layer":"platform"}',
     'TimeServerSpecs platform {"servers":["169.254.169.123"],"layer":"platform"}',

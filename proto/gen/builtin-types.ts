@@ -618,6 +618,10 @@ export const BUILTIN_TYPES = [
       {
         "name": "Addresses",
         "jsonPath": "{.addresses}"
+      },
+      {
+        "name": "Master",
+        "jsonPath": "{.master}"
       }
     ],
     "access": "controllers"

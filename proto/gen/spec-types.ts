@@ -904,6 +904,20 @@ export interface LinkStatusSpec {
   addresses?: string[];
   /** The kernel driver of the device behind the link (virtio_net, e1000e, ...); unset for a virtual link. */
   driver?: string;
+  /** The bond or bridge this link is a port of. */
+  master?: string;
+  /** The link a VLAN is on. */
+  parent?: string;
+  /** A VLAN's id. */
+  vlanId?: number;
+  /** A bond's mode (active-backup, 802.3ad, ...). */
+  bondMode?: string;
+  /** A bond's active port (active-backup). */
+  bondActive?: string;
+  /** A bond port's state: active or backup. */
+  portState?: string;
+  /** A bridge's spanning tree: on or off. */
+  stp?: boolean;
 }
 
 /** LinkSpecSpec: a link's desired state. Specs of every layer that name the same link
@@ -920,6 +934,55 @@ export interface LinkSpecSpec {
   layer?: Layer;
   /** The link's name; unset is the resource's id (`linkspec eth0`). */
   link?: string;
+  /** A virtual link this system creates: bond, bridge or vlan (its module is loaded on demand); unset for a link
+   * the kernel has (eth0). Deleted again when no layer declares it. */
+  kind?: string;
+  /** The VLAN's id and the link it is on (kind vlan). */
+  vlan?: VlanSettings;
+  /** The bond's mode and monitoring (kind bond). */
+  bond?: BondSettings;
+  /** The bridge's settings (kind bridge). */
+  bridge?: BridgeSettings;
+  /** The bond or bridge this link is a port of (a bond's port is taken down to join it). */
+  master?: string;
+}
+
+/** VlanSettings: an 802.1Q VLAN on a link. */
+export interface VlanSettings {
+  /** The VLAN id. */
+  id: number;
+  /** The link it is on (eth0, bond0). */
+  parent: string;
+}
+
+/** BondSettings: how a bond uses its ports (the kernel's bonding driver). */
+export interface BondSettings {
+  /** balance-rr, active-backup, balance-xor, broadcast, 802.3ad, balance-tlb or balance-alb; unset is balance-rr. */
+  mode?: string;
+  /** How often the carrier of each port is checked, in ms (0: never; a bond without it does not fail over). */
+  miimon?: number;
+  /** The port preferred while it is up (active-backup). */
+  primary?: string;
+  /** LACPDU rate asked of the partner (802.3ad): slow (30 s) or fast (1 s). */
+  lacpRate?: string;
+  /** What picks a port for a packet (balance-xor, 802.3ad): layer2, layer3+4, layer2+3, encap2+3 or encap3+4. */
+  xmitHashPolicy?: string;
+  /** Ports that must be up for the bond to be up. */
+  minLinks?: number;
+  /** Waits before a port that came up is used, in ms. */
+  updelay?: number;
+  /** Waits before a port that went down is dropped, in ms. */
+  downdelay?: number;
+}
+
+/** BridgeSettings: a bridge's spanning tree. */
+export interface BridgeSettings {
+  /** Spanning tree protocol; unset is off (a bridge between a machine's own links rarely needs it). */
+  stp?: boolean;
+  /** The forward delay, in seconds (2-30 with STP on). */
+  forwardDelay?: number;
+  /** The bridge priority (lower becomes root). */
+  priority?: number;
 }
 
 /** LinkSpecStatusSpec: what link-spec did with a merged LinkSpec (id = link name). */
@@ -938,6 +1001,12 @@ export interface LinkSpecStatusSpec {
   error?: string;
   /** The MTU the link had before link-spec first changed it; written back when no layer sets one. */
   originalMtu?: number;
+  /** The kind of virtual link link-spec created (deleted when no layer declares it). */
+  created?: string;
+  /** The bond or bridge link-spec made the link a port of (released when no layer says so). */
+  master?: string;
+  /** The kind's settings as last written (JSON), so they are written again only when they change. */
+  settings?: string;
 }
 
 /** AddressSpecSpec: an address to put on a link. Specs of every layer that name the
@@ -1325,6 +1394,18 @@ export interface PlatformInterface {
   routes?: PlatformRoute[];
   /** Matched by the driver's name (a shell glob), with name and mac when they are set too. */
   driver?: string;
+  /** A virtual link to create (bond, bridge, vlan), named `name`; unset for a link the machine has. */
+  kind?: string;
+  /** The VLAN's id, and its parent as the id of another interface of the config (kind vlan). */
+  vlan?: VlanSettings;
+  /** The bond's settings (kind bond). */
+  bond?: BondSettings;
+  /** The bridge's settings (kind bridge). */
+  bridge?: BridgeSettings;
+  /** The bond or bridge this interface is a port of: that interface's id. */
+  master?: string;
+  /** The config's name for the interface (a netplan id, a v1 name), by which bonds, bridges and VLANs refer to it. */
+  id?: string;
 }
 
 /** PlatformNetworkSpec: the network the platform describes (id "platform"): NoCloud and
@@ -1836,6 +1917,9 @@ export const MESSAGES = {
   PushResponse: 'appliance.extension.v1alpha1.PushResponse',
   LinkStatusSpec: 'appliance.net.v1alpha1.LinkStatusSpec',
   LinkSpecSpec: 'appliance.net.v1alpha1.LinkSpecSpec',
+  VlanSettings: 'appliance.net.v1alpha1.VlanSettings',
+  BondSettings: 'appliance.net.v1alpha1.BondSettings',
+  BridgeSettings: 'appliance.net.v1alpha1.BridgeSettings',
   LinkSpecStatusSpec: 'appliance.net.v1alpha1.LinkSpecStatusSpec',
   AddressSpecSpec: 'appliance.net.v1alpha1.AddressSpecSpec',
   AppliedAddress: 'appliance.net.v1alpha1.AppliedAddress',

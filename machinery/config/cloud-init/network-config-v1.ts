@@ -1,15 +1,19 @@
 // network-config-v1: cloud-init's network config version 1 -> PlatformNetworkSpec. Physical
-// links (by name or MAC) with their subnets (DHCPv4 exactly where a subnet asks for it, static
+// links (by name or MAC), bonds, bridges and VLANs (with the parameters the kernel takes),
+// each with their subnets (DHCPv4 exactly where a subnet asks for it, static
 // IPv4 and IPv6 with netmask or prefix, the gateway, subnet routes written with network or
 // destination and netmask, the subnet's metric), name servers (a space-separated string is a
 // list), global routes (put on the link whose address covers the gateway) and MTU are applied;
 // every other key is listed with why (key-reader.ts).
 import { isIP } from 'node:net';
-import type { PlatformInterface, PlatformNetworkSpec, PlatformRoute } from '../../../proto/gen/spec-types.ts';
+import type {
+  BondSettings, BridgeSettings, PlatformInterface, PlatformNetworkSpec, PlatformRoute,
+} from '../../../proto/gen/spec-types.ts';
+import { BOND_MODES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
+import { boolOf } from './key-reader.ts';
 import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, prefixOf, readRoute } from './network-config-common.ts';
 
-const NOT_YET_LINKS = 'not supported yet (this system creates no bonds, bridges or VLANs yet)';
 const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
 const IPV6_SUBNETS = new Set(['dhcp6', 'ipv6_dhcpv6-stateful', 'ipv6_dhcpv6-stateless', 'ipv6_slaac']);
 
@@ -73,13 +77,10 @@ function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSp
   s.done();
 }
 
-function readPhysical(item: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
-  const name = item.str('name');
-  const mac = item.str('mac_address');
-  const iface: PlatformInterface = {
-    name: typeof name === 'string' ? name : '', mac: typeof mac === 'string' ? mac.toLowerCase() : '',
-    dhcp4: false, addresses: [], routes: [],
-  };
+/** What physical, bond, bridge and vlan items share: MTU, subnets; `iface` has the rest already. */
+function readLink(item: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
+  iface.addresses = [];
+  iface.routes = [];
   const mtu = item.uint('mtu');
   if (mtu !== undefined) iface.mtu = mtu;
   for (const [j, s] of listOf(item.take('subnets')).entries()) {
@@ -88,8 +89,49 @@ function readPhysical(item: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount):
   }
   item.ignore('accept-ra', NOT_YET_IPV6);
   item.ignore('keep_configuration', 'not supported: a DHCP lease that ends removes its address');
+  if (iface.kind) item.ignore('mac_address', 'the MAC address of a virtual link is the kernel\'s choice here');
   item.done();
   return iface;
+}
+
+/** A bond's params, written as the kernel names them, with or without "bond-" (bond-mode, miimon, ...). */
+function readBondParams(p: KeyReader): BondSettings {
+  const get = <T>(name: string, read: (k: string) => T | undefined): T | undefined => {
+    const dashed = name.replace(/_/g, '-');
+    const key = [`bond-${name}`, name, `bond-${dashed}`, dashed].find((k) => p.has(k));
+    return key === undefined ? undefined : read(key);
+  };
+  const mode = get('mode', (k) => p.str(k));
+  const hash = get('xmit_hash_policy', (k) => p.str(k));
+  const lacp = get('lacp_rate', (k) => p.str(k));
+  const out: BondSettings = {
+    ...(mode && (BOND_MODES as readonly string[]).includes(mode) ? { mode } : {}),
+    ...(hash && (XMIT_HASH_POLICIES as readonly string[]).includes(hash) ? { xmitHashPolicy: hash } : {}),
+    ...(lacp === 'slow' || lacp === 'fast' ? { lacpRate: lacp } : {}),
+  };
+  for (const [field, name] of [['miimon', 'miimon'], ['minLinks', 'min_links'], ['updelay', 'updelay'],
+    ['downdelay', 'downdelay']] as const) {
+    const v = get(name, (k) => p.uint(k));
+    if (v !== undefined) out[field] = v;
+  }
+  const primary = get('primary', (k) => p.str(k));
+  if (primary) out.primary = primary;
+  if (mode !== undefined && !out.mode) p.ignoreAt(p.path, `mode ${JSON.stringify(mode)} is not a bonding mode`);
+  p.done('not supported yet (mode, miimon, primary, lacp_rate, xmit_hash_policy, min_links, updelay and '
+    + 'downdelay are)');
+  return out;
+}
+
+function readBridgeParams(p: KeyReader): BridgeSettings {
+  const stp = p.typed('bridge_stp', boolOf, 'on or off');
+  const fd = p.uint('bridge_fd');
+  const prio = p.uint('bridge_bridgeprio');
+  p.ignore('bridge_ports', 'the ports are bridge_interfaces');
+  p.done('not supported yet (bridge_stp, bridge_fd and bridge_bridgeprio are)');
+  return {
+    ...(stp !== undefined ? { stp } : {}), ...(fd !== undefined ? { forwardDelay: fd } : {}),
+    ...(prio !== undefined ? { priority: prio } : {}),
+  };
 }
 
 /** The link a global route goes on: the one whose static address covers its gateway, else the first static one. */
@@ -103,17 +145,36 @@ export function fromV1(cfg: Record<string, unknown>): { network: PlatformNetwork
   const top = new KeyReader(cfg, '', account, PREFIX);
   top.take('version');
   const global: { route: PlatformRoute; path: string }[] = [];
+  const ports: { master: string; ports: unknown[]; path: string }[] = [];
   for (const [i, raw] of listOf(top.take('config')).entries()) {
     const item = KeyReader.of(raw, `config[${i}]`, account, PREFIX);
     if (!item) continue;
     const type = item.value.type;
-    if (type === 'bond' || type === 'bridge' || type === 'vlan') {
-      item.ignoreAt(item.path, `${type} ${String(item.value.name ?? '')}: ${NOT_YET_LINKS}`);
-      continue;
-    }
     item.take('type');
-    if (type === 'physical') network.interfaces.push(readPhysical(item, network, account));
-    else if (type === 'nameserver') {
+    const name = item.str('name') ?? '';
+    if (type === 'physical') {
+      const mac = item.str('mac_address');
+      network.interfaces.push(readLink(item, { id: name, name, mac: mac ? mac.toLowerCase() : '', dhcp4: false },
+        network, account));
+    } else if (type === 'bond' || type === 'bridge') {
+      const params = item.map('params');
+      const settings = type === 'bond' ? { bond: params ? readBondParams(params) : {} }
+        : { bridge: params ? readBridgeParams(params) : {} };
+      const key = type === 'bond' ? 'bond_interfaces' : 'bridge_interfaces';
+      ports.push({ master: name, ports: listOf(item.take(key)), path: item.at(key) });
+      network.interfaces.push(readLink(item, { id: name, name, mac: '', kind: type, ...settings, dhcp4: false },
+        network, account));
+    } else if (type === 'vlan') {
+      const vid = item.uint('vlan_id');
+      const link = item.str('vlan_link');
+      if (vid === undefined || vid < 1 || vid > 4094 || !link) {
+        item.ignoreAt(item.path, 'a VLAN needs vlan_id (1-4094) and vlan_link: left out');
+        continue;
+      }
+      const vlan = { id: vid, parent: link };
+      network.interfaces.push(readLink(item, { id: name, name, mac: '', kind: 'vlan', vlan, dhcp4: false },
+        network, account));
+    } else if (type === 'nameserver') {
       network.nameservers.push(...wordsOf(item.take('address')));
       network.searchDomains.push(...wordsOf(item.take('search')));
       item.ignore('interface', 'name servers are the machine\'s, used whichever link a query leaves by');
@@ -124,6 +185,16 @@ export function fromV1(cfg: Record<string, unknown>): { network: PlatformNetwork
       if (route) global.push({ route, path: item.path });
     } else {
       item.ignoreAt(item.path, `type ${JSON.stringify(type)} is not a config type of version 1`);
+    }
+  }
+  // Ports are named by their items' names, which may come after the bond or bridge.
+  for (const { master, ports: names, path } of ports) {
+    for (const [i, port] of names.entries()) {
+      const member = network.interfaces.find((f) => f.id === port && !f.kind);
+      if (typeof port !== 'string' || !member || member.master) {
+        account.ignored.push(`${PREFIX} ${path}[${i}]: ${JSON.stringify(port)} is not a physical item of this config `
+          + 'that is not a port already');
+      } else member.master = master;
     }
   }
   for (const { route, path } of global) {

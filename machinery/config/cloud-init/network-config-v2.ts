@@ -1,17 +1,19 @@
 // network-config-v2: cloud-init's network config version 2, which is netplan's format, ->
-// PlatformNetworkSpec. Ethernets (matched by name glob, MAC and driver), DHCPv4 exactly as
-// asked, static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the
-// kernel takes (metric, table, on-link, from, mtu, type), routing-policy, name servers and MTU
-// are applied; every other key is listed with why (key-reader.ts).
+// PlatformNetworkSpec. Ethernets (matched by name glob, MAC and driver), bonds, bridges and
+// VLANs (their interfaces and the parameters the kernel takes), DHCPv4 exactly as asked,
+// static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the kernel
+// takes (metric, table, on-link, from, mtu, type), routing-policy, name servers and MTU are
+// applied; every other key is listed with why (key-reader.ts).
 import { isIP } from 'node:net';
-import type { PlatformInterface, PlatformNetworkSpec, PlatformRoute } from '../../../proto/gen/spec-types.ts';
+import type {
+  BondSettings, BridgeSettings, PlatformInterface, PlatformNetworkSpec, PlatformRoute,
+} from '../../../proto/gen/spec-types.ts';
+import { BOND_MODES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
 import { boolOf, KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, readRoute, readRule } from './network-config-common.ts';
 
-const NOT_YET_LINKS = 'not supported yet (this system creates no bonds, bridges or VLANs yet)';
 const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
 const SECTIONS: Record<string, string> = {
-  bonds: NOT_YET_LINKS, bridges: NOT_YET_LINKS, vlans: NOT_YET_LINKS,
   wifis: 'this system has no Wi-Fi', modems: 'this system has no modems',
   tunnels: 'this system creates no tunnels', vrfs: 'this system creates no VRFs',
   'dummy-devices': 'this system creates no dummy links', 'virtual-ethernets': 'this system creates no veth pairs',
@@ -31,18 +33,26 @@ const ETHERNET_WHY: Record<string, string> = {
   'dhcp-identifier': 'the DHCP client identifies itself by MAC',
 };
 
-function readEthernet(id: string, e: KeyReader, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
+/** An ethernet's match: a name (or glob), a MAC and a driver, all that are given; none is its id as a name. */
+function readMatch(id: string, e: KeyReader): Pick<PlatformInterface, 'name' | 'mac' | 'driver'> {
   const match = e.map('match');
   const name = match?.str('name');
   const mac = match?.str('macaddress');
   const driver = match?.str('driver');
   match?.done();
-  const iface: PlatformInterface = {
-    name: typeof name === 'string' ? name : match ? '' : id,
-    mac: typeof mac === 'string' ? mac.toLowerCase() : '',
+  return {
+    name: typeof name === 'string' ? name : match ? '' : id, mac: typeof mac === 'string' ? mac.toLowerCase() : '',
     ...(typeof driver === 'string' ? { driver } : {}),
-    dhcp4: e.bool('dhcp4') === true, addresses: [], routes: [],
   };
+}
+
+/** What every device type has (addresses, DHCP, routes, name servers, MTU, ...), read into `iface`. */
+function readDevice(
+  e: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount,
+): PlatformInterface {
+  iface.dhcp4 = e.bool('dhcp4') === true;
+  iface.addresses = [];
+  iface.routes = [];
   if (boolOf(e.value.dhcp6) === true) e.ignore('dhcp6', NOT_YET_IPV6);
   else e.bool('dhcp6'); // false: nothing to do
   for (const key of ['dhcp4-overrides', 'dhcp6-overrides']) e.ignore(key, 'not supported yet (the DHCP client takes '
@@ -93,6 +103,53 @@ function readEthernet(id: string, e: KeyReader, n: PlatformNetworkSpec, acc: Key
   return iface;
 }
 
+/** netplan's names of the bonding parameters the kernel takes here (times in ms). */
+function readBond(p: KeyReader): BondSettings {
+  const mode = p.str('mode');
+  if (mode !== undefined && !(BOND_MODES as readonly string[]).includes(mode)) {
+    p.ignoreAt(p.at('mode'), `"${mode}" is not a bonding mode (${BOND_MODES.join(', ')}): balance-rr is used`);
+  }
+  const hash = p.str('transmit-hash-policy');
+  if (hash !== undefined && !(XMIT_HASH_POLICIES as readonly string[]).includes(hash)) {
+    p.ignoreAt(p.at('transmit-hash-policy'), `"${hash}" is not one of ${XMIT_HASH_POLICIES.join(', ')}`);
+  }
+  const lacp = p.str('lacp-rate');
+  const out: BondSettings = {
+    ...(mode && (BOND_MODES as readonly string[]).includes(mode) ? { mode } : {}),
+    ...optional('miimon', p.uint('mii-monitor-interval')), ...optional('primary', p.str('primary')),
+    ...(lacp === 'slow' || lacp === 'fast' ? { lacpRate: lacp } : {}),
+    ...(hash && (XMIT_HASH_POLICIES as readonly string[]).includes(hash) ? { xmitHashPolicy: hash } : {}),
+    ...optional('minLinks', p.uint('min-links')), ...optional('updelay', p.uint('up-delay')),
+    ...optional('downdelay', p.uint('down-delay')),
+  };
+  p.done('not supported yet (mode, mii-monitor-interval, primary, lacp-rate, transmit-hash-policy, min-links, '
+    + 'up-delay and down-delay are)');
+  return out;
+}
+
+function readBridge(p: KeyReader): BridgeSettings {
+  const out: BridgeSettings = {
+    ...optional('stp', p.bool('stp')), ...optional('forwardDelay', p.uint('forward-delay')),
+    ...optional('priority', p.uint('priority')),
+  };
+  p.done('not supported yet (stp, forward-delay and priority are)');
+  return out;
+}
+
+const optional = <K extends string, V>(k: K, v: V | undefined) => (v === undefined ? {} : { [k]: v } as Record<K, V>);
+
+/** A bond's or bridge's `interfaces`: each (an ethernet's id) becomes a port of it. */
+function claimPorts(e: KeyReader, master: string, n: PlatformNetworkSpec): void {
+  for (const [i, port] of listOf(e.take('interfaces')).entries()) {
+    const member = n.interfaces!.find((f) => f.id === port);
+    if (typeof port !== 'string' || !member) {
+      e.ignoreAt(`${e.at('interfaces')}[${i}]`, `${JSON.stringify(port)} is not the id of an ethernet of this config`);
+    } else if (member.master) {
+      e.ignoreAt(`${e.at('interfaces')}[${i}]`, `${port} is a port of ${member.master} already`);
+    } else member.master = master;
+  }
+}
+
 const scopeOf = (r: PlatformRoute) => (r.type ? 'global' : r.via ? 'global' : 'link');
 
 export function fromV2(cfg: Record<string, unknown>): { network: PlatformNetworkSpec; applied: string[] } {
@@ -103,7 +160,33 @@ export function fromV2(cfg: Record<string, unknown>): { network: PlatformNetwork
   const ethernets = top.map('ethernets');
   for (const id of Object.keys(ethernets?.value ?? {})) {
     const e = ethernets!.map(id);
-    if (e) network.interfaces.push(readEthernet(id, e, network, acc));
+    if (e) network.interfaces.push(readDevice(e, { id, ...readMatch(id, e), dhcp4: false }, network, acc));
+  }
+  // Bonds and bridges are named by their id; their ports are ethernets, which must come first.
+  for (const [section, kind] of [['bonds', 'bond'], ['bridges', 'bridge']] as const) {
+    const devices = top.map(section);
+    for (const id of Object.keys(devices?.value ?? {})) {
+      const e = devices!.map(id);
+      if (!e) continue;
+      const params = e.map('parameters');
+      const settings = kind === 'bond' ? { bond: params ? readBond(params) : {} }
+        : { bridge: params ? readBridge(params) : {} };
+      claimPorts(e, id, network);
+      network.interfaces.push(readDevice(e, { id, name: id, mac: '', kind, ...settings, dhcp4: false }, network, acc));
+    }
+  }
+  const vlans = top.map('vlans');
+  for (const id of Object.keys(vlans?.value ?? {})) {
+    const e = vlans!.map(id);
+    if (!e) continue;
+    const vid = e.uint('id');
+    const link = e.str('link');
+    if (vid === undefined || vid < 1 || vid > 4094 || !link || !network.interfaces.some((f) => f.id === link)) {
+      e.ignoreAt(e.path, `a VLAN needs an id (1-4094) and the id of a device of this config as its link: left out`);
+      continue;
+    }
+    network.interfaces.push(readDevice(e, { id, name: id, mac: '', kind: 'vlan', vlan: { id: vid, parent: link },
+      dhcp4: false }, network, acc));
   }
   for (const [section, why] of Object.entries(SECTIONS)) top.ignoreEach(section, why);
   top.done('not a key of network-config version 2');

@@ -167,3 +167,82 @@ ethernets:
     'network-config ethernets.eth0.wakeonlan: wake-on-LAN is not configured by this system',
   ], 'the network part\'s ignored list reaches the source (and so ConfigStatus)');
 });
+
+t.test('bonds, bridges and VLANs (v2): links to make, their ports, settings named as the kernel takes them',
+  async (t) => {
+    const r = translate(`version: 2
+ethernets:
+  nic0: {match: {macaddress: "52:54:00:00:00:01"}}
+  nic1: {match: {driver: e1000e, name: eth1}}
+  enp3s0: {}
+bonds:
+  bond0:
+    interfaces: [nic0, nic1]
+    parameters: {mode: active-backup, mii-monitor-interval: 100, primary: nic0, arp-interval: 5}
+    dhcp4: true
+bridges:
+  br0: {interfaces: [enp3s0, nic0], parameters: {stp: false, forward-delay: 4, hello-time: 2}}
+vlans:
+  vlan42: {id: 42, link: bond0, addresses: ["2001:db8:42::10/64"], gateway6: "2001:db8:42::1"}
+  vlan43: {id: 5000, link: bond0}
+`);
+    t.same(r.network.ignored, [
+      'network-config bonds.bond0.parameters.arp-interval: not supported yet (mode, mii-monitor-interval, primary, '
+        + 'lacp-rate, transmit-hash-policy, min-links, up-delay and down-delay are)',
+      'network-config bridges.br0.parameters.hello-time: not supported yet (stp, forward-delay and priority are)',
+      'network-config bridges.br0.interfaces[1]: nic0 is a port of bond0 already',
+      'network-config vlans.vlan43: a VLAN needs an id (1-4094) and the id of a device of this config as its link: '
+        + 'left out',
+    ]);
+    const links = platformSpecs(r.network, LINKS).filter((s) => s.type.startsWith('LinkSpecs'));
+    t.same(links.map((s) => [s.id, s.spec]), [
+      ['platform/eth0', { link: 'eth0', master: 'bond0', layer: 'platform' }],
+      ['platform/eth1', { link: 'eth1', master: 'bond0', layer: 'platform' }],
+      ['platform/enp3s0', { link: 'enp3s0', master: 'br0', layer: 'platform' }],
+      ['platform/bond0', { link: 'bond0', kind: 'bond', bond: { mode: 'active-backup', miimon: 100, primary: 'eth0' },
+        layer: 'platform' }],
+      ['platform/br0', { link: 'br0', kind: 'bridge', bridge: { stp: false, forwardDelay: 4 }, layer: 'platform' }],
+      ['platform/vlan42', { link: 'vlan42', kind: 'vlan', vlan: { id: 42, parent: 'bond0' }, layer: 'platform' }],
+    ], 'ports by the links their ethernets match; the primary as a link name');
+    const specs = platformSpecs(r.network, LINKS);
+    t.same(specs.filter((s) => s.type.startsWith('DhcpSpecs')).map((s) => [s.spec.link, s.spec.enabled]),
+      [['eth0', false], ['eth1', false], ['enp3s0', false], ['bond0', true], ['br0', false], ['vlan42', false]],
+      'DHCP on the bond only');
+    t.ok(specs.some((s) => s.id === 'platform/vlan42/ipv6/default' && s.spec.gateway === '2001:db8:42::1'),
+      'the VLAN\'s IPv6 default route');
+  });
+
+t.test('bonds, bridges and VLANs (v1): bond- params, bridge_ params, ports named after the bond', async (t) => {
+  const r = translate(`version: 1
+config:
+  - type: bond
+    name: bond0
+    bond_interfaces: [eth0, eth1]
+    mac_address: "aa:bb:cc:dd:ee:ff"
+    params: {bond-mode: 802.3ad, bond-miimon: 100, bond-lacp_rate: fast, bond-xmit_hash_policy: layer3+4,
+             bond-ad_select: bandwidth}
+    subnets: [{type: dhcp}]
+  - {type: physical, name: eth0, mac_address: "52:54:00:00:00:01"}
+  - {type: physical, name: eth1}
+  - type: bridge
+    name: br0
+    bridge_interfaces: [enp3s0]
+    params: {bridge_stp: "off", bridge_fd: 0, bridge_maxwait: 15}
+  - {type: physical, name: enp3s0}
+  - {type: vlan, name: bond0.100, vlan_link: bond0, vlan_id: 100, subnets: [{type: static, address: 10.100.0.5/24}]}
+`);
+  const bond = r.network.interfaces!.find((i) => i.id === 'bond0')!;
+  t.same(bond.bond, { mode: '802.3ad', xmitHashPolicy: 'layer3+4', lacpRate: 'fast', miimon: 100 });
+  t.equal(bond.dhcp4, true);
+  t.same(r.network.interfaces!.filter((i) => i.master).map((i) => [i.id, i.master]),
+    [['eth0', 'bond0'], ['eth1', 'bond0'], ['enp3s0', 'br0']], 'ports declared after their bond');
+  t.same(r.network.interfaces!.find((i) => i.id === 'br0')!.bridge, { stp: false, forwardDelay: 0 });
+  t.same(r.network.interfaces!.find((i) => i.id === 'bond0.100')!.vlan, { id: 100, parent: 'bond0' });
+  t.same(r.network.ignored, [
+    'network-config config[0].params.bond-ad_select: not supported yet (mode, miimon, primary, lacp_rate, '
+      + 'xmit_hash_policy, min_links, updelay and downdelay are)',
+    'network-config config[0].mac_address: the MAC address of a virtual link is the kernel\'s choice here',
+    'network-config config[3].params.bridge_maxwait: not supported yet (bridge_stp, bridge_fd and bridge_bridgeprio '
+      + 'are)',
+  ]);
+});

@@ -2,7 +2,8 @@
 // and get their answer synchronously; kernel notifications arrive on another.
 import type { Native } from '../../../native/index.ts';
 import {
-  createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkMessage,
+  createLinkRequest, decodeLink, deleteLinkRequest, getLinksRequest, RTM, RTNLGRP, setLinkRequest, type LinkChange,
+  type LinkMessage, type NewLink,
 } from './link.ts';
 import { addressRequest, decodeAddress, getAddressesRequest, type AddressMessage } from './addr.ts';
 import {
@@ -36,12 +37,14 @@ export class Rtnl {
       .filter((m) => m.type === RTM.NEWLINK).map((m) => decodeLink(m.payload));
   }
 
-  setLink(index: number, change: { up?: boolean; mtu?: number }): void {
-    this.request((seq) => setLinkRequest(seq, index, change), `set link ${index} ${JSON.stringify(change)}`);
+  setLink(index: number, change: LinkChange): void {
+    const { kind, ...plain } = change;
+    this.request((seq) => setLinkRequest(seq, index, change),
+      `set link ${index} ${JSON.stringify(plain)}${kind ? ` (${kind.kind} settings)` : ''}`);
   }
 
-  createLink(name: string, kind: string, mtu?: number): void {
-    this.request((seq) => createLinkRequest(seq, name, kind, mtu), `create link ${name} (${kind})`);
+  createLink(l: NewLink): void {
+    this.request((seq) => createLinkRequest(seq, l), `create link ${l.name} (${l.kind})`);
   }
 
   deleteLink(index: number): void {
@@ -118,5 +121,6 @@ export function describeRule(r: RuleWant): string {
 /** What the network controllers use of rtnetlink: the real socket (Rtnl) or, in tests
  * that run without root, an in-memory kernel (memory-kernel.ts). */
 export type RtnlApi = Pick<
-  Rtnl, 'links' | 'addresses' | 'routes' | 'rules' | 'setLink' | 'address' | 'route' | 'rule' | 'watchLinks'
+  Rtnl, 'links' | 'addresses' | 'routes' | 'rules' | 'setLink' | 'createLink' | 'deleteLink' | 'address' | 'route'
+    | 'rule' | 'watchLinks'
 >;

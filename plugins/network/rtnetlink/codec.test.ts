@@ -37,7 +37,7 @@ t.test('requests are laid out as the kernel expects', async (t) => {
   t.equal(set.payload.readUInt32LE(8), IFF.UP, 'flags');
   t.equal(set.payload.readUInt32LE(12), IFF.UP, 'change mask');
   t.equal(attrMap(set.payload.subarray(16)).get(4)!.readUInt32LE(0), 1400, 'IFLA_MTU');
-  const create = decodeMessages(createLinkRequest(1, 'dummy0', 'dummy'))[0]!;
+  const create = decodeMessages(createLinkRequest(1, { name: 'dummy0', kind: 'dummy' }))[0]!;
   const attrs = decodeAttrs(create.payload.subarray(16));
   t.equal(attrs[0]!.value.toString(), 'dummy0\0');
   t.ok(attrs[1]!.nested, 'IFLA_LINKINFO is nested');

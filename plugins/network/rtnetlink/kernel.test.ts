@@ -20,14 +20,14 @@ if (process.getuid?.() !== 0) {
 
   // A standalone bridge: every kernel we test on has it (the CI host has no dummy driver).
   t.test('create, change and delete a link; errors carry errno names', async (t) => {
-    rtnl.createLink('br-test', 'bridge', 1400);
+    rtnl.createLink({ name: 'br-test', kind: 'bridge', mtu: 1400 });
     const d = rtnl.links().find((l) => l.name === 'br-test')!;
     t.equal(d.kind, 'bridge');
     t.equal(d.mtu, 1400);
     rtnl.setLink(d.index, { mtu: 9000, up: true });
     const after = rtnl.links().find((l) => l.name === 'br-test')!;
     t.same([after.mtu, after.up], [9000, true]);
-    t.throws(() => rtnl.createLink('br-test', 'bridge'), { name: 'NetlinkError', code: 'EEXIST' });
+    t.throws(() => rtnl.createLink({ name: 'br-test', kind: 'bridge' }), { name: 'NetlinkError', code: 'EEXIST' });
     t.throws(() => rtnl.setLink(999, { up: true }), { name: 'NetlinkError', code: 'ENODEV' });
     t.throws(() => rtnl.setLink(d.index, { mtu: 10 }), { name: 'NetlinkError', code: 'EINVAL' },
       'MTU below the minimum');
@@ -36,7 +36,7 @@ if (process.getuid?.() !== 0) {
   });
 
   t.test('kernel notifications arrive within a second', async (t) => {
-    rtnl.createLink('br-events', 'bridge');
+    rtnl.createLink({ name: 'br-events', kind: 'bridge' });
     const idx = rtnl.links().find((l) => l.name === 'br-events')!.index;
     const events: (LinkEvent & { at: number })[] = [];
     const stop = rtnl.watchLinks((e) => events.push({ ...e, at: performance.now() }));
@@ -59,7 +59,7 @@ if (process.getuid?.() === 0) {
   t.test('addresses and routes, IPv4 and IPv6, added and removed', async (t) => {
     const rtnl = new Rtnl(native());
     t.teardown(() => rtnl.close());
-    rtnl.createLink('br-addr', 'bridge');
+    rtnl.createLink({ name: 'br-addr', kind: 'bridge' });
     const idx = rtnl.links().find((l) => l.name === 'br-addr')!.index;
     rtnl.setLink(idx, { up: true });
     rtnl.address('add', idx, '192.0.2.10', 24);
@@ -88,7 +88,7 @@ if (process.getuid?.() === 0) {
   t.test('route attributes and routing policy rules, read back from the kernel', async (t) => {
     const rtnl = new Rtnl(native());
     t.teardown(() => rtnl.close());
-    rtnl.createLink('br-pol', 'bridge');
+    rtnl.createLink({ name: 'br-pol', kind: 'bridge' });
     const idx = rtnl.links().find((l) => l.name === 'br-pol')!.index;
     rtnl.setLink(idx, { up: true });
     rtnl.address('add', idx, '192.0.2.10', 32); // a /32, as clouds give: the gateway is reachable only on-link

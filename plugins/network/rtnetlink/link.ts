@@ -1,6 +1,7 @@
 // link: RTM_*LINK messages (rtnetlink(7)): struct ifinfomsg and the IFLA_* attributes
 // the network plugin reads and writes.
 import { attr, attrMap, NLM_F, encodeMessage, readStr, readU32, readU8 } from '../../../machinery/netlink/netlink.ts';
+import { decodeKindData, decodePortState, type KindInfo } from './link-kinds.ts';
 
 export const RTM = {
   NEWLINK: 16, DELLINK: 17, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR: 22,
@@ -14,7 +15,7 @@ export const IFF = {
 export const IFLA = {
   ADDRESS: 1, BROADCAST: 2, IFNAME: 3, MTU: 4, LINK: 5, MASTER: 10, OPERSTATE: 16, LINKINFO: 18, CARRIER: 33,
 } as const;
-const IFLA_INFO_KIND = 1;
+const IFLA_INFO = { KIND: 1, DATA: 2, SLAVE_KIND: 4, SLAVE_DATA: 5 } as const;
 export const ARPHRD: Record<number, string> = { 1: 'ether', 772: 'loopback', 65534: 'none' };
 /** RFC 2863 operational states (IF_OPER_*). */
 export const OPERSTATE = ['unknown', 'notpresent', 'down', 'lowerlayerdown', 'testing', 'dormant', 'up'] as const;
@@ -31,6 +32,12 @@ export interface LinkMessage {
   carrier?: boolean;
   kind?: string;
   masterIndex?: number;
+  /** IFLA_LINK: the link a VLAN (or veth peer) is on. */
+  parentIndex?: number;
+  /** What its kind reports (VLAN id, bond mode and active port, bridge STP). */
+  info?: KindInfo;
+  /** A bond port's state. */
+  portState?: 'active' | 'backup';
 }
 
 const IFINFOMSG = 16;
@@ -59,7 +66,11 @@ export function decodeLink(payload: Buffer): LinkMessage {
   const carrier = readU8(a.get(IFLA.CARRIER));
   const mtu = readU32(a.get(IFLA.MTU));
   const master = readU32(a.get(IFLA.MASTER));
-  const kind = info ? readStr(attrMap(info).get(IFLA_INFO_KIND)) : undefined;
+  const parent = readU32(a.get(IFLA.LINK));
+  const infos = info ? attrMap(info) : undefined;
+  const kind = readStr(infos?.get(IFLA_INFO.KIND));
+  const kindInfo = decodeKindData(kind, infos?.get(IFLA_INFO.DATA));
+  const portState = decodePortState(readStr(infos?.get(IFLA_INFO.SLAVE_KIND)), infos?.get(IFLA_INFO.SLAVE_DATA));
   return {
     index, name: readStr(a.get(IFLA.IFNAME)) ?? `if${index}`, type: ARPHRD[type] ?? `arphrd-${type}`, flags,
     up: (flags & IFF.UP) !== 0,
@@ -69,6 +80,9 @@ export function decodeLink(payload: Buffer): LinkMessage {
     ...(carrier !== undefined ? { carrier: carrier === 1 } : {}),
     ...(kind ? { kind } : {}),
     ...(master ? { masterIndex: master } : {}),
+    ...(parent && parent !== index ? { parentIndex: parent } : {}),
+    ...(Object.keys(kindInfo).length ? { info: kindInfo } : {}),
+    ...(portState ? { portState } : {}),
   };
 }
 
@@ -76,21 +90,32 @@ export function getLinksRequest(seq: number): Buffer {
   return encodeMessage(RTM.GETLINK, NLM_F.REQUEST | NLM_F.DUMP, seq, ifinfomsg());
 }
 
-/** Changes flags/MTU of an existing link (RTM_NEWLINK on its index). */
-export function setLinkRequest(seq: number, index: number, change: { up?: boolean; mtu?: number }): Buffer {
+/** What may change on an existing link: up/down, MTU, the master it is a port of (0: none), its kind's data. */
+export interface LinkChange { up?: boolean; mtu?: number; master?: number; kind?: { kind: string; data: Buffer[] } }
+
+/** Changes an existing link (RTM_NEWLINK on its index). */
+export function setLinkRequest(seq: number, index: number, change: LinkChange): Buffer {
   const attrs: Buffer[] = [];
   if (change.mtu !== undefined) attrs.push(attr.u32(IFLA.MTU, change.mtu));
+  if (change.master !== undefined) attrs.push(attr.u32(IFLA.MASTER, change.master));
+  if (change.kind) attrs.push(linkInfo(change.kind.kind, change.kind.data));
   const up = change.up === undefined ? {} : { flags: change.up ? IFF.UP : 0, change: IFF.UP };
   return encodeMessage(
     RTM.NEWLINK, NLM_F.REQUEST | NLM_F.ACK, seq, Buffer.concat([ifinfomsg({ index, ...up }), ...attrs]),
   );
 }
 
-/** Creates a virtual link of `kind` (dummy, bridge, ...), as `ip link add NAME type KIND` does. */
-export function createLinkRequest(seq: number, name: string, kind: string, mtu?: number): Buffer {
+const linkInfo = (kind: string, data: Buffer[]) => attr.nested(IFLA.LINKINFO, attr.str(IFLA_INFO.KIND, kind),
+  ...(data.length ? [attr.nested(IFLA_INFO.DATA, ...data)] : []));
+
+/** A virtual link to create: its kind, and what the kind needs (a VLAN's parent link and id, a bond's mode). */
+export interface NewLink { name: string; kind: string; mtu?: number; parent?: number; data?: Buffer[] }
+
+/** Creates a virtual link (dummy, bridge, bond, vlan, ...), as `ip link add NAME [link PARENT] type KIND ...` does. */
+export function createLinkRequest(seq: number, l: NewLink): Buffer {
   const attrs = [
-    attr.str(IFLA.IFNAME, name), attr.nested(IFLA.LINKINFO, attr.str(IFLA_INFO_KIND, kind)),
-    ...(mtu ? [attr.u32(IFLA.MTU, mtu)] : []),
+    attr.str(IFLA.IFNAME, l.name), linkInfo(l.kind, l.data ?? []),
+    ...(l.mtu ? [attr.u32(IFLA.MTU, l.mtu)] : []), ...(l.parent ? [attr.u32(IFLA.LINK, l.parent)] : []),
   ];
   return encodeMessage(
     RTM.NEWLINK, NLM_F.REQUEST | NLM_F.ACK | NLM_F.CREATE | NLM_F.EXCL, seq, Buffer.concat([ifinfomsg(), ...attrs]),

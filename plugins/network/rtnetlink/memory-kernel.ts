@@ -9,11 +9,12 @@ import { NetlinkError } from '../../../machinery/netlink/netlink.ts';
 import { errnoNumber } from '../../../native/errno.ts';
 import { ipBytes, type AddressMessage } from './addr.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';
-import type { LinkMessage } from './link.ts';
+import type { LinkChange, LinkMessage, NewLink } from './link.ts';
 import { routeFamily, RT_TABLE_MAIN, RTN, type RouteMessage, type RouteWant } from './route.ts';
 import type { RuleMessage, RuleWant } from './rule.ts';
 
-type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH' | 'ENOENT';
+type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH' | 'ENOENT'
+  | 'EOPNOTSUPP' | 'EPERM';
 const fail = (code: KernelErrno, what: string) => new NetlinkError(errnoNumber(code)!, code, `${what}: ${code}`);
 
 /** True when `ip` is inside address/prefix. */
@@ -37,6 +38,8 @@ export class MemoryKernel implements RtnlApi {
   private nextIndex = 1;
   /** Every change asked of the kernel, in order, for assertions ("up eth0", "add 10.0.2.99/24 eth0"). */
   readonly changes: string[] = [];
+  /** Link kinds the kernel can create now (a module loaded adds one, as the kernel's would). */
+  readonly kinds = new Set(['bridge', 'dummy', 'veth']);
 
   constructor() { this.addLink({ name: 'lo', type: 'loopback', up: false, mtu: 65536 }); }
 
@@ -79,18 +82,53 @@ export class MemoryKernel implements RtnlApi {
     return this.ruleTable.filter((r) => r.family === family).map((r) => ({ ...r }));
   }
 
-  setLink(index: number, change: { up?: boolean; mtu?: number }): void {
+  createLink(n: NewLink): void {
+    if (!this.kinds.has(n.kind)) throw fail('EOPNOTSUPP', `create link ${n.name} (${n.kind})`);
+    if ([...this.linkTable.values()].some((l) => l.name === n.name)) throw fail('EEXIST', `create link ${n.name}`);
+    if (n.kind === 'vlan' && (n.parent === undefined || !this.linkTable.has(n.parent))) {
+      throw fail('ENODEV', `create link ${n.name} (vlan): no parent`);
+    }
+    const link = this.addLink({ name: n.name, kind: n.kind, ...(n.mtu ? { mtu: n.mtu } : {}) });
+    if (n.parent !== undefined) this.linkTable.set(link.index, { ...link, parentIndex: n.parent });
+    this.changes.push(`create ${n.kind} ${n.name}`);
+  }
+
+  deleteLink(index: number): void {
+    const l = this.linkTable.get(index);
+    if (!l) throw fail('ENODEV', `delete link ${index}`);
+    this.removeLink(l.name);
+    for (const [i, x] of this.linkTable) {
+      if (x.masterIndex === index) this.linkTable.set(i, { ...x, masterIndex: undefined } as LinkMessage);
+    }
+    this.changes.push(`delete ${l.name}`);
+  }
+
+  setLink(index: number, change: LinkChange): void {
     const l = this.linkTable.get(index);
     if (!l) throw fail('ENODEV', `set link ${index}`);
     if (change.mtu !== undefined && change.mtu < 68) throw fail('EINVAL', `set link ${l.name} mtu ${change.mtu}`);
+    if (change.master) {
+      const m = this.linkTable.get(change.master);
+      if (!m) throw fail('ENODEV', `set link ${l.name} master ${change.master}`);
+      // The bonding driver takes only ports that are down (it brings them up itself).
+      if (m.kind === 'bond' && l.up) throw fail('EPERM', `set link ${l.name} master ${m.name}: it is up`);
+    }
     const next = {
       ...l,
       ...(change.up !== undefined ? {
         up: change.up, operState: change.up ? 'up' as const : 'down' as const, carrier: change.up,
       } : {}),
       ...(change.mtu !== undefined ? { mtu: change.mtu } : {}),
-    };
+      ...(change.master !== undefined ? { masterIndex: change.master || undefined } : {}),
+    } as LinkMessage;
+    if (change.master && this.linkTable.get(change.master)?.kind === 'bond') {
+      Object.assign(next, { up: true, operState: 'up', carrier: true });
+    }
     this.linkTable.set(index, next);
+    if (change.master !== undefined && change.master !== (l.masterIndex ?? 0)) {
+      this.changes.push(change.master ? `master ${l.name} ${this.linkTable.get(change.master)!.name}`
+        : `nomaster ${l.name}`);
+    }
     if (change.up !== undefined && change.up !== l.up) this.changes.push(`${change.up ? 'up' : 'down'} ${l.name}`);
     if (change.mtu !== undefined && change.mtu !== l.mtu) this.changes.push(`mtu ${l.name} ${change.mtu}`);
     this.emit({ type: 'new', link: next });
