@@ -58,6 +58,12 @@ export interface VmOptions {
    * forwards; each other on a user network of its own (10.0.3.0/24, 10.0.4.0/24, ...), reaching nothing.
    */
   nics?: Nic[];
+  /**
+   * This many virtio NICs on one QEMU hub joined to the user network with the forwards (instead of `nics`), as two
+   * ports of a server to one switch: device ids nic0, nic1, ... (QMP set_link takes a port's link down), MACs
+   * 52:54:00:00:00:a0, :a1, ...
+   */
+  hubNics?: number;
   /** q35 (default) or pc (i440fx, PIIX IDE), QEMU's two x86 machines. */
   machine?: 'q35' | 'pc';
   /**
@@ -193,7 +199,15 @@ export function qemuArgs(o: VmOptions, qmpSocket: string): string[] {
       (f) => `guestfwd=tcp:${f.guestAddr}:${f.guestPort}-cmd:socat - TCP:${f.hostAddr ?? '127.0.0.1'}:${f.hostPort}`,
     ),
   ];
-  (o.nics ?? [o.nic ?? 'virtio']).forEach((nic, i) => {
+  if (o.hubNics) {
+    const user = ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']), ...fwd];
+    args.push('-netdev', user.join(','), '-netdev', 'hubport,id=hub-up,hubid=0,netdev=n0');
+    for (let i = 0; i < o.hubNics; i++) {
+      args.push('-netdev', `hubport,id=hub${i},hubid=0`,
+        '-device', `${NIC_DEVICES.virtio},netdev=hub${i},id=nic${i},mac=52:54:00:00:00:a${i}`);
+    }
+  }
+  (o.hubNics ? [] : o.nics ?? [o.nic ?? 'virtio']).forEach((nic, i) => {
     const netdev = i === 0 ? ['user', 'id=n0', ...(o.hostAccess ? [] : ['restrict=on']),
       ...(o.slirpNet ? [`net=${o.slirpNet.net}`, `host=${o.slirpNet.host}`, `dhcpstart=${o.slirpNet.dhcpStart}`] : []),
       ...(o.tftp ? [`tftp=${o.tftp.dir}`, `bootfile=${o.tftp.bootfile}`] : []),

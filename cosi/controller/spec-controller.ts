@@ -10,6 +10,7 @@
 import type { ControllerContext, Controller, Input } from './contract.ts';
 import type { Resource } from '../resource/resource.ts';
 import { sameSpec } from '../spec/spec-equal.ts';
+import { isNotFound } from '../state/errors.ts';
 
 export interface SpecStatusBase { state?: string; error?: string }
 
@@ -132,7 +133,14 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
             if (!prev || await retire(id, prev, world, r)) await ctx.state.removeFinalizer(specPtr(id));
             continue;
           }
-          if (!r.metadata.finalizers.includes(holder)) await ctx.state.addFinalizer(specPtr(id));
+          if (!r.metadata.finalizers.includes(holder)) {
+            // The list is a snapshot: a spec no one held yet may be gone already (its merge dropped it).
+            const held = await ctx.state.addFinalizer(specPtr(id)).then(() => true, (e: unknown) => {
+              if (isNotFound(e)) return false;
+              throw e;
+            });
+            if (!held) continue;
+          }
           const wait = waiting.get(id);
           if (prev && wait && sameSpec(wait.spec, r.spec) && wait.due > Date.now()) continue;
           await ctx.state.put(statusPtr(id), await applyOne(r, prev?.spec, world));

@@ -10,6 +10,9 @@ import {
   KERNEL_MODULE_SPEC_TYPE, MERGED_LINK_SPEC_TYPE, NETWORK_NS, SYSTEM_NS,
 } from '../../proto/gen/resource-types.ts';
 
+/** bonding makes a bond0 of its own when loaded (max_bonds=1): the specs make the bonds here, as they declare them. */
+const MODULE_PARAMETERS: Record<string, string> = { bonding: 'max_bonds=0' };
+
 export function linkModulesController(): Controller {
   return {
     name: 'link-modules',
@@ -24,8 +27,9 @@ export function linkModulesController(): Controller {
           if (!module || r.metadata.phase !== 'running') continue;
           const id = `network/${module}`;
           keep.add(id);
+          const parameters = MODULE_PARAMETERS[module];
           await ctx.state.put({ namespace: SYSTEM_NS, type: KERNEL_MODULE_SPEC_TYPE, id },
-            { module, layer: 'default' });
+            { module, layer: 'default', ...(parameters ? { parameters } : {}) });
         }
         await ctx.state.cleanup({ namespace: SYSTEM_NS, type: KERNEL_MODULE_SPEC_TYPE }, keep);
       }

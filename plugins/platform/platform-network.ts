@@ -55,7 +55,8 @@ export function matchLinks(i: PlatformInterface, links: readonly Resource<LinkSt
   return links.filter((l) => (!i.mac || l.spec.mac?.toLowerCase() === i.mac)
     && (!i.name || (glob ? glob(l.metadata.id) : l.metadata.id === i.name))
     && (!driver || (l.spec.driver !== undefined && driver(l.spec.driver)))
-    && l.spec.type !== 'loopback').map((l) => l.metadata.id);
+    // Only links the machine has: a bond or VLAN takes its first port's MAC, and is not what a MAC match means.
+    && l.spec.type !== 'loopback' && !l.spec.kind).map((l) => l.metadata.id);
 }
 
 const familyOf = (ip: string | undefined) => (ip && isIP(ip.split('/')[0]!) === 6 ? 6 : 4);

@@ -13,7 +13,10 @@ const link = (id: string, mac: string, driver?: string) => ({
   metadata: { id }, spec: { index: 2, type: 'ether', up: true, operState: 'up', mac, ...(driver ? { driver } : {}) },
 }) as unknown as Resource<LinkStatusSpec>;
 const LINKS = [link('eth0', '52:54:00:00:00:01', 'virtio_net'), link('eth1', '52:54:00:00:00:02', 'e1000e'),
-  link('enp3s0', '52:54:00:00:00:03', 'e1000e')];
+  link('enp3s0', '52:54:00:00:00:03', 'e1000e'),
+  // A bond made already: it has its first port's MAC, which a MAC match must not take for a port.
+  { ...link('bond0', '52:54:00:00:00:01'), spec: { ...link('bond0', '52:54:00:00:00:01').spec, kind: 'bond' } } as
+    Resource<LinkStatusSpec>];
 
 function translate(yaml: string) {
   const y = parsePyYaml(yaml);

@@ -1,0 +1,76 @@
+// Networking of a real server, in one VM on our kernel: two virtio NICs on one QEMU hub (one
+// switch) bonded active-backup from a NoCloud seed, a VLAN on the bond with a static IPv6
+// address; the address and the API stay when the active port's link goes down (QMP set_link),
+// and the bond fails over to the other port. The kernel's bonding and 8021q are modules the
+// network plugin asks for. Nothing leaves the host: slirp is restricted to the forwards.
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bootWithApi, TEST_CA_DOCUMENT } from './api-vm.ts';
+import { isoSeed } from './config-seeds.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'network-vm-'));
+const NETWORK_CONFIG = `version: 2
+ethernets:
+  port0: {match: {macaddress: "52:54:00:00:00:a0"}}
+  port1: {match: {macaddress: "52:54:00:00:00:a1"}}
+bonds:
+  bond0:
+    interfaces: [port0, port1]
+    parameters: {mode: active-backup, mii-monitor-interval: 100, primary: port0}
+    addresses: [10.0.2.15/24]
+    routes: [{to: default, via: 10.0.2.2}]
+vlans:
+  vlan7:
+    id: 7
+    link: bond0
+    addresses: [192.168.7.10/24, "fd00:7::10/64"]
+`;
+
+// The run's CA comes in the seed's user data: a config from fw_cfg would win over the seed, network and all.
+const seed = isoSeed(dir, 'bond', 'cidata', {
+  'meta-data': 'instance-id: iid-bond\n', 'network-config': NETWORK_CONFIG, 'user-data': TEST_CA_DOCUMENT(),
+});
+// No ip= and no DHCP needed: the API is reached at the bond's address, 10.0.2.15, through the one hostfwd.
+const vm = await bootWithApi({ hubNics: 2, disks: [{ file: seed, interface: 'cdrom' }] }, 'dhcp',
+  { secrets: 'none' });
+await vm.poll(['get', 'configstatus', 'machine', '-o', 'yaml'], /state: applied/, 90_000);
+t.teardown(() => vm.vm.kill());
+const yaml = async (...args: string[]) => (await vm.run(['get', ...args, '-o', 'yaml'])).out;
+
+t.test('the seed\'s bond and VLAN are made, their modules loaded, the ports joined', async (t) => {
+  const bond = (await vm.poll(['get', 'linkstatus', 'bond0', '-o', 'yaml'], /bondActive: eth0/, 60_000)).out;
+  t.match(bond, /kind: bond/);
+  t.match(bond, /bondMode: active-backup/);
+  t.match(bond, /bondActive: eth0/, 'the primary port is the active one');
+  const links = await vm.poll(['get', 'linkstatus'], /vlan7/, 30_000);
+  t.match(links.out, /eth0\s.*bond0/, 'eth0 is a port of bond0');
+  t.match(links.out, /eth1\s.*bond0/, 'eth1 too');
+  t.match(await yaml('linkstatus', 'vlan7'), /kind: vlan[\s\S]*parent: bond0[\s\S]*vlanId: 7/);
+  const modules = (await vm.poll(['get', 'kernelmodulespecstatus'], /8021q\s+\d+\s+applied/, 30_000)).out;
+  t.match(modules, /bonding\s+\d+\s+applied/, 'bonding loaded on demand');
+  t.match(modules, /8021q\s+\d+\s+applied/, '8021q loaded on demand');
+  const addrs = (await vm.poll(['get', 'addressspecstatus'], /fd00:7::10\/64\s.*applied/, 30_000)).out;
+  t.match(addrs, /bond0\/10\.0\.2\.15\/24\s.*applied/, 'the bond has the address');
+  t.match(addrs, /vlan7\/fd00:7::10\/64\s.*applied/, 'the VLAN has its static IPv6 address');
+  t.match(addrs, /vlan7\/192\.168\.7\.10\/24\s.*applied/);
+  t.match(await yaml('mergeddhcpspec', 'eth0'), /enabled: false/, 'no DHCP on a port');
+});
+
+t.test('the active port\'s link goes down: the bond fails over, the address and the API stay', async (t) => {
+  const q = await vm.vm.qmp();
+  const t0 = Date.now();
+  await q.execute('set_link', { name: 'nic0', up: false });
+  const after = await vm.poll(['get', 'linkstatus', 'bond0', '-o', 'yaml'], /bondActive: eth1/, 30_000);
+  const failover = Date.now() - t0;
+  t.equal(after.code, 0, 'the API answers through the bond while its first port is down');
+  t.match(after.out, /bondActive: eth1/, `failed over to eth1 (seen through the API ${failover} ms after set_link)`);
+  t.match(await yaml('linkstatus', 'eth0'), /carrier: false/, 'eth0 has no carrier');
+  t.match((await vm.run(['get', 'addressspecstatus'])).out, /bond0\/10\.0\.2\.15\/24\s.*applied/,
+    'the address stays on the bond');
+  await q.execute('set_link', { name: 'nic0', up: true });
+  const back = await vm.poll(['get', 'linkstatus', 'bond0', '-o', 'yaml'], /bondActive: eth0/, 30_000);
+  t.match(back.out, /bondActive: eth0/, 'back to the primary once its link is up again');
+  process.stderr.write(`bond failover (set_link to the API showing the other port active): ${failover} ms\n`);
+});
