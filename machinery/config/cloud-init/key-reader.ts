@@ -60,7 +60,7 @@ export class KeyReader {
 
   uint(key: string): number | undefined { return this.typed(key, uintOf, 'a whole number'); }
   bool(key: string): boolean | undefined { return this.typed(key, boolOf, 'true or false'); }
-  str(key: string): string | undefined { return this.typed(key, (v) => (typeof v === 'string' ? v : undefined), 'text'); }
+  str(key: string): string | undefined { return this.typed(key, textOf, 'text'); }
 
   /** The key's value as a reader of its own (a nested mapping), counted as applied. */
   map(key: string): KeyReader | undefined {
@@ -113,6 +113,8 @@ export function wordsOf(v: unknown): string[] {
   return listOf(v).flatMap((x) => (typeof x === 'string' ? x.split(/[\s,]+/).filter(Boolean)
     : typeof x === 'number' ? [String(x)] : []));
 }
+
+const textOf = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /** An unsigned integer as YAML gave it (a number, or digits in a string), else undefined. */
 export function uintOf(v: unknown): number | undefined {

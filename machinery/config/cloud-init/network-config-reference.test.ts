@@ -151,7 +151,8 @@ function keyPaths(v: unknown, at = ''): string[] {
   });
 }
 
-for (const [file, version] of [['examples-v1.yaml', 1], ['examples-v2.yaml', 2], ['examples-netplan.yaml', 2]] as const) {
+const EXAMPLES = [['examples-v1.yaml', 1], ['examples-v2.yaml', 2], ['examples-netplan.yaml', 2]] as const;
+for (const [file, version] of EXAMPLES) {
   t.test(`the examples of ${file} translate, each key accounted for`, async (t) => {
     const chunks = read(file).split(/^---$/m).map((c) => c.trim()).filter(Boolean);
     let translated = 0;

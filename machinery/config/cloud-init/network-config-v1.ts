@@ -78,7 +78,9 @@ function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSp
 }
 
 /** What physical, bond, bridge and vlan items share: MTU, subnets; `iface` has the rest already. */
-function readLink(item: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount): PlatformInterface {
+function readLink(
+  item: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount,
+): PlatformInterface {
   iface.addresses = [];
   iface.routes = [];
   const mtu = item.uint('mtu');

@@ -146,7 +146,8 @@ ethernets:
     'match.driver picks the links of that driver (not a link named "e1000*"); a glob the names');
   t.same(specs.filter((s) => s.type.startsWith('LinkSpecs')).map((s) => s.spec.link), ['eth0']);
   t.same(warnings, ['link eth1 is matched by two interfaces of the platform\'s network config: the first one\'s '
-    + 'settings apply (e1000*), not those of e?h*', 'link enp3s0 is matched by two interfaces of the platform\'s network config: the first one\'s '
+    + 'settings apply (e1000*), not those of e?h*',
+  'link enp3s0 is matched by two interfaces of the platform\'s network config: the first one\'s '
     + 'settings apply (e1000*), not those of enp[0-9]s0']);
 });
 
