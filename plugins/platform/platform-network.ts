@@ -10,6 +10,7 @@ import { outputSet } from '../sdk/output-set.ts';
 import { type PlatformNetworkSpec } from './types.ts';
 import type { PlatformInterface, PlatformRoute } from '../../proto/gen/spec-types.ts';
 import { isIP } from 'node:net';
+import { globRegExp } from '../../machinery/kernel/modalias.ts';
 import {
   ADDRESS_SPEC_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE, NETWORK_NS,
   PLATFORM_NETWORK_TYPE, PLATFORM_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, RULE_SPEC_TYPE, TIME_NS,
@@ -28,21 +29,7 @@ export interface PlatformSpecDoc { namespace: string; type: string; id: string; 
 
 /** A shell glob (netplan's match.name and match.driver: *, ?, [...]) as a whole-string test. */
 export function globMatcher(glob: string): (s: string) => boolean {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const close = glob.indexOf(']', i + 2);
-      if (close < 0) re += '\\[';
-      else {
-        re += `[${glob.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = close;
-      }
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  const r = new RegExp(`^${re}$`);
+  const r = globRegExp(glob);
   return (s) => r.test(s);
 }
 
