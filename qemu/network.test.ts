@@ -76,29 +76,30 @@ t.test('the active port\'s link goes down: the bond fails over, the address and 
   process.stderr.write(`bond failover (set_link to the API showing the other port active): ${failover} ms\n`);
 });
 
-t.test('bonds of the other modes, declared through the API: made with their settings, read back, deleted', async (t) => {
-  const applied = await vm.run(['apply', '-f', '-'], [
-    'metadata: {type: linkspec, id: bond-lacp}',
-    'spec: {link: bond1, kind: bond, bond: {mode: 802.3ad, lacpRate: fast, miimon: 100, xmitHashPolicy: layer3+4}}',
-    '---',
-    'metadata: {type: linkspec, id: bond-xor}',
-    'spec: {link: bond2, kind: bond, bond: {mode: balance-xor, xmitHashPolicy: layer2+3}}',
-    '---',
-    'metadata: {type: linkspec, id: bridge-stp}',
-    'spec: {link: br9, kind: bridge, bridge: {stp: true, forwardDelay: 4}}',
-  ].join('\n'));
-  t.equal(applied.code, 0, applied.err);
-  t.match((await vm.poll(['get', 'linkstatus', 'bond1', '-o', 'yaml'], /bondMode/, 30_000)).out,
-    /bondMode: 802\.3ad/, 'an 802.3ad bond');
-  t.match((await vm.poll(['get', 'linkstatus', 'bond2', '-o', 'yaml'], /bondMode/, 30_000)).out,
-    /bondMode: balance-xor/, 'a balance-xor bond');
-  t.match((await vm.poll(['get', 'linkstatus', 'br9', '-o', 'yaml'], /stp: true/, 30_000)).out,
-    /kind: bridge[\s\S]*stp: true/, 'a bridge with spanning tree on (the bridge module loaded for it)');
-  t.match((await vm.run(['get', 'linkspecstatus', 'bond1', '-o', 'yaml'])).out, /created: bond/);
-  for (const id of ['bond-lacp', 'bond-xor', 'bridge-stp']) {
-    t.equal((await vm.run(['delete', 'linkspec', id])).code, 0, `delete linkspec ${id}`);
-  }
-  const gone = await vm.poll(['get', 'linkstatus'], /^(?![\s\S]*\b(bond1|bond2|br9)\b)/, 30_000);
-  t.notMatch(gone.out, /\b(bond1|bond2|br9)\b/, 'each deleted when its spec went');
-  t.match(gone.out, /bond0/, 'the seed\'s bond stays');
-});
+t.test('bonds of the other modes, declared through the API: made with their settings, read back, deleted',
+  async (t) => {
+    const applied = await vm.run(['apply', '-f', '-'], [
+      'metadata: {type: linkspec, id: bond-lacp}',
+      'spec: {link: bond1, kind: bond, bond: {mode: 802.3ad, lacpRate: fast, miimon: 100, xmitHashPolicy: layer3+4}}',
+      '---',
+      'metadata: {type: linkspec, id: bond-xor}',
+      'spec: {link: bond2, kind: bond, bond: {mode: balance-xor, xmitHashPolicy: layer2+3}}',
+      '---',
+      'metadata: {type: linkspec, id: bridge-stp}',
+      'spec: {link: br9, kind: bridge, bridge: {stp: true, forwardDelay: 4}}',
+    ].join('\n'));
+    t.equal(applied.code, 0, applied.err);
+    t.match((await vm.poll(['get', 'linkstatus', 'bond1', '-o', 'yaml'], /bondMode/, 30_000)).out,
+      /bondMode: 802\.3ad/, 'an 802.3ad bond');
+    t.match((await vm.poll(['get', 'linkstatus', 'bond2', '-o', 'yaml'], /bondMode/, 30_000)).out,
+      /bondMode: balance-xor/, 'a balance-xor bond');
+    t.match((await vm.poll(['get', 'linkstatus', 'br9', '-o', 'yaml'], /stp: true/, 30_000)).out,
+      /kind: bridge[\s\S]*stp: true/, 'a bridge with spanning tree on (the bridge module loaded for it)');
+    t.match((await vm.run(['get', 'linkspecstatus', 'bond1', '-o', 'yaml'])).out, /created: bond/);
+    for (const id of ['bond-lacp', 'bond-xor', 'bridge-stp']) {
+      t.equal((await vm.run(['delete', 'linkspec', id])).code, 0, `delete linkspec ${id}`);
+    }
+    const gone = await vm.poll(['get', 'linkstatus'], /^(?![\s\S]*\b(bond1|bond2|br9)\b)/, 30_000);
+    t.notMatch(gone.out, /\b(bond1|bond2|br9)\b/, 'each deleted when its spec went');
+    t.match(gone.out, /bond0/, 'the seed\'s bond stays');
+  });
