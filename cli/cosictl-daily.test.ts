@@ -655,7 +655,7 @@ complete -C 'cosictl --config ${cfg} describe mot'; complete -C 'cosictl --confi
   for (const [shellName, tab] of [['zsh', zsh], ['bash', bashTab]] as const) {
     let r = await tab(`cosictl --config ${cfg} get motd tab-b`, 'get motd tab-beta');
     t.match(r.text, r.re, `${shellName}: an id from the machine, completed in place`);
-    r = await tab(`cosictl --config ${cfg} explain linkspec m`, 'explain linkspec mtu');
+    r = await tab(`cosictl --config ${cfg} explain linkspec mt`, 'explain linkspec mtu');
     t.match(r.text, r.re, `${shellName}: a field of the type`);
     r = await tab(`cosictl apply -f ${tabFile.replace(/unique\.yaml$/, 'u')}`, `apply -f ${tabFile}`);
     t.match(r.text, r.re, `${shellName}: -f completes a file name`);

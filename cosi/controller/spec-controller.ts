@@ -135,11 +135,12 @@ export function specController<S, St extends SpecStatusBase, W>(a: SpecApplier<S
           }
           if (!r.metadata.finalizers.includes(holder)) {
             // The list is a snapshot: a spec no one held yet may be gone already (its merge dropped it).
-            const held = await ctx.state.addFinalizer(specPtr(id)).then(() => true, (e: unknown) => {
-              if (isNotFound(e)) return false;
-              throw e;
-            });
-            if (!held) continue;
+            try {
+              await ctx.state.addFinalizer(specPtr(id));
+            } catch (e) {
+              if (!isNotFound(e)) throw e;
+              continue;
+            }
           }
           const wait = waiting.get(id);
           if (prev && wait && sameSpec(wait.spec, r.spec) && wait.due > Date.now()) continue;
