@@ -87,8 +87,12 @@ t.test('bonds of the other modes, declared through the API: made with their sett
       '---',
       'metadata: {type: linkspec, id: bridge-stp}',
       'spec: {link: br9, kind: bridge, bridge: {stp: true, forwardDelay: 4}}',
+      '---',
+      'metadata: {type: addressspec, id: on-br9}',
+      'spec: {address: 192.168.9.1/24, link: br9}',
     ].join('\n'));
     t.equal(applied.code, 0, applied.err);
+    t.notMatch(applied.err, /no link/, 'no warning for links the same input makes, nor for an address on one');
     t.match((await vm.poll(['get', 'linkstatus', 'bond1', '-o', 'yaml'], /bondMode/, 30_000)).out,
       /bondMode: 802\.3ad/, 'an 802.3ad bond');
     t.match((await vm.poll(['get', 'linkstatus', 'bond2', '-o', 'yaml'], /bondMode/, 30_000)).out,
@@ -96,6 +100,9 @@ t.test('bonds of the other modes, declared through the API: made with their sett
     t.match((await vm.poll(['get', 'linkstatus', 'br9', '-o', 'yaml'], /stp: true/, 30_000)).out,
       /kind: bridge[\s\S]*stp: true/, 'a bridge with spanning tree on (the bridge module loaded for it)');
     t.match((await vm.run(['get', 'linkspecstatus', 'bond1', '-o', 'yaml'])).out, /created: bond/);
+    t.match((await vm.poll(['get', 'addressspecstatus'], /br9\/192\.168\.9\.1\/24\s.*applied/, 30_000)).out,
+      /br9\/192\.168\.9\.1\/24\s.*applied/, 'the address on the new bridge');
+    t.equal((await vm.run(['delete', 'addressspec', 'on-br9'])).code, 0);
     for (const id of ['bond-lacp', 'bond-xor', 'bridge-stp']) {
       t.equal((await vm.run(['delete', 'linkspec', id])).code, 0, `delete linkspec ${id}`);
     }
