@@ -13,27 +13,10 @@ import { BOND_MODES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
 import { boolOf } from './key-reader.ts';
 import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, prefixOf, readRoute } from './network-config-common.ts';
+import { inSubnet } from '../../sys/ip-subnet.ts';
 
 const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
 const IPV6_SUBNETS = new Set(['dhcp6', 'ipv6_dhcpv6-stateful', 'ipv6_dhcpv6-stateless', 'ipv6_slaac']);
-
-/** True when `ip` is inside the network of address/prefix (same family). */
-function covers(cidr: string, ip: string): boolean {
-  const [a = '', p = ''] = cidr.split('/');
-  if (isIP(a) !== isIP(ip) || !isIP(ip)) return false;
-  const bits = (x: string) => (isIP(x) === 4
-    ? x.split('.').map((o) => Number(o).toString(2).padStart(8, '0')).join('')
-    : expand6(x).map((g) => parseInt(g, 16).toString(2).padStart(16, '0')).join(''));
-  const n = Number(p);
-  return bits(a).slice(0, n) === bits(ip).slice(0, n);
-}
-
-function expand6(ip: string): string[] {
-  const [h = '', t] = ip.split('::');
-  const head = h ? h.split(':') : [];
-  const tail = t ? t.split(':') : [];
-  return t === undefined ? head : [...head, ...Array(8 - head.length - tail.length).fill('0'), ...tail];
-}
 
 function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount): void {
   const type = s.value.type;
@@ -138,7 +121,8 @@ function readBridgeParams(p: KeyReader): BridgeSettings {
 
 /** The link a global route goes on: the one whose static address covers its gateway, else the first static one. */
 function linkFor(r: PlatformRoute, interfaces: PlatformInterface[]): PlatformInterface | undefined {
-  return interfaces.find((f) => r.via && (f.addresses ?? []).some((a) => covers(a, r.via)))
+  const covers = (cidr: string) => inSubnet(r.via, cidr.split('/')[0]!, Number(cidr.split('/')[1]));
+  return interfaces.find((f) => r.via && (f.addresses ?? []).some(covers))
     ?? interfaces.find((f) => f.addresses!.length) ?? interfaces[0];
 }
 

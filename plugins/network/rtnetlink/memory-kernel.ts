@@ -7,7 +7,8 @@
 import { isIP } from 'node:net';
 import { NetlinkError } from '../../../machinery/netlink/netlink.ts';
 import { errnoNumber } from '../../../native/errno.ts';
-import { ipBytes, type AddressMessage } from './addr.ts';
+import type { AddressMessage } from './addr.ts';
+import { inSubnet } from '../../../machinery/sys/ip-subnet.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';
 import type { LinkChange, LinkMessage, NewLink } from './link.ts';
 import { routeFamily, RT_TABLE_MAIN, RTN, type RouteMessage, type RouteWant } from './route.ts';
@@ -16,18 +17,6 @@ import type { RuleMessage, RuleWant } from './rule.ts';
 type KernelErrno = 'ESRCH' | 'EEXIST' | 'ENODEV' | 'EINVAL' | 'EADDRNOTAVAIL' | 'ENETUNREACH' | 'ENOENT'
   | 'EOPNOTSUPP' | 'EPERM';
 const fail = (code: KernelErrno, what: string) => new NetlinkError(errnoNumber(code)!, code, `${what}: ${code}`);
-
-/** True when `ip` is inside address/prefix. */
-function inSubnet(ip: string, address: string, prefix: number): boolean {
-  if (isIP(ip) !== isIP(address)) return false;
-  const a = ipBytes(ip);
-  const b = ipBytes(address);
-  for (let bit = 0; bit < prefix; bit++) {
-    const mask = 0x80 >> (bit % 8);
-    if ((a[bit >> 3]! & mask) !== (b[bit >> 3]! & mask)) return false;
-  }
-  return true;
-}
 
 export class MemoryKernel implements RtnlApi {
   private readonly linkTable = new Map<number, LinkMessage>();
