@@ -70,15 +70,21 @@ const mayNeedJinja = (text: string) => isJinja(text) || /^content-type:/im.test(
  */
 export async function translateUserData(bytes: Uint8Array, instanceData?: InstanceData): Promise<UserDataResult> {
   const input = decodeConfigInput(bytes);
-  const render = input.ok && instanceData && mayNeedJinja(input.text) ? await jinjaRenderer(instanceData) : noJinja;
-  return translateUserDataWith(bytes, render);
+  if (!input.ok) return { ok: false, message: `user-data: ${input.message}` };
+  const render = instanceData && mayNeedJinja(input.text) ? await jinjaRenderer(instanceData) : noJinja;
+  return fromText(input.text, render);
 }
 
 /** translateUserData with a renderer given: synchronous. */
 export function translateUserDataWith(bytes: Uint8Array, render: JinjaRender): UserDataResult {
   const input = decodeConfigInput(bytes);
   if (!input.ok) return { ok: false, message: `user-data: ${input.message}` };
-  let text = input.text.replace(/^\uFEFF/, '');
+  return fromText(input.text, render);
+}
+
+/** User data already decoded (gzip undone, UTF-8 checked) -> the config it means. */
+function fromText(decoded: string, render: JinjaRender): UserDataResult {
+  let text = decoded.replace(/^\uFEFF/, '');
   let format = userDataFormat(text);
   if (format === 'jinja') {
     const r = render(text);
