@@ -10,5 +10,8 @@ export const BOND_MODES = [
 /** A bond's transmit hash policies, in the kernel's order (BOND_XMIT_POLICY_LAYER2 = 0, ...). */
 export const XMIT_HASH_POLICIES = ['layer2', 'layer3+4', 'layer2+3', 'encap2+3', 'encap3+4'] as const;
 
+/** A bond's LACPDU rates (802.3ad), in the kernel's order (slow = 0). */
+export const LACP_RATES = ['slow', 'fast'] as const;
+
 /** The module that brings each kind (what the kernel's "rtnl-link-<kind>" alias names). */
 export const KIND_MODULES: Record<string, string> = { bond: 'bonding', bridge: 'bridge', vlan: '8021q' };

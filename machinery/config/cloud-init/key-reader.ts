@@ -62,6 +62,11 @@ export class KeyReader {
   bool(key: string): boolean | undefined { return this.typed(key, boolOf, 'true or false'); }
   str(key: string): string | undefined { return this.typed(key, textOf, 'text'); }
 
+  /** One of `allowed` (a bonding mode, a hash policy): anything else is listed, naming what is allowed. */
+  choice<T extends string>(key: string, allowed: readonly T[]): T | undefined {
+    return this.typed(key, (v) => allowed.find((a) => a === v), `one of ${allowed.join(', ')}`);
+  }
+
   /** The key's value as a reader of its own (a nested mapping), counted as applied. */
   map(key: string): KeyReader | undefined {
     if (!this.has(key)) return undefined;

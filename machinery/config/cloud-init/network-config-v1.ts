@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type {
   BondSettings, BridgeSettings, PlatformInterface, PlatformNetworkSpec, PlatformRoute,
 } from '../../../proto/gen/spec-types.ts';
-import { BOND_MODES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
+import { BOND_MODES, LACP_RATES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
 import { boolOf } from './key-reader.ts';
 import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, prefixOf, readRoute } from './network-config-common.ts';
@@ -86,13 +86,11 @@ function readBondParams(p: KeyReader): BondSettings {
     const key = [`bond-${name}`, name, `bond-${dashed}`, dashed].find((k) => p.has(k));
     return key === undefined ? undefined : read(key);
   };
-  const mode = get('mode', (k) => p.str(k));
-  const hash = get('xmit_hash_policy', (k) => p.str(k));
-  const lacp = get('lacp_rate', (k) => p.str(k));
+  const mode = get('mode', (k) => p.choice(k, BOND_MODES));
+  const hash = get('xmit_hash_policy', (k) => p.choice(k, XMIT_HASH_POLICIES));
+  const lacp = get('lacp_rate', (k) => p.choice(k, LACP_RATES));
   const out: BondSettings = {
-    ...(mode && (BOND_MODES as readonly string[]).includes(mode) ? { mode } : {}),
-    ...(hash && (XMIT_HASH_POLICIES as readonly string[]).includes(hash) ? { xmitHashPolicy: hash } : {}),
-    ...(lacp === 'slow' || lacp === 'fast' ? { lacpRate: lacp } : {}),
+    ...(mode ? { mode } : {}), ...(hash ? { xmitHashPolicy: hash } : {}), ...(lacp ? { lacpRate: lacp } : {}),
   };
   for (const [field, name] of [['miimon', 'miimon'], ['minLinks', 'min_links'], ['updelay', 'updelay'],
     ['downdelay', 'downdelay']] as const) {
@@ -101,7 +99,6 @@ function readBondParams(p: KeyReader): BondSettings {
   }
   const primary = get('primary', (k) => p.str(k));
   if (primary) out.primary = primary;
-  if (mode !== undefined && !out.mode) p.ignoreAt(p.path, `mode ${JSON.stringify(mode)} is not a bonding mode`);
   p.done('not supported yet (mode, miimon, primary, lacp_rate, xmit_hash_policy, min_links, updelay and '
     + 'downdelay are)');
   return out;

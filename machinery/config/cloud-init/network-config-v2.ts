@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type {
   BondSettings, BridgeSettings, PlatformInterface, PlatformNetworkSpec, PlatformRoute,
 } from '../../../proto/gen/spec-types.ts';
-import { BOND_MODES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
+import { BOND_MODES, LACP_RATES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
 import { boolOf, KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, readRoute, readRule } from './network-config-common.ts';
 
@@ -105,20 +105,11 @@ function readDevice(
 
 /** netplan's names of the bonding parameters the kernel takes here (times in ms). */
 function readBond(p: KeyReader): BondSettings {
-  const mode = p.str('mode');
-  if (mode !== undefined && !(BOND_MODES as readonly string[]).includes(mode)) {
-    p.ignoreAt(p.at('mode'), `"${mode}" is not a bonding mode (${BOND_MODES.join(', ')}): balance-rr is used`);
-  }
-  const hash = p.str('transmit-hash-policy');
-  if (hash !== undefined && !(XMIT_HASH_POLICIES as readonly string[]).includes(hash)) {
-    p.ignoreAt(p.at('transmit-hash-policy'), `"${hash}" is not one of ${XMIT_HASH_POLICIES.join(', ')}`);
-  }
-  const lacp = p.str('lacp-rate');
   const out: BondSettings = {
-    ...(mode && (BOND_MODES as readonly string[]).includes(mode) ? { mode } : {}),
+    ...optional('mode', p.choice('mode', BOND_MODES)),
     ...optional('miimon', p.uint('mii-monitor-interval')), ...optional('primary', p.str('primary')),
-    ...(lacp === 'slow' || lacp === 'fast' ? { lacpRate: lacp } : {}),
-    ...(hash && (XMIT_HASH_POLICIES as readonly string[]).includes(hash) ? { xmitHashPolicy: hash } : {}),
+    ...optional('lacpRate', p.choice('lacp-rate', LACP_RATES)),
+    ...optional('xmitHashPolicy', p.choice('transmit-hash-policy', XMIT_HASH_POLICIES)),
     ...optional('minLinks', p.uint('min-links')), ...optional('updelay', p.uint('up-delay')),
     ...optional('downdelay', p.uint('down-delay')),
   };

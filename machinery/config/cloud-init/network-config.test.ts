@@ -250,3 +250,29 @@ config:
       + 'are)',
   ]);
 });
+
+t.test('a bond setting outside what the kernel takes is listed, naming what it takes', async (t) => {
+  const v2 = translate(`version: 2
+ethernets: {eth0: {}}
+bonds:
+  bond0: {interfaces: [eth0], parameters: {mode: round-robin, lacp-rate: medium, transmit-hash-policy: layer9}}
+`);
+  t.same(v2.network.interfaces!.find((i) => i.id === 'bond0')!.bond, {});
+  t.same(v2.network.ignored, [
+    'network-config bonds.bond0.parameters.mode: "round-robin" is not one of balance-rr, active-backup, balance-xor, '
+      + 'broadcast, 802.3ad, balance-tlb, balance-alb: not applied',
+    'network-config bonds.bond0.parameters.lacp-rate: "medium" is not one of slow, fast: not applied',
+    'network-config bonds.bond0.parameters.transmit-hash-policy: "layer9" is not one of layer2, layer3+4, layer2+3, '
+      + 'encap2+3, encap3+4: not applied',
+  ]);
+  const v1 = translate(`version: 1
+config:
+  - {type: physical, name: eth0}
+  - {type: bond, name: bond0, bond_interfaces: [eth0], params: {bond-lacp_rate: medium, xmit_hash_policy: layer9}}
+`);
+  t.same(v1.network.ignored, [
+    'network-config config[1].params.xmit_hash_policy: "layer9" is not one of layer2, layer3+4, layer2+3, '
+      + 'encap2+3, encap3+4: not applied',
+    'network-config config[1].params.bond-lacp_rate: "medium" is not one of slow, fast: not applied',
+  ]);
+});
