@@ -1,5 +1,6 @@
-// dhcp-config: the default layer of DhcpSpec: DHCP on every physical link that is not a
-// port of a bond or bridge (the bond or bridge carries its traffic). A higher layer turns it
+// dhcp-config: the default layer of DhcpSpec: DHCPv4 on, and DHCPv6 as the router advertisements
+// ask (auto), on every physical link that is not a port of a bond or bridge (the bond or bridge
+// carries its traffic). A higher layer turns it
 // off for a link (ip= with a static address, a config's DhcpSpec); declaring an address
 // does not.
 import type { Controller } from '../../cosi/controller/contract.ts';
@@ -27,7 +28,7 @@ export function dhcpConfigController(
           keep.add(id);
           await ctx.state.put<DhcpSpecSpec>(
             { namespace: NETWORK_NS, type: DHCP_SPEC_TYPE, id },
-            { enabled: true, layer: 'default', link: r.metadata.id },
+            { enabled: true, ipv6: 'auto', layer: 'default', link: r.metadata.id },
           );
         }
         await ctx.state.cleanup({ namespace: NETWORK_NS, type: DHCP_SPEC_TYPE }, keep);

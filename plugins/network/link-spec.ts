@@ -6,6 +6,9 @@
 //   ports          `master` makes the link a port of a bond or bridge (a bond port is taken
 //                  down first: the bonding driver takes only links that are down, and brings
 //                  them up itself); released when no layer says so
+//   accept_ra      written to /proc/sys/net/ipv6/conf/<link>/ (with autoconf) before the link goes
+//                  up, so its first router solicitation already follows it; left as it is when
+//                  the spec goes
 //   up, MTU        as before: the MTU the link had before the first change is kept in the
 //                  status and written back once no layer sets one; a link is left up when its
 //                  spec goes (taking it down could cut the machine off)
@@ -14,6 +17,7 @@
 import { isErrno } from '../../native/errno.ts';
 import { layerOf } from '../../machinery/model/layers.ts';
 import { specController } from '../../cosi/controller/spec-controller.ts';
+import { acceptRaSettings, procIpv6Conf, type Ipv6Conf } from './ipv6-conf.ts';
 import { linksByName } from './link-status.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import { bondData, bridgeData, KIND_MODULES, vlanData } from './rtnetlink/link-kinds.ts';
@@ -49,7 +53,7 @@ function mismatch(s: LinkSpecSpec, link: LinkStatusSpec): string | undefined {
   return undefined;
 }
 
-export function linkSpecController(rtnl: () => RtnlApi) {
+export function linkSpecController(rtnl: () => RtnlApi, ipv6: Ipv6Conf = procIpv6Conf) {
   const keepOriginal = (prev: LinkSpecStatusSpec | undefined) => (
     prev?.originalMtu !== undefined ? { originalMtu: prev.originalMtu } : {}
   );
@@ -143,6 +147,11 @@ export function linkSpecController(rtnl: () => RtnlApi) {
         ...(s.kind && settings !== prev?.settings ? { kind: { kind: s.kind, data: kindData(s, links, false) } } : {}),
       };
       try {
+        const conf = s.acceptRa === undefined ? [] : acceptRaSettings(s.acceptRa);
+        for (const [key, value] of conf) {
+          const now = ipv6.get(name, key);
+          if (now !== undefined && now !== value) ipv6.set(name, key, value);
+        }
         if (Object.keys(change).length) rtnl().setLink(link.index, change);
       } catch (e) {
         return { ...base, ...master, state: 'error', error: explain(e, change.mtu), ...keepOriginal(prev) };

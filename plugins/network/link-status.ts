@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import type { Controller, ControllerState } from '../../cosi/controller/contract.ts';
 import { isErrno } from '../../native/errno.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
+import { ipv6RouterOf } from './rtnetlink/link.ts';
 import { type LinkStatusSpec } from './types.ts';
 import { LINK_STATUS_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
@@ -55,7 +56,7 @@ export function linkStatusController(rtnl: () => RtnlApi, driverOf = sysfsDriver
             Object.assign(spec, Object.fromEntries(Object.entries({
               master: named(l.masterIndex), parent: named(l.parentIndex), vlanId: l.info?.vlanId,
               bondMode: l.info?.bondMode, bondActive: named(l.info?.bondActiveIndex), portState: l.portState,
-              stp: l.info?.stp,
+              stp: l.info?.stp, ipv6Router: ipv6RouterOf(l.ipv6Flags),
             }).filter(([, v]) => v !== undefined)));
             await ctx.state.put({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: l.name }, spec);
           }

@@ -9,6 +9,7 @@ import { cmdlineConfigController } from './cmdline-config.ts';
 import { dhcpConfigController } from './dhcp-config.ts';
 import { dhcpMergeController } from './dhcp-merge.ts';
 import { dhcpSpecController } from './dhcp-spec.ts';
+import { dhcp6SpecController } from './dhcp6-spec.ts';
 import { hostnameMergeController } from './hostname-merge.ts';
 import { hostnameSpecController, nativeHostnameKernel } from './hostname-spec.ts';
 import { linkConfigController } from './link-config.ts';
@@ -20,6 +21,8 @@ import { resolverMergeController } from './resolver-merge.ts';
 import { resolverSpecController } from './resolver-spec.ts';
 import { routeMergeController } from './route-merge.ts';
 import { routeSpecController } from './route-spec.ts';
+import { routeStatusController } from './route-status.ts';
+import { routerDnsController } from './router-dns.ts';
 import { ruleMergeController } from './rule-merge.ts';
 import { ruleSpecController } from './rule-spec.ts';
 import { Rtnl } from './rtnetlink/client.ts';
@@ -35,7 +38,7 @@ export const networkPlugin: Plugin = {
   name: 'network',
   startFirst: true,
   description: 'Links (MTU, up/down; bonds, bridges, VLANs), addresses, routes and routing rules through rtnetlink; '
-    + 'DHCP; hostname and resolvers by layer; '
+    + 'DHCPv4, DHCPv6 and DNS from router advertisements; the kernel\'s routes; hostname and resolvers by layer; '
     + 'the ip= layer.',
   namespaces: () => ({
     [NETWORK_NS]: 'Network configuration (specs per layer, merged) and what the kernel reports (statuses).',
@@ -56,7 +59,7 @@ export const networkPlugin: Plugin = {
     dhcpMergeController(),
     hostnameMergeController(), resolverMergeController(),
     linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ruleSpecController(rtnl),
-    dhcpSpecController(native),
+    dhcpSpecController(native), dhcp6SpecController(), routerDnsController(rtnl), routeStatusController(rtnl),
     hostnameSpecController(
       nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim()),
     ),

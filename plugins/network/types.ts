@@ -5,13 +5,15 @@
 //   AddressSpec     an address on a link, per layer -> MergedAddressSpec (id link/address) -> AddressSpecStatus
 //   RouteSpec       a route, per layer -> MergedRouteSpec (id [table-N/]destination/metric) -> RouteSpecStatus
 //   RuleSpec        a routing policy rule, per layer -> MergedRuleSpec (id family/priority/match) -> RuleSpecStatus
-//   DhcpSpec        DHCP on a link or not, per layer -> MergedDhcpSpec -> the client and its DhcpLease
+//   DhcpSpec        DHCPv4 on a link or not, DHCPv6's mode, per layer -> MergedDhcpSpec -> the clients, their
+//                   DhcpLease and Dhcp6Lease
+//   KernelRoute     observed routes (any source: specs, the kernel, router advertisements)
 //   HostnameSpec    per layer -> MergedHostnameSpec "hostname" -> HostnameSpecStatus
 //   ResolverSpec    per layer -> MergedResolverSpec "resolvers" -> ResolverSpecStatus
 // Each type is defined once, by its spec message's (appliance.v1alpha1.resource) option in the .proto:
 // proto/gen/resource-types.ts has its constant and definition (this plugin's types() serves them).
 export type {
-  AddressSpecSpec, AddressSpecStatusSpec, DhcpLeaseSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec,
+  AddressSpecSpec, AddressSpecStatusSpec, Dhcp6LeaseSpec, Dhcp6State, DhcpLeaseSpec, KernelRouteSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec,
   HostnameSpecStatusSpec,
   LinkSpecSpec, LinkSpecStatusSpec, LinkStatusSpec, ResolverSpecSpec, ResolverSpecStatusSpec, RouteSpecSpec,
   RouteSpecStatusSpec, RuleSpecSpec, RuleSpecStatusSpec,

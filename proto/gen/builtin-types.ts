@@ -1011,6 +1011,66 @@ export const BUILTIN_TYPES = [
     "access": "controllers"
   },
   {
+    "type": "Dhcp6Leases.net.appliance.dev",
+    "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.Dhcp6LeaseSpec",
+    "aliases": [
+      "leases6"
+    ],
+    "printColumns": [
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Addresses",
+        "jsonPath": "{.addresses}"
+      },
+      {
+        "name": "DNS",
+        "jsonPath": "{.dns}"
+      },
+      {
+        "name": "Acquired",
+        "jsonPath": "{.acquired}"
+      }
+    ]
+  },
+  {
+    "type": "KernelRoutes.net.appliance.dev",
+    "defaultNamespace": "network",
+    "protoMessage": "appliance.net.v1alpha1.KernelRouteSpec",
+    "aliases": [
+      "routes"
+    ],
+    "printColumns": [
+      {
+        "name": "Destination",
+        "jsonPath": "{.destination}"
+      },
+      {
+        "name": "Gateway",
+        "jsonPath": "{.gateway}"
+      },
+      {
+        "name": "Link",
+        "jsonPath": "{.link}"
+      },
+      {
+        "name": "Metric",
+        "jsonPath": "{.metric}"
+      },
+      {
+        "name": "Protocol",
+        "jsonPath": "{.protocol}"
+      }
+    ]
+  },
+  {
     "type": "HostnameSpecs.net.appliance.dev",
     "defaultNamespace": "network",
     "protoMessage": "appliance.net.v1alpha1.HostnameSpecSpec",

@@ -89,6 +89,10 @@ export const DHCP_SPEC_TYPE = 'DhcpSpecs.net.appliance.dev';
 export const MERGED_DHCP_SPEC_TYPE = 'MergedDhcpSpecs.net.appliance.dev';
 /** DhcpLeaseSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const DHCP_LEASE_TYPE = 'DhcpLeases.net.appliance.dev';
+/** Dhcp6LeaseSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const DHCP6_LEASE_TYPE = 'Dhcp6Leases.net.appliance.dev';
+/** KernelRouteSpec's type (proto/appliance/net/v1alpha1/net.proto). */
+export const KERNEL_ROUTE_TYPE = 'KernelRoutes.net.appliance.dev';
 /** HostnameSpecSpec's type (proto/appliance/net/v1alpha1/net.proto). */
 export const HOSTNAME_SPEC_TYPE = 'HostnameSpecs.net.appliance.dev';
 export const MERGED_HOSTNAME_SPEC_TYPE = 'MergedHostnameSpecs.net.appliance.dev';
@@ -219,6 +223,8 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: DHCP_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpSpecSpec', printColumns: [{ name: 'Enabled', jsonPath: '{.enabled}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_DHCP_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpSpecSpec', printColumns: [{ name: 'Enabled', jsonPath: '{.enabled}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: DHCP_LEASE_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.DhcpLeaseSpec', aliases: ['leases'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Address', jsonPath: '{.address}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Server', jsonPath: '{.server}' }, { name: 'Acquired', jsonPath: '{.acquired}' }] },
+    { type: DHCP6_LEASE_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.Dhcp6LeaseSpec', aliases: ['leases6'], printColumns: [{ name: 'Mode', jsonPath: '{.mode}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Addresses', jsonPath: '{.addresses}' }, { name: 'DNS', jsonPath: '{.dns}' }, { name: 'Acquired', jsonPath: '{.acquired}' }] },
+    { type: KERNEL_ROUTE_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.KernelRouteSpec', aliases: ['routes'], printColumns: [{ name: 'Destination', jsonPath: '{.destination}' }, { name: 'Gateway', jsonPath: '{.gateway}' }, { name: 'Link', jsonPath: '{.link}' }, { name: 'Metric', jsonPath: '{.metric}' }, { name: 'Protocol', jsonPath: '{.protocol}' }] },
     { type: HOSTNAME_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecSpec', printColumns: [{ name: 'Hostname', jsonPath: '{.hostname}' }, { name: 'Domain', jsonPath: '{.domainname}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: MERGED_HOSTNAME_SPEC_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecSpec', printColumns: [{ name: 'Hostname', jsonPath: '{.hostname}' }, { name: 'Domain', jsonPath: '{.domainname}' }, { name: 'Layer', jsonPath: '{.layer}' }] },
     { type: HOSTNAME_SPEC_STATUS_TYPE, defaultNamespace: NETWORK_NS, protoMessage: 'appliance.net.v1alpha1.HostnameSpecStatusSpec', printColumns: [{ name: 'FQDN', jsonPath: '{.fqdn}' }, { name: 'State', jsonPath: '{.state}' }, { name: 'Layer', jsonPath: '{.layer}' }, { name: 'Error', jsonPath: '{.error}' }], formerTypes: ['HostnameStatuses.net.appliance.dev'] },

@@ -66,6 +66,10 @@ export const RouteTypeValues: readonly RouteType[] = ['unicast', 'blackhole', 'u
 export type DhcpState = 'selecting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'stopped';
 export const DhcpStateValues: readonly DhcpState[] = ['selecting', 'requesting', 'bound', 'renewing', 'rebinding', 'stopped'];
 
+/** Dhcp6State: where a DHCPv6 client is (RFC 8415 exchanges). */
+export type Dhcp6State = 'waiting' | 'soliciting' | 'requesting' | 'bound' | 'renewing' | 'rebinding' | 'informing' | 'informed' | 'stopped';
+export const Dhcp6StateValues: readonly Dhcp6State[] = ['waiting', 'soliciting', 'requesting', 'bound', 'renewing', 'rebinding', 'informing', 'informed', 'stopped'];
+
 /** SourceState: what a config source said. */
 export type SourceState = 'pending' | 'waiting' | 'absent' | 'failed' | 'used' | 'skipped';
 export const SourceStateValues: readonly SourceState[] = ['pending', 'waiting', 'absent', 'failed', 'used', 'skipped'];
@@ -918,6 +922,9 @@ export interface LinkStatusSpec {
   portState?: string;
   /** A bridge's spanning tree: on or off. */
   stp?: boolean;
+  /** What the link's last IPv6 router advertisement asked for: managed (addresses and options by DHCPv6), other
+   * (options only by DHCPv6) or none; unset until a router advertisement arrives (the kernel's IF_RA_* flags). */
+  ipv6Router?: string;
 }
 
 /** LinkSpecSpec: a link's desired state. Specs of every layer that name the same link
@@ -945,6 +952,9 @@ export interface LinkSpecSpec {
   bridge?: BridgeSettings;
   /** The bond or bridge this link is a port of (a bond's port is taken down to join it). */
   master?: string;
+  /** Take IPv6 router advertisements: SLAAC addresses, the default route and DNS servers (RDNSS) they carry
+   * (net.ipv6.conf.<link>.accept_ra and autoconf); unset leaves the kernel's (on: this system does not forward). */
+  acceptRa?: boolean;
 }
 
 /** VlanSettings: an 802.1Q VLAN on a link. */
@@ -1174,8 +1184,8 @@ export interface RuleSpecStatusSpec {
   applied?: RuleSpecSpec;
 }
 
-/** DhcpSpecSpec: whether a link runs a DHCPv4 client. The default layer turns it on for
- * every physical link; a higher layer turns it off (`dhcpspec eth0` with enabled: false).
+/** DhcpSpecSpec: whether a link runs a DHCPv4 client, and how DHCPv6. The default layer turns DHCPv4 on for
+ * every physical link and DHCPv6 to auto; a higher layer turns them off (`dhcpspec eth0` with enabled: false).
  * 
  * Example:
  * enabled: false */
@@ -1186,6 +1196,10 @@ export interface DhcpSpecSpec {
   layer?: Layer;
   /** The link's name; unset is the resource's id. */
   link?: string;
+  /** DHCPv6 on the link: stateful (addresses and options), stateless (options only: DNS, domains, NTP), auto (as
+   * the router advertisements ask: their M flag stateful, O stateless) or off. The default layer says auto for
+   * every physical link. */
+  ipv6?: string;
 }
 
 /** DhcpLeaseSpec: the DHCP client of a link and its lease (id = link name). The lease
@@ -1211,6 +1225,54 @@ export interface DhcpLeaseSpec {
   hostname?: string;
   /** The domain name (option 15). */
   domain?: string;
+}
+
+/** Dhcp6LeaseSpec: the DHCPv6 client of a link and what it got (id = link name). Its addresses become
+ * AddressSpecs (/128: the on-link prefix comes from router advertisements) and its DNS servers a ResolverSpec,
+ * at the dhcp layer. */
+export interface Dhcp6LeaseSpec {
+  /** The client's state. */
+  state?: Dhcp6State;
+  /** stateful, stateless, or auto while no router advertisement has said which. */
+  mode: string;
+  /** Leased addresses (IA_NA), as IP/128. */
+  addresses?: string[];
+  /** DNS servers (option 23). */
+  dns?: string[];
+  /** The domain search list (option 24). */
+  domains?: string[];
+  /** NTP servers (option 56, or 31). */
+  ntp?: string[];
+  /** The server's DUID, in hex. */
+  server?: string;
+  /** The shortest valid lifetime of the addresses, in seconds; for stateless, the information refresh time. */
+  lifetimeSeconds?: number;
+  /** When the lease or the options were last received. */
+  acquired?: string;
+}
+
+/** KernelRouteSpec: a route in the kernel, whoever put it there (this system's specs, the kernel for a link's
+ * prefix, router advertisements, ...); every table but the kernel's local one. Kept current by rtnetlink
+ * notifications. (Not RouteStatuses: that was RouteSpecStatuses' name once.) The id is [table-N/]destination/metric/link (link `-` for a route without one). */
+export interface KernelRouteSpec {
+  /** The destination network; 0.0.0.0/0 or ::/0 for a default route. */
+  destination: string;
+  /** The next hop, if any. */
+  gateway?: string;
+  /** The link it goes out of. */
+  link?: string;
+  /** Its priority (lower wins). */
+  metric: number;
+  /** Its table (254 is main). */
+  table: number;
+  /** Who put it there: kernel, boot, static (this system), ra (a router advertisement), dhcp, or a number. */
+  protocol: string;
+  /** unicast, blackhole, unreachable, prohibit, ... (the kernel's RTN_* name). */
+  type: string;
+  /** The preferred source address. */
+  source?: string;
+  /** The path MTU, if set. */
+  mtu?: number;
 }
 
 /** HostnameSpecSpec: the machine's host name. One per source; the highest layer wins.
@@ -1931,6 +1993,8 @@ export const MESSAGES = {
   RuleSpecStatusSpec: 'appliance.net.v1alpha1.RuleSpecStatusSpec',
   DhcpSpecSpec: 'appliance.net.v1alpha1.DhcpSpecSpec',
   DhcpLeaseSpec: 'appliance.net.v1alpha1.DhcpLeaseSpec',
+  Dhcp6LeaseSpec: 'appliance.net.v1alpha1.Dhcp6LeaseSpec',
+  KernelRouteSpec: 'appliance.net.v1alpha1.KernelRouteSpec',
   HostnameSpecSpec: 'appliance.net.v1alpha1.HostnameSpecSpec',
   OriginalHostname: 'appliance.net.v1alpha1.OriginalHostname',
   HostnameSpecStatusSpec: 'appliance.net.v1alpha1.HostnameSpecStatusSpec',

@@ -11,6 +11,7 @@ import {
 } from './route.ts';
 import { decodeRule, getRulesRequest, ruleRequest, RTM_RULE, type RuleMessage, type RuleWant } from './rule.ts';
 import { answerOf, decodeMessages, type NetlinkMessage } from '../../../machinery/netlink/netlink.ts';
+import { decodeNdUserOpt, RTM_NEWNDUSEROPT, type RaDnsOptions } from './nduseropt.ts';
 
 const NETLINK_ROUTE = 0;
 
@@ -82,19 +83,40 @@ export class Rtnl {
     this.request((seq) => ruleRequest(seq, op, r), `${op} rule ${describeRule(r)}`);
   }
 
-  /** Kernel link notifications (RTNLGRP_LINK) until stop() is called; with
-   * `addresses`, address changes (IPv4 and IPv6) call onAddress too. */
+  /** Kernel link notifications (RTNLGRP_LINK, and RTNLGRP_IPV6_IFINFO: a router advertisement changed a link's
+   * IPv6 flags) until stop() is called; with `addresses`, address changes (IPv4 and IPv6) call onAddress too. */
   watchLinks(onEvent: (e: LinkEvent) => void, onAddress?: (index: number) => void): () => void {
-    const groups = [RTNLGRP.LINK, ...(onAddress ? [RTNLGRP.IPV4_IFADDR, RTNLGRP.IPV6_IFADDR] : [])];
+    const groups = [RTNLGRP.LINK, RTNLGRP.IPV6_IFINFO,
+      ...(onAddress ? [RTNLGRP.IPV4_IFADDR, RTNLGRP.IPV6_IFADDR] : [])];
+    return this.watch(groups, (m) => {
+      if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) {
+        onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
+      } else if (onAddress && (m.type === RTM.NEWADDR || m.type === RTM.DELADDR)) {
+        onAddress(decodeAddress(m.payload).index);
+      }
+    });
+  }
+
+  /** Called on every route added or deleted (IPv4 and IPv6, any table) until stop() is called. */
+  watchRoutes(onChange: () => void): () => void {
+    return this.watch([RTNLGRP.IPV4_ROUTE, RTNLGRP.IPV6_ROUTE], (m) => {
+      if (m.type === RTM.NEWROUTE || m.type === RTM.DELROUTE) onChange();
+    });
+  }
+
+  /** The DNS options of every router advertisement from now on (RDNSS, DNSSL: RTNLGRP_ND_USEROPT). */
+  watchRaDns(onOptions: (o: RaDnsOptions) => void): () => void {
+    return this.watch([RTNLGRP.ND_USEROPT], (m) => {
+      const o = m.type === RTM_NEWNDUSEROPT ? decodeNdUserOpt(m.payload) : undefined;
+      if (o) onOptions(o);
+    });
+  }
+
+  /** A socket joined to `groups`, each message to onMessage (on the main thread) until stop(). */
+  private watch(groups: number[], onMessage: (m: NetlinkMessage) => void): () => void {
     const fd = this.n.netlinkOpen(NETLINK_ROUTE, groups);
     const stop = this.n.subscribeDatagrams(fd, (datagram) => {
-      for (const m of decodeMessages(datagram)) {
-        if (m.type === RTM.NEWLINK || m.type === RTM.DELLINK) {
-          onEvent({ type: m.type === RTM.NEWLINK ? 'new' : 'del', link: decodeLink(m.payload) });
-        } else if (onAddress && (m.type === RTM.NEWADDR || m.type === RTM.DELADDR)) {
-          onAddress(decodeAddress(m.payload).index);
-        }
-      }
+      for (const m of decodeMessages(datagram)) onMessage(m);
     });
     return () => {
       stop();
@@ -122,5 +144,5 @@ export function describeRule(r: RuleWant): string {
  * that run without root, an in-memory kernel (memory-kernel.ts). */
 export type RtnlApi = Pick<
   Rtnl, 'links' | 'addresses' | 'routes' | 'rules' | 'setLink' | 'createLink' | 'deleteLink' | 'address' | 'route'
-    | 'rule' | 'watchLinks'
+    | 'rule' | 'watchLinks' | 'watchRoutes'
 >;

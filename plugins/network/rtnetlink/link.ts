@@ -7,14 +7,28 @@ export const RTM = {
   NEWLINK: 16, DELLINK: 17, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR: 22,
   NEWROUTE: 24, DELROUTE: 25, GETROUTE: 26,
 } as const;
-export const RTNLGRP = { LINK: 1, IPV4_IFADDR: 5, IPV4_ROUTE: 7, IPV6_IFADDR: 9, IPV6_ROUTE: 11 } as const;
+export const RTNLGRP = {
+  LINK: 1, IPV4_IFADDR: 5, IPV4_ROUTE: 7, IPV6_IFADDR: 9, IPV6_ROUTE: 11, IPV6_IFINFO: 12, ND_USEROPT: 20,
+} as const;
 export const IFF = {
   UP: 0x1, BROADCAST: 0x2, LOOPBACK: 0x8, POINTOPOINT: 0x10, RUNNING: 0x40, NOARP: 0x80, MULTICAST: 0x1000,
   LOWER_UP: 0x10000,
 } as const;
 export const IFLA = {
-  ADDRESS: 1, BROADCAST: 2, IFNAME: 3, MTU: 4, LINK: 5, MASTER: 10, OPERSTATE: 16, LINKINFO: 18, CARRIER: 33,
+  ADDRESS: 1, BROADCAST: 2, IFNAME: 3, MTU: 4, LINK: 5, MASTER: 10, OPERSTATE: 16, LINKINFO: 18, AF_SPEC: 26,
+  CARRIER: 33,
 } as const;
+const AF_INET6 = 10;
+const IFLA_INET6_FLAGS = 1;
+/** The kernel's IPv6 per-link flags (include/net/if_inet6.h): a router advertisement arrived, with M or O. */
+export const IF_RA = { RCVD: 0x20, MANAGED: 0x40, OTHERCONF: 0x80 } as const;
+
+/** What the last router advertisement asked of DHCPv6, from the kernel's IF_RA_* flags; undefined before one. */
+export function ipv6RouterOf(flags: number | undefined): 'managed' | 'other' | 'none' | undefined {
+  if (flags === undefined || !(flags & IF_RA.RCVD)) return undefined;
+  if (flags & IF_RA.MANAGED) return 'managed';
+  return flags & IF_RA.OTHERCONF ? 'other' : 'none';
+}
 const IFLA_INFO = { KIND: 1, DATA: 2, SLAVE_KIND: 4, SLAVE_DATA: 5 } as const;
 export const ARPHRD: Record<number, string> = { 1: 'ether', 772: 'loopback', 65534: 'none' };
 /** RFC 2863 operational states (IF_OPER_*). */
@@ -38,6 +52,8 @@ export interface LinkMessage {
   info?: KindInfo;
   /** A bond port's state. */
   portState?: 'active' | 'backup';
+  /** The IPv6 flags (IFLA_AF_SPEC / AF_INET6 / IFLA_INET6_FLAGS): router advertisement seen, M, O. */
+  ipv6Flags?: number;
 }
 
 const IFINFOMSG = 16;
@@ -71,6 +87,9 @@ export function decodeLink(payload: Buffer): LinkMessage {
   const kind = readStr(infos?.get(IFLA_INFO.KIND));
   const kindInfo = decodeKindData(kind, infos?.get(IFLA_INFO.DATA));
   const portState = decodePortState(readStr(infos?.get(IFLA_INFO.SLAVE_KIND)), infos?.get(IFLA_INFO.SLAVE_DATA));
+  const afSpec = a.get(IFLA.AF_SPEC);
+  const inet6 = afSpec ? attrMap(afSpec).get(AF_INET6) : undefined;
+  const ipv6Flags = inet6 ? readU32(attrMap(inet6).get(IFLA_INET6_FLAGS)) : undefined;
   return {
     index, name: readStr(a.get(IFLA.IFNAME)) ?? `if${index}`, type: ARPHRD[type] ?? `arphrd-${type}`, flags,
     up: (flags & IFF.UP) !== 0,
@@ -83,6 +102,7 @@ export function decodeLink(payload: Buffer): LinkMessage {
     ...(parent && parent !== index ? { parentIndex: parent } : {}),
     ...(Object.keys(kindInfo).length ? { info: kindInfo } : {}),
     ...(portState ? { portState } : {}),
+    ...(ipv6Flags !== undefined ? { ipv6Flags } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ export class MemoryKernel implements RtnlApi {
   private routeTable: RouteMessage[] = [];
   private ruleTable: RuleMessage[] = [];
   private readonly watchers = new Set<{ link: (e: LinkEvent) => void; address?: (index: number) => void }>();
+  private readonly routeWatchers = new Set<() => void>();
   private nextIndex = 1;
   /** Every change asked of the kernel, in order, for assertions ("up eth0", "add 10.0.2.99/24 eth0"). */
   readonly changes: string[] = [];
@@ -170,6 +171,7 @@ export class MemoryKernel implements RtnlApi {
       this.routeTable.splice(exact, 1);
     }
     this.changes.push(`${op} route ${text}`);
+    for (const w of this.routeWatchers) w();
   }
 
   rule(op: 'add' | 'del', r: RuleWant): void {
@@ -200,6 +202,14 @@ export class MemoryKernel implements RtnlApi {
     this.watchers.add(w);
     return () => {
       this.watchers.delete(w);
+    };
+  }
+
+  watchRoutes(onChange: () => void): () => void {
+    const w = () => onChange();
+    this.routeWatchers.add(w);
+    return () => {
+      this.routeWatchers.delete(w);
     };
   }
 

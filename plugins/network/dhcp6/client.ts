@@ -1,0 +1,248 @@
+// client: one DHCPv6 client on one link (RFC 8415).
+//   stateful   Solicit -> Advertise -> Request -> Reply: addresses (IA_NA) and options; Renew to
+//              the same server at T1, Rebind to any at T2, start over when the addresses expire;
+//              Release when stopped
+//   stateless  Information-Request -> Reply: options only, asked again after the refresh time
+// Each exchange retransmits as section 15 says (RT doubles from IRT up to MRT, +-10% jitter,
+// until MRC tries or MRD time). The first usable Advertise is taken (no wait for a better one:
+// a link has one server in practice; the wait would cost a second of every boot).
+import { randomInt } from 'node:crypto';
+import {
+  answerOf, decodeDhcp6, duidLL, encodeDhcp6, encodeIaNa, first, MSG, OPTION, opt, STATUS, type IaAddress,
+  type Option, type ServerAnswer,
+} from './message.ts';
+import type { Dhcp6Transport } from './udp6.ts';
+import type { Dhcp6State } from '../types.ts';
+
+export type Dhcp6Mode = 'stateful' | 'stateless';
+
+export interface Dhcp6Lease {
+  addresses: IaAddress[];
+  dns: string[];
+  domains: string[];
+  ntp: string[];
+  serverId: Buffer;
+  /** Seconds until the options should be asked again (stateless), or the shortest valid lifetime. */
+  lifetime: number;
+}
+
+export interface Dhcp6ClientOptions {
+  transport: Dhcp6Transport;
+  link: string;
+  mac: string;
+  mode: Dhcp6Mode;
+  log: { info(m: string): void; warn(m: string): void };
+  onChange: () => void;
+  /** Multiplies the RFC's initial retransmission times (tests make them shorter). */
+  timeScale?: number;
+}
+
+/** RFC 8415 7.6 (seconds): initial and maximum retransmission time, maximum count. */
+const TIMES = {
+  solicit: { irt: 1, mrt: 3600, mrc: 0 },
+  request: { irt: 1, mrt: 30, mrc: 10 },
+  renew: { irt: 10, mrt: 600, mrc: 0 },
+  rebind: { irt: 10, mrt: 600, mrc: 0 },
+  inform: { irt: 1, mrt: 3600, mrc: 0 },
+} as const;
+const ORO = [OPTION.DNS_SERVERS, OPTION.DOMAIN_LIST, OPTION.NTP_SERVER, OPTION.SNTP_SERVERS,
+  OPTION.INFORMATION_REFRESH_TIME];
+/** RFC 8415 21.23: the refresh time when the server gives none, and the least a client accepts. */
+const IRT_DEFAULT = 86400;
+const IRT_MINIMUM = 600;
+const INFINITY = 0xffffffff;
+
+/** Timer-safe milliseconds (setTimeout wraps past 2^31 - 1). */
+const ms = (s: number) => Math.min(s * 1000, 2 ** 31 - 1);
+
+export class Dhcp6Client {
+  state: Dhcp6State;
+  lease: Dhcp6Lease | null = null;
+  private readonly duid: Buffer;
+  private readonly iaid: number;
+  private xid = 0;
+  private started = 0;
+  private retry: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private stopListening: (() => void) | undefined;
+  private onAnswer: ((a: ServerAnswer, type: number) => void) | undefined;
+
+  constructor(private readonly o: Dhcp6ClientOptions) {
+    this.duid = duidLL(o.mac);
+    // The IAID only has to be stable for this link: the MAC's last four bytes are.
+    this.iaid = this.duid.readUInt32BE(this.duid.length - 4);
+    this.state = o.mode === 'stateful' ? 'soliciting' : 'informing';
+  }
+
+  start(): void {
+    this.stopListening = this.o.transport.listen((packet) => this.receive(packet));
+    if (this.o.mode === 'stateful') this.solicit();
+    else this.inform();
+  }
+
+  stop(release: boolean): void {
+    if (release && this.lease?.addresses.length && this.state !== 'stopped') {
+      this.xid = randomInt(2 ** 24);
+      this.started = performance.now();
+      // One Release, not retransmitted: the machine is going or the link is given up; the server's lease times out.
+      this.send(MSG.RELEASE, [[OPTION.SERVERID, this.lease.serverId], this.ia(this.lease.addresses)]);
+    }
+    this.state = 'stopped';
+    this.clearTimers();
+    this.stopListening?.();
+    this.stopListening = undefined;
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.retry);
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+  }
+
+  private ia(addresses: readonly IaAddress[]): Option {
+    return encodeIaNa({ iaid: this.iaid, t1: 0, t2: 0, addresses: addresses.map((a) => ({ ...a, preferred: 0, valid: 0 })) });
+  }
+
+  private send(type: number, options: Option[]): void {
+    const elapsed = Math.min(Math.round((performance.now() - this.started) / 10), 0xffff);
+    const packet = encodeDhcp6({
+      type, xid: this.xid,
+      options: [[OPTION.CLIENTID, this.duid], opt.u16(OPTION.ELAPSED_TIME, elapsed), ...options],
+    });
+    this.o.transport.send(this.o.link, packet, (e) => this.o.log.warn(`send: ${e.message}`));
+  }
+
+  /** One exchange: a new transaction id, sent now and again as RFC 8415 15 says until an answer or `maxMs`. */
+  private exchange(
+    times: { irt: number; mrt: number; mrc: number }, type: number, options: () => Option[],
+    onAnswer: (a: ServerAnswer, type: number) => void, maxMs = Infinity, onGiveUp?: () => void,
+  ): void {
+    clearTimeout(this.retry);
+    this.xid = randomInt(2 ** 24);
+    this.started = performance.now();
+    this.onAnswer = onAnswer;
+    const scale = this.o.timeScale ?? 1;
+    const jitter = (rt: number) => rt * (randomInt(-100, 101) / 1000);
+    // Solicit's first wait is never shorter than IRT (RFC 8415 18.2.1).
+    let rt = times.irt * 1000 * scale;
+    rt += type === MSG.SOLICIT ? Math.abs(jitter(rt)) : jitter(rt);
+    let tries = 0;
+    const go = () => {
+      if (this.state === 'stopped') return;
+      if ((times.mrc && tries >= times.mrc) || performance.now() - this.started >= maxMs) {
+        onGiveUp?.();
+        return;
+      }
+      this.send(type, options());
+      tries++;
+      this.retry = setTimeout(go, Math.min(rt, maxMs - (performance.now() - this.started)));
+      const next = 2 * rt + jitter(rt);
+      rt = Math.min(next, times.mrt * 1000 * scale + jitter(times.mrt * 1000 * scale));
+    };
+    go();
+  }
+
+  private solicit(): void {
+    this.state = 'soliciting';
+    this.exchange(TIMES.solicit, MSG.SOLICIT, () => [opt.oro(ORO), this.ia([])], (a, type) => {
+      if (type !== MSG.ADVERTISE || a.status?.code === STATUS.NO_ADDRS_AVAIL) return;
+      if (!a.ia?.addresses.length) {
+        if (a.ia?.status) this.o.log.warn(`Advertise without addresses: ${a.ia.status.name} ${a.ia.status.message}`);
+        return;
+      }
+      this.request(a);
+    });
+  }
+
+  private request(advertise: ServerAnswer): void {
+    this.state = 'requesting';
+    this.exchange(TIMES.request, MSG.REQUEST,
+      () => [[OPTION.SERVERID, advertise.serverId], opt.oro(ORO), this.ia(advertise.ia!.addresses)],
+      (a, type) => this.replied(a, type), Infinity, () => this.solicit());
+  }
+
+  /** A Reply to Request, Renew or Rebind. */
+  private replied(a: ServerAnswer, type: number): void {
+    if (type !== MSG.REPLY) return;
+    if (a.status && a.status.code !== STATUS.SUCCESS) {
+      this.o.log.warn(`Reply: ${a.status.name} ${a.status.message}`.trim());
+      if (a.status.code === STATUS.UNSPEC_FAIL || a.status.code === STATUS.USE_MULTICAST) return; // retransmit
+    }
+    const addresses = a.ia?.addresses.filter((x) => x.valid > 0) ?? [];
+    if (!addresses.length) {
+      this.o.log.warn(`Reply without addresses${a.ia?.status ? ` (${a.ia.status.name})` : ''}: soliciting again`);
+      this.lose();
+      return;
+    }
+    this.bind(a, addresses);
+  }
+
+  private bind(a: ServerAnswer, addresses: IaAddress[]): void {
+    this.clearTimers();
+    const renewed = this.state === 'renewing' || this.state === 'rebinding';
+    const valid = Math.min(...addresses.map((x) => x.valid));
+    const preferred = Math.min(...addresses.map((x) => x.preferred));
+    this.lease = { addresses, dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: valid };
+    this.state = 'bound';
+    this.o.log.info(`${renewed ? 'renewed' : 'bound'} ${addresses.map((x) => x.address).join(', ')} for ${valid}s`);
+    this.o.onChange();
+    // T1 and T2 of 0 leave them to the client: half and 0.8 of the preferred lifetime (RFC 8415 21.4).
+    const t1 = a.ia!.t1 || Math.floor(preferred / 2);
+    const t2 = a.ia!.t2 || Math.floor(preferred * 0.8);
+    const scale = this.o.timeScale ?? 1;
+    const lease = this.lease;
+    if (t1 !== INFINITY) {
+      this.timers.push(setTimeout(() => {
+        this.state = 'renewing';
+        this.exchange(TIMES.renew, MSG.RENEW, () => [[OPTION.SERVERID, lease.serverId], opt.oro(ORO), this.ia(addresses)],
+          (r, type) => this.replied(r, type), ms(t2 - t1) * scale);
+      }, ms(t1) * scale));
+    }
+    if (t2 !== INFINITY) {
+      this.timers.push(setTimeout(() => {
+        this.state = 'rebinding';
+        this.exchange(TIMES.rebind, MSG.REBIND, () => [opt.oro(ORO), this.ia(addresses)],
+          (r, type) => this.replied(r, type), ms(valid - t2) * scale);
+      }, ms(t2) * scale));
+    }
+    if (valid !== INFINITY) {
+      this.timers.push(setTimeout(() => {
+        this.o.log.warn(`addresses ${addresses.map((x) => x.address).join(', ')} expired`);
+        this.lose();
+      }, ms(valid) * scale));
+    }
+  }
+
+  private lose(): void {
+    this.clearTimers();
+    const had = this.lease !== null;
+    this.lease = null;
+    if (had) this.o.onChange();
+    this.solicit();
+  }
+
+  private inform(): void {
+    this.state = 'informing';
+    this.exchange(TIMES.inform, MSG.INFORMATION_REQUEST, () => [opt.oro(ORO)], (a, type) => {
+      if (type !== MSG.REPLY) return;
+      clearTimeout(this.retry);
+      const refresh = Math.max(a.refresh ?? IRT_DEFAULT, IRT_MINIMUM);
+      this.lease = { addresses: [], dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: refresh };
+      this.state = 'informed';
+      this.o.log.info(`options: DNS ${a.dns.join(', ') || 'none'}; asking again in ${refresh}s`);
+      this.o.onChange();
+      this.timers.push(setTimeout(() => this.inform(), ms(refresh) * (this.o.timeScale ?? 1)));
+    });
+  }
+
+  private receive(packet: Buffer): void {
+    const m = decodeDhcp6(packet);
+    if (!m || m.xid !== this.xid || (m.type !== MSG.ADVERTISE && m.type !== MSG.REPLY)) return;
+    // RFC 8415 16.10-16.11: the answer must name this client.
+    const client = first(m, OPTION.CLIENTID);
+    if (client && !client.equals(this.duid)) return;
+    if (!client && this.o.mode === 'stateful') return;
+    const a = answerOf(m, this.iaid);
+    if (a) this.onAnswer?.(a, m.type);
+  }
+}
