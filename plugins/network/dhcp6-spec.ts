@@ -82,7 +82,9 @@ export function dhcp6SpecController(o: Dhcp6SpecOptions = {}): Controller {
             const entry = { index: link.index, mode } as Entry;
             entry.client = new Dhcp6Client({
               transport, link: name, mac: link.mac!, mode,
-              log: { info: (m) => ctx.log.info(`${name}: DHCPv6 ${m}`), warn: (m) => ctx.log.warn(`${name}: DHCPv6 ${m}`) },
+              log: {
+                info: (m) => ctx.log.info(`${name}: DHCPv6 ${m}`), warn: (m) => ctx.log.warn(`${name}: DHCPv6 ${m}`),
+              },
               onChange: () => {
                 entry.acquired = entry.client.lease ? new Date().toISOString() : undefined;
                 ctx.requestReconcile();
@@ -93,7 +95,8 @@ export function dhcp6SpecController(o: Dhcp6SpecOptions = {}): Controller {
             entry.client.start();
           }
           const out = outputSet(ctx, OUTPUTS);
-          const put = (ns: string, type: string, id: string, spec: object) => out.put(ns, type, id, { ...spec, layer: 'dhcp' });
+          const put = (ns: string, type: string, id: string, spec: object) =>
+            out.put(ns, type, id, { ...spec, layer: 'dhcp' });
           for (const [name, mode] of asked) {
             if (!clients.has(name) && links.has(name)) {
               await out.put(NETWORK_NS, DHCP6_LEASE_TYPE, name, { state: 'waiting', mode, addresses: [], dns: [],

@@ -13,7 +13,8 @@
 // Each type is defined once, by its spec message's (appliance.v1alpha1.resource) option in the .proto:
 // proto/gen/resource-types.ts has its constant and definition (this plugin's types() serves them).
 export type {
-  AddressSpecSpec, AddressSpecStatusSpec, Dhcp6LeaseSpec, Dhcp6State, DhcpLeaseSpec, KernelRouteSpec, DhcpSpecSpec, DhcpState, HostnameSpecSpec,
+  AddressSpecSpec, AddressSpecStatusSpec, Dhcp6LeaseSpec, Dhcp6State, DhcpLeaseSpec, DhcpSpecSpec, DhcpState,
+  HostnameSpecSpec, KernelRouteSpec,
   HostnameSpecStatusSpec,
   LinkSpecSpec, LinkSpecStatusSpec, LinkStatusSpec, ResolverSpecSpec, ResolverSpecStatusSpec, RouteSpecSpec,
   RouteSpecStatusSpec, RuleSpecSpec, RuleSpecStatusSpec,

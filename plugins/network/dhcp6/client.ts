@@ -100,7 +100,9 @@ export class Dhcp6Client {
   }
 
   private ia(addresses: readonly IaAddress[]): Option {
-    return encodeIaNa({ iaid: this.iaid, t1: 0, t2: 0, addresses: addresses.map((a) => ({ ...a, preferred: 0, valid: 0 })) });
+    // The lifetimes a client sends are ignored by servers (RFC 8415 21.6): zero.
+    const unset = addresses.map((a) => ({ ...a, preferred: 0, valid: 0 }));
+    return encodeIaNa({ iaid: this.iaid, t1: 0, t2: 0, addresses: unset });
   }
 
   private send(type: number, options: Option[]): void {
@@ -194,7 +196,8 @@ export class Dhcp6Client {
     if (t1 !== INFINITY) {
       this.timers.push(setTimeout(() => {
         this.state = 'renewing';
-        this.exchange(TIMES.renew, MSG.RENEW, () => [[OPTION.SERVERID, lease.serverId], opt.oro(ORO), this.ia(addresses)],
+        const options = (): Option[] => [[OPTION.SERVERID, lease.serverId], opt.oro(ORO), this.ia(addresses)];
+        this.exchange(TIMES.renew, MSG.RENEW, options,
           (r, type) => this.replied(r, type), ms(t2 - t1) * scale);
       }, ms(t1) * scale));
     }
@@ -227,7 +230,9 @@ export class Dhcp6Client {
       if (type !== MSG.REPLY) return;
       clearTimeout(this.retry);
       const refresh = Math.max(a.refresh ?? IRT_DEFAULT, IRT_MINIMUM);
-      this.lease = { addresses: [], dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: refresh };
+      this.lease = {
+        addresses: [], dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: refresh,
+      };
       this.state = 'informed';
       this.o.log.info(`options: DNS ${a.dns.join(', ') || 'none'}; asking again in ${refresh}s`);
       this.o.onChange();

@@ -13,7 +13,9 @@ export const OPTION = {
   RAPID_COMMIT: 14, DNS_SERVERS: 23, DOMAIN_LIST: 24, SNTP_SERVERS: 31, INFORMATION_REFRESH_TIME: 32,
   NTP_SERVER: 56,
 } as const;
-export const STATUS = { SUCCESS: 0, UNSPEC_FAIL: 1, NO_ADDRS_AVAIL: 2, NO_BINDING: 3, NOT_ON_LINK: 4, USE_MULTICAST: 5 };
+export const STATUS = {
+  SUCCESS: 0, UNSPEC_FAIL: 1, NO_ADDRS_AVAIL: 2, NO_BINDING: 3, NOT_ON_LINK: 4, USE_MULTICAST: 5,
+} as const;
 const STATUS_NAMES = ['Success', 'UnspecFail', 'NoAddrsAvail', 'NoBinding', 'NotOnLink', 'UseMulticast'];
 const NTP_SUBOPTION = { SRV_ADDR: 1, MC_ADDR: 2, FQDN: 3 } as const;
 /** Where a client sends everything: All_DHCP_Relay_Agents_and_Servers, on the link. */
