@@ -82,7 +82,9 @@ export function platformSpecs(
       }
       claimed.set(link, i);
       // DHCPv4 exactly where the config asks for it: netplan and cloud-init run no DHCP otherwise.
-      add(NETWORK_NS, DHCP_SPEC_TYPE, `platform/${link}`, { enabled: i.dhcp4 === true, link });
+      // DHCPv6 as the config says; unset (a metadata service's interface) leaves the default layer's auto.
+      add(NETWORK_NS, DHCP_SPEC_TYPE, `platform/${link}`,
+        { enabled: i.dhcp4 === true, link, ...(i.dhcp6 ? { ipv6: i.dhcp6 } : {}) });
       for (const a of i.addresses ?? []) {
         add(NETWORK_NS, ADDRESS_SPEC_TYPE, `platform/${link}/${a}`, { address: a, link });
       }
@@ -101,9 +103,10 @@ export function platformSpecs(
         ...(i.bridge ? { bridge: i.bridge } : {}),
       } : {};
       const master = i.master ? { master: linkOf(i.master) } : {};
-      if (i.mtu !== undefined || i.kind || i.master) {
+      const acceptRa = i.acceptRa !== undefined ? { acceptRa: i.acceptRa } : {};
+      if (i.mtu !== undefined || i.kind || i.master || i.acceptRa !== undefined) {
         add(NETWORK_NS, LINK_SPEC_TYPE, `platform/${link}`,
-          { link, ...(i.mtu !== undefined ? { mtu: i.mtu } : {}), ...virtual, ...master });
+          { link, ...(i.mtu !== undefined ? { mtu: i.mtu } : {}), ...virtual, ...master, ...acceptRa });
       }
     }
   }

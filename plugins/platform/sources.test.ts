@@ -135,7 +135,7 @@ t.test('NoCloud: ds= parsing, seed over http, seed files', async (t) => {
   const v = found(await nocloud.fetch(seeded));
   t.equal(v.userData, undefined);
   t.same(v.network?.interfaces,
-    [{ id: 'eth0', name: 'eth0', mac: '', dhcp4: false, addresses: ['10.0.2.20/24'], routes: [] }]);
+    [{ id: 'eth0', name: 'eth0', mac: '', dhcp4: false, dhcp6: 'off', addresses: ['10.0.2.20/24'], routes: [] }]);
   t.equal(detectPlatform(seeded).by, 'a volume labelled CIDATA');
 });
 

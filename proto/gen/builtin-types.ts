@@ -1038,7 +1038,8 @@ export const BUILTIN_TYPES = [
         "name": "Acquired",
         "jsonPath": "{.acquired}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "KernelRoutes.net.appliance.dev",
@@ -1068,7 +1069,8 @@ export const BUILTIN_TYPES = [
         "name": "Protocol",
         "jsonPath": "{.protocol}"
       }
-    ]
+    ],
+    "access": "controllers"
   },
   {
     "type": "HostnameSpecs.net.appliance.dev",

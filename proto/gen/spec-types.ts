@@ -1468,6 +1468,10 @@ export interface PlatformInterface {
   master?: string;
   /** The config's name for the interface (a netplan id, a v1 name), by which bonds, bridges and VLANs refer to it. */
   id?: string;
+  /** DHCPv6: auto (as router advertisements ask), stateful, stateless or off; unset leaves the default (auto). */
+  dhcp6?: string;
+  /** Take IPv6 router advertisements (SLAAC, the default route, RDNSS); unset leaves the kernel's. */
+  acceptRa?: boolean;
 }
 
 /** PlatformNetworkSpec: the network the platform describes (id "platform"): NoCloud and

@@ -128,15 +128,15 @@ t.test('network-config v2 (netplan): by name and by MAC, static, dhcp4, routes, 
   const r = translateNetworkConfig(y.ok ? y.value : undefined);
   if (!r.ok) throw new Error(r.message);
   t.same(r.network.interfaces, [
-    { id: 'eth0', name: 'eth0', mac: '', dhcp4: false, addresses: ['192.0.2.10/24'], mtu: 1400,
+    { id: 'eth0', name: 'eth0', mac: '', dhcp4: false, dhcp6: 'off', addresses: ['192.0.2.10/24'], mtu: 1400,
       routes: [{ via: '192.0.2.1' }, { to: '198.51.100.0/24', via: '192.0.2.254', metric: 50 }, { via: '192.0.2.2' }] },
-    { id: 'lan', name: '', mac: '52:54:00:ab:cd:ef', dhcp4: true, addresses: [], routes: [] },
-    { id: 'bond0', name: 'bond0', mac: '', kind: 'bond', bond: {}, dhcp4: false, addresses: [], routes: [] },
+    { id: 'lan', name: '', mac: '52:54:00:ab:cd:ef', dhcp4: true, dhcp6: 'auto', addresses: [], routes: [] },
+    { id: 'bond0', name: 'bond0', mac: '', kind: 'bond', bond: {}, dhcp4: false, dhcp6: 'off', addresses: [],
+      routes: [] },
   ]);
   t.same(r.network.nameservers, ['192.0.2.53']);
   t.same(r.network.searchDomains, ['example.net']);
   t.same(r.network.ignored, [
-    'network-config ethernets.lan.dhcp6: not supported yet (IPv6 router advertisements and DHCPv6)',
     'network-config ethernets.lan.set-name: links are not renamed (match the name they have)',
     'network-config bonds.bond0.interfaces[0]: "eth1" is not the id of an ethernet of this config',
   ]);
@@ -158,13 +158,12 @@ t.test('network-config v1: physical with static and dhcp subnets, nameserver and
   });
   if (!r.ok) throw new Error(r.message);
   t.same(r.network.interfaces, [
-    { id: 'eth0', name: 'eth0', mac: '52:54:00:12:34:56', dhcp4: false, addresses: ['192.0.2.10/24'],
+    { id: 'eth0', name: 'eth0', mac: '52:54:00:12:34:56', dhcp4: false, dhcp6: 'off', addresses: ['192.0.2.10/24'],
       routes: [{ via: '192.0.2.1' }, { to: '203.0.113.0/24', via: '192.0.2.99' }] },
-    { id: 'eth1', name: 'eth1', mac: '', dhcp4: true, addresses: [], routes: [] },
+    { id: 'eth1', name: 'eth1', mac: '', dhcp4: true, dhcp6: 'stateful', addresses: [], routes: [] },
   ]);
   t.same(r.network.nameservers, ['192.0.2.53', '192.0.2.54']);
   t.same(r.network.ignored, [
-    'network-config config[1].subnets[1]: type dhcp6: not supported yet (IPv6 router advertisements and DHCPv6)',
     'network-config config[4]: a VLAN needs vlan_id (1-4094) and vlan_link: left out',
   ]);
   t.equal(prefixOf('255.255.240.0'), 20);

@@ -1,6 +1,6 @@
 // network-config-v1: cloud-init's network config version 1 -> PlatformNetworkSpec. Physical
 // links (by name or MAC), bonds, bridges and VLANs (with the parameters the kernel takes),
-// each with their subnets (DHCPv4 exactly where a subnet asks for it, static
+// each with their subnets (DHCPv4 and DHCPv6 exactly where a subnet asks for it, SLAAC, static
 // IPv4 and IPv6 with netmask or prefix, the gateway, subnet routes written with network or
 // destination and netmask, the subnet's metric), name servers (a space-separated string is a
 // list), global routes (put on the link whose address covers the gateway) and MTU are applied;
@@ -15,17 +15,19 @@ import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, prefixOf, readRoute } from './network-config-common.ts';
 import { inSubnet } from '../../sys/ip-subnet.ts';
 
-const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
-const IPV6_SUBNETS = new Set(['dhcp6', 'ipv6_dhcpv6-stateful', 'ipv6_dhcpv6-stateless', 'ipv6_slaac']);
+/** IPv6 subnet types as cloud-init's documentation describes them: DHCPv6's mode, and whether SLAAC is asked. */
+const IPV6_SUBNETS: Record<string, Pick<PlatformInterface, 'dhcp6' | 'acceptRa'>> = {
+  dhcp6: { dhcp6: 'stateful' },
+  'ipv6_dhcpv6-stateful': { dhcp6: 'stateful', acceptRa: true },
+  'ipv6_dhcpv6-stateless': { dhcp6: 'stateless', acceptRa: true },
+  ipv6_slaac: { acceptRa: true },
+};
 
 function readSubnet(s: KeyReader, iface: PlatformInterface, n: PlatformNetworkSpec, acc: KeyAccount): void {
-  const type = s.value.type;
-  if (typeof type === 'string' && IPV6_SUBNETS.has(type)) {
-    s.ignoreAt(s.path, `type ${type}: ${NOT_YET_IPV6}`);
-    return;
-  }
-  s.take('type');
-  if (type === 'dhcp' || type === 'dhcp4') iface.dhcp4 = true;
+  const type = s.take('type');
+  const ipv6 = typeof type === 'string' ? IPV6_SUBNETS[type] : undefined;
+  if (ipv6) Object.assign(iface, ipv6);
+  else if (type === 'dhcp' || type === 'dhcp4') iface.dhcp4 = true;
   else if (type === 'static' || type === 'static6') {
     const address = s.take('address');
     const netmask = s.take('netmask');
@@ -72,7 +74,10 @@ function readLink(
     const reader = KeyReader.of(s, `${item.at('subnets')}[${j}]`, acc, PREFIX);
     if (reader) readSubnet(reader, iface, n, acc);
   }
-  item.ignore('accept-ra', NOT_YET_IPV6);
+  const acceptRa = item.bool('accept-ra');
+  if (acceptRa !== undefined) iface.acceptRa = acceptRa;
+  // No dhcp6 subnet: no DHCPv6, as cloud-init renders it.
+  iface.dhcp6 ??= 'off';
   item.ignore('keep_configuration', 'not supported: a DHCP lease that ends removes its address');
   if (iface.kind) item.ignore('mac_address', 'the MAC address of a virtual link is the kernel\'s choice here');
   item.done();

@@ -1,7 +1,7 @@
 // network-config-v2: cloud-init's network config version 2, which is netplan's format, ->
 // PlatformNetworkSpec. Ethernets (matched by name glob, MAC and driver), bonds, bridges and
-// VLANs (their interfaces and the parameters the kernel takes), DHCPv4 exactly as asked,
-// static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the kernel
+// VLANs (their interfaces and the parameters the kernel takes), DHCPv4 and DHCPv6 exactly as
+// asked (dhcp6: as the router advertisements say, stateful or stateless), accept-ra, static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the kernel
 // takes (metric, table, on-link, from, mtu, type), routing-policy, name servers and MTU are
 // applied; every other key is listed with why (key-reader.ts).
 import { isIP } from 'node:net';
@@ -9,10 +9,10 @@ import type {
   BondSettings, BridgeSettings, PlatformInterface, PlatformNetworkSpec, PlatformRoute,
 } from '../../../proto/gen/spec-types.ts';
 import { BOND_MODES, LACP_RATES, XMIT_HASH_POLICIES } from '../../model/link-kinds.ts';
-import { boolOf, KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
+import { KeyReader, listOf, wordsOf, type KeyAccount } from './key-reader.ts';
 import { emptyNetwork, PREFIX, readRoute, readRule } from './network-config-common.ts';
 
-const NOT_YET_IPV6 = 'not supported yet (IPv6 router advertisements and DHCPv6)';
+const EUI64 = 'not supported: SLAAC addresses are the kernel\'s EUI-64 ones';
 const SECTIONS: Record<string, string> = {
   wifis: 'this system has no Wi-Fi', modems: 'this system has no modems',
   tunnels: 'this system creates no tunnels', vrfs: 'this system creates no VRFs',
@@ -25,8 +25,9 @@ const ETHERNET_WHY: Record<string, string> = {
   'set-name': 'links are not renamed (match the name they have)',
   wakeonlan: 'wake-on-LAN is not configured by this system',
   macaddress: 'MAC addresses are not changed by this system',
-  'accept-ra': NOT_YET_IPV6, 'ipv6-privacy': NOT_YET_IPV6, 'ipv6-address-generation': NOT_YET_IPV6,
-  'ipv6-address-token': NOT_YET_IPV6, 'ipv6-mtu': NOT_YET_IPV6, 'ra-overrides': NOT_YET_IPV6,
+  'ipv6-privacy': 'not supported: no temporary (privacy) addresses are made', 'ipv6-address-generation': EUI64,
+  'ipv6-address-token': EUI64, 'ipv6-mtu': 'not supported: IPv6 takes the link\'s MTU (or the RA\'s)',
+  'ra-overrides': 'not supported: a router advertisement\'s default route, DNS servers and domains are all taken',
   'link-local': 'link-local addresses are the kernel\'s (IPv6 on, IPv4 off)',
   renderer: 'this system renders the network itself',
   critical: 'not supported: a DHCP lease that ends removes its address',
@@ -53,8 +54,10 @@ function readDevice(
   iface.dhcp4 = e.bool('dhcp4') === true;
   iface.addresses = [];
   iface.routes = [];
-  if (boolOf(e.value.dhcp6) === true) e.ignore('dhcp6', NOT_YET_IPV6);
-  else e.bool('dhcp6'); // false: nothing to do
+  // netplan's dhcp6 covers stateful and stateless DHCPv6: which one is the router advertisement's to say.
+  iface.dhcp6 = e.bool('dhcp6') === true ? 'auto' : 'off';
+  const acceptRa = e.bool('accept-ra');
+  if (acceptRa !== undefined) iface.acceptRa = acceptRa;
   for (const key of ['dhcp4-overrides', 'dhcp6-overrides']) e.ignore(key, 'not supported yet (the DHCP client takes '
     + 'routes, DNS, NTP and the host name from every lease)');
   for (const [i, a] of listOf(e.take('addresses')).entries()) {

@@ -77,6 +77,38 @@ ethernets:
     'dhcp4: false honoured; a DHCPv6-only and an address-less link run no DHCPv4');
 });
 
+t.test('IPv6: DHCPv6 and router advertisements as each format says (v2 dhcp6/accept-ra, v1 subnet types)', async (t) => {
+  const v2 = specsOf(`version: 2
+ethernets:
+  eth0: {dhcp6: true}
+  eth1: {dhcp4: true, accept-ra: false, ipv6-privacy: true}
+  enp3s0: {dhcp6: false, accept-ra: true}
+`);
+  const dhcp = (specs: ReturnType<typeof specsOf>) => specs.filter((s) => s.type.startsWith('DhcpSpecs'))
+    .map((s) => [s.spec.link, s.spec.ipv6]);
+  const ra = (specs: ReturnType<typeof specsOf>) => specs.filter((s) => s.type.startsWith('LinkSpecs'))
+    .map((s) => [s.spec.link, s.spec.acceptRa]);
+  t.same(dhcp(v2), [['eth0', 'auto'], ['eth1', 'off'], ['enp3s0', 'off']],
+    'dhcp6: true is stateful or stateless as the router says (auto); unset or false is off, as netplan renders it');
+  t.same(ra(v2), [['eth1', false], ['enp3s0', true]], 'accept-ra where it is written');
+  t.same(translate(`version: 2
+ethernets: {eth1: {accept-ra: false, ipv6-privacy: true}}
+`).network.ignored, ['network-config ethernets.eth1.ipv6-privacy: not supported: no temporary (privacy) addresses '
+    + 'are made']);
+  const v1 = translate(`version: 1
+config:
+  - {type: physical, name: eth0, subnets: [{type: dhcp6}]}
+  - {type: physical, name: eth1, subnets: [{type: dhcp}, {type: ipv6_dhcpv6-stateless}]}
+  - {type: physical, name: enp3s0, accept-ra: false, subnets: [{type: ipv6_dhcpv6-stateful}]}
+  - {type: physical, name: eth2, subnets: [{type: ipv6_slaac}, {type: static6, address: "2001:db8::5/64"}]}
+`);
+  t.same(v1.network.interfaces!.map((i) => [i.id, i.dhcp4, i.dhcp6, i.acceptRa]), [
+    ['eth0', false, 'stateful', undefined], ['eth1', true, 'stateless', true], ['enp3s0', false, 'stateful', false],
+    ['eth2', false, 'off', true],
+  ], 'each subnet type as cloud-init documents it; a link-level accept-ra stands over the subnet\'s');
+  t.same(v1.network.ignored, []);
+});
+
 t.test('route attributes and routing policy reach the specs', async (t) => {
   const r = translate(`network:
   version: 2
