@@ -141,10 +141,12 @@ export function linkSpecController(rtnl: () => RtnlApi, ipv6: Ipv6Conf = procIpv
       const originalMtu = prev?.originalMtu ?? (s.mtu !== undefined ? link.mtu : undefined);
       const mtu = s.mtu ?? originalMtu;
       const settings = s.kind ? settingsOf(s, links) : undefined;
+      // A VLAN has nothing to change once made (its id and parent are remade): an empty IFLA_INFO_DATA is EINVAL.
+      const data = s.kind && settings !== prev?.settings ? kindData(s, links, false) : [];
       const change = {
         ...(s.up !== undefined && link.up !== s.up ? { up: s.up } : {}),
         ...(mtu !== undefined && link.mtu !== mtu ? { mtu } : {}),
-        ...(s.kind && settings !== prev?.settings ? { kind: { kind: s.kind, data: kindData(s, links, false) } } : {}),
+        ...(s.kind && data.length ? { kind: { kind: s.kind, data } } : {}),
       };
       try {
         const conf = s.acceptRa === undefined ? [] : acceptRaSettings(s.acceptRa);

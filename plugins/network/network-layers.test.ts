@@ -29,7 +29,7 @@ import { routeSpecController } from './route-spec.ts';
 import { MemoryKernel } from './rtnetlink/memory-kernel.ts';
 import {
   ADDRESS_SPEC_TYPE, ADDRESS_SPEC_STATUS_TYPE, DHCP_SPEC_TYPE, HOSTNAME_SPEC_TYPE, HOSTNAME_SPEC_STATUS_TYPE,
-  KERNEL_CMDLINE_TYPE, LINK_SPEC_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE,
+  KERNEL_CMDLINE_TYPE, LINK_SPEC_STATUS_TYPE, LINK_SPEC_TYPE, MERGED_ADDRESS_SPEC_TYPE, MERGED_DHCP_SPEC_TYPE, MERGED_LINK_SPEC_TYPE,
   NETWORK_NS, RESOLVER_SPEC_TYPE, ROUTE_SPEC_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS,
 } from '../../proto/gen/resource-types.ts';
 
@@ -120,6 +120,18 @@ t.test('a config default route replaces DHCP\'s at the same metric; deleting it 
     { state: 'applied', gateway: '10.0.2.3', layer: 'config' });
   await h.remove(net(ROUTE_SPEC_TYPE, 'mine'));
   t.same(await h.until(gw, ['10.0.2.2']), ['10.0.2.2'], 'DHCP\'s route is back');
+});
+
+t.test('a VLAN a layer declares is made and brought up (its settings are never sent again)', async (t) => {
+  const { kernel, h, spec } = await machine(t);
+  kernel.kinds.add('vlan');
+  await h.until(() => kernel.byName('eth0').up, true);
+  await h.create(net(LINK_SPEC_TYPE, 'platform/vlan7'),
+    { link: 'vlan7', kind: 'vlan', vlan: { id: 7, parent: 'eth0' }, layer: 'platform' });
+  t.equal(await h.until(() => kernel.links().find((l) => l.name === 'vlan7')?.up, true), true,
+    'up, from the default layer (an empty IFLA_INFO_DATA with it was EINVAL)');
+  t.match(await spec(LINK_SPEC_STATUS_TYPE, 'vlan7'), { state: 'applied', created: 'vlan' });
+  t.equal(kernel.changes.filter((c) => c === 'create vlan vlan7').length, 1, 'made once');
 });
 
 t.test('LinkSpecs merge field by field; the MTU goes back when no layer sets one', async (t) => {

@@ -11,6 +11,7 @@ import type { AddressMessage } from './addr.ts';
 import { inSubnet } from '../../../machinery/sys/ip-subnet.ts';
 import type { LinkEvent, RtnlApi } from './client.ts';
 import type { LinkChange, LinkMessage, NewLink } from './link.ts';
+import { decodeKindData } from './link-kinds.ts';
 import { routeFamily, RT_TABLE_MAIN, RTN, type RouteMessage, type RouteWant } from './route.ts';
 import type { RuleMessage, RuleWant } from './rule.ts';
 
@@ -79,7 +80,11 @@ export class MemoryKernel implements RtnlApi {
       throw fail('ENODEV', `create link ${n.name} (vlan): no parent`);
     }
     const link = this.addLink({ name: n.name, kind: n.kind, ...(n.mtu ? { mtu: n.mtu } : {}) });
-    if (n.parent !== undefined) this.linkTable.set(link.index, { ...link, parentIndex: n.parent });
+    // What the kind's data says comes back in dumps (a VLAN's id), as the kernel reports it.
+    const info = decodeKindData(n.kind, Buffer.concat(n.data ?? []));
+    this.linkTable.set(link.index, {
+      ...link, ...(n.parent !== undefined ? { parentIndex: n.parent } : {}), ...(Object.keys(info).length ? { info } : {}),
+    });
     this.changes.push(`create ${n.kind} ${n.name}`);
   }
 
@@ -97,6 +102,8 @@ export class MemoryKernel implements RtnlApi {
     const l = this.linkTable.get(index);
     if (!l) throw fail('ENODEV', `set link ${index}`);
     if (change.mtu !== undefined && change.mtu < 68) throw fail('EINVAL', `set link ${l.name} mtu ${change.mtu}`);
+    // vlan_validate(): a VLAN's link info without IFLA_INFO_DATA is refused.
+    if (change.kind?.kind === 'vlan' && !change.kind.data.length) throw fail('EINVAL', `set link ${l.name} (vlan)`);
     if (change.master) {
       const m = this.linkTable.get(change.master);
       if (!m) throw fail('ENODEV', `set link ${l.name} master ${change.master}`);
