@@ -60,3 +60,29 @@ export function stateDisk(dir: string, name: string, saved?: SavedConfig): strin
   execFileSync('mke2fs', ['-q', '-t', 'ext4', '-L', 'STATE', ...(content ? ['-d', content] : []), out]);
   return out;
 }
+
+/**
+ * A rack server's network as a NoCloud seed (qemu/network.test.ts, bench:network): two ports (the NICs
+ * `hubNics: 2` makes) bonded active-backup with the address the API is reached at, and a VLAN on the bond.
+ * `userData` carries the run's CA (a config from fw_cfg would win over the seed, network and all).
+ */
+export const BOND_NETWORK_CONFIG = `version: 2
+ethernets:
+  port0: {match: {macaddress: "52:54:00:00:00:a0"}}
+  port1: {match: {macaddress: "52:54:00:00:00:a1"}}
+bonds:
+  bond0:
+    interfaces: [port0, port1]
+    parameters: {mode: active-backup, mii-monitor-interval: 100, primary: port0}
+    addresses: [10.0.2.15/24]
+    routes: [{to: default, via: 10.0.2.2}]
+vlans:
+  vlan7:
+    id: 7
+    link: bond0
+    addresses: [192.168.7.10/24, "fd00:7::10/64"]
+`;
+
+export const bondSeed = (dir: string, userData: string) => isoSeed(dir, 'bond', 'cidata', {
+  'meta-data': 'instance-id: iid-bond\n', 'network-config': BOND_NETWORK_CONFIG, 'user-data': userData,
+});

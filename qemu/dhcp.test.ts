@@ -39,6 +39,28 @@ t.test('eth0 gets 10.0.2.15/24, a default route via 10.0.2.2 and resolver 10.0.2
   t.ok(bound, 'the plugin logged the lease');
 });
 
+t.test('IPv6 on QEMU\'s user network: SLAAC, the advertisement\'s default route, stateless DHCPv6', async (t) => {
+  // QEMU answers DHCPv6 Information-Requests (only when the guest may reach the host, as here) and advertises
+  // fec0::/64 with M and O clear: the default auto mode runs no client until a spec asks for stateless.
+  const link = (await poll(['get', 'links', 'eth0', '-o', 'yaml'], /ipv6Router: none/, 60_000)).out;
+  t.match(link, /- fec0::[0-9a-f:]+\/64/, 'a SLAAC address');
+  t.match((await poll(['get', 'kernelroute'], /::\/0\s+fe80::2\s+eth0/, 30_000)).out,
+    /::\/0\s+fe80::2\s+eth0\s+\d+\s+ra\b/, 'the default route from the advertisement');
+  t.match((await run(['get', 'dhcp6lease', 'eth0', '-o', 'yaml'])).out, /state: waiting[\s\S]*mode: auto/,
+    'auto: no client while the advertisement asks for none');
+  const applied = await run(['apply', '-f', '-'],
+    'metadata: {type: dhcpspec, id: v6-stateless}\nspec: {link: eth0, ipv6: stateless}\n');
+  t.equal(applied.code, 0, applied.err);
+  const lease = (await poll(['get', 'dhcp6lease', 'eth0', '-o', 'yaml'], /state: informed/, 30_000)).out;
+  t.match(lease, /state: informed/, 'QEMU answered the Information-Request');
+  t.match(lease, /dns:\n\s+- fec0::3/, 'with its DNS server');
+  t.match((await poll(['get', 'resolverspec'], /dhcp6\/eth0/, 30_000)).out, /dhcp6\/eth0\s.*fec0::3/,
+    'a ResolverSpec at the dhcp layer (DHCPv4\'s, a lower id, stays the one in effect)');
+  t.equal((await run(['delete', 'dhcpspec', 'v6-stateless'])).code, 0);
+  t.match((await poll(['get', 'dhcp6lease', 'eth0', '-o', 'yaml'], /state: waiting/, 30_000)).out, /state: waiting/,
+    'back to auto when the spec goes');
+});
+
 t.test('in 256 MiB with every plugin running, three dozen resources apply and the OOM killer ends nothing',
   async (t) => {
     // A kill shows three ways: the kernel counts it (MachineOverview.oomKills, from /proc/vmstat), says so on

@@ -2,37 +2,18 @@
 // switch) bonded active-backup from a NoCloud seed, a VLAN on the bond with a static IPv6
 // address; the address and the API stay when the active port's link goes down (QMP set_link),
 // and the bond fails over to the other port. Then 802.3ad and balance-xor bonds and a bridge
-// with STP, declared through the API. The kernel's bonding, 8021q and bridge are modules the
+// with STP, declared through the API; IPv6 from QEMU's router advertisement (SLAAC, the default route);
+// routing rules and tables (IPv4, IPv6). The kernel's bonding, 8021q and bridge are modules the
 // network plugin asks for. Nothing leaves the host: slirp is restricted to the forwards.
 import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, TEST_CA_DOCUMENT } from './api-vm.ts';
-import { isoSeed } from './config-seeds.ts';
+import { bondSeed } from './config-seeds.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'network-vm-'));
-const NETWORK_CONFIG = `version: 2
-ethernets:
-  port0: {match: {macaddress: "52:54:00:00:00:a0"}}
-  port1: {match: {macaddress: "52:54:00:00:00:a1"}}
-bonds:
-  bond0:
-    interfaces: [port0, port1]
-    parameters: {mode: active-backup, mii-monitor-interval: 100, primary: port0}
-    addresses: [10.0.2.15/24]
-    routes: [{to: default, via: 10.0.2.2}]
-vlans:
-  vlan7:
-    id: 7
-    link: bond0
-    addresses: [192.168.7.10/24, "fd00:7::10/64"]
-`;
-
-// The run's CA comes in the seed's user data: a config from fw_cfg would win over the seed, network and all.
-const seed = isoSeed(dir, 'bond', 'cidata', {
-  'meta-data': 'instance-id: iid-bond\n', 'network-config': NETWORK_CONFIG, 'user-data': TEST_CA_DOCUMENT(),
-});
+const seed = bondSeed(dir, TEST_CA_DOCUMENT());
 // No ip= and no DHCP needed: the API is reached at the bond's address, 10.0.2.15, through the one hostfwd.
 const vm = await bootWithApi({ hubNics: 2, disks: [{ file: seed, interface: 'cdrom' }] }, 'dhcp',
   { secrets: 'none' });
@@ -48,7 +29,8 @@ t.test('the seed\'s bond and VLAN are made, their modules loaded, the ports join
   const links = await vm.poll(['get', 'linkstatus'], /vlan7/, 30_000);
   t.match(links.out, /eth0\s.*bond0/, 'eth0 is a port of bond0');
   t.match(links.out, /eth1\s.*bond0/, 'eth1 too');
-  t.match(await yaml('linkstatus', 'vlan7'), /kind: vlan[\s\S]*parent: bond0[\s\S]*vlanId: 7/);
+  const vlan = (await vm.poll(['get', 'linkstatus', 'vlan7', '-o', 'yaml'], /up: true/, 30_000)).out;
+  t.match(vlan, /kind: vlan[\s\S]*up: true[\s\S]*parent: bond0[\s\S]*vlanId: 7/, 'the VLAN is made and up');
   const modules = (await vm.poll(['get', 'kernelmodulespecstatus'], /8021q\s+\d+\s+applied/, 30_000)).out;
   t.match(modules, /bonding\s+\d+\s+applied/, 'bonding loaded on demand');
   t.match(modules, /8021q\s+\d+\s+applied/, '8021q loaded on demand');
@@ -109,4 +91,46 @@ t.test('bonds of the other modes, declared through the API: made with their sett
     const gone = await vm.poll(['get', 'linkstatus'], /^(?![\s\S]*\b(bond1|bond2|br9)\b)/, 30_000);
     t.notMatch(gone.out, /\b(bond1|bond2|br9)\b/, 'each deleted when its spec went');
     t.match(gone.out, /bond0/, 'the seed\'s bond stays');
+  });
+
+t.test('IPv6 from QEMU\'s router advertisement: a SLAAC address and the default route, through the API',
+  async (t) => {
+    // QEMU's user network advertises fec0::/64 (M and O clear) when a solicitation asks; it adds RDNSS only when
+    // the host has an IPv6 name server and answers DHCPv6 only when not restricted, so those two are tested
+    // against dnsmasq (plugins/network/dhcp6/ipv6.test.ts) and in qemu/dhcp.test.ts.
+    const bond = (await vm.poll(['get', 'linkstatus', 'bond0', '-o', 'yaml'], /ipv6Router: none/, 60_000)).out;
+    t.match(bond, /- fec0::[0-9a-f:]+\/64/, 'a SLAAC address in the advertised prefix');
+    t.match(bond, /ipv6Router: none/, 'the advertisement asked for no DHCPv6');
+    const routes = await vm.poll(['get', 'kernelroute'], /::\/0\s+fe80::[0-9a-f:]+\s+bond0\s+\d+\s+ra\b/, 30_000);
+    t.match(routes.out, /::\/0\s+fe80::[0-9a-f:]+\s+bond0\s+\d+\s+ra\b/, 'the default route the advertisement gave');
+    t.match(routes.out, /0\.0\.0\.0\/0\s+10\.0\.2\.2\s+bond0\s+\d+\s+static\b/, 'beside the seed\'s IPv4 one');
+  });
+
+t.test('routing policy on our kernel: rules and routes in other tables, IPv4 and IPv6, read back from it',
+  async (t) => {
+    const applied = await vm.run(['apply', '-f', '-'], [
+      'metadata: {type: routespec, id: t100-v4}',
+      'spec: {destination: 198.51.100.0/24, gateway: 10.0.2.2, link: bond0, table: 100}',
+      '---',
+      'metadata: {type: routespec, id: t100-v6}',
+      'spec: {destination: "2001:db8:100::/48", gateway: "fd00:7::1", link: vlan7, table: 100, onLink: true}',
+      '---',
+      'metadata: {type: rulespec, id: from-vlan-v4}',
+      'spec: {from: 192.168.7.0/24, table: 100, priority: 1000}',
+      '---',
+      'metadata: {type: rulespec, id: from-vlan-v6}',
+      'spec: {from: "fd00:7::/64", table: 100, priority: 1000}',
+    ].join('\n'));
+    t.equal(applied.code, 0, applied.err);
+    const rules = await vm.poll(['get', 'rulespecstatus'], /^(?![\s\S]*(pending|error))[\s\S]*fd00:7::\/64/, 30_000);
+    t.equal((rules.out.match(/applied/g) ?? []).length, 2, 'both rules applied (IPv4 and IPv6)');
+    const routes = await vm.poll(['get', 'kernelroute'], /table-100\/2001:db8:100::\/48/, 30_000);
+    t.match(routes.out, /table-100\/198\.51\.100\.0\/24\/\d+\/bond0/, 'the IPv4 route in table 100');
+    t.match(routes.out, /table-100\/2001:db8:100::\/48\/\d+\/vlan7/, 'the IPv6 route in table 100, on the VLAN');
+    for (const [type, id] of [['rulespec', 'from-vlan-v4'], ['rulespec', 'from-vlan-v6'], ['routespec', 't100-v4'],
+      ['routespec', 't100-v6']]) {
+      t.equal((await vm.run(['delete', type!, id!])).code, 0, `delete ${type} ${id}`);
+    }
+    t.notMatch((await vm.poll(['get', 'kernelroute'], /^(?![\s\S]*table-100)/, 30_000)).out, /table-100/,
+      'the routes go with their specs');
   });

@@ -39,7 +39,8 @@ export function leaseStatus6(e: Entry): Dhcp6LeaseSpec {
   return {
     state: e.client.state, mode: e.mode, addresses: l?.addresses.map((a) => `${a.address}/128`) ?? [],
     dns: l?.dns ?? [], domains: l?.domains ?? [], ntp: l?.ntp ?? [],
-    ...(l ? { server: l.serverId.toString('hex'), lifetimeSeconds: l.lifetime } : {}),
+    ...(l?.serverId.length ? { server: l.serverId.toString('hex') } : {}),
+    ...(l ? { lifetimeSeconds: l.lifetime } : {}),
     ...(e.acquired ? { acquired: e.acquired } : {}),
   };
 }

@@ -1,7 +1,8 @@
 // network-config-v2: cloud-init's network config version 2, which is netplan's format, ->
 // PlatformNetworkSpec. Ethernets (matched by name glob, MAC and driver), bonds, bridges and
 // VLANs (their interfaces and the parameters the kernel takes), DHCPv4 and DHCPv6 exactly as
-// asked (dhcp6: as the router advertisements say, stateful or stateless), accept-ra, static addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the kernel
+// asked (dhcp6: as the router advertisements say, stateful or stateless), accept-ra, static
+// addresses (IPv4 and IPv6), gateway4/gateway6, routes with every attribute the kernel
 // takes (metric, table, on-link, from, mtu, type), routing-policy, name servers and MTU are
 // applied; every other key is listed with why (key-reader.ts).
 import { isIP } from 'node:net';

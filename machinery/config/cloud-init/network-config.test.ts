@@ -77,7 +77,8 @@ ethernets:
     'dhcp4: false honoured; a DHCPv6-only and an address-less link run no DHCPv4');
 });
 
-t.test('IPv6: DHCPv6 and router advertisements as each format says (v2 dhcp6/accept-ra, v1 subnet types)', async (t) => {
+t.test('IPv6: DHCPv6 and router advertisements as each format says (v2 dhcp6, accept-ra; v1 subnet types)',
+  async (t) => {
   const v2 = specsOf(`version: 2
 ethernets:
   eth0: {dhcp6: true}

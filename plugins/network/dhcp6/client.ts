@@ -247,7 +247,8 @@ export class Dhcp6Client {
     const client = first(m, OPTION.CLIENTID);
     if (client && !client.equals(this.duid)) return;
     if (!client && this.o.mode === 'stateful') return;
-    const a = answerOf(m, this.iaid);
+    // A stateless client's Reply may come without a server id (QEMU's user network): it names this client.
+    const a = answerOf(m, this.iaid, this.state === 'informing' && client !== undefined);
     if (a) this.onAnswer?.(a, m.type);
   }
 }

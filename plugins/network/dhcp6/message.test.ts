@@ -63,4 +63,5 @@ t.test('malformed input', async (t) => {
   const options = [opt.ips(OPTION.DNS_SERVERS, ['::1'])];
   const noServer = decodeDhcp6(encodeDhcp6({ type: MSG.REPLY, xid: 1, options }))!;
   t.equal(answerOf(noServer), undefined, 'a Reply without a server id is discarded (RFC 8415 16.10)');
+  t.same(answerOf(noServer, undefined, true)?.dns, ['::1'], 'unless the caller takes one without (stateless)');
 });

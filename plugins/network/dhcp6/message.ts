@@ -174,9 +174,13 @@ export interface ServerAnswer {
   rapidCommit: boolean;
 }
 
-/** The answer in an Advertise or Reply; undefined without a server id (RFC 8415 16.3: discard it). */
-export function answerOf(m: Dhcp6Message, iaid?: number): ServerAnswer | undefined {
-  const serverId = first(m, OPTION.SERVERID);
+/**
+ * The answer in an Advertise or Reply; undefined without a server id (RFC 8415 16.3, 16.10: discard it), unless
+ * `serverIdOptional`: QEMU's user network answers an Information-Request with no server id (libslirp's
+ * stateless server), and a stateless client has no use for one but to show it.
+ */
+export function answerOf(m: Dhcp6Message, iaid?: number, serverIdOptional = false): ServerAnswer | undefined {
+  const serverId = first(m, OPTION.SERVERID) ?? (serverIdOptional ? Buffer.alloc(0) : undefined);
   if (!serverId) return undefined;
   const clientId = first(m, OPTION.CLIENTID);
   const status = first(m, OPTION.STATUS_CODE);
