@@ -151,6 +151,23 @@ function keyPaths(v: unknown, at = ''): string[] {
   });
 }
 
+/** What DHCPv6 a document's devices ask for, by interface id: v2 dhcp6 (auto or off), v1 subnet types. */
+function dhcp6Asked(doc: Record<string, unknown>): [string, string][] {
+  const out: [string, string][] = [];
+  for (const section of ['ethernets', 'bonds', 'bridges', 'vlans']) {
+    for (const [id, dev] of Object.entries((doc[section] ?? {}) as Record<string, Record<string, unknown>>)) {
+      if (dev && typeof dev === 'object' && 'dhcp6' in dev) out.push([id, dev.dhcp6 === true ? 'auto' : 'off']);
+    }
+  }
+  const V1: Record<string, string> = { dhcp6: 'stateful', 'ipv6_dhcpv6-stateful': 'stateful',
+    'ipv6_dhcpv6-stateless': 'stateless' };
+  for (const item of (Array.isArray(doc.config) ? doc.config : []) as Record<string, unknown>[]) {
+    const types = ((item.subnets ?? []) as { type?: string }[]).map((s) => V1[s.type ?? '']).filter(Boolean);
+    if (typeof item.name === 'string' && types.length) out.push([item.name, types.at(-1)!]);
+  }
+  return out;
+}
+
 const EXAMPLES = [['examples-v1.yaml', 1], ['examples-v2.yaml', 2], ['examples-netplan.yaml', 2]] as const;
 for (const [file, version] of EXAMPLES) {
   t.test(`the examples of ${file} translate, each key accounted for`, async (t) => {
@@ -179,6 +196,11 @@ for (const [file, version] of EXAMPLES) {
       translated++;
       const lost = keyPaths(inner).filter((p) => !accounted(p, out.applied, out.network.ignored ?? []));
       t.same(lost, [], `${title}: every key applied or listed`);
+      // Applied as written, for a key that used to be listed: each device's dhcp6 reaches its interface.
+      for (const [id, want] of dhcp6Asked(inner)) {
+        const got = out.network.interfaces?.find((i) => i.id === id)?.dhcp6;
+        t.equal(got, want, `${title}: ${id} dhcp6 ${want}`);
+      }
     }
     t.ok(translated > 0, `${translated} of ${chunks.length} examples translated`);
   });

@@ -181,6 +181,7 @@ export class Dhcp6Client {
 
   private bind(a: ServerAnswer, addresses: IaAddress[]): void {
     this.clearTimers();
+    this.onAnswer = undefined; // the exchange is over: a late answer to a retransmission is not a new lease
     const renewed = this.state === 'renewing' || this.state === 'rebinding';
     const valid = Math.min(...addresses.map((x) => x.valid));
     const preferred = Math.min(...addresses.map((x) => x.preferred));
@@ -229,6 +230,7 @@ export class Dhcp6Client {
     this.exchange(TIMES.inform, MSG.INFORMATION_REQUEST, () => [opt.oro(ORO)], (a, type) => {
       if (type !== MSG.REPLY) return;
       clearTimeout(this.retry);
+      this.onAnswer = undefined;
       const refresh = Math.max(a.refresh ?? IRT_DEFAULT, IRT_MINIMUM);
       this.lease = {
         addresses: [], dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: refresh,

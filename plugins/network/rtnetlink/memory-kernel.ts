@@ -83,7 +83,8 @@ export class MemoryKernel implements RtnlApi {
     // What the kind's data says comes back in dumps (a VLAN's id), as the kernel reports it.
     const info = decodeKindData(n.kind, Buffer.concat(n.data ?? []));
     this.linkTable.set(link.index, {
-      ...link, ...(n.parent !== undefined ? { parentIndex: n.parent } : {}), ...(Object.keys(info).length ? { info } : {}),
+      ...link, ...(n.parent !== undefined ? { parentIndex: n.parent } : {}),
+      ...(Object.keys(info).length ? { info } : {}),
     });
     this.changes.push(`create ${n.kind} ${n.name}`);
   }
