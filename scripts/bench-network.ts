@@ -31,7 +31,7 @@ import { routeStatusController } from '../plugins/network/route-status.ts';
 import { Dhcp6Client, type Dhcp6Mode } from '../plugins/network/dhcp6/client.ts';
 import { udp6Transport } from '../plugins/network/dhcp6/udp6.ts';
 import { querySntp } from '../plugins/time/sntp/client.ts';
-import { bootWithApi, TEST_CA_DOCUMENT } from '../qemu/api-vm.ts';
+import { bootApiMachine, TEST_CA_DOCUMENT } from '../qemu/api-machine.ts';
 import { bondSeed } from '../qemu/config-seeds.ts';
 import { benchArgs } from './lib/bench-args.ts';
 import { startChronyd } from './lib/chronyd.ts';
@@ -278,8 +278,9 @@ if (parts.has('bond')) {
   // The host kernel has no bonding: one VM on ours, bonded active-backup over a QEMU hub from a NoCloud seed.
   const dir = mkdtempSync(join(tmpdir(), 'bench-bond-'));
   process.stderr.write('[bench] booting a VM with a bond (TCG: about a minute)\n');
-  const vm = await bootWithApi({ hubNics: 2, disks: [{ file: bondSeed(dir, TEST_CA_DOCUMENT()), interface: 'cdrom' }] },
-    'dhcp', { secrets: 'none' });
+  const seed = bondSeed(dir, TEST_CA_DOCUMENT());
+  const vm = await bootApiMachine({ hubNics: 2, disks: [{ file: seed, interface: 'cdrom' }] }, 'dhcp',
+    { secrets: 'none' });
   try {
     await vm.poll(['get', 'linkstatus', 'bond0', '-o', 'yaml'], /bondActive: eth0/, 120_000);
     const q = await vm.vm.qmp();
