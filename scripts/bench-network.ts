@@ -8,8 +8,8 @@
 //   bond    in a VM on our kernel (the host has no bonding): the active port's link cut (QMP
 //           set_link) -> the API answering through the other port, which it reports active
 //   --runs N   runs of each timed exchange (default 5); --parts a,b   which of the above (default all)
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { native } from '../native/index.ts';
@@ -28,6 +28,7 @@ import { Rtnl } from '../plugins/network/rtnetlink/client.ts';
 import { routeMergeController } from '../plugins/network/route-merge.ts';
 import { routeSpecController } from '../plugins/network/route-spec.ts';
 import { routeStatusController } from '../plugins/network/route-status.ts';
+import { DNSMASQ, startDnsmasq } from '../plugins/network/testing/dnsmasq-netns.ts';
 import { Dhcp6Client, type Dhcp6Mode } from '../plugins/network/dhcp6/client.ts';
 import { udp6Transport } from '../plugins/network/dhcp6/udp6.ts';
 import { querySntp } from '../plugins/time/sntp/client.ts';
@@ -49,8 +50,7 @@ const args = benchArgs(
 const runs = args.int('--runs', 5);
 const PARTS = ['dhcp', 'events', 'sntp', 'ipv6', 'bond'] as const;
 const parts = new Set(args.list('--parts', PARTS, PARTS));
-const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
-if (process.getuid?.() !== 0 || !dnsmasq) {
+if (process.getuid?.() !== 0 || !DNSMASQ) {
   process.stderr.write('bench:network needs root and dnsmasq (npm run setup)\n');
   process.exit(2);
 }
@@ -58,22 +58,11 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
 const n = native();
 n.unshareNet();
 execFileSync('ip', ['link', 'set', 'lo', 'up']); // chronyd serves on 127.0.0.1 in here
-const serverNs = `cosi-bench-${process.pid}`;
 const ip = (...a: string[]) => execFileSync('ip', a);
-ip('netns', 'add', serverNs);
-process.on('exit', () => {
-  if (existsSync(`/run/netns/${serverNs}`)) execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' });
-});
-ip('link', 'add', 'bn0', 'type', 'veth', 'peer', 'name', 'bn1');
-ip('link', 'set', 'bn1', 'netns', serverNs);
-ip('-n', serverNs, 'addr', 'add', '192.0.2.1/24', 'dev', 'bn1');
-ip('-n', serverNs, 'link', 'set', 'bn1', 'up');
-const server = spawn('ip', [
-  'netns', 'exec', serverNs, dnsmasq, '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=bn1',
-  '--bind-interfaces', '--leasefile-ro', '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m',
-  '--dhcp-option=option:router,192.0.2.1', '--dhcp-authoritative',
-], { stdio: 'ignore' });
-process.on('exit', () => server.kill());
+startDnsmasq('cosi-bench', [{ local: 'bn0', peer: 'bn1', addresses: ['192.0.2.1/24'] }], [
+  '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m', '--dhcp-option=option:router,192.0.2.1',
+  '--dhcp-authoritative',
+]);
 await new Promise((r) => setTimeout(r, 500));
 
 const rtnl = new Rtnl(n);
@@ -196,17 +185,10 @@ if (parts.has('sntp')) {
 if (parts.has('ipv6')) {
   // A second veth on a network of its own: dnsmasq advertises 2001:db8:6::/64 for SLAAC (with O) and answers
   // DHCPv6, stateful from a range on 2001:db8:7::/64 (a second address of its side) and stateless.
-  ip('link', 'add', 'b6', 'type', 'veth', 'peer', 'name', 'b61');
-  ip('link', 'set', 'b61', 'netns', serverNs);
-  ip('-n', serverNs, 'addr', 'add', '2001:db8:6::1/64', 'dev', 'b61', 'nodad');
-  ip('-n', serverNs, 'addr', 'add', '2001:db8:7::1/64', 'dev', 'b61', 'nodad');
-  ip('-n', serverNs, 'link', 'set', 'b61', 'up');
-  const server6 = spawn('ip', [
-    'netns', 'exec', serverNs, dnsmasq, '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=b61',
-    '--bind-interfaces', '--leasefile-ro', '--enable-ra', '--dhcp-range=2001:db8:6::,ra-stateless,64',
-    '--dhcp-range=2001:db8:7::100,2001:db8:7::1ff,64,2m', '--dhcp-option=option6:dns-server,[2001:db8::53]',
-  ], { stdio: 'ignore' });
-  process.on('exit', () => server6.kill());
+  const server6 = startDnsmasq('cosi-bench6', [
+    { local: 'b6', peer: 'b61', addresses: ['2001:db8:6::1/64', '2001:db8:7::1/64'] },
+  ], ['--enable-ra', '--dhcp-range=2001:db8:6::,ra-stateless,64', '--dhcp-range=2001:db8:7::100,2001:db8:7::1ff,64,2m',
+    '--dhcp-option=option6:dns-server,[2001:db8::53]']);
   await new Promise((r) => setTimeout(r, 500));
   const slaac: number[] = [];
   const raRoute: number[] = [];
@@ -260,7 +242,7 @@ if (parts.has('ipv6')) {
     stateful.push(await exchange('stateful'));
     stateless.push(await exchange('stateless'));
   }
-  server6.kill();
+  server6.stop();
   const [a, rr, sf, sl] = [stats(slaac), stats(raRoute), stats(stateful), stats(stateless)];
   Object.assign(figures, { slaacAddressMs: a, raDefaultRouteMs: rr, dhcp6StatefulMs: sf, dhcp6StatelessMs: sl });
   line('link up -> SLAAC address in LinkStatus', `median ${a.p50.toFixed(0)} ms  min ${a.min.toFixed(0)}  max `

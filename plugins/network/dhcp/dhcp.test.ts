@@ -1,8 +1,7 @@
 // The DHCP client against a real DHCP server (dnsmasq) over a veth pair in a private
 // network namespace (needs root): lease, address/route/resolver specs, release.
 import t from 'tap';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { native } from '../../../native/index.ts';
 import { until } from '../../../cosi/conformance/converge.ts';
 import { controllerHarness } from '../../../cosi/conformance/controller-harness.ts';
@@ -19,46 +18,25 @@ import { linkStatusController } from '../link-status.ts';
 import { Rtnl } from '../rtnetlink/client.ts';
 import { routeMergeController } from '../route-merge.ts';
 import { routeSpecController } from '../route-spec.ts';
+import { DNSMASQ, startDnsmasq } from '../testing/dnsmasq-netns.ts';
 import {
   ADDRESS_SPEC_STATUS_TYPE, DHCP_LEASE_TYPE, DHCP_SPEC_TYPE, LINK_SPEC_TYPE, NETWORK_NS, RESOLVER_SPEC_TYPE,
   ROUTE_SPEC_STATUS_TYPE, TIME_NS, TIME_SERVER_SPEC_TYPE,
 } from '../../../proto/gen/resource-types.ts';
 
-const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
-if (process.getuid?.() !== 0 || !dnsmasq) {
+if (process.getuid?.() !== 0 || !DNSMASQ) {
   t.plan(0, 'needs root and dnsmasq (npm run setup installs dnsmasq-base)');
 } else {
   const n = native();
   n.unshareNet();
-  // dh0 (the client's side) stays in this process's private namespace; dh1 goes to a
-  // namespace of its own where dnsmasq runs, so the two sides are two hosts (with
-  // both in one namespace, the client's unicast RELEASE would arrive as a martian).
-  const serverNs = `cosi-dhcp-${process.pid}`;
-  execFileSync('ip', ['netns', 'add', serverNs]);
-  execFileSync('ip', ['link', 'add', 'dh0', 'type', 'veth', 'peer', 'name', 'dh1']);
-  execFileSync('ip', ['link', 'set', 'dh1', 'netns', serverNs]);
-  execFileSync('ip', ['-n', serverNs, 'addr', 'add', '192.0.2.1/24', 'dev', 'dh1']);
-  execFileSync('ip', ['-n', serverNs, 'link', 'set', 'dh1', 'up']);
   execFileSync('ip', ['link', 'set', 'lo', 'up']);
-  const server = spawn('ip', ['netns', 'exec', serverNs, dnsmasq, 
-    '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=dh1', '--bind-interfaces', '--leasefile-ro',
+  const server = startDnsmasq('cosi-dhcp', [{ local: 'dh0', peer: 'dh1', addresses: ['192.0.2.1/24'] }], [
     '--dhcp-range=192.0.2.50,192.0.2.99,255.255.255.0,2m', '--dhcp-option=option:router,192.0.2.1',
     '--dhcp-option=option:dns-server,192.0.2.53', '--dhcp-option=option:domain-name,lab.test',
     '--dhcp-option=option:ntp-server,192.0.2.123',
     // dnsmasq's shortest lease is 2 minutes; T1 = 3 s makes the client renew during the test.
     '--dhcp-option=option:T1,3', '--dhcp-authoritative', '--log-dhcp',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const removeServerNs = () => {
-    if (existsSync(`/run/netns/${serverNs}`)) execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' });
-  };
-  process.on('exit', removeServerNs);
-  let serverLog = '';
-  server.stdout!.on('data', (d: Buffer) => {
-    serverLog += d;
-  });
-  server.stderr!.on('data', (d: Buffer) => {
-    serverLog += d;
-  });
+  ]);
 
   const rtnl = new Rtnl(n);
   const r = () => rtnl;
@@ -77,9 +55,8 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
   });
   t.teardown(async () => {
     await h.runtime.stop();
-    server.kill();
+    server.stop();
     rtnl.close();
-    removeServerNs();
   });
   const status = (type: string, id: string, namespace = NETWORK_NS) =>
     h.spec<Record<string, unknown>>({ namespace, type, id });
@@ -108,15 +85,15 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
       'option 42 becomes a TimeServerSpec');
     // dnsmasq's log reaches us through a pipe, possibly after the lease took effect here.
     const exchange = /DHCPDISCOVER\(dh1\)[\s\S]*DHCPOFFER[\s\S]*DHCPREQUEST[\s\S]*DHCPACK/;
-    t.ok(await until(() => exchange.test(serverLog), true, 5000), 'the full exchange, seen by the server');
+    t.ok(await until(() => exchange.test(server.log()), true, 5000), 'the full exchange, seen by the server');
   });
 
   t.test('the lease is renewed at T1 with the same server and address', async (t) => {
     const first = await status(DHCP_LEASE_TYPE, 'dh0');
-    const acks = () => serverLog.match(/DHCPACK\(dh1\)/g)?.length ?? 0;
+    const acks = () => server.log().match(/DHCPACK\(dh1\)/g)?.length ?? 0;
     const before = acks();
     t.ok(await until(() => acks() > before, true, 10_000), `the server acked a renewal (${acks() - before} more ACK)`);
-    t.match(serverLog, /DHCPREQUEST\(dh1\)[^\n]*\n[\s\S]*DHCPREQUEST\(dh1\)/, 'a second REQUEST');
+    t.match(server.log(), /DHCPREQUEST\(dh1\)[^\n]*\n[\s\S]*DHCPREQUEST\(dh1\)/, 'a second REQUEST');
     const renewed = await until(
       async () => (await status(DHCP_LEASE_TYPE, 'dh0'))?.acquired !== first?.acquired, true, 5000,
     );
@@ -129,6 +106,6 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
 
   t.test('stopping releases the lease', async (t) => {
     await h.runtime.stop();
-    t.ok(await until(() => /DHCPRELEASE\(dh1\)/.test(serverLog), true, 5000), 'the server saw DHCPRELEASE');
+    t.ok(await until(() => /DHCPRELEASE\(dh1\)/.test(server.log()), true, 5000), 'the server saw DHCPRELEASE');
   });
 }

@@ -7,8 +7,8 @@
 // On both: RDNSS/DNSSL reach a ResolverSpec through RTM_NEWNDUSEROPT, the RA's default route shows
 // as a KernelRoute (protocol ra), and the link's LinkStatus says what the RA asked for.
 import t from 'tap';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { native } from '../../../native/index.ts';
 import { until } from '../../../cosi/conformance/converge.ts';
 import { controllerHarness } from '../../../cosi/conformance/controller-harness.ts';
@@ -25,47 +25,29 @@ import { linkStatusController } from '../link-status.ts';
 import { Rtnl } from '../rtnetlink/client.ts';
 import { routeStatusController } from '../route-status.ts';
 import { routerDnsController } from '../router-dns.ts';
+import { DNSMASQ, startDnsmasq } from '../testing/dnsmasq-netns.ts';
 import {
   ADDRESS_SPEC_STATUS_TYPE, DHCP6_LEASE_TYPE, DHCP_SPEC_TYPE, KERNEL_ROUTE_TYPE, LINK_SPEC_TYPE, LINK_STATUS_TYPE,
   NETWORK_NS, RESOLVER_SPEC_TYPE,
 } from '../../../proto/gen/resource-types.ts';
 
-const dnsmasq = ['/usr/sbin/dnsmasq', '/usr/bin/dnsmasq'].find(existsSync);
-if (process.getuid?.() !== 0 || !dnsmasq) {
+if (process.getuid?.() !== 0 || !DNSMASQ) {
   t.plan(0, 'needs root and dnsmasq (npm run setup installs dnsmasq-base)');
 } else {
   const n = native();
   n.unshareNet();
-  const serverNs = `cosi-dhcp6-${process.pid}`;
-  const ip = (...args: string[]) => execFileSync('ip', args);
-  ip('netns', 'add', serverNs);
-  const removeServerNs = () => {
-    if (existsSync(`/run/netns/${serverNs}`)) execFileSync('ip', ['netns', 'del', serverNs], { stdio: 'ignore' });
-  };
-  process.on('exit', removeServerNs);
-  ip('link', 'set', 'lo', 'up');
-  for (const [link, net] of [['v6a', '2001:db8:1'], ['v6b', '2001:db8:2']] as const) {
-    ip('link', 'add', link, 'type', 'veth', 'peer', 'name', `${link}1`);
-    ip('link', 'set', `${link}1`, 'netns', serverNs);
-    ip('-n', serverNs, 'addr', 'add', `${net}::1/64`, 'dev', `${link}1`, 'nodad');
-    ip('-n', serverNs, 'link', 'set', `${link}1`, 'up');
-  }
-  const server = spawn('ip', ['netns', 'exec', serverNs, dnsmasq,
-    '--no-daemon', '--conf-file=/dev/null', '--port=0', '--interface=v6a1', '--interface=v6b1', '--bind-interfaces',
-    '--leasefile-ro', '--enable-ra', '--log-dhcp',
+  execFileSync('ip', ['link', 'set', 'lo', 'up']);
+  const server = startDnsmasq('cosi-dhcp6', [
+    { local: 'v6a', peer: 'v6a1', addresses: ['2001:db8:1::1/64'] },
+    { local: 'v6b', peer: 'v6b1', addresses: ['2001:db8:2::1/64'] },
+  ], [
+    '--enable-ra', '--log-dhcp',
     // Stateful on v6a (RA: M), stateless on v6b (RA: O and the prefix for SLAAC). The shortest lease dnsmasq
     // gives is 2 minutes: the client's time scale makes T1 (1 minute) 3 s.
     '--dhcp-range=2001:db8:1::100,2001:db8:1::1ff,64,2m', '--dhcp-range=2001:db8:2::,ra-stateless,64',
     '--dhcp-option=option6:dns-server,[2001:db8::53]', '--dhcp-option=option6:domain-search,lab6.test',
     '--dhcp-option=option6:ntp-server,[2001:db8::123]',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let serverLog = '';
-  server.stdout!.on('data', (d: Buffer) => {
-    serverLog += d;
-  });
-  server.stderr!.on('data', (d: Buffer) => {
-    serverLog += d;
-  });
+  ]);
 
   const rtnl = new Rtnl(n);
   const r = () => rtnl;
@@ -83,9 +65,8 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
   });
   t.teardown(async () => {
     await h.runtime.stop();
-    server.kill();
+    server.stop();
     rtnl.close();
-    removeServerNs();
   });
   const spec = (type: string, id: string) => h.spec<Record<string, unknown>>({ namespace: NETWORK_NS, type, id });
   /** Polls until get() gives something (or the time is up) and returns it. */
@@ -127,7 +108,8 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
       && a.startsWith('2001:')), 'no SLAAC address where the prefix is not for autoconfiguration');
     const exchange = new RegExp(['SOLICIT', 'ADVERTISE', 'REQUEST', 'REPLY'].map((m) => `DHCP${m}\\(v6a1\\)`)
       .join('[\\s\\S]*'));
-    t.ok(await until(() => exchange.test(serverLog), true, 5000), 'Solicit, Advertise, Request, Reply at the server');
+    t.ok(await until(() => exchange.test(server.log()), true, 5000),
+      'Solicit, Advertise, Request, Reply at the server');
   });
 
   t.test('v6b: the stateless client gets the options', async (t) => {
@@ -135,7 +117,7 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
     const lease = await spec(DHCP6_LEASE_TYPE, 'v6b');
     t.match(lease, { mode: 'stateless', dns: ['2001:db8::53'], domains: ['lab6.test'] });
     t.notOk((lease?.addresses as string[] | undefined)?.length, 'no addresses');
-    t.ok(await until(() => /DHCPINFORMATION-REQUEST\(v6b1\)/.test(serverLog), true, 5000), 'the server saw it');
+    t.ok(await until(() => /DHCPINFORMATION-REQUEST\(v6b1\)/.test(server.log()), true, 5000), 'the server saw it');
   });
 
   t.test('DNS from the router advertisements (RDNSS, DNSSL)', async (t) => {
@@ -147,7 +129,7 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
 
   t.test('the stateful lease is renewed at T1 with the same address', async (t) => {
     const before = await spec(DHCP6_LEASE_TYPE, 'v6a');
-    t.ok(await until(() => /DHCPRENEW\(v6a1\)/.test(serverLog), true, 15_000), 'the server saw a Renew');
+    t.ok(await until(() => /DHCPRENEW\(v6a1\)/.test(server.log()), true, 15_000), 'the server saw a Renew');
     t.ok(await until(async () => (await spec(DHCP6_LEASE_TYPE, 'v6a'))?.acquired !== before?.acquired, true, 5000),
       'a new acquisition time');
     t.match(await spec(DHCP6_LEASE_TYPE, 'v6a'), { state: 'bound', addresses: before?.addresses });
@@ -162,6 +144,6 @@ if (process.getuid?.() !== 0 || !dnsmasq) {
 
   t.test('stopping releases the stateful lease', async (t) => {
     await h.runtime.stop();
-    t.ok(await until(() => /DHCPRELEASE\(v6a1\)/.test(serverLog), true, 5000), 'the server saw a Release');
+    t.ok(await until(() => /DHCPRELEASE\(v6a1\)/.test(server.log()), true, 5000), 'the server saw a Release');
   });
 }
