@@ -1,12 +1,16 @@
 // dhcp6-spec: MergedDhcpSpec's ipv6 -> a DHCPv6 client on every link that asks for one (and is up);
 // what it gets becomes AddressSpecs (/128), a ResolverSpec and a TimeServerSpec at the dhcp layer,
 // and a Dhcp6Lease status. `auto` follows the link's router advertisements (LinkStatus.ipv6Router:
-// M -> stateful, O -> stateless, neither -> no client); a client whose mode changes starts over.
+// M -> stateful, O -> stateless, neither -> no client; a link that takes none runs stateful, as
+// networkd does); a client whose mode changes starts over. The kernel forgets the advertisement's
+// flags when the carrier goes: a running client keeps its mode until the next advertisement says
+// otherwise (a cable pulled for a second does not release the lease).
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
 import { outputSet } from '../sdk/output-set.ts';
 import { Dhcp6Client, type Dhcp6Mode } from './dhcp6/client.ts';
 import { udp6Transport, type Dhcp6Transport } from './dhcp6/udp6.ts';
+import { procIpv6Conf, type Ipv6Conf } from './ipv6-conf.ts';
 import { linksByName } from './link-status.ts';
 import type { Dhcp6LeaseSpec, DhcpSpecSpec, LinkStatusSpec } from './types.ts';
 import {
@@ -17,6 +21,8 @@ import {
 export interface Dhcp6SpecOptions {
   /** The socket the clients share; by default port 546 of this network namespace, opened on first use. */
   transport?: Dhcp6Transport;
+  /** Where accept_ra is read (tests without root pass a memory one). */
+  ipv6?: Ipv6Conf;
   timeScale?: number;
 }
 
@@ -25,10 +31,16 @@ const OUTPUTS = [
   [NETWORK_NS, DHCP6_LEASE_TYPE],
 ] as const;
 
-/** The mode a link's client runs in: as asked, or (auto) as its router advertisements say; undefined for none. */
-export function dhcp6ModeOf(asked: string | undefined, link: LinkStatusSpec): Dhcp6Mode | undefined {
+/**
+ * The mode a link's client runs in: as asked, or (auto) as its router advertisements say, or stateful where the
+ * link takes none (accept_ra 0: no advertisement will ever say); undefined for no client.
+ */
+export function dhcp6ModeOf(
+  asked: string | undefined, link: LinkStatusSpec, takesRa = true,
+): Dhcp6Mode | undefined {
   if (asked === 'stateful' || asked === 'stateless') return asked;
   if (asked !== 'auto') return undefined;
+  if (!takesRa) return 'stateful';
   return link.ipv6Router === 'managed' ? 'stateful' : link.ipv6Router === 'other' ? 'stateless' : undefined;
 }
 
@@ -66,9 +78,15 @@ export function dhcp6SpecController(o: Dhcp6SpecOptions = {}): Controller {
           const asked = new Map(specs.filter((r) => r.metadata.phase === 'running' && r.spec.ipv6
             && r.spec.ipv6 !== 'off').map((r) => [r.metadata.id, r.spec.ipv6!]));
           const want = new Map<string, Dhcp6Mode>();
+          const ipv6 = o.ipv6 ?? procIpv6Conf;
           for (const [name, mode] of asked) {
             const link = links.get(name);
-            const m = link?.up && link.mac ? dhcp6ModeOf(mode, link) : undefined;
+            if (!link?.up || !link.mac) continue;
+            const running = clients.get(name);
+            const m = dhcp6ModeOf(mode, link, ipv6.get(name, 'accept_ra') !== 0)
+              // No advertisement on record (the carrier went): a client of the same link keeps its mode.
+              ?? (mode === 'auto' && link.ipv6Router === undefined && running?.index === link.index
+                ? running.mode : undefined);
             if (m) want.set(name, m);
           }
           for (const [name, c] of clients) {

@@ -149,11 +149,15 @@ export function linkSpecController(rtnl: () => RtnlApi, ipv6: Ipv6Conf = procIpv
         ...(s.kind && data.length ? { kind: { kind: s.kind, data } } : {}),
       };
       try {
-        const conf = s.acceptRa === undefined ? [] : acceptRaSettings(s.acceptRa);
-        for (const [key, value] of conf) {
+        for (const [key, value] of s.acceptRa === undefined ? [] : acceptRaSettings(s.acceptRa)) {
           const now = ipv6.get(name, key);
           if (now !== undefined && now !== value) ipv6.set(name, key, value);
         }
+      } catch (e) {
+        return { ...base, ...master, state: 'error', ...keepOriginal(prev),
+          error: `net.ipv6.conf.${name} (acceptRa): ${(e as Error).message}` };
+      }
+      try {
         if (Object.keys(change).length) rtnl().setLink(link.index, change);
       } catch (e) {
         return { ...base, ...master, state: 'error', error: explain(e, change.mtu), ...keepOriginal(prev) };

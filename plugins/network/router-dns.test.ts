@@ -52,10 +52,16 @@ t.test('the controller: a ResolverSpec per link at the dhcp layer, none where ac
   'the first three servers (resolv.conf takes three)');
   t.same(await h.ids({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }), ['ra/eth0'],
     'eth1 ignores advertisements');
+  // An advertisement on a link LinkStatus does not know yet (a VLAN just made) waits for it, not dropped.
+  emit!({ index: 9, servers: [{ address: '2001:db8::99', lifetime: 600 }], domains: [] });
+  await h.create({ namespace: NETWORK_NS, type: LINK_STATUS_TYPE, id: 'vlan9' }, link(9));
+  const vlan9 = async () => (await h.spec<{ servers?: string[] }>(
+    { namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE, id: 'ra/vlan9' }))?.servers;
+  t.same(await h.until(vlan9, ['2001:db8::99']), ['2001:db8::99'], 'kept until the link shows');
   clock = 61_000;
   emit!({ index: 2, servers: [], domains: [] });
-  t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }), []), [],
-    'gone when the lifetime has passed');
+  t.same(await h.until(() => h.ids({ namespace: NETWORK_NS, type: RESOLVER_SPEC_TYPE }), ['ra/vlan9']), ['ra/vlan9'],
+    'gone when the lifetime has passed (vlan9\'s has not)');
 });
 
 t.test('auto follows the router advertisement', async (t) => {
@@ -68,4 +74,5 @@ t.test('auto follows the router advertisement', async (t) => {
   t.equal(dhcp6ModeOf('auto', link()), undefined, 'no advertisement yet: no client');
   t.equal(dhcp6ModeOf('stateless', link('managed')), 'stateless', 'an explicit mode stands');
   t.equal(dhcp6ModeOf('off', link('managed')), undefined);
+  t.equal(dhcp6ModeOf('auto', link(), false), 'stateful', 'a link that takes no advertisements runs stateful');
 });

@@ -71,7 +71,8 @@ export function routerDnsController(
           const keep = new Set<string>();
           for (const [index, { servers, domains }] of heard) {
             const name = names.get(index);
-            if (!name || ipv6.get(name, 'accept_ra') === 0) {
+            if (!name) continue; // not in LinkStatus yet (or gone): its entries wait, or run out
+            if (ipv6.get(name, 'accept_ra') === 0) {
               dns.forget(index);
               continue;
             }

@@ -120,3 +120,42 @@ t.test('stopping a bound client sends one Release naming the server and the addr
   t.match(first(release[0]!, OPTION.IA_NA)!.toString('hex'), /20010db8000000000000000000000077/);
   t.equal(c.state, 'stopped');
 });
+
+t.test('a deprecated address (preferred 0) with T1 = T2 = 0 does not make the client renew at once', async (t) => {
+  const { transport, sent } = scripted((m, reply) => {
+    const base: Option[] = [[OPTION.SERVERID, SERVER], client(m)];
+    const ia = encodeIaNa({ iaid: iaOf(m), t1: 0, t2: 0, addresses: [
+      { address: '2001:db8::1', preferred: 0, valid: 600 }, { address: '2001:db8::2', preferred: 300, valid: 600 },
+    ] });
+    if (m.type === MSG.SOLICIT) reply(MSG.ADVERTISE, [...base, ia]);
+    if (m.type === MSG.REQUEST) reply(MSG.REPLY, [...base, ia]);
+  });
+  const c = new Dhcp6Client({ transport, link: 'eth0', mac: MAC, mode: 'stateful', timeScale: 0.01,
+    log: { info: () => {}, warn: () => {} }, onChange: () => {} });
+  c.start();
+  t.teardown(() => c.stop(false));
+  await until(() => c.state, 'bound', 3000);
+  const before = sent.length;
+  await new Promise((r) => setTimeout(r, 300)); // 30 s scaled: T1 is 150 s (half the usable address's 300)
+  t.equal(sent.length, before, 'nothing sent before T1');
+  t.equal(c.state, 'bound');
+  await until(() => sent.some((m) => m.type === MSG.RENEW), true, 3000);
+  t.ok(sent.some((m) => m.type === MSG.RENEW), 'a Renew at T1 of the address still preferred');
+});
+
+t.test('stateless: a Reply with a failure status is not taken; the request goes again', async (t) => {
+  let failures = 1;
+  const { transport, sent } = scripted((m, reply) => {
+    if (m.type !== MSG.INFORMATION_REQUEST) return;
+    const base: Option[] = [[OPTION.SERVERID, SERVER], client(m)];
+    if (failures-- > 0) reply(MSG.REPLY, [...base, opt.status(STATUS.UNSPEC_FAIL, 'busy')]);
+    else reply(MSG.REPLY, [...base, opt.ips(OPTION.DNS_SERVERS, ['2001:db8::53'])]);
+  });
+  const c = new Dhcp6Client({ transport, link: 'eth0', mac: MAC, mode: 'stateless', timeScale: 0.01,
+    log: { info: () => {}, warn: () => {} }, onChange: () => {} });
+  c.start();
+  t.teardown(() => c.stop(false));
+  t.equal(await until(() => c.state, 'informed', 3000), 'informed');
+  t.same(c.lease?.dns, ['2001:db8::53'], 'the options of the good Reply, not the empty ones of the failed one');
+  t.equal(sent.filter((m) => m.type === MSG.INFORMATION_REQUEST).length, 2, 'asked twice');
+});

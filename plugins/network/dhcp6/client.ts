@@ -6,7 +6,7 @@
 // Each exchange retransmits as section 15 says (RT doubles from IRT up to MRT, +-10% jitter,
 // until MRC tries or MRD time). The first usable Advertise is taken (no wait for a better one:
 // a link has one server in practice; the wait would cost a second of every boot).
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import {
   answerOf, decodeDhcp6, duidLL, encodeDhcp6, encodeIaNa, first, MSG, OPTION, opt, STATUS, type IaAddress,
   type Option, type ServerAnswer,
@@ -52,8 +52,8 @@ const IRT_DEFAULT = 86400;
 const IRT_MINIMUM = 600;
 const INFINITY = 0xffffffff;
 
-/** Timer-safe milliseconds (setTimeout wraps past 2^31 - 1). */
-const ms = (s: number) => Math.min(s * 1000, 2 ** 31 - 1);
+/** The longest wait one setTimeout holds (it wraps past 2^31 - 1 ms). */
+const MAX_TIMER = 2 ** 31 - 1;
 
 export class Dhcp6Client {
   state: Dhcp6State;
@@ -69,8 +69,8 @@ export class Dhcp6Client {
 
   constructor(private readonly o: Dhcp6ClientOptions) {
     this.duid = duidLL(o.mac);
-    // The IAID only has to be stable for this link: the MAC's last four bytes are.
-    this.iaid = this.duid.readUInt32BE(this.duid.length - 4);
+    // Stable for the link and different between links that share a MAC (a VLAN and its parent): from its name.
+    this.iaid = createHash('sha256').update(o.link).digest().readUInt32BE(0);
     this.state = o.mode === 'stateful' ? 'soliciting' : 'informing';
   }
 
@@ -184,37 +184,54 @@ export class Dhcp6Client {
     this.onAnswer = undefined; // the exchange is over: a late answer to a retransmission is not a new lease
     const renewed = this.state === 'renewing' || this.state === 'rebinding';
     const valid = Math.min(...addresses.map((x) => x.valid));
-    const preferred = Math.min(...addresses.map((x) => x.preferred));
+    // A deprecated address (preferred 0) does not make T1 and T2 zero: the others', or the valid lifetime, do.
+    const usable = addresses.filter((x) => x.preferred > 0);
+    const base = usable.length ? Math.min(...usable.map((x) => x.preferred)) : valid;
     this.lease = { addresses, dns: a.dns, domains: a.domains, ntp: a.ntp, serverId: a.serverId, lifetime: valid };
     this.state = 'bound';
     this.o.log.info(`${renewed ? 'renewed' : 'bound'} ${addresses.map((x) => x.address).join(', ')} for ${valid}s`);
     this.o.onChange();
-    // T1 and T2 of 0 leave them to the client: half and 0.8 of the preferred lifetime (RFC 8415 21.4).
-    const t1 = a.ia!.t1 || Math.floor(preferred / 2);
-    const t2 = a.ia!.t2 || Math.floor(preferred * 0.8);
+    // T1 and T2 of 0 leave them to the client: half and 0.8 of the preferred lifetime (RFC 8415 21.4); at least a
+    // second, so that a lease of tiny lifetimes does not turn into a storm of Renews.
+    const t1 = Math.max(a.ia!.t1 || Math.floor(base / 2), 1);
+    const t2 = Math.max(a.ia!.t2 || Math.floor(base * 0.8), t1);
     const scale = this.o.timeScale ?? 1;
     const lease = this.lease;
-    if (t1 !== INFINITY) {
-      this.timers.push(setTimeout(() => {
+    // Renew only before T2 (T1 = T2: straight to Rebind), so a Renew never replaces a Rebind under way.
+    if (t1 < t2 && t1 !== INFINITY) {
+      this.after(t1, () => {
         this.state = 'renewing';
         const options = (): Option[] => [[OPTION.SERVERID, lease.serverId], opt.oro(ORO), this.ia(addresses)];
-        this.exchange(TIMES.renew, MSG.RENEW, options,
-          (r, type) => this.replied(r, type), ms(t2 - t1) * scale);
-      }, ms(t1) * scale));
+        this.exchange(TIMES.renew, MSG.RENEW, options, (r, type) => this.replied(r, type), (t2 - t1) * 1000 * scale);
+      });
     }
-    if (t2 !== INFINITY) {
-      this.timers.push(setTimeout(() => {
+    if (t2 !== INFINITY && t2 < valid) {
+      this.after(t2, () => {
         this.state = 'rebinding';
         this.exchange(TIMES.rebind, MSG.REBIND, () => [opt.oro(ORO), this.ia(addresses)],
-          (r, type) => this.replied(r, type), ms(valid - t2) * scale);
-      }, ms(t2) * scale));
+          (r, type) => this.replied(r, type), (valid - t2) * 1000 * scale);
+      });
     }
     if (valid !== INFINITY) {
-      this.timers.push(setTimeout(() => {
+      this.after(valid, () => {
         this.o.log.warn(`addresses ${addresses.map((x) => x.address).join(', ')} expired`);
         this.lose();
-      }, ms(valid) * scale));
+      });
     }
+  }
+
+  /** Runs `fn` after `seconds` (scaled), in steps one timer can hold: a 30-day lifetime does not end in 24.8. */
+  private after(seconds: number, fn: () => void): void {
+    let left = seconds * 1000 * (this.o.timeScale ?? 1);
+    const step = () => {
+      if (left <= MAX_TIMER) {
+        this.timers.push(setTimeout(fn, left));
+        return;
+      }
+      left -= MAX_TIMER;
+      this.timers.push(setTimeout(step, MAX_TIMER));
+    };
+    step();
   }
 
   private lose(): void {
@@ -229,6 +246,10 @@ export class Dhcp6Client {
     this.state = 'informing';
     this.exchange(TIMES.inform, MSG.INFORMATION_REQUEST, () => [opt.oro(ORO)], (a, type) => {
       if (type !== MSG.REPLY) return;
+      if (a.status && a.status.code !== STATUS.SUCCESS) {
+        this.o.log.warn(`Reply: ${a.status.name} ${a.status.message}`.trim()); // asked again (retransmission)
+        return;
+      }
       clearTimeout(this.retry);
       this.onAnswer = undefined;
       const refresh = Math.max(a.refresh ?? IRT_DEFAULT, IRT_MINIMUM);
@@ -238,7 +259,7 @@ export class Dhcp6Client {
       this.state = 'informed';
       this.o.log.info(`options: DNS ${a.dns.join(', ') || 'none'}; asking again in ${refresh}s`);
       this.o.onChange();
-      this.timers.push(setTimeout(() => this.inform(), ms(refresh) * (this.o.timeScale ?? 1)));
+      this.after(refresh, () => this.inform());
     });
   }
 

@@ -57,6 +57,18 @@ t.test('statuses: the message\'s, and an address refused inside the IA', async (
   t.match(answerOf(m)?.status, { code: STATUS.NO_ADDRS_AVAIL, name: 'NoAddrsAvail', message: 'pool empty' });
 });
 
+t.test('an IA_NA with T1 > T2 and an address preferred longer than valid are discarded (RFC 8415 21.4, 21.6)',
+  async (t) => {
+    const reply = (t1: number, t2: number, preferred: number, valid: number) => answerOf(decodeDhcp6(encodeDhcp6({
+      type: MSG.REPLY, xid: 1, options: [[OPTION.SERVERID, Buffer.from([1])], opt.ips(OPTION.DNS_SERVERS, ['::1']),
+        encodeIaNa({ iaid: 3, t1, t2, addresses: [{ address: '2001:db8::9', preferred, valid }] })],
+    }))!, 3)!;
+    t.equal(reply(200, 100, 300, 400).ia, undefined, 'T1 > T2: the IA goes');
+    t.same(reply(200, 100, 300, 400).dns, ['::1'], 'the rest of the message is read');
+    t.same(reply(0, 0, 300, 400).ia?.addresses.length, 1, 'T1 = T2 = 0 is the client\'s choice, not invalid');
+    t.same(reply(100, 200, 500, 400).ia?.addresses, [], 'preferred > valid: the address goes');
+  });
+
 t.test('malformed input', async (t) => {
   t.equal(decodeDhcp6(Buffer.from([7, 0, 0])), undefined, 'shorter than the header');
   t.equal(decodeOptions(Buffer.from('0017001020010db8', 'hex')), undefined, 'an option longer than what is left');

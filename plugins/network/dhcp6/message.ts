@@ -125,9 +125,10 @@ export function decodeIaNa(b: Buffer): IaNa | undefined {
       const st = own?.find(([c]) => c === OPTION.STATUS_CODE);
       // An address with a status other than Success is not leased (RFC 8415 21.6).
       if (st && decodeStatus(st[1]).code !== STATUS.SUCCESS) continue;
-      addresses.push({
-        address: ipString(data.subarray(0, 16)), preferred: data.readUInt32BE(16), valid: data.readUInt32BE(20),
-      });
+      const preferred = data.readUInt32BE(16);
+      const valid = data.readUInt32BE(20);
+      if (preferred > valid) continue; // RFC 8415 21.6: discarded
+      addresses.push({ address: ipString(data.subarray(0, 16)), preferred, valid });
     } else if (code === OPTION.STATUS_CODE) {
       status = decodeStatus(data);
     }
@@ -186,8 +187,9 @@ export function answerOf(m: Dhcp6Message, iaid?: number, serverIdOptional = fals
   const status = first(m, OPTION.STATUS_CODE);
   const pref = first(m, OPTION.PREFERENCE);
   const refresh = first(m, OPTION.INFORMATION_REFRESH_TIME);
+  // RFC 8415 21.4: an IA_NA with T1 > T2 (both set) is discarded, the rest of the message read.
   const ia = m.options.filter(([c]) => c === OPTION.IA_NA).map(([, d]) => decodeIaNa(d))
-    .find((x) => x && (iaid === undefined || x.iaid === iaid));
+    .find((x) => x && (iaid === undefined || x.iaid === iaid) && !(x.t1 && x.t2 && x.t1 > x.t2));
   const ntp = m.options.filter(([c]) => c === OPTION.NTP_SERVER).flatMap(([, d]) => readNtpServer(d));
   return {
     serverId, preference: pref?.length ? pref[0]! : 0, dns: readIps(first(m, OPTION.DNS_SERVERS)),

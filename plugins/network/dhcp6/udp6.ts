@@ -27,7 +27,12 @@ export function udp6Transport(log: { warn(m: string): void }): Dhcp6Transport {
     s.on('message', (packet) => {
       for (const l of listeners) l(packet);
     });
-    s.on('error', (e) => log.warn(`DHCPv6 socket [::]:${CLIENT_PORT}: ${e.message}`));
+    // A socket that failed (bind: EADDRINUSE, EACCES) is dropped: the next send opens a new one and tries again.
+    s.on('error', (e) => {
+      log.warn(`DHCPv6 socket [::]:${CLIENT_PORT}: ${e.message}`);
+      if (socket === s) socket = undefined;
+      s.close();
+    });
     s.bind({ port: CLIENT_PORT, address: '::' });
     return s;
   };
