@@ -52,14 +52,14 @@ export const networkPlugin: Plugin = {
     linkStatusController(rtnl),
     // On a host (`serve`) nothing by itself: no links brought up, no DHCP on the host's network.
     linkConfigController({ machineLinks: !inHostMode() }),
-    // On a host, no modules loaded and no DHCP on its network.
-    ...(inHostMode() ? [] : [dhcpConfigController(), linkModulesController()]),
+    // On a host, no modules loaded, no DHCP on its network and no resolvers from its router advertisements.
+    ...(inHostMode() ? [] : [dhcpConfigController(), linkModulesController(), routerDnsController(rtnl)]),
     cmdlineConfigController(),
     linkMergeController(), addressMergeController(), routeMergeController(), ruleMergeController(),
     dhcpMergeController(),
     hostnameMergeController(), resolverMergeController(),
     linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ruleSpecController(rtnl),
-    dhcpSpecController(native), dhcp6SpecController(), routerDnsController(rtnl), routeStatusController(rtnl),
+    dhcpSpecController(native), dhcp6SpecController(), routeStatusController(rtnl),
     hostnameSpecController(
       nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim()),
     ),
