@@ -105,7 +105,7 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
     // a duplicated key, which PyYAML (so cloud-init) reads as the last value, with a warning.
     'network-config': 'version: 2\nethernets:\n  eth0:\n    addresses: [10.0.2.15/24, "fec0::15/64"]\n'
       + '    gateway4: 10.0.2.2\n    gateway6: "fec0::2"\n    mtu: 1400\n    mtu: 1500\n'
-      + '    nameservers: {addresses: [10.0.2.3]}\n    dhcp6: true\n',
+      + '    nameservers: {addresses: [10.0.2.3]}\n    dhcp6: true\n    ipv6-privacy: true\n',
   });
   // No ip= and no DHCP answer needed: the API is reachable through the address network-config gives.
   const { vm, status } = await bootUntilApplied({ disks: [{ file: seed, interface: 'cdrom' }] }, 'dhcp');
@@ -123,8 +123,10 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
   t.match((await vm.poll(['get', 'hostnamespecstatus'], /from-userdata\.example\.net/)).out,
     /from-userdata\.example\.net/,
     "user-data's hostname (config layer) over meta-data's (platform layer)");
-  t.match(await yaml(vm, 'platformnetwork'), /network-config ethernets\.eth0\.dhcp6: not supported yet/);
-  t.match(status, /network-config ethernets\.eth0\.dhcp6: not supported yet/, 'the network part\'s ignored keys in '
+  const platformNetwork = await yaml(vm, 'platformnetwork');
+  t.match(platformNetwork, /dhcp6: auto/, 'dhcp6: true applied (DHCPv6 as the router advertisement says)');
+  t.match(platformNetwork, /network-config ethernets\.eth0\.ipv6-privacy: not supported/);
+  t.match(status, /network-config ethernets\.eth0\.ipv6-privacy: not supported/, 'the network part\'s ignored keys in '
     + 'ConfigStatus');
   t.match(status, /network-config line 8: the key "mtu" appears again/, 'a duplicated key warned about, not fatal');
   const routes = (await vm.poll(['get', 'routespecstatus'], /::\/0\s[\s\S]*applied/)).out;
