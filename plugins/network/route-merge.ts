@@ -15,10 +15,12 @@ export function routeDestination(s: RouteSpecSpec): string {
   return s.destination ?? (v6 ? '::/0' : '0.0.0.0/0');
 }
 
+/** How a route's id names its table: `table-N/`, or nothing for main. */
+export const tablePrefix = (table: number) => (table === MAIN_TABLE ? '' : `table-${table}/`);
+
 /** The merged id: table (left out for main), destination, metric. */
 export function routeKey(s: RouteSpecSpec): string {
-  const table = s.table ?? MAIN_TABLE;
-  return `${table === MAIN_TABLE ? '' : `table-${table}/`}${routeDestination(s)}/${s.metric ?? DEFAULT_METRIC}`;
+  return `${tablePrefix(s.table ?? MAIN_TABLE)}${routeDestination(s)}/${s.metric ?? DEFAULT_METRIC}`;
 }
 
 export const routeMergeController = () => mergeController<RouteSpecSpec>({

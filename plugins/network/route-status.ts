@@ -4,7 +4,7 @@
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { RtnlApi } from './rtnetlink/client.ts';
 import type { RouteMessage } from './rtnetlink/route.ts';
-import { MAIN_TABLE } from './route-merge.ts';
+import { tablePrefix } from './route-merge.ts';
 import type { KernelRouteSpec } from './types.ts';
 import { KERNEL_ROUTE_TYPE, NETWORK_NS } from '../../proto/gen/resource-types.ts';
 
@@ -30,7 +30,7 @@ export function kernelRouteOf(r: RouteMessage, linkName: (index: number) => stri
 
 /** [table-N/]destination/metric/link: the kernel's key of a route, with the link that tells apart two of a key. */
 export const kernelRouteId = (s: KernelRouteSpec) =>
-  `${s.table === MAIN_TABLE ? '' : `table-${s.table}/`}${s.destination}/${s.metric}/${s.link ?? '-'}`;
+  `${tablePrefix(s.table)}${s.destination}/${s.metric}/${s.link ?? '-'}`;
 
 export function routeStatusController(rtnl: () => RtnlApi): Controller {
   return {

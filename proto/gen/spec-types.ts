@@ -1253,7 +1253,8 @@ export interface Dhcp6LeaseSpec {
 
 /** KernelRouteSpec: a route in the kernel, whoever put it there (this system's specs, the kernel for a link's
  * prefix, router advertisements, ...); every table but the kernel's local one. Kept current by rtnetlink
- * notifications. (Not RouteStatuses: that was RouteSpecStatuses' name once.) The id is [table-N/]destination/metric/link (link `-` for a route without one). */
+ * notifications. (Not RouteStatuses: that was RouteSpecStatuses' name once.) The id is
+ * [table-N/]destination/metric/link (link `-` for a route without one). */
 export interface KernelRouteSpec {
   /** The destination network; 0.0.0.0/0 or ::/0 for a default route. */
   destination: string;
