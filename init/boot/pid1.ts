@@ -47,6 +47,8 @@ export const PLUGIN_SOCKET = '/run/cosi/plugins.sock';
 export const UPGRADE_STAGING = '/var/lib/appliance/upgrade';
 /** Extensions' images, kept across restarts of the engine while /var lasts; and where they are mounted. */
 export const EXTENSION_IMAGES = '/var/lib/appliance/extensions';
+/** The update poller's metadata TUF trusts, this machine's seed, the versions that failed here. */
+export const UPDATES_DIR = '/var/lib/appliance/updates';
 export const EXTENSION_MOUNTS = '/run/extensions';
 /** Extensions' secret files: /run is memory, never a disk. */
 export const EXTENSION_SECRETS = '/run/extension-secrets';
@@ -234,6 +236,7 @@ export async function runPid1(): Promise<void> {
         },
       },
       ...(payload ? { payload } : {}),
+      updatesDir: UPDATES_DIR,
       configStore: stateMount.why === undefined
         ? fileConfigStore(stateMount.dir) : memoryConfigStore(stateMount.why),
     }));

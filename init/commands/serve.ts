@@ -29,7 +29,8 @@ options:
   --cmdline STRING       the kernel command line to publish (default: empty; the
                          host's own is never used, so ip= cannot touch host links)
   --state-dir DIR        persist the machine config in DIR (as PID 1 does on the
-                         STATE filesystem); default: held in memory only
+                         STATE filesystem), and the update poller's metadata in
+                         DIR/updates; default: config in memory, updates in $TMPDIR
   --config FILE          apply this machine config before the API serves (with an
                          ApiCertificateAuthority in it, the API requires mutual TLS
                          from the start; without, it is in maintenance mode)
@@ -99,6 +100,7 @@ export async function serve(args: string[]): Promise<number> {
       : memoryConfigStore('serve without --state-dir'),
     ...(configFile ? { config: { bytes: readFileSync(configFile), name: configFile } } : {}),
     ...(payloadDir ? { payload: { dir: payloadDir, from: payloadDir } } : {}),
+    updatesDir: join(stateDir ?? join(tmpdir(), `cosi-${process.pid}`), 'updates'),
   });
   await engine.setBootStatus({ phase: 'running', ready: true });
   // Machine-readable for whoever started us (tests read the port from it).

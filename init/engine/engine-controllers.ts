@@ -4,6 +4,7 @@
 //   install-requests  an InstallRequest carried out, one at a time (install/installer.ts)
 //   upgrade-requests  an UpgradeRequest: its bundle received and written to the other slot (upgrade/upgrader.ts)
 //   rollback-requests a RollbackRequest: the other slot made the default (upgrade/upgrader.ts)
+//   update-poller     an UpdatePolicy: its TUF repository polled, a release taken in its wave (upgrade/update-poller.ts)
 //   metrics-endpoint  /metrics served where a MetricsEndpoint says (metrics.ts)
 //   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
 //   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)
@@ -21,6 +22,7 @@ import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { installRequests, type InstallerOptions } from '../install/installer.ts';
 import type { Upgrader } from '../upgrade/upgrader.ts';
+import { updatePoller } from '../upgrade/update-poller.ts';
 import { powerRequests, type OnPowerRequest } from './power-requests.ts';
 import { metricsEndpoint, type MetricsSources } from './metrics.ts';
 import { consoleSummary } from './console-summary.ts';
@@ -37,6 +39,8 @@ export interface EngineControllerParts {
   onPowerRequest?: OnPowerRequest;
   installer: InstallerOptions;
   upgrader: Upgrader;
+  /** Where the update poller keeps what lasts between boots, or why this engine polls nothing. */
+  updatesDir: string | { refuse: string };
   metrics: Omit<MetricsSources, 'state'>;
   /** Where the console's summary line goes. */
   announce: (line: string) => void;
@@ -58,6 +62,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     }),
     installRequests(p.installer),
     ...p.upgrader.controllers,
+    updatePoller({ owner: p.owner, log: p.log.child('updates'), dir: p.updatesDir, upgrader: p.upgrader }),
     metricsEndpoint({ ...p.metrics, state: p.state, log: p.log, owner: p.owner }),
     consoleSummary(p.state, p.announce, p.owner),
     logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),

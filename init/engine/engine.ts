@@ -84,6 +84,8 @@ export interface EngineOptions {
   announce?: (line: string) => void;
   /** PID 1: what the installer acts on (InstallRequests). Absent: every request is refused, nothing touched. */
   installer?: InstallerMachine;
+  /** Where the update poller keeps the metadata TUF trusts, the seed and failed versions (PID 1: on /var). */
+  updatesDir?: string;
   /** PID 1 booted from a slot of an installed disk: its ESP and what an upgrade needs. Absent: none. */
   upgrade?: UpgradeMachine;
   /** Why there are no slots to upgrade (a live system, a kernel booted by QEMU); default: a host's reason. */
@@ -237,6 +239,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
     owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs, apiCertificate: certificate.controller,
+    updatesDir: o.updatesDir ?? { refuse: 'this engine has no place to keep update metadata' },
     ...(trial?.controller ? { trial: trial.controller } : {}),
     health: {
       owner: ENGINE_OWNER, apiServing: () => true,

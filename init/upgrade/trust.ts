@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { UpgradePolicySpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { keyIdOf } from '../../machinery/disk/upgrade-bundle.ts';
+import { compareVersions } from '../../machinery/update/versions.ts';
 import { CONFIG_NS, UPGRADE_POLICY_TYPE } from '../../proto/gen/resource-types.ts';
 
 /** Where the image build puts the public key(s) it trusts. */
@@ -24,27 +25,6 @@ function publicKey(pem: string, where: string): KeyObject {
   }
   if (k.asymmetricKeyType !== 'ed25519') throw new Error(`${where}: a ${k.asymmetricKeyType} key, not ed25519`);
   return k;
-}
-
-/**
- * Compares dotted versions number by number ("1.10.0" > "1.9.2"); a suffix (-rc1, +b2) sorts a version
- * below the same version without one; "dev" (a build run from source) sorts below everything.
- */
-export function compareVersions(a: string, b: string): number {
-  const split = (v: string) => {
-    const m = /^([0-9]+(?:\.[0-9]+)*)(.*)$/.exec(v);
-    return m ? { nums: m[1]!.split('.').map(Number), rest: m[2]! } : { nums: [-1], rest: v };
-  };
-  const x = split(a);
-  const y = split(b);
-  for (let i = 0; i < Math.max(x.nums.length, y.nums.length); i++) {
-    const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-    if (d) return Math.sign(d);
-  }
-  if (x.rest === y.rest) return 0;
-  if (!x.rest) return 1;
-  if (!y.rest) return -1;
-  return x.rest < y.rest ? -1 : 1;
 }
 
 export async function currentTrust(state: State, keysDir = IMAGE_KEYS_DIR): Promise<Trust> {

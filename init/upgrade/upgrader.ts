@@ -22,7 +22,8 @@ import type { Logger } from '../../machinery/log.ts';
 import { httpOpen } from '../../machinery/sys/http-get.ts';
 import { VERSION } from '../../machinery/version.ts';
 import type { BootPartition } from './boot-partition.ts';
-import { compareVersions, currentTrust } from './trust.ts';
+import { currentTrust } from './trust.ts';
+import { compareVersions } from '../../machinery/update/versions.ts';
 import { testPause } from '../../machinery/sys/test-pause.ts';
 import {
   CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
@@ -94,6 +95,13 @@ function payloadOf(mf: UpgradeManifest, dir: string): string[] {
 export interface Upgrader {
   /** One chunk of an uploaded bundle at `offset`; what the machine holds after it. */
   upload(id: string, offset: number, data: Buffer): Promise<{ received: number; complete: boolean }>;
+  /**
+   * An upgrade the engine itself starts (the update poller, with a bundle TUF verified): `open` gives its bytes. Same
+   * checks, UpgradeStatus and record as a request's; resolves once the bundle arrived whole or the upgrade failed.
+   */
+  upgradeFrom(id: string, spec: UpgradeRequestSpec, open: () => Promise<AsyncIterable<Buffer>>): Promise<void>;
+  /** What runs now, as the Versions say it: the running slot's version (an appliance's own), else the software's. */
+  runningVersion(): string;
   /** UpgradeRequests and RollbackRequests, for the engine's controller runtime. */
   controllers: Controller[];
   close(): void;
@@ -152,7 +160,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     await report(s, true);
   };
 
-  const begin = async (id: string, spec: UpgradeRequestSpec) => {
+  const begin = async (id: string, spec: UpgradeRequestSpec, open?: () => Promise<AsyncIterable<Buffer>>) => {
     const s: Session = {
       id, spec, status: blank(spec.source || 'upload'), done: false, writer: writerOf(id),
       reader: new BundleReader([]), ...receiving(),
@@ -215,7 +223,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     session = s;
     watchIdle(s);
     await report(s, true);
-    if (spec.source) void fetchBundle(s, spec.source);
+    if (open) void fetchBundle(s, open);
+    else if (spec.source) void fetchBundle(s, () => httpOpen(spec.source!));
     await s.received;
   };
 
@@ -246,15 +255,12 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
   };
 
-  const fetchBundle = async (s: Session, url: string) => {
+  const fetchBundle = async (s: Session, open: () => Promise<AsyncIterable<Buffer>>) => {
     try {
-      const res = await httpOpen(url);
-      for await (const chunk of res) {
-        if (s.failed) {
-          res.destroy();
-          return;
-        }
-        await feed(s, chunk as Buffer);
+      for await (const chunk of await open()) {
+        // Leaving the loop ends the source (a response is destroyed, a file closed).
+        if (s.failed) return;
+        await feed(s, chunk);
       }
       if (!s.done) s.reader.finish();
     } catch (e) {
@@ -372,6 +378,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       }
       return { received: s.reader.received, complete: s.done };
     },
+    upgradeFrom: (id, spec, open) => begin(id, spec, open),
+    runningVersion,
     controllers,
     close() {
       clearTimeout(session?.idle);

@@ -333,6 +333,64 @@ export const BUILTIN_TYPES = [
     "access": "admin"
   },
   {
+    "type": "UpdatePolicies.runtime.appliance.dev",
+    "defaultNamespace": "config",
+    "protoMessage": "appliance.runtime.v1alpha1.UpdatePolicySpec",
+    "aliases": [
+      "updatepolicy"
+    ],
+    "printColumns": [
+      {
+        "name": "URL",
+        "jsonPath": "{.urls}"
+      },
+      {
+        "name": "Channel",
+        "jsonPath": "{.channel}"
+      },
+      {
+        "name": "Mode",
+        "jsonPath": "{.mode}"
+      },
+      {
+        "name": "Window",
+        "jsonPath": "{.window}"
+      }
+    ],
+    "access": "admin"
+  },
+  {
+    "type": "UpdateStatuses.runtime.appliance.dev",
+    "defaultNamespace": "runtime",
+    "protoMessage": "appliance.runtime.v1alpha1.UpdateStatusSpec",
+    "aliases": [
+      "updatestatus"
+    ],
+    "printColumns": [
+      {
+        "name": "State",
+        "jsonPath": "{.state}"
+      },
+      {
+        "name": "Running",
+        "jsonPath": "{.runningVersion}"
+      },
+      {
+        "name": "Offered",
+        "jsonPath": "{.offeredVersion}"
+      },
+      {
+        "name": "Wave",
+        "jsonPath": "{.wave}"
+      },
+      {
+        "name": "Reason",
+        "jsonPath": "{.reason}"
+      }
+    ],
+    "access": "controllers"
+  },
+  {
     "type": "HealthStatuses.runtime.appliance.dev",
     "defaultNamespace": "runtime",
     "protoMessage": "appliance.runtime.v1alpha1.HealthStatusSpec",

@@ -42,6 +42,10 @@ export const UPGRADE_STATUS_TYPE = 'UpgradeStatuses.runtime.appliance.dev';
 export const ROLLBACK_REQUEST_TYPE = 'RollbackRequests.runtime.appliance.dev';
 /** UpgradePolicySpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const UPGRADE_POLICY_TYPE = 'UpgradePolicies.runtime.appliance.dev';
+/** UpdatePolicySpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
+export const UPDATE_POLICY_TYPE = 'UpdatePolicies.runtime.appliance.dev';
+/** UpdateStatusSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
+export const UPDATE_STATUS_TYPE = 'UpdateStatuses.runtime.appliance.dev';
 /** HealthStatusSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
 export const HEALTH_STATUS_TYPE = 'HealthStatuses.runtime.appliance.dev';
 /** LogSinkSpec's type (proto/appliance/runtime/v1alpha1/runtime.proto). */
@@ -192,6 +196,8 @@ export const DEFINITIONS_BY_SERVER: Readonly<Record<string, readonly Definition[
     { type: UPGRADE_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.UpgradeStatusSpec', printColumns: [{ name: 'Phase', jsonPath: '{.phase}' }, { name: 'From', jsonPath: '{.fromVersion}' }, { name: 'To', jsonPath: '{.version}' }, { name: 'Slot', jsonPath: '{.slot}' }, { name: 'Received', jsonPath: '{.bytesReceived}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },
     { type: ROLLBACK_REQUEST_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.RollbackRequestSpec', printColumns: [{ name: 'Reboot', jsonPath: '{.reboot}' }], ephemeral: true, access: 'admin' },
     { type: UPGRADE_POLICY_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.UpgradePolicySpec', printColumns: [{ name: 'Min Version', jsonPath: '{.minVersion}' }], access: 'admin' },
+    { type: UPDATE_POLICY_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.UpdatePolicySpec', aliases: ['updatepolicy'], printColumns: [{ name: 'URL', jsonPath: '{.urls}' }, { name: 'Channel', jsonPath: '{.channel}' }, { name: 'Mode', jsonPath: '{.mode}' }, { name: 'Window', jsonPath: '{.window}' }], access: 'admin' },
+    { type: UPDATE_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.UpdateStatusSpec', aliases: ['updatestatus'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Running', jsonPath: '{.runningVersion}' }, { name: 'Offered', jsonPath: '{.offeredVersion}' }, { name: 'Wave', jsonPath: '{.wave}' }, { name: 'Reason', jsonPath: '{.reason}' }], access: 'controllers' },
     { type: HEALTH_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.HealthStatusSpec', aliases: ['health'], printColumns: [{ name: 'Healthy', jsonPath: '{.healthy}' }, { name: 'Since', jsonPath: '{.since}' }], access: 'controllers' },
     { type: LOG_SINK_TYPE, defaultNamespace: CONFIG_NS, protoMessage: 'appliance.runtime.v1alpha1.LogSinkSpec', aliases: ['logsink'], printColumns: [{ name: 'Endpoint', jsonPath: '{.endpoint}' }, { name: 'Sources', jsonPath: '{.sources}' }], access: 'admin' },
     { type: LOG_SINK_STATUS_TYPE, defaultNamespace: RUNTIME_NS, protoMessage: 'appliance.runtime.v1alpha1.LogSinkStatusSpec', aliases: ['logsinkstatus'], printColumns: [{ name: 'State', jsonPath: '{.state}' }, { name: 'Sent', jsonPath: '{.sent}' }, { name: 'Buffered', jsonPath: '{.buffered}' }, { name: 'Dropped', jsonPath: '{.dropped}' }, { name: 'Error', jsonPath: '{.error}' }], access: 'controllers' },

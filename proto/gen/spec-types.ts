@@ -46,6 +46,14 @@ export const InstallPhaseValues: readonly InstallPhase[] = ['checking', 'writing
 export type UpgradePhase = 'receiving' | 'writing' | 'staged' | 'trying' | 'done' | 'failed';
 export const UpgradePhaseValues: readonly UpgradePhase[] = ['receiving', 'writing', 'staged', 'trying', 'done', 'failed'];
 
+/** UpdateMode: what a machine does with a release its channel offers. */
+export type UpdateMode = 'auto' | 'notify';
+export const UpdateModeValues: readonly UpdateMode[] = ['auto', 'notify'];
+
+/** UpdateState: where a machine stands with its update repository. */
+export type UpdateState = 'checking' | 'up-to-date' | 'waiting' | 'downloading' | 'upgrading' | 'error' | 'available';
+export const UpdateStateValues: readonly UpdateState[] = ['checking', 'up-to-date', 'waiting', 'downloading', 'upgrading', 'error', 'available'];
+
 /** LogSinkState: how sending to a collector goes. */
 export type LogSinkState = 'sending' | 'waiting';
 export const LogSinkStateValues: readonly LogSinkState[] = ['sending', 'waiting'];
@@ -469,6 +477,72 @@ export interface UpgradePolicySpec {
   trustedKeys?: string[];
   /** Bundles of a lower version are refused (dotted numbers compared as numbers; empty: no minimum). */
   minVersion: string;
+}
+
+/** UpdatePolicySpec: where this machine pulls its upgrades from: a TUF repository (`appliance release` publishes
+ * one) it polls, checking everything TUF asks (signature thresholds, expiry, rollback and freeze of every role, the
+ * bundle's length and hashes) before the bundle's own signature is checked as any upgrade's. One at a time: the
+ * first by id. An appliance with `updates:` in its definition boots with one (id "appliance").
+ * 
+ * Example:
+ * urls: [https://updates.example.com/]
+ * channel: stable
+ * root: '{"signed": {"_type": "root", ...}, "signatures": [...]}'
+ * window: "02:00-05:00" */
+export interface UpdatePolicySpec {
+  /** The repository's base URLs, tried in order (mirrors): metadata under URL/metadata/, bundles under URL/targets/. */
+  urls: string[];
+  /** The channel followed (default stable). */
+  channel: string;
+  /** The root metadata first trusted (JSON, a root.json of the repository): later roots are taken only when signed
+   * by it and their own keys, as TUF rotates keys. */
+  root: string;
+  /** Seconds between polls (default 3600), each moved by up to 10% at random so a fleet does not poll as one. */
+  pollIntervalSeconds: number;
+  /** When upgrades may start: HH:MM-HH:MM in UTC (may wrap midnight); empty: any time. */
+  window: string;
+  /** Upgrade by itself (default) or only say what is offered. */
+  mode?: UpdateMode;
+  /** This machine's place in every rollout's waves, 0-2047 (low goes first); default: a random one kept for life. */
+  seed?: number;
+  /** How long a new system has to pass its health checks before it falls back (default 300). */
+  healthTimeoutSeconds: number;
+}
+
+/** UpdateStatusSpec: what the machine last saw in its update repository and why it waits (same id as its policy). */
+export interface UpdateStatusSpec {
+  state?: UpdateState;
+  /** Why it waits, or what it does now. */
+  reason: string;
+  /** The version running. */
+  runningVersion: string;
+  /** The channel followed. */
+  channel: string;
+  /** The version the channel offers (empty: nothing). */
+  offeredVersion: string;
+  /** This machine's seed and, for the offered release, its wave (from 0) and when the wave lets it upgrade. */
+  seed: number;
+  wave: number;
+  waveOpens?: string;
+  /** The last poll, and the next. */
+  lastCheck?: string;
+  nextCheck?: string;
+  /** Why the last poll was refused (TUF's words: expired timestamp, rolled-back snapshot, ...), or failed. */
+  error: string;
+  /** Versions that failed their try on this machine: never tried again by themselves. */
+  failedVersions?: string[];
+  /** The versions of the metadata trusted now. */
+  rootVersion: number;
+  targetsVersion: number;
+  snapshotVersion: number;
+  timestampVersion: number;
+  /** Bytes of metadata the last poll fetched, and of bundles since boot. */
+  metadataBytes: number;
+  bundleBytes: number;
+  /** The UpgradeRequest this machine made for the offered release (its UpgradeStatus has the same id). */
+  upgradeId: string;
+  /** The repository URL that answered last. */
+  url: string;
 }
 
 /** HealthCheck: one thing a ready machine must have. */
@@ -1950,6 +2024,8 @@ export const MESSAGES = {
   UpgradeStatusSpec: 'appliance.runtime.v1alpha1.UpgradeStatusSpec',
   RollbackRequestSpec: 'appliance.runtime.v1alpha1.RollbackRequestSpec',
   UpgradePolicySpec: 'appliance.runtime.v1alpha1.UpgradePolicySpec',
+  UpdatePolicySpec: 'appliance.runtime.v1alpha1.UpdatePolicySpec',
+  UpdateStatusSpec: 'appliance.runtime.v1alpha1.UpdateStatusSpec',
   HealthCheck: 'appliance.runtime.v1alpha1.HealthCheck',
   HealthStatusSpec: 'appliance.runtime.v1alpha1.HealthStatusSpec',
   LogSinkSpec: 'appliance.runtime.v1alpha1.LogSinkSpec',

@@ -16,6 +16,8 @@ import { step } from '../lib/log.ts';
 import { scaffoldProject, ScaffoldRefused } from './scaffold.ts';
 import { DISK_FORMATS, runAppliance } from './run-vm.ts';
 import { pushExtensions, PushRefused } from './push.ts';
+import { releaseMain, RELEASE_HELP } from './release.ts';
+import { UPGRADE_BUNDLE } from '../../image/formats/upgrade.ts';
 import { loadContext } from '../../cli/config.ts';
 import { CliError } from '../../cli/errors.ts';
 
@@ -31,7 +33,7 @@ export interface ApplianceHost {
   cosictl: string;
 }
 
-const COMMANDS = ['init', 'validate', 'build', 'run', 'push'] as const;
+const COMMANDS = ['init', 'validate', 'build', 'run', 'push', 'release'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, failed: 3 } as const;
@@ -42,9 +44,12 @@ const OPTIONS: Record<CommandName, { values: readonly string[]; flags: readonly 
   build: { values: ['-f', '--file', '--format'], flags: [] },
   run: { values: ['-f', '--file', '--format', '--memory'], flags: ['--fresh', '--no-build'] },
   push: { values: ['-f', '--file', '--config', '--context', '-e', '--endpoint'], flags: ['--persist'] },
+  // Its own words and options (release.ts).
+  release: { values: [], flags: [] },
 };
 
 const HELP: Record<'main' | CommandName, string> = {
+  release: RELEASE_HELP,
   main: `usage: appliance <command> [options]
 
 Builds an appliance of your own from its definition, appliance.yaml: your programs (a directory, an
@@ -57,6 +62,7 @@ commands:
   build      make its images into out/ beside appliance.yaml
   run        build, then boot the disk image in QEMU with the definition's port forwards
   push       build changed programs and swap them into a running machine, without a reboot
+  release    publish its upgrades to a TUF update repository its machines poll, in staged waves
 
   appliance <command> --help   what a command takes
 
@@ -304,6 +310,25 @@ async function pushCommand(argv: string[]): Promise<number> {
   }
 }
 
+async function releaseCommand(argv: string[], host: ApplianceHost): Promise<number> {
+  try {
+    return await releaseMain(argv, {
+      definition: loadOrExplain,
+      signingKey: (d) => signingKeyFor(d, join(dirname(d.file), 'out')),
+      buildBundle: async (d, build) => {
+        const outDir = join(dirname(d.file), 'out');
+        if (build) await buildImagesOf(d, d.formats.includes('upgrade') ? d.formats : [...d.formats, 'upgrade'], host);
+        const file = join(outDir, UPGRADE_BUNDLE);
+        if (!existsSync(file)) throw new Error(`${file}: no upgrade bundle (appliance build --format upgrade)`);
+        return file;
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`appliance release: ${(e as Error).message}\n`);
+    return EXIT.failed;
+  }
+}
+
 export async function applianceMain(argv: string[], host: ApplianceHost): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -317,6 +342,7 @@ export async function applianceMain(argv: string[], host: ApplianceHost): Promis
     return EXIT.usage;
   }
   const command = name as CommandName;
+  if (command === 'release') return releaseCommand(rest, host);
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(HELP[command]);
     return EXIT.ok;
