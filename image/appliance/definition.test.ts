@@ -67,7 +67,7 @@ t.test('refused, every problem with its field', async (t) => {
     'apiVersion: must be one of appliance.dev/v1alpha1, got "v1"',
     'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, got "floppy"',
     'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, registryCA, kernel, '
-      + 'signing, formats, run)',
+      + 'signing, updates, formats, run)',
   ]);
   t.same(await problems({ ...GOOD, extensions: [
     { name: 'hello', dir: 'hello', executable: '/bin/hello' },
@@ -162,3 +162,25 @@ t.test('the JSON Schema editors get (docs/schemas): takes the good definition an
     t.notOk(check({ ...GOOD, colour: 'blue' }), 'an unknown field');
     t.notOk(check({ ...GOOD, extensions: [{ name: 'Hello', dir: 'x' }] }), 'an extension name against its pattern');
   });
+
+t.test('updates: the machine boots with an UpdatePolicy pinning the repository\'s root', async (t) => {
+  const root = { signed: { _type: 'root', version: 1 }, signatures: [] };
+  writeFileSync(join(project, 'root.json'), JSON.stringify(root));
+  const r = await loadDefinition(write('updates.yaml', { ...GOOD,
+    updates: { root: 'root.json', url: 'https://updates.example.com/', window: '02:00-04:00' } }));
+  t.same(r.problems, []);
+  const d = r.definition!;
+  t.same(d.config.parts.at(-1), { name: 'updates', documents: 1 });
+  const doc = YAML.parseAllDocuments(d.config.text).at(-1)!.toJS() as { metadata: unknown; spec: { root: string } };
+  t.same(doc.metadata, { type: 'UpdatePolicies.runtime.appliance.dev', id: 'appliance' });
+  t.match(doc.spec, { urls: ['https://updates.example.com/'], channel: 'stable', window: '02:00-04:00' });
+  t.same(JSON.parse(doc.spec.root), root, 'the root file\'s own text, pinned');
+  writeFileSync(join(project, 'not-root.json'), JSON.stringify({ signed: { _type: 'timestamp' } }));
+  const bad = await loadDefinition(write('updates-bad.yaml', { ...GOOD,
+    updates: { root: 'not-root.json', url: 'ftp://x', channel: 'Stable' } }));
+  t.same(bad.problems, ['updates.url: must be an http:// or https:// URL, got "ftp://x"',
+    'updates.channel: must be lower-case letters, digits and -, got "Stable"']);
+  const bad2 = await loadDefinition(write('updates-bad2.yaml', { ...GOOD,
+    updates: { root: 'not-root.json', url: 'https://u.example/' } }));
+  t.match(bad2.problems, [/^updates\.root: .*not-root\.json: not a TUF root \(its signed\._type is "timestamp"\)$/]);
+});

@@ -21,7 +21,7 @@ import {
   checkManifest, MANIFEST_SCHEMA, parseManifest, type ExtensionManifest,
 } from '../../machinery/model/extension-manifest.ts';
 import { BUILTIN_NAMESPACES, BUILTIN_TYPES } from '../../proto/gen/builtin-types.ts';
-import { EXTENSION_TYPE } from '../../proto/gen/resource-types.ts';
+import { EXTENSION_TYPE, UPDATE_POLICY_TYPE } from '../../proto/gen/resource-types.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import { FORMATS } from '../formats/index.ts';
 import type { DefinedExtension, ExtensionSource } from './defined-extension.ts';
@@ -96,6 +96,21 @@ export const DEFINITION_SCHEMA: SpecSchema = {
       type: 'object', required: ['key'],
       properties: { key: path('The Ed25519 private key (PKCS#8 PEM) its upgrade bundles are signed with.') },
     },
+    updates: {
+      type: 'object', required: ['root', 'url'],
+      description: 'Where its machines pull upgrades from: a TUF repository `appliance release` publishes. The image '
+        + 'boots with an UpdatePolicy (id "appliance") pinning this root.',
+      properties: {
+        root: path('A root.json of the repository (`appliance release init` prints it): the first root its machines '
+          + 'trust; later ones are taken as TUF rotates keys.'),
+        url: { type: 'string', pattern: '^https?://[^\\s]+$', patternHelp: 'an http:// or https:// URL',
+          description: 'Where the repository is served (metadata/ and targets/ under it).' },
+        channel: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$', patternHelp: 'lower-case letters, digits '
+          + 'and -', description: 'The channel its machines follow (default stable).' },
+        window: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$',
+          patternHelp: 'HH:MM-HH:MM (UTC)', description: 'When upgrades may start (UTC); default: any time.' },
+      },
+    },
     formats: {
       type: 'array', description: 'What `appliance build` writes unless told otherwise.',
       items: { type: 'string', enum: FORMATS.map((f) => f.name) },
@@ -158,7 +173,8 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
   const d = v as Rec & { name: string; version: string; extensions?: Rec[]; config?: Rec[]; secrets?: string;
     registryCA?: string;
     kernel?: { args?: string[]; modules?: string[]; fragment?: string }; signing?: { key: string };
-    formats?: string[]; run?: { forward?: string[]; memory?: number } };
+    formats?: string[]; run?: { forward?: string[]; memory?: number };
+    updates?: { root: string; url: string; channel?: string; window?: string } };
   const base = dirname(resolve(file));
   const at = (p: string) => (isAbsolute(p) ? p : join(base, p));
   const want = (field: string, p: string, kind: 'file' | 'directory' | 'any') => {
@@ -242,6 +258,15 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
     }
     parts.push({ name: `secrets (${d.secrets})`, documents: splitDocuments(text).length, text, inline: false });
   }
+  if (d.updates) {
+    const root = rootJson(want('updates.root', d.updates.root, 'file'), problems);
+    if (root) {
+      const policy = { urls: [d.updates.url], channel: d.updates.channel ?? 'stable', root,
+        ...(d.updates.window ? { window: d.updates.window } : {}) };
+      parts.push({ name: 'updates', documents: 1, inline: false,
+        text: `metadata: {type: ${UPDATE_POLICY_TYPE}, id: appliance}\nspec: ${JSON.stringify(policy)}\n` });
+    }
+  }
   const fragment = d.kernel?.fragment === undefined ? undefined : want('kernel.fragment', d.kernel.fragment, 'file');
   const signingKey = d.signing === undefined ? undefined : want('signing.key', d.signing.key, 'file');
   const registryCA = d.registryCA === undefined ? undefined : want('registryCA', d.registryCA as string, 'file');
@@ -270,6 +295,20 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
       run: { forward, memoryMiB: d.run?.memory ?? RUN_MEMORY_MIB },
     },
   };
+}
+
+/** The text of a TUF root metadata file, or undefined with the problem noted. */
+function rootJson(file: string, problems: string[]): string | undefined {
+  const text = readIf(file);
+  if (!text) return undefined;
+  try {
+    const v = JSON.parse(text) as { signed?: { _type?: string; version?: number } };
+    if (v.signed?._type === 'root') return text;
+    problems.push(`updates.root: ${file}: not a TUF root (its signed._type is ${JSON.stringify(v.signed?._type)})`);
+  } catch (e) {
+    problems.push(`updates.root: ${file}: not JSON (${(e as Error).message})`);
+  }
+  return undefined;
 }
 
 const readIf = (file: string) => (existsSync(file) && statSync(file).isFile() ? readFileSync(file, 'utf8') : '');

@@ -62,7 +62,9 @@ export const rootFile = (repo: string, version: number) => join(metadataDir(repo
 /** The newest root version in the folder. */
 function newestRoot(repo: string): number {
   const dir = metadataDir(repo);
-  if (!existsSync(dir)) throw new ReleaseRefused(`${repo}: not an update repository (no metadata/; appliance release init)`);
+  if (!existsSync(dir)) {
+    throw new ReleaseRefused(`${repo}: not an update repository (no metadata/; appliance release init)`);
+  }
   const versions = readdirSync(dir).map((n) => /^([0-9]+)\.root\.json$/.exec(n)?.[1]).filter(Boolean).map(Number);
   if (!versions.length) throw new ReleaseRefused(`${dir}: no N.root.json`);
   return Math.max(...versions);

@@ -4,7 +4,8 @@
 //   install-requests  an InstallRequest carried out, one at a time (install/installer.ts)
 //   upgrade-requests  an UpgradeRequest: its bundle received and written to the other slot (upgrade/upgrader.ts)
 //   rollback-requests a RollbackRequest: the other slot made the default (upgrade/upgrader.ts)
-//   update-poller     an UpdatePolicy: its TUF repository polled, a release taken in its wave (upgrade/update-poller.ts)
+//   update-poller     an UpdatePolicy: its TUF repository polled, a release taken in its wave
+//                     (upgrade/update-poller.ts)
 //   metrics-endpoint  /metrics served where a MetricsEndpoint says (metrics.ts)
 //   console-summary   the console's summary line, on its kinds' changes (console-summary.ts)
 //   log-sinks         a sender per LogSink, and their statuses (log/sink.ts)

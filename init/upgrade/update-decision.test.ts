@@ -3,7 +3,8 @@ import { decideUpdate, windowOpens, type UpdateFacts } from './update-decision.t
 
 const release = { name: 'web', version: '1.2.0', published: '2026-11-29T10:00:00Z',
   waves: [{ after: 0, percent: 10 }, { after: 3600, percent: 100 }] };
-const channel = { release: 'releases/web-1.2.0.tar', paused: false, changed: '2026-11-29T10:00:00Z', note: 'added 1.2.0' };
+const channel = { release: 'releases/web-1.2.0.tar', paused: false, changed: '2026-11-29T10:00:00Z',
+  note: 'added 1.2.0' };
 const facts: UpdateFacts = { running: '1.1.0', channel: 'stable', offered: { channel, release }, failedVersions: [],
   seed: 0, now: new Date('2026-11-29T10:00:05Z'), window: '', mode: 'auto' };
 
@@ -27,7 +28,8 @@ t.test('what a machine does with what its channel offers', async (t) => {
 
 t.test('a machine waits for its wave, then for the window', async (t) => {
   const late = decideUpdate({ ...facts, seed: 2047 });
-  t.match(late, { act: false, state: 'waiting', reason: 'wave 1 (seed 2047) takes 1.2.0 from 2026-11-29T11:00:00.000Z' });
+  t.match(late, { act: false, state: 'waiting',
+    reason: 'wave 1 (seed 2047) takes 1.2.0 from 2026-11-29T11:00:00.000Z' });
   t.same(late.wave, { wave: 1, opens: new Date('2026-11-29T11:00:00Z') });
   t.match(decideUpdate({ ...facts, seed: 2047, now: new Date('2026-11-29T11:00:00Z') }), { act: true });
   t.match(decideUpdate({ ...facts, window: '02:00-04:00' }), { act: false,

@@ -49,7 +49,8 @@ export function decideUpdate(f: UpdateFacts): UpdateDecision {
     return { act: false, state: 'up-to-date', reason: `channel ${f.channel} offers nothing` };
   }
   if (compareVersions(release.version, f.running) <= 0) {
-    return { act: false, state: 'up-to-date', reason: `${f.running} runs; channel ${f.channel} offers ${release.version}` };
+    return { act: false, state: 'up-to-date',
+      reason: `${f.running} runs; channel ${f.channel} offers ${release.version}` };
   }
   if (f.failedVersions.includes(release.version)) {
     return { act: false, state: 'waiting', reason: `${release.version} failed its try on this machine: not tried again `
@@ -62,11 +63,12 @@ export function decideUpdate(f: UpdateFacts): UpdateDecision {
   const w = waveTime(release.waves, f.seed);
   const wave = { wave: w.wave, opens: new Date(Date.parse(release.published) + w.after * 1000) };
   if (channel.paused) {
-    return { act: false, state: 'waiting', reason: `channel ${f.channel} is paused (${channel.note} at ${channel.changed})`,
-      wave };
+    return { act: false, state: 'waiting',
+      reason: `channel ${f.channel} is paused (${channel.note} at ${channel.changed})`, wave };
   }
   if (f.mode === 'notify') {
-    return { act: false, state: 'available', reason: `${release.version} is offered; the policy says notify only`, wave };
+    return { act: false, state: 'available', reason: `${release.version} is offered; the policy says notify only`,
+      wave };
   }
   if (wave.opens > f.now) {
     return { act: false, state: 'waiting', reason: `wave ${w.wave} (seed ${f.seed}) takes ${release.version} from `

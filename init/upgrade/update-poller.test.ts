@@ -23,7 +23,8 @@ import { createHash, createPublicKey } from 'node:crypto';
 const dir = mkdtempSync(join(tmpdir(), 'update-poller-'));
 const repo = join(dir, 'repo');
 const keysDir = join(dir, 'keys');
-const made = Object.fromEntries(['root', 'targets', 'snapshot', 'timestamp'].map((r) => [r, generateKeyFile(keysDir, r)]));
+const made = Object.fromEntries(['root', 'targets', 'snapshot', 'timestamp']
+  .map((r) => [r, generateKeyFile(keysDir, r)]));
 let keys = loadKeyFolders([keysDir]);
 const roles = Object.fromEntries(Object.entries(made).map(([r, k]) => [r, { keys: [k.privateKey], threshold: 1 }]));
 createRepository(repo, { roles: roles as never }, keys, new Date());
@@ -122,7 +123,8 @@ const attack = async (t: Test, path: string, bytes: Buffer, words: RegExp, then?
 t.test('every TUF refusal is named and nothing is taken', async (t) => {
   const ts = join(metadataDir(repo), 'timestamp.json');
   // Rolled back: the first timestamp again, older than the one trusted.
-  await attack(t, '/metadata/timestamp.json', firstTimestamp, /^a rolled-back version .*timestamp version [0-9]+ is less than current/);
+  await attack(t, '/metadata/timestamp.json', firstTimestamp,
+    /^a rolled-back version .*timestamp version [0-9]+ is less than current/);
   // Too few signatures: the real timestamp with its signature altered.
   const real = JSON.parse(readFileSync(ts, 'utf8')) as { signatures: { sig: string }[] };
   real.signatures[0]!.sig = real.signatures[0]!.sig.replace(/^../, (x) => (x === '00' ? '11' : '00'));

@@ -90,7 +90,7 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
       let client: UpdateClient | undefined;
       let status: UpdateStatusSpec | undefined;
       let id = '';
-      // A poll is due: the policy changed, or the timer went off (not every wake: time and upgrade statuses wake it too).
+      // A poll is due: the policy changed or the timer went off (time and upgrade statuses wake it too, for nothing).
       let due = true;
       let timer: NodeJS.Timeout | undefined;
       let busy = false;
@@ -185,7 +185,8 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             continue;
           }
           busy = true;
-          void upgrade(ctx, { dir: o.dir as string, client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader })
+          const run = { dir: o.dir as string, client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader };
+          void upgrade(ctx, run)
             .then((bytes) => {
               bundleBytes += bytes;
             })
@@ -257,7 +258,8 @@ async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
   } catch (e) {
     const reason = tufReason((e as Error).cause ?? e);
     r.log.warn(`updates: ${version}: ${reason}`);
-    await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`, bundleBytes: r.seen.bundleBytes + bytes });
+    await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`,
+      bundleBytes: r.seen.bundleBytes + bytes });
   } finally {
     rmSync(file, { force: true });
   }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { ApplianceDefinition } from '../../image/appliance/definition.ts';
 import type { SigningKey } from '../../image/formats/format.ts';
-import { verifyUpgradeBundle } from '../../machinery/disk/upgrade-bundle.ts';
+import { UpgradeBundleError, verifyUpgradeBundle } from '../../machinery/disk/upgrade-bundle.ts';
 import { CHANNEL_RE } from '../../machinery/update/release-meta.ts';
 import { ALL_AT_ONCE, formatWaves, parseWaves } from '../../machinery/update/waves.ts';
 import { addRelease, setPaused, viewRepository, withdrawRelease } from '../../image/release/channels.ts';
@@ -15,6 +15,8 @@ import { generateKeyFile, loadKeyFolders, ReleaseRefused } from '../../image/rel
 import {
   commitChanges, createRepository, DEFAULT_EXPIRY_DAYS, readRepository, ROLES, rootFile, type Committed, type RoleName,
 } from '../../image/release/tuf-repository.ts';
+
+const EXPIRIES = Object.entries(DEFAULT_EXPIRY_DAYS).map(([role, days]) => `${role} ${days}`).join(', ');
 
 export const RELEASE_HELP = `usage: appliance release <action> --repo DIR [options]
 
@@ -28,7 +30,8 @@ actions:
   status            the roles (version, expiry, keys), the channels and the releases
   pause, resume     stop or restart a channel's rollout (machines not yet upgraded wait)
   withdraw VERSION  take a release out; its channels go back to what they offered before
-  refresh-timestamp sign the timestamp anew (it expires in ${DEFAULT_EXPIRY_DAYS.timestamp} day: run this from a scheduled job)
+  refresh-timestamp sign the timestamp anew (it expires in ${DEFAULT_EXPIRY_DAYS.timestamp} day: run this from a
+                    scheduled job)
   keys add ROLE     add a key (made in --new-keys, default the first --keys) to a role: a new root
   keys revoke ROLE KEYID
                     remove a key from a role: a new root, signed by the old root's keys and its own
@@ -41,8 +44,8 @@ options:
   --waves SCHEDULE      add: TIME=PERCENT,... e.g. 0h=10%,6h=50%,1d=100% (default ${formatWaves(ALL_AT_ONCE)})
   --min-from VERSION    add: machines below this version do not take it
   --no-build            add: publish out/ as it is
-  --expires DAYS        how long what is signed now stays valid (default: root ${DEFAULT_EXPIRY_DAYS.root}, targets
-                        ${DEFAULT_EXPIRY_DAYS.targets}, snapshot ${DEFAULT_EXPIRY_DAYS.snapshot}, timestamp ${DEFAULT_EXPIRY_DAYS.timestamp})
+  --expires DAYS        how long what is signed now stays valid
+                        (default days: ${EXPIRIES})
   --root-keys N, --root-threshold N, --targets-keys N, --targets-threshold N
                         init: how many keys each role has and how many must sign (default 1 of 1)
   --threshold N         keys add/revoke: the role's threshold after the change (default: as it was)
@@ -170,7 +173,8 @@ async function add(a: Args, host: ReleaseHost): Promise<number> {
     ...(minFrom ? { minFromVersion: minFrom } : {}), ...(expires(a, ['targets']) ? { expiresDays: expires(a,
       ['targets'])! } : {}) });
   process.stdout.write(`${d.name} ${d.version} ${c.promoted ? 'promoted to' : 'added to'} channel ${channel} of ${repo}`
-    + ` (${(bundle.length / 1e6).toFixed(1)} MB, waves ${formatWaves(waves)}${minFrom ? `, from ${minFrom} up` : ''})\n`);
+    + ` (${(bundle.length / 1e6).toFixed(1)} MB, waves ${formatWaves(waves)}`
+    + `${minFrom ? `, from ${minFrom} up` : ''})\n`);
   printCommitted(c);
   return 0;
 }
@@ -230,7 +234,9 @@ function keysCommand(a: Args): void {
   } else if (verb === 'revoke') {
     if (!keyId) throw new ReleaseUsage('keys revoke ROLE KEYID: which key (appliance release status lists them)');
     const match = r.keyIDs.filter((id) => id.startsWith(keyId));
-    if (match.length !== 1) throw new ReleaseRefused(`${keyId}: ${match.length ? 'more than one' : 'no'} key of ${role}`);
+    if (match.length !== 1) {
+      throw new ReleaseRefused(`${keyId}: ${match.length ? 'more than one' : 'no'} key of ${role}`);
+    }
     keysAfter = current.filter((k) => k.keyID !== match[0]).map(publicOf);
   } else throw new ReleaseUsage('keys add ROLE, or keys revoke ROLE KEYID');
   const threshold = count(a, '--threshold', Math.min(r.threshold, keysAfter.length));
@@ -297,7 +303,7 @@ export async function releaseMain(argv: string[], host: ReleaseHost): Promise<nu
       process.stderr.write(`appliance release: ${e.message} (appliance release --help)\n`);
       return 2;
     }
-    if (e instanceof ReleaseRefused || (e as Error).name === 'UpgradeBundleError') {
+    if (e instanceof ReleaseRefused || e instanceof UpgradeBundleError) {
       process.stderr.write(`appliance release: ${(e as Error).message}\n`);
       return 1;
     }
