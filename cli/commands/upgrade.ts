@@ -17,7 +17,7 @@ import {
 } from '../../proto/gen/resource-types.ts';
 
 export const UPGRADE_HELP = `usage: cosictl upgrade --image FILE|URL [--no-reboot] [--tries N]
-                       [--health-timeout DURATION] [--id ID] [--no-wait]
+                       [--health-timeout DURATION] [--id ID] [--no-wait] [--allow-downgrade]
 
 Upgrades the machine to the signed bundle (the image build's upgrade format,
 appliance-upgrade.tar). A FILE is uploaded in chunks (an upload cut off resumes where the
@@ -34,6 +34,7 @@ flags:
       --health-timeout D    how long the new system has to become healthy (default 5m)
       --id ID               the request's id (default upgrade-<time>-<4 hex digits>)
       --no-wait             declare the request and return (a FILE is still uploaded first)
+      --allow-downgrade     take a bundle whose version is below the running one (refused otherwise)
 
 Follow the new system's try with \`cosictl get upgradestatus ID -w\`, and the slots with
 \`cosictl get versions\`.
@@ -52,7 +53,7 @@ exit codes: 0 done, 1 refused (the reason is printed), as for every command othe
 `;
 
 /** The flags each of these commands takes. */
-export const UPGRADE_FLAGS = ['image', 'no-reboot', 'tries', 'health-timeout', 'id', 'no-wait'];
+export const UPGRADE_FLAGS = ['image', 'no-reboot', 'tries', 'health-timeout', 'id', 'no-wait', 'allow-downgrade'];
 export const ROLLBACK_FLAGS = ['no-reboot', 'id'];
 
 const MB = 1e6;
@@ -171,6 +172,7 @@ Promise<number> {
   const timeout = flag(p, 'health-timeout');
   const spec: UpgradeRequestSpec = {
     ...(url ? { source: image } : {}), reboot: !has(p, 'no-reboot'), tries,
+    allowDowngrade: has(p, 'allow-downgrade'),
     healthTimeoutSeconds: timeout === undefined ? 0 : parseDuration('health-timeout', timeout),
   };
   const id = requestId('upgrade', p);

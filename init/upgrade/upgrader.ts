@@ -151,13 +151,14 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   const fail = async (s: Session, why: string) => {
     if (s.failed) return;
     s.failed = why;
-    s.settle();
     clearTimeout(s.idle);
     o.log.warn(`upgrade "${s.id}" failed: ${why}`);
     s.status = { ...s.status, phase: 'failed', error: why, finishedAt: now() };
     if ('boot' in o.machine) rmSync(join(o.machine.stagingDir, s.id), { recursive: true, force: true });
     if (session === s) session = undefined;
     await report(s, true);
+    // After the report: whoever waits on it (the update poller) reads the failure in UpgradeStatus.
+    s.settle();
   };
 
   const begin = async (id: string, spec: UpgradeRequestSpec, open?: () => Promise<AsyncIterable<Buffer>>) => {
@@ -194,6 +195,10 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     s.status.slot = target;
     s.reader = new BundleReader(trust.keys, {
       manifest: (mf) => {
+        if (!spec.allowDowngrade && compareVersions(mf.version, runningVersion()) < 0) {
+          throw new Error(`version ${mf.version} is below the running ${runningVersion()}: refused (a downgrade is `
+            + 'asked for: cosictl upgrade --allow-downgrade)');
+        }
         if (trust.minVersion && compareVersions(mf.version, trust.minVersion) < 0) {
           throw new Error(`version ${mf.version} is below the minimum ${trust.minVersion} (UpgradePolicy): refused`);
         }
@@ -310,7 +315,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
 
   const rollback = async (id: string, spec: RollbackRequestSpec) => {
     const s: Session = {
-      id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0 }, status: blank('rollback'),
+      id, spec: { reboot: spec.reboot, tries: 0, healthTimeoutSeconds: 0, allowDowngrade: false },
+      status: blank('rollback'),
       done: true, reader: new BundleReader([]), writer: writerOf(id), ...receiving(),
     };
     if (!('boot' in o.machine)) {

@@ -430,6 +430,8 @@ export interface UpgradeRequestSpec {
   tries: number;
   /** How long the new system has to pass its health checks before it reboots itself (default 300). */
   healthTimeoutSeconds: number;
+  /** Take a bundle whose version is below the one running (refused otherwise, naming both). */
+  allowDowngrade: boolean;
 }
 
 /** UpgradeStatusSpec: one UpgradeRequest's progress (same id), written by the engine. Kept on the boot
