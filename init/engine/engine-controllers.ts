@@ -26,6 +26,7 @@ import type { Upgrader } from '../upgrade/upgrader.ts';
 import { updatePoller } from '../upgrade/update-poller.ts';
 import { powerRequests, type OnPowerRequest } from './power-requests.ts';
 import { metricsEndpoint, type MetricsSources } from './metrics.ts';
+import type { ApiTls } from './api/front-door.ts';
 import { consoleSummary } from './console-summary.ts';
 import type { LogBook } from './log/book.ts';
 import { logSinks } from './log/sink.ts';
@@ -42,7 +43,7 @@ export interface EngineControllerParts {
   upgrader: Upgrader;
   /** Where the update poller keeps what lasts between boots, or why this engine polls nothing. */
   updatesDir: string | { refuse: string };
-  metrics: Omit<MetricsSources, 'state'>;
+  metrics: Omit<MetricsSources, 'state'> & { tls: () => ApiTls };
   /** Where the console's summary line goes. */
   announce: (line: string) => void;
   /** The log rings the sinks send from. */

@@ -252,7 +252,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     userData: { config, persisted, log: o.log.child('config') },
     // Read at scrape time only, once the API below serves.
-    metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats() },
+    metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats(),
+      tls: () => certificate.tls },
     ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
     installer: {
       state, log: o.log.child('install'), owner: ENGINE_OWNER, machineConfig: () => config.forDisk(),

@@ -1,8 +1,10 @@
 // The metrics endpoint of the built engine (`appliance serve` with the test plugins), opt-in through a
-// MetricsEndpoint, scraped over HTTP and read with Prometheus's own text parser (python3-prometheus-client).
+// MetricsEndpoint, scraped over HTTPS with a reader's certificate (refused without one) or plain HTTP where the
+// endpoint says so, and read with Prometheus's own text parser (python3-prometheus-client).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { get } from 'node:http';
+import { get as getTls } from 'node:https';
 import { createServer } from 'node:net';
 import { artifacts } from '../../qemu/artifacts.ts';
 import { startServe } from './serve-harness.ts';
@@ -21,9 +23,12 @@ const freePort = () => new Promise<number>((resolve) => {
     s.close(() => resolve(p));
   });
 });
-const scrape = (port: number, path = '/metrics') => new Promise<{ status: number; type: string; body: string }>(
-  (resolve, reject) => {
-    get({ host: '127.0.0.1', port, path }, (res) => {
+/** A scrape as a reader over HTTPS (`as` another role, or none: no certificate), or plain with `plain`. */
+const scrape = (port: number, path = '/metrics', o: { plain?: boolean; as?: 'reader' | 'none' } = {}) =>
+  new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const tls = served.tls('reader');
+    const client = o.as === 'none' ? { ca: tls.ca } : { ca: tls.ca, cert: tls.cert, key: tls.key };
+    (o.plain ? get : getTls)({ host: '127.0.0.1', port, path, ...(o.plain ? {} : client) }, (res) => {
       let body = '';
       res.on('data', (d) => {
         body += d;
@@ -95,6 +100,14 @@ t.test('opt-in: nothing listens until a MetricsEndpoint says where; then GET /me
   t.ok((value(m.get('appliance_engine_resident_memory_bytes'), {}) ?? 0) > 10e6, 'the engine\'s memory');
   t.ok((value(m.get('node_memory_MemTotal_bytes'), {}) ?? 0) > 100e6, 'the machine\'s memory');
   t.equal((await scrape(port, '/other')).status, 404);
+  const anonymous = await scrape(port, '/metrics', { as: 'none' });
+  t.equal(anonymous.status, 403, 'no client certificate: refused');
+  t.match(anonymous.body, /requires a client certificate/);
+  await t.rejects(scrape(port, '/metrics', { plain: true }), 'not plain HTTP');
+  t.equal(value(m.get('appliance_info'), {}), 1);
+  t.match(m.get('appliance_info')?.samples[0]?.labels, { version: /./, update_state: 'none' },
+    'what runs, and no update policy');
+  t.equal(m.get('appliance_healthy')?.type, 'gauge');
   // Reconciles, as the plugins report them (every 5 s at most): test-reader reconciles on each TestFileRead.
   await admin.create(newResource({ namespace: RUNTIME_NS, type: 'TestFileReads.test.appliance.dev', id: 'm' },
     { path: '/proc/self/status' }));
@@ -124,4 +137,20 @@ t.test('opt-in: nothing listens until a MetricsEndpoint says where; then GET /me
     }
   }
   await t.rejects(scrape(port), { code: 'ECONNREFUSED' }, 'removed: no longer served');
+});
+
+t.test('plain: true serves plain HTTP, to anyone', async (t) => {
+  const port = await freePort();
+  await admin.create(newResource({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, id: 'plain' },
+    { listen: `127.0.0.1:${port}`, plain: true }));
+  t.teardown(() => admin.destroy({ namespace: CONFIG_NS, type: METRICS_ENDPOINT_TYPE, id: 'plain' }));
+  let r: { status: number } | undefined;
+  for (let i = 0; i < 100 && !r; i++) {
+    r = await scrape(port, '/metrics', { plain: true }).catch(async (e) => {
+      if (!refused(e)) throw e;
+      await new Promise((res) => setTimeout(res, 100));
+      return undefined;
+    });
+  }
+  t.equal(r?.status, 200);
 });

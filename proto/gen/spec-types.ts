@@ -600,14 +600,18 @@ export interface LogSinkStatusSpec {
   error: string;
 }
 
-/** MetricsEndpointSpec: serve metrics in the Prometheus text format over plain HTTP at GET /metrics
- * (opt-in: none is served until one is declared; one at a time, the first by id).
+/** MetricsEndpointSpec: serve metrics in the Prometheus text format at GET /metrics (opt-in: none is served until one
+ * is declared; one at a time, the first by id). Over HTTPS with the API's own certificate, and only to clients with a
+ * certificate of the API's CA naming a role (a reader's is enough), as the API; plain HTTP only when `plain` says so.
+ * A machine in maintenance mode (no API CA yet) serves it only plain.
  * 
  * Example:
  * listen: 0.0.0.0:9100 */
 export interface MetricsEndpointSpec {
   /** HOST:PORT to listen on (0.0.0.0:9100 for every address). */
   listen: string;
+  /** Serve plain HTTP with no authentication: anyone who reaches the port reads the metrics. */
+  plain: boolean;
 }
 
 /** ExtensionSpec: a plugin shipped to the machine as a squashfs image (id = the extension's name, as its
