@@ -53,7 +53,8 @@ function fleetFamilies(m: MetricsSources): string {
     ...update ? [
       family('appliance_update_offered_info', 'gauge', 'The version the update channel offers (always 1).',
         [{ labels: { channel: update.channel, version: update.offeredVersion }, value: 1 }]),
-      family('appliance_update_wave', 'gauge', 'This machine\'s wave for the offered release.', [{ value: update.wave }]),
+      family('appliance_update_wave', 'gauge', 'This machine\'s wave for the offered release.',
+        [{ value: update.wave }]),
       family('appliance_update_wave_opens_timestamp_seconds', 'gauge', 'When this machine\'s wave lets it upgrade.',
         [{ value: time(update.waveOpens) }]),
       family('appliance_update_last_check_timestamp_seconds', 'gauge', 'The last poll of the update repository.',

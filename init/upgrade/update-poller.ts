@@ -245,7 +245,8 @@ async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
     await r.write({ ...r.seen, state: 'upgrading', reason: `${version} is being written; the machine reboots into it`,
       upgradeId, bundleBytes: r.seen.bundleBytes + bytes });
     await r.upgrader.upgradeFrom(upgradeId, {
-      source: `${r.view.url.replace(/\/?$/, '/')}targets/${target!.path}`, reboot: true, tries: 1, allowDowngrade: false,
+      source: `${r.view.url.replace(/\/?$/, '/')}targets/${target!.path}`, reboot: true, tries: 1,
+      allowDowngrade: false,
       healthTimeoutSeconds: r.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS,
     }, async () => createReadStream(file));
     const after = (await ctx.state.find({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: upgradeId }))
