@@ -13,6 +13,7 @@ import { FORMATS } from '../image/formats/index.ts';
 import { developmentSigningKey } from '../image/signing-key.ts';
 import { bootWithApi, type ApiVm } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
+import type { VmOptions } from './launch.ts';
 
 export const a = artifacts();
 export const dir = mkdtempSync(join(tmpdir(), 'upgrade-'));
@@ -56,19 +57,20 @@ const rawFile = join(dir, 'images', images[0]!.file);
 export type Firmware = 'ovmf' | 'seabios';
 
 /** A fresh copy of the raw image, with room for EPHEMERAL to grow (where a bundle is staged on /var). */
-export function freshDisk(firmware: Firmware): string {
-  const disk = join(dir, `disk-${firmware}.raw`);
+export function freshDisk(firmware: Firmware, name: string = firmware): string {
+  const disk = join(dir, `disk-${name}.raw`);
   execFileSync('cp', ['--sparse=always', rawFile, disk]);
   execFileSync('truncate', ['-s', '1G', disk]);
   return disk;
 }
 
 /** Boots `disk` the way both tests do, and keeps its console beside the run's other files for a failed step. */
-export async function bootDisk(t: Test, disk: string, firmware: Firmware, memoryMiB: number): Promise<ApiVm> {
+export async function bootDisk(t: Test, disk: string, firmware: Firmware, memoryMiB: number,
+  extra: Partial<VmOptions> = {}, name: string = firmware): Promise<ApiVm> {
   const m = await bootWithApi({ bootFrom: 'disk', firmware, memoryMiB, noReboot: false,
-    disks: [{ file: disk, format: 'raw' }] }, 'dhcp');
+    disks: [{ file: disk, format: 'raw' }], ...extra }, 'dhcp');
   t.teardown(() => m.vm.kill());
-  t.teardown(() => writeFileSync(join(dir, `console-${firmware}.log`), m.vm.console()));
+  t.teardown(() => writeFileSync(join(dir, `console-${name}.log`), m.vm.console()));
   return m;
 }
 

@@ -38,7 +38,7 @@ PACKAGES=(
 # internet; lighttpd would listen on port 80). chronyd is the independent NTP server the time
 # tests query; lighttpd is the program nobody here wrote that the appliance tests bake into an
 # image from an OCI layout; docker-registry (Distribution) is the real registry images are pulled from in
-# tests. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
+# tests; prometheus scrapes the fleet test's machines. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
 unpack_tool() {
   local pkg="$1" file="$2"
   local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/$pkg"
@@ -53,6 +53,7 @@ unpack_tools() {
   unpack_tool chrony usr/sbin/chronyd
   unpack_tool lighttpd usr/sbin/lighttpd
   unpack_tool docker-registry usr/bin/docker-registry # the real OCI registry the registry client's tests pull from
+  unpack_tool prometheus usr/bin/prometheus # the real scraper of the fleet test (installed, it would run as a service)
 }
 
 missing=()

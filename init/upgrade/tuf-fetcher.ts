@@ -18,7 +18,7 @@ export class TufFetcher implements Fetcher {
 
   constructor(private readonly stagingDir: string, private readonly http: HttpOpenOptions = {}) {}
 
-  private async open(url: string) {
+  async open(url: string) {
     try {
       return await httpOpen(url, 30_000, { maxRedirects: 3, ...this.http });
     } catch (e) {

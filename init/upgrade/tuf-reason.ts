@@ -7,7 +7,10 @@ import { BadVersionError, DownloadHTTPError, DownloadLengthMismatchError, Expire
   'tuf-js/dist/error.js';
 import { LengthOrHashMismatchError, UnsignedMetadataError } from '@tufjs/models/dist/error.js';
 
-export type TufFault = 'expired' | 'rollback' | 'signatures' | 'mismatch' | 'http' | 'other';
+export type TufFault = 'expired' | 'rollback' | 'signatures' | 'mismatch' | 'http' | 'unreachable' | 'other';
+
+/** What the machine's HTTP client says when no answer came (machinery/sys/http-get.ts: `URL: CODE`, a quiet peer). */
+const UNREACHABLE = /: (E[A-Z]+|nothing received for [0-9.]+ s)$/;
 
 export function tufFault(e: unknown): TufFault {
   const m = e instanceof Error ? e.message : String(e);
@@ -19,6 +22,7 @@ export function tufFault(e: unknown): TufFault {
   if (e instanceof LengthOrHashMismatchError || e instanceof DownloadLengthMismatchError
     || /hash|length|Max length/i.test(m)) return 'mismatch';
   if (e instanceof DownloadHTTPError) return 'http';
+  if (UNREACHABLE.test(m)) return 'unreachable';
   return 'other';
 }
 
@@ -28,6 +32,7 @@ const WORDS: Record<TufFault, string> = {
   signatures: 'too few valid signatures (below the role\'s threshold)',
   mismatch: 'a length or hash mismatch',
   http: 'the server answered with an error',
+  unreachable: 'the repository could not be reached',
   other: 'refused',
 };
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TargetFile, Updater } from 'tuf-js';
+import { LengthOrHashMismatchError } from '@tufjs/models/dist/error.js';
 import {
   channelTarget, parseChannelInfo, parseReleaseInfo, type ChannelInfo, type ReleaseInfo,
 } from '../../machinery/update/release-meta.ts';
@@ -116,11 +117,53 @@ export class UpdateClient {
     throw new UpdateCheckError(`${first.url}: ${(first.e as Error).message}${others}`, { cause: first.e });
   }
 
-  /** Downloads the target the last check verified to `file`, checking its length and hashes; the bytes fetched. */
-  async download(target: TargetFile, file: string): Promise<number> {
+  /**
+   * The bytes of a target the last check verified, streamed: refused past its length, and the last chunk held back
+   * until the whole length and every hash matched, so a consumer (the upgrader, which writes a slot once a bundle is
+   * whole) never sees a complete target TUF would refuse. tuf-js's downloadTarget would keep a file and a copy of
+   * it on /var first: at 256 MiB those extra copies paged the machine (measured in the fleet test).
+   */
+  async *stream(target: TargetFile): AsyncGenerator<Buffer> {
     if (!this.last) throw new UpdateCheckError('no verified view of the repository: check first');
-    this.fetcher.bytes = 0;
-    await this.last.updater.downloadTarget(target, file);
+    const hashes = Object.entries(target.hashes);
+    const unknown = hashes.filter(([alg]) => !['sha256', 'sha512'].includes(alg)).map(([alg]) => alg);
+    if (!hashes.length || unknown.length) {
+      throw new UpdateCheckError(`${target.path}: hashes ${hashes.map(([a]) => a).join(', ') || 'none'}; this machine `
+        + 'checks sha256 and sha512');
+    }
+    const root = JSON.parse(readFileSync(join(this.metadataDir, 'root.json'), 'utf8')) as {
+      signed: { consistent_snapshot?: boolean } };
+    // As tuf-js names it (Updater.downloadTarget): consistent snapshots put the first hash before the file's name.
+    const slash = target.path.lastIndexOf('/');
+    const name = root.signed.consistent_snapshot
+      ? `${target.path.slice(0, slash + 1)}${hashes[0]![1]}.${target.path.slice(slash + 1)}` : target.path;
+    const digests = hashes.map(([alg, want]) => ({ alg, want, hash: createHash(alg) }));
+    let length = 0;
+    let held: Buffer | undefined;
+    const res = await this.fetcher.open(`${base(this.last.url)}targets/${name}`);
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      length += chunk.length;
+      this.fetcher.bytes += chunk.length;
+      if (length > target.length) {
+        res.destroy();
+        throw new LengthOrHashMismatchError(`${target.path}: more than its ${target.length} bytes`);
+      }
+      for (const d of digests) d.hash.update(chunk);
+      if (held) yield held;
+      held = chunk;
+    }
+    if (length !== target.length) {
+      throw new LengthOrHashMismatchError(`${target.path}: ${length} bytes, the targets say ${target.length}`);
+    }
+    for (const d of digests) {
+      const got = d.hash.digest('hex');
+      if (got !== d.want) throw new LengthOrHashMismatchError(`${target.path}: ${d.alg} ${got}, the targets say ${d.want}`);
+    }
+    if (held) yield held;
+  }
+
+  /** Bytes fetched since the last check began (metadata, then a stream's). */
+  get fetched(): number {
     return this.fetcher.bytes;
   }
 }

@@ -5,7 +5,7 @@
 // signature, its version) and A/B path with a health-gated trial follow. UpdateStatus (same id) says what it saw
 // and why it waits. Kept on /var between boots: the metadata TUF trusts, this machine's seed, and the versions
 // whose try failed here, which it never takes again by itself.
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { TimeStatusSpec, UpdatePolicySpec, UpdateStatusSpec, UpgradeStatusSpec } from
@@ -20,7 +20,8 @@ import {
 import { DEFAULT_HEALTH_TIMEOUT_SECONDS, type Upgrader } from './upgrader.ts';
 import { decideUpdate } from './update-decision.ts';
 import { UpdateClient, type RepositoryView } from './update-client.ts';
-import { tufReason } from './tuf-reason.ts';
+import { tufFault, tufReason } from './tuf-reason.ts';
+import { LengthOrHashMismatchError } from '@tufjs/models/dist/error.js';
 
 export const DEFAULT_POLL_SECONDS = 3600;
 export const DEFAULT_CHANNEL = 'stable';
@@ -95,6 +96,7 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
       let timer: NodeJS.Timeout | undefined;
       let busy = false;
       let bundleBytes = 0;
+      let retryIn = 0;
       const kept = typeof o.dir === 'string' ? new Kept(o.dir) : undefined;
       const write = async (s: UpdateStatusSpec) => {
         status = s;
@@ -160,12 +162,17 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
           try {
             view = await client.check();
           } catch (e) {
-            const reason = tufReason((e as Error).cause ?? e, problem);
-            o.log.warn(`updates: ${reason}`);
+            const cause = (e as Error).cause ?? e;
+            const reason = tufReason(cause, problem);
+            // A repository out of reach (the network still coming up at boot) is asked again soon, 5 s doubling up
+            // to the interval; a refusal waits for the next poll: asking again at once changes nothing.
+            retryIn = tufFault(cause) === 'unreachable' ? Math.min(interval, retryIn ? retryIn * 2 : 5) : 0;
+            if (!retryIn || retryIn >= interval) o.log.warn(`updates: ${reason}`);
             await write({ ...base(), state: 'error', reason: '', error: reason, seed, lastCheck: now().toISOString(),
-              nextCheck: schedule(interval), ...versionsOf(client) });
+              nextCheck: schedule(retryIn || interval), ...versionsOf(client) });
             continue;
           }
+          retryIn = 0;
           const release = view.offered?.release;
           const decision = decideUpdate({ running: o.upgrader.runningVersion(), channel,
             ...(view.offered ? { offered: { channel: view.offered.channel,
@@ -185,7 +192,7 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             continue;
           }
           busy = true;
-          const run = { dir: o.dir as string, client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader };
+          const run = { client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader };
           void upgrade(ctx, run)
             .then((bytes) => {
               bundleBytes += bytes;
@@ -217,7 +224,6 @@ async function noteFailedTries(ctx: ControllerContext, kept: Kept, log: Logger):
 }
 
 interface UpgradeRun {
-  dir: string;
   client: UpdateClient;
   view: RepositoryView;
   spec: UpdatePolicySpec;
@@ -228,41 +234,44 @@ interface UpgradeRun {
   upgrader: UpdatePollerOptions['upgrader'];
 }
 
-/** Downloads the offered release (TUF checks it) and hands it to the upgrader; the bundle's bytes fetched. */
+/**
+ * Streams the offered release into the upgrader (TUF's length and hashes checked on the way, the bundle's signature
+ * and parts by the upgrader as for any upgrade); the bundle's bytes fetched.
+ */
 async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
   const { release, target } = r.view.offered!;
   const version = release!.version;
   const upgradeId = updateUpgradeId(version);
-  const staging = join(r.dir, 'staging');
-  const file = join(staging, `release-${upgradeId}.tar`);
-  mkdirSync(staging, { recursive: true, mode: 0o700 });
-  let bytes = 0;
+  const before = r.client.fetched;
+  const fetched = () => r.client.fetched - before;
   try {
-    await r.write({ ...r.seen, state: 'downloading', reason: `fetching ${version} (${target!.length} bytes)` });
+    await r.write({ ...r.seen, state: 'downloading', reason: `fetching ${version} (${target!.length} bytes) for the `
+      + 'slot not running', upgradeId });
     r.log.info(`updates: fetching ${version} from ${r.view.url} (${target!.length} bytes)`);
-    bytes = await r.client.download(target!, file);
-    if (ctx.signal.aborted) return bytes;
-    await r.write({ ...r.seen, state: 'upgrading', reason: `${version} is being written; the machine reboots into it`,
-      upgradeId, bundleBytes: r.seen.bundleBytes + bytes });
     await r.upgrader.upgradeFrom(upgradeId, {
       source: `${r.view.url.replace(/\/?$/, '/')}targets/${target!.path}`, reboot: true, tries: 1,
       allowDowngrade: false,
       healthTimeoutSeconds: r.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS,
-    }, async () => createReadStream(file));
+    }, async () => r.client.stream(target!));
+    if (ctx.signal.aborted) return fetched();
     const after = (await ctx.state.find({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: upgradeId }))
       ?.spec as UpgradeStatusSpec | undefined;
     if (after?.phase === 'failed') {
-      await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: the upgrade failed: ${after.error}`,
-        upgradeId,
-        bundleBytes: r.seen.bundleBytes + bytes });
+      // The stream's own refusal (TUF's length or hash) reaches the upgrader as its failure: named in TUF's terms.
+      const reason = /more than its|bytes, the targets say|the targets say/.test(after.error)
+        ? tufReason(new LengthOrHashMismatchError(after.error)) : `the upgrade failed: ${after.error}`;
+      r.log.warn(`updates: ${version}: ${reason}`);
+      await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`, upgradeId,
+        bundleBytes: r.seen.bundleBytes + fetched() });
+    } else {
+      await r.write({ ...r.seen, state: 'upgrading', reason: `${version} is being written; the machine reboots into it`,
+        upgradeId, bundleBytes: r.seen.bundleBytes + fetched() });
     }
   } catch (e) {
     const reason = tufReason((e as Error).cause ?? e);
     r.log.warn(`updates: ${version}: ${reason}`);
     await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`,
-      bundleBytes: r.seen.bundleBytes + bytes });
-  } finally {
-    rmSync(file, { force: true });
+      bundleBytes: r.seen.bundleBytes + fetched() });
   }
-  return bytes;
+  return fetched();
 }
