@@ -123,7 +123,7 @@ t.test('wave 0 upgrades at once, the last wave only once it opens', async (t) =>
     t.match(s.reason, /no channel stable/, `${x.name}: an empty repository polled`);
   }
   const published = Date.now();
-  release('0.9.0', good, '0s=10%,60s=100%');
+  release('0.9.0', good, '0s=10%,40s=100%');
   const waiting = await statusWhere(two!, 'waiting for its wave', (s) => s.state === 'waiting');
   t.match(waiting.reason, /^wave 1 \(seed 2047\) takes 0\.9\.0 from /);
   await readyAgain(one!.m, 2);
@@ -135,9 +135,10 @@ t.test('wave 0 upgrades at once, the last wave only once it opens', async (t) =>
   t.ok(twoStarted >= Date.parse(waiting.waveOpens!), `the second machine started at its wave `
     + `(${new Date(twoStarted).toISOString()} >= ${waiting.waveOpens})`);
   process.stderr.write(`# fleet: from publish to wave 0 upgraded ${((oneDone - published) / 1000).toFixed(1)} s, to `
-    + `the last machine ${((Date.now() - published) / 1000).toFixed(1)} s (its wave opened after 60 s)\n`);
+    + `the last machine ${((Date.now() - published) / 1000).toFixed(1)} s (its wave opened after 40 s)\n`);
   for (const x of [one!, two!]) {
-    const s = await statusWhere(x, 'up to date on 0.9.0', (s) => s.state === 'up-to-date' && s.runningVersion === '0.9.0');
+    const s = await statusWhere(x, 'up to date on 0.9.0',
+      (s) => s.state === 'up-to-date' && s.runningVersion === '0.9.0');
     process.stderr.write(`# fleet: ${x.name} fetched ${x.served.targets} bytes of bundles and ${x.served.metadata} `
       + `of metadata; a poll with nothing new fetches ${s.metadataBytes} bytes\n`);
     t.ok(x.served.targets >= readFileSync(good).length && x.served.targets < 2 * readFileSync(good).length,
@@ -158,7 +159,8 @@ t.test('Prometheus scrapes both machines over mutual TLS with a reader\'s certif
     tls_config: {ca_file: ca.pem, cert_file: reader.pem, key_file: reader-key.pem, server_name: ${x.name}}
     static_configs: [{targets: ["127.0.0.1:${x.metricsPort}"]}]
 `;
-  writeFileSync(join(promDir, 'prometheus.yml'), `global: {scrape_interval: 2s}\nscrape_configs:\n${job(one!)}${job(two!)}`);
+  writeFileSync(join(promDir, 'prometheus.yml'),
+    `global: {scrape_interval: 2s}\nscrape_configs:\n${job(one!)}${job(two!)}`);
   const port = await freePort();
   const prom = spawn(PROMETHEUS, [`--config.file=${join(promDir, 'prometheus.yml')}`,
     `--storage.tsdb.path=${join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`],
@@ -186,7 +188,7 @@ t.test('Prometheus scrapes both machines over mutual TLS with a reader\'s certif
 
 t.test('a release that fails its trial rolls back on wave 0 and, paused, never reaches the last wave', async (t) => {
   // A shorter trial for this release: its network plugin never comes up.
-  const r = await one!.m.run(['apply', '-f', '-'], policy(one!, 45));
+  const r = await one!.m.run(['apply', '-f', '-'], policy(one!, 30));
   t.equal(r.code, 0, r.err);
   release('0.9.5', broken, '0s=10%,1h=100%');
   await readyAgain(one!.m, 4, 420_000); // 0.9.5's ready line, then 0.9.0's again after the fallback

@@ -105,8 +105,9 @@ if (process.argv.includes('--help')) {
 }
 /** The longest QEMU files start first, so the two lanes end together (minutes on a 2-core machine). */
 const SLOW_FIRST = [
-  'qemu/extension.test.ts', 'qemu/upgrade.test.ts', 'qemu/platform.test.ts', 'qemu/images.test.ts',
-  'qemu/images-cloud.test.ts', 'qemu/devices.test.ts', 'qemu/faults.test.ts', 'qemu/system.test.ts',
+  'qemu/extension.test.ts', 'qemu/upgrade.test.ts', 'qemu/fleet.test.ts', 'qemu/platform.test.ts',
+  'qemu/images.test.ts', 'qemu/images-cloud.test.ts', 'qemu/devices.test.ts', 'qemu/faults.test.ts',
+  'qemu/system.test.ts',
 ];
 const slowFirst = (files: string[]) => [...SLOW_FIRST.filter((f) => files.includes(f)),
   ...files.filter((f) => !SLOW_FIRST.includes(f))];

@@ -5,7 +5,7 @@
 // say what the machine does).
 import type {
   ExtensionStatusSpec, HealthStatusSpec, HostnameSpecStatusSpec, LinkStatusSpec, MachineStatusSpec,
-  MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec, VersionSpec,
+  MountSpecStatusSpec, PluginStatusSpec, TimeStatusSpec, UpdateStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { Watch, WatchEvent } from '../../cosi/state/state.ts';
 import { LOG_RPC, MACHINE_RPC, callUnary } from '../../machinery/model/service-wire.ts';
@@ -15,7 +15,7 @@ import type { Session } from '../session.ts';
 import type { DashboardData } from './view.ts';
 import {
   EXTENSION_STATUS_TYPE, HEALTH_STATUS_TYPE, HOSTNAME_SPEC_STATUS_TYPE, LINK_STATUS_TYPE, MACHINE_STATUS_TYPE,
-  MOUNT_SPEC_STATUS_TYPE, PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, VERSION_TYPE,
+  MOUNT_SPEC_STATUS_TYPE, PLUGIN_STATUS_TYPE, TIME_STATUS_TYPE, UPDATE_STATUS_TYPE, VERSION_TYPE,
 } from '../../proto/gen/resource-types.ts';
 
 const OVERVIEW_EVERY_MS = 2000;
@@ -41,6 +41,7 @@ export class DashboardFeed {
   private readonly links = new Map<string, LinkStatusSpec>();
   private readonly mounts = new Map<string, MountSpecStatusSpec>();
   private readonly times = new Map<string, TimeStatusSpec>();
+  private readonly updates = new Map<string, UpdateStatusSpec>();
   private readonly healths = new Map<string, HealthStatusSpec>();
   private readonly machines = new Map<string, MachineStatusSpec>();
   private readonly hostnames = new Map<string, HostnameSpecStatusSpec>();
@@ -74,6 +75,7 @@ export class DashboardFeed {
       { type: HOSTNAME_SPEC_STATUS_TYPE, section: 'hostname', into: this.hostnames },
       { type: TIME_STATUS_TYPE, section: 'time', into: this.times },
       { type: MOUNT_SPEC_STATUS_TYPE, section: 'mounts', into: this.mounts },
+      { type: UPDATE_STATUS_TYPE, section: 'updates', into: this.updates },
     ];
     await Promise.all([...mirrors.map((m) => this.mirror(m)), this.readOverview(), this.readLogs()]);
     if (this.o.follow && !this.closed) {
@@ -94,6 +96,7 @@ export class DashboardFeed {
       ...(first(this.machines) ? { machine: first(this.machines)! } : {}),
       ...(first(this.healths) ? { health: first(this.healths)! } : {}),
       ...(first(this.times) ? { time: first(this.times)! } : {}),
+      ...(first(this.updates) ? { update: first(this.updates)! } : {}),
       ...(this.lost ? { lost: this.lost } : {}),
     };
   }

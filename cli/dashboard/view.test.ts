@@ -134,3 +134,18 @@ t.test('a 60x12 pane: the plugins in one line, so that eth0 and its addresses sh
     'what does not run is named');
   t.match(text(data({ plugins: seven }), 100, 40).join('\n'), /issue running/, 'a big screen: each plugin');
 });
+
+t.test('updates: one line after the clock, only with an update policy', async (t) => {
+  const none = text(data());
+  t.notOk(none.some((l) => l.startsWith('UPDATES')), 'no policy, no line');
+  const waiting = text(data({ update: { state: 'waiting', runningVersion: '1.2.3', offeredVersion: '1.3.0',
+    channel: 'stable', seed: 2047, reason: 'wave 1 (seed 2047) takes 1.3.0 from 2026-11-24T12:00:00.000Z',
+    error: '' } as never }));
+  const at = waiting.findIndex((l) => l.startsWith('UPDATES'));
+  t.ok(at > waiting.findIndex((l) => l.startsWith('TIME')), 'after the clock');
+  t.match(waiting[at], /^UPDATES {2}waiting {2}1\.2\.3 -> 1\.3\.0 \(stable, seed 2047\) {2}wave 1 \(seed 2047\) takes/);
+  const failed = { state: 'error', runningVersion: '1.2.3', offeredVersion: '', channel: 'stable', seed: 3, reason: '',
+    error: 'expired metadata (a stale or frozen repository): Final timestamp.json is expired' };
+  const error = text(data({ update: failed as never }));
+  t.match(error.find((l) => l.startsWith('UPDATES')), /error {2}1\.2\.3 \(stable, seed 3\) {2}expired metadata/);
+});

@@ -4,7 +4,7 @@
 // addresses, the clock, mounts, then the newest log lines in whatever rows are left.
 import type {
   ExtensionStatusSpec, HealthStatusSpec, LinkStatusSpec, MachineStatusSpec, MountSpecStatusSpec, PluginStatusSpec,
-  TimeStatusSpec, VersionSpec,
+  TimeStatusSpec, UpdateStatusSpec, VersionSpec,
 } from '../../proto/gen/spec-types.ts';
 import type { LogLine, MachineOverview } from '../../proto/gen/spec-types.ts';
 import { kibText, levelWord, uptimeText } from '../output/units.ts';
@@ -23,6 +23,8 @@ export interface DashboardData {
   extensions?: ReadonlyMap<string, ExtensionStatusSpec>;
   links: ReadonlyMap<string, LinkStatusSpec>;
   time?: TimeStatusSpec;
+  /** Where pulled updates stand (absent: no UpdatePolicy). */
+  update?: UpdateStatusSpec;
   mounts: ReadonlyMap<string, MountSpecStatusSpec>;
   /** Oldest first. */
   logs: readonly LogLine[];
@@ -134,6 +136,18 @@ function linkLines(links: ReadonlyMap<string, LinkStatusSpec>): ScreenLine[] {
   ]);
 }
 
+const UPDATE_STYLE: Record<string, Style> = {
+  'up-to-date': 'good', waiting: 'warn', available: 'warn', downloading: 'warn', upgrading: 'warn', error: 'bad',
+};
+
+/** The update poller in one line: its state, what runs and is offered, and why it waits or failed. */
+function updateLine(u: UpdateStatusSpec): ScreenLine {
+  const offered = u.offeredVersion && u.offeredVersion !== u.runningVersion ? ` -> ${u.offeredVersion}` : '';
+  const why = u.state === 'error' ? u.error : u.reason;
+  return [seg(`  ${u.state ?? '?'}`, UPDATE_STYLE[u.state ?? ''] ?? 'plain'),
+    seg(`  ${u.runningVersion}${offered} (${u.channel}, seed ${u.seed})`), seg(why ? `  ${why}` : '', 'dim')];
+}
+
 function timeLine(t: TimeStatusSpec | undefined): ScreenLine {
   if (!t) return [seg('  not known', 'dim')];
   // Without servers the plugin's "error" says none are configured: not a fault, as health sees it.
@@ -199,6 +213,7 @@ export function dashboardLines(d: DashboardData, width: number, height: number):
       : []),
     heading('LINKS', d.problems.get('links')), ...linkLines(d.links),
     [...heading('TIME', d.problems.get('time')), ...timeLine(d.time)],
+    ...(d.update ? [[...heading('UPDATES', d.problems.get('updates')), ...updateLine(d.update)]] : []),
     heading('MOUNTS', d.problems.get('mounts')), ...mountLines(d.mounts, width),
   ];
   const full = topWith(pluginLines(d.plugins, width));

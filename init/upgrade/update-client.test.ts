@@ -94,7 +94,8 @@ t.test('a policy that pins another root starts afresh', async (t) => {
   const d = join(dir, 'anchored');
   await client([url], d).check();
   t.ok(existsSync(join(d, 'metadata', 'targets.json')), 'what tuf-js trusted is kept');
-  t.throws(() => new UpdateClient({ dir: d, urls: [url], channel: 'stable', root: '{"signed": {"_type": "timestamp"}}' }),
+  const timestamp = '{"signed": {"_type": "timestamp"}}';
+  t.throws(() => new UpdateClient({ dir: d, urls: [url], channel: 'stable', root: timestamp }),
     /the policy's root is not a TUF root metadata file/);
   t.throws(() => new UpdateClient({ dir: d, urls: [url], channel: 'stable', root: 'nope' }),
     /the policy's root is not JSON/);

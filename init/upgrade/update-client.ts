@@ -157,7 +157,9 @@ export class UpdateClient {
     }
     for (const d of digests) {
       const got = d.hash.digest('hex');
-      if (got !== d.want) throw new LengthOrHashMismatchError(`${target.path}: ${d.alg} ${got}, the targets say ${d.want}`);
+      if (got !== d.want) {
+        throw new LengthOrHashMismatchError(`${target.path}: ${d.alg} ${got}, the targets say ${d.want}`);
+      }
     }
     if (held) yield held;
   }

@@ -191,6 +191,15 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             await write({ ...seen, state: decision.state, reason: decision.reason, nextCheck: next });
             continue;
           }
+          // Handed over already (received, written, waiting for the reboot or its trial): not started again.
+          const under = (await ctx.state.find({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE,
+            id: updateUpgradeId(decision.release.version) }))?.spec as UpgradeStatusSpec | undefined;
+          if (under && under.phase !== 'failed' && under.phase !== 'done') {
+            await write({ ...seen, state: 'upgrading', upgradeId: updateUpgradeId(decision.release.version),
+              reason: `${decision.release.version} is ${under.phase}; the machine reboots into it`,
+              nextCheck: schedule(interval) });
+            continue;
+          }
           busy = true;
           const run = { client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader };
           void upgrade(ctx, run)

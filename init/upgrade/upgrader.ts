@@ -170,6 +170,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       await fail(s, o.machine.refuse);
       return;
     }
+    // The same upgrade asked for again (its request written anew): it goes on; its status is not a refusal's.
+    if (session?.id === id) return;
     if (session) {
       await fail(s, `upgrade "${session.id}" is in progress; one upgrade at a time`);
       return;
