@@ -153,3 +153,21 @@ t.test('Ctrl-C powers the machine down; a second build with nothing changed says
   t.equal(again.code, 0, again.code === 0 ? 'exit 0' : again.err);
   t.match(again.out, /kiosk 0\.1\.0: nothing changed since the last build \([\d.]+ s\)/);
 });
+
+// "Updates for a fleet", run as written in the same project; its cosictl line needs a fleet (qemu/fleet.test.ts).
+const fleet = commandsOf(readmeBlock(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'Updates for a fleet'));
+t.test('the README\'s fleet block: appliance release, as written', async (t) => {
+  t.ok(fleet.some((c) => /^cosictl --nodes /.test(c)), 'the fleet in one view, shown');
+  const outs: string[] = [];
+  for (const command of fleet.filter((c) => !/^cosictl /.test(c))) {
+    const r = await sh(asWritten(command), cwd);
+    t.equal(r.code, 0, r.code === 0 ? `${command.split('#')[0]!.trim()}: exit 0` : `${command}\n${r.err.slice(-2000)}`);
+    outs.push(r.out);
+  }
+  const all = outs.join('');
+  t.match(all, /made the update repository updates \(consistent snapshots\)/);
+  t.match(all, /kiosk 0\.1\.0 added to channel stable of updates .*waves 0h=10%,6h=50%,1d=100%/);
+  t.match(all, /kiosk 0\.1\.0 withdrawn; stable now offers nothing/);
+  t.match(all, /timestamp: added .*; 2 key\(s\)/);
+  t.match(all, /stable: nothing( \(PAUSED\))?, withdrew 0\.1\.0/, 'status: where the channel stands');
+});

@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 
 /** The first sh block under the README's `## heading`. */
 export function readmeBlock(readme: string, heading: string): string {
-  const at = readme.indexOf(`\n## ${heading}\n`);
+  const at = Math.max(readme.indexOf(`\n## ${heading}\n`), readme.indexOf(`\n### ${heading}\n`));
   const block = at < 0 ? undefined : /```sh\n([^]*?)```/.exec(readme.slice(at))?.[1];
   if (!block) throw new Error(`README.md: no sh block under "${heading}"`);
   return block;

@@ -12,8 +12,10 @@ export type TufFault = 'expired' | 'rollback' | 'signatures' | 'mismatch' | 'htt
 /** What the machine's HTTP client says when no answer came (machinery/sys/http-get.ts: `URL: CODE`, a quiet peer). */
 const UNREACHABLE = /: (E[A-Z]+|nothing received for [0-9.]+ s)$/;
 
-export function tufFault(e: unknown): TufFault {
-  const m = e instanceof Error ? e.message : String(e);
+export function tufFault(outer: unknown): TufFault {
+  // A wrapper (UpdateCheckError) keeps what was thrown as its cause, and its message the cause's words.
+  const e = outer instanceof Error && outer.cause instanceof Error ? outer.cause : outer;
+  const m = outer instanceof Error ? outer.message : String(outer);
   if (e instanceof ExpiredMetadataError || /is expired/.test(m)) return 'expired';
   if (e instanceof BadVersionError || /less than current version|does not match snapshot|Expected version/.test(m)) {
     return 'rollback';

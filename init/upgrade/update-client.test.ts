@@ -69,7 +69,8 @@ t.test('a verified view: the channel, its release, the trusted versions; mirrors
   const { bytes, error } = await drain(c, view);
   t.equal(error, undefined);
   t.ok(bytes.equals(bundle), 'the bundle, whole');
-  await t.rejects(client(['http://127.0.0.1:1/']).check(), /^http:\/\/127\.0\.0\.1:1\/: .*ECONNREFUSED/,
+  await t.rejects(client(['http://127.0.0.1:1/']).check(),
+    /^http:\/\/127\.0\.0\.1:1\/metadata\/2\.root\.json: ECONNREFUSED$/,
     'every mirror down: the first one\'s failure, named');
 });
 

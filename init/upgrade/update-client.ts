@@ -112,9 +112,12 @@ export class UpdateClient {
         errors.push({ url, e });
       }
     }
-    const first = errors[0]!;
-    const others = errors.slice(1).map((x) => `; ${x.url}: ${(x.e as Error).message}`).join('');
-    throw new UpdateCheckError(`${first.url}: ${(first.e as Error).message}${others}`, { cause: first.e });
+    // Each mirror's failure, named by its URL once (the HTTP client's messages start with the URL already).
+    const said = (x: { url: string; e: unknown }) => {
+      const m = (x.e as Error).message;
+      return m.startsWith(base(x.url)) ? m : `${x.url}: ${m}`;
+    };
+    throw new UpdateCheckError(errors.map(said).join('; '), { cause: errors[0]!.e });
   }
 
   /**

@@ -162,11 +162,10 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
           try {
             view = await client.check();
           } catch (e) {
-            const cause = (e as Error).cause ?? e;
-            const reason = tufReason(cause, problem);
+            const reason = tufReason(e, problem);
             // A repository out of reach (the network still coming up at boot) is asked again soon, 5 s doubling up
             // to the interval; a refusal waits for the next poll: asking again at once changes nothing.
-            retryIn = tufFault(cause) === 'unreachable' ? Math.min(interval, retryIn ? retryIn * 2 : 5) : 0;
+            retryIn = tufFault(e) === 'unreachable' ? Math.min(interval, retryIn ? retryIn * 2 : 5) : 0;
             if (!retryIn || retryIn >= interval) o.log.warn(`updates: ${reason}`);
             await write({ ...base(), state: 'error', reason: '', error: reason, seed, lastCheck: now().toISOString(),
               nextCheck: schedule(retryIn || interval), ...versionsOf(client) });
@@ -277,7 +276,7 @@ async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
         upgradeId, bundleBytes: r.seen.bundleBytes + fetched() });
     }
   } catch (e) {
-    const reason = tufReason((e as Error).cause ?? e);
+    const reason = tufReason(e);
     r.log.warn(`updates: ${version}: ${reason}`);
     await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`,
       bundleBytes: r.seen.bundleBytes + fetched() });
