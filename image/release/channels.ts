@@ -13,8 +13,11 @@ import { commitChanges, readRepository, tufTime, type Committed, type Repository
 
 type Json = Record<string, unknown>;
 
-/** A channel's file and custom metadata: what it offers, and what it offered before (for withdrawals). */
-interface ChannelRecord extends ChannelInfo { history: string[] }
+/**
+ * A channel's file and custom metadata: what it offers, what it offered before (for withdrawals), and since when a
+ * pause began (a resume moves `since` on by the pause).
+ */
+interface ChannelRecord extends ChannelInfo { history: string[]; pausedAt?: string }
 
 export interface RepositoryView {
   releases: { target: string; info: ReleaseInfo | Error; length: number; sha256: string }[];
@@ -45,12 +48,14 @@ function channelRecord(state: RepositoryState, channel: string): ChannelRecord |
   if (info instanceof Error) throw new ReleaseRefused(info.message);
   const history = Array.isArray(t.custom.history) ? (t.custom.history as unknown[]).filter((h) => typeof h === 'string')
     : [];
-  return { ...info, history: history as string[] };
+  const pausedAt = typeof t.custom.pausedAt === 'string' ? t.custom.pausedAt : undefined;
+  return { ...info, history: history as string[], ...(pausedAt ? { pausedAt } : {}) };
 }
 
 /** The channel's target: the record is both its file (so the target has bytes to hash) and its custom metadata. */
 function channelPut(channel: string, r: ChannelRecord) {
-  const custom: Json = { release: r.release, paused: r.paused, changed: r.changed, note: r.note, history: r.history };
+  const custom: Json = { release: r.release, paused: r.paused, changed: r.changed, note: r.note, history: r.history,
+    ...(r.since ? { since: r.since } : {}), ...(r.pausedAt ? { pausedAt: r.pausedAt } : {}) };
   return { path: channelTarget(channel), data: Buffer.from(`${JSON.stringify(custom, null, 2)}\n`), custom };
 }
 
@@ -95,7 +100,7 @@ export function addRelease(repo: string, keys: Map<string, SigningKeyFile>, a: A
     throw new ReleaseRefused(`channel ${a.channel} offers ${offered}, higher than ${a.version}: machines take only `
       + 'higher versions (withdraw the higher one first)');
   }
-  const record: ChannelRecord = { release: target, paused: false, changed: tufTime(a.now),
+  const record: ChannelRecord = { release: target, paused: false, changed: tufTime(a.now), since: tufTime(a.now),
     note: existing ? `promoted ${a.version}` : `added ${a.version}`,
     history: [...(before?.history ?? []), ...(before?.release ? [before.release] : [])] };
   put.push(channelPut(a.channel, record));
@@ -110,8 +115,13 @@ export function setPaused(repo: string, keys: Map<string, SigningKeyFile>, chann
   const r = channelRecord(state, channel);
   if (!r) throw new ReleaseRefused(`no channel ${channel} in the repository`);
   if (r.paused === paused) throw new ReleaseRefused(`channel ${channel} is already ${paused ? 'paused' : 'running'}`);
-  return commitChanges(repo, keys, { put: [channelPut(channel, { ...r, paused, changed: tufTime(now),
-    note: paused ? 'paused' : 'resumed' })] }, now);
+  const { pausedAt: _, ...rest } = r;
+  // Resumed: the waves go on where they stood when paused (none opened during the pause).
+  const since = !paused && r.pausedAt && r.since
+    ? tufTime(new Date(Date.parse(r.since) + now.getTime() - Date.parse(r.pausedAt))) : r.since;
+  const record = { ...rest, paused, changed: tufTime(now), note: paused ? 'paused' : 'resumed',
+    ...(since ? { since } : {}), ...(paused ? { pausedAt: tufTime(now) } : {}) };
+  return commitChanges(repo, keys, { put: [channelPut(channel, record)] }, now);
 }
 
 /**
@@ -131,7 +141,8 @@ export function withdrawRelease(repo: string, keys: Map<string, SigningKeyFile>,
     const history = r.history.filter((h) => h !== target && remaining.has(h));
     if (r.release !== target && history.length === r.history.length) continue;
     const release = r.release === target ? history.pop() ?? '' : r.release;
-    put.push(channelPut(c.name, { ...r, release, history, changed: tufTime(now), note: `withdrew ${version}` }));
+    put.push(channelPut(c.name, { ...r, release, history, changed: tufTime(now), note: `withdrew ${version}`,
+      ...(r.release === target ? { since: tufTime(now) } : {}) }));
     moved.push({ channel: c.name, now: release || 'nothing' });
   }
   return { ...commitChanges(repo, keys, { put, remove: [target] }, now), channels: moved };

@@ -11,7 +11,7 @@
 // What the library does not do, done here: choosing versions and expiries, signing with enough keys (a refusal
 // names the role, the keys found and the threshold), root rotation signed by the old and the new root's keys.
 import { createHash, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { canonicalize } from '@tufjs/canonical-json';
 import { Metadata, MetadataKind, MetaFile, Root, Snapshot, TargetFile, Targets, Timestamp } from '@tufjs/models';
@@ -21,7 +21,8 @@ export const ROLES = ['root', 'targets', 'snapshot', 'timestamp'] as const;
 export type RoleName = (typeof ROLES)[number];
 
 /** How long each role's metadata is valid when signed, in days, unless told otherwise. */
-export const DEFAULT_EXPIRY_DAYS: Record<RoleName, number> = { root: 365, targets: 90, snapshot: 30, timestamp: 1 };
+// The timestamp outlives a daily refresh job twice over: a late run does not stop a fleet.
+export const DEFAULT_EXPIRY_DAYS: Record<RoleName, number> = { root: 365, targets: 90, snapshot: 30, timestamp: 3 };
 const SPEC_VERSION = '1.0.31';
 
 type Json = Record<string, unknown>;
@@ -42,11 +43,73 @@ function readJson(file: string): Json {
   }
 }
 
-/** Writes `file` whole or not at all: a reader never sees half of it. */
-function writeAtomic(file: string, data: Uint8Array): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(`${file}.tmp`, data);
-  renameSync(`${file}.tmp`, file);
+/**
+ * Writes each file whole or not at all: a reader never sees half of one. Every file but timestamp.json is written once:
+ * a versioned file or a target already there with other bytes means another publish wrote it (machines may have
+ * trusted it), so it is refused rather than replaced.
+ */
+function writeAll(writes: readonly { file: string; data: Uint8Array }[]): void {
+  const once = writes.filter((w) => basename(w.file) !== 'timestamp.json' && existsSync(w.file));
+  for (const w of once) {
+    if (Buffer.compare(readFileSync(w.file), w.data) !== 0) {
+      throw new ReleaseRefused(`${w.file} exists with other bytes: another publish wrote it; nothing was written`);
+    }
+  }
+  for (const w of writes) {
+    if (once.includes(w)) continue;
+    mkdirSync(dirname(w.file), { recursive: true });
+    writeFileSync(`${w.file}.tmp`, w.data);
+    renameSync(`${w.file}.tmp`, w.file);
+  }
+}
+
+/** Runs `work` holding the repository's lock (metadata/.lock, with the holder's pid): one publish at a time. */
+function locked<T>(repo: string, work: () => T): T {
+  const lock = join(metadataDir(repo), '.lock');
+  mkdirSync(metadataDir(repo), { recursive: true });
+  for (let tries = 0; ; tries++) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || tries > 0) throw e;
+      const pid = Number(readFileSync(lock, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+        throw new ReleaseRefused(`${repo}: another publish (pid ${pid}) holds ${lock}; try again when it is done`);
+      }
+      // Its holder is gone (killed mid-publish): what it wrote is whole files only, so the lock is taken over.
+      rmSync(lock, { force: true });
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The roles whose metadata expires within a third of its default validity (the timestamp always): what a scheduled
+ * refresh signs anew, so that nothing expires for want of a change.
+ */
+export function rolesDue(s: RepositoryState, now: Date): RoleName[] {
+  const left = (expires: string) => Date.parse(expires) - now.getTime();
+  const due = (role: RoleName, expires: string) => left(expires) < (DEFAULT_EXPIRY_DAYS[role] * 86_400_000) / 3;
+  return [
+    ...due('root', s.root.signed.expires) ? ['root' as const] : [],
+    ...due('targets', s.targets.signed.expires) ? ['targets' as const] : [],
+    ...due('snapshot', s.snapshot.signed.expires) ? ['snapshot' as const] : [],
+    'timestamp',
+  ];
 }
 
 export interface RepositoryState {
@@ -227,14 +290,14 @@ function apply(repo: string, base: Base, keys: Map<string, SigningKeyFile>, chan
     writes.push({ file: join(metadataDir(repo), 'timestamp.json'), data: bytesOf(md) });
     signed.push({ role: 'timestamp', version, expires: md.signed.expires });
   }
-  for (const w of writes) writeAtomic(w.file, w.data);
+  writeAll(writes);
   return { signed, files: writes.map((w) => w.file) };
 }
 
 /** Applies `changes` to the repository in `repo` (see apply). */
 export function commitChanges(repo: string, keys: Map<string, SigningKeyFile>, changes: Changes, now: Date):
   Committed {
-  return apply(repo, baseOf(readRepository(repo)), keys, changes, now);
+  return locked(repo, () => apply(repo, baseOf(readRepository(repo)), keys, changes, now));
 }
 
 export interface NewRepository {
@@ -250,6 +313,6 @@ export function createRepository(repo: string, n: NewRepository, keys: Map<strin
   // Version 0, never written: its roles have no keys, so version 1 is signed by its own keys only.
   const blank = new Root({ version: 0, specVersion: SPEC_VERSION, expires: tufTime(now), consistentSnapshot: true });
   const targets = new Targets({ version: 0, specVersion: SPEC_VERSION, expires: tufTime(now), targets: {} });
-  return apply(repo, { root: blank, targets, snapshotVersion: 0, timestampVersion: 0 }, keys,
-    { roles: n.roles, resign: ['targets'], ...(n.expiresDays ? { expiresDays: n.expiresDays } : {}) }, now);
+  return locked(repo, () => apply(repo, { root: blank, targets, snapshotVersion: 0, timestampVersion: 0 }, keys,
+    { roles: n.roles, resign: ['targets'], ...(n.expiresDays ? { expiresDays: n.expiresDays } : {}) }, now));
 }

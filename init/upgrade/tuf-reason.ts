@@ -22,7 +22,9 @@ export function tufFault(outer: unknown): TufFault {
   }
   if (e instanceof UnsignedMetadataError || /was signed by [0-9]+\/[0-9]+ keys/.test(m)) return 'signatures';
   if (e instanceof LengthOrHashMismatchError || e instanceof DownloadLengthMismatchError
-    || /hash|length|Max length/i.test(m)) return 'mismatch';
+    || /Max length|more than its [0-9]+ bytes|bytes, the targets say|, the targets say [0-9a-f]+$/.test(m)) {
+    return 'mismatch';
+  }
   if (e instanceof DownloadHTTPError) return 'http';
   if (UNREACHABLE.test(m)) return 'unreachable';
   return 'other';

@@ -38,6 +38,17 @@ export interface UpdateClientOptions {
 
 const base = (url: string) => (url.endsWith('/') ? url : `${url}/`);
 
+/** The file's JSON, or undefined when it is missing or not JSON (cut short). */
+function readsAsJson(file: string): unknown {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  } catch {
+    // A file tuf-js was writing when the power went: treated as absent, so it is fetched again.
+    return undefined;
+  }
+}
+
 export class UpdateClient {
   private readonly metadataDir: string;
   private readonly fetcher: TufFetcher;
@@ -62,7 +73,8 @@ export class UpdateClient {
     const hash = createHash('sha256').update(this.o.root).digest('hex');
     const anchorFile = join(this.o.dir, 'anchor.sha256');
     const known = existsSync(anchorFile) ? readFileSync(anchorFile, 'utf8').trim() : '';
-    if (known === hash && existsSync(join(this.metadataDir, 'root.json'))) return;
+    // tuf-js writes its files in place: one cut short by a power loss is not trusted, the pinned root is.
+    if (known === hash && readsAsJson(join(this.metadataDir, 'root.json'))) return;
     rmSync(this.metadataDir, { recursive: true, force: true });
     mkdirSync(this.metadataDir, { recursive: true, mode: 0o700 });
     writeFileSync(join(this.metadataDir, 'root.json'), this.o.root);
@@ -79,8 +91,8 @@ export class UpdateClient {
   trustedVersions(): TrustedVersions {
     const version = (role: string) => {
       const f = join(this.metadataDir, `${role}.json`);
-      if (!existsSync(f)) return 0;
-      return (JSON.parse(readFileSync(f, 'utf8')) as { signed: { version: number } }).signed.version;
+      const v = readsAsJson(f) as { signed?: { version?: number } } | undefined;
+      return typeof v?.signed?.version === 'number' ? v.signed.version : 0;
     };
     return { root: version('root'), targets: version('targets'), snapshot: version('snapshot'),
       timestamp: version('timestamp') };

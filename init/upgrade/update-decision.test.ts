@@ -37,6 +37,16 @@ t.test('a machine waits for its wave, then for the window', async (t) => {
   t.match(decideUpdate({ ...facts, window: '09:30-10:30' }), { act: true });
 });
 
+t.test('the waves count from when the channel began offering the release', async (t) => {
+  // Promoted to this channel an hour after it was published: wave 1 opens an hour after that.
+  const promoted = { ...channel, since: '2026-11-29T11:00:00Z' };
+  t.match(decideUpdate({ ...facts, seed: 2047, offered: { channel: promoted, release },
+    now: new Date('2026-11-29T11:30:00Z') }), { act: false, reason: /from 2026-11-29T12:00:00\.000Z$/,
+    wake: new Date('2026-11-29T12:00:00Z') });
+  t.match(decideUpdate({ ...facts, window: '02:00-04:00' }), { wake: new Date('2026-11-30T02:00:00Z') },
+    'waiting for the window: woken when it opens');
+});
+
 t.test('windows: inside, later today, tomorrow, across midnight', async (t) => {
   const at = (s: string) => new Date(`2026-11-29T${s}:00Z`);
   t.equal(windowOpens('', at('12:00')), null);

@@ -19,7 +19,9 @@ export interface UpdateFacts {
 }
 
 export type UpdateDecision =
-  | { act: false; state: 'up-to-date' | 'waiting' | 'available'; reason: string; wave?: WaveFacts }
+  | { act: false; state: 'up-to-date' | 'waiting' | 'available'; reason: string; wave?: WaveFacts;
+    /** When to look again for this reason (a wave or the window opens): sooner than the next poll, maybe. */
+    wake?: Date }
   | { act: true; reason: string; wave: WaveFacts; release: ReleaseInfo };
 
 export interface WaveFacts { wave: number; opens: Date }
@@ -61,7 +63,9 @@ export function decideUpdate(f: UpdateFacts): UpdateDecision {
       + `later; ${f.running} runs: an intermediate release first` };
   }
   const w = waveTime(release.waves, f.seed);
-  const wave = { wave: w.wave, opens: new Date(Date.parse(release.published) + w.after * 1000) };
+  // From when the channel began offering it (a promotion, a pause moved on), else its publication.
+  const start = Date.parse(channel.since ?? release.published);
+  const wave = { wave: w.wave, opens: new Date(start + w.after * 1000) };
   if (channel.paused) {
     return { act: false, state: 'waiting',
       reason: `channel ${f.channel} is paused (${channel.note} at ${channel.changed})`, wave };
@@ -72,12 +76,12 @@ export function decideUpdate(f: UpdateFacts): UpdateDecision {
   }
   if (wave.opens > f.now) {
     return { act: false, state: 'waiting', reason: `wave ${w.wave} (seed ${f.seed}) takes ${release.version} from `
-      + `${wave.opens.toISOString()}`, wave };
+      + `${wave.opens.toISOString()}`, wave, wake: wave.opens };
   }
   const opens = windowOpens(f.window, f.now);
   if (opens && opens > f.now) {
     return { act: false, state: 'waiting', reason: `outside the maintenance window ${f.window} UTC (opens `
-      + `${opens.toISOString()})`, wave };
+      + `${opens.toISOString()})`, wave, wake: opens };
   }
   return { act: true, reason: `upgrading to ${release.version} (wave ${w.wave})`, wave, release };
 }

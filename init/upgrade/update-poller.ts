@@ -21,7 +21,6 @@ import { DEFAULT_HEALTH_TIMEOUT_SECONDS, type Upgrader } from './upgrader.ts';
 import { decideUpdate } from './update-decision.ts';
 import { UpdateClient, type RepositoryView } from './update-client.ts';
 import { tufFault, tufReason } from './tuf-reason.ts';
-import { LengthOrHashMismatchError } from '@tufjs/models/dist/error.js';
 
 export const DEFAULT_POLL_SECONDS = 3600;
 export const DEFAULT_CHANNEL = 'stable';
@@ -102,9 +101,11 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
         status = s;
         await ctx.state.put({ namespace: RUNTIME_NS, type: UPDATE_STATUS_TYPE, id }, s);
       };
-      const schedule = (seconds: number) => {
+      /** The next poll in about `seconds` (+-10% unless told exact: a wave or a window opening is a set time). */
+      const schedule = (seconds: number, spread = true) => {
         clearTimeout(timer);
-        const ms = Math.max(1000, seconds * 1000 * (1 + 0.1 * jitter()));
+        if (ctx.signal.aborted) return undefined;
+        const ms = Math.max(1000, seconds * 1000 * (spread ? 1 + 0.1 * jitter() : 1));
         timer = setTimeout(() => {
           due = true;
           ctx.requestReconcile();
@@ -183,10 +184,9 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             snapshotVersion: view.versions.snapshot, timestampVersion: view.versions.timestamp, upgradeId: '',
             ...(decision.wave ? { wave: decision.wave.wave, waveOpens: decision.wave.opens.toISOString() } : {}) };
           if (!decision.act) {
-            // Wake when the wave opens, if that is before the next poll.
-            const untilWave = decision.wave ? (decision.wave.opens.getTime() - now().getTime()) / 1000 : Infinity;
-            const next = untilWave > 0 && untilWave < interval && decision.state === 'waiting'
-              ? schedule(untilWave + 1) : schedule(interval);
+            // Wake when the wave or the window opens, if that is before the next poll (a short window is not missed).
+            const until = decision.wake ? (decision.wake.getTime() - now().getTime()) / 1000 : Infinity;
+            const next = until > 0 && until < interval ? schedule(until + 1, false) : schedule(interval);
             await write({ ...seen, state: decision.state, reason: decision.reason, nextCheck: next });
             continue;
           }
@@ -260,14 +260,14 @@ async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
       source: `${r.view.url.replace(/\/?$/, '/')}targets/${target!.path}`, reboot: true, tries: 1,
       allowDowngrade: false,
       healthTimeoutSeconds: r.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS,
-    }, async () => r.client.stream(target!));
+    }, async () => r.client.stream(target!), { version });
     if (ctx.signal.aborted) return fetched();
     const after = (await ctx.state.find({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id: upgradeId }))
       ?.spec as UpgradeStatusSpec | undefined;
     if (after?.phase === 'failed') {
       // The stream's own refusal (TUF's length or hash) reaches the upgrader as its failure: named in TUF's terms.
-      const reason = /more than its|bytes, the targets say|the targets say/.test(after.error)
-        ? tufReason(new LengthOrHashMismatchError(after.error)) : `the upgrade failed: ${after.error}`;
+      const reason = tufFault(new Error(after.error)) === 'mismatch'
+        ? tufReason(new Error(after.error)) : `the upgrade failed: ${after.error}`;
       r.log.warn(`updates: ${version}: ${reason}`);
       await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`, upgradeId,
         bundleBytes: r.seen.bundleBytes + fetched() });

@@ -1,9 +1,9 @@
 // The upgrader on a real boot partition in a temporary directory, fed as the update poller feeds it (upgradeFrom, a
 // bundle read from a file): a version below the running one is refused unless a downgrade is asked for, naming
 // both; a higher one is written to the other slot, the loader told to try it, the machine rebooted.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { createReadStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
@@ -18,37 +18,42 @@ import { BootPartition } from './boot-partition.ts';
 import { startUpgrader } from './upgrader.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'upgrader-'));
-mkdirSync(join(dir, 'esp', 'boot', 'grub'), { recursive: true });
-writeFileSync(join(dir, 'esp', GRUBENV_PATH), encodeGrubEnv({ default_slot: 'A', good_slots: 'A' }));
-const boot = new BootPartition(join(dir, 'esp'), 'A');
 const file = (name: string, data: string | Buffer) => {
   writeFileSync(join(dir, name), data);
   return join(dir, name);
 };
-boot.clearSlot('A');
-await boot.fillSlot('A', { kernel: file('k', 'kernel'), initramfs: file('i', 'initramfs'), extras: [] },
-  { cmdline: 'console=ttyS0', version: '2.0.0', commit: 'a' }, () => {});
-
 const key = generateKeyPairSync('ed25519').privateKey;
 const bundle = (version: string) => file(`${version}.tar`, encodeUpgradeBundle({ version, commit: 'c',
   cmdline: 'console=ttyS0', mtime: 0, privateKey: key,
   parts: [{ name: 'vmlinuz', data: Buffer.from(`kernel ${version}`) },
     { name: 'initramfs.cpio.zst', data: Buffer.from(`initramfs ${version}`) }] }));
 
-const state = new MemoryState();
-await state.create(newResource({ namespace: CONFIG_NS, type: UPGRADE_POLICY_TYPE, id: 'test' },
-  { trustedKeys: [createPublicKey(key).export({ type: 'spki', format: 'pem' })], minVersion: '' }));
-const reboots: string[] = [];
-const upgrader = await startUpgrader({
-  state, log: createLogger('test'), owner: 'engine', slotsChanged: async () => {},
-  machine: { boot, stagingDir: join(dir, 'staging'), reboot: (why) => reboots.push(why) },
-});
-t.teardown(() => upgrader.close());
-const statusOf = (id: string) =>
-  state.findSync({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id })?.spec as UpgradeStatusSpec | undefined;
+/** A machine running 2.0.0 from slot A of a boot partition of its own, trusting `key`. */
+async function machine(t: Test) {
+  const esp = mkdtempSync(join(dir, 'esp-'));
+  mkdirSync(join(esp, 'boot', 'grub'), { recursive: true });
+  writeFileSync(join(esp, GRUBENV_PATH), encodeGrubEnv({ default_slot: 'A', good_slots: 'A' }));
+  const boot = new BootPartition(esp, 'A');
+  boot.clearSlot('A');
+  await boot.fillSlot('A', { kernel: file('k', 'kernel'), initramfs: file('i', 'initramfs'), extras: [] },
+    { cmdline: 'console=ttyS0', version: '2.0.0', commit: 'a' }, () => {});
+  const state = new MemoryState();
+  await state.create(newResource({ namespace: CONFIG_NS, type: UPGRADE_POLICY_TYPE, id: 'test' },
+    { trustedKeys: [createPublicKey(key).export({ type: 'spki', format: 'pem' })], minVersion: '' }));
+  const reboots: string[] = [];
+  const upgrader = await startUpgrader({
+    state, log: createLogger('test'), owner: 'engine', slotsChanged: async () => {},
+    machine: { boot, stagingDir: join(esp, 'staging'), reboot: (why) => reboots.push(why) },
+  });
+  t.teardown(() => upgrader.close());
+  const statusOf = (id: string) =>
+    state.findSync({ namespace: RUNTIME_NS, type: UPGRADE_STATUS_TYPE, id })?.spec as UpgradeStatusSpec | undefined;
+  return { boot, upgrader, reboots, statusOf };
+}
 const spec = { reboot: true, tries: 1, healthTimeoutSeconds: 0, allowDowngrade: false, source: 'test' };
 
 t.test('a version below the running one: refused, naming both, nothing written', async (t) => {
+  const { boot, upgrader, reboots, statusOf } = await machine(t);
   t.equal(upgrader.runningVersion(), '2.0.0', 'the running slot\'s version');
   await upgrader.upgradeFrom('down', spec, async () => createReadStream(bundle('1.5.0')));
   t.match(statusOf('down'), { phase: 'failed',
@@ -58,13 +63,59 @@ t.test('a version below the running one: refused, naming both, nothing written',
   t.same(reboots, []);
 });
 
-t.test('asked for, the downgrade is written; a higher version needs no asking', async (t) => {
+t.test('asked for, the downgrade is written', async (t) => {
+  const { boot, upgrader, reboots, statusOf } = await machine(t);
   await upgrader.upgradeFrom('down-asked', { ...spec, allowDowngrade: true },
     async () => createReadStream(bundle('1.5.0')));
   await waitFor(() => statusOf('down-asked')?.phase === 'staged');
   t.equal(boot.slot('B')?.version, '1.5.0');
   t.match(boot.loader(), { trySlot: 'B' });
   t.match(reboots, [/upgrade "down-asked" to 1\.5\.0 in slot B/]);
+});
+
+t.test('from a stream, the slot is written only once the stream ended and checked out', async (t) => {
+  const { boot, upgrader, reboots, statusOf } = await machine(t);
+  const bytes = readFileSync(bundle('2.5.0'));
+  // The whole archive, then zero padding, then the source's own refusal (as TUF's hash check at the stream's end).
+  async function* refusedAtEnd() {
+    yield bytes;
+    yield Buffer.alloc(512);
+    throw new Error('releases/x.tar: sha256 0000, the targets say 1111');
+  }
+  await upgrader.upgradeFrom('refused-at-end', spec, async () => refusedAtEnd());
+  t.match(statusOf('refused-at-end'), { phase: 'failed', error: 'releases/x.tar: sha256 0000, the targets say 1111',
+    bytesWritten: 0 });
+  t.equal(boot.slot('B'), undefined, 'slot B untouched');
+  t.same(reboots, [], 'no reboot');
+  async function* trailing() {
+    yield bytes;
+    yield Buffer.from('more');
+  }
+  await upgrader.upgradeFrom('trailing', spec, async () => trailing());
+  t.match(statusOf('trailing'), { phase: 'failed', error: /bytes after the end of the bundle's archive/ });
+  await upgrader.upgradeFrom('other-version', spec, async () => createReadStream(bundle('2.5.0')),
+    { version: '2.6.0' });
+  t.match(statusOf('other-version'), { phase: 'failed',
+    error: 'the bundle is version 2.5.0; the release it was fetched as is 2.6.0' });
+  t.same(reboots, [], 'still no reboot');
+});
+
+t.test('an archive end inside the stream is written once, whatever chunks follow', async (t) => {
+  const { upgrader, reboots, statusOf } = await machine(t);
+  const bytes = readFileSync(bundle('2.5.0'));
+  async function* chunked() {
+    // The tar's two zero blocks arrive in their own small chunks, after the archive already ended.
+    yield bytes.subarray(0, bytes.length - 512);
+    yield bytes.subarray(bytes.length - 512);
+    yield Buffer.alloc(512);
+    yield Buffer.alloc(512);
+  }
+  await upgrader.upgradeFrom('chunked', spec, async () => chunked());
+  await waitFor(() => statusOf('chunked')?.phase === 'staged');
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(reboots.length, 1, 'one reboot');
+  const written = statusOf('chunked')!.bytesWritten;
+  t.ok(written > 0 && written < 100, `the slot written once (${written} bytes)`);
 });
 
 async function waitFor(ok: () => boolean, ms = 5000) {

@@ -99,7 +99,8 @@ export interface Upgrader {
    * An upgrade the engine itself starts (the update poller, with a bundle TUF verified): `open` gives its bytes. Same
    * checks, UpgradeStatus and record as a request's; resolves once the bundle arrived whole or the upgrade failed.
    */
-  upgradeFrom(id: string, spec: UpgradeRequestSpec, open: () => Promise<AsyncIterable<Buffer>>): Promise<void>;
+  upgradeFrom(id: string, spec: UpgradeRequestSpec, open: () => Promise<AsyncIterable<Buffer>>,
+    expect?: { version: string }): Promise<void>;
   /** What runs now, as the Versions say it: the running slot's version (an appliance's own), else the software's. */
   runningVersion(): string;
   /** UpgradeRequests and RollbackRequests, for the engine's controller runtime. */
@@ -161,7 +162,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     s.settle();
   };
 
-  const begin = async (id: string, spec: UpgradeRequestSpec, open?: () => Promise<AsyncIterable<Buffer>>) => {
+  const begin = async (id: string, spec: UpgradeRequestSpec, open?: () => Promise<AsyncIterable<Buffer>>,
+    expect?: { version: string }) => {
     const s: Session = {
       id, spec, status: blank(spec.source || 'upload'), done: false, writer: writerOf(id),
       reader: new BundleReader([]), ...receiving(),
@@ -197,6 +199,9 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     s.status.slot = target;
     s.reader = new BundleReader(trust.keys, {
       manifest: (mf) => {
+        if (expect && mf.version !== expect.version) {
+          throw new Error(`the bundle is version ${mf.version}; the release it was fetched as is ${expect.version}`);
+        }
         if (!spec.allowDowngrade && compareVersions(mf.version, runningVersion()) < 0) {
           throw new Error(`version ${mf.version} is below the running ${runningVersion()}: refused (a downgrade is `
             + 'asked for: cosictl upgrade --allow-downgrade)');
@@ -243,8 +248,27 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   };
 
   /** Feeds the reader; once the archive ended, writes the slot. Throws the reader's refusal. */
-  const feed = async (s: Session, data: Buffer) => {
+  /** The slot written once: the bundle arrived whole (and, from a stream, the stream ended and checked out). */
+  const startWriting = (s: Session) => {
+    s.settle();
+    void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
+  };
+
+  /**
+   * Feeds the reader; once the archive ended, an upload's slot is written at once, a stream's when it ends (what
+   * streams it may still refuse it: TUF's hash is known only at its end). Throws the reader's refusal.
+   */
+  const feed = async (s: Session, data: Buffer, streamed: boolean) => {
     watchIdle(s);
+    if (s.done) {
+      // After the archive's end only its zero padding may come (tar's blocks, a record size's worth).
+      if (data.some((b) => b !== 0)) {
+        const e = new Error(`bytes after the end of the bundle's archive (at ${s.reader.received}): refused`);
+        await fail(s, e.message);
+        throw e;
+      }
+      return;
+    }
     try {
       s.reader.push(data);
     } catch (e) {
@@ -257,9 +281,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       return;
     }
     s.done = true;
-    s.settle();
     clearTimeout(s.idle);
-    void writeSlot(s).catch((e: Error) => fail(s, `writing slot ${s.status.slot}: ${e.message}`));
+    if (!streamed) startWriting(s);
   };
 
   const fetchBundle = async (s: Session, open: () => Promise<AsyncIterable<Buffer>>) => {
@@ -267,15 +290,18 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       for await (const chunk of await open()) {
         // Leaving the loop ends the source (a response is destroyed, a file closed).
         if (s.failed) return;
-        await feed(s, chunk);
+        await feed(s, chunk, true);
       }
+      if (s.failed) return;
       if (!s.done) s.reader.finish();
+      startWriting(s);
     } catch (e) {
       await fail(s, (e as Error).message);
     }
   };
 
   const writeSlot = async (s: Session) => {
+    if (s.failed) return;
     const m = o.machine as UpgradeMachine;
     const mf: UpgradeManifest = s.reader.finish();
     const target = s.status.slot as 'A' | 'B';
@@ -380,13 +406,13 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
           + `of upgrade "${id}"; send from there`, id);
       }
       try {
-        await feed(s, data);
+        await feed(s, data, false);
       } catch (e) {
         throw new StateError('failed-precondition', `upgrade "${id}": ${(e as Error).message}`, id, { cause: e });
       }
       return { received: s.reader.received, complete: s.done };
     },
-    upgradeFrom: (id, spec, open) => begin(id, spec, open),
+    upgradeFrom: (id, spec, open, expect) => begin(id, spec, open, expect),
     runningVersion,
     controllers,
     close() {

@@ -32,6 +32,11 @@ export interface ChannelInfo {
   /** When the channel last changed, and why (the publisher's words: "added 1.2.0", "paused"). */
   changed: string;
   note: string;
+  /**
+   * When the channel began offering its release, moved on by the time it was paused: the waves count from here, so a
+   * release promoted from beta days later, or resumed after a pause, does not reach every wave at once.
+   */
+  since?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -63,14 +68,15 @@ export function parseReleaseInfo(custom: unknown, target: string): ReleaseInfo |
 /** A channel's custom metadata checked whole. */
 export function parseChannelInfo(custom: unknown, target: string): ChannelInfo | Error {
   if (!isObject(custom)) return new Error(`${target}: no custom metadata (release, paused)`);
-  const { release, paused, changed, note } = custom;
+  const { release, paused, changed, note, since } = custom;
   const problems: string[] = [];
   if (typeof release !== 'string' || (release && !release.startsWith('releases/'))) {
     problems.push(`release ${JSON.stringify(release)}: a releases/ target or empty`);
   }
   if (typeof paused !== 'boolean') problems.push('paused: true or false');
   if (!isTime(changed)) problems.push(`changed ${JSON.stringify(changed)}: an ISO 8601 time`);
+  if (since !== undefined && !isTime(since)) problems.push(`since ${JSON.stringify(since)}: an ISO 8601 time`);
   if (problems.length) return new Error(`${target}: custom metadata: ${problems.join('; ')}`);
   return { release: release as string, paused: paused as boolean, changed: changed as string,
-    note: typeof note === 'string' ? note : '' };
+    note: typeof note === 'string' ? note : '', ...(since ? { since: since as string } : {}) };
 }

@@ -4,13 +4,14 @@
 // is the appliance test's (qemu/appliance.test.ts), not this one's.
 import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, renameSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeUpgradeBundle } from '../../machinery/disk/upgrade-bundle.ts';
 import type { ApplianceDefinition } from '../../image/appliance/definition.ts';
 import { readRepository } from '../../image/release/tuf-repository.ts';
-import { viewRepository } from '../../image/release/channels.ts';
+import { setPaused, viewRepository } from '../../image/release/channels.ts';
+import { loadKeyFolders } from '../../image/release/tuf-keys.ts';
 import { releaseMain, type ReleaseHost } from './release.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'appliance-release-'));
@@ -163,4 +164,70 @@ t.test('usage', async (t) => {
   t.equal(s.code, 0);
   t.match(s.out, /stable: releases\/web-1\.0\.0\.tar, withdrew 1\.1\.0 at/);
   t.match(s.out, /web 1\.0\.0: published .*waves 0h=10%,1d=100%, from 0\.9\.0 up/);
+});
+
+t.test('refresh: what is near its expiry is signed anew; refresh ROLE signs that role', async (t) => {
+  const r2 = join(dir, 'short');
+  const k2 = join(dir, 'short-keys');
+  const init = await release('init', '--repo', r2, '--keys', k2, '--expires', '5');
+  t.equal(init.code, 0, init.err);
+  const s = await release('status', '--repo', r2);
+  t.match(s.out, /root +version 1, .*threshold 1 {2}EXPIRES SOON: appliance release refresh root/);
+  t.match(s.out, /snapshot +version 1, .*EXPIRES SOON/);
+  t.notMatch(s.out, /timestamp .*EXPIRES SOON/, 'the timestamp is refreshed daily anyway');
+  const before = readRepository(r2);
+  const r = await release('refresh-timestamp', '--repo', r2, '--keys', k2);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out,
+    /signed root version 2.*\n.*signed targets version 2.*\n.*signed snapshot version 2.*\n.*signed timestamp/);
+  const after = readRepository(r2);
+  t.ok(Date.parse(after.snapshot.signed.expires) - Date.parse(before.snapshot.signed.expires) > 20 * 86_400_000,
+    'the snapshot lasts its default 30 days again');
+  // Far from expiry now: the timestamp alone.
+  const again = await release('refresh-timestamp', '--repo', r2, '--keys', k2);
+  t.match(again.out, /^ {2}signed timestamp version 3, expires \S+\n$/);
+  // The root's keys elsewhere: said, not refused.
+  const dueRoot = join(dir, 'due-root');
+  t.equal((await release('init', '--repo', dueRoot, '--keys', join(dir, 'due-keys'), '--expires', '5')).code, 0);
+  renameSync(join(dir, 'due-keys', 'root.pem'), join(dir, 'offline', 'due-root.pem'));
+  const without = await release('refresh-timestamp', '--repo', dueRoot, '--keys', join(dir, 'due-keys'));
+  t.equal(without.code, 0, without.err);
+  t.match(without.err, /root expires \S+: sign it anew with its keys \(appliance release refresh root --keys DIR\)/);
+  t.equal(readRepository(dueRoot).root.signed.version, 1);
+  const snapshot = await release('refresh', 'snapshot', '--repo', r2, '--keys', k2);
+  t.match(snapshot.out, /signed snapshot version 3.*\n.*signed timestamp version 4/);
+  t.equal((await release('refresh', 'roots', '--repo', r2, '--keys', k2)).code, 2);
+});
+
+t.test('one publish at a time; a file another publish wrote is never replaced', async (t) => {
+  const lock = join(repo, 'metadata', '.lock');
+  writeFileSync(lock, `${process.pid}\n`);
+  const busy = await release('refresh-timestamp', ...at);
+  t.equal(busy.code, 1);
+  t.match(busy.err, /another publish \(pid \d+\) holds .*\.lock; try again when it is done/);
+  writeFileSync(lock, '999999999\n');
+  t.equal((await release('refresh-timestamp', ...at)).code, 0, 'a lock whose holder is gone is taken over');
+  const next = readRepository(repo).snapshot.signed.version + 1;
+  writeFileSync(join(repo, 'metadata', `${next}.snapshot.json`), '{"not": "this publish\'s"}');
+  const timestamp = readFileSync(join(repo, 'metadata', 'timestamp.json'));
+  const clash = await release('pause', ...at);
+  t.equal(clash.code, 1);
+  t.match(clash.err, new RegExp(`${next}\\.snapshot\\.json exists with other bytes: another publish wrote it`));
+  t.ok(readFileSync(join(repo, 'metadata', 'timestamp.json')).equals(timestamp), 'nothing was written');
+  rmSync(join(repo, 'metadata', `${next}.snapshot.json`));
+});
+
+t.test('a promoted or resumed release: its waves count from when the channel offered it', async (t) => {
+  const stable = viewRepository(repo).channels.find((c) => c.name === 'stable')!.info as { since?: string };
+  const beta = viewRepository(repo).channels.find((c) => c.name === 'beta')!.info as { since?: string;
+    changed: string };
+  t.ok(beta.since, 'since: when beta began offering 1.0.0');
+  t.ok(stable.since && stable.since >= beta.since!, 'stable offered it from its own time');
+  // Paused for an hour (times given, as a publisher's clock would have them): the waves move on by the hour.
+  const keysNow = loadKeyFolders([keys, join(dir, 'offline')]);
+  const t0 = new Date(Date.parse(stable.since!) + 60_000);
+  setPaused(repo, keysNow, 'stable', true, t0);
+  setPaused(repo, keysNow, 'stable', false, new Date(t0.getTime() + 3_600_000));
+  const resumed = viewRepository(repo).channels.find((c) => c.name === 'stable')!.info as { since?: string };
+  t.equal(Date.parse(resumed.since!) - Date.parse(stable.since!), 3_600_000, 'since moved on by the pause');
 });

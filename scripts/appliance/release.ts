@@ -13,7 +13,8 @@ import { ALL_AT_ONCE, formatWaves, parseWaves } from '../../machinery/update/wav
 import { addRelease, setPaused, viewRepository, withdrawRelease } from '../../image/release/channels.ts';
 import { generateKeyFile, loadKeyFolders, ReleaseRefused } from '../../image/release/tuf-keys.ts';
 import {
-  commitChanges, createRepository, DEFAULT_EXPIRY_DAYS, readRepository, ROLES, rootFile, type Committed, type RoleName,
+  commitChanges, createRepository, DEFAULT_EXPIRY_DAYS, readRepository, ROLES, rolesDue, rootFile, type Committed,
+  type RoleName,
 } from '../../image/release/tuf-repository.ts';
 
 const EXPIRIES = Object.entries(DEFAULT_EXPIRY_DAYS).map(([role, days]) => `${role} ${days}`).join(', ');
@@ -30,8 +31,9 @@ actions:
   status            the roles (version, expiry, keys), the channels and the releases
   pause, resume     stop or restart a channel's rollout (machines not yet upgraded wait)
   withdraw VERSION  take a release out; its channels go back to what they offered before
-  refresh-timestamp sign the timestamp anew (it expires in ${DEFAULT_EXPIRY_DAYS.timestamp} day: run this from a
-                    scheduled job)
+  refresh-timestamp sign the timestamp anew (it lasts ${DEFAULT_EXPIRY_DAYS.timestamp} days: run this daily from a
+                    scheduled job), and any role within a third of its validity of expiring whose keys are here
+  refresh ROLE...   sign these roles anew (root with the root keys: a new root version)
   keys add ROLE     add a key (made in --new-keys, default the first --keys) to a role: a new root
   keys revoke ROLE KEYID
                     remove a key from a role: a new root, signed by the old root's keys and its own
@@ -192,9 +194,11 @@ function status(a: Args): void {
   for (const [role, md] of [['root', v.state.root], ['targets', v.state.targets], ['snapshot', v.state.snapshot],
     ['timestamp', v.state.timestamp]] as const) {
     const r = root.roles[role]!;
+    const soon = role !== 'timestamp' && rolesDue(v.state, new Date()).includes(role) ? '  EXPIRES SOON: appliance '
+      + `release refresh ${role}` : '';
     process.stdout.write(`  ${role.padEnd(9)} version ${md.signed.version}, expires ${md.signed.expires} `
       + `(${left(md.signed.expires)}), keys ${r.keyIDs.map((id) => id.slice(0, 12)).join(', ')}, threshold `
-      + `${r.threshold}\n`);
+      + `${r.threshold}${soon}\n`);
   }
   process.stdout.write('channels:\n');
   for (const c of v.channels) {
@@ -209,6 +213,29 @@ function status(a: Args): void {
       + `${r.info.minFromVersion ? `, from ${r.info.minFromVersion} up` : ''}, ${(r.length / 1e6).toFixed(1)} MB\n`);
   }
   if (!v.releases.length) process.stdout.write('  none\n');
+}
+
+/** Signs `asked` anew, or (refresh-timestamp) the timestamp and every role near its expiry whose keys are here. */
+function refresh(a: Args, asked: string[] | undefined): void {
+  const repo = need(a, '--repo');
+  const keys = loadKeyFolders(keyDirs(a));
+  const state = readRepository(repo);
+  const bad = (asked ?? []).filter((r) => !ROLES.includes(r as RoleName));
+  if (asked && (!asked.length || bad.length)) {
+    throw new ReleaseUsage(`refresh ROLE...: ${bad.length ? `"${bad.join(', ')}": not` : 'name'} a role (`
+      + `${ROLES.join(', ')})`);
+  }
+  const hasKeys = (r: RoleName) => state.root.signed.roles[r]!.keyIDs.filter((id) => keys.has(id)).length
+    >= state.root.signed.roles[r]!.threshold;
+  const due = rolesDue(state, new Date());
+  const roles = asked ? asked as RoleName[] : due.filter((r) => r === 'timestamp' || hasKeys(r));
+  for (const r of due.filter((x) => !roles.includes(x))) {
+    process.stderr.write(`appliance release: ${r} expires ${state[r].signed.expires}: sign it anew with its keys `
+      + `(appliance release refresh ${r} --keys DIR)\n`);
+  }
+  const c = commitChanges(repo, keys, { resign: roles, ...(expires(a, roles) ? { expiresDays: expires(a, roles)! }
+    : {}) }, new Date());
+  printCommitted(c);
 }
 
 function keysCommand(a: Args): void {
@@ -242,8 +269,10 @@ function keysCommand(a: Args): void {
   const threshold = count(a, '--threshold', Math.min(r.threshold, keysAfter.length));
   if (!keysAfter.length) throw new ReleaseRefused(`${role} would have no key left`);
   const keys = loadKeyFolders([...dirs, ...(a.values.get('--new-keys') ? [a.values.get('--new-keys')!] : [])]);
+  // --expires is for the roles signed because their keys changed; the new root keeps its own validity.
+  const others = ROLES.filter((r) => r !== 'root');
   const c = commitChanges(repo, keys, { roles: { [role!]: { keys: keysAfter, threshold } },
-    ...(expires(a, ROLES) ? { expiresDays: expires(a, ROLES)! } : {}) }, new Date());
+    ...(expires(a, others) ? { expiresDays: expires(a, others)! } : {}) }, new Date());
   process.stdout.write(`${role}: ${verb === 'add' ? `added ${made}` : `revoked ${keyId}`}; ${keysAfter.length} key(s), `
     + `threshold ${threshold}\n`);
   printCommitted(c);
@@ -286,16 +315,13 @@ export async function releaseMain(argv: string[], host: ReleaseHost): Promise<nu
       process.stdout.write(`${d.name} ${version} withdrawn${c.channels.map((x) => `; ${x.channel} now offers ${x.now}`)
         .join('')}\n`);
       printCommitted(c);
-    } else if (action === 'refresh-timestamp') {
-      extra(1);
-      const c = commitChanges(need(a, '--repo'), loadKeyFolders(keyDirs(a)), { resign: ['timestamp'],
-        ...(expires(a, ['timestamp']) ? { expiresDays: expires(a, ['timestamp'])! } : {}) }, new Date());
-      printCommitted(c);
+    } else if (action === 'refresh-timestamp' || action === 'refresh') {
+      refresh(a, action === 'refresh' ? a.words.slice(1) : undefined);
     } else if (action === 'keys') {
       keysCommand(a);
     } else {
       throw new ReleaseUsage(`"${action ?? ''}": not an action (init, add, status, pause, resume, withdraw, `
-        + 'refresh-timestamp, keys)');
+        + 'refresh-timestamp, refresh, keys)');
     }
     return 0;
   } catch (e) {
