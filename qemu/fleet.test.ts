@@ -9,14 +9,14 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE } from '../scripts/lib/paths.ts';
 import { generateKeyFile, loadKeyFolders } from '../image/release/tuf-keys.ts';
 import { createRepository, rootFile } from '../image/release/tuf-repository.ts';
 import { addRelease, setPaused } from '../image/release/channels.ts';
 import { parseWaves } from '../machinery/update/waves.ts';
+import { serveRepository, type RepositoryServer } from '../image/release/testing/repository-server.ts';
 import { freePort } from './free-port.ts';
 import type { ApiVm } from './api-machine.ts';
 import { bootDisk, dir, freshDisk, good, readyAgain, variant } from './upgrade-setup.ts';
@@ -43,35 +43,16 @@ const release = (version: string, bundle: string, waves: string) => {
     now: new Date() });
 };
 
-/** One HTTP server per machine over the same folder: what each fetched, metadata and bundles apart. */
-interface Served { port: number; metadata: number; targets: number; server: Server }
-async function serveRepo(): Promise<Served> {
-  const s: Served = { port: 0, metadata: 0, targets: 0, server: createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    const file = join(repo, path);
-    if (path.includes('..') || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    const body = readFileSync(file);
-    if (path.startsWith('/metadata/')) s.metadata += body.length;
-    else s.targets += body.length;
-    res.writeHead(200, { 'content-length': body.length }).end(body);
-  }) };
-  await new Promise<void>((r) => s.server.listen(0, '127.0.0.1', r));
-  s.port = (s.server.address() as { port: number }).port;
-  t.teardown(() => s.server.close());
-  return s;
-}
-
-interface Member { name: string; seed: number; m: ApiVm; served: Served; metricsPort: number }
+interface Member { name: string; seed: number; m: ApiVm; server: RepositoryServer; metricsPort: number }
 async function member(name: string, seed: number): Promise<Member> {
-  const served = await serveRepo();
+  // One server per machine over the same folder: what each fetched, metadata and bundles apart.
+  const server = await serveRepository(repo);
+  t.teardown(() => server.close());
   const metricsPort = await freePort();
   const m = await bootDisk(t, freshDisk('ovmf', name), 'ovmf', 256, {
-    guestfwd: [{ ...REPO_HOST, hostPort: served.port }], hostfwd: [{ hostPort: metricsPort, guestPort: 9100 }],
+    guestfwd: [{ ...REPO_HOST, hostPort: server.port }], hostfwd: [{ hostPort: metricsPort, guestPort: 9100 }],
   }, name);
-  return { name, seed, m, served, metricsPort };
+  return { name, seed, m, server, metricsPort };
 }
 const policy = (x: Member, healthTimeoutSeconds: number) => `metadata: {type: updatepolicy, id: fleet}
 spec:
@@ -139,9 +120,11 @@ t.test('wave 0 upgrades at once, the last wave only once it opens', async (t) =>
   for (const x of [one!, two!]) {
     const s = await statusWhere(x, 'up to date on 0.9.0',
       (s) => s.state === 'up-to-date' && s.runningVersion === '0.9.0');
-    process.stderr.write(`# fleet: ${x.name} fetched ${x.served.targets} bytes of bundles and ${x.served.metadata} `
+    process.stderr.write(`# fleet: ${x.name} fetched ${x.server.served.targets} bytes of bundles and `
+      + `${x.server.served.metadata} `
       + `of metadata; a poll with nothing new fetches ${s.metadataBytes} bytes\n`);
-    t.ok(x.served.targets >= readFileSync(good).length && x.served.targets < 2 * readFileSync(good).length,
+    const bundles = x.server.served.targets;
+    t.ok(bundles >= readFileSync(good).length && bundles < 2 * readFileSync(good).length,
       `${x.name}: the bundle fetched once`);
   }
 });

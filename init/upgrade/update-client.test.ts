@@ -3,15 +3,15 @@
 // afresh, and a release streamed with TUF's length and hashes checked on the way: a tampered bundle is refused and
 // its consumer never receives its last chunk (the upgrader writes a slot only once a bundle is whole).
 import t from 'tap';
-import { createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyFile, loadKeyFolders } from '../../image/release/tuf-keys.ts';
 import { createRepository, rootFile, targetFilePath } from '../../image/release/tuf-repository.ts';
 import { addRelease } from '../../image/release/channels.ts';
 import { ALL_AT_ONCE } from '../../machinery/update/waves.ts';
+import { serveRepository } from '../../image/release/testing/repository-server.ts';
 import { UpdateClient } from './update-client.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'update-client-'));
@@ -25,25 +25,18 @@ createRepository(repo, { roles: roles as never }, keys, new Date());
 const bundle = Buffer.alloc(3_000_000, 7);
 addRelease(repo, keys, { name: 'web', version: '2.0.0', bundle, channel: 'stable', waves: [...ALL_AT_ONCE],
   now: new Date() });
-const onDisk = targetFilePath(repo, 'releases/web-2.0.0.tar',
-  (await import('node:crypto')).createHash('sha256').update(bundle).digest('hex'));
+const onDisk = targetFilePath(repo, 'releases/web-2.0.0.tar', createHash('sha256').update(bundle).digest('hex'));
 t.ok(existsSync(onDisk), 'the publisher wrote the bundle under its hash');
 
-let lie: Buffer | undefined;
-const server = createServer((req, res) => {
-  const path = (req.url ?? '/').split('?')[0]!;
-  const f = join(repo, path);
-  const body = path.startsWith('/targets/releases/') && lie ? lie : existsSync(f) && !path.includes('..')
-    ? readFileSync(f) : undefined;
-  if (!body) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-length': body.length }).end(body);
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const server = await serveRepository(repo);
 t.teardown(() => server.close());
-const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+const url = server.url.replace(/\/$/, '');
+const releasePath = `/targets/releases/${createHash('sha256').update(bundle).digest('hex')}.web-2.0.0.tar`;
+/** The bundle's bytes the server sends instead of the real ones; undefined: the real ones. */
+const lie = (bytes: Buffer | undefined) => {
+  if (bytes) server.swapped.set(releasePath, bytes);
+  else server.swapped.delete(releasePath);
+};
 const root = readFileSync(rootFile(repo, 1), 'utf8');
 
 const client = (urls: string[], d = join(dir, 'machine')) =>
@@ -77,18 +70,19 @@ t.test('a verified view: the channel, its release, the trusted versions; mirrors
 t.test('a tampered bundle is refused and its last chunk never handed on', async (t) => {
   const c = client([url]);
   const view = await c.check();
-  lie = Buffer.concat([bundle, Buffer.from('!')]);
+  lie(Buffer.concat([bundle, Buffer.from('!')]));
   const longer = await drain(c, view);
   t.match(longer.error?.message, /releases\/web-2\.0\.0\.tar: more than its 3000000 bytes/);
-  lie = Buffer.from(bundle);
-  lie[lie.length - 1] = 8;
-  const altered = await drain(c, view);
-  t.match(altered.error?.message, /releases\/web-2\.0\.0\.tar: sha256 [0-9a-f]{64}, the targets say [0-9a-f]{64}/);
-  t.ok(altered.bytes.length < bundle.length, `the consumer got ${altered.bytes.length} of ${bundle.length} bytes: `
+  const altered = Buffer.from(bundle);
+  altered[altered.length - 1] = 8;
+  lie(altered);
+  const refused = await drain(c, view);
+  t.match(refused.error?.message, /releases\/web-2\.0\.0\.tar: sha256 [0-9a-f]{64}, the targets say [0-9a-f]{64}/);
+  t.ok(refused.bytes.length < bundle.length, `the consumer got ${refused.bytes.length} of ${bundle.length} bytes: `
     + 'never the whole');
-  lie = bundle.subarray(0, 100);
+  lie(bundle.subarray(0, 100));
   t.match((await drain(c, view)).error?.message, /100 bytes, the targets say 3000000/);
-  lie = undefined;
+  lie(undefined);
 });
 
 t.test('a policy that pins another root starts afresh', async (t) => {

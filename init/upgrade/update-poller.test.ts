@@ -3,8 +3,7 @@
 // names (expired, rolled back, too few signatures, a tampered bundle) with nothing taken, key rotation. On a host the
 // last step, the upgrade itself, is refused by the upgrader ("runs on a host"): the QEMU test takes it further.
 import t, { type Test } from 'tap';
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { artifacts } from '../../qemu/artifacts.ts';
@@ -18,6 +17,7 @@ import { Metadata, MetadataKind, Timestamp } from '@tufjs/models';
 import { commitChanges, createRepository, metadataDir, rootFile } from '../../image/release/tuf-repository.ts';
 import { addRelease, setPaused } from '../../image/release/channels.ts';
 import { parseWaves } from '../../machinery/update/waves.ts';
+import { serveRepository } from '../../image/release/testing/repository-server.ts';
 import { createPublicKey } from 'node:crypto';
 
 const dir = mkdtempSync(join(tmpdir(), 'update-poller-'));
@@ -35,22 +35,9 @@ addRelease(repo, keys, { name: 'web', version: '9.9.0', bundle, channel: 'stable
 const firstTimestamp = readFileSync(join(metadataDir(repo), 'timestamp.json'));
 
 // The repository as served; a test swaps one path's bytes for an attacker's.
-const swapped = new Map<string, Buffer>();
-const requests: string[] = [];
-const server = createServer((req, res) => {
-  const path = (req.url ?? '/').split('?')[0]!;
-  requests.push(path);
-  const f = join(repo, path);
-  const body = swapped.get(path) ?? (path.includes('..') || !existsSync(f) ? undefined : readFileSync(f));
-  if (!body) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-length': body.length }).end(body);
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const server = await serveRepository(repo);
 t.teardown(() => server.close());
-const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+const { swapped, url } = server;
 
 const served = await startServe(artifacts().exe, ['--no-plugins', '--state-dir', join(dir, 'state')]);
 t.teardown(() => served.stop());
