@@ -13,12 +13,12 @@ import type { UpdatePolicySpec, UpdateStatusSpec } from '../../proto/gen/spec-ty
 import { CONFIG_NS, RUNTIME_NS, UPDATE_POLICY_TYPE, UPDATE_STATUS_TYPE, UPGRADE_STATUS_TYPE } from
   '../../proto/gen/resource-types.ts';
 import { generateKeyFile, loadKeyFolders, signerOf } from '../../image/release/tuf-keys.ts';
-import { Metadata, MetadataKind, Timestamp } from '@tufjs/models';
+import { Metadata, MetadataKind, MetaFile, Timestamp } from '@tufjs/models';
 import { commitChanges, createRepository, metadataDir, rootFile } from '../../image/release/tuf-repository.ts';
 import { addRelease, setPaused } from '../../image/release/channels.ts';
 import { parseWaves } from '../../machinery/update/waves.ts';
 import { serveRepository } from '../../image/release/testing/repository-server.ts';
-import { createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 
 const dir = mkdtempSync(join(tmpdir(), 'update-poller-'));
 const repo = join(dir, 'repo');
@@ -122,6 +122,17 @@ t.test('every TUF refusal is named and nothing is taken', async (t) => {
   commitChanges(stale, keys, { resign: ['timestamp'], expiresDays: { timestamp: -1 } }, new Date());
   await attack(t, '/metadata/timestamp.json', readFileSync(join(metadataDir(stale), 'timestamp.json')),
     /^expired metadata .*timestamp\.json is expired/);
+  // The timestamp key stolen (it is the online one): a timestamp signed with it names an older snapshot, to hold the
+  // fleet on an old release. The snapshot's version is checked against the one trusted.
+  const current = Metadata.fromJSON(MetadataKind.Timestamp, JSON.parse(readFileSync(ts, 'utf8')) as never);
+  const older = current.signed.snapshotMeta.version - 1;
+  const olderBytes = readFileSync(join(metadataDir(repo), `${older}.snapshot.json`));
+  const stolen = new Metadata(new Timestamp({ version: current.signed.version + 1, specVersion: '1.0.31',
+    expires: current.signed.expires, snapshotMeta: new MetaFile({ version: older, length: olderBytes.length,
+      hashes: { sha256: createHash('sha256').update(olderBytes).digest('hex') } }) }));
+  stolen.sign(signerOf(made.timestamp!));
+  await attack(t, '/metadata/timestamp.json', Buffer.from(JSON.stringify(stolen.toJSON())),
+    /^a rolled-back version .*snapshot version [0-9]+ is less than current version [0-9]+/i);
   // A tampered bundle is refused on its way into the upgrader (update-client.test.ts): on a host the upgrader
   // refuses every upgrade before it reads a byte, so it is not seen here.
 });
