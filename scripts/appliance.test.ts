@@ -66,7 +66,8 @@ t.test('validate: every problem with its field (exit 1), or a summary (exit 0)',
   const good = await run('validate', '-f', join(project, 'appliance.yaml'));
   t.equal(good.code, 0, good.err);
   t.match(good.out, new RegExp('kiosk 1\\.0\\.0: valid\\n {2}extensions: web \\(dir\\)\\n'
-    + ' {2}config: 0 document\\(s\\)\\n {2}kernel: the system\'s\\n {2}formats: raw\\n'));
+    + ' {2}config: 0 document\\(s\\)\\n {2}kernel: the system\'s\\n'
+    + ' {2}updates: pushed only \\(no updates:\\)\\n {2}formats: raw\\n'));
   writeFileSync(join(project, 'tun.config'), 'CONFIG_TUN=m\n');
   writeFileSync(join(project, 'appliance.yaml'), 'apiVersion: appliance.dev/v1alpha1\nkind: Appliance\nname: kiosk\n'
     + 'version: 1.0.0\nkernel: {fragment: tun.config, modules: [tun], args: [quiet]}\n');

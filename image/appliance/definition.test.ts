@@ -175,6 +175,7 @@ t.test('updates: the machine boots with an UpdatePolicy pinning the repository\'
   t.same(doc.metadata, { type: 'UpdatePolicies.runtime.appliance.dev', id: 'appliance' });
   t.match(doc.spec, { urls: ['https://updates.example.com/'], channel: 'stable', window: '02:00-04:00' });
   t.same(JSON.parse(doc.spec.root), root, 'the root file\'s own text, pinned');
+  t.same(d.updates, { url: 'https://updates.example.com/', channel: 'stable' });
   writeFileSync(join(project, 'not-root.json'), JSON.stringify({ signed: { _type: 'timestamp' } }));
   const bad = await loadDefinition(write('updates-bad.yaml', { ...GOOD,
     updates: { root: 'not-root.json', url: 'ftp://x', channel: 'Stable' } }));

@@ -142,6 +142,8 @@ export interface ApplianceDefinition {
   /** CAs (PEM file) trusted beside the system's for registries' HTTPS. */
   registryCA?: string;
   formats: string[];
+  /** Where its machines pull upgrades from (the UpdatePolicy its config carries). */
+  updates?: { url: string; channel: string };
   /** `appliance run`'s forwards (this computer's port to the machine's) and memory. */
   run: { forward: { hostPort: number; guestPort: number }[]; memoryMiB: number };
 }
@@ -291,6 +293,7 @@ export async function loadDefinition(file: string): Promise<DefinitionResult> {
       kernel: { args: d.kernel?.args ?? [], modules: d.kernel?.modules ?? [], ...(fragment ? { fragment } : {}) },
       ...(signingKey ? { signingKey } : {}),
       ...(registryCA ? { registryCA } : {}),
+      ...(d.updates ? { updates: { url: d.updates.url, channel: d.updates.channel ?? 'stable' } } : {}),
       formats: d.formats ?? ['raw'],
       run: { forward, memoryMiB: d.run?.memory ?? RUN_MEMORY_MIB },
     },

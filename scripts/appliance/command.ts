@@ -167,6 +167,7 @@ async function validate(argv: string[]): Promise<number> {
     + `  extensions: ${d.extensions.map((e) => `${e.name} (${Object.keys(e.source)[0]})`).join(', ') || 'none'}\n`
     + `  config: ${configDocs} document(s)${secrets}\n`
     + `  kernel: ${kernelSummary(d)}\n`
+    + `  updates: ${d.updates ? `${d.updates.url} (channel ${d.updates.channel})` : 'pushed only (no updates:)'}\n`
     + `  formats: ${d.formats.join(', ')}\n`);
   return EXIT.ok;
 }
