@@ -208,6 +208,8 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             .finally(() => {
               busy = false;
               schedule(interval);
+              // The policy changed meanwhile: its first poll now, not an interval later.
+              if (due && !ctx.signal.aborted) ctx.requestReconcile();
             });
         }
       } finally {
