@@ -96,7 +96,8 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
       let busy = false;
       let bundleBytes = 0;
       let retryIn = 0;
-      const kept = typeof o.dir === 'string' ? new Kept(o.dir) : undefined;
+      // Made with the first policy: a machine that pulls nothing keeps nothing.
+      let kept: Kept | undefined;
       const write = async (s: UpdateStatusSpec) => {
         status = s;
         await ctx.state.put({ namespace: RUNTIME_NS, type: UPDATE_STATUS_TYPE, id }, s);
@@ -129,6 +130,7 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
           id = policy.metadata.id;
           const base = () => ({ ...blankStatus(o.upgrader.runningVersion(), channel), ...status,
             runningVersion: o.upgrader.runningVersion(), channel });
+          if (typeof o.dir === 'string') kept ??= new Kept(o.dir);
           if (!kept) {
             await write({ ...base(), state: 'error', error: (o.dir as { refuse: string }).refuse });
             continue;

@@ -513,6 +513,7 @@ export interface UpdatePolicySpec {
 
 /** UpdateStatusSpec: what the machine last saw in its update repository and why it waits (same id as its policy). */
 export interface UpdateStatusSpec {
+  /** Where it stands. */
   state?: UpdateState;
   /** Why it waits, or what it does now. */
   reason: string;
@@ -522,24 +523,31 @@ export interface UpdateStatusSpec {
   channel: string;
   /** The version the channel offers (empty: nothing). */
   offeredVersion: string;
-  /** This machine's seed and, for the offered release, its wave (from 0) and when the wave lets it upgrade. */
+  /** This machine's seed, its place in every rollout (0-2047, low goes first). */
   seed: number;
+  /** Its wave for the offered release, from 0. */
   wave: number;
+  /** When that wave lets it upgrade. */
   waveOpens?: string;
-  /** The last poll, and the next. */
+  /** The last poll. */
   lastCheck?: string;
+  /** The next poll. */
   nextCheck?: string;
   /** Why the last poll was refused (TUF's words: expired timestamp, rolled-back snapshot, ...), or failed. */
   error: string;
   /** Versions that failed their try on this machine: never tried again by themselves. */
   failedVersions?: string[];
-  /** The versions of the metadata trusted now. */
+  /** The version of the root metadata trusted now. */
   rootVersion: number;
+  /** The version of the targets metadata trusted now. */
   targetsVersion: number;
+  /** The version of the snapshot metadata trusted now. */
   snapshotVersion: number;
+  /** The version of the timestamp metadata trusted now. */
   timestampVersion: number;
-  /** Bytes of metadata the last poll fetched, and of bundles since boot. */
+  /** Bytes of metadata the last poll fetched. */
   metadataBytes: number;
+  /** Bytes of release bundles fetched since boot. */
   bundleBytes: number;
   /** The UpgradeRequest this machine made for the offered release (its UpgradeStatus has the same id). */
   upgradeId: string;
