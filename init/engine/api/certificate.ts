@@ -38,7 +38,12 @@ export function machineNames(): string[] {
   const names = new Set<string>();
   const h = hostname();
   if (h && h !== 'localhost' && h !== '(none)' && /^[a-z0-9.-]+$/i.test(h)) names.add(h.toLowerCase());
+  // Loopback's addresses whether or not lo is up yet: the API serves before the network plugin brings it up, and a
+  // client at the end of a port forward (127.0.0.1:PORT) that connects then must find its name (api.test's health
+  // --wait, typed as QEMU starts, met a certificate without it on a loaded host).
   names.add('localhost');
+  names.add('127.0.0.1');
+  names.add('::1');
   for (const addrs of Object.values(networkInterfaces())) {
     for (const a of addrs ?? []) {
       if (a.family === 'IPv6' && /^fe[89ab]/i.test(a.address)) continue;
