@@ -1,4 +1,4 @@
-// A fleet of two installed machines (256 MiB each, OVMF, booted at once) pulling their upgrades from a TUF repository
+// A fleet of two installed machines (256 MiB each, SeaBIOS: upgrade.test covers OVMF; booted at once) pulling their upgrades from a TUF repository
 // this test publishes with the appliance's own publisher (image/release/), served by a loopback HTTP server each
 // machine reaches through its own guestfwd (so the bytes each fetched are counted apart). The machine of seed 0
 // (wave 0) takes a release at once; the machine of seed 2047 only once its wave opens. A release whose network plugin
@@ -49,7 +49,7 @@ async function member(name: string, seed: number): Promise<Member> {
   const server = await serveRepository(repo);
   t.teardown(() => server.close());
   const metricsPort = await freePort();
-  const m = await bootDisk(t, freshDisk('ovmf', name), 'ovmf', 256, {
+  const m = await bootDisk(t, freshDisk('seabios', name), 'seabios', 256, {
     guestfwd: [{ ...REPO_HOST, hostPort: server.port }], hostfwd: [{ hostPort: metricsPort, guestPort: 9100 }],
   }, name);
   return { name, seed, m, server, metricsPort };
@@ -104,7 +104,7 @@ t.test('wave 0 upgrades at once, the last wave only once it opens', async (t) =>
     t.match(s.reason, /no channel stable/, `${x.name}: an empty repository polled`);
   }
   const published = Date.now();
-  release('0.9.0', good, '0s=10%,40s=100%');
+  release('0.9.0', good, '0s=10%,20s=100%');
   const waiting = await statusWhere(two!, 'waiting for its wave', (s) => s.state === 'waiting');
   t.match(waiting.reason, /^wave 1 \(seed 2047\) takes 0\.9\.0 from /);
   await readyAgain(one!.m, 2);
@@ -116,7 +116,7 @@ t.test('wave 0 upgrades at once, the last wave only once it opens', async (t) =>
   t.ok(twoStarted >= Date.parse(waiting.waveOpens!), `the second machine started at its wave `
     + `(${new Date(twoStarted).toISOString()} >= ${waiting.waveOpens})`);
   process.stderr.write(`# fleet: from publish to wave 0 upgraded ${((oneDone - published) / 1000).toFixed(1)} s, to `
-    + `the last machine ${((Date.now() - published) / 1000).toFixed(1)} s (its wave opened after 40 s)\n`);
+    + `the last machine ${((Date.now() - published) / 1000).toFixed(1)} s (its wave opened after 20 s)\n`);
   for (const x of [one!, two!]) {
     const s = await statusWhere(x, 'up to date on 0.9.0',
       (s) => s.state === 'up-to-date' && s.runningVersion === '0.9.0');
@@ -171,7 +171,7 @@ t.test('Prometheus scrapes both machines over mutual TLS with a reader\'s certif
 
 t.test('a release that fails its trial rolls back on wave 0 and, paused, never reaches the last wave', async (t) => {
   // A shorter trial for this release: its network plugin never comes up.
-  const r = await one!.m.run(['apply', '-f', '-'], policy(one!, 30));
+  const r = await one!.m.run(['apply', '-f', '-'], policy(one!, 20));
   t.equal(r.code, 0, r.err);
   release('0.9.5', broken, '0s=10%,1h=100%');
   await readyAgain(one!.m, 4, 420_000); // 0.9.5's ready line, then 0.9.0's again after the fallback
