@@ -1,11 +1,11 @@
-// A fleet of two installed machines (256 MiB each, SeaBIOS: upgrade.test covers OVMF; booted at once) pulling
-// their upgrades from a TUF repository this test publishes with the appliance's own publisher (image/release/), served by a loopback HTTP server each
-// machine reaches through its own guestfwd (so the bytes each fetched are counted apart). The machine of seed 0
-// (wave 0) takes a release at once; the machine of seed 2047 only once its wave opens. A release whose network plugin
-// crash-loops fails its health-gated trial on the first machine, which falls back and never takes it again; once the
-// channel is paused it never reaches the second. A real Prometheus scrapes both over mutual TLS with a reader's
-// certificate, and cosictl --nodes shows the fleet in one view. Prints the figures: publish to the last machine
-// upgraded, bytes fetched per machine, metadata bytes per poll.
+// A fleet of two installed machines (256 MiB each, SeaBIOS: upgrade.test covers OVMF; booted at once) pulling their
+// upgrades from a TUF repository this test publishes with the appliance's own publisher (image/release/), served by a
+// loopback HTTP server each machine reaches through its own guestfwd (so the bytes each fetched are counted apart). The
+// machine of seed 0 (wave 0) takes a release at once; the machine of seed 2047 only once its wave opens. A release
+// whose network plugin crash-loops fails its health-gated trial on the first machine, which falls back and never takes
+// it again; once the channel is paused it never reaches the second. A real Prometheus scrapes both over mutual TLS with
+// a reader's certificate, and cosictl --nodes shows the fleet in one view. Prints the figures: publish to the last
+// machine upgraded, bytes fetched per machine, metadata bytes per poll.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
