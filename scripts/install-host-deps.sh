@@ -38,7 +38,8 @@ PACKAGES=(
 # internet; lighttpd would listen on port 80). chronyd is the independent NTP server the time
 # tests query; lighttpd is the program nobody here wrote that the appliance tests bake into an
 # image from an OCI layout; docker-registry (Distribution) is the real registry images are pulled from in
-# tests; prometheus scrapes the fleet test's machines. unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
+# tests; prometheus scrapes the fleet test's machines.
+# unpack_tool PACKAGE FILE: PACKAGE's files in the cache, FILE among them.
 unpack_tool() {
   local pkg="$1" file="$2"
   local dir="${APPLIANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cosi-appliance}/tools/$pkg"

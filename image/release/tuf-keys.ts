@@ -28,6 +28,14 @@ export function tufKeyOf(k: KeyObject): Key {
   return new Key({ keyID, keyType: fields.keytype, scheme: fields.scheme, keyVal: fields.keyval });
 }
 
+/** The public key a TUF Ed25519 key holds (its raw 32 bytes in hex, as tufKeyOf writes them). */
+export function publicKeyOf(k: Key): KeyObject {
+  // An Ed25519 SubjectPublicKeyInfo is this fixed 12-byte header and then the raw key (RFC 8410).
+  const header = Buffer.from('302a300506032b6570032100', 'hex');
+  return createPublicKey({ key: Buffer.concat([header, Buffer.from(k.keyVal.public!, 'hex')]), format: 'der',
+    type: 'spki' });
+}
+
 /** Signs metadata bytes (the canonical JSON @tufjs/models hands over) with one key. */
 export const signerOf = (k: SigningKeyFile) => (data: Buffer) =>
   new Signature({ keyID: k.id, sig: sign(null, data, k.privateKey).toString('hex') });

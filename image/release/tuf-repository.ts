@@ -306,10 +306,15 @@ export interface NewRepository {
   expiresDays?: Partial<Record<RoleName, number>>;
 }
 
+/** Refuses a folder that already holds a repository (its metadata/, whole or not): one is never made over another. */
+export function refuseExistingRepository(repo: string): void {
+  if (existsSync(metadataDir(repo))) throw new ReleaseRefused(`${repo}: already holds an update repository`);
+}
+
 /** A new repository in an empty (or missing) folder: version 1 of each role, no targets. */
 export function createRepository(repo: string, n: NewRepository, keys: Map<string, SigningKeyFile>, now: Date):
   Committed {
-  if (existsSync(metadataDir(repo))) throw new ReleaseRefused(`${repo}: already holds an update repository`);
+  refuseExistingRepository(repo);
   // Version 0, never written: its roles have no keys, so version 1 is signed by its own keys only.
   const blank = new Root({ version: 0, specVersion: SPEC_VERSION, expires: tufTime(now), consistentSnapshot: true });
   const targets = new Targets({ version: 0, specVersion: SPEC_VERSION, expires: tufTime(now), targets: {} });

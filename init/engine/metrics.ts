@@ -5,7 +5,7 @@
 // poller's view, resources by type, plugins (up, restarts), the API (open watches, unary latency per RPC), the log
 // rings, the engine's memory and the machine's (/proc).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { ApiTls } from './api/front-door.ts';
 import { callerOfConnection } from './api/caller.ts';
@@ -165,7 +165,7 @@ function answer(o: MetricsSources, req: IncomingMessage, res: ServerResponse): v
  * engine's (engine-controllers.ts), which stops serving when it stops.
  */
 export function metricsEndpoint(o: MetricsSources & { log: Logger; owner: string; tls: () => ApiTls }): Controller {
-  let server: Server | undefined;
+  let server: Server | TlsServer | undefined;
   let serving = '';
   let tlsServed = '';
   let warned = '';
@@ -195,8 +195,7 @@ export function metricsEndpoint(o: MetricsSources & { log: Logger; owner: string
     if (want === serving) {
       // The API's certificate issued again (a new CA, a new name): the next handshakes use it.
       if (secured && material !== tlsServed && server && 'setSecureContext' in server) {
-        (server as unknown as { setSecureContext(c: object): void }).setSecureContext({ cert: tls.certificate,
-          key: tls.key, ca: tls.clientCAs });
+        server.setSecureContext({ cert: tls.certificate, key: tls.key, ca: tls.clientCAs });
         tlsServed = material;
       }
       return;

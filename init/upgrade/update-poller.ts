@@ -176,12 +176,13 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
           }
           retryIn = 0;
           const release = view.offered?.release;
+          const failedVersions = kept.failed();
           const decision = decideUpdate({ running: o.upgrader.runningVersion(), channel,
             ...(view.offered ? { offered: { channel: view.offered.channel,
               ...(release ? { release } : {}) } } : {}),
-            failedVersions: kept.failed(), seed, now: now(), window: spec.window, mode: spec.mode ?? 'auto' });
+            failedVersions, seed, now: now(), window: spec.window, mode: spec.mode ?? 'auto' });
           const seen: UpdateStatusSpec = { ...base(), seed, url: view.url, error: '', lastCheck: now().toISOString(),
-            offeredVersion: release?.version ?? '', failedVersions: kept.failed(), metadataBytes: view.metadataBytes,
+            offeredVersion: release?.version ?? '', failedVersions, metadataBytes: view.metadataBytes,
             bundleBytes, rootVersion: view.versions.root, targetsVersion: view.versions.targets,
             snapshotVersion: view.versions.snapshot, timestampVersion: view.versions.timestamp, upgradeId: '',
             ...(decision.wave ? { wave: decision.wave.wave, waveOpens: decision.wave.opens.toISOString() } : {}) };
@@ -202,7 +203,7 @@ export function updatePoller(o: UpdatePollerOptions): Controller {
             continue;
           }
           busy = true;
-          const run = { client, view, spec, seen, write, kept, log: o.log, upgrader: o.upgrader };
+          const run = { client, view, spec, seen, write, log: o.log, upgrader: o.upgrader };
           void upgrade(ctx, run)
             .then((bytes) => {
               bundleBytes += bytes;
@@ -241,7 +242,6 @@ interface UpgradeRun {
   spec: UpdatePolicySpec;
   seen: UpdateStatusSpec;
   write(s: UpdateStatusSpec): Promise<void>;
-  kept: Kept;
   log: Logger;
   upgrader: UpdatePollerOptions['upgrader'];
 }
@@ -270,8 +270,8 @@ async function upgrade(ctx: ControllerContext, r: UpgradeRun): Promise<number> {
       ?.spec as UpgradeStatusSpec | undefined;
     if (after?.phase === 'failed') {
       // The stream's own refusal (TUF's length or hash) reaches the upgrader as its failure: named in TUF's terms.
-      const reason = tufFault(new Error(after.error)) === 'mismatch'
-        ? tufReason(new Error(after.error)) : `the upgrade failed: ${after.error}`;
+      const refusal = new Error(after.error);
+      const reason = tufFault(refusal) === 'mismatch' ? tufReason(refusal) : `the upgrade failed: ${after.error}`;
       r.log.warn(`updates: ${version}: ${reason}`);
       await r.write({ ...r.seen, state: 'error', reason: '', error: `${version}: ${reason}`, upgradeId,
         bundleBytes: r.seen.bundleBytes + fetched() });

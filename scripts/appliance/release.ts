@@ -11,10 +11,10 @@ import { UpgradeBundleError, verifyUpgradeBundle } from '../../machinery/disk/up
 import { CHANNEL_RE } from '../../machinery/update/release-meta.ts';
 import { ALL_AT_ONCE, formatWaves, parseWaves } from '../../machinery/update/waves.ts';
 import { addRelease, setPaused, viewRepository, withdrawRelease } from '../../image/release/channels.ts';
-import { generateKeyFile, loadKeyFolders, ReleaseRefused } from '../../image/release/tuf-keys.ts';
+import { generateKeyFile, loadKeyFolders, publicKeyOf, ReleaseRefused } from '../../image/release/tuf-keys.ts';
 import {
-  commitChanges, createRepository, DEFAULT_EXPIRY_DAYS, readRepository, ROLES, rolesDue, rootFile, type Committed,
-  type RoleName,
+  commitChanges, createRepository, DEFAULT_EXPIRY_DAYS, readRepository, refuseExistingRepository, ROLES, rolesDue,
+  rootFile, type Committed, type RoleName,
 } from '../../image/release/tuf-repository.ts';
 
 const EXPIRIES = Object.entries(DEFAULT_EXPIRY_DAYS).map(([role, days]) => `${role} ${days}`).join(', ');
@@ -123,7 +123,8 @@ function init(a: Args): void {
   for (const [role, s] of Object.entries(spec)) {
     if (s.threshold > s.n) throw new ReleaseUsage(`${role}: a threshold of ${s.threshold} with ${s.n} key(s)`);
   }
-  readRepositoryAbsent(repo);
+  // Before any key is made: nothing is left behind by a refusal.
+  refuseExistingRepository(repo);
   const made = Object.fromEntries(Object.entries(spec).map(([role, s]) => [role,
     Array.from({ length: s.n }, (_, i) => generateKeyFile(dir, s.n > 1 ? `${role}-${i + 1}` : role))]));
   const roles = Object.fromEntries(ROLES.map((r) => [r, { keys: made[r]!.map((k) => k.privateKey),
@@ -139,15 +140,6 @@ function init(a: Args): void {
   process.stdout.write(`pin its first root in appliance.yaml:\n  updates:\n    root: ${relative(process.cwd(),
     rootFile(repo, 1))}\n    url: https://updates.example.com/   # where ${repo} is served\n    channel: stable\n`
     + 'keep the root keys offline; refresh the timestamp at least daily (appliance release refresh-timestamp)\n');
-}
-
-function readRepositoryAbsent(repo: string): void {
-  try {
-    readRepository(repo);
-  } catch {
-    return;
-  }
-  throw new ReleaseRefused(`${repo}: already holds an update repository`);
 }
 
 async function add(a: Args, host: ReleaseHost): Promise<number> {
@@ -246,10 +238,7 @@ function keysCommand(a: Args): void {
   const root = readRepository(repo).root.signed;
   const r = root.roles[role!]!;
   const current = r.keyIDs.map((id) => root.keys[id]!);
-  const publicOf = (k: (typeof current)[number]) => createPublicKey({ key: Buffer.concat([
-    Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(k.keyVal.public!, 'hex')]), format: 'der',
-  type: 'spki' });
-  let keysAfter = current.map(publicOf);
+  let keysAfter = current.map(publicKeyOf);
   let made = '';
   if (verb === 'add') {
     if (keyId) throw new ReleaseUsage('keys add ROLE: the key is made, not named');
@@ -264,7 +253,7 @@ function keysCommand(a: Args): void {
     if (match.length !== 1) {
       throw new ReleaseRefused(`${keyId}: ${match.length ? 'more than one' : 'no'} key of ${role}`);
     }
-    keysAfter = current.filter((k) => k.keyID !== match[0]).map(publicOf);
+    keysAfter = current.filter((k) => k.keyID !== match[0]).map(publicKeyOf);
   } else throw new ReleaseUsage('keys add ROLE, or keys revoke ROLE KEYID');
   const threshold = count(a, '--threshold', Math.min(r.threshold, keysAfter.length));
   if (!keysAfter.length) throw new ReleaseRefused(`${role} would have no key left`);
