@@ -22,7 +22,7 @@ import YAML from 'yaml';
 import { buildHelloImages, HELLO_MANIFEST } from './extension-image.ts';
 import { freePort } from './free-port.ts';
 import { LIGHTTPD_PORT, lighttpdOciLayout } from '../scripts/lib/lighttpd-oci.ts';
-import { readyAgain, slotLine, upgrade } from './upgrade-setup.ts';
+import { readyAgain, slotLine, upgrade } from './upgrade-steps.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'appliance-vm-'));
 const project = join(scratch, 'kiosk');

@@ -1,12 +1,11 @@
-// upgrade-setup: what the upgrade tests share (qemu/upgrade.test.ts; appliance.test.ts upgrades under SeaBIOS):
-// real builds of other versions as signed bundles, the raw image they start from, and the first upgrade.
+// upgrade-setup: what the upgrade tests share (qemu/upgrade.test.ts, qemu/fleet.test.ts): real builds of other
+// versions as signed bundles, the raw image they start from, and the first upgrade. Importing it builds them.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import { READY_RE } from '../init/boot/ready-line.ts';
 import { encodeUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
@@ -14,6 +13,7 @@ import { developmentSigningKey } from '../image/signing-key.ts';
 import { bootWithApi, type ApiVm } from './api-vm.ts';
 import { artifacts } from './artifacts.ts';
 import type { VmOptions } from './launch.ts';
+import { readyAgain, slotLine, upgrade } from './upgrade-steps.ts';
 
 export const a = artifacts();
 export const dir = mkdtempSync(join(tmpdir(), 'upgrade-'));
@@ -24,11 +24,35 @@ export const manifest = JSON.parse(readFileSync(join(a.dir, 'manifest.json'), 'u
 // The key the built system trusts (npm run build signs with the development key unless told otherwise).
 const key = developmentSigningKey(join(a.dir, 'dev', 'upgrade-signing-key.pem'));
 
-/** A real build of another version (its own SEA and initramfs), as a signed bundle. */
-export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey) {
-  const out = join(dir, name);
-  execFileSync('npx', ['tsx', join(a.dir, '..', 'scripts', 'build.ts'), '--variant', out, '--version', version,
+/**
+ * Where builds of other versions are kept: the run's scratch folder when scripts/test.ts runs the files (one build per
+ * version and break for the whole run: upgrade.test and fleet.test need the same ones), else this file's own folder.
+ */
+const builds = process.env.APPLIANCE_TEST_SCRATCH ? join(process.env.APPLIANCE_TEST_SCRATCH, 'variant-builds')
+  : join(dir, 'variant-builds');
+
+/** A real build of another version (its own SEA and initramfs), made once: aside, then renamed in whole. */
+function variantBuild(version: string, testBreak?: string): string {
+  const out = join(builds, testBreak ? `${version}-${testBreak.replace(/[^\w.-]/g, '_')}` : version);
+  if (existsSync(out)) return out;
+  mkdirSync(builds, { recursive: true });
+  const partial = mkdtempSync(`${out}.partial-`);
+  execFileSync('npx', ['tsx', join(a.dir, '..', 'scripts', 'build.ts'), '--variant', partial, '--version', version,
     ...(testBreak ? ['--test-break', testBreak] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
+  rmSync(join(partial, 'build'), { recursive: true, force: true }); // its SEA and system image: in the initramfs now
+  try {
+    renameSync(partial, out);
+  } catch (e) {
+    // Another file made the same build meanwhile: theirs is as good.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    rmSync(partial, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** A real build of another version as a bundle signed by `privateKey` (the key the built system trusts). */
+export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey) {
+  const out = variantBuild(version, testBreak);
   const bundle = join(dir, `${name}.tar`);
   writeFileSync(bundle, encodeUpgradeBundle({
     version, commit: manifest.commit, cmdline: a.cmdline, privateKey, mtime: 0,
@@ -73,35 +97,6 @@ export async function bootDisk(t: Test, disk: string, firmware: Firmware, memory
   t.teardown(() => writeFileSync(join(dir, `console-${name}.log`), m.vm.console()));
   return m;
 }
-
-/** Waits for the `n`-th ready line on the console, then for the API. */
-export async function readyAgain(m: ApiVm, n: number, ms = 300_000): Promise<void> {
-  await m.vm.waitFor(READY_RE, ms, n);
-  await m.poll(['get', 'versions'], /Version/, 60_000);
-}
-interface VersionDoc {
-  metadata: { id: string }; spec: { version: string; running: boolean; defaultBoot: boolean; good: boolean };
-}
-/** The Versions; a machine still starting its plugins may be slow to answer once, so it is asked until it does. */
-const versions = async (m: ApiVm) => {
-  const r = await m.poll(['get', 'versions', '-o', 'json'], /"items"/, 60_000);
-  if (r.code !== 0) throw new Error(`cosictl get versions: exit ${r.code}: ${r.err.trim()}`);
-  return (JSON.parse(r.out) as { items: VersionDoc[] }).items;
-};
-/** The slots in one line: `A:0.1.0 running default good | B:-`. */
-export const slotLine = async (m: ApiVm) => (await versions(m)).map((v) => `${v.metadata.id}:${v.spec.version || '-'}`
-  + `${v.spec.running ? ' running' : ''}${v.spec.defaultBoot ? ' default' : ''}${v.spec.good ? ' good' : ''}`)
-  .join(' | ');
-/**
- * Why an upgrade failed, as its UpgradeStatus says (JSON: YAML folds a long message over lines); polled, as the
- * machine just booted may take a while to answer on a loaded host. What cosictl said when it never did.
- */
-export const upgradeError = async (m: ApiVm, id: string) => {
-  const r = await m.poll(['get', 'upgradestatus', id, '-o', 'json'], /"error"/, 60_000);
-  return r.code === 0 ? (JSON.parse(r.out) as { spec: { error: string } }).spec.error
-    : `(get upgradestatus ${id}: exit ${r.code} ${r.err.trim()})`;
-};
-export const upgrade = (m: ApiVm, ...args: string[]) => m.run(['upgrade', ...args], undefined, 300_000);
 
 /** A -> B with the good bundle: written, booted, marked good by the new system; prints how long it took. */
 export async function firstUpgrade(t: Test, m: ApiVm, firmware: Firmware): Promise<void> {

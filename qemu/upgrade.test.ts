@@ -10,9 +10,8 @@ import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  bootDisk, dir, firstUpgrade, freshDisk, good, manifest, readyAgain, slotLine, upgrade, upgradeError, variant,
-} from './upgrade-setup.ts';
+import { bootDisk, dir, firstUpgrade, freshDisk, good, manifest, variant } from './upgrade-setup.ts';
+import { readyAgain, slotLine, upgrade, upgradeError } from './upgrade-steps.ts';
 
 // Six boots of one machine, one after another: longer than tap's 900 s for a file on a loaded 2-core host.
 t.setTimeout(1_500_000);

@@ -5,7 +5,8 @@
 // The QEMU files run on two lanes (TEST_QEMU_JOBS, default 2), the longest first: a TCG guest keeps
 // one host core busy and its test mostly waits, so two lanes nearly halve the wall time on 2 cores.
 // Every file runs with TMPDIR set to one scratch directory of the run, removed at the end: what a test
-// leaves in it (a kept edit, a VM's disks) cannot pile up on the machine from run to run.
+// leaves in it (a kept edit, a VM's disks) cannot pile up on the machine from run to run. APPLIANCE_TEST_SCRATCH
+// names it too, for what files share within a run (qemu/upgrade-setup.ts's builds of other versions).
 // Every file runs under the pinned runtime (scripts/runtime.ts), first on PATH: tap, the test files and the `node`
 // they start are the Node the appliance ships, not the host's.
 import { spawn } from 'node:child_process';
@@ -44,7 +45,8 @@ function runTap(
   return new Promise((resolve) => {
     const args = ['-R', 'tap', `-j${jobs}`, ...(timeoutS ? [`--timeout=${timeoutS}`] : []), ...files];
     const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), args, {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: scratch, PATH: testPath },
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, TMPDIR: scratch, APPLIANCE_TEST_SCRATCH: scratch, PATH: testPath },
     });
     const root = new Parser();
     root.on('assert', (r: { name: string; time?: number }) => {
