@@ -186,7 +186,7 @@ let prometheus: ReturnType<typeof startPrometheus> | undefined;
 
 t.test('a release that fails its trial rolls back on wave 0 and, paused, never reaches the last wave', async (t) => {
   // A shorter trial for this release: its network plugin never comes up.
-  const r = await apply(one!, policy(one!, 20));
+  const r = await apply(one!, policy(one!, 10));
   t.equal(r.code, 0, r.err);
   release('0.9.2', broken, '0s=10%,1h=100%');
   prometheus = startPrometheus(); // scraping while the first machine tries 0.9.2 and falls back
