@@ -11,12 +11,16 @@ import { testSecrets } from '../init/engine/serve-harness.ts';
 import type { ChannelTls } from '../cosi/remote/grpc/client.ts';
 import type { Role } from '../machinery/model/access.ts';
 import { apiCaDocument } from '../machinery/pki/secrets.ts';
+import { PLUGINS } from '../plugins/index.ts';
 import { artifacts } from './artifacts.ts';
 import { freePort } from './free-port.ts';
 import { launch, slirpStaticIp, type Vm, type VmOptions } from './launch.ts';
 import { runProgram, type Ran } from '../scripts/lib/run-program.ts';
 
 export type CliResult = Ran;
+
+/** The plugins every machine of the image runs (the test-only ones run only when asked): what awaitPlugins waits on. */
+export const IMAGE_PLUGINS: readonly string[] = PLUGINS.filter((p) => !p.testOnly).map((p) => p.name);
 
 /** What `cosictl get plugins -o json` prints, as far as the tests read it. */
 interface PluginList { items: { metadata: { id: string }; spec: { state: string } }[] }
@@ -42,7 +46,7 @@ export interface ApiVm {
    * second wave starts once the network is configured, and on a loaded TCG host a few Node processes
    * starting at once take half a minute or more.
    */
-  awaitPlugins(names: string[], ms?: number): Promise<void>;
+  awaitPlugins(names: readonly string[], ms?: number): Promise<void>;
 }
 
 export interface ApiVmOptions {
@@ -118,7 +122,7 @@ export async function bootApiMachine(
   };
   o.onLaunch?.(vm, run);
   await vm.waitFor(READY_RE, 180_000);
-  const awaitPlugins = async (names: string[], ms = 180_000) => {
+  const awaitPlugins = async (names: readonly string[], ms = 180_000) => {
     const deadline = Date.now() + ms;
     for (;;) {
       const r = await run(['get', 'plugins', '-o', 'json']);

@@ -2,11 +2,11 @@
 // the network plugin's DHCP client got a lease from QEMU's user network.
 import t from 'tap';
 import { bootWithApi } from './api-vm.ts';
+import { IMAGE_PLUGINS } from './api-machine.ts';
 
 // QEMU's DHCP server names its router and DNS server only when the guest may reach the host.
 const { vm, run, poll, awaitPlugins } = await bootWithApi({ hostAccess: true }, 'dhcp');
 t.teardown(() => vm.kill());
-const PLUGINS = ['network', 'platform', 'storage', 'system', 'time', 'issue'];
 
 t.test('eth0 gets 10.0.2.15/24, a default route via 10.0.2.2 and resolver 10.0.2.3 by DHCP', async (t) => {
   const lease = JSON.parse(
@@ -81,7 +81,7 @@ t.test('in 256 MiB with every plugin running, three dozen resources apply and th
         + `available ${(m.memoryAvailableKib / 1024).toFixed(0)} MiB; oom kills ${m.oomKills}`;
     }
     // Every plugin up first: the load is three dozen resources on a machine that has started, not its start.
-    await awaitPlugins(PLUGINS);
+    await awaitPlugins(IMAGE_PLUGINS);
     const before = await memory();
     t.ok(before.memoryTotalKib < 256 * 1024 && before.memoryTotalKib > 200 * 1024,
       `a 256 MiB machine (MemTotal ${before.memoryTotalKib} KiB)`);
@@ -117,7 +117,7 @@ t.test('in 256 MiB with every plugin running, three dozen resources apply and th
     const after = await memory();
     t.equal(after.oomKills, 0, 'the OOM killer ended nothing');
     t.notMatch(vm.console(), oomLine, 'nor did the kernel say so on the console');
-    for (const name of PLUGINS) {
+    for (const name of IMAGE_PLUGINS) {
       const { state, restarts } = (JSON.parse((await run(['get', 'plugins', name, '-o', 'json'])).out) as {
         spec: { state: string; restarts: number };
       }).spec;

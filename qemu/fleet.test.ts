@@ -19,7 +19,7 @@ import { addRelease, setPaused } from '../image/release/channels.ts';
 import { parseWaves } from '../machinery/update/waves.ts';
 import { serveRepository, type RepositoryServer } from '../image/release/testing/repository-server.ts';
 import { freePort } from './free-port.ts';
-import type { ApiVm } from './api-machine.ts';
+import { IMAGE_PLUGINS, type ApiVm } from './api-machine.ts';
 import { bootDisk, dir, freshDisk, good, variant } from './upgrade-setup.ts';
 import { readyAgain } from './upgrade-steps.ts';
 
@@ -66,8 +66,6 @@ spec:
   healthTimeoutSeconds: ${healthTimeoutSeconds}
   root: ${JSON.stringify(root)}
 `;
-/** The image's plugins: a 256 MiB machine starting them (beside another machine) may not answer for a few seconds. */
-const PLUGINS = ['network', 'platform', 'storage', 'system', 'time', 'issue'];
 /** Applies `doc`; asked again while the API cannot be reached (a machine busy starting), never on a refusal. */
 const apply = async (x: Member, doc: string) => {
   for (let tries = 1; ; tries++) {
@@ -76,7 +74,8 @@ const apply = async (x: Member, doc: string) => {
   }
 };
 const configure = async (x: Member) => {
-  await x.m.awaitPlugins(PLUGINS);
+  // A 256 MiB machine starting its plugins beside another machine may not answer for a few seconds.
+  await x.m.awaitPlugins(IMAGE_PLUGINS);
   const r = await apply(x, `${policy(x, 150)}---
 metadata: {type: hostnamespec, id: fleet}
 spec: {hostname: ${x.name}}
