@@ -177,18 +177,21 @@ t.test('a program that is not a plugin: running once started, or once its TCP or
     { ...plugin('sick'), ready: { kind: 'http', port: badPort, path: '/health' } },
   ]);
   const when: Record<string, number> = {};
-  while (Date.now() - t0 < 10_000 && Object.keys(when).length < 3) {
+  const sickAnswered = new RegExp(`^not ready yet \\(http:${badPort}/health: answered 503\\)`);
+  // Each program starts on its own clock (a loaded host starts them apart): waited for until each has shown
+  // what is checked, the sick one's 503 included.
+  while (Date.now() - t0 < 20_000 && (Object.keys(when).length < 3 || !lines.some((l) => sickAnswered.test(l)))) {
     for (const n of ['quiet', 'tcp', 'http']) {
       if (status(n)?.state === 'running') when[n] ??= Date.now() - t0;
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  t.ok(when.quiet! < 600, `started: running before anything listens (${when.quiet} ms)`);
+  // Nothing in `quiet` ever listens: running at all, and before the tcp program's port accepts, is the point.
+  t.ok(when.quiet! < when.tcp!, `started: running before anything listens (${when.quiet} ms, tcp ${when.tcp} ms)`);
   t.ok(when.tcp! >= 700, `tcp: running once the port accepts (${when.tcp} ms)`);
   t.ok(when.http! >= 700, `http: running once GET /health answers 2xx (${when.http} ms)`);
   t.equal(status('sick')?.state, 'starting', 'an answer of 503 is not ready');
-  t.ok(lines.some((l) => new RegExp(`^not ready yet \\(http:${badPort}/health: answered 503\\)`).test(l)),
-    'the reason it is not ready is logged');
+  t.ok(lines.some((l) => sickAnswered.test(l)), 'the reason it is not ready is logged');
   t.ok(lines.some((l) => l === `not ready yet (tcp:${tcpPort}: ECONNREFUSED); trying every 100ms`),
     'a refused connection names the errno');
 });
