@@ -21,7 +21,10 @@ import {
 import type { ProcessCost } from '../init/boot/process-cost.ts';
 import { artifacts } from '../qemu/artifacts.ts';
 import { buildFloorInitramfs } from '../qemu/floor/build-floor.ts';
-import { buildRuntimeFloorInitramfs, RUNTIME_READY_RE } from '../qemu/floor/build-runtime-floor.ts';
+import { buildRuntimeFloorInitramfs } from '../qemu/floor/build-runtime-floor.ts';
+import {
+  parseRuntimeFloorChildren, RUNTIME_IDLE_RE, RUNTIME_READY_RE, type RuntimeFloorChildren,
+} from './lib/runtime-floor-lines.ts';
 import { nodeRuntime } from './runtime.ts';
 import { ICOUNT_ARGS, launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
@@ -65,6 +68,8 @@ const ours: (ReadyFigures & { wall: number; plugins: number; network: number; up
 const floor: { uptime: number; wall: number }[] = [];
 /** The runtime's own start: a two-line program as PID 1, made like ours (qemu/floor/build-runtime-floor.ts). */
 const runtimeFloor: number[] = [];
+/** The same program's children: one more process, five more at once, and memory with the five idle. */
+const runtimeChildren: RuntimeFloorChildren[] = [];
 /** Each run's processes once the network is configured and every plugin runs, by name. */
 const processes: Map<string, ProcessCost>[] = [];
 /** Each run's /proc/meminfo parts at that moment (init/boot/ready-line.ts MEMINFO_MARK). */
@@ -135,9 +140,13 @@ for (let i = 0; i < runs; i++) {
   const rvm = launch({ kernel: a.kernel, initrd: runtimeInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
   vms.push(rvm);
   const rl = await rvm.waitFor(RUNTIME_READY_RE, 120_000);
+  await rvm.waitFor(RUNTIME_IDLE_RE, 120_000);
   rvm.kill();
   runtimeFloor.push(Number(rl[1]));
-  process.stderr.write(`[bench] runtime floor run ${i + 1}/${runs}: first line at ${rl[1]}s guest\n`);
+  const children = parseRuntimeFloorChildren(rvm.console());
+  runtimeChildren.push(children);
+  process.stderr.write(`[bench] runtime floor run ${i + 1}/${runs}: first line at ${rl[1]}s guest, a child alone `
+    + `at ${children.alone.toFixed(3)}s, the last of five at ${children.lastOfFive.toFixed(3)}s\n`);
 
   const disk = join(scratch, `state-${i}.img`);
   execFileSync('truncate', ['-s', '64M', disk]);
@@ -174,6 +183,10 @@ const result = {
   floorReady: floorS,
   floorWall: stats(floor.map((o) => o.wall)),
   runtimeFloor: stats(runtimeFloor),
+  runtimeOneMoreProcess: stats(runtimeChildren.map((c) => c.alone)),
+  runtimeFiveMoreProcesses: stats(runtimeChildren.map((c) => c.lastOfFive)),
+  runtimeFiveMoreFromSpawn: stats(runtimeChildren.map((c) => c.lastOfFive - c.fiveSpawned)),
+  runtimeIdleUsedKiB: stats(runtimeChildren.map((c) => c.idleUsedKiB)),
   ratioToFloor: readyS.median / floorS.median,
   memoryPartsKiB: Object.fromEntries([...new Set(meminfo.flatMap((m) => [...m.keys()]))].map((k) => [
     k, stats(meminfo.flatMap((m) => m.get(k) ?? [])),
@@ -208,6 +221,7 @@ writeFileSync(join(OUT, 'bench-boot-console.txt'), consoles[medianRun]!);
 writeFileSync(chart, bootChartSvg(bootTimeline(consoles[medianRun]!), {
   title: `boot of ${a.initrd.split('/').pop()} (${memoryMiB} MiB, ${result.accel}): run ${medianRun + 1} of ${runs}`,
   floor: floorS.median, runtimeFloor: result.runtimeFloor.median, memoryBudgetMiB: MEMORY_BUDGET_MIB,
+  runtimeFloorPlugins: result.runtimeFiveMoreProcesses.median, memoryFloorMiB: result.runtimeIdleUsedKiB.median / 1024,
 }));
 process.stdout.write(`
 boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
@@ -230,6 +244,14 @@ ${processRows}
   static-init floor (wall)      ${fmt(result.floorWall)}
   runtime floor (first line)    ${fmt(result.runtimeFloor)}  ${ratio(result.runtimeFloor)}: Node's own start as PID 1,
                                 a two-line program made like ours (the earliest any of our milestones can be)
+  runtime floor, + one process  ${fmt(result.runtimeOneMoreProcess)}  ${ratio(result.runtimeOneMoreProcess)}: the same
+                                executable spawned alone at that line, to its first line (network and config each
+                                need a plugin process to run: the process rule)
+  runtime floor, + five at once ${fmt(result.runtimeFiveMoreProcesses)}  ${ratio(result.runtimeFiveMoreProcesses)}: `
+  + `the last of five first running
+                                (${fmt(result.runtimeFiveMoreFromSpawn)} from their spawn; every plugin of the image)
+  runtime floor, memory         ${fmt(stats(runtimeChildren.map((c) => c.idleUsedKiB / 1024)), ' MiB', 1)}: used with `
+  + `PID 1 and the five idle (six bare Node processes)
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
   initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `

@@ -58,6 +58,11 @@ t.test('the SVG: a row each, the milestones with their multiple of the floor, th
     t.notOk(svg.includes('runtime floor'), 'no runtime floor line unless it was measured');
     const withRuntime = bootChartSvg(bootTimeline(CONSOLE), { title: 't', floor: 0.705, runtimeFloor: 1.41 });
     t.ok(withRuntime.includes('runtime floor 2.00x 1.41s'), 'the runtime\'s own start, with its multiple of the floor');
+    t.notOk(withRuntime.includes('+5 processes'), 'no line for the runtime\'s five processes unless measured');
+    const withChildren = bootChartSvg(bootTimeline(CONSOLE),
+      { title: 't', floor: 0.705, runtimeFloor: 1.41, runtimeFloorPlugins: 2.115, memoryFloorMiB: 97.2 });
+    t.ok(withChildren.includes('+5 processes 3.00x 2.12s'), 'five more processes of the runtime, as a multiple');
+    t.ok(withChildren.includes('>runtime 97 MiB<'), 'the runtime\'s own memory marked on the curve');
     t.equal((svg.match(/<polyline /g) ?? []).length, 1, 'one memory curve');
     t.match(svg, />184\.0 MiB</, 'its last point labelled');
     t.notOk(/<[^>]*<|NaN|undefined|Infinity/.test(svg), 'no broken tag or number');

@@ -62,8 +62,12 @@ export interface ChartOptions {
   floor: number;
   /** The runtime's own start (bench:boot's second floor: a two-line program as PID 1 made like ours), when measured. */
   runtimeFloor?: number;
+  /** The last of five more processes of the runtime first running (the runtime floor's children), when measured. */
+  runtimeFloorPlugins?: number;
   /** A dashed line on the memory curve (MiB). */
   memoryBudgetMiB?: number;
+  /** Used memory with the runtime floor's six processes idle (MiB): a grey dashed line on the curve, when measured. */
+  memoryFloorMiB?: number;
 }
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
@@ -128,6 +132,10 @@ export function bootChartSvg(t: BootTimeline, o: ChartOptions): string {
     ...(o.runtimeFloor === undefined ? [] : [{
       name: `runtime floor ${(o.runtimeFloor / o.floor).toFixed(2)}x`, at: o.runtimeFloor, color: '#999999',
     }]),
+    ...(o.runtimeFloorPlugins === undefined ? [] : [{
+      name: `+5 processes ${(o.runtimeFloorPlugins / o.floor).toFixed(2)}x`, at: o.runtimeFloorPlugins,
+      color: '#999999',
+    }]),
     ...t.milestones.map((m) => ({ name: `${m.name} ${(m.at / o.floor).toFixed(2)}x`, at: m.at, color: '#d62728' }))];
   marks.forEach((m, i) => {
     out.push(`<line x1="${f1(x(m.at))}" y1="${top - 5}" x2="${f1(x(m.at))}" y2="${memTop + MEMORY_HEIGHT}" `
@@ -145,12 +153,13 @@ export function bootChartSvg(t: BootTimeline, o: ChartOptions): string {
   for (let mib = 0; mib <= peak; mib += mibStep) {
     out.push(`<text x="${LEFT - 6}" y="${f1(y(mib) + 4)}" text-anchor="end">${mib} MiB</text>`);
   }
-  if (o.memoryBudgetMiB !== undefined) {
-    out.push(`<line x1="${LEFT}" y1="${f1(y(o.memoryBudgetMiB))}" x2="${WIDTH - RIGHT}" `
-      + `y2="${f1(y(o.memoryBudgetMiB))}" stroke="#ff7f0e" stroke-dasharray="6,3"/>`,
-    `<text x="${WIDTH - RIGHT + 4}" y="${f1(y(o.memoryBudgetMiB) + 4)}" fill="#ff7f0e">`
-      + `budget ${o.memoryBudgetMiB} MiB</text>`);
-  }
+  /** A dashed horizontal line across the memory curve, labelled at its right end. */
+  const level = (mib: number, color: string, label: string) => out.push(
+    `<line x1="${LEFT}" y1="${f1(y(mib))}" x2="${WIDTH - RIGHT}" y2="${f1(y(mib))}" stroke="${color}" `
+      + `stroke-dasharray="6,3"/>`,
+    `<text x="${WIDTH - RIGHT + 4}" y="${f1(y(mib) + 4)}" fill="${color}">${escape(label)}</text>`);
+  if (o.memoryFloorMiB !== undefined) level(o.memoryFloorMiB, '#999999', `runtime ${o.memoryFloorMiB.toFixed(0)} MiB`);
+  if (o.memoryBudgetMiB !== undefined) level(o.memoryBudgetMiB, '#ff7f0e', `budget ${o.memoryBudgetMiB} MiB`);
   if (t.memory.length) {
     const points = t.memory.map((m) => `${f1(x(m.at))},${f1(y(m.usedKiB / 1024))}`).join(' ');
     const last = t.memory[t.memory.length - 1]!;
