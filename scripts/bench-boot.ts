@@ -5,7 +5,8 @@
 // per run, two boots with a machine config: given by fw_cfg onto a blank STATE disk (which persists
 // it), and the same disk again without fw_cfg (the config read back from STATE); each to its "config"
 // milestone (the config applied, its address on eth0). A second floor: the runtime's own start, a two-line program
-// as PID 1 made like ours (qemu/floor/build-runtime-floor.ts): what of each milestone is Node's and what is ours.
+// as PID 1 made like ours (qemu/floor/build-runtime-floor.ts), which then spawns itself as plugins are spawned (one
+// alone, five at once) and reads used memory with the five idle: what of each milestone is Node's and what is ours.
 // Guest time is counted in instructions executed (qemu/launch.ts ICOUNT_ARGS: 1 ns each, a 1 GIPS CPU): the same
 // figures on a loaded host, so one run is enough to compare two builds. The budgets printed are issue 36's.
 //   --runs N     boots of each (default 3)

@@ -8,6 +8,7 @@ import {
   PLUGIN_READY_LINE, pluginLine, pluginStatsLine, type LineLevel, type Plugin,
 } from '../../machinery/model/plugin.ts';
 import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
+import { StartSteps } from './start-steps.ts';
 
 /** How long a plugin waits for the engine to answer one state call (not a watch). */
 export const PLUGIN_CALL_DEADLINE_MS = 30_000;
@@ -22,7 +23,7 @@ const line = (level: LineLevel, who: string, msg: string) => {
   process.stderr.write(`${pluginLine(level, `${who}: ${msg}`)}\n`);
 };
 
-export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> {
+export async function runPlugin(p: Plugin, codecs: SpecCodecs, steps = new StartSteps()): Promise<number> {
   const socket = process.env[PLUGIN_SOCKET_ENV];
   if (!socket) {
     line('error', p.name, `${PLUGIN_SOCKET_ENV} is not set: plugins are started by the engine`);
@@ -32,6 +33,7 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   try {
     const { withheld } = confine(p);
     if (withheld.length) line('warning', p.name, `running without ${withheld.join(', ')}: this host withholds them`);
+    steps.mark('confine');
   } catch (e) {
     line('error', p.name, `cannot confine itself: ${(e as Error).message}`);
     return 1;
@@ -41,6 +43,7 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   // the address controller waiting on one call for over a minute, its last four specs never applied.)
   const state = new RemoteState(`unix://${socket}`, { codecs, timeoutMs: PLUGIN_CALL_DEADLINE_MS });
   await state.waitReady(10_000);
+  steps.mark('connect');
   const runtime = new ControllerRuntime(state, {
     // A wake-up the engine's watches lost costs at most this long (dhcp.test's 256 MiB case lost some under load:
     // the address controller slept through four new addresses; not explained yet, see shared-watches.ts).
@@ -54,7 +57,9 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs): Promise<number> 
   runtime.start();
   // Ready once every controller watches its inputs: from then on no change goes unseen.
   await runtime.watching();
-  line('info', p.name, `running ${p.controllers().length} controller(s) on ${runtime.openWatches} watch(es)`);
+  steps.mark('watches');
+  line('info', p.name, `running ${p.controllers().length} controller(s) on ${runtime.openWatches} watch(es) `
+    + `(start: ${steps})`);
   process.stdout.write(`${PLUGIN_READY_LINE}\n`);
   // Signal listeners do not keep Node alive; a plugin without input watches would
   // otherwise exit as soon as its first reconcile is done.

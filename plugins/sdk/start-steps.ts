@@ -1,0 +1,18 @@
+// start-steps: how long each step of a plugin process's start took, from the process's own start (Node's
+// performance clock counts from it): said once with the plugin's ready line, so a slow start names its step.
+export class StartSteps {
+  private readonly steps: [string, number][] = [];
+  private last = 0;
+
+  /** The step `name` ends now: it took the time since the step before (the first, since the process started). */
+  mark(name: string): void {
+    const now = performance.now();
+    this.steps.push([name, now - this.last]);
+    this.last = now;
+  }
+
+  /** "node 310 ms, code 42 ms, ..." */
+  toString(): string {
+    return this.steps.map(([n, ms]) => `${n} ${Math.round(ms)} ms`).join(', ');
+  }
+}
