@@ -1,11 +1,12 @@
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { artifacts } from '../qemu/artifacts.ts';
 import { checkSeaRuns } from './sea.ts';
 import { findIcuPackages, readIcuPackage } from './icu-data.ts';
 import { nodeRuntime, pinnedVersion, RUNTIME_DIR } from '../scripts/runtime.ts';
 import { join } from 'node:path';
+import { IMAGE_PLUGIN_PROCESSES } from '../plugins/index.ts';
 
 const { exe } = artifacts();
 const version = (
@@ -52,4 +53,15 @@ t.test('an unknown command exits 2 and says which', async (t) => {
     t.equal(err.status, 2);
     t.match(err.stderr.toString(), /unknown command "frobnicate"/);
   }
+});
+
+t.test('each process takes the code cache its role left on the build host (image/code-cache.ts)', async (t) => {
+  const taken = (args: string[]) => /^code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(spawnSync(exe, args,
+    { env: { ...process.env, APPLIANCE_CODE_CACHE_DEBUG: '1' }, encoding: 'utf8' }).stderr);
+  for (const name of IMAGE_PLUGIN_PROCESSES) {
+    t.same(taken(['plugin', name])?.slice(1), [`plugin-${name}`, 'taken'], `plugin ${name}`);
+  }
+  t.same(taken(['serve', '--help'])?.slice(1), ['serve', 'taken'], 'serve (PID 1 takes it too)');
+  t.same(taken(['no-such-command'])?.slice(1), ['default', 'taken'], 'any other command: the top level\'s');
+  t.equal(spawnSync(exe, ['version'], { encoding: 'utf8' }).stderr, '', 'nothing said unless asked');
 });

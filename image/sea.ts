@@ -1,9 +1,10 @@
 // sea: makes the single executable with Node's own SEA mechanism, offline: the
 // build machine's node binary, stripped, its ICU data cut to English (image/icu-subset.ts),
-// with the bundle injected by postject.
+// with the bundle injected by postject. The appliance's executable carries the bundle and its code caches as assets
+// behind a small main (image/code-cache-loader.cjs); cosictl's is the bundle itself.
 // (@yao-pkg/pkg's SEA mode downloads a Node build and shells out to `npx postject`,
 // and swallows injection errors, so we drive the same two steps directly.)
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
@@ -25,6 +26,8 @@ export interface SeaOptions {
   codeCache?: boolean;
   /** Node and V8 options the executable always starts with (SEA `execArgv`; Node >= 24). */
   execArgv?: readonly string[];
+  /** Files the executable carries (SEA `assets`, read with node:sea's getAsset), by name. */
+  assets?: Record<string, string>;
 }
 
 /** What the recipe below does to the node it starts from: part of the build's cache key. */
@@ -46,6 +49,7 @@ export async function makeSea(o: SeaOptions): Promise<SeaResult> {
     disableExperimentalSEAWarning: true,
     useCodeCache: o.codeCache ?? true,
     ...(o.execArgv?.length ? { execArgv: o.execArgv } : {}),
+    ...(o.assets ? { assets: o.assets } : {}),
   }));
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
 
@@ -99,6 +103,20 @@ async function withoutLiefNoise<T>(f: () => Promise<T>): Promise<T> {
 }
 
 /** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */
+/**
+ * The executable's code caches are taken by its V8 (image/code-cache-loader.cjs): a plugin's and the default one.
+ * A refused cache would only cost time, unseen: the build says so instead.
+ */
+export function checkCodeCacheTaken(exe: string): void {
+  for (const [args, cache] of [[['plugin', 'time'], 'plugin-time'], [['version'], 'default']] as const) {
+    const r = spawnSync(exe, args, { env: { ...process.env, APPLIANCE_CODE_CACHE_DEBUG: '1' }, encoding: 'utf8' });
+    const said = /^code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(r.stderr ?? '');
+    if (!said || said[1] !== cache || said[2] !== 'taken') {
+      throw new Error(`${exe} ${args.join(' ')}: code cache ${cache} not taken: ${said?.[0] ?? (r.stderr || r.error)}`);
+    }
+  }
+}
+
 export function checkSeaRuns(exe: string, args: string[], expect: RegExp): void {
   let out: string;
   try {

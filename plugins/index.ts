@@ -15,6 +15,10 @@ export const PLUGINS: readonly Plugin[] = [
   testWriterPlugin, testReaderPlugin, testCrasherPlugin,
 ];
 
+/** The plugins a machine runs in processes of their own: not the test-only ones, not those inside the engine. */
+export const IMAGE_PLUGIN_PROCESSES: readonly string[] = PLUGINS.filter((p) => !p.testOnly && !p.inEngine)
+  .map((p) => p.name);
+
 export function findPlugin(name: string): Plugin | undefined {
   return PLUGINS.find((p) => p.name === name);
 }

@@ -6,7 +6,9 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync, statS
 import { join } from 'node:path';
 import { $ } from './lib/zx.ts';
 import { bundle } from '../image/bundle.ts';
-import { checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
+import { checkCodeCacheTaken, checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
+import { CODE_CACHE_LOADER, CODE_CACHE_MAKER, makeCodeCaches } from '../image/code-cache.ts';
+import { IMAGE_PLUGIN_PROCESSES } from '../plugins/index.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
 import { entriesKey, keyed } from '../image/build-cache.ts';
 import {
@@ -103,16 +105,29 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const exe = join(BUILD_DIR, 'appliance');
   const node = runtime.node;
   const nodeId = `${runtime.version}:${statSync(node).size}:${SEA_RECIPE}`;
-  const seaKey = sha256(readFileSync(bundleFile), nodeId, APPLIANCE_EXEC_ARGV.join(' '));
+  const seaKey = sha256(readFileSync(bundleFile), nodeId, APPLIANCE_EXEC_ARGV.join(' '),
+    readFileSync(CODE_CACHE_LOADER), readFileSync(CODE_CACHE_MAKER), readFileSync(addon));
   let sea: SeaResult | undefined;
+  let caches: Record<string, string> = {};
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
-    sea = await makeSea({ main: bundleFile, output: exe, node, execArgv: APPLIANCE_EXEC_ARGV });
+    // The bundle and a code cache per role as assets, behind a loader (image/code-cache-loader.cjs).
+    caches = await makeCodeCaches({ node, execArgv: APPLIANCE_EXEC_ARGV, bundle: bundleFile, addon,
+      plugins: IMAGE_PLUGIN_PROCESSES, outDir: join(BUILD_DIR, 'code-cache') });
+    const roles = join(BUILD_DIR, 'code-cache-roles.json');
+    writeFileSync(roles, JSON.stringify(Object.keys(caches)));
+    sea = await makeSea({ main: CODE_CACHE_LOADER, output: exe, node, execArgv: APPLIANCE_EXEC_ARGV, assets: {
+      bundle: bundleFile, 'code-cache-roles': roles,
+      ...Object.fromEntries(Object.entries(caches).map(([role, file]) => [`code-cache-${role}`, file])),
+    } });
     checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
+    checkCodeCacheTaken(exe);
   });
   const icu = sea?.icu ? `; ICU data ${(sea.icu.bytesBefore / 1e6).toFixed(1)} MB -> `
     + `${(sea.icu.bytesAfter / 1e6).toFixed(1)} MB, English only` : sea ? `; ${node} embeds no ICU data` : '';
   const size = `${(statSync(exe).size / 1e6).toFixed(1)} MB`;
-  s.done(seaBuilt ? `${exe} (${size}, node ${runtime.version}${icu})` : 'up to date');
+  const cached = Object.values(caches).reduce((n, f) => n + statSync(f).size, 0);
+  const cacheSaid = seaBuilt ? `; code caches ${(cached / 1e6).toFixed(1)} MB: ${Object.keys(caches).join(', ')}` : '';
+  s.done(seaBuilt ? `${exe} (${size}, node ${runtime.version}${icu}${cacheSaid})` : 'up to date');
 
   const cliExe = join(OUT, 'cosictl');
   if (!o.variant) {
