@@ -8,7 +8,9 @@
 // as PID 1 made like ours (qemu/floor/build-runtime-floor.ts), which then spawns itself as plugins are spawned (one
 // alone, five at once) and reads used memory with the five idle: what of each milestone is Node's and what is ours.
 // Guest time is counted in instructions executed (qemu/launch.ts ICOUNT_ARGS: 1 ns each, a 1 GIPS CPU): the same
-// figures on a loaded host, so one run is enough to compare two builds. The budgets printed are issue 36's.
+// figures on a loaded host up to API ready, so one run compares two builds there. Later milestones wait on answers
+// in host time too (DHCP through slirp, the disks): two runs of one image differed there by up to 0.23 s and 7 MiB,
+// so a change smaller than that needs --runs 3. The budgets printed are issue 36's.
 //   --runs N     boots of each (default 3)
 //   --memory M   guest memory in MiB (default 256)
 //   --wall       plain TCG instead: guest time runs with the host's clock (for comparison; noisy on a busy host)
