@@ -109,12 +109,18 @@ async function withoutLiefNoise<T>(f: () => Promise<T>): Promise<T> {
  */
 export function checkCodeCacheTaken(exe: string): void {
   for (const [args, cache] of [[['plugin', 'time'], 'plugin-time'], [['version'], 'default']] as const) {
-    const r = spawnSync(exe, args, { env: { ...process.env, APPLIANCE_CODE_CACHE_DEBUG: '1' }, encoding: 'utf8' });
-    const said = /^code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(r.stderr ?? '');
-    if (!said || said[1] !== cache || said[2] !== 'taken') {
-      throw new Error(`${exe} ${args.join(' ')}: code cache ${cache} not taken: ${said?.[0] ?? (r.stderr || r.error)}`);
+    const said = codeCacheSaid(exe, [...args]);
+    if (said.cache !== cache || said.verdict !== 'taken') {
+      throw new Error(`${exe} ${args.join(' ')}: code cache ${cache} not taken: ${said.line}`);
     }
   }
+}
+
+/** Which code cache `exe args` took, and whether V8 took or refused it, as its loader says when asked. */
+export function codeCacheSaid(exe: string, args: string[]): { cache?: string; verdict?: string; line: string } {
+  const r = spawnSync(exe, args, { env: { ...process.env, APPLIANCE_CODE_CACHE_DEBUG: '1' }, encoding: 'utf8' });
+  const said = /^code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(r.stderr ?? '');
+  return said ? { cache: said[1]!, verdict: said[2]!, line: said[0] } : { line: r.stderr || String(r.error) };
 }
 
 export function checkSeaRuns(exe: string, args: string[], expect: RegExp): void {
