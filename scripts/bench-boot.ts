@@ -33,7 +33,7 @@ import { ICOUNT_ARGS, launch } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
-import { fmtStats, stats } from './lib/stats.ts';
+import { fmtStats, stats, type Stats } from './lib/stats.ts';
 import { bootChartSvg, bootTimeline } from './lib/boot-chart.ts';
 import { MEMTRACE_PARAM } from '../init/boot/memory-trace.ts';
 import { INITRAMFS_LIMIT_BYTES } from '../image/initramfs.ts';
@@ -205,6 +205,8 @@ const result = {
     }];
   })),
 };
+/** Figures in KiB as MiB. */
+const mibStats = (s: Stats): Stats => ({ median: s.median / 1024, min: s.min / 1024, max: s.max / 1024 });
 const mib = (kib: number) => `${(kib / 1024).toFixed(1).padStart(6)} MiB`;
 const processRows = Object.entries(result.processesWhenUp).map(([name, f]) => `    ${name.padEnd(26)}`
   + `RSS ${mib(f.rssKiB.median)}  PSS ${mib(f.pssKiB.median)}  private ${mib(f.privateKiB.median)}  `
@@ -253,7 +255,7 @@ ${processRows}
   runtime floor, + five at once ${fmt(result.runtimeFiveMoreProcesses)}  ${ratio(result.runtimeFiveMoreProcesses)}: `
   + `the last of five first running
                                 (${fmt(result.runtimeFiveMoreFromSpawn)} from their spawn; every plugin of the image)
-  runtime floor, memory         ${fmt(stats(runtimeChildren.map((c) => c.idleUsedKiB / 1024)), ' MiB', 1)}: used with `
+  runtime floor, memory         ${fmt(mibStats(result.runtimeIdleUsedKiB), ' MiB', 1)}: used with `
   + `PID 1 and the five idle (six bare Node processes)
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)

@@ -13,7 +13,7 @@ if (process.pid !== 1) {
 } else {
   process.stdout.write(`RUNTIME READY uptime=${uptime()}s\n`);
   const { spawn } = require('node:child_process');
-  const { readFileSync } = require('node:fs');
+  const { mkdirSync, readFileSync } = require('node:fs');
   /** Spawns a child of this executable; resolves once it has spoken (its line and when it was spawned printed). */
   const start = (name) => new Promise((resolve) => {
     const spawned = uptime();
@@ -32,7 +32,7 @@ if (process.pid !== 1) {
     const { dirname, join } = require('node:path');
     const addon = { exports: {} };
     process.dlopen(addon, join(dirname(process.execPath), 'lib', 'appliance_native.node'));
-    require('node:fs').mkdirSync('/proc', { recursive: true });
+    mkdirSync('/proc', { recursive: true });
     addon.exports.mount('proc', '/proc', 'proc', 0);
     const m = Object.fromEntries(readFileSync('/proc/meminfo', 'utf8').split('\n')
       .map((l) => /^(\w+):\s+(\d+)/.exec(l)).filter(Boolean).map((x) => [x[1], Number(x[2])]));
