@@ -13,9 +13,17 @@ export { TEST_CA_DOCUMENT, type ApiVm, type ApiVmOptions, type CliResult } from 
 function reportConsoleOnFailure(vm: Vm): void {
   t.afterEach((st) => {
     if (st.passing() || vm.process.exitCode !== null || vm.process.signalCode !== null) return;
-    const lines = vm.console().split('\n').filter((l) => TELLING.test(l)).slice(-30);
-    process.stderr.write(`[${st.name}] the machine's console, telling lines:\n${lines.join('\n') || '(none)'}\n`);
+    reportTellingLines(st.name, vm);
   });
+}
+
+/**
+ * A machine's telling console lines to stderr, for a test that failed. A subtest that kills its machine in its
+ * teardown calls it there: the root's afterEach runs after the kill and skips a machine that has ended.
+ */
+export function reportTellingLines(test: string, vm: Vm): void {
+  const lines = vm.console().split('\n').filter((l) => TELLING.test(l)).slice(-30);
+  process.stderr.write(`[${test}] the machine's console, telling lines:\n${lines.join('\n') || '(none)'}\n`);
 }
 
 /** bootApiMachine, reporting the console when a test fails. */

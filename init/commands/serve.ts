@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { native } from '../../native/index.ts';
 import { parseCmdline } from '../../machinery/sys/cmdline.ts';
 import { startEngine } from '../engine/engine.ts';
+import { FAST_BACKOFF } from '../engine/supervisor.ts';
 import type { HoldOptions } from '../engine/shutdown-hold.ts';
 import type { PowerAction } from '../../machinery/model/runtime-types.ts';
 import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
@@ -95,7 +96,7 @@ export async function serve(args: string[]): Promise<number> {
       const c = selfCommand(a);
       return spawn(c.file, c.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     },
-    ...(fast ? { backoff: { initialMs: 100, factor: 1.5, maxMs: 5000 } } : {}),
+    ...(fast ? { backoff: FAST_BACKOFF } : {}),
     configStore: stateDir ? (mkdirSync(stateDir, { recursive: true }), fileConfigStore(stateDir))
       : memoryConfigStore('serve without --state-dir'),
     ...(configFile ? { config: { bytes: readFileSync(configFile), name: configFile } } : {}),

@@ -71,6 +71,9 @@ export const builtinPlugin = (p: Plugin): SupervisedPlugin =>
  */
 export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMounts: boolean }) => ChildProcess;
 
+/** `serve --fast-backoff`: restarts quick enough for a test to see several, capped low. */
+export const FAST_BACKOFF = { initialMs: 100, factor: 1.5, maxMs: 5000 };
+
 export interface SupervisorOptions {
   state: MemoryState;
   /** The wait between two tries of a program's readiness probe (default 250 ms). */
