@@ -92,7 +92,7 @@ async function withApi(
     const ready = READY_RE.exec(m.vm.console());
     t.ok(ready, 'the ready line');
     // Settled first: four vCPUs of TCG on a loaded two-core host, while the second wave of plugins starts, left one
-    // call unanswered for 10 s (a CI run); the machine is judged on what it shows once running.
+    // call unanswered for 10 s (a full run here); the machine is judged on what it shows once running.
     await m.awaitPlugins(IMAGE_PLUGINS);
     const version = await m.run(['get', 'versions']);
     t.equal(version.code, 0, `the API answers through the NIC ${version.err}`);

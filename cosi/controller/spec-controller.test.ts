@@ -63,7 +63,7 @@ t.test('an apply that throws an Error: its status says why', async (t) => {
   t.same(await h.until(() => h.spec({ ...STATUS, id: 'b' }), want), want);
 });
 
-t.test('TryAgain: failed with the wait said, tried again after it only, at once on a new spec', async (t) => {
+t.test('TryAgain: failed with the wait said, tried again after it only, not at every reconcile', async (t) => {
   const seen = { failures: 2, applied: [] as string[], undone: [] as string[] };
   const h = await controllerHarness(t, [thing(seen)]);
   await h.create({ ...SPEC, id: 'c' }, { value: 'flaky' });
