@@ -212,7 +212,10 @@ t.test('a release that fails its trial rolls back on wave 0 and, paused, never r
 t.test('Prometheus scrapes both machines over mutual TLS with a reader\'s certificate', async (t) => {
   const { query, warnings } = await prometheus!;
   let info: Awaited<ReturnType<typeof query>>['data']['result'] = [];
-  const both = () => info.length === 2 && info.every((r) => r.metric.version === '0.9.0');
+  // A scrape can land while a machine polls the repository (`checking`, a second or so every 5 s on a loaded TCG
+  // host): asked again until a scrape finds both at rest, as they are between polls.
+  const both = () => info.length === 2 && info.every((r) => r.metric.version === '0.9.0'
+    && r.metric.update_state === 'waiting');
   for (let i = 0; i < 90 && !both(); i++) {
     info = (await query('appliance_info').catch(() => ({ data: { result: [] } }))).data.result;
     if (!both()) await new Promise((r) => setTimeout(r, 1000));
