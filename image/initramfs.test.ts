@@ -10,11 +10,12 @@ import { ADDON_PATH } from '../scripts/native.ts';
 import { buildKernel } from '../scripts/kernel.ts';
 import { BUILD } from '../scripts/lib/paths.ts';
 import { sha256 } from './hash.ts';
-import { decodeCpio, encodeCpioBuffer } from './cpio.ts';
+import { decodeCpio, encodeCpioBuffer, type CpioEntry } from './cpio.ts';
 import { INITRAMFS_LIMIT_BYTES, INITRAMFS_ZSTD_LEVEL, initramfsEntries } from './initramfs.ts';
 import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
 import {
-  RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, systemImageEntries, topLevelDirs, writeSystemImage,
+  contentTime, readSuperblock, readSystemImage, RELEASE_COMPRESSION, SUPERBLOCK_BYTES, SUPERBLOCK_FILE,
+  SYSTEM_IMAGE_FILE, systemImageEntries, topLevelDirs, writeSystemImage,
 } from './system-image.ts';
 
 const a = artifacts();
@@ -137,3 +138,37 @@ t.test('deterministic: the same inputs give the same system image and initramfs 
   const again = execFileSync('zstd', zstd, { input: cpio1, maxBuffer: 1 << 30 });
   t.equal(sha256(again), sha256(readFileSync(a.initrd)), 'recompressing gives the bytes of out/initramfs.cpio.zst');
 });
+
+t.test('the disk form: the image uncompressed and named by its superblock, an initramfs with that superblock only',
+  async (t) => {
+    const disk = decodeCpio(execFileSync('zstd', ['-dc', a.disk.initrd], { maxBuffer: 1 << 30 }));
+    const files = disk.filter((e) => e.type === 'file').map((e) => e.path);
+    const superblock = readSuperblock(a.disk.image);
+    t.same(files.filter((p) => !p.startsWith('etc/appliance/')).sort(), ['init', SUPERBLOCK_FILE],
+      'stage0 and the superblock; no image');
+    t.ok(disk.find((e) => e.path === SUPERBLOCK_FILE)?.data.equals(superblock), 'the superblock is the disk image\'s');
+    t.ok(disk.find((e) => e.path === 'init')?.data.equals(archive.find((e) => e.path === 'init')!.data),
+      'the same stage0');
+    t.same(disk.filter((e) => e.type === 'symlink').map((e) => e.path), ['lib', 'lib64'], 'the same links');
+    t.match(readFileSync(new URL('stage0/stage0.c', import.meta.url), 'utf8'),
+      new RegExp(`#define SUPERBLOCK "/${SUPERBLOCK_FILE}"\\n#define SUPERBLOCK_BYTES ${SUPERBLOCK_BYTES}\\n`),
+      'stage0 reads the superblock where the build puts it, as many bytes');
+    // The same files as the release's image, not compressed (flags 0x0001 | 0x0002 | 0x0008: inodes, data and
+    // fragments uncompressed), and its mkfs time (bytes 8-11) a hash of them, not the build's fixed time.
+    const sameFiles = readSystemImage(a.disk.image);
+    const release = readSystemImage(imageFile);
+    t.same(sameFiles.map((e) => e.path), release.map((e) => e.path), 'the same files');
+    const bytes = (e: CpioEntry | undefined) => (e?.type === 'file' ? Buffer.from(e.data) : Buffer.alloc(0));
+    t.ok(sameFiles.every((e, i) => e.type === 'file' && bytes(e).equals(bytes(release[i]))),
+      'the same bytes in each');
+    t.equal(superblock.readUInt16LE(24) & 0x0b, 0x0b, 'inodes, data and fragments stored uncompressed');
+    t.equal(superblock.readUInt32LE(8), contentTime(release), 'mkfs time: the hash of its files');
+    t.not(superblock.readUInt32LE(8), archive[0]!.mtime, 'not the build\'s fixed time');
+    const other = [...release];
+    const i = other.findIndex((e) => e.path.endsWith('.ko'));
+    const ko = other[i] as Extract<CpioEntry, { type: 'file' }>;
+    const changed = Buffer.from(ko.data);
+    changed[0] = changed[0]! ^ 1;
+    other[i] = { ...ko, data: changed };
+    t.not(contentTime(other), contentTime(release), 'one byte changed in one file: another superblock');
+  });

@@ -8,13 +8,16 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
-import { SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_MOUNT } from './system-image.ts';
+import { readSuperblock, SUPERBLOCK_FILE, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_MOUNT } from './system-image.ts';
 
 export interface InitramfsInputs {
   /** stage0 (image/stage0/), a static executable; becomes /init. */
   stage0: string;
-  /** The system image (squashfs) and its top-level directories, each linked from the root. */
-  systemImage: { file: string; topLevelDirs: readonly string[] };
+  /**
+   * The system image (squashfs) and its top-level directories, each linked from the root. `onDisk`: the image is
+   * not in the initramfs but on a disk; only its superblock is, for stage0 to find that disk by.
+   */
+  systemImage: { file: string; topLevelDirs: readonly string[]; onDisk?: boolean };
   /** Fixed mtime for every entry (SOURCE_DATE_EPOCH). */
   mtime: number;
   /** Files of the build's own (the trusted upgrade key), by absolute path in the image. */
@@ -33,7 +36,8 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
     entries.push({ type: 'file', path: p, mode, data, ...t });
   };
   add('init', readFileSync(i.stage0), 0o755);
-  add(SYSTEM_IMAGE_FILE, readFileSync(i.systemImage.file), 0o444);
+  if (i.systemImage.onDisk) add(SUPERBLOCK_FILE, readSuperblock(i.systemImage.file), 0o444);
+  else add(SYSTEM_IMAGE_FILE, readFileSync(i.systemImage.file), 0o444);
   for (const d of i.systemImage.topLevelDirs) {
     if (dirs.has(d)) throw new Error(`the system image's ${d}/ would hide the initramfs's own ${d}/`);
     entries.push({ type: 'symlink', path: d, target: `/${SYSTEM_IMAGE_MOUNT}/${d}`, ...t });

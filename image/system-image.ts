@@ -6,8 +6,10 @@
 // Why not unpacked: what the kernel unpacks stays in RAM for good; a page of this image
 // is read and decompressed only when a process touches it, and may be dropped again.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
-  chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync,
+  chmodSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -33,7 +35,11 @@ export interface SystemImageInputs {
 }
 
 /** How the image is compressed: squashfs's compressor, its level (zstd) and block size. */
-export interface SystemImageCompression { compressor: 'zstd' | 'xz' | 'lz4'; level?: number; blockSize: string }
+export interface SystemImageCompression {
+  compressor: 'zstd' | 'xz' | 'lz4' | 'none';
+  level?: number;
+  blockSize: string;
+}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
@@ -50,8 +56,24 @@ export const SYSTEM_IMAGE_RECIPE = '1';
  */
 export const RELEASE_COMPRESSION: SystemImageCompression = { compressor: 'zstd', level: 19, blockSize: '32K' };
 
-export const describeCompression = (c: SystemImageCompression) =>
-  `${c.compressor}${c.level === undefined ? '' : ` -${c.level}`}, ${c.blockSize} blocks`;
+export const describeCompression = (c: SystemImageCompression) => (c.compressor === 'none' ? 'uncompressed'
+  : `${c.compressor}${c.level === undefined ? '' : ` -${c.level}`}, ${c.blockSize} blocks`);
+
+/**
+ * The image as a disk holds it (stage0 reads it from the block device): uncompressed, because decompressing the pages
+ * a boot touches is most of what Node's start costs, and a disk, unlike the initramfs, is not RAM. Measured
+ * (ARCHITECTURE.md, "Where the image is read from"): API ready 2.50 -> 1.52 s, 27 MiB less used.
+ */
+export const DISK_COMPRESSION: SystemImageCompression = { compressor: 'none', blockSize: '128K' };
+
+/** The disk form's image and initramfs in the build's directory (scripts/build.ts; bench:boot, devices.test). */
+export const DISK_SYSTEM_IMAGE = 'system-disk.squashfs';
+export const DISK_INITRAMFS = 'initramfs-disk.cpio.zst';
+
+/** The bytes of the image's superblock that name it: stage0 looks for a block device that starts with them. */
+export const SUPERBLOCK_BYTES = 96;
+/** Where the initramfs of a system whose image is on a disk keeps the superblock (stage0.c, SUPERBLOCK). */
+export const SUPERBLOCK_FILE = 'system.superblock';
 
 /** Files only (the directories follow from their paths); paths relative to the image's root. */
 export function systemImageEntries(i: SystemImageInputs): CpioEntry[] {
@@ -93,6 +115,7 @@ export const topLevelDirs = (entries: readonly CpioEntry[]): string[] => [...new
  */
 export function writeSystemImage(
   entries: readonly CpioEntry[], output: string, mtime: number, c: SystemImageCompression,
+  o: { identify?: boolean } = {},
 ): void {
   const stage = mkdtempSync(join(tmpdir(), 'system-image-'));
   try {
@@ -105,12 +128,42 @@ export function writeSystemImage(
       chmodSync(to, e.mode & 0o7777);
     }
     const level = c.level === undefined ? [] : ['-Xcompression-level', String(c.level)];
+    const compress = c.compressor === 'none' ? ['-noI', '-noId', '-noD', '-noF', '-noX']
+      : ['-comp', c.compressor, ...level];
     run('mksquashfs', [
       stage, output, '-noappend', '-quiet', '-no-progress', '-all-root', '-no-xattrs',
-      '-mkfs-time', String(mtime), '-all-time', String(mtime), '-comp', c.compressor, ...level, '-b', c.blockSize,
+      '-mkfs-time', String(o.identify ? contentTime(entries) : mtime), '-all-time', String(mtime), ...compress,
+      '-b', c.blockSize,
     ]);
   } finally {
     rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A superblock's mkfs time made of the files (31 bits of their sha256): two images with the same sizes and layout
+ * but different bytes then start differently, so the superblock stage0 looks for names one build's image.
+ */
+export function contentTime(entries: readonly CpioEntry[]): number {
+  const h = createHash('sha256');
+  for (const e of entries) {
+    h.update(`${e.type}\0${e.path}\0`);
+    if (e.type === 'file') h.update(`${e.mode}\0`).update(e.data);
+  }
+  return h.digest().readUInt32BE(0) >>> 1;
+}
+
+/** The first SUPERBLOCK_BYTES of an image file. */
+export function readSuperblock(file: string): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const b = Buffer.alloc(SUPERBLOCK_BYTES);
+    const n = readSync(fd, b, 0, SUPERBLOCK_BYTES, 0);
+    if (n !== SUPERBLOCK_BYTES) throw new Error(`${file}: ${n} bytes, shorter than a squashfs superblock`);
+    if (b.readUInt32LE(0) !== 0x73717368) throw new Error(`${file}: not a squashfs image (no "hsqs" magic)`);
+    return b;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,12 +1,13 @@
 // The machines people have, booted for real: QEMU's own defaults (no -nodefaults: an empty CD-ROM drive, a
 // floppy, VGA), the pc machine with PIIX IDE, NICs whose drivers are modules (e1000e, e1000, rtl8139), none, two,
 // disks on AHCI, IDE, NVMe, virtio-scsi and USB, foreign data on them (an MBR with NTFS, an LVM physical volume), a
-// blank 2 TB disk, 1 to 4 vCPUs and 224 MiB. Each reaches ready with no FATAL, and with a NIC its API answers;
-// what it cannot use is named in its status. The empty CD-ROM is the real ENOMEDIUM (libuv has no name for 123).
-// Cases are combined so that five boots cover the matrix; a table of boot-to-ready times closes the file.
+// blank 2 TB disk, the system image read from a disk, 1 to 4 vCPUs and 224 MiB. Each reaches ready with no FATAL,
+// and with a NIC its API answers; what it cannot use is named in its status. The empty CD-ROM is the real ENOMEDIUM
+// (libuv has no name for 123). Cases are combined so that six boots cover the matrix; a table of boot-to-ready
+// times closes the file.
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bootWithApi, reportTellingLines, type ApiVm } from './api-vm.ts';
@@ -111,13 +112,21 @@ const foreignDisks: Disk[] = [
   { file: sparse('blank.raw', '2T'), interface: 'scsi' }, { file: sparse('stick.raw', '16M'), interface: 'usb' },
 ];
 
-await withApi('q35 defaults', 'empty AHCI CD-ROM, VGA, e1000e (module)', {
-  defaults: true, nics: ['e1000e'], extraArgs: ICOUNT,
+// In its disk form too (stage0.c, from_disk): the system image on an AHCI disk (as `-hda` puts it, so that QEMU keeps
+// its default CD-ROM), which stage0 finds by its superblock past the empty drive (opening it is the real ENOMEDIUM).
+// A copy: QEMU's IDE disk cannot be read-only.
+const systemDisk = join(dir, 'system-disk.img');
+copyFileSync(artifacts().disk.image, systemDisk);
+await withApi('q35 defaults, disk form', 'empty AHCI CD-ROM, the system image on an AHCI disk, VGA, e1000e (module)', {
+  defaults: true, nics: ['e1000e'], extraArgs: ICOUNT, initrd: artifacts().disk.initrd,
+  disks: [{ file: systemDisk, interface: 'ide' }],
 }, async (t, m) => {
-  const all = await blockDevices(m, /"sr0"/);
+  t.match(m.vm.console(), /stage0: the system image is on \/dev\/sda\r?\n/, 'stage0 found the image on the AHCI disk');
+  const all = await blockDevices(m, /(?=[\s\S]*"sr0")(?=[\s\S]*"sda")/);
   t.match(deviceSpec(all, 'sr0'), { removable: true, probeError: 'no medium' }, 'the empty drive: ENOMEDIUM, named');
+  t.match(deviceSpec(all, 'sda'), { fstype: 'squashfs' }, 'the system image\'s disk, listed as what it holds');
   t.match(m.vm.console(), /drivers: loaded [^\n]*\be1000e \(/, 'the NIC\'s driver by modalias');
-  return 'sr0: no medium';
+  return 'sr0: no medium; image read from sda';
 });
 
 // The raw disk on pc's IDE, booted by SeaBIOS and GRUB as `qemu-system-x86_64 -hda` would: STATE is found

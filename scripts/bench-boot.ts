@@ -7,6 +7,8 @@
 // milestone (the config applied, its address on eth0). A second floor: the runtime's own start, a two-line program
 // as PID 1 made like ours (qemu/floor/build-runtime-floor.ts), which then spawns itself as plugins are spawned (one
 // alone, five at once) and reads used memory with the five idle: what of each milestone is Node's and what is ours.
+// And the same build in its disk form (its image read uncompressed from a virtio disk, stage0.c from_disk) to the
+// same milestones.
 // Guest time is counted in instructions executed (qemu/launch.ts ICOUNT_ARGS: 1 ns each, a 1 GIPS CPU): the same
 // figures on a loaded host up to API ready, so one run compares two builds there. Later milestones wait on answers
 // in host time too (DHCP through slirp, the disks): two runs of one image differed there by up to 0.23 s and 7 MiB,
@@ -41,7 +43,8 @@ import { INITRAMFS_LIMIT_BYTES } from '../image/initramfs.ts';
 const args = benchArgs(
   'usage: npm run bench:boot -- [--runs N] [--memory MiB] [--wall]\n\n'
     + 'Boots the appliance N times (and a static init N times as the floor), then twice per run with a machine\n'
-    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and prints boot figures.\n'
+    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and once with its image on a disk\n'
+    + '(the disk form: read uncompressed, not decompressed from the initramfs); prints boot figures.\n'
     + 'Guest time counts instructions executed (QEMU -icount), deterministic on a loaded host.\n'
     + '--wall: guest time by the host\'s clock instead (plain TCG), for comparison.\n',
 );
@@ -69,6 +72,8 @@ process.on('exit', () => {
 });
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; upMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
+/** The same build with its image read from a disk, uncompressed (scripts/build.ts, "disk form"). */
+const onDisk: { ready: number; network: number; plugins: number; upMemKiB: number }[] = [];
 /** The runtime's own start: a two-line program as PID 1, made like ours (qemu/floor/build-runtime-floor.ts). */
 const runtimeFloor: number[] = [];
 /** The same program's children: one more process, five more at once, and memory with the five idle. */
@@ -131,6 +136,25 @@ for (let i = 0; i < runs; i++) {
     + `${wall.toFixed(2)}s wall; plugins running at ${plugins.uptime.toFixed(3)}s, `
     + `network at ${network.uptime.toFixed(3)}s\n`);
 
+  // The same system with its image on a disk (stage0.c, from_disk; not the shipped disk images yet).
+  const dvm = launch({
+    kernel: a.kernel, initrd: a.disk.initrd, cmdline: a.cmdline, memoryMiB, ...clock,
+    disks: [{ file: a.disk.image, format: 'raw', readonly: true }],
+  });
+  vms.push(dvm);
+  const dline = await dvm.waitFor(READY_RE, 180_000);
+  await dvm.waitFor(milestoneLine('network'), 180_000);
+  await dvm.waitFor(milestoneLine('plugins'), 180_000);
+  const dms = new Map(parseMilestones(dvm.console()).map((m) => [m.name, m]));
+  const dexit = await dvm.powerdown(60_000);
+  if (!dexit.clean || dexit.code !== 0) throw notClean(`run ${i + 1}, image on a disk`, dexit, dvm.console());
+  onDisk.push({
+    ready: parseReady(dline[0])!.uptime, network: dms.get('network')!.uptime, plugins: dms.get('plugins')!.uptime,
+    upMemKiB: Math.max(dms.get('network')!.memUsedKiB, dms.get('plugins')!.memUsedKiB),
+  });
+  process.stderr.write(`[bench] image on a disk, run ${i + 1}/${runs}: ready at ${onDisk[i]!.ready.toFixed(3)}s guest, `
+    + `network at ${onDisk[i]!.network.toFixed(3)}s, plugins running at ${onDisk[i]!.plugins.toFixed(3)}s\n`);
+
   const f0 = performance.now();
   const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
   vms.push(fvm);
@@ -191,6 +215,10 @@ const result = {
   runtimeFiveMoreFromSpawn: stats(runtimeChildren.map((c) => c.lastOfFive - c.fiveSpawned)),
   runtimeIdleUsedKiB: stats(runtimeChildren.map((c) => c.idleUsedKiB)),
   ratioToFloor: readyS.median / floorS.median,
+  imageOnDisk: {
+    ready: stats(onDisk.map((o) => o.ready)), networkConfigured: stats(onDisk.map((o) => o.network)),
+    pluginsRunning: stats(onDisk.map((o) => o.plugins)), memUsedWhenUpKiB: stats(onDisk.map((o) => o.upMemKiB)),
+  },
   memoryPartsKiB: Object.fromEntries([...new Set(meminfo.flatMap((m) => [...m.keys()]))].map((k) => [
     k, stats(meminfo.flatMap((m) => m.get(k) ?? [])),
   ])),
@@ -258,6 +286,11 @@ ${processRows}
   runtime floor, memory         ${fmt(mibStats(result.runtimeIdleUsedKiB), ' MiB', 1)}: used with `
   + `PID 1 and the five idle (six bare Node processes)
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
+  the same build, its image read uncompressed from a virtio disk (the disk form; the disk images do not ship it yet):
+    ready ${fmt(result.imageOnDisk.ready)}  ${ratio(result.imageOnDisk.ready)}; network up `
+  + `${fmt(result.imageOnDisk.networkConfigured)}  ${ratio(result.imageOnDisk.networkConfigured)}
+    plugins running ${fmt(result.imageOnDisk.pluginsRunning)}  ${ratio(result.imageOnDisk.pluginsRunning)}; used `
+  + `memory then ${fmt(mibStats(result.imageOnDisk.memUsedWhenUpKiB), ' MiB', 1)}
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
   initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `
   + `(limit ${megabytes(INITRAMFS_LIMIT_BYTES)}: image/initramfs.ts)

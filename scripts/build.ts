@@ -12,7 +12,8 @@ import { IMAGE_PLUGIN_PROCESSES } from '../plugins/index.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
 import { entriesKey, keyed } from '../image/build-cache.ts';
 import {
-  describeCompression, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE, systemImageEntries, topLevelDirs,
+  describeCompression, DISK_INITRAMFS, DISK_SYSTEM_IMAGE, RELEASE_COMPRESSION, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_RECIPE,
+  systemImageEntries, topLevelDirs,
   writeSystemImage, type SystemImageCompression,
 } from '../image/system-image.ts';
 import { buildStage0 } from '../image/stage0/build-stage0.ts';
@@ -27,7 +28,7 @@ import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
-import { kitInitramfs, writeSystemKit } from '../image/appliance/system-kit.ts';
+import { kitDiskForm, kitInitramfs, writeSystemKit } from '../image/appliance/system-kit.ts';
 import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../machinery/sys/test-break.ts';
 import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
 import type { SigningKey } from '../image/formats/format.ts';
@@ -186,6 +187,15 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
     files: testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : [],
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
+  if (!o.variant) {
+    // The same system with its image read from a disk (stage0.c, from_disk): what bench:boot measures beside it.
+    s = step('disk form');
+    const disk = await kitDiskForm(kit, {
+      key, mtime, output: join(BUILD_DIR, DISK_INITRAMFS), image: join(BUILD_DIR, DISK_SYSTEM_IMAGE),
+      cacheDir: BUILD_DIR,
+    });
+    s.done(`${disk.image} (${(statSync(disk.image).size / 1e6).toFixed(1)} MB), ${disk.initramfs}`);
+  }
 
   copyFileSync(kernel.config, join(OUT_DIR, 'kernel.config'));
   const cmdline = join(OUT_DIR, 'cmdline');

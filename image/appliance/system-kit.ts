@@ -14,7 +14,9 @@ import { entriesKey, keyed } from '../build-cache.ts';
 import type { SigningKey } from '../formats/format.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../initramfs.ts';
-import type { SystemImageCompression } from '../system-image.ts';
+import {
+  DISK_COMPRESSION, readSystemImage, SYSTEM_IMAGE_RECIPE, writeSystemImage, type SystemImageCompression,
+} from '../system-image.ts';
 
 export const SYSTEM_KIT_FILE = 'system-kit.json';
 
@@ -138,4 +140,28 @@ export function kitInitramfs(kit: OpenedKit, o: KitInitramfsOptions): Promise<bo
   const key = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
   return keyed(o.cacheDir, 'initramfs', key, [o.output], () => writeCompressed(entries, o.output,
     INITRAMFS_ZSTD_LEVEL));
+}
+
+/** A system whose image is read from a disk: the image as the disk holds it, and the initramfs that finds it. */
+export interface DiskForm { image: string; initramfs: string }
+
+/**
+ * The kit's system in its disk form (stage0.c, from_disk): the kit's image made again uncompressed, named by its
+ * superblock, and an initramfs like kitInitramfs's with that superblock in place of the image. Each written unless
+ * the same one is there.
+ */
+export async function kitDiskForm(kit: OpenedKit, o: KitInitramfsOptions & { image: string }): Promise<DiskForm> {
+  const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(DISK_COMPRESSION), String(o.mtime),
+    kit.files.systemImage.sha256);
+  await keyed(o.cacheDir, 'system-disk-image', imageKey, [o.image], async () => {
+    writeSystemImage(readSystemImage(kit.paths.systemImage), o.image, o.mtime, DISK_COMPRESSION, { identify: true });
+  });
+  const entries = initramfsEntries({
+    stage0: kit.paths.stage0, systemImage: { file: o.image, topLevelDirs: kit.topLevelDirs, onDisk: true },
+    mtime: o.mtime, files: [trustedKeyFile(o.key), ...o.files ?? []],
+  });
+  const key = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
+  await keyed(o.cacheDir, 'initramfs-disk', key, [o.output], () => writeCompressed(entries, o.output,
+    INITRAMFS_ZSTD_LEVEL));
+  return { image: o.image, initramfs: o.output };
 }

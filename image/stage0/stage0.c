@@ -1,10 +1,11 @@
-// stage0: the initramfs's /init, and all it does: attaches the system image (a squashfs
-// file in the initramfs) to a loop device, mounts it read-only at /system/image and
-// executes the real init from it as the same PID 1, with the kernel's arguments and
-// environment. Why: what the kernel unpacks stays in RAM for the machine's life and is
-// never reclaimable. Unpacked, the executable alone was 87 MB of it; kept compressed, the
-// image costs its compressed size, and the executable's pages are read, decompressed and
-// cached only when some process touches them (the kernel can drop them again).
+// stage0: the initramfs's /init, and all it does: mounts the system image (a squashfs) read-only at
+// /system/image and executes the real init from it as the same PID 1, with the kernel's arguments and
+// environment. The image is a file in the initramfs (a live system: ISO, PXE, a kernel and initramfs given to
+// QEMU), attached to a loop device; or, when the initramfs holds only the image's superblock, the block device
+// whose first bytes are that superblock (a disk's system partition, read uncompressed: no decompression and no
+// copy in RAM; ARCHITECTURE.md, "Where the image is read from"). Why not unpacked: what the kernel unpacks stays
+// in RAM for the machine's life and is never reclaimable (the executable alone was 87 MB of it); a page of the
+// image is read when some process touches it, cached, and may be dropped again.
 // Nothing here but syscalls; the TypeScript init does everything else. No C library
 // either (x86-64 syscalls made directly, `_start` below): a static glibc was 270 KB of
 // the compressed initramfs for six calls.
@@ -16,6 +17,10 @@
 #include <linux/stat.h>
 
 #define IMAGE "/system.squashfs"
+// The superblock of the image on a disk (image/system-image.ts, SUPERBLOCK_BYTES): its mkfs time is a hash of the
+// image's contents, so it names one build's image, and any copy of it is that image.
+#define SUPERBLOCK "/system.superblock"
+#define SUPERBLOCK_BYTES 96
 #define MOUNT_DIR "/system/image"
 #define INIT MOUNT_DIR "/init"
 // A private node: devtmpfs is not mounted yet (the real init mounts /dev), and the mount
@@ -24,8 +29,10 @@
 #define LOOP_DEVICE ((7u << 8) | 0u) // block 7:0, as the kernel encodes dev_t for mknod
 
 // x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl).
-enum { SYS_write = 1, SYS_close = 3, SYS_ioctl = 16, SYS_execve = 59, SYS_mount = 165, SYS_exit_group = 231,
-  SYS_openat = 257, SYS_mknodat = 259, SYS_unlinkat = 263 };
+enum { SYS_read = 0, SYS_write = 1, SYS_close = 3, SYS_ioctl = 16, SYS_pread64 = 17, SYS_nanosleep = 35,
+  SYS_execve = 59, SYS_mount = 165, SYS_umount2 = 166, SYS_getdents64 = 217, SYS_exit_group = 231, SYS_openat = 257,
+  SYS_mknodat = 259, SYS_unlinkat = 263 };
+#define MNT_DETACH 2
 #define AT_CWD (-100)
 
 // A system call: the result, or -errno as the kernel returns it.
@@ -77,8 +84,94 @@ static int fail(const char *what, const char *path, long result) {
   return 1;
 }
 
+static int run_init(char **argv, char **envp) {
+  argv[0] = INIT;
+  long r = sys(SYS_execve, (long)INIT, (long)argv, (long)envp, 0, 0);
+  return fail("cannot execute ", INIT, r);
+}
+
+// A line on the console (the disk the image was found on is worth a line: which one is the machine's business).
+static void say(const char *a, const char *b) {
+  const char *parts[] = {"stage0: ", a, b, "\n"};
+  for (unsigned i = 0; i < sizeof parts / sizeof *parts; i++) {
+    sys(SYS_write, 2, (long)parts[i], (long)length(parts[i]), 0, 0);
+  }
+}
+
+static int same(const char *a, const char *b, unsigned long n) {
+  for (unsigned long i = 0; i < n; i++) if (a[i] != b[i]) return 0;
+  return 1;
+}
+
+struct dirent64 { unsigned long long ino; long long off; unsigned short reclen; unsigned char type; char name[]; };
+
+// One look at every block device the kernel has named so far: the first whose first bytes are the superblock
+// goes into `path` ("/dev/<name>"). 1 when found; 0 when not (yet); a negative errno when /sys cannot be read.
+static long find_image(const char *superblock, char *path) {
+  long dir = sys(SYS_openat, AT_CWD, (long)"/sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
+  if (dir < 0) return dir;
+  static char entries[8192];
+  long found = 0;
+  for (long n; !found && (n = sys(SYS_getdents64, dir, (long)entries, sizeof entries, 0, 0)) > 0;) {
+    for (long at = 0; !found && at < n; at += ((struct dirent64 *)(entries + at))->reclen) {
+      const char *name = ((struct dirent64 *)(entries + at))->name;
+      if (name[0] == '.' || length(name) > 64) continue;
+      unsigned long p = 5;
+      for (unsigned long i = 0; name[i]; i++) path[p++] = name[i];
+      path[p] = 0;
+      long dev = sys(SYS_openat, AT_CWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0);
+      if (dev < 0) continue; // a device without a medium (an empty CD-ROM drive) or gone again
+      char head[SUPERBLOCK_BYTES];
+      found = sys(SYS_pread64, dev, (long)head, SUPERBLOCK_BYTES, 0, 0) == SUPERBLOCK_BYTES
+        && same(head, superblock, SUPERBLOCK_BYTES);
+      sys(SYS_close, dev, 0, 0, 0, 0);
+    }
+  }
+  sys(SYS_close, dir, 0, 0, 0, 0);
+  return found;
+}
+
+// How long the disk may take to appear: USB storage waits a second before it scans, and an HBA's disks are
+// probed after init has started.
+#define DISK_WAIT_SECONDS 30
+#define DISK_POLL_NS 20000000L
+
+static int from_disk(long superblock_file, char **argv, char **envp) {
+  char superblock[SUPERBLOCK_BYTES];
+  long r = sys(SYS_read, superblock_file, (long)superblock, SUPERBLOCK_BYTES, 0, 0);
+  sys(SYS_close, superblock_file, 0, 0, 0, 0);
+  if (r != SUPERBLOCK_BYTES) return fail("cannot read the system image's superblock ", SUPERBLOCK, r < 0 ? r : -EINVAL);
+  // The real init mounts /dev and /sys itself: these two go again before it runs.
+  r = sys(SYS_mount, (long)"devtmpfs", (long)"/dev", (long)"devtmpfs", MS_NOSUID | MS_NOEXEC, 0);
+  if (r < 0) return fail("cannot mount devtmpfs on ", "/dev", r);
+  r = sys(SYS_mount, (long)"sysfs", (long)"/sys", (long)"sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+  if (r < 0) return fail("cannot mount sysfs on ", "/sys", r);
+  static char path[5 + 65] = "/dev/";
+  struct { long sec; long nsec; } pause = {0, DISK_POLL_NS};
+  long polls = DISK_WAIT_SECONDS * (1000000000L / DISK_POLL_NS);
+  for (long i = 0; (r = find_image(superblock, path)) == 0 && i < polls; i++) {
+    if (i == 1000000000L / DISK_POLL_NS) say("waiting for the disk that holds the system image", "");
+    sys(SYS_nanosleep, (long)&pause, 0, 0, 0, 0);
+  }
+  if (r < 0) return fail("cannot list the block devices in ", "/sys/class/block", r);
+  if (r == 0) {
+    say("no disk holds the system image this initramfs was built with (its superblock: " SUPERBLOCK ")", "");
+    return 1;
+  }
+  r = sys(SYS_mount, (long)path, (long)MOUNT_DIR, (long)"squashfs", MS_RDONLY | MS_NODEV | MS_NOSUID, 0);
+  if (r < 0) return fail("cannot mount the system image from ", path, r);
+  say("the system image is on ", path);
+  sys(SYS_umount2, (long)"/sys", MNT_DETACH, 0, 0, 0);
+  sys(SYS_umount2, (long)"/dev", MNT_DETACH, 0, 0, 0);
+  return run_init(argv, envp);
+}
+
 static int stage0(char **argv, char **envp) {
   long image = sys(SYS_openat, AT_CWD, (long)IMAGE, O_RDONLY | O_CLOEXEC, 0, 0);
+  if (image == -ENOENT) {
+    long superblock = sys(SYS_openat, AT_CWD, (long)SUPERBLOCK, O_RDONLY | O_CLOEXEC, 0, 0);
+    if (superblock >= 0) return from_disk(superblock, argv, envp);
+  }
   if (image < 0) return fail("cannot open the system image ", IMAGE, image);
   long r = sys(SYS_mknodat, AT_CWD, (long)LOOP_NODE, S_IFBLK | 0600, LOOP_DEVICE, 0);
   if (r < 0 && r != -EEXIST) return fail("cannot make the loop device node ", LOOP_NODE, r);
@@ -101,9 +194,7 @@ static int stage0(char **argv, char **envp) {
   sys(SYS_close, loop, 0, 0, 0, 0);
   sys(SYS_close, image, 0, 0, 0, 0);
   sys(SYS_unlinkat, AT_CWD, (long)LOOP_NODE, 0, 0, 0);
-  argv[0] = INIT;
-  r = sys(SYS_execve, (long)INIT, (long)argv, (long)envp, 0, 0);
-  return fail("cannot execute ", INIT, r);
+  return run_init(argv, envp);
 }
 
 // The kernel starts us with argc, argv[], NULL, envp[], NULL on the stack.
