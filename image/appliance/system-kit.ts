@@ -131,15 +131,20 @@ export interface KitInitramfsOptions {
   cacheDir: string;
 }
 
-/** The kit's initramfs trusting `key`, written to `output` unless the same one is there; true when written. */
-export function kitInitramfs(kit: OpenedKit, o: KitInitramfsOptions): Promise<boolean> {
+/**
+ * The kit's initramfs trusting `key`, written to `output` unless the same one is there; true when written. With
+ * `onDisk` (the disk form's image), it holds that image's superblock in place of the kit's image.
+ */
+export function kitInitramfs(kit: OpenedKit, o: KitInitramfsOptions, onDisk?: string): Promise<boolean> {
   const entries = initramfsEntries({
-    stage0: kit.paths.stage0, systemImage: { file: kit.paths.systemImage, topLevelDirs: kit.topLevelDirs },
+    stage0: kit.paths.stage0,
+    systemImage: onDisk ? { file: onDisk, topLevelDirs: kit.topLevelDirs, onDisk: true }
+      : { file: kit.paths.systemImage, topLevelDirs: kit.topLevelDirs },
     mtime: o.mtime, files: [trustedKeyFile(o.key), ...o.files ?? []],
   });
   const key = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
-  return keyed(o.cacheDir, 'initramfs', key, [o.output], () => writeCompressed(entries, o.output,
-    INITRAMFS_ZSTD_LEVEL));
+  return keyed(o.cacheDir, onDisk ? 'initramfs-disk' : 'initramfs', key, [o.output],
+    () => writeCompressed(entries, o.output, INITRAMFS_ZSTD_LEVEL));
 }
 
 /** A system whose image is read from a disk: the image as the disk holds it, and the initramfs that finds it. */
@@ -156,12 +161,6 @@ export async function kitDiskForm(kit: OpenedKit, o: KitInitramfsOptions & { ima
   await keyed(o.cacheDir, 'system-disk-image', imageKey, [o.image], async () => {
     writeSystemImage(readSystemImage(kit.paths.systemImage), o.image, o.mtime, DISK_COMPRESSION, { identify: true });
   });
-  const entries = initramfsEntries({
-    stage0: kit.paths.stage0, systemImage: { file: o.image, topLevelDirs: kit.topLevelDirs, onDisk: true },
-    mtime: o.mtime, files: [trustedKeyFile(o.key), ...o.files ?? []],
-  });
-  const key = sha256(String(INITRAMFS_ZSTD_LEVEL), entriesKey(entries));
-  await keyed(o.cacheDir, 'initramfs-disk', key, [o.output], () => writeCompressed(entries, o.output,
-    INITRAMFS_ZSTD_LEVEL));
+  await kitInitramfs(kit, o, o.image);
   return { image: o.image, initramfs: o.output };
 }

@@ -74,13 +74,18 @@ static const char *why(long err) {
   return number;
 }
 
+// Writes the strings to the console in turn (stops at the first write that fails).
+static void write_all(const char *const *parts, unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
+    if (sys(SYS_write, 2, (long)parts[i], (long)length(parts[i]), 0, 0) < 0) break;
+  }
+}
+
 // One line on the console: "stage0: <what><path>: <why>". PID 1 returning makes the
 // kernel panic (and reboot when panic= says so), so this line comes first and names the cause.
 static int fail(const char *what, const char *path, long result) {
   const char *parts[] = {"stage0: ", what, path, ": ", why(-result), "\n"};
-  for (unsigned i = 0; i < sizeof parts / sizeof *parts; i++) {
-    if (sys(SYS_write, 2, (long)parts[i], (long)length(parts[i]), 0, 0) < 0) break;
-  }
+  write_all(parts, sizeof parts / sizeof *parts);
   return 1;
 }
 
@@ -93,9 +98,7 @@ static int run_init(char **argv, char **envp) {
 // A line on the console (the disk the image was found on is worth a line: which one is the machine's business).
 static void say(const char *a, const char *b) {
   const char *parts[] = {"stage0: ", a, b, "\n"};
-  for (unsigned i = 0; i < sizeof parts / sizeof *parts; i++) {
-    sys(SYS_write, 2, (long)parts[i], (long)length(parts[i]), 0, 0);
-  }
+  write_all(parts, sizeof parts / sizeof *parts);
 }
 
 static int same(const char *a, const char *b, unsigned long n) {
