@@ -1,7 +1,9 @@
 // Hardware whose drivers are modules, loaded by modalias: a machine with an Intel e1000e NIC
 // (QEMU's, PCI id 8086:10d3) gets its driver from PID 1 before anything else runs and a DHCP lease
-// through it; an NVMe controller plugged in later gets its driver from the system plugin, and its
-// namespace shows as a BlockDevice. Each device is listed with its driver and matching modules.
+// through it; an xHCI controller with a USB stick plugged in later gets its drivers from the system plugin
+// (xhci_pci for the controller, then usb_storage for the stick on it), and the stick shows as a BlockDevice.
+// Each device is listed with its driver and matching modules. (NVMe and virtio-scsi are built in: stage0 reads
+// the system image from them before any module can be loaded.)
 import t from 'tap';
 import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,7 @@ t.teardown(() => vm.kill());
 
 interface Device {
   metadata: { id: string };
-  spec: { driver: string; modules: string[]; vendor: string; device: string };
+  spec: { driver: string; modules?: string[]; vendor: string; device: string };
 }
 const devices = async () => (JSON.parse((await run(['get', 'devices', '-o', 'json'])).out) as {
   items: Device[];
@@ -39,16 +41,22 @@ t.test('PID 1 loads e1000e for the NIC before the plugins start, and eth0 gets a
   t.ok(virtio?.spec.driver, `and has its driver: ${virtio?.spec.driver}`);
 });
 
-t.test('an NVMe controller plugged in later: the plugin loads nvme, and the namespace is a BlockDevice', async (t) => {
-  t.notMatch((await run(['get', 'lsmod'])).out, /^nvme\s/m, 'not loaded before');
-  const disk = join(dir, 'nvme.raw');
+t.test('an xHCI controller and a USB stick plugged in later: the plugin loads both drivers', async (t) => {
+  const lsmod = (await run(['get', 'lsmod'])).out;
+  t.notMatch(lsmod, /^(xhci_pci|usb_storage)\s/m, 'neither loaded before');
+  const disk = join(dir, 'stick.raw');
   writeFileSync(disk, '');
   truncateSync(disk, 64 * 2 ** 20);
-  await vm.hotplugDisk('hot0', disk, 'hp1', 'nvme');
-  t.match((await poll(['get', 'blockdevices', 'nvme0n1', '-o', 'yaml'], /sizeBytes/, 60_000)).out,
-    /sizeBytes: "?67108864/, 'nvme0n1, 64 MiB');
-  t.match((await run(['get', 'lsmod', 'nvme'])).out, /nvme/);
-  const nvme = (await devices()).find((d) => d.spec.driver === 'nvme');
-  t.match(nvme?.spec, { modules: ['nvme'] }, 'the controller is a Device bound to nvme');
-  t.match(vm.console(), /loaded nvme for pci /, 'the plugin logged it');
+  await vm.hotplugDisk('hot0', disk, 'hp1', 'usb-storage');
+  t.match((await poll(['get', 'blockdevices', 'sda', '-o', 'yaml'], /sizeBytes/, 60_000)).out,
+    /sizeBytes: "?67108864/, 'sda, 64 MiB');
+  t.match((await run(['get', 'lsmod', 'usb_storage'])).out, /usb_storage/);
+  const all = await devices();
+  const controller = all.find((d) => d.spec.modules?.includes('xhci_pci'));
+  t.ok(controller, 'the controller is a Device matching xhci_pci');
+  t.match(controller?.metadata.id, /^pci\//);
+  t.match(all.find((d) => d.spec.driver === 'usb-storage')?.spec, { modules: ['usb_storage'] },
+    'the stick is a Device bound to usb-storage');
+  t.match(vm.console(), /loaded xhci_pci for pci /, 'the plugin logged the controller\'s');
+  t.match(vm.console(), /loaded usb_storage for usb /, 'and the stick\'s');
 });

@@ -135,8 +135,12 @@ export interface Vm {
    */
   waitFor(re: RegExp, timeoutMs: number, nth?: number): Promise<RegExpMatchArray>;
   qmp(): Promise<QmpClient>;
-  /** Hot-plugs a raw disk image as a virtio-blk device (or an NVMe controller) into a spare root port. */
-  hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2', device?: 'virtio-blk-pci' | 'nvme'): Promise<void>;
+  /**
+   * Hot-plugs a raw disk image as a virtio-blk device (or an NVMe controller, or a USB stick on an xHCI controller
+   * plugged in with it, `id`-xhci) into a spare root port.
+   */
+  hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2', device?: 'virtio-blk-pci' | 'nvme' | 'usb-storage'):
+    Promise<void>;
   /** Unplugs it (the guest acknowledges through PCIe hotplug) and drops the backend. */
   unplugDisk(id: string): Promise<void>;
   /** Presses the ACPI power button and waits for QEMU to exit; quits QEMU after `timeoutMs`. */
@@ -356,6 +360,11 @@ export function launch(o: VmOptions): Vm {
       await q.execute('blockdev-add', {
         driver: 'raw', 'node-name': `${id}-node`, file: { driver: 'file', filename: file },
       });
+      if (device === 'usb-storage') {
+        await q.execute('device_add', { driver: 'qemu-xhci', id: `${id}-xhci`, bus: port });
+        await q.execute('device_add', { driver: device, drive: `${id}-node`, id, bus: `${id}-xhci.0`, serial: id });
+        return;
+      }
       await q.execute('device_add', {
         driver: device, drive: `${id}-node`, id, bus: port, ...(device === 'nvme' ? { serial: id } : {}),
       });
