@@ -38,11 +38,13 @@ export async function buildImages(o: ImagesOptions): Promise<ImageArtifact[]> {
     progress: o.progress,
     raw: () => {
       if (!raw) {
-        o.progress('raw disk: GPT, GRUB for BIOS and UEFI, ESP with slot A, STATE, EPHEMERAL');
+        o.progress(`raw disk: GPT, GRUB for BIOS and UEFI, ESP with slot A, STATE, EPHEMERAL${o.inputs.diskForm
+          ? ', SYSTEM-A with its system image, SYSTEM-B' : ''}`);
         raw = buildRawDisk({
           out: join(o.outDir, 'appliance.raw'), kernel: o.inputs.kernel, initramfs: o.inputs.initramfs,
           cmdline: o.inputs.cmdline, seed: o.seed, epoch: o.epoch, workDir, release: o.release,
           ...(o.inputs.payload ? { payloadDir: o.inputs.payload } : {}),
+          ...(o.inputs.diskForm ? { diskForm: o.inputs.diskForm } : {}),
           ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
         });
       }

@@ -141,7 +141,7 @@ t.test('deterministic: the same inputs give the same system image and initramfs 
 
 t.test('the disk form: the image uncompressed and named by its superblock, an initramfs with that superblock only',
   async (t) => {
-    const disk = decodeCpio(execFileSync('zstd', ['-dc', a.disk.initrd], { maxBuffer: 1 << 30 }));
+    const disk = decodeCpio(execFileSync('zstd', ['-dc', a.disk.initramfs], { maxBuffer: 1 << 30 }));
     const files = disk.filter((e) => e.type === 'file').map((e) => e.path);
     const superblock = readSuperblock(a.disk.image);
     t.same(files.filter((p) => !p.startsWith('etc/appliance/')).sort(), ['init', SUPERBLOCK_FILE],

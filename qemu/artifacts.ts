@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DiskForm } from '../image/disk/raw.ts';
 import { DISK_INITRAMFS, DISK_SYSTEM_IMAGE } from '../image/system-image.ts';
 
 const OUT = fileURLToPath(new URL('../out/', import.meta.url));
@@ -9,13 +10,13 @@ const OUT = fileURLToPath(new URL('../out/', import.meta.url));
 export interface Artifacts {
   kernel: string; initrd: string; cmdline: string; exe: string; dir: string;
   /** The same system with its image on a disk (scripts/build.ts, "disk form"): its initramfs and the disk's image. */
-  disk: { initrd: string; image: string };
+  disk: DiskForm;
 }
 
 export function artifacts(dir = OUT): Artifacts {
   const a = {
     kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initramfs.cpio.zst'), exe: join(dir, 'build', 'appliance'), dir,
-    cmdline: '', disk: { initrd: join(dir, 'build', DISK_INITRAMFS), image: join(dir, 'build', DISK_SYSTEM_IMAGE) },
+    cmdline: '', disk: { initramfs: join(dir, 'build', DISK_INITRAMFS), image: join(dir, 'build', DISK_SYSTEM_IMAGE) },
   };
   const missing = [a.kernel, a.initrd, join(dir, 'cmdline')].filter((p) => !existsSync(p));
   if (missing.length) throw new Error(`not built: ${missing.join(', ')}; run \`npm run build\``);

@@ -118,7 +118,7 @@ const foreignDisks: Disk[] = [
 const systemDisk = join(dir, 'system-disk.img');
 copyFileSync(artifacts().disk.image, systemDisk);
 await withApi('q35 defaults, disk form', 'empty AHCI CD-ROM, the system image on an AHCI disk, VGA, e1000e (module)', {
-  defaults: true, nics: ['e1000e'], extraArgs: ICOUNT, initrd: artifacts().disk.initrd,
+  defaults: true, nics: ['e1000e'], extraArgs: ICOUNT, initrd: artifacts().disk.initramfs,
   disks: [{ file: systemDisk, interface: 'ide' }],
 }, async (t, m) => {
   t.match(m.vm.console(), /stage0: the system image is on \/dev\/sda\r?\n/, 'stage0 found the image on the AHCI disk');

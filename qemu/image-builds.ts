@@ -17,7 +17,7 @@ export async function buildTestImages(tag: string) {
   tap.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const signingKey = { privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' };
   const build = (out: string, seed = 'images-test') => buildImages({
-    formats: FORMATS, inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+    formats: FORMATS, inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline, diskForm: a.disk },
     release: { version: '0.0.0-test', commit: 'test' }, signingKey: () => signingKey,
     outDir: join(dir, out), seed, epoch: 0, progress: () => {},
   });
@@ -33,7 +33,7 @@ export async function buildRawImage(dir: string, seed: string): Promise<string> 
   mkdirSync(join(dir, 'images'), { recursive: true });
   const built = await buildImages({
     formats: FORMATS.filter((f) => f.name === 'raw'),
-    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline },
+    inputs: { kernel: a.kernel, initramfs: a.initrd, cmdline: a.cmdline, diskForm: a.disk },
     release: { version: '0.0.0-test', commit: 'test' },
     signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'the test key' }),
     outDir: join(dir, 'images'), seed, epoch: 0, progress: () => {},

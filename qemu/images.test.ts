@@ -8,7 +8,7 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { decodeGrubEnv } from '../machinery/disk/grubenv.ts';
@@ -29,13 +29,25 @@ t.test('the raw disk: GPT as sfdisk reads it, the ESP holding the loaders and sl
   t.same(table.partitions.map((p) => [p.name, p.type]), [
     ['BIOS', PARTITION_TYPE.biosBoot], ['EFI', PARTITION_TYPE.esp],
     ['STATE', PARTITION_TYPE.linuxData], ['EPHEMERAL', PARTITION_TYPE.linuxData],
+    ['SYSTEM-A', PARTITION_TYPE.linuxData], ['SYSTEM-B', PARTITION_TYPE.linuxData],
   ]);
+  const [, , state, ephemeral, systemA, systemB] = table.partitions;
+  t.ok(state!.start < systemA!.start && systemA!.start < systemB!.start && systemB!.start < ephemeral!.start,
+    'on the disk the SYSTEM partitions lie between STATE and EPHEMERAL, which can grow to the disk\'s end');
+  const image = readFileSync(a.disk.image);
+  const fd = openSync(rawFile, 'r');
+  const held = Buffer.alloc(image.length);
+  readSync(fd, held, 0, held.length, systemA!.start * SECTOR);
+  closeSync(fd);
+  t.ok(held.equals(image), 'SYSTEM-A holds the disk form\'s system image');
   t.ok(table.partitions.every((p) => p.start % 2048 === 0), 'every partition 1 MiB aligned');
   t.match(execFileSync('sfdisk', ['--verify', rawFile], { encoding: 'utf8' }), /No errors detected/);
   const esp = `${rawFile}@@${table.partitions[1]!.start * SECTOR}`;
   const ls = (path: string) => execFileSync('mdir', ['-b', '-i', esp, path], { encoding: 'utf8' });
   t.match(ls('::/EFI/BOOT'), /BOOTX64\.EFI/i);
   t.match(ls('::/A'), /vmlinuz[\s\S]*initramfs\.cpio\.zst|initramfs\.cpio\.zst[\s\S]*vmlinuz/);
+  t.ok(execFileSync('mtype', ['-i', esp, '::/A/initramfs.cpio.zst']).equals(readFileSync(a.disk.initramfs)),
+    'slot A boots the disk form');
   const env = execFileSync('mtype', ['-i', esp, '::/boot/grub/grubenv']);
   t.equal(env.length, 1024);
   t.same([...decodeGrubEnv(env)], [['default_slot', 'A'], ['good_slots', 'A']]);

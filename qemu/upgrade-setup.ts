@@ -72,6 +72,7 @@ const images = await buildImages({
   formats: FORMATS.filter((f) => f.name === 'raw'),
   inputs: {
     kernel: a.kernel, initramfs: a.initrd, cmdline: `${a.cmdline} appliance.test.pause=upgrade-slot-write/cut`,
+    diskForm: a.disk,
   },
   release: manifest, signingKey: () => key, outDir: join(dir, 'images'), seed: 'upgrade-test', epoch: 0,
   progress: () => {},

@@ -138,7 +138,7 @@ for (let i = 0; i < runs; i++) {
 
   // The same system with its image on a disk (stage0.c, from_disk; not the shipped disk images yet).
   const dvm = launch({
-    kernel: a.kernel, initrd: a.disk.initrd, cmdline: a.cmdline, memoryMiB, ...clock,
+    kernel: a.kernel, initrd: a.disk.initramfs, cmdline: a.cmdline, memoryMiB, ...clock,
     disks: [{ file: a.disk.image, format: 'raw', readonly: true }],
   });
   vms.push(dvm);

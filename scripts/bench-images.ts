@@ -58,7 +58,7 @@ const a = artifacts();
 const dir = mkdtempSync(join(tmpdir(), 'bench-images-'));
 const t0 = performance.now();
 const built = await buildImages({
-  formats: FORMATS, inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: a.cmdline },
+  formats: FORMATS, inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: a.cmdline, diskForm: a.disk },
   release: { version: 'bench', commit: 'bench' },
   signingKey: () => ({ privateKey: generateKeyPairSync('ed25519').privateKey, description: 'a throwaway key' }),
   outDir: dir, seed: 'bench', epoch: 0, progress: () => {},

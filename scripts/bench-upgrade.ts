@@ -47,7 +47,8 @@ log(`building version ${NEW_VERSION} (zstd 19, as a release) ...`);
 const next = await build({ variant: { outDir: join(dir, 'next'), version: NEW_VERSION, zstdLevel: 19 } });
 const common = { signingKey: () => signingKeyOf(), seed: 'bench-upgrade', epoch: 0, progress: () => {} };
 const [raw] = await buildImages({ ...common, formats: FORMATS.filter((f) => f.name === 'raw'),
-  inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: a.cmdline }, release, outDir: join(dir, 'disk') });
+  inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: a.cmdline, diskForm: a.disk }, release,
+  outDir: join(dir, 'disk') });
 await buildImages({ ...common, formats: FORMATS.filter((f) => f.name === 'upgrade'),
   inputs: { kernel: next.kernel, initramfs: next.initramfs, cmdline: a.cmdline },
   release: { version: NEW_VERSION, commit: release.commit }, outDir: join(dir, 'bundle') });

@@ -15,11 +15,12 @@ import {
 } from '../../machinery/disk/slot-payload.ts';
 import { keyed } from '../build-cache.ts';
 import { sha256File } from '../hash.ts';
+import { DISK_INITRAMFS, DISK_SYSTEM_IMAGE } from '../system-image.ts';
 import type { OutputFormat, SigningKey } from '../formats/format.ts';
 import { buildImages, type ImageArtifact } from '../images.ts';
 import type { ApplianceDefinition } from './definition.ts';
 import { buildExtension, type BuiltExtension } from './extension-build.ts';
-import { kitInitramfs, type OpenedKit } from './system-kit.ts';
+import { kitDiskForm, kitInitramfs, type OpenedKit } from './system-kit.ts';
 import { kernelModules, kitWithKernel, type KernelBuild, type KernelBuilder } from './kit-with-kernel.ts';
 import { fragmentProblems, KernelConfigRefused } from '../kernel-config.ts';
 
@@ -125,6 +126,12 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     o.progress(`initramfs: system ${system.version} (${system.commit}), trusting the appliance's signing key`
       + `${kernel ? `, kernel ${kernel.key}` : ''}`);
   }
+  // The disk images' slot A reads its system image from SYSTEM-A (ARCHITECTURE.md, "The disk form"); the live images
+  // (ISO, PXE) and the upgrade bundle carry the self-contained initramfs.
+  const diskForm = await kitDiskForm(system, {
+    key: o.signingKey(), mtime: o.epoch, output: join(cache, DISK_INITRAMFS), image: join(cache, DISK_SYSTEM_IMAGE),
+    cacheDir: cache,
+  });
   const cmdline = o.cmdline?.trim() ?? applianceCmdline(system.cmdline, d.kernel.args);
   const config = d.config.text.trim() ? d.config.text : '';
   // An appliance with nothing to carry (the system's own image) gets no payload: its images are the system's.
@@ -139,6 +146,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
     index, carries, config, cmdline, formats: o.formats.map((f) => f.name), seed: o.seed, epoch: o.epoch,
     sizeMiB: o.sizeMiB,
     kernel: system.files.vmlinuz.sha256, initramfs: await sha256File(initramfs),
+    diskInitramfs: await sha256File(diskForm.initramfs),
     signer: createPublicKey(o.signingKey().privateKey).export({ type: 'spki', format: 'der' }).toString('hex'),
   })).digest('hex');
   const manifest = join(o.outDir, 'manifest.json');
@@ -153,7 +161,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
       for (const e of extensions) linkSync(e.path, join(work, extensionFile(e.name)));
       artifacts = await buildImages({
         formats: o.formats,
-        inputs: { kernel: system.paths.vmlinuz, initramfs, cmdline, ...(carries ? { payload: work } : {}) },
+        inputs: { kernel: system.paths.vmlinuz, initramfs, cmdline, diskForm, ...(carries ? { payload: work } : {}) },
         ...(o.sizeMiB ? { sizeMiB: o.sizeMiB } : {}),
         release: { version: d.version, commit: system.commit }, signingKey: o.signingKey, outDir: partial,
         seed: o.seed ?? `${d.name}@${d.version}`, epoch: o.epoch, progress: o.progress,

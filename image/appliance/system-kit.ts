@@ -11,6 +11,7 @@ import { keyIdOf } from '../../machinery/disk/upgrade-bundle.ts';
 import { writeFileAtomic } from '../../machinery/sys/atomic-write.ts';
 import { IMAGE_KEYS_DIR } from '../../init/upgrade/trust.ts';
 import { entriesKey, keyed } from '../build-cache.ts';
+import type { DiskForm } from '../disk/raw.ts';
 import type { SigningKey } from '../formats/format.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../initramfs.ts';
@@ -146,9 +147,6 @@ export function kitInitramfs(kit: OpenedKit, o: KitInitramfsOptions, onDisk?: st
   return keyed(o.cacheDir, onDisk ? 'initramfs-disk' : 'initramfs', key, [o.output],
     () => writeCompressed(entries, o.output, INITRAMFS_ZSTD_LEVEL));
 }
-
-/** A system whose image is read from a disk: the image as the disk holds it, and the initramfs that finds it. */
-export interface DiskForm { image: string; initramfs: string }
 
 /**
  * The kit's system in its disk form (stage0.c, from_disk): the kit's image made again uncompressed, named by its

@@ -2,10 +2,10 @@
 // and EPHEMERAL for staging an upgrade of it (the real GRUB tools, the real FAT writer, read back with mtools).
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SECTOR } from '../../machinery/disk/gpt.ts';
+import { decodeGpt, growGpt, SECTOR } from '../../machinery/disk/gpt.ts';
 import { buildRawDisk } from './raw.ts';
 
 t.test('slot A holds the payload; the ESP has room for it twice', async (t) => {
@@ -38,4 +38,45 @@ t.test('slot A holds the payload; the ESP has room for it twice', async (t) => {
   const listing = execFileSync('mdir', ['-i', esp, '-b', '::/A'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   t.same(listing.map((l) => l.replace('::/A/', '')).sort(),
     ['appliance.json', 'extension-web.squashfs', 'initramfs.cpio.zst', 'slot.env', 'vmlinuz']);
+});
+
+t.test('with a disk form: SYSTEM-A holds its image, slot A its initramfs, and EPHEMERAL stays last', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'raw-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'vmlinuz'), Buffer.alloc(1 << 20, 1));
+  writeFileSync(join(dir, 'initramfs'), Buffer.alloc(2 << 20, 2));
+  writeFileSync(join(dir, 'initramfs-disk'), 'the disk form\'s initramfs\n');
+  const image = Buffer.alloc(11 << 20, 4);
+  image.write('hsqs', 0);
+  writeFileSync(join(dir, 'system.squashfs'), image);
+  const disk = buildRawDisk({
+    out: join(dir, 'disk.raw'), kernel: join(dir, 'vmlinuz'), initramfs: join(dir, 'initramfs'),
+    cmdline: 'console=ttyS0', seed: 's', epoch: 0, release: { version: '1.0.0', commit: 'c' },
+    workDir: mkdtempSync(join(dir, 'work-')),
+    diskForm: { image: join(dir, 'system.squashfs'), initramfs: join(dir, 'initramfs-disk') },
+  });
+  const { partitions } = disk.gpt;
+  t.same(partitions.map((p) => p.name), ['BIOS', 'EFI', 'STATE', 'EPHEMERAL', 'SYSTEM-A', 'SYSTEM-B'],
+    'EPHEMERAL keeps its number (4), the SYSTEM partitions come after it in the table');
+  const byPlace = [...partitions].sort((a, b) => a.firstLba - b.firstLba).map((p) => p.name);
+  t.same(byPlace, ['BIOS', 'EFI', 'STATE', 'SYSTEM-A', 'SYSTEM-B', 'EPHEMERAL'], 'on the disk EPHEMERAL is last');
+  const mib = (name: string) => {
+    const p = partitions.find((x) => x.name === name)!;
+    return (p.lastLba - p.firstLba + 1) * SECTOR / (1 << 20);
+  };
+  t.equal(mib('SYSTEM-A'), 32, '11 MiB and half again, rounded up to 16 MiB');
+  t.equal(mib('SYSTEM-B'), 32);
+  t.equal(mib('EFI'), 64, 'the ESP keeps room for two self-contained slots');
+  const grown = growGpt(decodeGpt(readFileSync(disk.file).subarray(0, 34 * SECTOR), disk.sizeBytes / SECTOR),
+    disk.sizeBytes / SECTOR + 2048, 'EPHEMERAL');
+  t.equal(grown.partitions[3]!.name, 'EPHEMERAL', 'first boot can grow it');
+  const raw = readFileSync(disk.file);
+  const a = partitions.find((x) => x.name === 'SYSTEM-A')!;
+  t.ok(raw.subarray(a.firstLba * SECTOR, a.firstLba * SECTOR + image.length).equals(image), 'SYSTEM-A holds the image');
+  const b = partitions.find((x) => x.name === 'SYSTEM-B')!;
+  t.ok(raw.subarray(b.firstLba * SECTOR, (b.lastLba + 1) * SECTOR).every((x) => x === 0), 'SYSTEM-B is empty');
+  const esp = `${disk.file}@@${partitions[1]!.firstLba * SECTOR}`;
+  t.equal(execFileSync('mtype', ['-i', esp, '::/A/initramfs.cpio.zst'], { encoding: 'utf8' }),
+    'the disk form\'s initramfs\n', 'slot A boots the disk form');
+  t.doesNotThrow(() => execFileSync('sfdisk', ['--verify', disk.file], { stdio: 'pipe' }), 'sfdisk finds it sound');
 });

@@ -4,17 +4,20 @@
 //   1 BIOS   BIOS boot partition: GRUB's core.img (the MBR's boot code points at it)
 //   2 EFI    FAT32: EFI/BOOT/BOOTX64.EFI, boot/grub/{grub.cfg,grubenv}, slots /A and /B
 //   3 STATE  ext4, the persisted machine config
-//   4 EPHEMERAL ext4 at /var, grown to the end of the disk at first boot
-// The slots are directories on the ESP, not partitions: the loader reads one filesystem
-// under both firmwares, and an upgrade writes two files where a partition would need a
-// second filesystem of its own.
+//   4 EPHEMERAL ext4 at /var, grown to the end of the disk at first boot (so physically last)
+//   5 SYSTEM-A, 6 SYSTEM-B  the system image of each slot, when the build has a disk form: slot A's
+//            initramfs then holds only its superblock and stage0 reads the image from SYSTEM-A
+//            (ARCHITECTURE.md, "The disk form"); between STATE and EPHEMERAL on the disk
+// The slots' kernels and initramfs are directories on the ESP, not partitions: the loader reads one
+// filesystem under both firmwares. The ESP keeps room for two slots of the self-contained initramfs,
+// so that either slot can take a system that carries its image in its initramfs (an older release's).
 import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { encodeGpt, guidFrom, PARTITION_TYPE, SECTOR, usableRange, type Gpt } from '../../machinery/disk/gpt.ts';
 import {
   encodeLoaderState, encodeSlotEnv, ESP_LABEL, GRUBENV_PATH, SLOT_FILES,
 } from '../../machinery/disk/boot-slots.ts';
-import { EPHEMERAL_LABEL, STATE_LABEL } from '../../machinery/disk/labels.ts';
+import { EPHEMERAL_LABEL, STATE_LABEL, systemLabel } from '../../machinery/disk/labels.ts';
 import { ext4Image, fatImage } from './filesystems.ts';
 import { biosBoot, espSearch, grubConfig, grubMkimage } from './grub.ts';
 
@@ -22,6 +25,8 @@ const MiB = 1 << 20;
 const SECTORS_PER_MiB = MiB / SECTOR;
 export const STATE_MIB = 16;
 export const BOOT_TRIES = 3;
+/** A SYSTEM partition's room over the image it is made with: a later release's image may be larger. */
+export const SYSTEM_ROOM = 1.5;
 
 export interface RawDiskOptions {
   out: string;
@@ -35,10 +40,18 @@ export interface RawDiskOptions {
   epoch: number;
   /** The appliance's payload files (machinery/disk/slot-payload.ts), put into slot A beside its kernel. */
   payloadDir?: string;
+  /**
+   * The disk form of the same system (image/appliance/system-kit.ts, kitDiskForm): its image goes into SYSTEM-A and
+   * its initramfs into slot A in place of `initramfs`. Without it the disk has no SYSTEM partitions.
+   */
+  diskForm?: DiskForm;
   /** What slot A holds (its slot.env). */
   release: { version: string; commit: string };
   workDir: string;
 }
+
+/** A system whose image is read from a disk: the image as the disk holds it, and the initramfs that finds it. */
+export interface DiskForm { image: string; initramfs: string }
 
 export interface RawDisk { file: string; gpt: Gpt; espVolumeId: string; sizeBytes: number }
 
@@ -69,11 +82,14 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
   const espMiB = Math.max(64, roundUp(mibOf(2 * payload) + 8, 8));
   // Room to stage an upgrade of the same size (its parts are kept on /var until they are checked), and 32 MiB more.
   const ephemeralMinMiB = mibOf(payload) + 32;
-  const needMiB = 1 + 1 + espMiB + STATE_MIB + ephemeralMinMiB + 1;
+  const imageBytes = o.diskForm ? statSync(o.diskForm.image).size : 0;
+  const systemMiB = o.diskForm ? roundUp(mibOf(imageBytes * SYSTEM_ROOM), 16) : 0;
+  const needMiB = 1 + 1 + espMiB + STATE_MIB + 2 * systemMiB + ephemeralMinMiB + 1;
   const sizeMiB = o.sizeMiB ?? roundUp(needMiB, 64);
   if (sizeMiB < needMiB) throw new Error(`--size ${sizeMiB} MiB: the disk needs at least ${needMiB} MiB`);
   const sectors = sizeMiB * SECTORS_PER_MiB;
 
+  // Laid out in this order on the disk; listed in the table with EPHEMERAL fourth, as disks without SYSTEM have it.
   let at = SECTORS_PER_MiB; // partitions start 1 MiB aligned
   const part = (name: string, type: string, mib: number | 'rest') => {
     const first = at;
@@ -81,16 +97,13 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
     at = last + 1;
     return { name, type, guid: id(`part/${name}`), firstLba: first, lastLba: last };
   };
-  const gpt: Gpt = {
-    diskGuid: id('disk'), sectors,
-    partitions: [
-      part('BIOS', PARTITION_TYPE.biosBoot, 1),
-      { ...part(ESP_LABEL, PARTITION_TYPE.esp, espMiB), attributes: 1n },
-      part(STATE_LABEL, PARTITION_TYPE.linuxData, STATE_MIB),
-      part(EPHEMERAL_LABEL, PARTITION_TYPE.linuxData, 'rest'),
-    ],
-  };
-  const [bios, esp, state, ephemeral] = gpt.partitions as [Gpt['partitions'][number], ...Gpt['partitions']];
+  const bios = part('BIOS', PARTITION_TYPE.biosBoot, 1);
+  const esp = { ...part(ESP_LABEL, PARTITION_TYPE.esp, espMiB), attributes: 1n };
+  const state = part(STATE_LABEL, PARTITION_TYPE.linuxData, STATE_MIB);
+  const systems = o.diskForm
+    ? (['A', 'B'] as const).map((slot) => part(systemLabel(slot), PARTITION_TYPE.linuxData, systemMiB)) : [];
+  const ephemeral = part(EPHEMERAL_LABEL, PARTITION_TYPE.linuxData, 'rest');
+  const gpt: Gpt = { diskGuid: id('disk'), sectors, partitions: [bios, esp, state, ephemeral, ...systems] };
 
   const efiImage = join(o.workDir, 'BOOTX64.EFI');
   const espUuid = `${espVolumeId.slice(0, 4)}-${espVolumeId.slice(4)}`.toUpperCase(); // as GRUB and blkid show it
@@ -110,7 +123,7 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
       'boot/grub/grub.cfg': Buffer.from(grubConfig({ cmdline: o.cmdline, tries: BOOT_TRIES })),
       [GRUBENV_PATH]: encodeLoaderState({ defaultSlot: 'A', triesLeft: 0, good: new Set(['A']) }),
       [`A/${SLOT_FILES.kernel}`]: o.kernel,
-      [`A/${SLOT_FILES.initramfs}`]: o.initramfs,
+      [`A/${SLOT_FILES.initramfs}`]: o.diskForm?.initramfs ?? o.initramfs,
       [`A/${SLOT_FILES.env}`]: encodeSlotEnv({ cmdline: o.cmdline, ...o.release }),
       ...Object.fromEntries(extras.map((f) => [`A/${basename(f)}`, f])),
     },
@@ -122,7 +135,7 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
     epoch: o.epoch, workDir: o.workDir,
   });
   const ephemeralFile = join(o.workDir, 'ephemeral.img');
-  const ephemeralMiB = (ephemeral!.lastLba - ephemeral!.firstLba + 1) / SECTORS_PER_MiB;
+  const ephemeralMiB = (ephemeral.lastLba - ephemeral.firstLba + 1) / SECTORS_PER_MiB;
   ext4Image({
     file: ephemeralFile, sizeMiB: Math.floor(ephemeralMiB), label: EPHEMERAL_LABEL, uuid: id('fs/ephemeral'),
     hashSeed: id('seed/ephemeral'), epoch: o.epoch, workDir: o.workDir,
@@ -137,9 +150,10 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
     writeSync(fd, head, 0, head.length, 0);
     writeSync(fd, tail, 0, tail.length, (sectors - tail.length / SECTOR) * SECTOR);
     writeSync(fd, core, 0, core.length, bios.firstLba * SECTOR);
-    place(fd, espFile, esp!.firstLba * SECTOR);
-    place(fd, stateFile, state!.firstLba * SECTOR);
-    place(fd, ephemeralFile, ephemeral!.firstLba * SECTOR);
+    place(fd, espFile, esp.firstLba * SECTOR);
+    place(fd, stateFile, state.firstLba * SECTOR);
+    if (o.diskForm) place(fd, o.diskForm.image, systems[0]!.firstLba * SECTOR);
+    place(fd, ephemeralFile, ephemeral.firstLba * SECTOR);
   } finally { closeSync(fd); }
   return { file: o.out, gpt, espVolumeId, sizeBytes: sectors * SECTOR };
 }

@@ -4,12 +4,14 @@
 // context for it, which builds it once per run.
 import type { KeyObject } from 'node:crypto';
 import type { InstallPayload } from '../disk/install-payload.ts';
-import type { RawDisk } from '../disk/raw.ts';
+import type { DiskForm, RawDisk } from '../disk/raw.ts';
 
 export interface BootArtifacts {
   kernel: string; initramfs: string; cmdline: string;
   /** A directory of the appliance's payload files (machinery/disk/slot-payload.ts); undefined: none. */
   payload?: string;
+  /** The same system with its image on a disk (kitDiskForm): the raw disk's slot A boots it. Absent: self-contained. */
+  diskForm?: DiskForm;
 }
 
 /** The key that signs upgrade bundles, and where it came from (a file, or the development key). */

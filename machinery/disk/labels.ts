@@ -6,6 +6,11 @@ export const STATE_MOUNT = '/system/state';
 /** GPT partition name and filesystem label of the machine's data, grown to its disk at first boot. */
 export const EPHEMERAL_LABEL = 'EPHEMERAL';
 export const EPHEMERAL_MOUNT = '/var';
+/**
+ * GPT partition names of the system image of each boot slot, read by stage0 (image/stage0/stage0.c, from_disk),
+ * which finds it by the superblock its slot's initramfs holds, not by this name; an upgrade writes the other's.
+ */
+export const systemLabel = (slot: 'A' | 'B') => `SYSTEM-${slot}`;
 /** Where the ESP of the disk the machine booted from is mounted: its boot slots (boot-slots.ts). */
 export const BOOT_MOUNT = '/system/boot';
 /**
