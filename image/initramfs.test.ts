@@ -148,6 +148,8 @@ t.test('the disk form: the image uncompressed and named by its superblock, an in
     t.same(files.filter((p) => !p.startsWith('etc/appliance/')).sort(), ['init', SUPERBLOCK_FILE],
       'stage0 and the superblock; no image');
     t.ok(disk.find((e) => e.path === SUPERBLOCK_FILE)?.data.equals(superblock), 'the superblock is the disk image\'s');
+    t.throws(() => readSuperblock(a.initrd), /initramfs\.cpio\.zst: not a squashfs image \(no filesystem found\)/,
+      'a file that is no squashfs is named');
     t.ok(disk.find((e) => e.path === 'init')?.data.equals(archive.find((e) => e.path === 'init')!.data),
       'the same stage0');
     t.same(disk.filter((e) => e.type === 'symlink').map((e) => e.path), ['lib', 'lib64'], 'the same links');

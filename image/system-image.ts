@@ -17,6 +17,7 @@ import { normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
 import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
 import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
+import { probe } from '../machinery/sys/superblock.ts';
 
 /** Where the image keeps the kernel's modules, one folder per kernel release. */
 export const MODULES_DIR = 'lib/modules';
@@ -160,7 +161,8 @@ export function readSuperblock(file: string): Buffer {
     const b = Buffer.alloc(SUPERBLOCK_BYTES);
     const n = readSync(fd, b, 0, SUPERBLOCK_BYTES, 0);
     if (n !== SUPERBLOCK_BYTES) throw new Error(`${file}: ${n} bytes, shorter than a squashfs superblock`);
-    if (b.readUInt32LE(0) !== 0x73717368) throw new Error(`${file}: not a squashfs image (no "hsqs" magic)`);
+    const found = probe(b)?.fstype;
+    if (found !== 'squashfs') throw new Error(`${file}: not a squashfs image (${found ?? 'no filesystem'} found)`);
     return b;
   } finally {
     closeSync(fd);
