@@ -102,7 +102,8 @@ t.test('the system image: the executable, the addon, shared libraries and kernel
   t.match(alias, /^alias pci:v00008086d000010D3sv\*sd\*bc\*sc\*i\* e1000e$/m, 'the NIC QEMU calls e1000e');
   t.match(alias, /^alias pci:v\*d\*sv\*sd\*bc0Csc03i30\* xhci_pci$/m, 'any xHCI controller, by class');
   t.match(alias, /^alias usb:v\*p\*d\*dc\*dsc\*dp\*ic08isc06ip50in\* usb_storage$/m, 'a USB stick (bulk-only SCSI)');
-  t.notMatch(alias, / (nvme|virtio_scsi)$/m, 'NVMe and virtio-scsi are built in: stage0 reads the system image from them');
+  t.notMatch(alias, / (nvme|virtio_scsi)$/m, 'NVMe and virtio-scsi are built in: stage0 reads the system image '
+    + 'from them');
   t.match(cat(`${modDir}modules.softdep`).toString(), /^softdep r8169 pre: realtek$/m, 'r8169 asks for its PHY first');
   const names = [...listing.keys()].map((p) => p.split('/').pop());
   const shells = ['sh', 'bash', 'dash', 'ash', 'busybox', 'toybox', 'ls', 'cat', 'mount', 'ip'];
