@@ -17,7 +17,7 @@ import { normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
 import { sharedLibs } from './elf-deps.ts';
 import { modulesAlias, modulesDep, modulesSoftdep, scanModules } from './modules-dep.ts';
 import { SYSTEM_IMAGE_MOUNT as SYSTEM_IMAGE_DIR } from '../machinery/disk/labels.ts';
-import { probe } from '../machinery/sys/superblock.ts';
+import { probe, PROBE_BYTES } from '../machinery/sys/superblock.ts';
 
 /** Where the image keeps the kernel's modules, one folder per kernel release. */
 export const MODULES_DIR = 'lib/modules';
@@ -67,7 +67,7 @@ export const describeCompression = (c: SystemImageCompression) => (c.compressor 
  */
 export const DISK_COMPRESSION: SystemImageCompression = { compressor: 'none', blockSize: '128K' };
 
-/** The disk form's image and initramfs in the build's directory (scripts/build.ts; bench:boot, devices.test). */
+/** The disk form's image and initramfs in the build's directory (scripts/build.ts): the disk images' slot A. */
 export const DISK_SYSTEM_IMAGE = 'system-disk.squashfs';
 export const DISK_INITRAMFS = 'initramfs-disk.cpio.zst';
 
@@ -154,16 +154,16 @@ export function contentTime(entries: readonly CpioEntry[]): number {
   return h.digest().readUInt32BE(0) >>> 1;
 }
 
-/** The first SUPERBLOCK_BYTES of an image file. */
+/** The first SUPERBLOCK_BYTES of an image file; throws, naming what the file holds, when it is no squashfs. */
 export function readSuperblock(file: string): Buffer {
   const fd = openSync(file, 'r');
   try {
-    const b = Buffer.alloc(SUPERBLOCK_BYTES);
-    const n = readSync(fd, b, 0, SUPERBLOCK_BYTES, 0);
-    if (n !== SUPERBLOCK_BYTES) throw new Error(`${file}: ${n} bytes, shorter than a squashfs superblock`);
-    const found = probe(b)?.fstype;
+    const b = Buffer.alloc(PROBE_BYTES); // what probe() needs to name another filesystem
+    const n = readSync(fd, b, 0, PROBE_BYTES, 0);
+    if (n < SUPERBLOCK_BYTES) throw new Error(`${file}: ${n} bytes, shorter than a squashfs superblock`);
+    const found = probe(b.subarray(0, n))?.fstype;
     if (found !== 'squashfs') throw new Error(`${file}: not a squashfs image (${found ?? 'no filesystem'} found)`);
-    return b;
+    return Buffer.from(b.subarray(0, SUPERBLOCK_BYTES));
   } finally {
     closeSync(fd);
   }

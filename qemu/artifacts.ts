@@ -18,7 +18,8 @@ export function artifacts(dir = OUT): Artifacts {
     kernel: join(dir, 'vmlinuz'), initrd: join(dir, 'initramfs.cpio.zst'), exe: join(dir, 'build', 'appliance'), dir,
     cmdline: '', disk: { initramfs: join(dir, 'build', DISK_INITRAMFS), image: join(dir, 'build', DISK_SYSTEM_IMAGE) },
   };
-  const missing = [a.kernel, a.initrd, join(dir, 'cmdline')].filter((p) => !existsSync(p));
+  const missing = [a.kernel, a.initrd, join(dir, 'cmdline'), a.disk.initramfs, a.disk.image]
+    .filter((p) => !existsSync(p));
   if (missing.length) throw new Error(`not built: ${missing.join(', ')}; run \`npm run build\``);
   a.cmdline = readFileSync(join(dir, 'cmdline'), 'utf8').trim();
   return a;

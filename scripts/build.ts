@@ -188,7 +188,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
   if (!o.variant) {
-    // The same system with its image read from a disk (stage0.c, from_disk): what bench:boot measures beside it.
+    // The same system with its image read from a disk (stage0.c, from_disk): what the disk images and bench:boot boot.
     s = step('disk form');
     const disk = await kitDiskForm(kit, {
       key, mtime, output: join(BUILD_DIR, DISK_INITRAMFS), image: join(BUILD_DIR, DISK_SYSTEM_IMAGE),

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeGpt, growGpt, SECTOR } from '../../machinery/disk/gpt.ts';
+import { decodeGpt, growGpt, SECTOR, usableRange } from '../../machinery/disk/gpt.ts';
 import { buildRawDisk } from './raw.ts';
 
 t.test('slot A holds the payload; the ESP has room for it twice', async (t) => {
@@ -44,7 +44,7 @@ t.test('with a disk form: SYSTEM-A holds its image, slot A its initramfs, and EP
   const dir = mkdtempSync(join(tmpdir(), 'raw-test-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'vmlinuz'), Buffer.alloc(1 << 20, 1));
-  writeFileSync(join(dir, 'initramfs'), Buffer.alloc(2 << 20, 2));
+  writeFileSync(join(dir, 'initramfs'), Buffer.alloc(30 << 20, 2)); // as large as a self-contained one
   writeFileSync(join(dir, 'initramfs-disk'), 'the disk form\'s initramfs\n');
   const image = Buffer.alloc(11 << 20, 4);
   image.write('hsqs', 0);
@@ -66,11 +66,14 @@ t.test('with a disk form: SYSTEM-A holds its image, slot A its initramfs, and EP
   };
   t.equal(mib('SYSTEM-A'), 32, '11 MiB and half again, rounded up to 16 MiB');
   t.equal(mib('SYSTEM-B'), 32);
-  t.equal(mib('EFI'), 64, 'the ESP keeps room for two self-contained slots');
-  const grown = growGpt(decodeGpt(readFileSync(disk.file).subarray(0, 34 * SECTOR), disk.sizeBytes / SECTOR),
-    disk.sizeBytes / SECTOR + 2048, 'EPHEMERAL');
-  t.equal(grown.partitions[3]!.name, 'EPHEMERAL', 'first boot can grow it');
+  t.equal(mib('EFI'), 72, 'the ESP keeps room for two self-contained slots: 2 x (1 + 30 MiB) + 8, to 8 MiB');
   const raw = readFileSync(disk.file);
+  const sectors = disk.sizeBytes / SECTOR + 2048;
+  const grown = growGpt(decodeGpt(raw.subarray(0, 34 * SECTOR), disk.sizeBytes / SECTOR), sectors, 'EPHEMERAL');
+  t.equal(grown.partitions[3]!.lastLba, usableRange(sectors).last, 'first boot can grow it to the new end');
+  const places = (ps: typeof partitions) => ps.filter((p) => p.name !== 'EPHEMERAL')
+    .map((p) => [p.name, p.firstLba, p.lastLba]);
+  t.same(places(grown.partitions), places(partitions), 'and nothing else moves');
   const a = partitions.find((x) => x.name === 'SYSTEM-A')!;
   t.ok(raw.subarray(a.firstLba * SECTOR, a.firstLba * SECTOR + image.length).equals(image), 'SYSTEM-A holds the image');
   const b = partitions.find((x) => x.name === 'SYSTEM-B')!;

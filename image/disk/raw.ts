@@ -5,9 +5,9 @@
 //   2 EFI    FAT32: EFI/BOOT/BOOTX64.EFI, boot/grub/{grub.cfg,grubenv}, slots /A and /B
 //   3 STATE  ext4, the persisted machine config
 //   4 EPHEMERAL ext4 at /var, grown to the end of the disk at first boot (so physically last)
-//   5 SYSTEM-A, 6 SYSTEM-B  the system image of each slot, when the build has a disk form: slot A's
-//            initramfs then holds only its superblock and stage0 reads the image from SYSTEM-A
-//            (ARCHITECTURE.md, "The disk form"); between STATE and EPHEMERAL on the disk
+//   5 SYSTEM-A, 6 SYSTEM-B  when the build has a disk form: SYSTEM-A holds slot A's system image (slot A's
+//            initramfs then holds only its superblock and stage0 reads the image from SYSTEM-A: ARCHITECTURE.md,
+//            "The disk form"); SYSTEM-B is kept empty for the other slot; both between STATE and EPHEMERAL
 // The slots' kernels and initramfs are directories on the ESP, not partitions: the loader reads one
 // filesystem under both firmwares. The ESP keeps room for two slots of the self-contained initramfs,
 // so that either slot can take a system that carries its image in its initramfs (an older release's).

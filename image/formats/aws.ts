@@ -1,8 +1,9 @@
 // aws: what EC2 imports (docs/aws.md): the raw disk, and the same disk as a stream-optimized
 // VMDK (smaller to upload; `aws ec2 import-snapshot` takes either). The disk is the same as
 // for bare metal: its command line already sends the console to ttyS0 as EC2's serial console
-// expects, the loader boots under UEFI (boot mode uefi-preferred) and BIOS, and the drivers for
-// Nitro's NVMe disks and ENA NICs ship as modules that PID 1 loads by modalias.
+// expects, the loader boots under UEFI (boot mode uefi-preferred) and BIOS, the driver for Nitro's NVMe
+// disks is built in (stage0 reads the system image from SYSTEM-A) and ENA's ships as a module that PID 1
+// loads by modalias.
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

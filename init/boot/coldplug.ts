@@ -1,9 +1,9 @@
 // coldplug: PID 1 loads the drivers the machine's devices ask for (by modalias, see
-// machinery/kernel/device-drivers.ts) before it looks for the STATE and EPHEMERAL disks,
-// because the disk may be on a controller whose driver is a module (NVMe on EC2 and bare metal,
-// virtio-scsi on GCE, a USB stick). Loading a driver makes new devices (an NVMe namespace, the
-// disk behind a USB port) some time later, and they may need drivers of their own: so after each
-// round that loaded something, it waits for the devices to settle and looks again.
+// machinery/kernel/device-drivers.ts) before the plugins start, so that the network plugin finds
+// every NIC (ENA, gVNIC, Intel and Realtek NICs are modules) and a disk behind a module's controller
+// is there when STATE and EPHEMERAL are looked for (the disks a system image is read from are built
+// in). Loading a driver makes new devices some time later, and they may need drivers of their own:
+// so after each round that loaded something, it waits for the devices to settle and looks again.
 import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Native } from '../../native/index.ts';

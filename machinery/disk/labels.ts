@@ -7,8 +7,9 @@ export const STATE_MOUNT = '/system/state';
 export const EPHEMERAL_LABEL = 'EPHEMERAL';
 export const EPHEMERAL_MOUNT = '/var';
 /**
- * GPT partition names of the system image of each boot slot, read by stage0 (image/stage0/stage0.c, from_disk),
- * which finds it by the superblock its slot's initramfs holds, not by this name; an upgrade writes the other's.
+ * GPT partition names of the system image of each boot slot: SYSTEM-A holds the raw disk's, which stage0
+ * (image/stage0/stage0.c, from_disk) finds by the superblock slot A's initramfs holds, not by this name; SYSTEM-B
+ * is kept empty for the other slot (upgrade bundles still carry their image in their initramfs).
  */
 export const systemLabel = (slot: 'A' | 'B') => `SYSTEM-${slot}`;
 /** Where the ESP of the disk the machine booted from is mounted: its boot slots (boot-slots.ts). */

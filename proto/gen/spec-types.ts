@@ -364,9 +364,9 @@ export interface InstallDiskSelector {
 }
 
 /** InstallRequestSpec: declared by a user on a machine booted from the ISO or over PXE: the engine
- * writes this build's disk (the install payload: GPT, loaders, slot A, empty STATE and EPHEMERAL)
- * to the selected disk, checks what it wrote, puts the running machine config on the disk's STATE,
- * and reboots into it when asked. InstallStatus (same id) follows it.
+ * writes this build's disk (the install payload: GPT, loaders, slot A and its system image, empty
+ * STATE and EPHEMERAL) to the selected disk, checks what it wrote, puts the running machine config on
+ * the disk's STATE, and reboots into it when asked. InstallStatus (same id) follows it.
  * 
  * Example:
  * disk: {serial: "disk-1"}
