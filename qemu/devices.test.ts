@@ -148,8 +148,11 @@ await withApi('q35 storage, 2 NICs',
   'AHCI (MBR+NTFS), NVMe (LVM), virtio-scsi (2 TB blank), USB; virtio+e1000e; 4 vCPUs', {
   cpus: 4, nics: ['virtio', 'e1000e'], disks: foreignDisks,
 }, async (t, m) => {
-  const all = await blockDevices(m, /(?=[\s\S]*"nvme0n1")(?=[\s\S]*"sda1")(?=[\s\S]*"sdb")(?=[\s\S]*"sdc")/);
-  t.match(deviceSpec(all, 'sda1'), { fstype: 'ntfs', parent: 'sda' }, 'the NTFS partition, named and left alone');
+  // Three SCSI disks (AHCI, virtio-scsi, USB: their drivers all built in), named in the order they were probed.
+  const all = await blockDevices(m, /(?=[\s\S]*"nvme0n1")(?=[\s\S]*"ntfs")(?=[\s\S]*"sdb")(?=[\s\S]*"sdc")/);
+  const ntfs = all.find((d) => d.spec.fstype === 'ntfs');
+  t.match(ntfs?.spec, { parent: /^sd[abc]$/ }, 'the NTFS partition, named and left alone');
+  t.equal(ntfs?.metadata.id, `${ntfs?.spec.parent}1`, 'as its disk\'s first partition');
   t.match(deviceSpec(all, 'nvme0n1'), { fstype: 'LVM2_member' }, 'the LVM physical volume');
   const twoTb = all.find((d) => Number(d.spec.sizeBytes) === 2 * 2 ** 40);
   t.ok(twoTb, `the blank 2 TB disk: ${twoTb?.metadata.id}`);
@@ -158,7 +161,7 @@ await withApi('q35 storage, 2 NICs',
   const links = (await m.poll(['get', 'links'], /eth1/, 60_000)).out;
   t.match(links, /eth0/);
   t.match(links, /eth1/, 'both NICs are links');
-  return 'sda1 ntfs, nvme0n1 LVM2_member, 2 TB blank';
+  return `${ntfs?.metadata.id} ntfs, nvme0n1 LVM2_member, ${twoTb?.metadata.id} 2 TB blank`;
 });
 
 // A dead RTC too: the CMOS clock reads 1970, before every certificate; PID 1 moves the clock to this build's date,

@@ -1,6 +1,7 @@
 // The clouds' disks, boot counting, PXE and a growing disk, from images built here as
 // qemu/images.test.ts builds them: the AWS disk boots from NVMe (its VMDK converts back to the
-// same bytes) and the GCE disk from virtio-scsi, stage0 reading the system image from either; a tried slot
+// same bytes), the GCE disk from virtio-scsi and the raw disk from a USB stick, stage0 reading the system image
+// from each; a tried slot
 // that never comes up is left for slot A under both firmwares; the PXE folder boots through BIOS
 // and EFI iPXE from QEMU's TFTP, and the machine it boots installs itself over HTTP; on a larger
 // disk the first boot grows EPHEMERAL (/var) to its end, and a second boot finds what the first
@@ -25,8 +26,9 @@ const rawFile = fileOf('raw');
 
 // The clouds' disks, as their hypervisors attach them: EC2 Nitro's NVMe (UEFI, as register-image's
 // uefi-preferred boots it), the VMDK the same disk once qemu-img converts it back (SeaBIOS), and
-// GCE's disk.raw on virtio-scsi. Their drivers are built in: stage0 finds the system image on SYSTEM-A (the
-// disk form) before any module could be loaded, and PID 1 then STATE and EPHEMERAL on the same disk.
+// GCE's disk.raw on virtio-scsi; and the raw disk on a USB stick. Their drivers are built in: stage0 finds the system
+// image on SYSTEM-A (the disk form) before any module could be loaded, and PID 1 then STATE and EPHEMERAL on the same
+// disk.
 t.test('the AWS VMDK is the raw disk: qemu-img converts it back to the same bytes', async (t) => {
   const vmdk = join(dir, 'first', first.find((x) => x.file.endsWith('.vmdk'))!.file);
   t.match(execFileSync('qemu-img', ['info', vmdk], { encoding: 'utf8' }), /create type: streamOptimized/);
@@ -42,6 +44,8 @@ for (const [what, prepare, disk, firmware, device] of [
     execFileSync('tar', ['-xzf', join(dir, 'first', first.find((x) => x.format === 'gce')!.file), '-C', dir]);
     return join(dir, 'disk.raw');
   }, 'scsi', 'ovmf', 'sda'],
+  // Not a cloud's: the raw disk written to a USB stick (or a machine installed onto a USB disk).
+  ['the raw disk on a USB stick (xHCI) under SeaBIOS', () => rawFile, 'usb', 'seabios', 'sda'],
 ] as const) {
   t.test(`${what}: stage0 reads the system image from ${device}, PID 1 mounts STATE and EPHEMERAL from it, and `
     + 'the API answers', async (t) => {

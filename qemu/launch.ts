@@ -141,8 +141,10 @@ export interface Vm {
    */
   hotplugDisk(id: string, file: string, port?: 'hp1' | 'hp2', device?: 'virtio-blk-pci' | 'nvme' | 'usb-storage'):
     Promise<void>;
-  /** Unplugs it (the guest acknowledges through PCIe hotplug) and drops the backend. */
+  /** Unplugs it (the guest acknowledges through PCIe hotplug) and drops the backend (and a stick's controller). */
   unplugDisk(id: string): Promise<void>;
+  /** Hot-plugs a NIC on a user network of its own (restricted: no way out) into a spare root port. */
+  hotplugNic(id: string, nic: Nic, mac: string, port?: 'hp1' | 'hp2'): Promise<void>;
   /** Presses the ACPI power button and waits for QEMU to exit; quits QEMU after `timeoutMs`. */
   powerdown(timeoutMs?: number): Promise<VmExit & { clean: boolean }>;
   kill(): void;
@@ -371,13 +373,23 @@ export function launch(o: VmOptions): Vm {
     },
     async unplugDisk(id) {
       const q = await vm.qmp();
-      await q.execute('device_del', { id });
-      // The backend can go only after the guest let go of the device.
+      // A stick goes with its controller (the port's device); the backend only after the guest let go of it.
+      const xhci = `${id}-xhci`;
+      const qdev = (await q.execute('qom-list', { path: `/machine/peripheral` }) as { name: string }[])
+        .some((p) => p.name === xhci) ? xhci : id;
+      await q.execute('device_del', { id: qdev });
       for (let i = 0; i < 100; i++) {
-        if (q.events.some((e) => e.event === 'DEVICE_DELETED' && (e.data as { device?: string })?.device === id)) break;
+        if (q.events.some((e) => e.event === 'DEVICE_DELETED' && (e.data as { device?: string })?.device === qdev)) {
+          break;
+        }
         await new Promise((r) => setTimeout(r, 100));
       }
       await q.execute('blockdev-del', { 'node-name': `${id}-node` });
+    },
+    async hotplugNic(id, nic, mac, port = 'hp2') {
+      const q = await vm.qmp();
+      await q.execute('netdev_add', { type: 'user', id: `${id}-net`, restrict: true });
+      await q.execute('device_add', { driver: NIC_DEVICES[nic], netdev: `${id}-net`, id, bus: port, mac });
     },
     async powerdown(timeoutMs = 30_000) {
       const q = await vm.qmp();
