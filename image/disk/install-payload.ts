@@ -1,8 +1,8 @@
 // install-payload: what a machine booted from the ISO or over PXE writes to its disk when it
 // installs itself: the raw disk of this build (GPT, loaders, ESP with slot A, slot A's system image
-// on SYSTEM-A, empty STATE, SYSTEM-B and EPHEMERAL), gzip'd, with a manifest saying what it is and how to check it. Installing is a
-// copy: no mkfs and no loader setup on the machine; EPHEMERAL grows to the target disk at its
-// first boot, as it does for a cloud disk larger than the image.
+// on SYSTEM-A, empty STATE, SYSTEM-B and EPHEMERAL), gzip'd, with a manifest saying what it is and
+// how to check it. Installing is a copy: no mkfs and no loader setup on the machine; EPHEMERAL grows
+// to the target disk at its first boot, as it does for a cloud disk larger than the image.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -179,10 +179,10 @@ image matches; nothing checks the image's contents at boot (no Secure Boot, no d
 whoever can write the machine's disks, or attach one that starts with those bytes, can change
 its system, as they can change the kernel on the ESP. The image holds the executable, the
 native addon, the shared libraries they need and the kernel modules. No shell, no interpreter
-but the executable, nothing setuid, setgid or world-writable (checked on the initramfs, in the system image, and on the mounted
-filesystems of a running machine). The kernel is built with seccomp, Yama, stack canaries, KASLR, hardened
-usercopy and FORTIFY_SOURCE, SLUB freelist randomization and checks, and without
-/dev/mem, /dev/port, kexec, hibernation, x32/i386 ABIs, userfaultfd or magic SysRq
+but the executable, nothing setuid, setgid or world-writable (checked on the initramfs, in the
+system image, and on the mounted filesystems of a running machine). The kernel is built with
+seccomp, Yama, stack canaries, KASLR, hardened usercopy and FORTIFY_SOURCE, SLUB freelist
+randomization and checks, and without /dev/mem, /dev/port, kexec, hibernation, x32/i386 ABIs, userfaultfd or magic SysRq
 (\`scripts/kernel.test.ts\`).
 
 Kernel parameters set at boot, by PID 1 before any plugin runs (so before a link is up), and
