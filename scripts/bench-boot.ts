@@ -1,14 +1,15 @@
-// bench:boot: boots the image N times under QEMU (TCG) and prints where the time and
-// memory go, next to a trivial static init on the same kernel (the floor): init exec, JS main,
-// API ready, and the milestones PID 1 prints after it (every plugin running, the network
+// bench:boot: boots the system as the disk images ship it (the disk form: its initramfs holds stage0, which
+// mounts the system image from a disk, here a virtio disk as SYSTEM-A would be) N times under QEMU (TCG) and
+// prints where the time and memory go, next to a trivial static init on the same kernel (the floor): init exec,
+// JS main, API ready, and the milestones PID 1 prints after it (every plugin running, the network
 // configured: DHCP bound on eth0 and its default route), each also as a ratio of the floor. Then,
 // per run, two boots with a machine config: given by fw_cfg onto a blank STATE disk (which persists
 // it), and the same disk again without fw_cfg (the config read back from STATE); each to its "config"
 // milestone (the config applied, its address on eth0). A second floor: the runtime's own start, a two-line program
 // as PID 1 made like ours (qemu/floor/build-runtime-floor.ts), which then spawns itself as plugins are spawned (one
 // alone, five at once) and reads used memory with the five idle: what of each milestone is Node's and what is ours.
-// And the same build in its disk form (its image read uncompressed from a virtio disk, stage0.c from_disk) to the
-// same milestones.
+// And the same build as a live system boots (ISO, PXE: its image in the initramfs, decompressed) to the same
+// milestones. The floors' machines have the same disk attached, so that its probe is in every figure.
 // Guest time is counted in instructions executed (qemu/launch.ts ICOUNT_ARGS: 1 ns each, a 1 GIPS CPU): the same
 // figures on a loaded host up to API ready, so one run compares two builds there. Later milestones wait on answers
 // in host time too (DHCP through slirp, the disks): two runs of one image differed there by up to 0.23 s and 7 MiB,
@@ -17,7 +18,7 @@
 //   --memory M   guest memory in MiB (default 256)
 //   --wall       plain TCG instead: guest time runs with the host's clock (for comparison; noisy on a busy host)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -31,7 +32,7 @@ import {
   parseRuntimeFloorChildren, RUNTIME_IDLE_RE, RUNTIME_READY_RE, type RuntimeFloorChildren,
 } from './lib/runtime-floor-lines.ts';
 import { nodeRuntime } from './runtime.ts';
-import { ICOUNT_ARGS, launch } from '../qemu/launch.ts';
+import { ICOUNT_ARGS, launch, type FwCfg } from '../qemu/launch.ts';
 import { build } from './build.ts';
 import { BUILD, OUT } from './lib/paths.ts';
 import { benchArgs } from './lib/bench-args.ts';
@@ -43,8 +44,9 @@ import { INITRAMFS_LIMIT_BYTES } from '../image/initramfs.ts';
 const args = benchArgs(
   'usage: npm run bench:boot -- [--runs N] [--memory MiB] [--wall]\n\n'
     + 'Boots the appliance N times (and a static init N times as the floor), then twice per run with a machine\n'
-    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and once with its image on a disk\n'
-    + '(the disk form: read uncompressed, not decompressed from the initramfs); prints boot figures.\n'
+    + 'config (from fw_cfg onto a blank STATE disk, then from that disk), and once as a live system (its image\n'
+    + 'in the initramfs, as the ISO and PXE boot); prints boot figures. The appliance boots as the disk images\n'
+    + 'ship it: its system image read uncompressed from a disk (the disk form).\n'
     + 'Guest time counts instructions executed (QEMU -icount), deterministic on a loaded host.\n'
     + '--wall: guest time by the host\'s clock instead (plain TCG), for comparison.\n',
 );
@@ -72,8 +74,8 @@ process.on('exit', () => {
 });
 const ours: (ReadyFigures & { wall: number; plugins: number; network: number; upMemKiB: number })[] = [];
 const floor: { uptime: number; wall: number }[] = [];
-/** The same build with its image read from a disk, uncompressed (scripts/build.ts, "disk form"). */
-const onDisk: { ready: number; network: number; plugins: number; upMemKiB: number }[] = [];
+/** The same build as a live system: its image in the initramfs (the ISO's and PXE's form). */
+const live: { ready: number; network: number; plugins: number; upMemKiB: number }[] = [];
 /** The runtime's own start: a two-line program as PID 1, made like ours (qemu/floor/build-runtime-floor.ts). */
 const runtimeFloor: number[] = [];
 /** The same program's children: one more process, five more at once, and memory with the five idle. */
@@ -98,9 +100,14 @@ writeFileSync(CONFIG, [
 const notClean = (what: string, exit: object, console: string) => new Error(
   `${what}: power down not clean (${JSON.stringify(exit)}); the console's end:\n${console.slice(-3000)}`,
 );
-/** Boots until the config milestone; returns its guest uptime. */
-async function bootToConfig(what: string, o: Partial<Parameters<typeof launch>[0]>): Promise<number> {
-  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...clock, ...o });
+/** The system image as SYSTEM-A holds it, on a disk of its own (read-only: every boot shares it). */
+const systemDisk = { file: a.disk.image, format: 'raw' as const, readonly: true };
+/** Boots the disk form until the config milestone; returns its guest uptime. */
+async function bootToConfig(what: string, o: { disks: { file: string; format: 'raw' }[]; fwcfg?: FwCfg[] }) {
+  const vm = launch({
+    kernel: a.kernel, initrd: a.disk.initramfs, cmdline: a.cmdline, memoryMiB, ...clock, ...o,
+    disks: [systemDisk, ...o.disks],
+  });
   vms.push(vm);
   await vm.waitFor(milestoneLine('config'), 180_000);
   const m = parseMilestones(vm.console()).find((x) => x.name === 'config')!;
@@ -112,7 +119,9 @@ for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   // The used memory sampled through the boot (init/boot/memory-trace.ts), for the chart's curve.
   const cmdline = `${a.cmdline} ${MEMTRACE_PARAM}`;
-  const vm = launch({ kernel: a.kernel, initrd: a.initrd, cmdline, memoryMiB, ...clock });
+  const vm = launch({
+    kernel: a.kernel, initrd: a.disk.initramfs, cmdline, memoryMiB, ...clock, disks: [systemDisk],
+  });
   vms.push(vm);
   const line = await vm.waitFor(READY_RE, 180_000);
   const wall = (performance.now() - t0) / 1000;
@@ -136,10 +145,9 @@ for (let i = 0; i < runs; i++) {
     + `${wall.toFixed(2)}s wall; plugins running at ${plugins.uptime.toFixed(3)}s, `
     + `network at ${network.uptime.toFixed(3)}s\n`);
 
-  // The same system with its image on a disk (stage0.c, from_disk; not the shipped disk images yet).
+  // The same system live: its image in the initramfs (the ISO's and PXE's form), with the same disk attached.
   const dvm = launch({
-    kernel: a.kernel, initrd: a.disk.initramfs, cmdline: a.cmdline, memoryMiB, ...clock,
-    disks: [{ file: a.disk.image, format: 'raw', readonly: true }],
+    kernel: a.kernel, initrd: a.initrd, cmdline: a.cmdline, memoryMiB, ...clock, disks: [systemDisk],
   });
   vms.push(dvm);
   const dline = await dvm.waitFor(READY_RE, 180_000);
@@ -147,16 +155,19 @@ for (let i = 0; i < runs; i++) {
   await dvm.waitFor(milestoneLine('plugins'), 180_000);
   const dms = new Map(parseMilestones(dvm.console()).map((m) => [m.name, m]));
   const dexit = await dvm.powerdown(60_000);
-  if (!dexit.clean || dexit.code !== 0) throw notClean(`run ${i + 1}, image on a disk`, dexit, dvm.console());
-  onDisk.push({
+  if (!dexit.clean || dexit.code !== 0) throw notClean(`run ${i + 1}, live`, dexit, dvm.console());
+  live.push({
     ready: parseReady(dline[0])!.uptime, network: dms.get('network')!.uptime, plugins: dms.get('plugins')!.uptime,
     upMemKiB: Math.max(dms.get('network')!.memUsedKiB, dms.get('plugins')!.memUsedKiB),
   });
-  process.stderr.write(`[bench] image on a disk, run ${i + 1}/${runs}: ready at ${onDisk[i]!.ready.toFixed(3)}s guest, `
-    + `network at ${onDisk[i]!.network.toFixed(3)}s, plugins running at ${onDisk[i]!.plugins.toFixed(3)}s\n`);
+  process.stderr.write(`[bench] live (image in the initramfs), run ${i + 1}/${runs}: ready at `
+    + `${live[i]!.ready.toFixed(3)}s guest, network at ${live[i]!.network.toFixed(3)}s, plugins running at `
+    + `${live[i]!.plugins.toFixed(3)}s\n`);
 
   const f0 = performance.now();
-  const fvm = launch({ kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
+  const fvm = launch({
+    kernel: a.kernel, initrd: floorInitrd, cmdline: a.cmdline, memoryMiB, ...clock, disks: [systemDisk],
+  });
   vms.push(fvm);
   const fl = await fvm.waitFor(/STATIC READY uptime=([\d.]+)s/, 120_000);
   const fwall = (performance.now() - f0) / 1000;
@@ -164,7 +175,9 @@ for (let i = 0; i < runs; i++) {
   floor.push({ uptime: Number(fl[1]), wall: fwall });
   process.stderr.write(`[bench] static floor run ${i + 1}/${runs}: ready at ${fl[1]}s guest\n`);
 
-  const rvm = launch({ kernel: a.kernel, initrd: runtimeInitrd, cmdline: a.cmdline, memoryMiB, ...clock });
+  const rvm = launch({
+    kernel: a.kernel, initrd: runtimeInitrd, cmdline: a.cmdline, memoryMiB, ...clock, disks: [systemDisk],
+  });
   vms.push(rvm);
   const rl = await rvm.waitFor(RUNTIME_READY_RE, 120_000);
   await rvm.waitFor(RUNTIME_IDLE_RE, 120_000);
@@ -215,15 +228,17 @@ const result = {
   runtimeFiveMoreFromSpawn: stats(runtimeChildren.map((c) => c.lastOfFive - c.fiveSpawned)),
   runtimeIdleUsedKiB: stats(runtimeChildren.map((c) => c.idleUsedKiB)),
   ratioToFloor: readyS.median / floorS.median,
-  imageOnDisk: {
-    ready: stats(onDisk.map((o) => o.ready)), networkConfigured: stats(onDisk.map((o) => o.network)),
-    pluginsRunning: stats(onDisk.map((o) => o.plugins)), memUsedWhenUpKiB: stats(onDisk.map((o) => o.upMemKiB)),
+  live: {
+    ready: stats(live.map((o) => o.ready)), networkConfigured: stats(live.map((o) => o.network)),
+    pluginsRunning: stats(live.map((o) => o.plugins)), memUsedWhenUpKiB: stats(live.map((o) => o.upMemKiB)),
   },
   memoryPartsKiB: Object.fromEntries([...new Set(meminfo.flatMap((m) => [...m.keys()]))].map((k) => [
     k, stats(meminfo.flatMap((m) => m.get(k) ?? [])),
   ])),
   kernelBytes: manifest.artifacts.vmlinuz!.size,
   initramfsBytes: manifest.artifacts.initramfs!.size,
+  diskInitramfsBytes: statSync(a.disk.initramfs).size,
+  systemImageBytes: statSync(a.disk.image).size,
   processesWhenUp: Object.fromEntries([...new Set(processes.flatMap((m) => [...m.keys()]))].map((name) => {
     const of = (k: 'rssKiB' | 'pssKiB' | 'privateKiB' | 'cpuSeconds') => stats(
       processes.flatMap((m) => m.get(name)?.[k] ?? []),
@@ -252,12 +267,12 @@ const chart = join(OUT, 'bench-boot.svg');
 // Its console too: what the chart was drawn from.
 writeFileSync(join(OUT, 'bench-boot-console.txt'), consoles[medianRun]!);
 writeFileSync(chart, bootChartSvg(bootTimeline(consoles[medianRun]!), {
-  title: `boot of ${a.initrd.split('/').pop()} (${memoryMiB} MiB, ${result.accel}): run ${medianRun + 1} of ${runs}`,
+  title: `boot of the disk form (${memoryMiB} MiB, ${result.accel}): run ${medianRun + 1} of ${runs}`,
   floor: floorS.median, runtimeFloor: result.runtimeFloor.median, memoryBudgetMiB: MEMORY_BUDGET_MIB,
   runtimeFloorPlugins: result.runtimeFiveMoreProcesses.median, memoryFloorMiB: result.runtimeIdleUsedKiB.median / 1024,
 }));
 process.stdout.write(`
-boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}
+boot benchmark: ${runs} runs, ${memoryMiB} MiB, ${result.accel}; the disk form (the system image read from a disk)
   guest uptime at init exec     ${fmt(result.initStart)}
   guest uptime at JS main       ${fmt(result.mainStart)}
   guest uptime at ready         ${fmt(readyS)}
@@ -286,13 +301,15 @@ ${processRows}
   runtime floor, memory         ${fmt(mibStats(result.runtimeIdleUsedKiB), ' MiB', 1)}: used with `
   + `PID 1 and the five idle (six bare Node processes)
   ready / floor (guest, median) ${result.ratioToFloor.toFixed(2)}x   (target <= 2x)
-  the same build, its image read uncompressed from a virtio disk (the disk form; the disk images do not ship it yet):
-    ready ${fmt(result.imageOnDisk.ready)}  ${ratio(result.imageOnDisk.ready)}; network up `
-  + `${fmt(result.imageOnDisk.networkConfigured)}  ${ratio(result.imageOnDisk.networkConfigured)}
-    plugins running ${fmt(result.imageOnDisk.pluginsRunning)}  ${ratio(result.imageOnDisk.pluginsRunning)}; used `
-  + `memory then ${fmt(mibStats(result.imageOnDisk.memUsedWhenUpKiB), ' MiB', 1)}
+  the same build live (ISO, PXE: its image in the initramfs, decompressed on each page's first touch):
+    ready ${fmt(result.live.ready)}  ${ratio(result.live.ready)}; network up `
+  + `${fmt(result.live.networkConfigured)}  ${ratio(result.live.networkConfigured)}
+    plugins running ${fmt(result.live.pluginsRunning)}  ${ratio(result.live.pluginsRunning)}; used `
+  + `memory then ${fmt(mibStats(result.live.memUsedWhenUpKiB), ' MiB', 1)}
   kernel (bzImage)              ${mb(result.kernelBytes)}   (target <= 4 MiB)
-  initramfs (zstd)              ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `
+  initramfs, disk form          ${(result.diskInitramfsBytes / 1e3).toFixed(1)} kB; its image (SYSTEM-A, uncompressed) `
+  + `${megabytes(result.systemImageBytes)}
+  initramfs, live (zstd)        ${mb(result.initramfsBytes)}, ${megabytes(result.initramfsBytes)} `
   + `(limit ${megabytes(INITRAMFS_LIMIT_BYTES)}: image/initramfs.ts)
 figures saved to out/bench-boot.json, the median run drawn in ${chart}
 `);
