@@ -48,6 +48,9 @@ t.test('a NIC plugged in later: the plugin loads its module (e1000), and its lin
   await vm.hotplugNic('nic1', 'e1000', '52:54:00:00:00:e1', 'hp2');
   t.match((await poll(['get', 'lsmod', 'e1000'], /e1000/, 60_000)).out, /\se1000\s/, 'KernelModuleStatus lists it');
   t.match(vm.console(), /loaded e1000 for pci /, 'the plugin logged it');
+  // lsmod's controller may see the module before device-status has put the Device it loaded it for.
+  const bound = /\{(?=[^{}]*"device": "100e")(?=[^{}]*"driver": "e1000")[^{}]*\}/;
+  await poll(['get', 'devices', '-o', 'json'], bound, 60_000);
   const nic = (await devices()).find((d) => d.spec.vendor === '8086' && d.spec.device === '100e');
   t.match(nic?.spec, { driver: 'e1000', modules: ['e1000'] }, 'the NIC (82540EM) is a Device bound to e1000');
   t.match((await poll(['get', 'links', 'eth1', '-o', 'yaml'], /52:54:00:00:00:e1/, 60_000)).out,
