@@ -4,10 +4,10 @@
 // top-level directories, the build's own files (upgrade key), a few directories and the two
 // device nodes the kernel and libc expect before devtmpfs is mounted. No shell, no busybox.
 // Deterministic: sorted entries, fixed mtime, uid/gid 0.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { encodeCpio, normalizePath, sortEntries, type CpioEntry } from './cpio.ts';
+import { zstd } from './zstd.ts';
 import { readSuperblock, SUPERBLOCK_FILE, SYSTEM_IMAGE_FILE, SYSTEM_IMAGE_MOUNT } from './system-image.ts';
 
 export interface InitramfsInputs {
@@ -50,7 +50,6 @@ export function initramfsEntries(i: InitramfsInputs): CpioEntry[] {
   return sortEntries(entries);
 }
 
-/** Streams the archive into `zstd -<level>`; multi-threaded zstd output does not depend on the thread count. */
 /**
  * The initramfs's zstd level: what it holds is the system image, already compressed, so a higher
  * level only costs build time.
@@ -66,25 +65,13 @@ export const INITRAMFS_ZSTD_LEVEL = 3;
  */
 export const INITRAMFS_LIMIT_BYTES = 34e6;
 
+/** Streams the archive into `zstd -<level>` (zstd.ts). */
 export function writeCompressed(
   entries: readonly CpioEntry[], output: string, level = INITRAMFS_ZSTD_LEVEL,
 ): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const z = spawn(
-      'zstd', [`-${level}`, '-T0', '-q', '-f', '--no-progress', '-o', output], { stdio: ['pipe', 'inherit', 'pipe'] },
-    );
-    let err = '';
-    z.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    z.on('error', (e) => reject(new Error(`cannot run zstd (npm run setup installs it): ${e.message}`)));
-    z.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`zstd exited ${code}: ${err}`))));
-    z.stdin.on('error', reject);
-    (async () => {
-      for (const chunk of encodeCpio(entries)) {
-        if (!z.stdin.write(chunk)) await new Promise((r) => z.stdin.once('drain', r));
-      }
-      z.stdin.end();
-    })().catch(reject);
+  return zstd(output, level, async (stdin) => {
+    for (const chunk of encodeCpio(entries)) {
+      if (!stdin.write(chunk)) await new Promise((r) => stdin.once('drain', r));
+    }
   });
 }

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, zstdDecompressSync } from 'node:zlib';
 import { decodeGrubEnv } from '../machinery/disk/grubenv.ts';
 import { PARTITION_TYPE, SECTOR } from '../machinery/disk/gpt.ts';
 import { verifyUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
@@ -125,16 +125,24 @@ t.test('the ISO: El Torito entries for BIOS and UEFI, a hybrid MBR, and the inst
     t.equal(manifest.cmdline, a.cmdline);
   });
 
-t.test('the upgrade bundle: a tar of manifest, signature, kernel and initramfs that verifies with the key '
-  + 'written beside it, and with no other', async (t) => {
-  const bundle = join(dir, 'first', first.find((x) => x.file.endsWith('.tar') && x.format === 'upgrade')!.file);
+t.test('the upgrade bundles: tars of manifest, signature, kernel, initramfs and the disk form that verify with the key '
+  + 'written beside them, and with no other', async (t) => {
+  const file = (format: string) => join(dir, 'first', first.find((x) => x.file.endsWith('.tar') && x.format === format)!
+    .file);
+  const bundle = file('upgrade');
   const pub = join(dir, 'first', first.find((x) => x.file.endsWith('.pub'))!.file);
   t.same(execFileSync('tar', ['-tf', bundle], { encoding: 'utf8' }).trim().split('\n'),
-    ['manifest.json', 'manifest.sig', 'vmlinuz', 'initramfs.cpio.zst'], 'tar reads it, in streaming order');
+    ['manifest.json', 'manifest.sig', 'vmlinuz', 'initramfs.cpio.zst', 'initramfs-disk.cpio.zst',
+      'system.squashfs.zst'], 'tar reads it, in streaming order');
   const { manifest, parts } = verifyUpgradeBundle(readFileSync(bundle), createPublicKey(readFileSync(pub)));
   t.match(manifest, { version: '0.0.0-test', commit: 'test', cmdline: a.cmdline });
   t.same(parts.get('vmlinuz'), readFileSync(a.kernel));
   t.same(parts.get('initramfs.cpio.zst'), readFileSync(a.initrd));
+  t.same(parts.get('initramfs-disk.cpio.zst'), readFileSync(a.disk.initramfs));
+  t.ok(zstdDecompressSync(parts.get('system.squashfs.zst')!).equals(readFileSync(a.disk.image)),
+    'the disk form\'s image, zstd\'d');
+  const old = verifyUpgradeBundle(readFileSync(file('upgrade-self-contained')), createPublicKey(readFileSync(pub)));
+  t.same([...old.parts.keys()], ['vmlinuz', 'initramfs.cpio.zst'], 'the self-contained bundle: what older builds take');
   t.throws(() => verifyUpgradeBundle(readFileSync(bundle), createPublicKey(generateKeyPairSync('ed25519').privateKey)),
     /manifest\.sig: the signature does not verify with key sha256:\w+ \(the manifest names sha256:\w+\)/);
 });

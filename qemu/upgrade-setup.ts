@@ -6,7 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
+import { DISK_FORM_PARTS, SLOT_FILES } from '../machinery/disk/boot-slots.ts';
 import { encodeUpgradeBundle } from '../machinery/disk/upgrade-bundle.ts';
+import { DISK_INITRAMFS, DISK_SYSTEM_IMAGE_ZST } from '../image/system-image.ts';
 import { buildImages } from '../image/images.ts';
 import { FORMATS } from '../image/formats/index.ts';
 import { developmentSigningKey } from '../image/signing-key.ts';
@@ -39,7 +41,10 @@ function variantBuild(version: string, testBreak?: string): string {
   const partial = mkdtempSync(`${out}.partial-`);
   execFileSync('npx', ['tsx', join(a.dir, '..', 'scripts', 'build.ts'), '--variant', partial, '--version', version,
     ...(testBreak ? ['--test-break', testBreak] : [])], { stdio: ['ignore', 'ignore', 'inherit'] });
-  rmSync(join(partial, 'build'), { recursive: true, force: true }); // its SEA and system image: in the initramfs now
+  // The disk form's parts kept; its SEA and system image are in the initramfs and the compressed image now.
+  renameSync(join(partial, 'build', DISK_INITRAMFS), join(partial, DISK_FORM_PARTS.initramfs));
+  renameSync(join(partial, 'build', DISK_SYSTEM_IMAGE_ZST), join(partial, DISK_FORM_PARTS.image));
+  rmSync(join(partial, 'build'), { recursive: true, force: true });
   try {
     renameSync(partial, out);
   } catch (e) {
@@ -50,16 +55,19 @@ function variantBuild(version: string, testBreak?: string): string {
   return out;
 }
 
-/** A real build of another version as a bundle signed by `privateKey` (the key the built system trusts). */
-export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey) {
+/**
+ * A real build of another version as a bundle signed by `privateKey` (the key the built system trusts), with its disk
+ * form (as `npm run image -- --format upgrade` makes it) unless `selfContained` (as --format upgrade-self-contained).
+ */
+export function variant(name: string, version: string, testBreak?: string, privateKey: KeyObject = key.privateKey,
+  selfContained = false) {
   const out = variantBuild(version, testBreak);
   const bundle = join(dir, `${name}.tar`);
+  const part = (file: string) => ({ name: file, data: readFileSync(join(out, file)) });
   writeFileSync(bundle, encodeUpgradeBundle({
     version, commit: manifest.commit, cmdline: a.cmdline, privateKey, mtime: 0,
-    parts: [
-      { name: 'vmlinuz', data: readFileSync(join(out, 'vmlinuz')) },
-      { name: 'initramfs.cpio.zst', data: readFileSync(join(out, 'initramfs.cpio.zst')) },
-    ],
+    parts: [part(SLOT_FILES.kernel), part(SLOT_FILES.initramfs),
+      ...(selfContained ? [] : [part(DISK_FORM_PARTS.initramfs), part(DISK_FORM_PARTS.image)])],
   }));
   return bundle;
 }
@@ -67,11 +75,11 @@ export function variant(name: string, version: string, testBreak?: string, priva
 /** The good upgrade both firmwares make. */
 export const good = variant('good', '0.9.0');
 
-// Slot A stops half-way through writing the upgrade named "cut" (and no other): its power is cut there (QMP quit).
+// Slot A stops half-way through writing SYSTEM-B for the upgrade named "cut" (and no other): its power is cut there.
 const images = await buildImages({
   formats: FORMATS.filter((f) => f.name === 'raw'),
   inputs: {
-    kernel: a.kernel, initramfs: a.initrd, cmdline: `${a.cmdline} appliance.test.pause=upgrade-slot-write/cut`,
+    kernel: a.kernel, initramfs: a.initrd, cmdline: `${a.cmdline} appliance.test.pause=upgrade-system-write/cut`,
     diskForm: a.disk,
   },
   release: manifest, signingKey: () => key, outDir: join(dir, 'images'), seed: 'upgrade-test', epoch: 0,

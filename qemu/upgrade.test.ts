@@ -1,9 +1,10 @@
 // A/B upgrade through the API, on the installed disk under OVMF, with real builds of other versions
 // (npm run build -- --variant): bundles signed by another key, altered, cut short or below the policy's
-// minimum are refused and leave slot B empty; a good bundle is uploaded, written to slot B, tried, and
-// marks itself good; rollback boots A again; a build whose PID 1 exits, and one whose network plugin
-// crash-loops, are each tried once and left for A by GRUB's boot counting, and A reports why; QEMU
-// killed while slot B is being written leaves A booting, and A says which upgrade was cut. The loader
+// minimum are refused and leave slot B empty; a good bundle is uploaded, its image written to SYSTEM-B and its
+// disk form to slot B, tried, and marks itself good, its stage0 reading SYSTEM-B; rollback boots A again from
+// SYSTEM-A; a build whose PID 1 exits, and one whose network plugin crash-loops (self-contained bundles, as older
+// releases take them), are each tried once and left for A by GRUB's boot counting, and A reports why; QEMU
+// reset while SYSTEM-B is being written leaves A booting, and A says which upgrade was cut. The loader
 // and grubenv are the same under SeaBIOS (appliance.test.ts upgrades and rolls back an appliance there;
 // images.test.ts counts GRUB's tries under both firmwares).
 import t from 'tap';
@@ -16,12 +17,13 @@ import { readyAgain, slotLine, upgrade, upgradeError } from './upgrade-steps.ts'
 // Six boots of one machine, one after another: longer than tap's 900 s for a file on a loaded 2-core host.
 t.setTimeout(1_500_000);
 
-const initExits = variant('init-exits', '0.9.1', 'init-exit');
-const networkCrashes = variant('network-crashes', '0.9.2', 'plugin-crash:network');
+// Self-contained: a disk with SYSTEM partitions takes one too, its image held in the slot's initramfs.
+const initExits = variant('init-exits', '0.9.1', 'init-exit', undefined, true);
+const networkCrashes = variant('network-crashes', '0.9.2', 'plugin-crash:network', undefined, true);
 const otherKey = variant('other-key', '0.9.0', undefined, generateKeyPairSync('ed25519').privateKey);
 const tampered = join(dir, 'tampered.tar');
 const bytes = readFileSync(good);
-bytes[bytes.length - 4096]! ^= 1; // inside the initramfs, the last part
+bytes[bytes.length - 4096]! ^= 1; // inside the system image, the last part
 writeFileSync(tampered, bytes);
 const truncated = join(dir, 'truncated.tar');
 writeFileSync(truncated, readFileSync(good).subarray(0, 5_000_000));
@@ -36,7 +38,7 @@ t.test('ovmf: refusals write nothing; A -> B upgrade; rollback; broken builds fa
 
   for (const [what, file, re] of [
     ['another key', otherKey, /signature does not verify with key sha256:\w+ \(the manifest names sha256:/],
-    ['an altered part', tampered, /initramfs\.cpio\.zst: sha256 \w+, the manifest says \w+/],
+    ['an altered part', tampered, /system\.squashfs\.zst: sha256 \w+, the manifest says \w+/],
     ['a file cut short', truncated, /the machine wants more than its 5000000 bytes|truncated/],
   ] as const) {
     const r = await upgrade(m, '--image', file);
@@ -52,12 +54,16 @@ t.test('ovmf: refusals write nothing; A -> B upgrade; rollback; broken builds fa
   t.equal(await slotLine(m), `A:${manifest.version} running default good | B:-`, 'slot B is still empty');
 
   await firstUpgrade(t, m, firmware);
+  t.match(m.vm.console(), /stage0: the system image is on \/dev\/vda6\r?\n/, 'B\'s stage0 read SYSTEM-B');
+  t.match(m.vm.console(), /writing its system image to \/dev\/vda6/, 'where A wrote it');
 
   const back = await m.run(['rollback']);
   t.equal(back.code, 0, back.err);
   t.match(back.out, new RegExp(`slot A \\(${manifest.version.replace(/\./g, '\\.')}\\) is the default`));
+  const atRollback = m.vm.console().length;
   await readyAgain(m, 3);
   t.equal(await slotLine(m), `A:${manifest.version} running default good | B:0.9.0 good`, 'rolled back to A');
+  t.match(m.vm.console().slice(atRollback), /stage0: the system image is on \/dev\/vda5\r?\n/, 'from SYSTEM-A');
 
   // PID 1 of the new build exits: the kernel panics and reboots; GRUB's one try is spent, A boots.
   const broken = await upgrade(m, '--image', initExits, '--id', 'to-init-exits');
@@ -81,11 +87,12 @@ t.test('ovmf: refusals write nothing; A -> B upgrade; rollback; broken builds fa
   t.match(await upgradeError(m, 'to-network-crashes'),
     new RegExp(`its health checks did not pass: after 40 s: ${crashing}`), 'A says which checks failed');
 
-  // The power cut while slot B is half written (its kernel copied, the rest not): the loader was not told to try
-  // it, so A boots, and says which upgrade the machine stopped in. The cut is a reset of the same machine, so
-  // cosictl, which saw it go while writing, finds it again and reads from the slots that the write did not finish.
+  // The power cut while SYSTEM-B is half written (slot B emptied, the image's head not yet written): the loader was
+  // not told to try it, so A boots, and says which upgrade the machine stopped in. The cut is a reset of the same
+  // machine, so cosictl, which saw it go while writing, finds it again and reads from the slots that the write did
+  // not finish.
   const cut = m.run(['upgrade', '--image', good, '--id', 'cut'], undefined, 420_000);
-  await m.vm.waitFor(/APPLIANCE TEST PAUSE upgrade-slot-write\/cut/, 240_000);
+  await m.vm.waitFor(/APPLIANCE TEST PAUSE upgrade-system-write\/cut/, 240_000);
   const atCut = m.vm.console().length;
   await (await m.vm.qmp()).execute('system_reset');
   await readyAgain(m, 7);

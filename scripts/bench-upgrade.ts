@@ -4,7 +4,8 @@
 // disk of this build, boots the disk and upgrades it, each run into the slot not running (A->B,
 // B->A, ...). Per run: the upload, checks and slot write (the CLI's `cosictl upgrade`), the reboot to
 // the new version's ready line, and from there to the version marking itself good (health held 15 s);
-// the bytes sent, staged on /var and written to the slot.
+// the bytes sent, staged on /var and written to the slot and its SYSTEM partition (the disk form: the image
+// decompressed onto it).
 //   --runs N               upgrades in a row (default 2)
 //   --firmware ovmf|seabios  (default ovmf)
 import { execFileSync } from 'node:child_process';
@@ -50,11 +51,14 @@ const [raw] = await buildImages({ ...common, formats: FORMATS.filter((f) => f.na
   inputs: { kernel: b.kernel, initramfs: b.initramfs, cmdline: a.cmdline, diskForm: a.disk }, release,
   outDir: join(dir, 'disk') });
 await buildImages({ ...common, formats: FORMATS.filter((f) => f.name === 'upgrade'),
-  inputs: { kernel: next.kernel, initramfs: next.initramfs, cmdline: a.cmdline },
+  inputs: { kernel: next.kernel, initramfs: next.initramfs, cmdline: a.cmdline, diskForm: next.diskForm },
   release: { version: NEW_VERSION, commit: release.commit }, outDir: join(dir, 'bundle') });
 const bundle = join(dir, 'bundle', UPGRADE_BUNDLE);
 const bundleBytes = statSync(bundle).size;
-const partBytes = statSync(next.kernel).size + statSync(next.initramfs).size;
+// A disk with SYSTEM partitions stages the disk form's parts: the kernel, the initramfs that finds the image, the
+// image.
+const partBytes = [next.kernel, next.diskForm.initramfs, next.diskForm.compressedImage]
+  .reduce((n, f) => n + statSync(f).size, 0);
 const disk = join(dir, 'disk.raw');
 execFileSync('cp', ['--sparse=always', join(dir, 'disk', raw!.file), disk]);
 execFileSync('truncate', ['-s', '1G', disk]); // EPHEMERAL grows at first boot: room on /var to stage the bundle
@@ -101,4 +105,5 @@ line('request to new version ready', (r) => r.write + r.reboot);
 line('request to marked good', (r) => r.total);
 const last = results.at(-1)!;
 process.stdout.write(`  bundle ${mb(bundleBytes)}; sent ${mb(last.sent)}; staged on /var ${mb(partBytes)}; `
-  + `written to the slot ${mb(last.written)}; written in all ${mb(partBytes + last.written)}\n`);
+  + `written to the slot and its SYSTEM partition ${mb(last.written)}; written in all `
+  + `${mb(partBytes + last.written)}\n`);

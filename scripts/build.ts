@@ -28,6 +28,7 @@ import { BUILD, OUT, ROOT } from './lib/paths.ts';
 import { sha256, sha256File } from '../image/hash.ts';
 import { step } from './lib/log.ts';
 import { keyIdOf } from '../machinery/disk/upgrade-bundle.ts';
+import type { DiskForm } from '../image/disk/raw.ts';
 import { kitDiskForm, kitInitramfs, writeSystemKit } from '../image/appliance/system-kit.ts';
 import { TEST_BREAK_FILE, TEST_BREAKS, testBreakProblem } from '../machinery/sys/test-break.ts';
 import { developmentSigningKey, loadSigningKey } from '../image/signing-key.ts';
@@ -37,6 +38,8 @@ export const DEFAULT_CMDLINE = 'console=ttyS0 quiet panic=-1';
 
 export interface BuildResult {
   kernel: string; initramfs: string; cmdline: string; exe: string; addon: string; manifest: string; cosictl: string;
+  /** The same system with its image on a disk: what the disk images' slot A and an upgrade bundle carry. */
+  diskForm: DiskForm;
 }
 
 /**
@@ -143,7 +146,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
     s.done(cliBuilt ? `${cliExe} and ${cliBundle}` : 'up to date');
   }
 
-  const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '' };
+  const partial = { exe, addon, cosictl: cliExe, kernel: '', initramfs: '', cmdline: '', manifest: '',
+    diskForm: { image: '', initramfs: '', compressedImage: '' } };
   if (o.hostOnly) return partial;
 
   const kernel = await buildKernel(); // first: the system image carries its modules
@@ -182,20 +186,22 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const initramfs = join(OUT_DIR, 'initramfs.cpio.zst');
   // The system trusts the key its own upgrades are signed with; a broken test build says how it is broken.
   const keyId = keyIdOf(key.privateKey);
+  const ownFiles = testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : [];
   const rdBuilt = await kitInitramfs(kit, {
     key, mtime, output: initramfs, cacheDir: BUILD_DIR,
-    files: testBreak ? [{ path: TEST_BREAK_FILE, mode: 0o644, data: Buffer.from(`${testBreak}\n`) }] : [],
+    files: ownFiles,
   });
   s.done(rdBuilt ? `${initramfs} (${(statSync(initramfs).size / 1e6).toFixed(1)} MB)` : 'up to date');
-  if (!o.variant) {
-    // The same system with its image read from a disk (stage0.c, from_disk): what the disk images and bench:boot boot.
-    s = step('disk form');
-    const disk = await kitDiskForm(kit, {
-      key, mtime, output: join(BUILD_DIR, DISK_INITRAMFS), image: join(BUILD_DIR, DISK_SYSTEM_IMAGE),
-      cacheDir: BUILD_DIR,
-    });
-    s.done(`${disk.image} (${(statSync(disk.image).size / 1e6).toFixed(1)} MB), ${disk.initramfs}`);
-  }
+  // The same system with its image read from a disk (stage0.c, from_disk): what the disk images and bench:boot boot,
+  // and what an upgrade bundle carries for them (a variant's too: the upgrade tests' disks take it).
+  s = step('disk form');
+  const disk = await kitDiskForm(kit, {
+    key, mtime, output: join(BUILD_DIR, DISK_INITRAMFS), image: join(BUILD_DIR, DISK_SYSTEM_IMAGE),
+    cacheDir: BUILD_DIR,
+    files: ownFiles,
+  });
+  s.done(`${disk.image} (${(statSync(disk.image).size / 1e6).toFixed(1)} MB; zstd'd for upgrades `
+    + `${(statSync(disk.compressedImage).size / 1e6).toFixed(1)} MB), ${disk.initramfs}`);
 
   copyFileSync(kernel.config, join(OUT_DIR, 'kernel.config'));
   const cmdline = join(OUT_DIR, 'cmdline');
@@ -214,7 +220,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   });
   process.stderr.write(`[build] artifacts in ${OUT_DIR}: vmlinuz, initramfs.cpio.zst, cmdline, manifest.json`
     + `${o.variant ? '' : ', cosictl'}; upgrades signed by ${keyId} are trusted\n`);
-  return { kernel: vmlinuz, initramfs, cmdline, exe, addon, manifest, cosictl: cliExe };
+  return { kernel: vmlinuz, initramfs, cmdline, exe, addon, manifest, cosictl: cliExe, diskForm: disk };
 }
 
 const USAGE = `usage: npm run build [-- --host-only] [--signing-key FILE]

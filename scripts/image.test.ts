@@ -9,9 +9,9 @@ import { ROOT } from './lib/paths.ts';
 t.test('formats by name or all; size and seed; errors say what is wrong', async (t) => {
   t.same(parseImageArgs(['--format', 'raw,qcow2']), { formats: ['raw', 'qcow2'] });
   t.same(parseImageArgs(['--format', 'all', '--size', '1024', '--seed', 's']).formats,
-    ['raw', 'qcow2', 'iso', 'aws', 'gce', 'pxe', 'upgrade']);
+    ['raw', 'qcow2', 'iso', 'aws', 'gce', 'pxe', 'upgrade', 'upgrade-self-contained']);
   t.equal(parseImageArgs(['--format', 'raw', '--size', '1024']).sizeMiB, 1024);
-  const all = 'raw, qcow2, iso, aws, gce, pxe, upgrade';
+  const all = 'raw, qcow2, iso, aws, gce, pxe, upgrade, upgrade-self-contained';
   t.throws(() => parseImageArgs([]), new RegExp(`--format is required: one or more of ${all}, or all`));
   t.throws(() => parseImageArgs(['--format', 'raw,vhd']), new RegExp(`unknown format "vhd": one of ${all}`));
   t.equal(parseImageArgs(['--format', 'upgrade', '--signing-key', 'k.pem']).signingKey, 'k.pem');

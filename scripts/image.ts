@@ -24,7 +24,7 @@ sha256) in out/images/manifest.json. The same inputs and seed give the same byte
 changed, nothing is done.
 
 Formats:
-${FORMATS.map((f) => `  ${f.name.padEnd(8)} ${f.summary}`).join('\n')}
+${FORMATS.map((f) => `  ${f.name}\n      ${f.summary}`).join('\n')}
 
   --size MiB  the raw disk's size (default: what it needs, rounded up to 64 MiB); the
               EPHEMERAL partition takes the rest, and grows to a larger disk at first boot

@@ -65,7 +65,7 @@ t.test('refused, every problem with its field', async (t) => {
   const problems = async (v: unknown) => (await loadDefinition(write('bad.yaml', v))).problems;
   t.same(await problems({ ...GOOD, apiVersion: 'v1', colour: 'blue', formats: ['floppy'] }), [
     'apiVersion: must be one of appliance.dev/v1alpha1, got "v1"',
-    'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, got "floppy"',
+    'formats[0]: must be one of raw, qcow2, iso, aws, gce, pxe, upgrade, upgrade-self-contained, got "floppy"',
     'colour: unknown field (known: apiVersion, kind, name, version, extensions, config, secrets, registryCA, kernel, '
       + 'signing, updates, formats, run)',
   ]);

@@ -15,8 +15,10 @@ import type { DiskForm } from '../disk/raw.ts';
 import type { SigningKey } from '../formats/format.ts';
 import { sha256, sha256File } from '../hash.ts';
 import { INITRAMFS_ZSTD_LEVEL, initramfsEntries, writeCompressed } from '../initramfs.ts';
+import { zstd } from '../zstd.ts';
 import {
-  DISK_COMPRESSION, readSystemImage, SYSTEM_IMAGE_RECIPE, writeSystemImage, type SystemImageCompression,
+  DISK_COMPRESSION, DISK_IMAGE_ZSTD_LEVEL, readSystemImage, SYSTEM_IMAGE_RECIPE, writeSystemImage,
+  type SystemImageCompression,
 } from '../system-image.ts';
 
 export const SYSTEM_KIT_FILE = 'system-kit.json';
@@ -150,15 +152,17 @@ export function kitInitramfs(kit: OpenedKit, o: KitInitramfsOptions, onDisk?: st
 
 /**
  * The kit's system in its disk form (stage0.c, from_disk): the kit's image made again uncompressed, named by its
- * superblock, and an initramfs like kitInitramfs's with that superblock in place of the image. Each written unless
- * the same one is there.
+ * superblock (and zstd'd beside it, `<image>.zst`, for upgrade bundles), and an initramfs like kitInitramfs's with that
+ * superblock in place of the image. Each written unless the same one is there.
  */
 export async function kitDiskForm(kit: OpenedKit, o: KitInitramfsOptions & { image: string }): Promise<DiskForm> {
   const imageKey = sha256(SYSTEM_IMAGE_RECIPE, JSON.stringify(DISK_COMPRESSION), String(o.mtime),
-    kit.files.systemImage.sha256);
-  await keyed(o.cacheDir, 'system-disk-image', imageKey, [o.image], async () => {
+    String(DISK_IMAGE_ZSTD_LEVEL), kit.files.systemImage.sha256);
+  const compressed = `${o.image}.zst`;
+  await keyed(o.cacheDir, 'system-disk-image', imageKey, [o.image, compressed], async () => {
     writeSystemImage(readSystemImage(kit.paths.systemImage), o.image, o.mtime, DISK_COMPRESSION, { identify: true });
+    await zstd(compressed, DISK_IMAGE_ZSTD_LEVEL, o.image);
   });
   await kitInitramfs(kit, o, o.image);
-  return { image: o.image, initramfs: o.output };
+  return { image: o.image, initramfs: o.output, compressedImage: compressed };
 }

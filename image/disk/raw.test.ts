@@ -49,12 +49,18 @@ t.test('with a disk form: SYSTEM-A holds its image, slot A its initramfs, and EP
   const image = Buffer.alloc(11 << 20, 4);
   image.write('hsqs', 0);
   writeFileSync(join(dir, 'system.squashfs'), image);
-  const disk = buildRawDisk({
+  // Larger than the self-contained initramfs (it is not, a third smaller): EPHEMERAL's minimum follows the larger.
+  writeFileSync(join(dir, 'system.squashfs.zst'), Buffer.alloc(40 << 20, 5));
+  const options = {
     out: join(dir, 'disk.raw'), kernel: join(dir, 'vmlinuz'), initramfs: join(dir, 'initramfs'),
     cmdline: 'console=ttyS0', seed: 's', epoch: 0, release: { version: '1.0.0', commit: 'c' },
     workDir: mkdtempSync(join(dir, 'work-')),
-    diskForm: { image: join(dir, 'system.squashfs'), initramfs: join(dir, 'initramfs-disk') },
-  });
+    diskForm: {
+      image: join(dir, 'system.squashfs'), initramfs: join(dir, 'initramfs-disk'),
+      compressedImage: join(dir, 'system.squashfs.zst'),
+    },
+  };
+  const disk = buildRawDisk(options);
   const { partitions } = disk.gpt;
   t.same(partitions.map((p) => p.name), ['BIOS', 'EFI', 'STATE', 'EPHEMERAL', 'SYSTEM-A', 'SYSTEM-B'],
     'EPHEMERAL keeps its number (4), the SYSTEM partitions come after it in the table');
@@ -67,6 +73,9 @@ t.test('with a disk form: SYSTEM-A holds its image, slot A its initramfs, and EP
   t.equal(mib('SYSTEM-A'), 32, '11 MiB and half again, rounded up to 16 MiB');
   t.equal(mib('SYSTEM-B'), 32);
   t.equal(mib('EFI'), 72, 'the ESP keeps room for two self-contained slots: 2 x (1 + 30 MiB) + 8, to 8 MiB');
+  // BIOS 1 + EFI 72 + STATE 16 + SYSTEM 2 x 32 + EPHEMERAL (42 + 32) + 1 + the GPT's 1.
+  t.throws(() => buildRawDisk({ ...options, out: join(dir, 'small.raw'), sizeMiB: 228 }),
+    /needs at least 229 MiB/, 'EPHEMERAL can stage a disk-form upgrade: its kernel, initramfs and image, 32 MiB more');
   const raw = readFileSync(disk.file);
   const sectors = disk.sizeBytes / SECTOR + 2048;
   const grown = growGpt(decodeGpt(raw.subarray(0, 34 * SECTOR), disk.sizeBytes / SECTOR), sectors, 'EPHEMERAL');

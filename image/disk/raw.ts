@@ -50,8 +50,11 @@ export interface RawDiskOptions {
   workDir: string;
 }
 
-/** A system whose image is read from a disk: the image as the disk holds it, and the initramfs that finds it. */
-export interface DiskForm { image: string; initramfs: string }
+/**
+ * A system whose image is read from a disk: the image as the disk holds it, the initramfs that finds it, and the
+ * image zstd'd as an upgrade bundle carries it.
+ */
+export interface DiskForm { image: string; initramfs: string; compressedImage: string }
 
 export interface RawDisk { file: string; gpt: Gpt; espVolumeId: string; sizeBytes: number }
 
@@ -80,8 +83,11 @@ export function buildRawDisk(o: RawDiskOptions): RawDisk {
   // Room for two slots (an upgrade writes the other while this one runs: each its kernel, initramfs and the
   // appliance's payload) and the loaders, 8 MiB; FAT32 wants at least 65525 clusters (32 MiB of 512-byte ones).
   const espMiB = Math.max(64, roundUp(mibOf(2 * payload) + 8, 8));
-  // Room to stage an upgrade of the same size (its parts are kept on /var until they are checked), and 32 MiB more.
-  const ephemeralMinMiB = mibOf(payload) + 32;
+  // Room to stage an upgrade of the same size (its parts are kept on /var until they are checked), and 32 MiB more:
+  // a machine stages the parts of its own form, the disk form's its kernel, initramfs and zstd'd image.
+  const staged = o.diskForm ? payload - statSync(o.initramfs).size + statSync(o.diskForm.initramfs).size
+    + statSync(o.diskForm.compressedImage).size : payload;
+  const ephemeralMinMiB = mibOf(Math.max(payload, staged)) + 32;
   const imageBytes = o.diskForm ? statSync(o.diskForm.image).size : 0;
   const systemMiB = o.diskForm ? roundUp(mibOf(imageBytes * SYSTEM_ROOM), 16) : 0;
   const needMiB = 1 + 1 + espMiB + STATE_MIB + 2 * systemMiB + ephemeralMinMiB + 1;

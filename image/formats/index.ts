@@ -6,8 +6,8 @@ import { iso } from './iso.ts';
 import { pxe } from './pxe.ts';
 import { qcow2 } from './qcow2.ts';
 import { raw } from './raw.ts';
-import { upgrade } from './upgrade.ts';
+import { upgrade, upgradeSelfContained } from './upgrade.ts';
 
-export const FORMATS: readonly OutputFormat[] = [raw, qcow2, iso, aws, gce, pxe, upgrade];
+export const FORMATS: readonly OutputFormat[] = [raw, qcow2, iso, aws, gce, pxe, upgrade, upgradeSelfContained];
 
 export const formatNamed = (name: string) => FORMATS.find((f) => f.name === name);

@@ -26,6 +26,7 @@ import {
 } from './state-partition.ts';
 import { isSlot, SLOT_PARAM } from '../../machinery/disk/boot-slots.ts';
 import { INITRAMFS_PAYLOAD_DIR, PAYLOAD_INDEX } from '../../machinery/disk/slot-payload.ts';
+import { findSystemPartition } from '../upgrade/system-partition.ts';
 import { BootPartition } from '../upgrade/boot-partition.ts';
 import { fileConfigStore, memoryConfigStore } from '../../machinery/config/saved-config.ts';
 import { EXTENSION_UIDS_FILE } from '../engine/extension/extension-uids.ts';
@@ -223,6 +224,9 @@ export async function runPid1(): Promise<void> {
         upgrade: {
           boot: new BootPartition(bootMount.dir, bootSlot), stagingDir: UPGRADE_STAGING,
           reboot: (why) => void shutdown?.('reboot', why),
+          systemDisk: {
+            partition: (slot) => findSystemPartition(bootMount.device, slot), flushBuffers: (d) => n.flushBuffers(d),
+          },
         },
       } : { noUpgradeWhy: bootMount.why }),
       extensions: {

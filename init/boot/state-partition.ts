@@ -5,9 +5,8 @@
 // nothing is written to /var, or read from STATE, before the disk is there.
 import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { readOptional } from '../../machinery/sys/optional-fs.ts';
 import type { Native } from '../../native/index.ts';
-import { listBlockDevices } from '../../machinery/sys/sysfs-block.ts';
+import { listBlockDevices, partitionName } from '../../machinery/sys/sysfs-block.ts';
 import { MS } from '../../machinery/sys/mount-table.ts';
 import { extProjectQuota } from '../../machinery/sys/superblock.ts';
 import { BOOT_MOUNT, EPHEMERAL_LABEL, EPHEMERAL_MOUNT, STATE_LABEL, STATE_MOUNT } from '../../machinery/disk/labels.ts';
@@ -34,11 +33,6 @@ function mountLabelled(n: Native, l: Labelled, sys: string, dev: string): Labell
     // A machine whose disks cannot be listed still boots, on memory, and says why.
     return { why: `cannot look for a filesystem labelled ${l.label}: ${(e as Error).message}` };
   }
-}
-
-/** A partition's name in its table (GPT), as the kernel reports it in the partition's uevent. */
-function partitionName(sys: string, name: string): string | undefined {
-  return /^PARTNAME=(.*)$/m.exec(readOptional(join(sys, name, 'uevent')) ?? '')?.[1];
 }
 
 function mountFound(n: Native, l: Labelled, sys: string, dev: string): LabelledMount {

@@ -134,7 +134,7 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     const dropCache = () => machine.kernel.flushBuffers(disk.devPath);
     await set({ phase: 'writing', diskTouched: true });
     await writeImage({
-      compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, manifest: m,
+      compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, image: m.disk,
       progress: (n) => void set({ bytesDone: n }, false), dropCache,
     });
     await set({ bytesDone: m.disk.size }); // the last progress may have fallen between two reports

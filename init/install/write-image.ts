@@ -7,8 +7,7 @@ import { close, constants, fsync, open, openSync, read, write } from 'node:fs';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { createGunzip } from 'node:zlib';
-import type { InstallManifest } from '../../machinery/disk/install-manifest.ts';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
 import { hashingStream } from '../../machinery/sys/hashing-stream.ts';
 import { collectYoungGarbage } from '../../machinery/sys/young-garbage.ts';
 
@@ -29,8 +28,11 @@ const closeFd = promisify(close);
 const openFd = promisify(open);
 const readAt = promisify(read);
 
-const mismatch = (what: string, got: string | number, want: string | number) =>
-  `${what} is ${got}; the manifest says ${want}`;
+const mismatch = (what: string, got: string | number, want: string | number) => `${what} is ${got}, not ${want}`;
+
+/** A fresh decompressor for `compression`, handing on 1 MiB at a time. */
+const decompressor = (compression: ImageExpectation['compression']) => (compression === 'gzip'
+  ? createGunzip({ chunkSize: CHUNK }) : createZstdDecompress({ chunkSize: CHUNK }));
 
 /**
  * The target's cached pages are dropped this often while it is written and read back: a disk's worth of them
@@ -59,12 +61,16 @@ function dropperEvery(dropCache: () => Promise<void>): (bytes: number) => Promis
  * Writes what streams in at `fd` from offset 0 on, dropping the target's pages every DROP_EVERY bytes. Not
  * fs.createWriteStream: its destroy closes the fd.
  */
-function fdSink(fd: number, dropCache: () => Promise<void>, head: Buffer): Writable {
+function fdSink(fd: number, dropCache: () => Promise<void>, head: Buffer, limit: number, target: string): Writable {
   let pos = 0;
   const drop = dropperEvery(dropCache);
   return new Writable({
     highWaterMark: CHUNK,
     write(chunk: Buffer, _enc, done) {
+      if (pos + chunk.length > limit) {
+        done(new Error(`the image is larger than ${target} (${limit} bytes): it does not fit`));
+        return;
+      }
       // The bytes that fall in the head are kept, not written (writeImage writes them last).
       const held = Math.max(0, Math.min(chunk.length, head.length - pos));
       if (held) {
@@ -95,13 +101,26 @@ function fdSink(fd: number, dropCache: () => Promise<void>, head: Buffer): Writa
   });
 }
 
+/**
+ * What is known of an image before it is written: how it is compressed, the compressed file's size and sha256, and
+ * its own once decompressed when known (an install payload's manifest says; an upgrade's image is known by its part).
+ */
+export interface ImageExpectation {
+  compression: 'gzip' | 'zstd';
+  compressedSize: number;
+  compressedSha256: string;
+  size?: number;
+  sha256?: string;
+}
+
 export interface WriteOptions {
   compressed: Readable;
   /** The device (or, in tests, a file) to write. */
   target: string;
-  /** The target's size in bytes. */
+  /** The target's size in bytes: an image that decompresses to more is refused, the target left without its head. */
   targetBytes: number;
-  manifest: InstallManifest;
+  /** An install payload's manifest.disk, an upgrade's image part. */
+  image: ImageExpectation;
   /** Hears the bytes of disk written so far. */
   progress: (bytes: number) => void;
   /** Drops the target's cached pages (BLKFLSBUF on a disk). */
@@ -116,7 +135,7 @@ export interface WriteOptions {
  * API's probes: worst 15.7 s and the install's client gave up; with it: 4.7 and 4.9 s, both installs done).
  * Throws an Error naming what did not match.
  */
-export async function writeImage(o: WriteOptions): Promise<void> {
+export async function writeImage(o: WriteOptions): Promise<{ size: number; sha256: string }> {
   let fd: number;
   try {
     fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL | constants.O_DSYNC);
@@ -129,29 +148,33 @@ export async function writeImage(o: WriteOptions): Promise<void> {
       if (bytesWritten !== length) throw new Error(`${o.target}: wrote ${bytesWritten} of ${length} bytes of ${what}`);
     };
     // No table before the disk is whole: the first MiB zeroed now, the former backup GPT too, the image's head last.
+    const d = o.image;
     await zeroAt(0, Math.min(HEAD_BYTES, o.targetBytes), 'its first MiB');
-    if (o.targetBytes >= o.manifest.disk.size + TAIL_BYTES) {
+    if (d.size !== undefined && o.targetBytes >= d.size + TAIL_BYTES) {
       await zeroAt(o.targetBytes - TAIL_BYTES, TAIL_BYTES, 'its last MiB');
     }
-    const head = Buffer.alloc(Math.min(HEAD_BYTES, o.manifest.disk.size));
-    const gzDigest = createHash('sha256');
+    const head = Buffer.alloc(Math.min(HEAD_BYTES, d.size ?? HEAD_BYTES, o.targetBytes));
+    const zDigest = createHash('sha256');
     const rawDigest = createHash('sha256');
-    const gzTap = hashingStream(gzDigest);
+    const zTap = hashingStream(zDigest);
     const rawTap = hashingStream(rawDigest, o.progress);
-    await pipeline(o.compressed, gzTap, createGunzip({ chunkSize: CHUNK }), rawTap,
-      fdSink(fd, o.dropCache, head));
-    const d = o.manifest.disk;
+    await pipeline(o.compressed, zTap, decompressor(d.compression), rawTap,
+      fdSink(fd, o.dropCache, head, o.targetBytes, o.target));
     const problems = [
-      ...(gzTap.bytes !== d.compressedSize ? [mismatch(`the payload's size`, gzTap.bytes, d.compressedSize)] : []),
-      ...(rawTap.bytes !== d.size ? [mismatch(`the disk's size once decompressed`, rawTap.bytes, d.size)] : []),
+      ...(zTap.bytes !== d.compressedSize ? [mismatch(`the compressed image's size`, zTap.bytes, d.compressedSize)]
+        : []),
+      ...(d.size !== undefined && rawTap.bytes !== d.size
+        ? [mismatch(`the image's size once decompressed`, rawTap.bytes, d.size)] : []),
     ];
-    const gzSum = gzDigest.digest('hex');
+    const zSum = zDigest.digest('hex');
     const rawSum = rawDigest.digest('hex');
-    if (!problems.length && gzSum !== d.compressedSha256) {
-      problems.push(mismatch(`the payload's sha256`, gzSum, d.compressedSha256));
+    if (!problems.length && zSum !== d.compressedSha256) {
+      problems.push(mismatch(`the compressed image's sha256`, zSum, d.compressedSha256));
     }
-    if (!problems.length && rawSum !== d.sha256) problems.push(mismatch(`the disk's sha256`, rawSum, d.sha256));
-    if (problems.length) throw new Error(`${problems.join('; ')}: the medium or the download is damaged`);
+    if (!problems.length && d.sha256 !== undefined && rawSum !== d.sha256) {
+      problems.push(mismatch(`the image's sha256`, rawSum, d.sha256));
+    }
+    if (problems.length) throw new Error(`${problems.join('; ')}: its source is damaged`);
     // Everything else is on the disk (O_DSYNC): now the table that makes it one.
     const { bytesWritten } = await writeAt(fd, head, 0, head.length, 0);
     if (bytesWritten !== head.length) {
@@ -159,6 +182,7 @@ export async function writeImage(o: WriteOptions): Promise<void> {
     }
     // Off PID 1's thread: a flush may wait on the device, and the API answers meanwhile.
     await fsyncAt(fd);
+    return { size: rawTap.bytes, sha256: rawSum };
   } finally { await closeFd(fd); } // the last close of a disk syncs and drops its pages: off PID 1's thread too
 }
 

@@ -72,11 +72,19 @@ t.test('a slot with an appliance\'s payload: written with it, whole only while e
     t.same(readdirSync(join(dir, 'B')), [], 'cleared: the payload goes with the rest');
   });
 
-t.test('a bundle\'s parts: the system\'s two, and a payload only with its index', async (t) => {
+t.test('a bundle\'s parts: the system\'s two, the disk form\'s two or none, and a payload only with its index',
+  async (t) => {
   t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst']), undefined);
+  t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'initramfs-disk.cpio.zst', 'system.squashfs.zst']),
+    undefined);
+  t.match(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'initramfs-disk.cpio.zst']),
+    /: the disk form's initramfs-disk\.cpio\.zst without its other part; /);
+  t.match(partsProblem(['vmlinuz', 'initramfs-disk.cpio.zst', 'system.squashfs.zst']), /^parts /,
+    'the disk form alone: a disk without SYSTEM partitions could not take it');
   t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'appliance.json', 'config.yaml', 'extension-web.squashfs']),
     undefined);
-  t.match(partsProblem(['vmlinuz']), /^parts vmlinuz; a bundle carries vmlinuz and initramfs\.cpio\.zst, and an /);
+  t.match(partsProblem(['vmlinuz']),
+    /^parts vmlinuz; a bundle carries vmlinuz and initramfs\.cpio\.zst, optionally the disk form's /);
   t.match(partsProblem(['vmlinuz', 'initramfs.cpio.zst', '../etc/passwd']), /^parts \.\.\/etc\/passwd, /);
   t.match(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'vmlinuz']), /^parts /, 'a part twice');
   t.equal(partsProblem(['vmlinuz', 'initramfs.cpio.zst', 'extension-web.squashfs']),

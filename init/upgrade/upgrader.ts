@@ -3,9 +3,13 @@
 // and is checked as it arrives by a BundleReader: the signature against the trusted keys and the version
 // against the policy before any part is kept, each part's sha256 at its end. The parts are staged on /var;
 // only a bundle checked whole reaches the ESP, where it replaces the slot not running, and the loader is
-// told to try that slot. Each request's progress is an UpgradeStatus of the same id, also kept on the ESP
+// told to try that slot. A disk made with the disk form (SYSTEM-A and SYSTEM-B) takes a bundle's disk form: its
+// image is written to the slot's SYSTEM partition and read back, then the slot gets the initramfs that finds it.
+// Each request's progress is an UpgradeStatus of the same id, also kept on the ESP
 // (boot-partition.ts) for the system that boots next (trial.ts).
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import {
+  closeSync, createReadStream, mkdirSync, openSync, readFileSync, readSync, rmSync, statfsSync, writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
@@ -13,7 +17,10 @@ import { StateError } from '../../cosi/state/errors.ts';
 import { statusWriter, type StatusWriter } from '../../cosi/state/status-writer.ts';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import { requestController } from '../../cosi/controller/request-controller.ts';
-import { encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot } from '../../machinery/disk/boot-slots.ts';
+import {
+  DISK_FORM_PARTS, encodeSlotEnv, MAX_TRIES, otherSlot, rollBack, SLOT_FILES, trySlot, type Slot,
+} from '../../machinery/disk/boot-slots.ts';
+import { systemLabel } from '../../machinery/disk/labels.ts';
 import { BundleReader, type UpgradeManifest } from '../../machinery/disk/upgrade-bundle.ts';
 import {
   decodePayload, extensionFile, isPayloadFile, PAYLOAD_CONFIG, PAYLOAD_INDEX, payloadFiles,
@@ -25,6 +32,9 @@ import type { BootPartition } from './boot-partition.ts';
 import { currentTrust } from './trust.ts';
 import { compareVersions } from '../../machinery/update/versions.ts';
 import { testPause } from '../../machinery/sys/test-pause.ts';
+import { zstdContentSize, ZSTD_HEADER_MAX } from '../../machinery/sys/zstd-frame.ts';
+import { verifyImage, writeImage } from '../install/write-image.ts';
+import type { SystemPartition } from './system-partition.ts';
 import {
   CONFIG_NS, ROLLBACK_REQUEST_TYPE, RUNTIME_NS, UPGRADE_REQUEST_TYPE, UPGRADE_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
@@ -35,6 +45,15 @@ export interface UpgradeMachine {
   reboot: (why: string) => void;
   /** Where bundles are staged (on /var). */
   stagingDir: string;
+  /** The booted disk's SYSTEM partitions, where a disk-form slot's image goes (absent: never the disk form). */
+  systemDisk?: SystemDisk;
+}
+
+export interface SystemDisk {
+  /** A slot's SYSTEM partition; undefined when the disk has none (made before the disk form). Throws why not known. */
+  partition(slot: Slot): SystemPartition | undefined;
+  /** Drops a device's cached pages (BLKFLSBUF), so that writing it does not crowd out the programs' own. */
+  flushBuffers(device: string): Promise<void>;
 }
 
 export interface UpgraderOptions {
@@ -56,18 +75,44 @@ export const UPLOAD_IDLE_MS = 60_000;
 export const DEFAULT_HEALTH_TIMEOUT_SECONDS = 300;
 /** The parts a bundle must carry, by the slot file each becomes. */
 const PARTS = { kernel: SLOT_FILES.kernel, initramfs: SLOT_FILES.initramfs };
+/** How much of the staged image is written between two looks at a test pause (upgrade-system-write). */
+const PAUSE_AFTER = 16 << 20;
 
-/** What is wrong with a bundle's part names: the system's two, and an appliance's payload with its index. */
+/**
+ * What is wrong with a bundle's part names: the system's two, the disk form's two (both or neither), and an
+ * appliance's payload with its index.
+ */
 export function partsProblem(names: readonly string[]): string | undefined {
   const listed = [...names].sort().join(', ');
-  const carries = `a bundle carries ${Object.values(PARTS).join(' and ')}, and an appliance's payload `
-    + `(${PAYLOAD_INDEX}, ${PAYLOAD_CONFIG}, ${extensionFile('NAME')})`;
-  const system = new Set<string>(Object.values(PARTS));
+  const disk = Object.values(DISK_FORM_PARTS);
+  const carries = `a bundle carries ${Object.values(PARTS).join(' and ')}, optionally the disk form's `
+    + `${disk.join(' and ')}, and an appliance's payload (${PAYLOAD_INDEX}, ${PAYLOAD_CONFIG}, `
+    + `${extensionFile('NAME')})`;
+  const system = new Set<string>([...Object.values(PARTS), ...disk]);
   const other = names.filter((n) => !system.has(n));
   if (!Object.values(PARTS).every((p) => names.includes(p)) || other.some((n) => !isPayloadFile(n))
     || new Set(names).size !== names.length) return `parts ${listed}; ${carries}`;
+  const diskParts = disk.filter((p) => names.includes(p));
+  if (diskParts.length === 1) {
+    return `parts ${listed}: the disk form's ${diskParts[0]} without its other part; ${carries}`;
+  }
   if (other.length && !other.includes(PAYLOAD_INDEX)) return `parts ${listed}: a payload without its ${PAYLOAD_INDEX}`;
   return undefined;
+}
+
+/** Why a staged disk-form image cannot go to `to`: it does not declare its size, or does not fit. */
+function imageFitProblem(staged: string, to: SystemPartition, label: string): string | undefined {
+  const head = Buffer.alloc(ZSTD_HEADER_MAX);
+  const fd = openSync(staged, 'r');
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally { closeSync(fd); }
+  const content = zstdContentSize(head);
+  if (content.size === undefined) return `${DISK_FORM_PARTS.image}: ${content.why}`;
+  if (content.size <= to.sizeBytes) return undefined;
+  return `the system image (${(content.size / 1e6).toFixed(1)} MB) does not fit ${label} (${to.devPath}, `
+    + `${(to.sizeBytes / 1e6).toFixed(1)} MB): upgrade with the self-contained bundle (npm run image -- --format `
+    + 'upgrade-self-contained), whose slot holds its image in its initramfs';
 }
 
 /**
@@ -111,6 +156,8 @@ export interface Upgrader {
 interface Session {
   id: string;
   spec: UpgradeRequestSpec;
+  /** Where the target slot's image goes: the bundle carries the disk form and the disk has SYSTEM partitions. */
+  system?: SystemPartition;
   reader: BundleReader;
   status: UpgradeStatusSpec;
   writer: StatusWriter<UpgradeStatusSpec>;
@@ -133,6 +180,15 @@ function receiving(): Pick<Session, 'settle' | 'received'> {
 }
 
 const now = () => new Date().toISOString();
+
+/** The target slot's SYSTEM partition, if the machine's disk has one; throws why it cannot tell. */
+function systemPartition(m: UpgradeMachine, target: Slot): SystemPartition | undefined {
+  try {
+    return m.systemDisk?.partition(target);
+  } catch (e) {
+    throw new Error(`cannot find ${systemLabel(target)}: ${(e as Error).message}`, { cause: e });
+  }
+}
 
 export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
   let session: Session | undefined;
@@ -197,6 +253,7 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     }
     const dir = join(m.stagingDir, id);
     s.status.slot = target;
+    let unused = new Set<string>();
     s.reader = new BundleReader(trust.keys, {
       manifest: (mf) => {
         if (expect && mf.version !== expect.version) {
@@ -209,21 +266,28 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
         if (trust.minVersion && compareVersions(mf.version, trust.minVersion) < 0) {
           throw new Error(`version ${mf.version} is below the minimum ${trust.minVersion} (UpgradePolicy): refused`);
         }
-        const problem = partsProblem(mf.parts.map((p) => p.name));
+        const names = mf.parts.map((p) => p.name);
+        const problem = partsProblem(names);
         if (problem) throw new Error(problem);
         encodeSlotEnv({ cmdline: mf.cmdline, version: mf.version, commit: mf.commit });
         s.status = { ...s.status, version: mf.version, keyId: mf.keyId };
+        // The form the disk takes: the image on SYSTEM-<target> when both have it, else in the slot's initramfs.
+        // Only that form's parts are staged; the others are still read and checked.
+        s.system = names.includes(DISK_FORM_PARTS.image) ? systemPartition(m, target) : undefined;
+        unused = new Set(s.system ? [PARTS.initramfs] : Object.values(DISK_FORM_PARTS));
         rmSync(dir, { recursive: true, force: true });
         mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const need = mf.parts.reduce((n, p) => n + p.size, 0);
+        const need = mf.parts.reduce((n, p) => n + (unused.has(p.name) ? 0 : p.size), 0);
         const fs = statfsSync(dir);
         if (fs.bavail * fs.bsize < need) {
           throw new Error(`the parts need ${(need / 1e6).toFixed(1)} MB to be staged in ${m.stagingDir}, which has `
             + `${(fs.bavail * fs.bsize / 1e6).toFixed(1)} MB free`);
         }
-        o.log.info(`upgrade "${id}": ${mf.version} (${mf.commit}) signed by ${mf.keyId}; staging in ${dir}`);
+        const form = s.system ? `its image for ${systemLabel(target)} (${s.system.devPath})` : 'self-contained';
+        o.log.info(`upgrade "${id}": ${mf.version} (${mf.commit}) signed by ${mf.keyId}; staging in ${dir}, ${form}`);
       },
       part: (p, data) => {
+        if (unused.has(p.name)) return;
         const fd = openSync(join(dir, p.name), 'a', 0o600);
         try {
           for (let off = 0; off < data.length;) off += writeSync(fd, data, off);
@@ -259,7 +323,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
    * streams it may still refuse it: TUF's hash is known only at its end). Throws the reader's refusal.
    */
   const feed = async (s: Session, data: Buffer, streamed: boolean) => {
-    watchIdle(s);
+    // Not once the archive ended: an idle timer set then would fail, a minute later, an upgrade already staged.
+    if (!s.done) watchIdle(s);
     if (s.done) {
       // After the archive's end only its zero padding may come (tar's blocks, a record size's worth).
       if (data.some((b) => b !== 0)) {
@@ -312,15 +377,20 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     const tries = s.spec.tries || DEFAULT_TRIES;
     const before = m.boot.loader();
     const healthTimeoutSeconds = s.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS;
+    // Refused before anything is touched: the slot, its SYSTEM partition and the loader stay as they were.
+    const misfit = s.system && imageFitProblem(join(dir, DISK_FORM_PARTS.image), s.system, systemLabel(target));
+    if (misfit) throw new Error(misfit);
+    const extras = payloadOf(mf, dir);
     // The record first: a machine stopped from here on finds, at its next start, which upgrade it was writing.
     m.boot.setRecord({ id: s.id, status: s.status, healthTimeoutSeconds });
     // Not good from here on: a slot being rewritten can be neither rolled back to nor booted.
     m.boot.setLoader({ ...before, good: new Set([...before.good].filter((x) => x !== target)) });
     m.boot.clearSlot(target);
     await o.slotsChanged();
-    const extras = payloadOf(mf, dir);
+    // The slot's image first, then the slot that boots it: a slot is whole only with slot.env, written last.
+    if (s.system) await writeSystemImage(s, mf, join(dir, DISK_FORM_PARTS.image), s.system, m.systemDisk!);
     await m.boot.fillSlot(target, {
-      kernel: join(dir, PARTS.kernel), initramfs: join(dir, PARTS.initramfs),
+      kernel: join(dir, PARTS.kernel), initramfs: join(dir, s.system ? DISK_FORM_PARTS.initramfs : PARTS.initramfs),
       extras: extras.map((name) => ({ name, path: join(dir, name) })),
     },
       { cmdline: mf.cmdline, version: mf.version, commit: mf.commit },
@@ -339,6 +409,33 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     o.log.info(`upgrade "${s.id}": ${mf.version} written to slot ${target} (${s.status.bytesWritten} bytes); `
       + `the loader tries it ${tries} time(s) at the next boot`);
     if (s.spec.reboot) m.reboot(`upgrade "${s.id}" to ${mf.version} in slot ${target}`);
+  };
+
+  /**
+   * Writes the staged image to the target slot's SYSTEM partition (opened O_EXCL: the kernel refuses one that is
+   * mounted, as the running slot's is) with its head last, then reads it back: what stage0 will read is what was
+   * checked.
+   */
+  const writeSystemImage = async (s: Session, mf: UpgradeManifest, staged: string, to: SystemPartition,
+    disk: SystemDisk) => {
+    const part = mf.parts.find((p) => p.name === DISK_FORM_PARTS.image)!;
+    const dropCache = () => disk.flushBuffers(to.devPath);
+    const base = s.status.bytesWritten;
+    let paused = 0;
+    const progress = (n: number) => {
+      s.status.bytesWritten = base + n;
+      void report(s);
+      if (n - paused < PAUSE_AFTER) return;
+      paused = n;
+      testPause('upgrade-system-write', s.id);
+    };
+    o.log.info(`upgrade "${s.id}": writing its system image to ${to.devPath}`);
+    const written = await writeImage({
+      compressed: createReadStream(staged), target: to.devPath, targetBytes: to.sizeBytes, progress, dropCache,
+      image: { compression: 'zstd', compressedSize: part.size, compressedSha256: part.sha256 },
+    });
+    await verifyImage({ target: to.devPath, ...written, dropCache, progress: () => {} });
+    o.log.info(`upgrade "${s.id}": ${to.devPath} holds the image (${(written.size / 1e6).toFixed(1)} MB), read back`);
   };
 
   const rollback = async (id: string, spec: RollbackRequestSpec) => {

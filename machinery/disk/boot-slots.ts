@@ -15,6 +15,12 @@ export const SLOT_PARAM = 'appliance.slot';
 export const ESP_LABEL = 'EFI';
 export const GRUBENV_PATH = 'boot/grub/grubenv';
 export const SLOT_FILES = { kernel: 'vmlinuz', initramfs: 'initramfs.cpio.zst', env: 'slot.env' } as const;
+/**
+ * What an upgrade bundle carries for a disk whose slots read their image from a SYSTEM partition (both or neither):
+ * the initramfs that finds the image (it becomes the slot's initramfs), and the image zstd'd (written, decompressed,
+ * to the slot's SYSTEM partition). Beside them the self-contained initramfs, for disks without SYSTEM partitions.
+ */
+export const DISK_FORM_PARTS = { initramfs: 'initramfs-disk.cpio.zst', image: 'system.squashfs.zst' } as const;
 /** The most boots a slot can be tried for: grub.cfg counts down from at most this. */
 export const MAX_TRIES = 3;
 

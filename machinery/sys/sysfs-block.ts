@@ -101,6 +101,11 @@ function withHeads(devices: Described[], heads: (Head | undefined)[]): Map<strin
   return out;
 }
 
+/** A partition's name in its table (GPT), as the kernel reports it in the partition's uevent. */
+export function partitionName(sys: string, name: string): string | undefined {
+  return /^PARTNAME=(.*)$/m.exec(readOptional(join(sys, name, 'uevent')) ?? '')?.[1];
+}
+
 /** Devices worth reporting: not RAM disks, not unattached loop devices. */
 export function listBlockDevices(sys = '/sys/class/block', dev = '/dev'): Map<string, BlockDeviceSpec> {
   const devices = describeDevices(sys, dev);

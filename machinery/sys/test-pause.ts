@@ -1,9 +1,10 @@
 // test-pause: a step at which the whole-system tests stop the machine to cut its power there (QMP `quit`), instead
 // of racing a kill against the console. `appliance.test.pause=STEP[,STEP/ID]` on the kernel command line names the
-// steps (an ID narrows a step to one request: upgrade-slot-write/cut). Off unless named. At a named step the process
+// steps (an ID narrows a step to one request: upgrade-system-write/cut). Off unless named. At a named step the process
 // says so on the console and stops for good: nothing after the step is reached, as when the power goes.
 //   config-save          the machine config written to its temporary file and synced, not yet renamed over the old
 //   upgrade-slot-write   an upgrade's slot half written: its kernel copied, its initramfs and slot.env not
+//   upgrade-system-write an upgrade's image half written to its SYSTEM partition (each 16 MiB), the slot emptied
 import { readFileSync, writeSync } from 'node:fs';
 import { parseCmdline } from './cmdline.ts';
 import { isErrno } from '../../native/errno.ts';
