@@ -203,6 +203,8 @@ t.test('an upgrade bundle of version 2 replaces OS and program, its volume kept'
   await readyAgain(m, 2);
   t.match(m.vm.console(), /appliance: booting slot B/, 'SeaBIOS\'s GRUB booted the new slot');
   t.match(m.vm.console(), /kiosk 2\.0\.0 from slot B: 3 extension\(s\) declared \(hello, filler, web\)/);
+  // Its system is version 1's (the appliance changed, the OS did not): both SYSTEM partitions hold the same image.
+  t.match(m.vm.console(), /stage0: the system image is on \/dev\/sda6\r?\n/, 'slot B reads its own SYSTEM-B');
   const v2 = await m.poll(['get', 'extensionstatus', 'hello', '-o', 'json'],
     new RegExp(`${specPhase('running').source}[^]*"version": "2\\.0\\.0"`), 120_000);
   t.match(v2.out, specPhase('running'), 'version 2\'s program runs');

@@ -108,15 +108,40 @@ static int same(const char *a, const char *b, unsigned long n) {
 
 struct dirent64 { unsigned long long ino; long long off; unsigned short reclen; unsigned char type; char name[]; };
 
-// One look at every block device the kernel has named so far: the first whose first bytes are the superblock
-// goes into `path` ("/dev/<name>"). 1 when found; 0 when not (yet); a negative errno when /sys cannot be read.
-static long find_image(const char *superblock, char *path) {
+// Whether `text` (n bytes) holds `word` (NUL-terminated) starting at a line's or a word's start.
+static int holds(const char *text, long n, const char *word) {
+  unsigned long w = length(word);
+  for (long i = 0; i + (long)w <= n; i++) {
+    if ((i == 0 || text[i - 1] == '\n' || text[i - 1] == ' ') && same(text + i, word, w)) return 1;
+  }
+  return 0;
+}
+
+// Up to `size` - 1 bytes of a small file (sysfs, procfs), NUL-terminated; the count read, or 0.
+static long read_small(const char *file, char *buf, long size) {
+  long fd = sys(SYS_openat, AT_CWD, (long)file, O_RDONLY | O_CLOEXEC, 0, 0);
+  if (fd < 0) return 0;
+  long n = sys(SYS_read, fd, (long)buf, size - 1, 0, 0);
+  sys(SYS_close, fd, 0, 0, 0, 0);
+  if (n < 0) n = 0;
+  buf[n] = 0;
+  return n;
+}
+
+// One look at every block device the kernel has named so far for those whose first bytes are the superblock: the
+// one whose GPT name is `own` ("PARTNAME=SYSTEM-B\n": the booted slot's own partition, image/disk/raw.ts) goes into
+// `path` ("/dev/<name>"), else the first found. A slot upgraded to the same image as the other (an appliance whose
+// system did not change) has two matches, and the other slot's is in use by no one but may be rewritten by the next
+// upgrade while mounted. 1 when found; 0 when not (yet); a negative errno when /sys cannot be read.
+static long find_image(const char *superblock, const char *own, char *path) {
   long dir = sys(SYS_openat, AT_CWD, (long)"/sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
   if (dir < 0) return dir;
   static char entries[8192];
-  long found = 0;
-  for (long n; !found && (n = sys(SYS_getdents64, dir, (long)entries, sizeof entries, 0, 0)) > 0;) {
-    for (long at = 0; !found && at < n; at += ((struct dirent64 *)(entries + at))->reclen) {
+  static char first[5 + 65];
+  first[0] = 0;
+  long preferred = 0;
+  for (long n; !preferred && (n = sys(SYS_getdents64, dir, (long)entries, sizeof entries, 0, 0)) > 0;) {
+    for (long at = 0; !preferred && at < n; at += ((struct dirent64 *)(entries + at))->reclen) {
       const char *name = ((struct dirent64 *)(entries + at))->name;
       if (name[0] == '.' || length(name) > 64) continue;
       unsigned long p = 5;
@@ -125,13 +150,53 @@ static long find_image(const char *superblock, char *path) {
       long dev = sys(SYS_openat, AT_CWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0);
       if (dev < 0) continue; // a device without a medium (an empty CD-ROM drive) or gone again
       char head[SUPERBLOCK_BYTES];
-      found = sys(SYS_pread64, dev, (long)head, SUPERBLOCK_BYTES, 0, 0) == SUPERBLOCK_BYTES
+      long match = sys(SYS_pread64, dev, (long)head, SUPERBLOCK_BYTES, 0, 0) == SUPERBLOCK_BYTES
         && same(head, superblock, SUPERBLOCK_BYTES);
       sys(SYS_close, dev, 0, 0, 0, 0);
+      if (!match) continue;
+      if (!first[0]) for (unsigned long i = 0; i <= p; i++) first[i] = path[i];
+      static char uevent[16 + 1 + 64 + 7 + 1] = "/sys/class/block/";
+      unsigned long u = 17;
+      for (unsigned long i = 0; name[i]; i++) uevent[u++] = name[i];
+      for (const char *t = "/uevent"; *t; t++) uevent[u++] = *t;
+      uevent[u] = 0;
+      static char text[1024];
+      preferred = own[0] && holds(text, read_small(uevent, text, sizeof text), own);
     }
   }
   sys(SYS_close, dir, 0, 0, 0, 0);
-  return found;
+  if (!preferred && first[0]) {
+    unsigned long i = 0;
+    do {
+      path[i] = first[i];
+    } while (first[i++]);
+  }
+  return preferred || first[0];
+}
+
+// The booted slot's SYSTEM partition as its uevent names it ("PARTNAME=SYSTEM-A\n"), from GRUB's appliance.slot=
+// on the kernel command line (the kernel hands init no argument with a dot in its name); empty when not booted from a
+// slot (a disk image given to QEMU with -kernel) or /proc cannot be read.
+static void own_partition(char *own) {
+  own[0] = 0;
+  if (sys(SYS_mount, (long)"proc", (long)"/proc", (long)"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0) < 0) return;
+  static char cmdline[4096];
+  long n = read_small("/proc/cmdline", cmdline, sizeof cmdline);
+  sys(SYS_umount2, (long)"/proc", MNT_DETACH, 0, 0, 0);
+  const char *param = "appliance.slot=";
+  unsigned long w = length(param);
+  for (long i = 0; i + (long)w < n; i++) {
+    if ((i == 0 || cmdline[i - 1] == ' ') && same(cmdline + i, param, w)
+      && (cmdline[i + w] == 'A' || cmdline[i + w] == 'B')
+      && (cmdline[i + w + 1] == ' ' || cmdline[i + w + 1] == '\n' || cmdline[i + w + 1] == 0)) {
+      const char *prefix = "PARTNAME=SYSTEM-";
+      unsigned long k = 0;
+      for (; prefix[k]; k++) own[k] = prefix[k];
+      own[k++] = cmdline[i + w];
+      own[k++] = '\n';
+      own[k] = 0;
+    }
+  }
 }
 
 // How long the disk may take to appear: USB storage waits a second before it scans, and an HBA's disks are
@@ -150,9 +215,11 @@ static int from_disk(long superblock_file, char **argv, char **envp) {
   r = sys(SYS_mount, (long)"sysfs", (long)"/sys", (long)"sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
   if (r < 0) return fail("cannot mount sysfs on ", "/sys", r);
   static char path[5 + 65] = "/dev/";
+  static char own[32];
+  own_partition(own);
   struct { long sec; long nsec; } pause = {0, DISK_POLL_NS};
   long polls = DISK_WAIT_SECONDS * (1000000000L / DISK_POLL_NS);
-  for (long i = 0; (r = find_image(superblock, path)) == 0 && i < polls; i++) {
+  for (long i = 0; (r = find_image(superblock, own, path)) == 0 && i < polls; i++) {
     if (i == 1000000000L / DISK_POLL_NS) say("waiting for the disk that holds the system image", "");
     sys(SYS_nanosleep, (long)&pause, 0, 0, 0, 0);
   }

@@ -33,6 +33,7 @@ import { currentTrust } from './trust.ts';
 import { compareVersions } from '../../machinery/update/versions.ts';
 import { testPause } from '../../machinery/sys/test-pause.ts';
 import { zstdContentSize, ZSTD_HEADER_MAX } from '../../machinery/sys/zstd-frame.ts';
+import { isErrno } from '../../native/errno.ts';
 import { verifyImage, writeImage } from '../install/write-image.ts';
 import type { SystemPartition } from './system-partition.ts';
 import {
@@ -433,6 +434,11 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     const written = await writeImage({
       compressed: createReadStream(staged), target: to.devPath, targetBytes: to.sizeBytes, progress, dropCache,
       image: { compression: 'zstd', compressedSize: part.size, compressedSha256: part.sha256 },
+    }).catch((e: Error) => {
+      // The kernel refuses O_EXCL on a mounted device: the running system reads its image from it (a stage0 from
+      // before it looked for its own slot's partition mounts the first that matches).
+      if (!isErrno(e.cause, 'EBUSY')) throw e;
+      throw new Error(`${to.devPath} is in use, by the running system's image: ${e.message}`, { cause: e });
     });
     await verifyImage({ target: to.devPath, ...written, dropCache, progress: () => {} });
     o.log.info(`upgrade "${s.id}": ${to.devPath} holds the image (${(written.size / 1e6).toFixed(1)} MB), read back`);
