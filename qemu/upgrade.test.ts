@@ -97,6 +97,8 @@ t.test('ovmf: refusals write nothing; A -> B upgrade; rollback; broken builds fa
   await (await m.vm.qmp()).execute('system_reset');
   await readyAgain(m, 7);
   t.match(m.vm.console().slice(atCut), /appliance: booting slot A/);
+  t.match(m.vm.console().slice(atCut), /stage0: the system image is on \/dev\/vda5\r?\n/,
+    'from SYSTEM-A: the half-written SYSTEM-B has no superblock');
   const told = await cut;
   t.equal(told.code, 1, told.err);
   t.match(told.err, /it was writing 0\.9\.0 to slot B and reboots once that is done: waiting for it to answer again/);

@@ -127,7 +127,7 @@ export async function buildAppliance(o: ApplianceBuildOptions): Promise<Applianc
       + `${kernel ? `, kernel ${kernel.key}` : ''}`);
   }
   // The disk images' slot A reads its system image from SYSTEM-A (ARCHITECTURE.md, "The disk form"); the live images
-  // (ISO, PXE) and the upgrade bundle carry the self-contained initramfs.
+  // (ISO, PXE) carry the self-contained initramfs, the upgrade bundle both forms.
   const diskForm = await kitDiskForm(system, {
     key: o.signingKey(), mtime: o.epoch, output: join(cache, DISK_INITRAMFS), image: join(cache, DISK_SYSTEM_IMAGE),
     cacheDir: cache,

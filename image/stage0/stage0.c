@@ -132,7 +132,8 @@ static long read_small(const char *file, char *buf, long size) {
 // one whose GPT name is `own` ("PARTNAME=SYSTEM-B\n": the booted slot's own partition, image/disk/raw.ts) goes into
 // `path` ("/dev/<name>"), else the first found. A slot upgraded to the same image as the other (an appliance whose
 // system did not change) has two matches, and the other slot's is in use by no one but may be rewritten by the next
-// upgrade while mounted. 1 when found; 0 when not (yet); a negative errno when /sys cannot be read.
+// upgrade while mounted. 2 when its own was found; 1 when only another; 0 when none (yet); a negative errno when /sys
+// cannot be read.
 static long find_image(const char *superblock, const char *own, char *path) {
   long dir = sys(SYS_openat, AT_CWD, (long)"/sys/class/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
   if (dir < 0) return dir;
@@ -171,7 +172,7 @@ static long find_image(const char *superblock, const char *own, char *path) {
       path[i] = first[i];
     } while (first[i++]);
   }
-  return preferred || first[0];
+  return preferred ? 2 : first[0] ? 1 : 0;
 }
 
 // The booted slot's SYSTEM partition as its uevent names it ("PARTNAME=SYSTEM-A\n"), from GRUB's appliance.slot=
@@ -203,6 +204,9 @@ static void own_partition(char *own) {
 // probed after init has started.
 #define DISK_WAIT_SECONDS 30
 #define DISK_POLL_NS 20000000L
+// How long its own slot's partition may take to be listed once another holding the same image is (a disk's
+// partitions are added one by one): 50 polls, a second.
+#define OWN_GRACE_POLLS 50
 
 static int from_disk(long superblock_file, char **argv, char **envp) {
   char superblock[SUPERBLOCK_BYTES];
@@ -219,7 +223,10 @@ static int from_disk(long superblock_file, char **argv, char **envp) {
   own_partition(own);
   struct { long sec; long nsec; } pause = {0, DISK_POLL_NS};
   long polls = DISK_WAIT_SECONDS * (1000000000L / DISK_POLL_NS);
-  for (long i = 0; (r = find_image(superblock, own, path)) == 0 && i < polls; i++) {
+  long grace = 0;
+  for (long i = 0;; i++) {
+    r = find_image(superblock, own, path);
+    if (r < 0 || r == 2 || (r == 1 && (!own[0] || grace++ == OWN_GRACE_POLLS)) || i == polls) break;
     if (i == 1000000000L / DISK_POLL_NS) say("waiting for the disk that holds the system image", "");
     sys(SYS_nanosleep, (long)&pause, 0, 0, 0, 0);
   }

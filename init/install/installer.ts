@@ -135,6 +135,7 @@ async function install(o: InstallerOptions, p: InstallerPaths, id: string, spec:
     await set({ phase: 'writing', diskTouched: true });
     await writeImage({
       compressed: await payload.openDisk(), target: disk.devPath, targetBytes: disk.sizeBytes, image: m.disk,
+      source: 'the medium or the download',
       progress: (n) => void set({ bytesDone: n }, false), dropCache,
     });
     await set({ bytesDone: m.disk.size }); // the last progress may have fallen between two reports

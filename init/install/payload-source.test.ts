@@ -47,7 +47,8 @@ const target = () => {
   return p;
 };
 const write = async (src: PayloadSource, to: string) => writeImage({
-  compressed: await src.openDisk(), target: to, targetBytes: disk.length, image: src.manifest.disk, progress: () => {},
+  compressed: await src.openDisk(), target: to, targetBytes: disk.length, source: 'the medium',
+  image: src.manifest.disk, progress: () => {},
   dropCache: async () => {},
 });
 

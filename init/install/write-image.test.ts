@@ -25,7 +25,8 @@ const target = (name: string, bytes = 8 * MiB) => {
 t.test('the disk is written whole, progress heard, and the last MiB of a larger target cleared', async (t) => {
   const p = target('good');
   const seen: number[] = [];
-  await writeImage({ compressed: Readable.from([gz]), target: p, targetBytes: 8 * MiB, image: manifest.disk,
+  await writeImage({ compressed: Readable.from([gz]), target: p, targetBytes: 8 * MiB, source: 'the medium',
+    image: manifest.disk,
     progress: (n) => seen.push(n), dropCache: async () => {} });
   const out = readFileSync(p);
   t.same(out.subarray(0, disk.length), disk, 'the disk, byte for byte');
@@ -41,24 +42,25 @@ t.test('a damaged, truncated or mislabelled payload fails and says what did not 
   const flipped = Buffer.from(gz);
   flipped[gz.length - 12]! ^= 0xff; // in the deflate data's end or the trailer: gunzip or the sha256 notices
   await t.rejects(writeImage({ compressed: Readable.from([flipped]), target: target('flip'), targetBytes: 8 * MiB,
-    image: manifest.disk, progress: () => {}, dropCache: async () => {} }));
+    source: 'the medium', image: manifest.disk, progress: () => {}, dropCache: async () => {} }));
   await t.rejects(writeImage({ compressed: Readable.from([gz.subarray(0, gz.length >> 1)]), target: target('cut'),
-    targetBytes: 8 * MiB, image: manifest.disk, progress: () => {}, dropCache: async () => {} }),
+    targetBytes: 8 * MiB, source: 'the medium', image: manifest.disk, progress: () => {}, dropCache: async () => {} }),
   /unexpected end of file/);
   t.ok(readFileSync(join(dir, 'cut')).subarray(0, MiB).every((b) => b === 0),
     'a write that failed leaves no head: the first MiB, where the partition table goes, is zeros');
   const wrong = { ...manifest, disk: { ...manifest.disk, sha256: '0'.repeat(64) } };
   await t.rejects(writeImage({ compressed: Readable.from([gz]), target: target('label'), targetBytes: 8 * MiB,
-    image: wrong.disk, progress: () => {}, dropCache: async () => {} }),
-  /the image's sha256 is [0-9a-f]{64}, not 0{64}: its source is damaged/);
+    source: 'the medium', image: wrong.disk, progress: () => {}, dropCache: async () => {} }),
+  /the image's sha256 is [0-9a-f]{64}, not 0{64}: the medium is damaged/);
   await t.rejects(writeImage({ compressed: Readable.from([gz]), target: join(dir, 'missing', 'x'),
-    targetBytes: 8 * MiB, image: manifest.disk, progress: () => {}, dropCache: async () => {} }),
+    targetBytes: 8 * MiB, source: 'the medium', image: manifest.disk, progress: () => {}, dropCache: async () => {} }),
   /cannot open .*missing\/x for writing: ENOENT/);
 });
 
 t.test('reading back catches a disk that does not keep what was written', async (t) => {
   const p = target('liar');
-  await writeImage({ compressed: createReadStream(writeGz()), target: p, targetBytes: 8 * MiB, image: manifest.disk,
+  await writeImage({ compressed: createReadStream(writeGz()), target: p, targetBytes: 8 * MiB, source: 'the medium',
+    image: manifest.disk,
     progress: () => {}, dropCache: async () => {} });
   let dropped = false;
   const b = readFileSync(p);
@@ -85,7 +87,7 @@ t.test('the target\'s cached pages are dropped as it is written and read back, n
     drops++;
   };
   await writeImage({ compressed: Readable.from([payload.gz]), target: p, targetBytes: 26 * MiB,
-    image: payload.manifest.disk, progress: () => {}, dropCache });
+    source: 'the medium', image: payload.manifest.disk, progress: () => {}, dropCache });
   t.equal(drops, 3, 'writing 25 MiB: after 8, 16 and 24 MiB');
   drops = 0;
   await verifyImage({ target: p, size: big.length, sha256: payload.manifest.disk.sha256, dropCache,
@@ -112,7 +114,8 @@ t.test('a write killed part-way leaves a disk with no partition table, never a t
     async function* slow() { for (let i = 0; i < gz.length; i += 65536) { yield gz.subarray(i, i + 65536);
       await new Promise((r) => setTimeout(r, 20)); } }
     await writeImage({ compressed: Readable.from(slow()), target: ${JSON.stringify(p)}, targetBytes: ${8 * MiB},
-      image: ${JSON.stringify(payload.manifest.disk)}, progress: (n) => { if (n > 3 * ${MiB}) console.log('past'); },
+      source: 'the medium', image: ${JSON.stringify(payload.manifest.disk)},
+      progress: (n) => { if (n > 3 * ${MiB}) console.log('past'); },
       dropCache: async () => {} });`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code],
     { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -127,7 +130,7 @@ t.test('a write killed part-way leaves a disk with no partition table, never a t
   const read = spawnSync('sfdisk', ['--json', p], { encoding: 'utf8' });
   t.notMatch(read.stdout, /partitiontable/, `sfdisk finds no table (${read.stderr.trim()})`);
   await writeImage({ compressed: Readable.from([payload.gz]), target: p, targetBytes: 8 * MiB,
-    image: payload.manifest.disk, progress: () => {}, dropCache: async () => {} });
+    source: 'the medium', image: payload.manifest.disk, progress: () => {}, dropCache: async () => {} });
   t.match(execFileSync('sfdisk', ['--json', p], { encoding: 'utf8' }), /"name":\s*"STATE"/, 'written again: whole');
 });
 
@@ -143,16 +146,17 @@ t.test('a zstd image of unknown size (an upgrade\'s system image): written, its 
       compressedSha256: createHash('sha256').update(zst).digest('hex') };
     const p = target('system-b', 4 * MiB);
     const written = await writeImage({ compressed: Readable.from([zst]), target: p, targetBytes: 4 * MiB,
-      image: expect, progress: () => {}, dropCache: async () => {} });
+      source: 'the medium', image: expect, progress: () => {}, dropCache: async () => {} });
     t.same(written, { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
     t.ok(readFileSync(p).subarray(0, bytes.length).equals(bytes), 'the partition holds the image');
     await verifyImage({ target: p, ...written, dropCache: async () => {}, progress: () => {} });
     const small = target('small', 2 * MiB);
     await t.rejects(writeImage({ compressed: Readable.from([zst]), target: small, targetBytes: 2 * MiB,
-      image: expect, progress: () => {}, dropCache: async () => {} }),
+      source: 'the medium', image: expect, progress: () => {}, dropCache: async () => {} }),
     /the image is larger than .*small \(2097152 bytes\): it does not fit/);
     t.ok(readFileSync(small).subarray(0, MiB).every((b) => b === 0), 'and the partition has no superblock');
     await t.rejects(writeImage({ compressed: Readable.from([zst]), target: target('wrong', 4 * MiB),
-      targetBytes: 4 * MiB, image: { ...expect, compressedSha256: '0'.repeat(64) }, progress: () => {},
-      dropCache: async () => {} }), /the compressed image's sha256 is \w+, not 0{64}: its source is damaged/);
+      targetBytes: 4 * MiB, source: 'the medium', image: { ...expect, compressedSha256: '0'.repeat(64) },
+      progress: () => {},
+      dropCache: async () => {} }), /the compressed image's sha256 is \w+, not 0{64}: the medium is damaged/);
   });

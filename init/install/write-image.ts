@@ -1,7 +1,8 @@
-// write-image: the installer's byte work. The payload's gzip'd disk streams onto the target,
-// hashed on both sides of the gunzip as it goes, so a damaged medium or a cut download is caught
-// by the sha256 the manifest gives; then the target is read back from the device (the page cache
-// dropped first) and hashed again, so what the disk holds is what was meant.
+// write-image: the byte work of the installer (the payload's gzip'd disk onto the target disk) and of an upgrade
+// (the bundle's zstd'd system image onto a SYSTEM partition). The image streams onto the target, hashed on both sides
+// of the decompressor as it goes, so a damaged medium, a cut download or a damaged staged file is caught by the
+// sha256 it was given; then the target is read back from the device (the page cache dropped first) and hashed again,
+// so what the disk holds is what was meant.
 import { createHash } from 'node:crypto';
 import { close, constants, fsync, open, openSync, read, write } from 'node:fs';
 import { Writable, type Readable } from 'node:stream';
@@ -121,6 +122,8 @@ export interface WriteOptions {
   targetBytes: number;
   /** An install payload's manifest.disk, an upgrade's image part. */
   image: ImageExpectation;
+  /** Where the image comes from, for the error that says it is damaged ("the medium or the download"). */
+  source: string;
   /** Hears the bytes of disk written so far. */
   progress: (bytes: number) => void;
   /** Drops the target's cached pages (BLKFLSBUF on a disk). */
@@ -136,6 +139,17 @@ export interface WriteOptions {
  * Throws an Error naming what did not match.
  */
 export async function writeImage(o: WriteOptions): Promise<{ size: number; sha256: string }> {
+  try {
+    return await writeOpened(o);
+  } catch (e) {
+    // A source not yet read (the target refused) is closed too: a file's stream would otherwise open and fail
+    // later, unheard, once the caller removed it.
+    o.compressed.destroy();
+    throw e;
+  }
+}
+
+async function writeOpened(o: WriteOptions): Promise<{ size: number; sha256: string }> {
   let fd: number;
   try {
     fd = openSync(o.target, constants.O_WRONLY | constants.O_EXCL | constants.O_DSYNC);
@@ -174,7 +188,7 @@ export async function writeImage(o: WriteOptions): Promise<{ size: number; sha25
     if (!problems.length && d.sha256 !== undefined && rawSum !== d.sha256) {
       problems.push(mismatch(`the image's sha256`, rawSum, d.sha256));
     }
-    if (problems.length) throw new Error(`${problems.join('; ')}: its source is damaged`);
+    if (problems.length) throw new Error(`${problems.join('; ')}: ${o.source} is damaged`);
     // Everything else is on the disk (O_DSYNC): now the table that makes it one.
     const { bytesWritten } = await writeAt(fd, head, 0, head.length, 0);
     if (bytesWritten !== head.length) {

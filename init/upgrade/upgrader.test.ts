@@ -186,6 +186,22 @@ t.test('an image too large for SYSTEM-B, half a disk form, a disk that cannot be
     t.same(reboots, []);
   });
 
+t.test('a failure once the slot was emptied: the record says why, for the next boot to report; A stays the default',
+  async (t) => {
+    const notADevice = mkdtempSync(join(dir, 'system-b-')); // opened for writing: EISDIR, after the slot was emptied
+    const { boot, upgrader, statusOf, reboots } = await machine(t, {
+      partition: () => ({ devPath: notADevice, sizeBytes: 5 << 20 }), flushBuffers: async () => {},
+    });
+    await upgrader.upgradeFrom('eisdir', spec, async () => createReadStream(diskBundle('3.0.0')));
+    await waitFor(() => statusOf('eisdir')?.phase === 'failed');
+    t.match(statusOf('eisdir')?.error, /^writing slot B: cannot open .* for writing: EISDIR/);
+    t.match(boot.record(), { id: 'eisdir', status: { phase: 'failed', error: /EISDIR/ } },
+      'the record: failed, not "writing" (which the next boot would call a power cut)');
+    t.match(boot.loader(), { defaultSlot: 'A', triesLeft: 0 }, 'A the default, B not tried');
+    t.equal(boot.slot('B'), undefined, 'B empty');
+    t.same(reboots, []);
+  });
+
 async function waitFor(ok: () => boolean, ms = 5000) {
   const end = Date.now() + ms;
   while (!ok()) {

@@ -8,9 +8,10 @@
 // Each request's progress is an UpgradeStatus of the same id, also kept on the ESP
 // (boot-partition.ts) for the system that boots next (trial.ts).
 import {
-  closeSync, createReadStream, mkdirSync, openSync, readFileSync, readSync, rmSync, statfsSync, writeSync,
+  closeSync, constants, createReadStream, mkdirSync, openSync, readFileSync, readSync, rmSync, statfsSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { RollbackRequestSpec, UpgradeRequestSpec, UpgradeStatusSpec } from '../../proto/gen/spec-types.ts';
 import type { State } from '../../cosi/state/state.ts';
 import { StateError } from '../../cosi/state/errors.ts';
@@ -98,6 +99,27 @@ export function partsProblem(names: readonly string[]): string | undefined {
     return `parts ${listed}: the disk form's ${diskParts[0]} without its other part; ${carries}`;
   }
   if (other.length && !other.includes(PAYLOAD_INDEX)) return `parts ${listed}: a payload without its ${PAYLOAD_INDEX}`;
+  return undefined;
+}
+
+/** A file's bytes that open it only once read: a write refused before it reads leaves nothing to open later. */
+async function* readLater(file: string): AsyncGenerator<Buffer> {
+  yield* createReadStream(file);
+}
+
+/** What to say when `to` is mounted: the running system reads its image from it. */
+const inUse = (to: SystemPartition, label: string) => `${label} (${to.devPath}) is in use: the running system reads `
+  + 'its image from it (its stage0 took the first partition holding that image); upgrade with the self-contained '
+  + 'bundle (npm run image -- --format upgrade-self-contained), whose slot holds its image in its initramfs';
+
+/** Why `to` cannot be written now: the kernel refuses an exclusive open of a mounted device (EBUSY). */
+function busyProblem(to: SystemPartition, label: string): string | undefined {
+  try {
+    closeSync(openSync(to.devPath, constants.O_RDONLY | constants.O_EXCL));
+  } catch (e) {
+    if (isErrno(e, 'EBUSY')) return inUse(to, label);
+    throw new Error(`cannot open ${to.devPath} (${label}): ${(e as Error).message}`, { cause: e });
+  }
   return undefined;
 }
 
@@ -212,11 +234,27 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     clearTimeout(s.idle);
     o.log.warn(`upgrade "${s.id}" failed: ${why}`);
     s.status = { ...s.status, phase: 'failed', error: why, finishedAt: now() };
-    if ('boot' in o.machine) rmSync(join(o.machine.stagingDir, s.id), { recursive: true, force: true });
+    if ('boot' in o.machine) {
+      rmSync(join(o.machine.stagingDir, s.id), { recursive: true, force: true });
+      recordFailure(o.machine.boot, s);
+    }
     if (session === s) session = undefined;
     await report(s, true);
     // After the report: whoever waits on it (the update poller) reads the failure in UpgradeStatus.
     s.settle();
+  };
+
+  /**
+   * A failure after writeSlot wrote its record (phase writing): the record says it, so that the next boot reports why
+   * rather than a power cut while writing.
+   */
+  const recordFailure = (boot: BootPartition, s: Session) => {
+    try {
+      const r = boot.readRecord().record;
+      if (r?.id === s.id && r.status.phase === 'writing') boot.setRecord({ ...r, status: s.status });
+    } catch (e) {
+      o.log.warn(`upgrade "${s.id}": cannot record its failure on the ESP: ${(e as Error).message}`);
+    }
   };
 
   const begin = async (id: string, spec: UpgradeRequestSpec, open?: () => Promise<AsyncIterable<Buffer>>,
@@ -379,7 +417,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     const before = m.boot.loader();
     const healthTimeoutSeconds = s.spec.healthTimeoutSeconds || DEFAULT_HEALTH_TIMEOUT_SECONDS;
     // Refused before anything is touched: the slot, its SYSTEM partition and the loader stay as they were.
-    const misfit = s.system && imageFitProblem(join(dir, DISK_FORM_PARTS.image), s.system, systemLabel(target));
+    const misfit = s.system && (imageFitProblem(join(dir, DISK_FORM_PARTS.image), s.system, systemLabel(target))
+      ?? busyProblem(s.system, systemLabel(target)));
     if (misfit) throw new Error(misfit);
     const extras = payloadOf(mf, dir);
     // The record first: a machine stopped from here on finds, at its next start, which upgrade it was writing.
@@ -432,13 +471,13 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     };
     o.log.info(`upgrade "${s.id}": writing its system image to ${to.devPath}`);
     const written = await writeImage({
-      compressed: createReadStream(staged), target: to.devPath, targetBytes: to.sizeBytes, progress, dropCache,
+      compressed: Readable.from(readLater(staged)), target: to.devPath, targetBytes: to.sizeBytes, progress, dropCache,
       image: { compression: 'zstd', compressedSize: part.size, compressedSha256: part.sha256 },
+      source: `the staged ${DISK_FORM_PARTS.image}`,
     }).catch((e: Error) => {
-      // The kernel refuses O_EXCL on a mounted device: the running system reads its image from it (a stage0 from
-      // before it looked for its own slot's partition mounts the first that matches).
+      // Mounted since busyProblem looked: the kernel refuses O_EXCL on a mounted device.
       if (!isErrno(e.cause, 'EBUSY')) throw e;
-      throw new Error(`${to.devPath} is in use, by the running system's image: ${e.message}`, { cause: e });
+      throw new Error(inUse(to, systemLabel(s.status.slot as Slot)), { cause: e });
     });
     await verifyImage({ target: to.devPath, ...written, dropCache, progress: () => {} });
     o.log.info(`upgrade "${s.id}": ${to.devPath} holds the image (${(written.size / 1e6).toFixed(1)} MB), read back`);

@@ -173,10 +173,11 @@ every RPC and prints what happened.
 The initramfs holds stage0 (\`/init\`, a static program that only mounts the system image
 and executes the real init from it) and either the read-only system image itself (squashfs,
 mounted at \`/system/image\`; the ISO, PXE) or, on a disk image, the image's 96-byte superblock:
-stage0 then mounts the first disk whose first bytes are that superblock (the \`SYSTEM-A\`
-partition, or \`SYSTEM-B\` for a slot an upgrade wrote: only from a bundle whose signature and
-part hashes checked out, read back once written), and the superblock's mkfs time is a hash of the
-image's files, so only this build's image matches; nothing checks the image's contents at boot
+stage0 then mounts, of the disks whose first bytes are that superblock, its own slot's partition
+(\`SYSTEM-A\` or \`SYSTEM-B\`, by GPT name), else the first found. The image build and an install
+write SYSTEM-A; an upgrade writes the other slot's only from a bundle whose signature and part
+hashes checked out, and reads it back. The superblock's mkfs time is a hash of the image's files,
+so only this build's image matches; nothing checks the image's contents at boot
 (no Secure Boot, no dm-verity), so whoever can write the machine's disks, or attach one that
 starts with those bytes, can change its system, as they can change the kernel on the ESP. The
 image holds the executable, the native addon, the shared libraries they need and the kernel
