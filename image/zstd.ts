@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 
 /**
- * Runs `zstd -<level>` writing `output`, from `input` (a file) or from what `feed` writes to its stdin; rejects
+ * Runs `zstd -<level>` writing `output`, from `input`: a file, or a function that writes to zstd's stdin; rejects
  * with zstd's own words.
  */
 export function zstd(

@@ -107,10 +107,13 @@ async function* readLater(file: string): AsyncGenerator<Buffer> {
   yield* createReadStream(file);
 }
 
+/** The way on when the disk form cannot be written: the bundle that writes no SYSTEM partition. */
+const SELF_CONTAINED_WAY = 'upgrade with the self-contained bundle (npm run image -- --format upgrade-self-contained), '
+  + 'whose slot holds its image in its initramfs';
+
 /** What to say when `to` is mounted: the running system reads its image from it. */
 const inUse = (to: SystemPartition, label: string) => `${label} (${to.devPath}) is in use: the running system reads `
-  + 'its image from it (its stage0 took the first partition holding that image); upgrade with the self-contained '
-  + 'bundle (npm run image -- --format upgrade-self-contained), whose slot holds its image in its initramfs';
+  + `its image from it (its stage0 took the first partition holding that image); ${SELF_CONTAINED_WAY}`;
 
 /** Why `to` cannot be written now: the kernel refuses an exclusive open of a mounted device (EBUSY). */
 function busyProblem(to: SystemPartition, label: string): string | undefined {
@@ -134,8 +137,7 @@ function imageFitProblem(staged: string, to: SystemPartition, label: string): st
   if (content.size === undefined) return `${DISK_FORM_PARTS.image}: ${content.why}`;
   if (content.size <= to.sizeBytes) return undefined;
   return `the system image (${(content.size / 1e6).toFixed(1)} MB) does not fit ${label} (${to.devPath}, `
-    + `${(to.sizeBytes / 1e6).toFixed(1)} MB): upgrade with the self-contained bundle (npm run image -- --format `
-    + 'upgrade-self-contained), whose slot holds its image in its initramfs';
+    + `${(to.sizeBytes / 1e6).toFixed(1)} MB): ${SELF_CONTAINED_WAY}`;
 }
 
 /**
@@ -362,8 +364,6 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
    * streams it may still refuse it: TUF's hash is known only at its end). Throws the reader's refusal.
    */
   const feed = async (s: Session, data: Buffer, streamed: boolean) => {
-    // Not once the archive ended: an idle timer set then would fail, a minute later, an upgrade already staged.
-    if (!s.done) watchIdle(s);
     if (s.done) {
       // After the archive's end only its zero padding may come (tar's blocks, a record size's worth).
       if (data.some((b) => b !== 0)) {
@@ -373,6 +373,8 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
       }
       return;
     }
+    // Not once the archive ended (above): an idle timer set then would fail, a minute later, an upgrade staged.
+    watchIdle(s);
     try {
       s.reader.push(data);
     } catch (e) {
