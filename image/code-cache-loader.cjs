@@ -3,7 +3,8 @@
 // every function a process then calls was compiled again in that process, six Node processes at every boot. Here the
 // bundle is compiled with the cache a process of the same role left on the build host (PID 1 takes serve's, a plugin
 // its own, any other command the top level's): what that process compiled comes compiled. A cache V8 refuses (another
-// V8 or other flags) only costs the compiling; APPLIANCE_CODE_CACHE_DEBUG=1 says which cache was taken or refused.
+// V8 or other flags) only costs the compiling; APPLIANCE_CODE_CACHE_DEBUG=1 says which bundle and cache were taken.
+// A plugin of the image runs its own bundle (image/bundle.ts bundlePlugin): its code only.
 const { getAsset } = require('node:sea');
 const vm = require('node:vm');
 const { wrap } = require('node:module');
@@ -13,10 +14,11 @@ const role = process.pid === 1 ? 'serve' : process.argv[2] === 'plugin' ? `plugi
 const compile = () => {
   const roles = JSON.parse(getAsset('code-cache-roles', 'utf8'));
   const cache = roles.includes(role) ? role : 'default';
+  const bundle = JSON.parse(getAsset('bundle-roles', 'utf8')).includes(role) ? `bundle-${role}` : 'bundle';
   const cachedData = Buffer.from(getAsset(`code-cache-${cache}`));
-  const script = new vm.Script(wrap(getAsset('bundle', 'utf8')), { filename: 'init.cjs', cachedData });
+  const script = new vm.Script(wrap(getAsset(bundle, 'utf8')), { filename: `${bundle}.cjs`, cachedData });
   if (process.env.APPLIANCE_CODE_CACHE_DEBUG) {
-    process.stderr.write(`code cache ${cache} (${cachedData.length} bytes): `
+    process.stderr.write(`${bundle}, code cache ${cache} (${cachedData.length} bytes): `
       + `${script.cachedDataRejected ? 'refused' : 'taken'}\n`);
   }
   return script.runInThisContext();

@@ -20,6 +20,8 @@ export interface CodeCacheInputs {
   execArgv: readonly string[];
   /** The bundle (image/bundle.ts) and the native addon serve loads. */
   bundle: string;
+  /** The roles that run a bundle of their own (a plugin's: `plugin-<name>`), and its file. */
+  roleBundles: Readonly<Record<string, string>>;
   addon: string;
   /** The plugins serve runs (plugins/index.ts without the test-only ones): each a role. */
   plugins: readonly string[];
@@ -30,7 +32,10 @@ export interface CodeCacheInputs {
 export async function makeCodeCaches(o: CodeCacheInputs): Promise<Record<string, string>> {
   rmSync(o.outDir, { recursive: true, force: true });
   mkdirSync(o.outDir, { recursive: true });
-  const env = { ...process.env, CODE_CACHE_BUNDLE: o.bundle, CODE_CACHE_DIR: o.outDir, APPLIANCE_NATIVE: o.addon };
+  const env = {
+    ...process.env, CODE_CACHE_BUNDLE: o.bundle, CODE_CACHE_ROLE_BUNDLES: JSON.stringify(o.roleBundles),
+    CODE_CACHE_DIR: o.outDir, APPLIANCE_NATIVE: o.addon,
+  };
   const run = (args: string[], role?: string) => spawn(o.node, [...o.execArgv, CODE_CACHE_MAKER, ...args], {
     env: role ? { ...env, CODE_CACHE_ROLE: role } : env, stdio: ['ignore', 'pipe', 'pipe'],
   });

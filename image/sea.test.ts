@@ -58,12 +58,16 @@ t.test('an unknown command exits 2 and says which', async (t) => {
 t.test('each process takes the code cache its role left on the build host (image/code-cache.ts)', async (t) => {
   const taken = (args: string[]) => {
     const said = codeCacheSaid(exe, args);
-    return [said.cache, said.verdict];
+    return [said.bundle, said.cache, said.verdict];
   };
   for (const name of IMAGE_PLUGIN_PROCESSES) {
-    t.same(taken(['plugin', name]), [`plugin-${name}`, 'taken'], `plugin ${name}`);
+    t.same(taken(['plugin', name]), [`bundle-plugin-${name}`, `plugin-${name}`, 'taken'], `plugin ${name}: its own`);
   }
-  t.same(taken(['serve', '--help']), ['serve', 'taken'], 'serve (PID 1 takes it too)');
-  t.same(taken(['no-such-command']), ['default', 'taken'], 'any other command: the top level\'s');
+  t.same(taken(['serve', '--help']), ['bundle', 'serve', 'taken'], 'serve (PID 1 takes it too)');
+  t.same(taken(['no-such-command']), ['bundle', 'default', 'taken'], 'any other command: the top level\'s');
   t.equal(spawnSync(exe, ['version'], { encoding: 'utf8' }).stderr, '', 'nothing said unless asked');
+  // A plugin's own bundle runs the plugin: without the engine's socket it says what is missing, as the whole did.
+  const alone = spawnSync(exe, ['plugin', 'time'], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  t.equal(alone.status, 2, 'plugin time alone: exit 2');
+  t.match(alone.stderr, /time: COSI_PLUGIN_SOCKET is not set/);
 });

@@ -102,27 +102,31 @@ async function withoutLiefNoise<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */
 /**
- * The executable's code caches are taken by its V8 (image/code-cache-loader.cjs): a plugin's and the default one.
- * A refused cache would only cost time, unseen: the build says so instead.
+ * The executable's bundles and code caches are taken by its V8 (image/code-cache-loader.cjs): a plugin's own and the
+ * whole program's with the default cache. A refused cache would only cost time, unseen: the build says so instead.
  */
 export function checkCodeCacheTaken(exe: string): void {
-  for (const [args, cache] of [[['plugin', 'time'], 'plugin-time'], [['version'], 'default']] as const) {
-    const said = codeCacheSaid(exe, [...args]);
-    if (said.cache !== cache || said.verdict !== 'taken') {
-      throw new Error(`${exe} ${args.join(' ')}: code cache ${cache} not taken: ${said.line}`);
+  const expected = [[['plugin', 'time'], 'bundle-plugin-time', 'plugin-time'], [['version'], 'bundle', 'default']];
+  for (const [args, bundle, cache] of expected as [string[], string, string][]) {
+    const said = codeCacheSaid(exe, args);
+    if (said.bundle !== bundle || said.cache !== cache || said.verdict !== 'taken') {
+      throw new Error(`${exe} ${args.join(' ')}: ${bundle} with code cache ${cache} not taken: ${said.line}`);
     }
   }
 }
 
-/** Which code cache `exe args` took, and whether V8 took or refused it, as its loader says when asked. */
-export function codeCacheSaid(exe: string, args: string[]): { cache?: string; verdict?: string; line: string } {
+/** Which bundle and code cache `exe args` took, and whether V8 took or refused the cache, as its loader says. */
+export function codeCacheSaid(exe: string, args: string[]): {
+  bundle?: string; cache?: string; verdict?: string; line: string;
+} {
   const r = spawnSync(exe, args, { env: { ...process.env, APPLIANCE_CODE_CACHE_DEBUG: '1' }, encoding: 'utf8' });
-  const said = /^code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(r.stderr ?? '');
-  return said ? { cache: said[1]!, verdict: said[2]!, line: said[0] } : { line: r.stderr || String(r.error) };
+  const said = /^(\S+), code cache (\S+) \(\d+ bytes\): (taken|refused)$/m.exec(r.stderr ?? '');
+  return said ? { bundle: said[1]!, cache: said[2]!, verdict: said[3]!, line: said[0] }
+    : { line: r.stderr || String(r.error) };
 }
 
+/** Runs the executable with `args` and checks its output: a plain copy of node would not answer. */
 export function checkSeaRuns(exe: string, args: string[], expect: RegExp): void {
   let out: string;
   try {

@@ -17,6 +17,14 @@ export const PLUGIN_LOADERS: Readonly<Record<string, () => Promise<Plugin>>> = {
   'test-crasher': async () => (await import('./testing/plugins.ts')).testCrasherPlugin,
 };
 
+/**
+ * Where a plugin of the image keeps its Plugin: `plugins/<name>/plugin.ts` exports `<name>Plugin` (load.test.ts holds
+ * each to it). A plugin's own bundle is made from it (image/bundle.ts bundlePlugin).
+ */
+export function pluginModule(name: string): { path: string; exportName: string } {
+  return { path: `plugins/${name}/plugin.ts`, exportName: `${name}Plugin` };
+}
+
 /** The built-in plugin of that name, loaded; undefined when there is none. */
 export async function loadPlugin(name: string): Promise<Plugin | undefined> {
   return Object.hasOwn(PLUGIN_LOADERS, name) ? PLUGIN_LOADERS[name]!() : undefined;

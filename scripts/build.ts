@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { $ } from './lib/zx.ts';
-import { bundle } from '../image/bundle.ts';
+import { bundle, bundlePlugin } from '../image/bundle.ts';
 import { checkCodeCacheTaken, checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
 import { CODE_CACHE_LOADER, CODE_CACHE_MAKER, makeCodeCaches } from '../image/code-cache.ts';
 import { IMAGE_PLUGIN_PROCESSES } from '../plugins/index.ts';
@@ -103,24 +103,35 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const bundleFile = join(BUILD_DIR, 'init.cjs');
   await bundle({ entry: join(ROOT, 'init', 'main.ts'), outfile: bundleFile, version: pkg.version, commit,
     buildEpoch });
-  s.done(`${bundleFile} (${statSync(bundleFile).size} bytes)`);
+  // Each plugin process of the image runs a bundle of its own (image/bundle.ts bundlePlugin).
+  const roleBundles = Object.fromEntries(await Promise.all(IMAGE_PLUGIN_PROCESSES.map(async (plugin) => {
+    const outfile = join(BUILD_DIR, `plugin-${plugin}.cjs`);
+    await bundlePlugin({ plugin, root: ROOT, outfile, version: pkg.version, commit, buildEpoch });
+    return [`plugin-${plugin}`, outfile] as const;
+  })));
+  const sizes = Object.entries(roleBundles).map(([role, f]) => `${role} ${Math.round(statSync(f).size / 1000)} kB`);
+  s.done(`${bundleFile} (${statSync(bundleFile).size} bytes); ${sizes.join(', ')}`);
 
   s = step('sea');
   const exe = join(BUILD_DIR, 'appliance');
   const node = runtime.node;
   const nodeId = `${runtime.version}:${statSync(node).size}:${SEA_RECIPE}`;
-  const seaKey = sha256(readFileSync(bundleFile), nodeId, APPLIANCE_EXEC_ARGV.join(' '),
-    readFileSync(CODE_CACHE_LOADER), readFileSync(CODE_CACHE_MAKER), readFileSync(addon));
+  const seaKey = sha256(readFileSync(bundleFile), ...Object.values(roleBundles).map((f) => readFileSync(f)), nodeId,
+    APPLIANCE_EXEC_ARGV.join(' '), readFileSync(CODE_CACHE_LOADER), readFileSync(CODE_CACHE_MAKER),
+    readFileSync(addon));
   let sea: SeaResult | undefined;
   let caches: Record<string, string> = {};
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
     // The bundle and a code cache per role as assets, behind a loader (image/code-cache-loader.cjs).
-    caches = await makeCodeCaches({ node, execArgv: APPLIANCE_EXEC_ARGV, bundle: bundleFile, addon,
+    caches = await makeCodeCaches({ node, execArgv: APPLIANCE_EXEC_ARGV, bundle: bundleFile, roleBundles, addon,
       plugins: IMAGE_PLUGIN_PROCESSES, outDir: join(BUILD_DIR, 'code-cache') });
     const roles = join(BUILD_DIR, 'code-cache-roles.json');
     writeFileSync(roles, JSON.stringify(Object.keys(caches)));
+    const bundleRoles = join(BUILD_DIR, 'bundle-roles.json');
+    writeFileSync(bundleRoles, JSON.stringify(Object.keys(roleBundles)));
     sea = await makeSea({ main: CODE_CACHE_LOADER, output: exe, node, execArgv: APPLIANCE_EXEC_ARGV, assets: {
-      bundle: bundleFile, 'code-cache-roles': roles,
+      bundle: bundleFile, 'code-cache-roles': roles, 'bundle-roles': bundleRoles,
+      ...Object.fromEntries(Object.entries(roleBundles).map(([role, file]) => [`bundle-${role}`, file])),
       ...Object.fromEntries(Object.entries(caches).map(([role, file]) => [`code-cache-${role}`, file])),
     } });
     checkSeaRuns(exe, ['version'], new RegExp(`"version":"${pkg.version.replace(/\./g, '\\.')}"`));
