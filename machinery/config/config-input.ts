@@ -2,7 +2,7 @@
 // bounded, gzip is undone with a bounded output, the text must be UTF-8
 // (decodeConfigInput); the nesting is bounded by the linear scan of yaml-guard.ts, which
 // parseDocuments runs on every text it is given.
-import { gunzipSync } from 'node:zlib';
+import { lazyZlib } from '../sys/lazy-builtins.ts';
 
 export { MAX_BLOCK_COLUMN, MAX_FLOW_DEPTH, scanNesting } from '../../cosi/spec/yaml-guard.ts';
 
@@ -22,7 +22,7 @@ export function decodeConfigInput(bytes: Uint8Array, limit = MAX_CONFIG_BYTES): 
   let compressed = false;
   if (startsWith(bytes, GZIP)) {
     try {
-      data = gunzipSync(bytes, { maxOutputLength: limit + 1 });
+      data = lazyZlib().gunzipSync(bytes, { maxOutputLength: limit + 1 });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code === 'ERR_BUFFER_TOO_LARGE') {

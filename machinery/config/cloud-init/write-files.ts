@@ -3,7 +3,7 @@
 // here), permissions. An entry this system cannot honour (a path outside /run, /var and /tmp,
 // append, content from a URL, setuid bits) is left out with why; an owner other than root
 // is noted, since the file is still written (as root: this system has no other users).
-import { gunzipSync } from 'node:zlib';
+import { lazyZlib } from '../../sys/lazy-builtins.ts';
 import { FILE_SPEC_TYPE } from '../../../proto/gen/resource-types.ts';
 import { isMap } from '../safe-yaml.ts';
 import type { Translation } from './translation.ts';
@@ -65,7 +65,7 @@ function contentOf(entry: Record<string, unknown>, notes: string[]): Content | E
   if (enc.base64) bytes = Buffer.from(bytes.toString('latin1').replace(/\s+/g, ''), 'base64');
   if (enc.gzip) {
     try {
-      bytes = gunzipSync(bytes, { maxOutputLength: MAX_FILE_BYTES });
+      bytes = lazyZlib().gunzipSync(bytes, { maxOutputLength: MAX_FILE_BYTES });
     } catch (e) {
       return new Error(`content is not gzip of at most ${MAX_FILE_BYTES >> 20} MiB (${(e as Error).message})`);
     }

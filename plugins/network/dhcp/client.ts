@@ -2,7 +2,6 @@
 // ACK, renew at T1, rebind at T2, start over when the lease expires or a NAK comes,
 // RELEASE when stopped. Everything goes through an AF_PACKET socket bound to the
 // link, because the link has no address to send from until the ACK.
-import { randomInt } from 'node:crypto';
 import type { Native } from '../../../native/index.ts';
 import { decodeUdp, encodeUdp } from './ipv4-udp.ts';
 import { decodeDhcp, DHCP, encodeDhcp, leaseOf, messageType, opt, OPT, type Lease } from './message.ts';
@@ -24,12 +23,19 @@ const PARAMS = [
   OPT.SUBNET_MASK, OPT.ROUTER, OPT.DNS, OPT.HOSTNAME, OPT.DOMAIN, OPT.MTU, OPT.NTP, OPT.LEASE_TIME, OPT.T1, OPT.T2,
 ];
 
+/**
+ * A transaction id (RFC 2131: random, to match replies to requests). Math.random, not node:crypto (2 MiB held by the
+ * network plugin's process for good, machinery/sys/lazy-builtins.ts): the exchange is broadcast on the link, where
+ * whoever could spoof a reply reads the id anyway, so an unguessable one protects nothing.
+ */
+const transactionId = () => Math.floor(Math.random() * 2 ** 31);
+
 export class DhcpClient {
   state: DhcpState = 'selecting';
   lease: Lease | null = null;
   private fd = -1;
   private stopReading: (() => void) | undefined;
-  private xid = randomInt(2 ** 31);
+  private xid = transactionId();
   private retry: NodeJS.Timeout | undefined;
   private timers: NodeJS.Timeout[] = [];
 
@@ -100,7 +106,7 @@ export class DhcpClient {
       } catch (e) {
         this.o.log.warn(`send: ${(e as Error).message}`);
       }
-      const wait = Math.min(base * 2 ** tries, base * 16) + randomInt(0, Math.max(1, base / 4));
+      const wait = Math.min(base * 2 ** tries, base * 16) + Math.floor(Math.random() * Math.max(1, base / 4));
       tries++;
       this.retry = setTimeout(go, wait);
     };
@@ -109,7 +115,7 @@ export class DhcpClient {
 
   private discover(): void {
     this.state = 'selecting';
-    this.xid = randomInt(2 ** 31);
+    this.xid = transactionId();
     this.withRetries(() => this.send(DHCP.DISCOVER));
   }
 

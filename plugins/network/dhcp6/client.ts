@@ -6,7 +6,7 @@
 // Each exchange retransmits as section 15 says (RT doubles from IRT up to MRT, +-10% jitter,
 // until MRC tries or MRD time). The first usable Advertise is taken (no wait for a better one:
 // a link has one server in practice; the wait would cost a second of every boot).
-import { createHash, randomInt } from 'node:crypto';
+import { lazyCrypto } from '../../../machinery/sys/lazy-builtins.ts';
 import {
   answerOf, decodeDhcp6, duidLL, encodeDhcp6, encodeIaNa, first, MSG, OPTION, opt, STATUS, type IaAddress,
   type Option, type ServerAnswer,
@@ -70,7 +70,7 @@ export class Dhcp6Client {
   constructor(private readonly o: Dhcp6ClientOptions) {
     this.duid = duidLL(o.mac);
     // Stable for the link and different between links that share a MAC (a VLAN and its parent): from its name.
-    this.iaid = createHash('sha256').update(o.link).digest().readUInt32BE(0);
+    this.iaid = lazyCrypto().createHash('sha256').update(o.link).digest().readUInt32BE(0);
     this.state = o.mode === 'stateful' ? 'soliciting' : 'informing';
   }
 
@@ -82,7 +82,7 @@ export class Dhcp6Client {
 
   stop(release: boolean): void {
     if (release && this.lease?.addresses.length && this.state !== 'stopped') {
-      this.xid = randomInt(2 ** 24);
+      this.xid = lazyCrypto().randomInt(2 ** 24);
       this.started = performance.now();
       // One Release, not retransmitted: the machine is going or the link is given up; the server's lease times out.
       this.send(MSG.RELEASE, [[OPTION.SERVERID, this.lease.serverId], this.ia(this.lease.addresses)]);
@@ -120,11 +120,11 @@ export class Dhcp6Client {
     onAnswer: (a: ServerAnswer, type: number) => void, maxMs = Infinity, onGiveUp?: () => void,
   ): void {
     clearTimeout(this.retry);
-    this.xid = randomInt(2 ** 24);
+    this.xid = lazyCrypto().randomInt(2 ** 24);
     this.started = performance.now();
     this.onAnswer = onAnswer;
     const scale = this.o.timeScale ?? 1;
-    const jitter = (rt: number) => rt * (randomInt(-100, 101) / 1000);
+    const jitter = (rt: number) => rt * (lazyCrypto().randomInt(-100, 101) / 1000);
     // Solicit's first wait is never shorter than IRT (RFC 8415 18.2.1).
     let rt = times.irt * 1000 * scale;
     rt += type === MSG.SOLICIT ? Math.abs(jitter(rt)) : jitter(rt);

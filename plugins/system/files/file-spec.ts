@@ -2,7 +2,7 @@
 // -> FileSpecStatus. A file that was there before the first write is kept in the status
 // (up to 64 KiB) and put back when the spec goes; one that was not is removed. Only /run,
 // /var and /tmp: the spec's rule refuses any other path, and this file checks again.
-import { createHash } from 'node:crypto';
+import { lazyCrypto } from '../../../machinery/sys/lazy-builtins.ts';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { errnoOf } from '../../../native/errno.ts';
@@ -55,7 +55,7 @@ export function fileSpecController(root = '/') {
       writeFileAtomic(file, data, modeOf(s));
       chmodSync(file, modeOf(s));
       return {
-        state: 'applied', path, sha256: createHash('sha256').update(data).digest('hex'), size: data.length,
+        state: 'applied', path, sha256: lazyCrypto().createHash('sha256').update(data).digest('hex'), size: data.length,
         layer: layerOf(s), ...before,
       };
     },
