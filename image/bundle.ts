@@ -6,7 +6,9 @@
 // of its own (bundlePlugin): its process evaluates and holds its code only, not PID 1's boot code, which the whole
 // program's main imports eagerly (measured on the host: a third of a plugin's start above bare Node, 8 MiB RSS).
 import { build, type BuildOptions } from 'esbuild';
+import { readFileSync } from 'node:fs';
 import { pluginModule } from '../plugins/load.ts';
+import { LOADED_AT_FIRST_USE } from '../machinery/sys/lazy-builtins.ts';
 
 export interface BundleOptions {
   entry: string; outfile: string; version: string; commit: string;
@@ -39,6 +41,16 @@ export async function bundlePlugin(o: Omit<BundleOptions, 'entry' | 'esm'> & { p
   await build({
     ...common(o), stdin: { contents, resolveDir: o.root, sourcefile: `plugin-${o.plugin}.ts`, loader: 'ts' },
   });
+  const eager = eagerModules(readFileSync(o.outfile, 'utf8'), LOADED_AT_FIRST_USE);
+  if (eager.length) {
+    throw new Error(`${o.outfile}: the ${o.plugin} plugin's bundle loads ${eager.join(', ')} at its start: `
+      + 'a module of it imports them statically (load them at first use: machinery/sys/lazy-builtins.ts)');
+  }
+}
+
+/** Which of `modules` a CommonJS bundle requires at its top level (esbuild writes each as `require("node:x")`). */
+export function eagerModules(bundled: string, modules: readonly string[]): string[] {
+  return modules.filter((m) => bundled.includes(`require("${m}")`) || bundled.includes(`require("${m.slice(5)}")`));
 }
 
 function common(o: Omit<BundleOptions, 'entry'>): BuildOptions {

@@ -3,7 +3,8 @@
 // every function a process then calls was compiled again in that process, six Node processes at every boot. Here the
 // bundle is compiled with the cache a process of the same role left on the build host (PID 1 takes serve's, a plugin
 // its own, any other command the top level's): what that process compiled comes compiled. A cache V8 refuses (another
-// V8 or other flags) only costs the compiling; APPLIANCE_CODE_CACHE_DEBUG=1 says which bundle and cache were taken.
+// V8 or other flags) only costs the compiling; APPLIANCE_CODE_CACHE_DEBUG=1 says which bundle and cache it used, and
+// whether V8 took or refused the cache.
 // A plugin of the image runs its own bundle (image/bundle.ts bundlePlugin): its code only.
 const { getAsset } = require('node:sea');
 const vm = require('node:vm');

@@ -1,8 +1,9 @@
-// code-cache: V8 code caches of the bundle, one per role, made on the build host with the pinned runtime and the
-// executable's flags (V8 refuses a cache made by another V8 or under other flags): `serve` with every plugin of the
-// image (host mode: nothing acts on the host) until each plugin runs, each of those processes compiled through
-// image/code-cache-maker.cjs; and `version`, whose cache (the bundle's top level, what Node's SEA cache holds) is the
-// `default` of every other command. image/code-cache-loader.cjs, the executable's main, takes them.
+// code-cache: V8 code caches of the bundles, one per role (a plugin's of its own bundle), made on the build host
+// with the pinned runtime and the executable's flags (V8 refuses a cache made by another V8 or under other flags):
+// `serve` with every plugin of the image (host mode: nothing acts on the host) until each plugin runs, each of those
+// processes compiled through image/code-cache-maker.cjs; and `version`, whose cache (the bundle's top level, what
+// Node's SEA cache holds) is the `default` of every other command. image/code-cache-loader.cjs, the executable's
+// main, takes them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
 // sea: makes the single executable with Node's own SEA mechanism, offline: the
 // build machine's node binary, stripped, its ICU data cut to English (image/icu-subset.ts),
-// with the bundle injected by postject. The appliance's executable carries the bundle and its code caches as assets
-// behind a small main (image/code-cache-loader.cjs); cosictl's is the bundle itself.
+// with the bundle injected by postject. The appliance's executable carries its bundles (the whole program's and each
+// plugin's) and their code caches as assets behind a small main (image/code-cache-loader.cjs); cosictl's is the bundle
+// itself.
 // (@yao-pkg/pkg's SEA mode downloads a Node build and shells out to `npx postject`,
 // and swallows injection errors, so we drive the same two steps directly.)
 import { execFileSync, spawnSync } from 'node:child_process';

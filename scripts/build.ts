@@ -122,7 +122,8 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   let sea: SeaResult | undefined;
   let caches: Record<string, string> = {};
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {
-    // The bundle and a code cache per role as assets, behind a loader (image/code-cache-loader.cjs).
+    // The bundles (the whole program's, each plugin's) and a code cache per role as assets, behind a loader
+    // (image/code-cache-loader.cjs).
     caches = await makeCodeCaches({ node, execArgv: APPLIANCE_EXEC_ARGV, bundle: bundleFile, roleBundles, addon,
       plugins: IMAGE_PLUGIN_PROCESSES, outDir: join(BUILD_DIR, 'code-cache') });
     const roles = join(BUILD_DIR, 'code-cache-roles.json');

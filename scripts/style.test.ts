@@ -13,7 +13,9 @@ const MAX = 120;
 
 /** Each source file with its text: tracked or new, not ignored; one listed but deleted in the work tree is skipped. */
 function sources(): Array<{ file: string; text: string }> {
-  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*.ts'], { cwd: ROOT, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*.ts', '*.cjs', '*.mjs'], {
+    cwd: ROOT, encoding: 'utf8',
+  })
     .split('\n').filter((f) => f && !f.startsWith('proto/gen/'));
   return files.flatMap((file) => {
     try {

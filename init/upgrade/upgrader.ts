@@ -352,7 +352,6 @@ export async function startUpgrader(o: UpgraderOptions): Promise<Upgrader> {
     }, o.idleMs ?? UPLOAD_IDLE_MS);
   };
 
-  /** Feeds the reader; once the archive ended, writes the slot. Throws the reader's refusal. */
   /** The slot written once: the bundle arrived whole (and, from a stream, the stream ended and checked out). */
   const startWriting = (s: Session) => {
     s.settle();

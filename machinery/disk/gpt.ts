@@ -2,8 +2,7 @@
 // build writes the disk's table with it (no root, no sfdisk), and the storage plugin
 // reads it and moves its end when the disk is larger than the image (first boot). A
 // protective MBR at LBA 0 keeps its first 440 bytes (a BIOS loader's boot code) as given.
-import { createHash } from 'node:crypto';
-import { crc32 } from 'node:zlib';
+import { lazyCrypto, lazyZlib } from '../sys/lazy-builtins.ts';
 
 export const SECTOR = 512;
 const ENTRY_SIZE = 128;
@@ -71,7 +70,7 @@ export function bytesToGuid(bytes: Uint8Array): string {
 
 /** A version-4-shaped GUID derived from `seed`: the same build gives the same disk. */
 export function guidFrom(seed: string): string {
-  const b = createHash('sha256').update(seed).digest().subarray(0, 16);
+  const b = lazyCrypto().createHash('sha256').update(seed).digest().subarray(0, 16);
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = b.toString('hex').toUpperCase();
@@ -128,8 +127,8 @@ function header(g: Gpt, entryArray: Buffer, backup: boolean): Buffer {
   h.writeBigUInt64LE(BigInt(backup ? lastLba - ENTRY_SECTORS : 2), 72);
   h.writeUInt32LE(ENTRY_COUNT, 80);
   h.writeUInt32LE(ENTRY_SIZE, 84);
-  h.writeUInt32LE(crc32(entryArray), 88);
-  h.writeUInt32LE(crc32(h.subarray(0, HEADER_SIZE)), 16);
+  h.writeUInt32LE(lazyZlib().crc32(entryArray), 88);
+  h.writeUInt32LE(lazyZlib().crc32(h.subarray(0, HEADER_SIZE)), 16);
   return h;
 }
 
@@ -166,7 +165,7 @@ export function decodeGpt(head: Uint8Array, sectors: number): Gpt {
   if (size < HEADER_SIZE || size > SECTOR) throw new GptError(`header size ${size}`, 'gpt header');
   const copy = Buffer.from(h.subarray(0, size));
   copy.writeUInt32LE(0, 16);
-  if (crc32(copy) !== h.readUInt32LE(16)) throw new GptError('header CRC32 does not match', 'gpt header');
+  if (lazyZlib().crc32(copy) !== h.readUInt32LE(16)) throw new GptError('header CRC32 does not match', 'gpt header');
   const entryLba = Number(h.readBigUInt64LE(72));
   const count = h.readUInt32LE(80);
   const entrySize = h.readUInt32LE(84);
@@ -175,7 +174,9 @@ export function decodeGpt(head: Uint8Array, sectors: number): Gpt {
       'gpt header');
   }
   const a = b.subarray(2 * SECTOR, 2 * SECTOR + count * entrySize);
-  if (crc32(a) !== h.readUInt32LE(88)) throw new GptError('partition entry array CRC32 does not match', 'gpt');
+  if (lazyZlib().crc32(a) !== h.readUInt32LE(88)) {
+    throw new GptError('partition entry array CRC32 does not match', 'gpt');
+  }
   const partitions: GptPartition[] = [];
   for (let i = 0; i < count; i++) {
     const e = a.subarray(i * entrySize, (i + 1) * entrySize);
