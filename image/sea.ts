@@ -108,8 +108,10 @@ async function withoutLiefNoise<T>(f: () => Promise<T>): Promise<T> {
  * whole program's with the default cache. A refused cache would only cost time, unseen: the build says so instead.
  */
 export function checkCodeCacheTaken(exe: string): void {
-  const expected = [[['plugin', 'time'], 'bundle-plugin-time', 'plugin-time'], [['version'], 'bundle', 'default']];
-  for (const [args, bundle, cache] of expected as [string[], string, string][]) {
+  const expected: [string[], string, string][] = [
+    [['plugin', 'time'], 'bundle-plugin-time', 'plugin-time'], [['version'], 'bundle', 'default'],
+  ];
+  for (const [args, bundle, cache] of expected) {
     const said = codeCacheSaid(exe, args);
     if (said.bundle !== bundle || said.cache !== cache || said.verdict !== 'taken') {
       throw new Error(`${exe} ${args.join(' ')}: ${bundle} with code cache ${cache} not taken: ${said.line}`);
