@@ -3,11 +3,14 @@
 // coalesce), asks for one reconcile at every start, and restarts run() with
 // exponential backoff (0.5 s, x1.5, at most 60 s) whenever it throws or returns; with
 // resyncMs, one reconcile at least that often whatever the events.
-// Controllers that watch the same input share one watch (shared-watches.ts).
+// Controllers that watch the same input share one watch (shared-watches.ts). With `mirror` (a plugin's runtime,
+// whose state is the engine across a socket) the kinds the controllers read are read from watches of them
+// (mirrored-state.ts).
 import { StateError } from '../state/errors.ts';
 import { Histogram } from '../histogram.ts';
 import type { State } from '../state/state.ts';
 import { SharedWatches } from './shared-watches.ts';
+import { MirroredState } from './mirrored-state.ts';
 import type { Controller, ControllerLog } from './contract.ts';
 import { guardedState, type SpecNormalizer } from './guarded-state.ts';
 
@@ -21,6 +24,8 @@ export interface RuntimeOptions {
    * controller does then is a no-op when nothing changed, and the bound on how long a lost wake-up can stall it.
    */
   resyncMs?: number;
+  /** Read the kinds the controllers use from watches of them, not from the state at each read. */
+  mirror?: boolean;
 }
 
 export interface ControllerStatus {
@@ -43,10 +48,14 @@ export class ControllerRuntime {
   private started = false;
   private readonly pending: Controller[] = [];
   private readonly watches: SharedWatches;
+  /** What the controllers read and write through. */
+  private readonly reader: State;
 
   constructor(private readonly state: State, private readonly o: RuntimeOptions) {
-    this.watches = new SharedWatches(state);
+    this.watches = new SharedWatches(state, { mirror: !!o.mirror });
+    this.reader = o.mirror ? new MirroredState(state, this.watches) : state;
   }
+
 
   /** Registers a controller; exclusive outputs may have only one controller. */
   register(c: Controller): void {
@@ -87,6 +96,7 @@ export class ControllerRuntime {
   async stop(): Promise<void> {
     for (const e of this.entries.values()) e.stop();
     await Promise.all([...this.entries.values()].map((e) => e.done));
+    if (this.reader instanceof MirroredState) this.reader.close();
   }
 
   private launch(c: Controller): void {
@@ -115,7 +125,7 @@ export class ControllerRuntime {
     });
 
     const ctx = {
-      state: guardedState(this.state, c, this.o.normalize),
+      state: guardedState(this.reader, c, this.o.normalize),
       log,
       signal: abort.signal,
       requestReconcile: request,

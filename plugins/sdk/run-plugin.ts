@@ -48,6 +48,8 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs, steps = new Start
     // A wake-up the engine's watches lost costs at most this long (dhcp.test's 256 MiB case lost some under load:
     // the address controller slept through four new addresses; not explained yet, see shared-watches.ts).
     resyncMs: PLUGIN_RESYNC_MS,
+    // Reads of the kinds the controllers use come from watches of them: most of a plugin's calls were reads.
+    mirror: true,
     normalize: (type, spec) => codecs.get(type)?.normalize(spec) ?? spec,
     log: (c) => ({
       info: (m) => line('info', c, m), warn: (m) => line('warning', c, m), error: (m) => line('error', c, m),
