@@ -1,6 +1,7 @@
 // kind-mirror: a kind's resources as one watch has delivered them (its bootstrap, then every change), so that a
-// plugin's controllers read them without a round trip to the engine (mirrored-state.ts). A watch opened again
-// after it ended bootstraps again: the mirror is rebuilt from that bootstrap and is not ready meanwhile.
+// plugin's controllers read them without a round trip to the engine (mirrored-state.ts). A watch that ended, or
+// said it fell behind (an errored event: buffer overrun), is rebuilt from the bootstrap of the watch opened again,
+// and is not ready meanwhile.
 import type { Resource } from '../resource/resource.ts';
 import { deepFreeze } from '../state/freeze.ts';
 import type { WatchEvent } from '../state/state.ts';
@@ -11,29 +12,53 @@ export class KindMirror {
   private ordered: Resource[] | undefined;
   /** The bootstrap under way: what it has delivered so far (undefined once it is done). */
   private building: Map<string, Resource> | undefined = new Map();
-  private resolveReady!: () => void;
-  /** Resolves at the end of the first bootstrap. */
-  readonly ready = new Promise<void>((r) => {
-    this.resolveReady = r;
-  });
+  private waiters: (() => void)[] = [];
+  /** When the watch whose bootstrap is under way answered it is set up (performance.now), once it has. */
+  private openedAt: number | undefined;
+  /**
+   * When the watch whose bootstrap the mirror holds answered it is set up: a write answered before then is in its
+   * snapshot, or its event comes after the bootstrap (the engine takes the snapshot as it sets the watch up).
+   */
+  snapshotBy = -Infinity;
 
   /** Whether the mirror holds the kind as the state had it at some moment since (not during a rebuild). */
   get isReady(): boolean { return this.building === undefined; }
 
-  /** The watch was opened again: a bootstrap follows. */
+  /** Resolves when the mirror is ready (at once, or at the end of the bootstrap under way). */
+  whenReady(): Promise<void> {
+    if (this.isReady) return Promise.resolve();
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  /** The watch ended or fell behind: what comes until a new bootstrap is missed. */
   rebuild(): void {
     this.building = new Map();
   }
 
-  /** Applies a batch the watch delivered (with bootstrapped events: the watch's showAll). */
+  /** A watch (of which a bootstrap comes) is asked for. */
+  requested(): void {
+    this.openedAt = undefined;
+  }
+
+  /** That watch answered it is set up (its bootstrap may have come already). */
+  opened(at = performance.now()): void {
+    if (this.building) this.openedAt = at;
+  }
+
+  /** Applies a batch the watch delivered (with bootstrapped and errored events: the watch's showAll). */
   apply(events: readonly WatchEvent[]): void {
     for (const e of events) {
+      if (e.type === 'errored') {
+        this.rebuild();
+        continue;
+      }
       if (e.type === 'bootstrapped') {
         if (!this.building) continue;
         this.current = this.building;
         this.building = undefined;
         this.ordered = undefined;
-        this.resolveReady();
+        this.snapshotBy = this.openedAt ?? performance.now();
+        for (const w of this.waiters.splice(0)) w();
         continue;
       }
       const into = this.building ?? this.current;

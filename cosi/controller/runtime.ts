@@ -11,7 +11,7 @@ import { Histogram } from '../histogram.ts';
 import type { State } from '../state/state.ts';
 import { SharedWatches } from './shared-watches.ts';
 import { MirroredState } from './mirrored-state.ts';
-import type { Controller, ControllerLog } from './contract.ts';
+import type { Controller, ControllerLog, Input } from './contract.ts';
 import { guardedState, type SpecNormalizer } from './guarded-state.ts';
 
 export interface RuntimeOptions {
@@ -55,7 +55,6 @@ export class ControllerRuntime {
     this.watches = new SharedWatches(state, { mirror: !!o.mirror });
     this.reader = o.mirror ? new MirroredState(state, this.watches) : state;
   }
-
 
   /** Registers a controller; exclusive outputs may have only one controller. */
   register(c: Controller): void {
@@ -142,12 +141,25 @@ export class ControllerRuntime {
       },
     };
 
-    // Every input's watch at once (each is a round trip to the state), shared with other controllers.
-    const subscribed = Promise.allSettled(c.inputs().map((input) => this.watches.subscribe(input, (events, resync) => {
-      const relevant = resync || input.kind !== 'destroy-ready' || events.some((e) =>
-        e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
-      if (relevant) request();
-    }))).then((results) => {
+    // Every input's watch at once (each is a round trip to the state), shared with other controllers. When mirroring,
+    // an input of one resource is woken by its kind's watch, the one its reads come from (a watch of its own could
+    // wake it before the mirror has the change).
+    const watched = (input: Input) => (this.o.mirror && input.id !== undefined
+      ? { namespace: input.namespace, type: input.type } : input);
+    const subscribed = Promise.allSettled(c.inputs().map((input) => {
+      const target = watched(input);
+      const whole = target !== input;
+      return this.watches.subscribe(target, (all, resync) => {
+        // A mirror's watch also says when its bootstrap is in, or that it fell behind: the resync after its
+        // new bootstrap is the one to act on.
+        const events = all.filter((e) => e.type !== 'bootstrapped' && e.type !== 'errored'
+          && (!whole || e.resource.metadata.id === input.id));
+        if (events.length < all.length && !events.length && !resync) return;
+        const relevant = resync || input.kind !== 'destroy-ready' || events.some((e) =>
+          e.resource.metadata.phase === 'tearingDown' && e.resource.metadata.finalizers.length === 0);
+        if (relevant) request();
+      });
+    })).then((results) => {
       const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) {

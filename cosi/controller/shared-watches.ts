@@ -9,7 +9,8 @@
 // meanwhile came as no event. (Unnoticed, such an end left a plugin's controller
 // asleep for good: dhcp.test's 256 MiB case, four addresses never applied.)
 // With `mirror`, a watch of a whole kind also keeps that kind's resources (kind-mirror.ts): it bootstraps them, and
-// a subscriber is set up once they are in; mirrored-state.ts reads them instead of asking the state.
+// its subscribers see the bootstrap's events, bootstrapped and errored ones too; mirrored-state.ts reads them
+// instead of asking the state.
 import { kindKey, type State, type Watch, type WatchEvent } from '../state/state.ts';
 import { KindMirror } from './kind-mirror.ts';
 
@@ -37,10 +38,9 @@ export class SharedWatches {
 
   constructor(private readonly state: State, private readonly o: SharedWatchOptions = {}) {}
 
-  /** The mirror of a whole kind, when one is watched and holds the kind now (not while it is rebuilt). */
+  /** The mirror of a whole kind watched (ready or not: KindMirror.isReady). */
   mirrorOf(namespace: string, type: string): KindMirror | undefined {
-    const m = this.open.get(`${kindKey(namespace, type)}\u0000`)?.mirror;
-    return m?.isReady ? m : undefined;
+    return this.open.get(`${kindKey(namespace, type)}\u0000`)?.mirror;
   }
 
   /** Calls `hook` after each batch a mirror applies. */
@@ -67,26 +67,32 @@ export class SharedWatches {
     shared.listeners.add(listener);
     try {
       await shared.watch;
-      await shared.mirror?.ready;
     } catch (e) {
       shared.listeners.delete(listener);
       throw e;
     }
     return () => {
       if (!shared.listeners.delete(listener) || shared.listeners.size) return;
-      shared.closed = true;
-      if (this.open.get(key) === shared) this.open.delete(key);
-      void shared.watch.then((w) => w.close(), () => undefined); // a failed open has nothing to close
+      // The watch open now for these listeners: the one opened again after it ended, if it did.
+      const now = this.open.get(key);
+      for (const w of new Set(now?.listeners === shared.listeners ? [shared, now] : [shared])) {
+        w.closed = true;
+        void w.watch.then((x) => x.close(), () => undefined); // a failed open has nothing to close
+      }
+      if (now?.listeners === shared.listeners) this.open.delete(key);
     };
   }
 
   /** Opens the watch of `key` for `listeners`, and opens it again whenever it ends while they are there. */
   private openShared(
     key: string, target: WatchTarget, listeners: Set<Listener>, delayMs = REOPEN_MS.first, mirror?: KindMirror,
+    reopened = false,
   ): Shared {
     // A whole kind's mirror bootstraps (its events come in one batch, the bootstrapped one included: showAll).
     mirror ??= this.o.mirror && target.id === undefined ? new KindMirror() : undefined;
+    mirror?.requested();
     const kind = kindKey(target.namespace, target.type);
+    const openedAt = performance.now();
     const watch = this.state.watch(
       { namespace: target.namespace, type: target.type, ...(target.id !== undefined ? { id: target.id } : {}) },
       mirror ? { bootstrapContents: true, aggregated: true } : {},
@@ -99,24 +105,29 @@ export class SharedWatches {
       },
       !!mirror,
     );
+    if (mirror) void watch.then(() => mirror.opened(), () => undefined);
     const shared: Shared = { listeners, watch, closed: false, ...(mirror ? { mirror } : {}) };
+    /** Opens it again after `delay` (longer each time it ends at once), while it has subscribers. */
+    const reopen = (delay: number) => setTimeout(() => {
+      if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
+      const next = this.openShared(key, target, listeners, Math.min(delay * 2, REOPEN_MS.max), mirror, true);
+      this.open.set(key, next);
+      // Its subscribers look again once it is open (a mirror's: once its new bootstrap is in).
+      next.watch.then(() => mirror?.whenReady()).then(() => {
+        for (const l of [...listeners]) l([], true);
+      }, () => undefined); // not open again: openShared tries again itself
+    }, delay).unref?.();
     watch.then((w) => w.done.then(() => {
       mirror?.rebuild(); // what comes meanwhile is missed: not read from until a new bootstrap is in
       if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
-      // Ended under its subscribers: open it again (after a moment, longer each time it ends at once).
-      setTimeout(() => {
-        if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
-        const next = this.openShared(key, target, listeners, Math.min(delayMs * 2, REOPEN_MS.max), mirror);
-        this.open.set(key, next);
-        next.watch.then(() => {
-          for (const l of [...listeners]) l([], true);
-        }, () => {
-          // Not open again: the next subscriber tries, as after any failed open.
-          if (this.open.get(key) === next) this.open.delete(key);
-        });
-      }, delayMs).unref?.();
+      // Ended under its subscribers: open it again (at once again if it had lived long).
+      reopen(performance.now() - openedAt > REOPEN_MS.max ? REOPEN_MS.first : delayMs);
     }), () => {
-      if (this.open.get(key) === shared) this.open.delete(key);
+      // Not open: a first open fails its subscribers (the next one tries anew); one opened again is tried again
+      // while it has subscribers (given up, they would wait for events that never come).
+      if (this.open.get(key) !== shared) return;
+      if (reopened && listeners.size && !shared.closed) reopen(delayMs);
+      else this.open.delete(key);
     });
     return shared;
   }

@@ -41,6 +41,8 @@ export class MemoryState implements State {
   private readonly buckets = new Map<string, Bucket>();
   private readonly capacity: number;
   private readonly now: () => number;
+  /** The latest `created` given. */
+  private lastCreated = 0;
   private readonly normalize: (type: string, spec: unknown) => unknown;
   readonly bookmarks = new BookmarkCodec();
 
@@ -125,7 +127,10 @@ export class MemoryState implements State {
       throw new StateError('already-exists', `create: resource ${pointerString(r.metadata)} already exists`,
         pointerString(r.metadata));
     }
-    const now = this.now();
+    // Each creation a time of its own, later than the last (a plugin's mirror tells incarnations of an id apart by
+    // it: controllers/mirrored-state.ts), even within a millisecond or with the clock stepped back.
+    const now = Math.max(this.now(), this.lastCreated + 1);
+    this.lastCreated = now;
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
       metadata: { ...c.metadata, version: 1, owner: opts.owner ?? '', phase: 'running', created: now, updated: now },
