@@ -13,11 +13,11 @@ export class KindMirror {
   /** The bootstrap under way: what it has delivered so far (undefined once it is done). */
   private building: Map<string, Resource> | undefined = new Map();
   private waiters: (() => void)[] = [];
-  /** When the watch whose bootstrap is under way answered it is set up (performance.now), once it has. */
-  private openedAt: number | undefined;
+  /** When the watch whose bootstrap is under way was asked for (performance.now). */
+  private askedAt = performance.now();
   /**
-   * When the watch whose bootstrap the mirror holds answered it is set up: a write answered before then is in its
-   * snapshot, or its event comes after the bootstrap (the engine takes the snapshot as it sets the watch up).
+   * When the watch whose bootstrap the mirror holds was asked for: a write answered before then is in its snapshot
+   * (the engine takes it as it sets the watch up, after the request).
    */
   snapshotBy = -Infinity;
 
@@ -35,14 +35,9 @@ export class KindMirror {
     this.building = new Map();
   }
 
-  /** A watch (of which a bootstrap comes) is asked for. */
-  requested(): void {
-    this.openedAt = undefined;
-  }
-
-  /** That watch answered it is set up (its bootstrap may have come already). */
-  opened(at = performance.now()): void {
-    if (this.building) this.openedAt = at;
+  /** A watch (of which a bootstrap comes) is asked for now. */
+  requested(at = performance.now()): void {
+    this.askedAt = at;
   }
 
   /** Applies a batch the watch delivered (with bootstrapped and errored events: the watch's showAll). */
@@ -57,7 +52,7 @@ export class KindMirror {
         this.current = this.building;
         this.building = undefined;
         this.ordered = undefined;
-        this.snapshotBy = this.openedAt ?? performance.now();
+        this.snapshotBy = this.askedAt;
         for (const w of this.waiters.splice(0)) w();
         continue;
       }

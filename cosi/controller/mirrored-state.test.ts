@@ -411,3 +411,69 @@ t.test('an input of one resource wakes its controller once the mirror has the ch
   t.same(seen, [{ n: 1 }, { n: 2 }], 'its own does, and the read sees the change');
   await runtime.stop();
 });
+
+t.test('writes before a kind\'s first read are not waited for by the reads after it', async (t) => {
+  const { lagging } = laggingState();
+  const watches = new SharedWatches(lagging, { mirror: true });
+  const mirrored = new MirroredState(lagging, watches);
+  await mirrored.create(newResource({ namespace: NS, type: B, id: 'x' }, { n: 1 }));
+  await mirrored.destroy({ namespace: NS, type: B, id: 'x' });
+  await mirrored.create(newResource({ namespace: NS, type: B, id: 'y' }, { n: 1 }));
+  t.same(ids(await mirrored.list({ namespace: NS, type: B })), ['y'], 'the first read, from the state');
+  const t0 = performance.now();
+  t.same(ids(await mirrored.list({ namespace: NS, type: B })), ['y']);
+  t.ok(performance.now() - t0 < WAIT_MS / 2, 'the next, from the mirror at once');
+  t.same(mirrored.reads, { mirror: 1, state: 1 });
+});
+
+t.test('a write answered after a watch was asked for, before its snapshot\'s events came: its event is awaited',
+  async (t) => {
+    const { state, lagging, lag, release } = laggingState();
+    await state.create(newResource({ namespace: NS, type: B, id: 'u' }, { n: 1 }));
+    const watches = new SharedWatches(lagging, { mirror: true });
+    const mirrored = new MirroredState(lagging, watches);
+    lag.hold = true; // the bootstrap (of v1) is in flight
+    await mirrored.list({ namespace: NS, type: B }); // from the state; asks for a watch
+    const cur = await state.get({ namespace: NS, type: B, id: 'u' });
+    await mirrored.update({ ...cur, spec: { n: 2 } });
+    const got = mirrored.get({ namespace: NS, type: B, id: 'u' });
+    await settle();
+    await release();
+    t.same((await got).spec, { n: 2 }, 'not the bootstrap\'s v1');
+  });
+
+t.test('a subscriber that comes while an ended watch is retried is not refused', async (t) => {
+  const { state, lagging } = laggingState();
+  let calls = 0;
+  let end!: () => void;
+  const flaky = Object.assign(Object.create(lagging) as State, {
+    watch: (async (req, opts, sink, showAll) => {
+      calls++;
+      if (calls === 2) throw new Error('the engine is away');
+      const w = await lagging.watch(req, opts, sink, showAll);
+      if (calls > 1) return w;
+      const done = new Promise<Error | undefined>((r) => {
+        end = () => {
+          w.close();
+          r(new Error('cut'));
+        };
+      });
+      return { close: w.close, done };
+    }) satisfies State['watch'],
+  });
+  const watches = new SharedWatches(flaky, { mirror: true });
+  await watches.subscribe({ namespace: NS, type: A }, () => {});
+  end();
+  await new Promise((r) => setTimeout(r, 150)); // the first reopen has failed; the next is waited for
+  t.equal(calls, 2);
+  const resyncs: boolean[] = [];
+  await watches.subscribe({ namespace: NS, type: A }, (_e, resync) => {
+    if (resync) resyncs.push(resync);
+  });
+  t.pass('subscribed while it is retried');
+  await state.create(newResource({ namespace: NS, type: A, id: 'later' }, { n: 1 }));
+  await new Promise((r) => setTimeout(r, 400));
+  t.equal(calls, 3, 'opened again');
+  t.same(resyncs, [true], 'and the newcomer was told to look');
+  t.same(watches.mirrorOf(NS, A)?.sorted().map((r) => r.metadata.id), ['later']);
+});

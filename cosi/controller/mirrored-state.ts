@@ -5,7 +5,7 @@
 // output, most often) is watched from its first read on, that read answered by the state. Writes go to the state.
 // A mirror lags the state by the events in flight. So that a controller reads what it wrote, as before, a read of a
 // kind this State wrote waits until the mirror has applied the write's own event (the engine sends it before the
-// answer, so it has mostly come already), or holds a bootstrap of a watch set up after it; a refused write waits
+// answer, so it has mostly come already), or holds a bootstrap of a watch asked for after it; a refused write waits
 // for what refused it (the newer version, the resource there or gone), a write of unknown outcome (a deadline) for
 // an event of its resource. Reads come from the mirror, so they do not go back in time; a read that has waited
 // WAIT_MS is answered by the state, and what it answered is awaited in turn. What is awaited EXPIRE_MS after the
@@ -34,13 +34,16 @@ interface Wanted {
   entry?: (r: Resource | undefined) => boolean;
   /** The resource is to be gone: a bootstrap without it shows that (its destroyed event came before it, or none). */
   gone?: boolean;
+  /** What shows this shows every change of the resource committed before it too (a write's own outcome). */
+  ordered?: boolean;
 }
 
 interface Expectation extends Wanted {
   id: string;
   /** Events of `id` applied while the write was under way (its own may come before its answer). */
   early: WatchEvent[];
-  /** Set once the write is answered (what it waits for is known), with when (performance.now). */
+  /** When the write began, and when it was answered (what it waits for is known then): performance.now. */
+  startedAt: number;
   answeredAt?: number;
   met: boolean;
   resolve: () => void;
@@ -64,7 +67,7 @@ export class MirroredState implements State {
 
   constructor(private readonly state: State, private readonly watches: SharedWatches,
     private readonly now = () => performance.now()) {
-    watches.onApplied((kind, events) => this.applied(kind, events));
+    watches.onApplied((kind, events, mirror) => this.applied(kind, events, mirror));
   }
 
   async get(p: Pointer): Promise<Resource> {
@@ -136,6 +139,7 @@ export class MirroredState implements State {
       || r.metadata.phase === 'tearingDown';
     return this.wrote(p, () => this.state.teardown(p, opts), () => ({
       gone: true,
+      ordered: true,
       event: (e) => (was === undefined || e.resource.metadata.created >= was) && torn(after(e)),
       ...(was !== undefined ? { entry: torn } : {}),
     }), gone);
@@ -217,7 +221,7 @@ export class MirroredState implements State {
     const done = new Promise<void>((r) => {
       resolve = r;
     });
-    const x: Expectation = { id: p.id, early: [], met: false, resolve, done };
+    const x: Expectation = { id: p.id, early: [], startedAt: this.now(), met: false, resolve, done };
     this.expected.set(kind, [...this.pending(kind), x]);
     return x;
   }
@@ -233,7 +237,7 @@ export class MirroredState implements State {
     Object.assign(x, wanted ?? {}, { answeredAt: this.now() });
     const m = this.watches.mirrorOf(p.namespace, p.type);
     if (!wanted || x.early.some((e) => shows(x, e)) || (x.entry && m?.isReady && x.entry(m.get(p.id)))) {
-      this.meet(x);
+      this.meet(x, this.expected.get(kindKey(p.namespace, p.type)));
     }
     x.early = [];
   }
@@ -257,30 +261,37 @@ export class MirroredState implements State {
     }
   }
 
-  private meet(x: Expectation): void {
+  /**
+   * `x` is met; when what met it shows the changes committed before it (`ordered`), so are the expectations of its
+   * resource answered before it began (theirs were committed first, their events came first).
+   */
+  private meet(x: Expectation, list?: readonly Expectation[]): void {
+    for (const y of x.ordered ? list ?? [] : []) {
+      if (y.id === x.id && !y.met && y.answeredAt !== undefined && y.answeredAt <= x.startedAt) {
+        y.met = true;
+        y.resolve();
+      }
+    }
     x.met = true;
     x.resolve();
   }
 
   /**
    * A mirror applied `events`: the expectations they show met are met, and with a bootstrap (the mirror rebuilt)
-   * those answered before its watch was set up (in the snapshot, or their events in flight after it), and those of
-   * a resource to be gone that it lacks (destroyed before the snapshot, no event comes; or created and destroyed
-   * after it, both events in flight).
+   * those answered before its watch was asked for (in its snapshot), and those of a resource to be gone that it
+   * lacks (destroyed before the snapshot, no event comes; or created and destroyed after it, both events in flight).
    */
-  private applied(kind: string, events: readonly WatchEvent[]): void {
+  private applied(kind: string, events: readonly WatchEvent[], m: KindMirror): void {
     const list = this.expected.get(kind);
     if (!list) return;
-    const [namespace, type] = kind.split('\u0000') as [string, string];
-    const m = this.watches.mirrorOf(namespace, type);
-    const rebuilt = events.some((e) => e.type === 'bootstrapped') && m?.isReady;
+    const rebuilt = events.some((e) => e.type === 'bootstrapped') && m.isReady;
     for (const x of list) {
       if (x.met) continue;
       const mine = events.filter((e) => e.resource.metadata.id === x.id && e.type !== 'bootstrapped');
       if (x.answeredAt === undefined) x.early.push(...mine);
-      else if (mine.some((e) => shows(x, e))) this.meet(x);
-      else if (rebuilt && (x.answeredAt < m.snapshotBy || (x.gone && !m.get(x.id)))) this.meet(x);
-      else if (x.entry && m?.isReady && x.entry(m.get(x.id))) this.meet(x);
+      else if (mine.some((e) => shows(x, e))) this.meet(x, list);
+      else if (rebuilt && (x.answeredAt < m.snapshotBy || (x.gone && !m.get(x.id)))) this.meet(x, list);
+      else if (x.entry && m.isReady && x.entry(m.get(x.id))) this.meet(x, list);
     }
   }
 }
@@ -299,6 +310,7 @@ function written(out: Resource): Wanted {
     event: (e) => e.resource.metadata.created > created
       || (e.resource.metadata.created === created && (e.type === 'destroyed' || shown(e.resource))),
     entry: shown,
+    ordered: true,
   };
 }
 
@@ -312,6 +324,7 @@ const absent: Wanted = { entry: (r) => r === undefined, gone: true };
 function destroyed(was: number | undefined): Wanted {
   return {
     gone: true,
+    ordered: true,
     event: (e) => e.type === 'destroyed' && (was === undefined || e.resource.metadata.created >= was),
     ...(was !== undefined ? { entry: (r: Resource | undefined) => !r || r.metadata.created > was } : {}),
   };

@@ -18,10 +18,14 @@ export interface WatchTarget { namespace: string; type: string; id?: string }
 /** `resync`: the watch was opened again after it ended; events may have been missed. */
 type Listener = (events: readonly WatchEvent[], resync?: boolean) => void;
 
-interface Shared { listeners: Set<Listener>; watch: Promise<Watch>; closed: boolean; mirror?: KindMirror }
+interface Shared {
+  listeners: Set<Listener>; watch: Promise<Watch>; closed: boolean; mirror?: KindMirror;
+  /** Opened again after the first one ended: its subscribers are told (a resync) once it is open. */
+  reopened: boolean;
+}
 
 /** Told of every batch a mirror applied, after it applied it (mirrored-state.ts waits for its own writes so). */
-export type AppliedHook = (kind: string, events: readonly WatchEvent[]) => void;
+export type AppliedHook = (kind: string, events: readonly WatchEvent[], mirror: KindMirror) => void;
 
 export interface SharedWatchOptions {
   /** Keep each whole kind watched as a mirror (mirrorOf). */
@@ -66,7 +70,8 @@ export class SharedWatches {
     const shared = s;
     shared.listeners.add(listener);
     try {
-      await shared.watch;
+      // A watch opened again (or being retried) has been set up once: its subscribers are told when it is open.
+      if (!shared.reopened) await shared.watch;
     } catch (e) {
       shared.listeners.delete(listener);
       throw e;
@@ -99,14 +104,13 @@ export class SharedWatches {
       (events) => {
         if (mirror) {
           mirror.apply(events);
-          for (const h of this.applied) h(kind, events);
+          for (const h of this.applied) h(kind, events, mirror);
         }
         for (const l of [...listeners]) l(events);
       },
       !!mirror,
     );
-    if (mirror) void watch.then(() => mirror.opened(), () => undefined);
-    const shared: Shared = { listeners, watch, closed: false, ...(mirror ? { mirror } : {}) };
+    const shared: Shared = { listeners, watch, closed: false, reopened, ...(mirror ? { mirror } : {}) };
     /** Opens it again after `delay` (longer each time it ends at once), while it has subscribers. */
     const reopen = (delay: number) => setTimeout(() => {
       if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;

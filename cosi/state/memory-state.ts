@@ -37,12 +37,15 @@ function checkOwner(cur: Resource, owner: string | undefined, op: string): void 
   }
 }
 
+/** How many destroyed ids' creation times the state keeps before it lets the old ones go. */
+const DESTROYED_KEPT = 1024;
+
 export class MemoryState implements State {
   private readonly buckets = new Map<string, Bucket>();
   private readonly capacity: number;
   private readonly now: () => number;
-  /** The latest `created` given. */
-  private lastCreated = 0;
+  /** The `created` of ids destroyed and not created again (by kind and id), the recent ones. */
+  private readonly destroyedCreated = new Map<string, number>();
   private readonly normalize: (type: string, spec: unknown) => unknown;
   readonly bookmarks = new BookmarkCodec();
 
@@ -127,10 +130,11 @@ export class MemoryState implements State {
       throw new StateError('already-exists', `create: resource ${pointerString(r.metadata)} already exists`,
         pointerString(r.metadata));
     }
-    // Each creation a time of its own, later than the last (a plugin's mirror tells incarnations of an id apart by
-    // it: controllers/mirrored-state.ts), even within a millisecond or with the clock stepped back.
-    const now = Math.max(this.now(), this.lastCreated + 1);
-    this.lastCreated = now;
+    // An incarnation of an id is created later than the one before it (a plugin's mirror tells them apart by it:
+    // controllers/mirrored-state.ts), even within a millisecond or with the clock stepped back.
+    const key = `${kindKey(r.metadata.namespace, r.metadata.type)}\u0000${r.metadata.id}`;
+    const now = Math.max(this.now(), (this.destroyedCreated.get(key) ?? -Infinity) + 1);
+    this.destroyedCreated.delete(key);
     const c = copyResource(r);
     const stored = deepFreeze<Resource>({
       metadata: { ...c.metadata, version: 1, owner: opts.owner ?? '', phase: 'running', created: now, updated: now },
@@ -159,7 +163,7 @@ export class MemoryState implements State {
     const stored = deepFreeze<Resource>({
       metadata: {
         ...c.metadata, owner: cur.metadata.owner, created: cur.metadata.created, version: cur.metadata.version + 1,
-        updated: this.now(),
+        updated: Math.max(this.now(), cur.metadata.created),
         phase: c.metadata.phase === 'tearingDown' ? 'tearingDown' : 'running',
       },
       spec: this.stored(c),
@@ -176,6 +180,12 @@ export class MemoryState implements State {
         `destroy ${pointerString(p)}: finalizers pending: ${cur.metadata.finalizers.join(', ')}`, pointerString(p));
     }
     this.bucket(p.namespace, p.type).record({ type: 'destroyed', resource: cur });
+    const now = this.now();
+    if (this.destroyedCreated.size >= DESTROYED_KEPT) {
+      // Only what could be created again within the clock's resolution matters: the old ones go.
+      for (const [k, c] of this.destroyedCreated) if (c < now - 1000) this.destroyedCreated.delete(k);
+    }
+    this.destroyedCreated.set(`${kindKey(p.namespace, p.type)}\u0000${p.id}`, cur.metadata.created);
   }
 
   async teardown(p: Pointer, opts: { owner?: string } = {}): Promise<boolean> {
@@ -183,7 +193,10 @@ export class MemoryState implements State {
     checkOwner(cur, opts.owner, 'teardown');
     if (cur.metadata.phase === 'running') {
       const stored = deepFreeze<Resource>({
-        metadata: { ...cur.metadata, phase: 'tearingDown', version: cur.metadata.version + 1, updated: this.now() },
+        metadata: {
+          ...cur.metadata, phase: 'tearingDown', version: cur.metadata.version + 1,
+          updated: Math.max(this.now(), cur.metadata.created),
+        },
         spec: cur.spec,
       });
       this.bucket(p.namespace, p.type).record({ type: 'updated', resource: stored, old: cur });
