@@ -3,6 +3,7 @@
 // said it fell behind (an errored event: buffer overrun), is rebuilt from the bootstrap of the watch opened again,
 // and is not ready meanwhile.
 import type { Resource } from '../resource/resource.ts';
+import { byId } from '../state/bucket.ts';
 import { deepFreeze } from '../state/freeze.ts';
 import type { WatchEvent } from '../state/state.ts';
 
@@ -68,11 +69,7 @@ export class KindMirror {
 
   /** Every resource, sorted by id (as the state lists them). */
   sorted(): readonly Resource[] {
-    this.ordered ??= [...this.current.values()].sort((a, b) => byId(a.metadata.id, b.metadata.id));
+    this.ordered ??= [...this.current.values()].sort(byId);
     return this.ordered;
   }
-}
-
-function byId(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -26,7 +26,7 @@ export class Bucket {
   sortedResources(): Resource[] {
     if (!this.sorted) {
       this.sorted = [...this.resources.values()]
-        .sort((a, b) => (a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0));
+        .sort(byId);
     }
     return this.sorted;
   }
@@ -57,4 +57,9 @@ export class Bucket {
 
   /** The resource that stands for the whole kind in bootstrap and noop events. */
   kindTombstone(): Resource { return tombstone({ namespace: this.namespace, type: this.type, id: '' }); }
+}
+
+/** The order a kind's resources are listed in: by id, as strings compare. */
+export function byId(a: Resource, b: Resource): number {
+  return a.metadata.id < b.metadata.id ? -1 : a.metadata.id > b.metadata.id ? 1 : 0;
 }
