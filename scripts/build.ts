@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { $ } from './lib/zx.ts';
 import { bundle, bundlePlugin } from '../image/bundle.ts';
 import { checkCodeCacheTaken, checkSeaRuns, makeSea, SEA_RECIPE, type SeaResult } from '../image/sea.ts';
-import { CODE_CACHE_LOADER, CODE_CACHE_MAKER, makeCodeCaches } from '../image/code-cache.ts';
+import { CODE_CACHE_LOADER, CODE_CACHE_MAKER, makeCodeCaches, WARM_CONFIG } from '../image/code-cache.ts';
 import { IMAGE_PLUGIN_PROCESSES } from '../plugins/index.ts';
 import { APPLIANCE_EXEC_ARGV } from '../image/runtime-flags.ts';
 import { entriesKey, keyed } from '../image/build-cache.ts';
@@ -118,7 +118,7 @@ export async function build(o: BuildOptions = {}): Promise<BuildResult> {
   const nodeId = `${runtime.version}:${statSync(node).size}:${SEA_RECIPE}`;
   const seaKey = sha256(readFileSync(bundleFile), ...Object.values(roleBundles).map((f) => readFileSync(f)), nodeId,
     APPLIANCE_EXEC_ARGV.join(' '), readFileSync(CODE_CACHE_LOADER), readFileSync(CODE_CACHE_MAKER),
-    readFileSync(addon));
+    readFileSync(addon), WARM_CONFIG);
   let sea: SeaResult | undefined;
   let caches: Record<string, string> = {};
   const seaBuilt = await keyed(BUILD_DIR, 'sea', seaKey, [exe], async () => {

@@ -16,6 +16,7 @@ import { SPEC_FILES } from '../../scripts/gen-proto.ts';
 import { readDescriptorSet } from './descriptor-set.ts';
 import { enumValueName, type FieldInfo, type MessageInfo } from './message-info.ts';
 import { messagePlan } from './proto-object.ts';
+import { READS_BEFORE_COMPILING, wireCodec } from './proto-wire.ts';
 import { yamlText } from './yaml-text.ts';
 
 const set = specMessages();
@@ -73,6 +74,24 @@ t.test('our encoding and protobufjs\'s decode each other, for every built-in mes
     }
   }
   t.ok(n > 100, `${n} messages and values`);
+});
+
+t.test('a type\'s first reads (by the table) and its later ones (compiled) read alike, defaults too', async (t) => {
+  let n = 0;
+  for (const m of set.messages.values()) {
+    if (m.name === 'google.protobuf.Timestamp') continue;
+    const full = messagePlan(set, m.name).encode(messagePlan(set, m.name).normalize(sample(m, 1)));
+    for (const defaults of [false, true]) {
+      const codec = wireCodec(set, m.name, { defaults });
+      const empty = new Uint8Array(0);
+      const reads = Array.from({ length: READS_BEFORE_COMPILING + 2 }, (_, i) => codec.decode(i % 2 ? full : empty));
+      const alike = (odd: number) => reads.filter((_, i) => i % 2 === odd);
+      t.same(alike(1), Array(reads.length / 2).fill(reads[1]), `${m.name}, defaults ${defaults}: values alike`);
+      t.same(alike(0), Array(reads.length / 2).fill(reads[0]), `${m.name}, defaults ${defaults}: empty ones alike`);
+    }
+    n++;
+  }
+  t.ok(n > 30, `${n} messages`);
 });
 
 t.test('defaults: an all-default message is empty on the wire and complete in the object form', async (t) => {

@@ -20,6 +20,7 @@ import {
   type RegistryCredentialSpec,
 } from '../../machinery/model/runtime-types.ts';
 import { specMessages, withSchemas } from '../../machinery/model/spec-codecs.ts';
+import { serversOf } from '../../machinery/model/definitions.ts';
 import type { Cmdline } from '../../machinery/sys/cmdline.ts';
 import { memoryConfigStore, type ConfigStore } from '../../machinery/config/saved-config.ts';
 import { createAdmission } from '../../machinery/config/admission.ts';
@@ -168,9 +169,13 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const spawnPlugin = o.hostMode
     ? ((args, env, so) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }, so)) satisfies SpawnPlugin
     : o.spawn;
+  // Started once the API serves (below); the health controller's network milestone starts them, or a config
+  // that needs them.
+  let waves: PluginWaves | undefined;
   const supervisor = new PluginSupervisor({
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
     onRunStart: (name) => logs.ring(name).startRun(),
+    onRunning: (name) => waves?.running(name),
   });
   const admission = createAdmission(state);
   const extensionMachine = o.extensions ?? {
@@ -184,6 +189,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     imagesDir: 'refuse' in extensionMachine ? extensionMachine : extensionMachine.imagesDir,
     trustedKeys: async () => (await currentTrust(state)).keys,
   });
+  const pluginNames = new Set(o.startPlugins === false ? [] : o.plugins.map((p) => p.name));
+  /** The plugins that act on the machine config's resources (the types they serve): its milestone waits for them. */
+  let configPlugins: readonly string[] = [];
   const config = new MachineConfig({
     state, log: o.log.child('config'), admission, codecs, owner: ENGINE_OWNER,
     extensions: {
@@ -192,6 +200,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     store: o.configStore ?? memoryConfigStore('no STATE filesystem'),
     currentInstanceId: () => (state.findSync({ namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID })
       ?.spec as { instanceId?: string } | undefined)?.instanceId ?? '',
+    onApplied: (resources) => {
+      configPlugins = serversOf(resources.map((r) => r.metadata.type)).filter((s) => pluginNames.has(s));
+      waves?.promote(configPlugins, 'the machine config needs them');
+    },
   });
   // The system's own extensions before any config: a config may name the types they define.
   const image = o.payload ? await declareImageExtensions({
@@ -234,8 +246,6 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     state, log: o.log.child('upgrade'), owner: ENGINE_OWNER, boot: o.upgrade.boot, reboot: o.upgrade.reboot,
     slotsChanged,
   }) : undefined;
-  // Started once the API serves (below); the health controller's network milestone starts them.
-  let waves: PluginWaves | undefined;
   // Before the API serves: a request a client makes as soon as it can is seen.
   const controllers = await startEngineControllers(state, codecs, o.log, engineControllers({
     owner: ENGINE_OWNER, log: o.log, upgrader, state, announce, logs, apiCertificate: certificate.controller,
@@ -243,7 +253,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     ...(trial?.controller ? { trial: trial.controller } : {}),
     health: {
       owner: ENGINE_OWNER, apiServing: () => true,
-      expectedPlugins: o.startPlugins === false ? [] : o.plugins.map((p) => p.name),
+      expectedPlugins: [...pluginNames], configPlugins: () => configPlugins,
       // The milestone's own figures first: the second wave's processes are forked after them.
       onMilestone: (m) => {
         o.onMilestone?.(m);
@@ -309,7 +319,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const builtins = o.plugins.map(builtinPlugin);
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there.
-    const first = new Set(o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name));
+    const first = new Set([
+      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configPlugins,
+    ]);
     const processes = builtins.filter((b) => !runsInEngine.has(b.name));
     waves = startInWaves({
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),

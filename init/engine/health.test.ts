@@ -1,7 +1,8 @@
 // health: each check says what fails, naming the plugin, the config state or the missing address; a plugin
 // the engine runs but that has no status yet is not healthy (the moment before the plugins start is not);
 // a DHCP link needs its bound lease's address (the IPv6 link-local address every up link has is not one).
-// Milestones: plugins when all run, network when the addresses are there and each lease's default route.
+// Milestones: plugins when all run, network when the addresses are there and each lease's default route, config
+// when it is applied and the plugins acting on it run.
 import t from 'tap';
 import type { ExtensionStatusSpec, PluginStatusSpec } from '../../proto/gen/spec-types.ts';
 import { evaluateHealth, healthController, reachedMilestones, type HealthFacts } from './health.ts';
@@ -15,7 +16,8 @@ import { HEALTH_ID } from '../../machinery/model/singleton-ids.ts';
 
 const running = (name: string) => ({ name, spec: { state: 'running', pid: 9, restarts: 0 } as PluginStatusSpec });
 const fine: HealthFacts = {
-  apiServing: true, expectedPlugins: ['network', 'storage'], plugins: [running('network'), running('storage')],
+  apiServing: true, expectedPlugins: ['network', 'storage'], configPlugins: ['network', 'storage'],
+  plugins: [running('network'), running('storage')],
   config: { state: 'applied', resources: 3 } as HealthFacts['config'],
   wantAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }], dhcpLinks: ['eth1'],
   declaredAddresses: [{ link: 'eth0', address: '10.0.2.99/24' }],
@@ -105,7 +107,12 @@ t.test('milestones: config when a config of some resources is applied and its ad
     t.same(reached({ ...fine, linkAddresses: new Map([['eth0', []]]) }), [], 'an address not on its link yet');
     t.same(reached({ ...fine, wantAddresses: [], linkAddresses: new Map([['eth0', []]]) }), [],
       'declared but not merged yet (the network plugin has not seen it): not applied');
-    t.same(reached({ ...fine, plugins: [running('network')] }), [], 'a plugin has not started');
+    t.same(reached({ ...fine, plugins: [running('network')] }), [], 'a plugin the config needs has not started');
+    t.same(reached({ ...fine, configPlugins: ['network'], plugins: [running('network')] }), ['config'],
+      'a plugin the config does not need is not waited for');
+    const waitingStorage = { name: 'storage', spec: { state: 'waiting', pid: 0, restarts: 0 } as PluginStatusSpec };
+    t.same(reached({ ...fine, plugins: [running('network'), waitingStorage] }), [],
+      'one that waits for the second wave is not running');
   });
 
 t.test('the controller: Health written by the engine as plugins start; each milestone once, however often '

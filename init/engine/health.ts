@@ -5,8 +5,8 @@
 // not restarted CRITICAL_RESTARTS times; the others are only summed up in the check's message). A system tried
 // after an upgrade marks itself good on it (init/upgrade/trial.ts); `cosictl get health` shows each check and
 // why it fails. The first time the plugins all run, the first time the network is configured (addresses,
-// and the default route a lease brings), and the first time a machine config is applied are boot
-// milestones: PID 1 prints them for bench:boot.
+// and the default route a lease brings), and the first time a machine config is applied (by the plugins that act
+// on it) are boot milestones: PID 1 prints them for bench:boot.
 import type {
   DhcpLeaseSpec, HealthCheck, HealthStatusSpec, MountSpecStatusSpec, PluginStatusSpec, RouteSpecStatusSpec,
   TimeStatusSpec,
@@ -30,6 +30,8 @@ export interface HealthFacts {
    * started yet.
    */
   expectedPlugins: readonly string[];
+  /** The plugins that act on the machine config's resources (serve their types): the config milestone's. */
+  configPlugins: readonly string[];
   plugins: { name: string; spec: PluginStatusSpec }[];
   config: ConfigStatusSpec | undefined;
   /** Address (CIDR) by link, as the config asks for them. */
@@ -125,8 +127,8 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
  * The milestones `checks` show reached: plugins, when every plugin runs; network, when the configured
  * links carry their addresses and each lease's gateway is a default route on its link; config, when a
  * machine config of at least one resource (from STATE, a platform source or the API) is applied, not only
- * tried, every plugin runs (each watches what it owns) and every declared address is on its link (a DHCP
- * lease is not waited for).
+ * tried, each plugin that acts on it (serves a type of its resources) runs and every declared address is on its
+ * link (a DHCP lease is not waited for). A running plugin has its watches' contents and acts on them as it starts.
  */
 export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milestone[] {
   const ok = (name: string) => checks.some((c) => c.name === name && c.ok);
@@ -135,7 +137,9 @@ export function reachedMilestones(f: HealthFacts, checks: HealthCheck[]): Milest
   const routes = f.dhcpLinks.every((l) => !f.leases.get(l)?.gateway || f.defaultRouteLinks.includes(l));
   if (configured && ok('addresses') && routes) reached.push('network');
   const addressesOn = f.declaredAddresses.every((w) => onLink(f, w.link, w.address));
-  if (f.config?.state === 'applied' && f.config.resources > 0 && ok('plugins') && addressesOn) reached.push('config');
+  const running = (name: string) => f.plugins.some((p) => p.name === name && p.spec.state === 'running');
+  const acting = f.configPlugins.every(running);
+  if (f.config?.state === 'applied' && f.config.resources > 0 && acting && addressesOn) reached.push('config');
   return reached;
 }
 
@@ -149,7 +153,11 @@ const WATCHED = [
 ] as const;
 const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
-/** How long the inputs must settle before they are read: a plugin's start writes many statuses at once. */
+/**
+ * The shortest time between two evaluations: a plugin's start writes many statuses at once, and such a burst is read
+ * twice at most (its first change at once, the rest together). The first change after a quiet time is read at once:
+ * a milestone is seen when it is reached, and the second wave of plugins is not held back by a wait.
+ */
 const SETTLE_MS = 100;
 
 export interface HealthOptions {
@@ -157,6 +165,8 @@ export interface HealthOptions {
   /** Asked at each evaluation. */
   apiServing: () => boolean;
   expectedPlugins: readonly string[];
+  /** The plugins that act on the machine config's resources, asked at each evaluation (default: every plugin). */
+  configPlugins?: () => readonly string[];
   /** Called once per milestone, the first time it is reached (a restart of the controller does not call it again). */
   onMilestone?: (m: Milestone) => void;
 }
@@ -171,8 +181,11 @@ export function healthController(o: HealthOptions): Controller {
     inputs: () => WATCHED.map((k) => ({ ...k, kind: 'weak' as const })),
     outputs: () => [{ type: HEALTH_STATUS_TYPE, kind: 'exclusive' }],
     async run(ctx) {
+      let lastRead = -Infinity;
       while (await ctx.next()) {
-        await sleep(SETTLE_MS);
+        const wait = lastRead + SETTLE_MS - performance.now();
+        if (wait > 0) await sleep(wait);
+        lastRead = performance.now();
         const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses,
           extensions] = await Promise.all(WATCHED.map((k) => ctx.state.list(k)));
         const facts = factsOf(o, {
@@ -206,6 +219,7 @@ function factsOf(o: HealthOptions, l: Listed): HealthFacts {
   const clock = l.clocks.find((r) => r.metadata.id === TIME_STATUS_ID)?.spec as TimeStatusSpec | undefined;
   return {
     apiServing: o.apiServing(), expectedPlugins: o.expectedPlugins,
+    configPlugins: o.configPlugins?.() ?? o.expectedPlugins,
     plugins: l.plugins.map((r) => ({ name: r.metadata.id, spec: r.spec as PluginStatusSpec })),
     config: l.configs.find((r) => r.metadata.id === CONFIG_STATUS_ID)?.spec as ConfigStatusSpec | undefined,
     wantAddresses: l.addresses.map((r) => r.spec as { link: string; address: string }),

@@ -30,12 +30,14 @@ t.test('the first wave at once; the rest when the network is configured, once', 
   });
   t.same(r.waiting, [['storage', 'time']], 'the second wave is told it waits, before anything starts');
   t.same(r.started, [['network', 'platform']]);
+  w.running('network');
+  w.running('platform');
   w.networkConfigured();
   w.networkConfigured();
   await sleep(600); // past the cap: nothing more
   t.same(r.started, [['network', 'platform'], ['storage', 'time']]);
   t.same(r.lines, [
-    'plugins: network, platform first; storage, time once the network is configured (0.5 s at most)',
+    'plugins: network, platform first; storage, time once the network is configured and those run (0.5 s at most)',
     'plugins: starting storage, time: the network is configured',
   ]);
 });
@@ -50,6 +52,50 @@ t.test('without the network configured, the rest start at the cap, and say why',
   t.match(r.lines[1], /starting storage: the network is not configured after 0\.1 s/);
   w.networkConfigured();
   t.equal(r.started.length, 2, 'a late milestone starts nothing again');
+});
+
+t.test('a config that needs plugins of the second wave starts them at once; the milestone the others', async (t) => {
+  const r = recorder();
+  const w = startInWaves({ first: [network], rest: [storage, time], start: r.start, log: r.log, capMs: 5000 });
+  w.running('network');
+  w.promote(['network', 'time'], 'the machine config needs them');
+  t.same(r.started, [['network'], ['time']], 'only the waiting one named starts; the first wave is not started again');
+  w.promote(['time'], 'again');
+  t.equal(r.started.length, 2, 'once each');
+  w.networkConfigured();
+  t.equal(r.started.length, 2, 'the rest wait for the promoted one to run');
+  w.running('time');
+  t.same(r.started, [['network'], ['time'], ['storage']], 'the milestone starts the ones left, not the promoted again');
+  t.same(r.lines.slice(1), ['plugins: starting time: the machine config needs them',
+    'plugins: starting storage: the network is configured']);
+  w.promote(['storage'], 'late');
+  t.equal(r.started.length, 3, 'after the second wave nothing is left to promote');
+});
+
+t.test('the second wave waits for the first to run, but not past the cap', async (t) => {
+  const r = recorder();
+  const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 150 });
+  w.running('platform');
+  w.networkConfigured();
+  await sleep(50);
+  t.same(r.started, [['network', 'platform']], 'network is not running yet');
+  w.running('network');
+  t.same(r.started, [['network', 'platform'], ['storage']], 'it runs: the second wave starts');
+  t.match(r.lines[1], /starting storage: the network is configured$/);
+  const r2 = recorder();
+  const w2 = startInWaves({ first: [network, platform], rest: [storage], start: r2.start, log: r2.log, capMs: 100 });
+  w2.running('network');
+  w2.networkConfigured();
+  await sleep(150);
+  t.same(r2.started, [['network', 'platform'], ['storage']], 'a plugin that never runs holds the rest until the cap');
+  t.match(r2.lines[1], /starting storage: the network is configured; platform not running after 0\.1 s/);
+});
+
+t.test('promoting every waiting plugin ends the wait: the cap starts nothing more', async (t) => {
+  const r = recorder();
+  startInWaves({ first: [network], rest: [storage], start: r.start, log: r.log, capMs: 50 }).promote(['storage'], 'x');
+  await sleep(100);
+  t.same(r.started, [['network'], ['storage']]);
 });
 
 t.test('cancelled (the machine stops): the rest never start', async (t) => {

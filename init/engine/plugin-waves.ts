@@ -2,10 +2,14 @@
 // processes starting at once took turns for about ten seconds before the network plugin's DHCP
 // client sent its first DISCOVER (bench:boot, 256 MiB, TCG: network configured at 25-28 s). So
 // the plugins that make the machine reachable and find its config (Plugin.startFirst) start at
-// once, and the others when the network milestone is reached (health.ts), or `capMs` after the
-// first, whichever comes first: a machine with nothing to configure on its network, or whose
-// network waits for something the others do, is not held up for longer. The kernel's hardening
-// does not wait with them: PID 1 writes it before any plugin starts.
+// once, with those that act on the machine config already in place (a config saved on STATE names its
+// types: a machine configured to do something does it first); the others when the network milestone is
+// reached (health.ts) and the plugins started before them run, or `capMs` after the first, whichever comes
+// first: a machine with nothing to configure on its network, or whose network waits for something the others do,
+// is not held up for longer. A config applied while they wait (from fw_cfg, a cloud's user data, the API) starts
+// the ones it needs at once (`promote`), and the others wait for those too (one vCPU: three plugins starting with
+// the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait with them: PID 1 writes it before
+// any plugin starts.
 import type { Logger } from '../../machinery/log.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 
@@ -15,6 +19,10 @@ export const SECOND_WAVE_CAP_MS = 15_000;
 export interface PluginWaves {
   /** The network milestone is reached: the second wave starts now (once). */
   networkConfigured(): void;
+  /** A machine config needs these plugins: those of the second wave still waiting start now (each once). */
+  promote(names: readonly string[], why: string): void;
+  /** A plugin runs (its ready line): the second wave, when due, waits for every plugin started before it to run. */
+  running(name: string): void;
   /** The machine stops: whatever has not started does not. */
   cancel(): void;
 }
@@ -28,27 +36,51 @@ export function startInWaves(o: {
 }): PluginWaves {
   if (!o.first.length || !o.rest.length) {
     o.start([...o.first, ...o.rest]);
-    return { networkConfigured: () => {}, cancel: () => {} };
+    return { networkConfigured: () => {}, promote: () => {}, running: () => {}, cancel: () => {} };
   }
   const names = (ps: readonly SupervisedPlugin[]) => ps.map((p) => p.name).join(', ');
   const capMs = o.capMs ?? SECOND_WAVE_CAP_MS;
-  let pending = true;
-  const second = (why: string) => {
-    if (!pending) return;
-    pending = false;
+  let waiting = [...o.rest];
+  /** Started, not running yet. */
+  const starting = new Set(o.first.map((p) => p.name));
+  /** Why the second wave is due while it waits for `starting`. */
+  let due: string | undefined;
+  const second = (why: string, force = false) => {
+    if (starting.size && !force) {
+      due = why;
+      return;
+    }
     clearTimeout(timer);
-    o.log.info(`plugins: starting ${names(o.rest)}: ${why}`);
-    o.start(o.rest);
+    due = undefined;
+    if (!waiting.length) return;
+    o.log.info(`plugins: starting ${names(waiting)}: ${why}`);
+    o.start(waiting);
+    waiting = [];
   };
-  o.log.info(`plugins: ${names(o.first)} first; ${names(o.rest)} once the network is configured `
+  o.log.info(`plugins: ${names(o.first)} first; ${names(o.rest)} once the network is configured and those run `
     + `(${capMs / 1000} s at most)`);
   o.wait?.(o.rest);
   o.start(o.first);
-  const timer = setTimeout(() => second(`the network is not configured after ${capMs / 1000} s`), capMs);
+  const timer = setTimeout(() => second(due ? `${due}; ${[...starting].join(', ')} not running after ${capMs / 1000} s`
+    : `the network is not configured after ${capMs / 1000} s`, true), capMs);
   return {
     networkConfigured: () => second('the network is configured'),
+    promote: (wanted, why) => {
+      const now = waiting.filter((p) => wanted.includes(p.name));
+      if (!now.length) return;
+      waiting = waiting.filter((p) => !now.includes(p));
+      for (const p of now) starting.add(p.name);
+      o.log.info(`plugins: starting ${names(now)}: ${why}`);
+      o.start(now);
+      if (!waiting.length) clearTimeout(timer);
+    },
+    running: (name) => {
+      starting.delete(name);
+      if (!starting.size && due) second(due);
+    },
     cancel: () => {
-      pending = false;
+      waiting = [];
+      due = undefined;
       clearTimeout(timer);
     },
   };

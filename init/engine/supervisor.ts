@@ -84,6 +84,8 @@ export interface SupervisorOptions {
   backoff?: { initialMs: number; factor: number; maxMs: number };
   /** A plugin's process is being started (again): its log begins a new run (`cosictl logs --previous`). */
   onRunStart?: (name: string) => void;
+  /** A plugin's process is running (its ready line, or its probe passed). */
+  onRunning?: (name: string) => void;
 }
 
 interface Running {
@@ -234,6 +236,7 @@ export class PluginSupervisor {
     if (r.child !== child || r.status.state !== 'starting') return;
     r.status = { ...r.status, state: 'running' };
     delete r.status.lastError;
+    this.o.onRunning?.(r.plugin.name);
     void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
   }
 

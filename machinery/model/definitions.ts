@@ -17,3 +17,20 @@ export function definitionsServedBy(server: string): DefinitionInput[] {
 export function allBuiltinDefinitions(): DefinitionInput[] {
   return Object.values(DEFINITIONS_BY_SERVER).flat().map((d) => structuredClone(d));
 }
+
+let serverByType: Map<string, string> | undefined;
+
+/**
+ * The servers ("engine" or a built-in plugin's name) of `types`, each once, in the order first met; a type that is
+ * not built in (a user's, an extension's) has none.
+ */
+export function serversOf(types: Iterable<string>): string[] {
+  serverByType ??= new Map(Object.entries(DEFINITIONS_BY_SERVER)
+    .flatMap(([server, ds]) => ds.map((d) => [d.type, server] as const)));
+  const servers = new Set<string>();
+  for (const type of types) {
+    const server = serverByType.get(type);
+    if (server) servers.add(server);
+  }
+  return [...servers];
+}

@@ -118,12 +118,12 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
           sources = sourcesFor(detected.platform);
           ctx.log.info(`platform ${detected.platform} (${detected.by}); config sources: `
             + sources.map((s) => s.name).join(', '));
-          await putMetadata(ctx, { platform: detected.platform, detectedBy: detected.by });
           for (const s of sources) {
-            const t: Tried = { state: 'pending', attempts: 0, nextAt: 0, message: 'not asked yet' };
-            tried.set(s.name, t);
-            await report(s, env, t);
+            tried.set(s.name, { state: 'pending', attempts: 0, nextAt: 0, message: 'not asked yet' });
           }
+          // Written together (one round trip to the engine, not one each): the config waits for them.
+          await Promise.all([putMetadata(ctx, { platform: detected.platform, detectedBy: detected.by }),
+            ...sources.map((s) => report(s, env, tried.get(s.name)!))]);
         }
         const routes = await ctx.state.list({ namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE }) as
           Resource<RouteSpecStatusSpec>[];
@@ -148,15 +148,12 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
           const outcome = await s.fetch(env).catch((e: Error) => failed(e.message));
           if (outcome.kind === 'found') {
             Object.assign(t, { state: 'used', message: outcome.message });
-            await report(s, env, t);
-            for (const other of sources) {
-              const x = tried.get(other.name)!;
-              if (other !== s && x.state !== 'absent') {
-                Object.assign(x, { state: 'skipped', message: `not needed: ${s.name} gave the config` });
-                await report(other, env, x);
-              }
-            }
-            await publish(ctx, s.name, detected, outcome);
+            const skipped = sources.filter((other) => other !== s && tried.get(other.name)!.state !== 'absent');
+            const why = `not needed: ${s.name} gave the config`;
+            for (const other of skipped) Object.assign(tried.get(other.name)!, { state: 'skipped', message: why });
+            // The sources' states beside the config, not before it: each write is a round trip to a busy engine.
+            await Promise.all([publish(ctx, s.name, detected, outcome),
+              ...[s, ...skipped].map((x) => report(x, env, tried.get(x.name)!))]);
             ctx.log.info(`config source ${s.name}: ${outcome.message}`);
             done = true;
             break;

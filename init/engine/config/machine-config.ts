@@ -88,6 +88,8 @@ export interface MachineConfigOptions {
    * and how they are registered before the config's resources of those types are created.
    */
   extensions?: { book: ExtensionTypeBook; register(name: string, types: readonly DefinitionInput[]): Promise<void> };
+  /** Told the config's resources whenever its status says it is applied or tried (it names what acts on them). */
+  onApplied?: (resources: readonly Resource[]) => void;
 }
 
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
@@ -427,11 +429,12 @@ export class MachineConfig {
     const cur = this.o.state.findSync(p);
     if (!cur) {
       await this.o.state.create(newResource(p, next), { owner: this.o.owner });
-      return;
+    } else {
+      const upd = copyResource(cur);
+      upd.spec = next;
+      await this.o.state.update(upd, { owner: this.o.owner });
     }
-    const upd = copyResource(cur);
-    upd.spec = next;
-    await this.o.state.update(upd, { owner: this.o.owner });
+    if (this.o.onApplied && (next.state === 'applied' || next.state === 'trying')) this.o.onApplied(this.resources());
   }
 
   /**
