@@ -5,11 +5,11 @@
 // (ECDSA P-256 with SHA-256, or Ed25519). Reading certificates is X509Certificate's job.
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject }
   from 'node:crypto';
-import { isIP } from 'node:net';
 import {
   bitString, boolean, children, explicit, ia5String, implicitPrimitive, octetString, oid, readElement, sequence, set,
   smallInteger, time, unsignedInteger, utf8String,
 } from './der.ts';
+import { ipFamily, ipv6Groups } from '../sys/ip-literal.ts';
 
 export type KeyAlgorithm = 'ecdsa-p256' | 'ed25519';
 
@@ -88,21 +88,12 @@ function extension(id: string, critical: boolean, value: Buffer): Buffer {
 }
 
 function generalName(name: string): Buffer {
-  const family = isIP(name);
+  const family = ipFamily(name);
   if (!family) return implicitPrimitive(2, Buffer.from(name, 'ascii'));
   if (family === 4) return implicitPrimitive(7, Buffer.from(name.split('.').map(Number)));
-  return implicitPrimitive(7, ipv6Bytes(name));
-}
-
-function ipv6Bytes(a: string): Buffer {
-  const [head, tail] = a.includes('::') ? a.split('::') as [string, string] : [a, undefined];
-  const groups = (s: string) => (s ? s.split(':') : []);
-  const h = groups(head);
-  const t = tail === undefined ? [] : groups(tail);
-  const all = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
   const out = Buffer.alloc(16);
-  all.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
-  return out;
+  ipv6Groups(name)!.forEach((g, i) => out.writeUInt16BE(g, i * 2));
+  return implicitPrimitive(7, out);
 }
 
 /** A certificate (PEM) as the options say, signed by the issuer (or by itself). */

@@ -8,7 +8,7 @@
 // network wait for a default route (DHCP or ip=). Each source's state is a ConfigSource;
 // the winner's user data becomes UserData "machine" (the engine applies it), what the
 // platform says about the machine PlatformMetadata, and its network PlatformNetwork.
-import { lazyCrypto } from '../../machinery/sys/lazy-builtins.ts';
+import { sha256Hex } from '../../machinery/sys/sha256.ts';
 import { release } from 'node:os';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { Resource } from '../../cosi/resource/resource.ts';
@@ -76,7 +76,7 @@ export function userDataOf(f: Found, source: string, instanceId: string, platfor
   if (!d.ok) return { ...base, format: '', content: '', digest: '', problem: d.message };
   return {
     ...base, format: userDataFormat(d.text), content: d.text, problem: '',
-    digest: lazyCrypto().createHash('sha256').update(d.text).digest('hex'),
+    digest: sha256Hex(d.text),
   };
 }
 

@@ -10,7 +10,7 @@
 // the same reason, as the machine checks client certificates against its own clock).
 import { createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { hostname, networkInterfaces } from 'node:os';
-import { isIP } from 'node:net';
+import { ipFamily } from '../../../machinery/sys/ip-literal.ts';
 import type { MemoryState } from '../../../cosi/state/memory-state.ts';
 import type { Controller } from '../../../cosi/controller/contract.ts';
 import { upsert } from '../../../cosi/state/upsert.ts';
@@ -50,7 +50,7 @@ export function machineNames(): string[] {
       names.add(a.address.replace(/%.*$/, ''));
     }
   }
-  return [...names].filter((n) => isIP(n) || n.length <= 253);
+  return [...names].filter((n) => ipFamily(n) || n.length <= 253);
 }
 
 interface Issued { tls: ApiTls; status: ApiCertificateStatusSpec }
