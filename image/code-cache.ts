@@ -1,7 +1,7 @@
 // code-cache: V8 code caches of the bundles, one per role (a plugin's of its own bundle), made on the build host
 // with the pinned runtime and the executable's flags (V8 refuses a cache made by another V8 or under other flags):
-// `serve` with every plugin of the image (host mode: nothing acts on the host) and a machine config of the kinds a
-// machine's first config has (WARM_CONFIG) until each plugin runs, each of those processes compiled through
+// `serve` with every plugin of the image (host mode: nothing acts on the host by itself) and a machine config that
+// touches nothing of the host's (WARM_CONFIG) until each plugin runs, each of those processes compiled through
 // image/code-cache-maker.cjs; and `version`, whose cache (the bundle's top level, what
 // Node's SEA cache holds) is the `default` of every other command. image/code-cache-loader.cjs, the executable's
 // main, takes them.
@@ -15,13 +15,13 @@ export const CODE_CACHE_LOADER = fileURLToPath(new URL('code-cache-loader.cjs', 
 export const CODE_CACHE_MAKER = fileURLToPath(new URL('code-cache-maker.cjs', import.meta.url));
 /**
  * The config serve applies while its caches are made: what parses and applies a machine config (YAML, plan, writes)
- * and what the plugins do with its kinds is then compiled from the cache, not lazily on the machine's first config
- * (a 240-byte config from fw_cfg took PID 1 ~60 ms in the YAML parser's first run, in the boot's busiest second).
+ * is then compiled from the cache, not lazily on the machine's first config (a 240-byte config from fw_cfg took PID 1
+ * ~60 ms in the YAML parser's first run, in the boot's busiest second). Only Motds: serve on the build host runs the
+ * plugins unconfined, and a hostname, a sysctl or an address in it would be applied to the build host.
  */
 export const WARM_CONFIG = [
-  'metadata: {type: hostnamespec, id: warm}\nspec: {hostname: warm.example.test}\n',
-  'metadata: {type: sysctl, id: net.ipv4.ip_forward}\nspec: {value: "1"}\n',
-  'metadata: {type: addressspec, id: warm}\nspec: {address: 192.0.2.10/24, link: warm0}\n',
+  'metadata: {type: motd, id: warm-1}\nspec: {text: "the code cache\'s own config", priority: 1}\n',
+  'metadata: {type: motd, id: warm-2}\nspec:\n  text: |\n    a block\n    of two lines\n',
 ].join('---\n');
 /** How long serve's plugins may take to run on the build host. */
 const PLUGINS_WITHIN_MS = 60_000;

@@ -11,6 +11,7 @@ import { stateDisk } from './config-seeds.ts';
 import { CONFIG_RPC } from '../machinery/model/service-wire.ts';
 import { BAD_CONFIGS } from '../machinery/config/testing/bad-configs.ts';
 import { GrpcChannel } from '../cosi/remote/grpc/client.ts';
+import { milestoneLine } from '../init/boot/ready-line.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'config-vm-'));
 const state = stateDisk(dir, 'state');
@@ -24,6 +25,9 @@ spec: {text: "kept across boots"}
 ---
 metadata: {type: hostnamespec, id: mine}
 spec: {hostname: node-persisted}
+---
+metadata: {type: sysctl, id: net.ipv4.tcp_fin_timeout}
+spec: {value: "42"}
 ---
 ${TEST_CA_DOCUMENT()}`;
 
@@ -42,7 +46,10 @@ t.test('PID 1 mounts STATE; with no config the API is in maintenance mode; a con
   t.equal((await vm.run(['get', 'versions'])).code, 6, 'a verifying client refuses a self-signed machine');
   const r = await vm.runInsecure(['apply-config', '-f', '-'], config);
   t.equal(r.code, 0, r.err);
-  t.match(r.out, /motd\/persisted created\nhostnamespec\/mine created\napicertificateauthority\/api created\n/);
+  for (const made of [/motd\/persisted created\n/, /hostnamespec\/mine created\n/,
+    /(sysctl|kernelparamspec)\/net\.ipv4\.tcp_fin_timeout created\n/, /apicertificateauthority\/api created\n/]) {
+    t.match(r.out, made);
+  }
   t.match(r.out, /persisted to \/system\/state\/machine-config\.yaml/);
   t.match((await vm.poll(['get', 'apicert', '-o', 'yaml'], /mode: secured/)).out, /names:[\s\S]*- 10\.0\.2\.15/,
     'mutual TLS now, with a certificate naming the machine\'s address');
@@ -59,7 +66,13 @@ t.test('the next boot applies the persisted config with no other source', async 
   const off = await vm.vm.powerdown(60_000);
   t.ok(off.clean, 'powered off cleanly (STATE unmounted)');
   vm = await boot();
-  t.match(vm.vm.console(), /persisted config from \/system\/state\/machine-config\.yaml applied: 3 created/);
+  t.match(vm.vm.console(), /persisted config from \/system\/state\/machine-config\.yaml applied: 4 created/);
+  t.match(vm.vm.console(), /plugins: network, platform, system first; storage, time once/,
+    'the config\'s sysctl is the system plugin\'s: it starts with the first wave');
+  await vm.vm.waitFor(milestoneLine('config'), 60_000);
+  t.match((await vm.poll(['get', 'kernelparamspecstatus', 'net.ipv4.tcp_fin_timeout', '-o', 'yaml'],
+    /state: applied/)).out,
+    /value: "?42"?/, 'and the system plugin applied it');
   t.notMatch(vm.vm.console(), /maintenance mode: TLS certificate/, 'secured from the start');
   const st = await vm.run(['get', 'configstatus', 'machine', '-o', 'yaml']);
   t.match(st.out, /state: applied[\s\S]*source: state/);

@@ -13,7 +13,7 @@ import { fillDefinitions, type DefinitionInput, type ResourceDefinitionSpec } fr
 import { META_TYPES } from '../cosi/meta/registry.ts';
 import type { SpecSchema } from '../cosi/meta/schema.ts';
 import { ENGINE_TYPES, NAMESPACES } from '../machinery/model/runtime-types.ts';
-import { servedTypes } from '../machinery/model/plugin.ts';
+import { everyController, servedTypes } from '../machinery/model/plugin.ts';
 import { specMessages, withSchemas } from '../machinery/model/spec-codecs.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { ROOT } from './lib/paths.ts';
@@ -77,7 +77,7 @@ function roles(defs: readonly ResourceDefinitionSpec[]): Map<string, Roles> {
   }]));
   for (const d of ENGINE_TYPES) if (out.get(d.type)?.controllerOwned) out.get(d.type)!.writers.push('the engine');
   for (const p of PLUGINS) {
-    for (const c of p.controllers()) {
+    for (const c of everyController(p)) {
       for (const o of c.outputs()) {
         out.get(o.type)?.writers.push(`${p.name}/${c.name}${o.kind === 'shared' ? ' (shared)' : ''}`);
       }

@@ -102,6 +102,13 @@ export class MemoryState implements State {
     return n;
   }
 
+  /** The types `keepType` accepts of which some resource has no owner (users' own): counted per kind, not walked. */
+  unownedTypes(keepType: (type: string) => boolean): string[] {
+    const out = new Set<string>();
+    for (const b of this.buckets.values()) if (b.unowned && keepType(b.type)) out.add(b.type);
+    return [...out];
+  }
+
   /** Every resource of every kind that `keep` accepts (the engine's machine config: what users own). */
   resourcesWhere(keep: (r: Resource) => boolean): Resource[] {
     const out: Resource[] = [];

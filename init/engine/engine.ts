@@ -13,7 +13,9 @@ import { newResource } from '../../cosi/resource/resource.ts';
 import { upsert } from '../../cosi/state/upsert.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
-import { HOST_MODE_ENV, pluginOutputs, servedTypes, type Plugin } from '../../machinery/model/plugin.ts';
+import {
+  everyController, HOST_MODE_ENV, pluginOutputs, servedTypes, type Plugin,
+} from '../../machinery/model/plugin.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import {
   ENGINE_TYPES, NAMESPACES, type BootStatusSpec, type KernelCmdlineSpec, type PluginStatusSpec, type PowerAction,
@@ -175,7 +177,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const supervisor = new PluginSupervisor({
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
     onRunStart: (name) => logs.ring(name).startRun(),
-    onRunning: (name) => waves?.running(name),
+    // After the status it publishes, and in a turn of its own: the second wave's forks come after what waits on it.
+    onStartEnded: (name) => setImmediate(() => waves?.startEnded(name)),
   });
   const admission = createAdmission(state);
   const extensionMachine = o.extensions ?? {
@@ -200,8 +203,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     store: o.configStore ?? memoryConfigStore('no STATE filesystem'),
     currentInstanceId: () => (state.findSync({ namespace: PLATFORM_NS, type: PLATFORM_METADATA_TYPE, id: PLATFORM_ID })
       ?.spec as { instanceId?: string } | undefined)?.instanceId ?? '',
-    onApplied: (resources) => {
-      configPlugins = serversOf(resources.map((r) => r.metadata.type)).filter((s) => pluginNames.has(s));
+    onApplied: (types) => {
+      configPlugins = serversOf(types).filter((s) => pluginNames.has(s));
       waves?.promote(configPlugins, 'the machine config needs them');
     },
   });
@@ -222,9 +225,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.config) {
     await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });
   }
-  const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap((p) => p.controllers().map((c) => c.name))]);
+  const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap(everyController).map((c) => c.name)]);
   // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
-  // log ring; the others are processes the supervisor starts.
+  // log ring; the others are processes the supervisor starts, and their merges (Plugin.engineControllers) run here.
   const inEngine = o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine);
   const runsInEngine = new Set(inEngine.map((p) => p.name));
   const inEngineRuntimes = await Promise.all(inEngine.map(async (p) => {
@@ -233,6 +236,9 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       ENGINE_OWNER);
     return startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.controllers());
   }));
+  const merging = o.startPlugins === false ? [] : o.plugins.filter((p) => !p.inEngine && p.engineControllers);
+  inEngineRuntimes.push(...await Promise.all(merging.map((p) =>
+    startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.engineControllers!()))));
   const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
   const announce = o.announce ?? ((l: string) => o.log.info(l));
   const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });

@@ -64,7 +64,7 @@ t.test('each failure names what is wrong', async (t) => {
     ['plugins: network is backoff (4 restarts, last exit code 1)']);
   const waiting = { name: 'storage', spec: { state: 'waiting', pid: 0, restarts: 0 } as PluginStatusSpec };
   t.same(failing({ ...fine, plugins: [running('network'), waiting] }),
-    ['plugins: storage waits for the network to be configured before it starts'], 'the second wave, said as such');
+    ['plugins: storage waits for the second wave (plugin-waves.ts) before it starts'], 'the second wave, said as such');
   t.same(failing({ ...fine, config: { state: 'maintenance' } as HealthFacts['config'] }),
     ['config: the machine config is maintenance']);
   t.same(failing({ ...fine, linkAddresses: new Map([['eth0', ['10.0.2.15/24']]]) }),

@@ -74,7 +74,7 @@ export function evaluateHealth(f: HealthFacts): HealthCheck[] {
   // machine unhealthy (an upgrade on trial would roll back for it) unless it is critical (the extensions check).
   const own = new Set(f.expectedPlugins);
   const plugins = f.plugins.filter((p) => own.has(p.name) && p.spec.state !== 'running').map((p) => {
-    if (p.spec.state === 'waiting') return `${p.name} waits for the network to be configured before it starts`;
+    if (p.spec.state === 'waiting') return `${p.name} waits for the second wave (plugin-waves.ts) before it starts`;
     const exit = p.spec.lastExit;
     const how = exit ? `, last exit ${exit.signal ?? `code ${exit.code ?? '?'}`}` : '';
     return `${p.name} is ${p.spec.state} (${p.spec.restarts} restarts${how})`;

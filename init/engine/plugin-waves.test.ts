@@ -30,8 +30,8 @@ t.test('the first wave at once; the rest when the network is configured, once', 
   });
   t.same(r.waiting, [['storage', 'time']], 'the second wave is told it waits, before anything starts');
   t.same(r.started, [['network', 'platform']]);
-  w.running('network');
-  w.running('platform');
+  w.startEnded('network');
+  w.startEnded('platform');
   w.networkConfigured();
   w.networkConfigured();
   await sleep(600); // past the cap: nothing more
@@ -57,14 +57,14 @@ t.test('without the network configured, the rest start at the cap, and say why',
 t.test('a config that needs plugins of the second wave starts them at once; the milestone the others', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network], rest: [storage, time], start: r.start, log: r.log, capMs: 5000 });
-  w.running('network');
+  w.startEnded('network');
   w.promote(['network', 'time'], 'the machine config needs them');
   t.same(r.started, [['network'], ['time']], 'only the waiting one named starts; the first wave is not started again');
   w.promote(['time'], 'again');
   t.equal(r.started.length, 2, 'once each');
   w.networkConfigured();
   t.equal(r.started.length, 2, 'the rest wait for the promoted one to run');
-  w.running('time');
+  w.startEnded('time');
   t.same(r.started, [['network'], ['time'], ['storage']], 'the milestone starts the ones left, not the promoted again');
   t.same(r.lines.slice(1), ['plugins: starting time: the machine config needs them',
     'plugins: starting storage: the network is configured']);
@@ -72,23 +72,23 @@ t.test('a config that needs plugins of the second wave starts them at once; the 
   t.equal(r.started.length, 3, 'after the second wave nothing is left to promote');
 });
 
-t.test('the second wave waits for the first to run, but not past the cap', async (t) => {
+t.test('the second wave waits for the first to run (or fail to), but not past the cap', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 150 });
-  w.running('platform');
+  w.startEnded('platform');
   w.networkConfigured();
   await sleep(50);
   t.same(r.started, [['network', 'platform']], 'network is not running yet');
-  w.running('network');
+  w.startEnded('network');
   t.same(r.started, [['network', 'platform'], ['storage']], 'it runs: the second wave starts');
   t.match(r.lines[1], /starting storage: the network is configured$/);
   const r2 = recorder();
   const w2 = startInWaves({ first: [network, platform], rest: [storage], start: r2.start, log: r2.log, capMs: 100 });
-  w2.running('network');
+  w2.startEnded('network');
   w2.networkConfigured();
   await sleep(150);
   t.same(r2.started, [['network', 'platform'], ['storage']], 'a plugin that never runs holds the rest until the cap');
-  t.match(r2.lines[1], /starting storage: the network is configured; platform not running after 0\.1 s/);
+  t.match(r2.lines[1], /starting storage: the network is configured; platform still starting after 0\.1 s/);
 });
 
 t.test('promoting every waiting plugin ends the wait: the cap starts nothing more', async (t) => {

@@ -4,8 +4,8 @@
 // the plugins that make the machine reachable and find its config (Plugin.startFirst) start at
 // once, with those that act on the machine config already in place (a config saved on STATE names its
 // types: a machine configured to do something does it first); the others when the network milestone is
-// reached (health.ts) and the plugins started before them run, or `capMs` after the first, whichever comes
-// first: a machine with nothing to configure on its network, or whose network waits for something the others do,
+// reached (health.ts) and the plugins started before them run (or failed to), or `capMs` after the first, whichever
+// comes first: a machine with nothing to configure on its network, or whose network waits for something the others do,
 // is not held up for longer. A config applied while they wait (from fw_cfg, a cloud's user data, the API) starts
 // the ones it needs at once (`promote`), and the others wait for those too (one vCPU: three plugins starting with
 // the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait with them: PID 1 writes it before
@@ -21,8 +21,11 @@ export interface PluginWaves {
   networkConfigured(): void;
   /** A machine config needs these plugins: those of the second wave still waiting start now (each once). */
   promote(names: readonly string[], why: string): void;
-  /** A plugin runs (its ready line): the second wave, when due, waits for every plugin started before it to run. */
-  running(name: string): void;
+  /**
+   * A plugin's start ended (it runs, or it could not start): the second wave, when due, waits for the start of every
+   * plugin started before it to end.
+   */
+  startEnded(name: string): void;
   /** The machine stops: whatever has not started does not. */
   cancel(): void;
 }
@@ -36,12 +39,12 @@ export function startInWaves(o: {
 }): PluginWaves {
   if (!o.first.length || !o.rest.length) {
     o.start([...o.first, ...o.rest]);
-    return { networkConfigured: () => {}, promote: () => {}, running: () => {}, cancel: () => {} };
+    return { networkConfigured: () => {}, promote: () => {}, startEnded: () => {}, cancel: () => {} };
   }
   const names = (ps: readonly SupervisedPlugin[]) => ps.map((p) => p.name).join(', ');
   const capMs = o.capMs ?? SECOND_WAVE_CAP_MS;
   let waiting = [...o.rest];
-  /** Started, not running yet. */
+  /** Started, neither running nor failed yet. */
   const starting = new Set(o.first.map((p) => p.name));
   /** Why the second wave is due while it waits for `starting`. */
   let due: string | undefined;
@@ -61,8 +64,9 @@ export function startInWaves(o: {
     + `(${capMs / 1000} s at most)`);
   o.wait?.(o.rest);
   o.start(o.first);
-  const timer = setTimeout(() => second(due ? `${due}; ${[...starting].join(', ')} not running after ${capMs / 1000} s`
-    : `the network is not configured after ${capMs / 1000} s`, true), capMs);
+  const capped = () => (due ? `${due}; ${[...starting].join(', ')} still starting after ${capMs / 1000} s`
+    : `the network is not configured after ${capMs / 1000} s`);
+  const timer = setTimeout(() => second(capped(), true), capMs);
   return {
     networkConfigured: () => second('the network is configured'),
     promote: (wanted, why) => {
@@ -74,7 +78,7 @@ export function startInWaves(o: {
       o.start(now);
       if (!waiting.length) clearTimeout(timer);
     },
-    running: (name) => {
+    startEnded: (name) => {
       starting.delete(name);
       if (!starting.size && due) second(due);
     },

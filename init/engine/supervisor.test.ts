@@ -34,14 +34,17 @@ t.test('starting until the ready line, then running; dying before it: backoff, n
     }
   });
   t.teardown(() => w.close());
+  const ended: string[] = [];
   const sup = new PluginSupervisor({
     state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
-    spawn: (args: string[]) => spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
+    spawn: (args: string[]) => {
+      if (args[1] === 'unforkable') throw new Error('spawn ENOMEM');
+      return spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] });
+    },
+    onStartEnded: (name, ok) => ended.push(`${name} ${ok ? 'runs' : 'failed'}`),
   });
   t.teardown(() => sup.stop(1000));
-  sup.start([plugin('ready'), plugin('silent')]);
+  sup.start([plugin('ready'), plugin('silent'), plugin('unforkable')]);
   const deadline = Date.now() + 15_000;
   const settled = () => seen.get('ready')?.at(-1) === 'running' && seen.get('silent')?.at(-1) === 'backoff';
   while (Date.now() < deadline && !settled()) {
@@ -49,6 +52,8 @@ t.test('starting until the ready line, then running; dying before it: backoff, n
   }
   t.same(seen.get('ready')?.slice(-2), ['starting', 'running'], 'running once it said so');
   t.same(seen.get('silent')?.filter((s) => s !== 'starting'), ['backoff'], 'never running before it died');
+  t.same(ended.sort(), ['ready runs', 'silent failed', 'unforkable failed'],
+    'each start\'s end is told (the plugin waves wait for them)');
   t.ok(lines.some((l) => l === 'just a log line'), 'other output is logged');
   t.notOk(lines.includes(PLUGIN_READY_LINE), 'the ready line is not');
 });
@@ -102,7 +107,8 @@ t.test('waiting (the second wave): a status that says so, no process, no restart
   t.same(status('ready'), { state: 'waiting', pid: 0, restarts: 0, outputs: [] });
   t.same(spawned, [], 'no process while it waits');
   await t.rejects(sup.restart('ready'), { code: 'failed-precondition',
-    message: 'ready has not started yet: it starts once the network is configured' });
+    message: 'ready has not started yet: it starts with the second wave (once the network is configured, or when the '
+      + 'machine config needs it)' });
   t.equal(await sup.restart('nothing'), undefined, 'a name nobody knows is still unknown');
   sup.start([plugin('ready')]);
   t.same(spawned, ['ready']);

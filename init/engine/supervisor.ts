@@ -84,8 +84,11 @@ export interface SupervisorOptions {
   backoff?: { initialMs: number; factor: number; maxMs: number };
   /** A plugin's process is being started (again): its log begins a new run (`cosictl logs --previous`). */
   onRunStart?: (name: string) => void;
-  /** A plugin's process is running (its ready line, or its probe passed). */
-  onRunning?: (name: string) => void;
+  /**
+   * A plugin's start ended: it runs (`ok`: its ready line, or its probe passed), or it could not be forked or ended
+   * before it ran (it may be started again after its backoff).
+   */
+  onStartEnded?: (name: string, ok: boolean) => void;
 }
 
 interface Running {
@@ -187,8 +190,8 @@ export class PluginSupervisor {
       throw new StateError('failed-precondition', `the machine is stopping: ${name} is not restarted`, name);
     }
     if (!r && this.waiting.has(name)) {
-      throw new StateError('failed-precondition', `${name} has not started yet: it starts once the network is `
-        + 'configured', name);
+      throw new StateError('failed-precondition', `${name} has not started yet: it starts with the second wave `
+        + '(once the network is configured, or when the machine config needs it)', name);
     }
     if (!r) return undefined;
     clearTimeout(r.timer);
@@ -236,8 +239,8 @@ export class PluginSupervisor {
     if (r.child !== child || r.status.state !== 'starting') return;
     r.status = { ...r.status, state: 'running' };
     delete r.status.lastError;
-    this.o.onRunning?.(r.plugin.name);
     void this.publish(r).catch((e) => log.error(`publishing status: ${(e as Error).message}`));
+    this.o.onStartEnded?.(r.plugin.name, true);
   }
 
   /** Tries the probe until it passes or this process is no longer the one starting; each new reason is logged. */
@@ -272,6 +275,7 @@ export class PluginSupervisor {
       // No process (a fork refused for memory): the status says so rather than what it was before.
       r.status = { ...r.status, state: 'stopped', pid: 0, lastError: `cannot start: ${(e as Error).message}` };
       void this.publish(r).catch((pe: Error) => log.error(`publishing status: ${pe.message}`));
+      this.o.onStartEnded?.(r.plugin.name, false);
       throw e;
     }
     r.lastError = undefined;
@@ -320,6 +324,7 @@ export class PluginSupervisor {
       const why = r.lastError ?? (wasRunning ? undefined : r.lastStderr);
       if (why) r.status.lastError = why;
       else delete r.status.lastError;
+      if (!wasRunning && !this.stopping) this.o.onStartEnded?.(r.plugin.name, false);
       if (r.removed) return;
       if (this.stopping) {
         void this.publish(r).catch((e) => log.warn(`publishing the stopped status: ${(e as Error).message}`));

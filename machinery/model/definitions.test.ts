@@ -3,7 +3,10 @@
 import t from 'tap';
 import { fillDefinitions, resolveDefinition } from '../../cosi/meta/definition.ts';
 import { builtinTypes, PLUGINS } from '../../plugins/index.ts';
-import { definitionsServedBy } from './definitions.ts';
+import { definitionsServedBy, serversOf } from './definitions.ts';
+import {
+  ADDRESS_SPEC_TYPE, HOSTNAME_SPEC_TYPE, KERNEL_PARAM_SPEC_TYPE, MOTD_TYPE, PLUGIN_STATUS_TYPE,
+} from '../../proto/gen/resource-types.ts';
 
 t.test('each built-in plugin serves the types proto says it does; an unknown server is an error', async (t) => {
   for (const p of PLUGINS.filter((x) => x.name !== 'test-crasher')) {
@@ -28,4 +31,11 @@ t.test('the seven statuses renamed to <Noun>SpecStatus answer to their former na
     t.equal(resolveDefinition(defs, plural)?.type, d.type, `${plural} -> ${d.type}`);
     t.equal(resolveDefinition(defs, former)?.type, d.type, `${former} -> ${d.type}`);
   }
+});
+
+t.test('the servers of types: each once, in order met; a type nobody built in serves has none', async (t) => {
+  t.same(serversOf([HOSTNAME_SPEC_TYPE, KERNEL_PARAM_SPEC_TYPE, ADDRESS_SPEC_TYPE, 'Widgets.example.com']),
+    ['network', 'system'], 'the config bench:boot applies: network and system act on it');
+  t.same(serversOf([MOTD_TYPE, PLUGIN_STATUS_TYPE]), ['issue', 'engine']);
+  t.same(serversOf([]), []);
 });

@@ -16,6 +16,13 @@ export interface Plugin {
   /** Resource types this plugin introduces (registered by the engine before it starts). */
   types(): DefinitionInput[];
   controllers(): Controller[];
+  /**
+   * Its controllers that only transform state (the merges of its layers: no system call, nothing of the kernel's):
+   * they run on PID 1's engine, beside the process that runs `controllers()` (the process rule: only what touches
+   * the kernel needs the process). A merged spec is then in the engine's state as soon as its layers are, and the
+   * process neither watches the layers nor writes what it merges.
+   */
+  engineControllers?(): Controller[];
   /** The only capabilities the plugin process keeps (no_new_privs is always set). */
   readonly capabilities: readonly CapabilityName[];
   /**
@@ -101,7 +108,10 @@ export function parsePluginLine(line: string): { level: LineLevel; text: string 
 export const HOST_MODE_ENV = 'COSI_HOST_MODE';
 export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
 
-/** The types a plugin's connection may write. */
+/** Every controller of a plugin: its process's and those it runs on the engine. */
+export const everyController = (p: Plugin): Controller[] => [...p.controllers(), ...p.engineControllers?.() ?? []];
+
+/** The types a plugin's connection may write (its process's controllers' outputs). */
 export function pluginOutputs(p: Plugin): string[] {
   return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
 }
@@ -111,7 +121,7 @@ export function pluginOutputs(p: Plugin): string[] {
  * some plugin's controller writes exclusively is a status: written by that controller only.
  */
 export function servedTypes(plugins: readonly Plugin[]): DefinitionInput[] {
-  const exclusive = new Set(plugins.flatMap((p) => p.controllers())
+  const exclusive = new Set(plugins.flatMap(everyController)
     .flatMap((c) => c.outputs().filter((x) => x.kind === 'exclusive').map((x) => x.type)));
   return [...ENGINE_TYPES, ...plugins.flatMap((p) => p.types())]
     .map((d) => (d.access || !exclusive.has(d.type) ? d : { ...d, access: 'controllers' as const }));

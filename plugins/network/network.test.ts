@@ -9,6 +9,7 @@ import { newResource } from '../../cosi/resource/resource.ts';
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
 import { builtinTypes } from '../index.ts';
 import { networkPlugin } from './plugin.ts';
+import { everyController } from '../../machinery/model/plugin.ts';
 import { Rtnl } from './rtnetlink/client.ts';
 import {
   ADDRESS_SPEC_TYPE, ADDRESS_SPEC_STATUS_TYPE, KERNEL_CMDLINE_TYPE, KERNEL_MODULE_SPEC_TYPE, LINK_SPEC_STATUS_TYPE,
@@ -27,7 +28,7 @@ if (process.getuid?.() !== 0) {
   const ip = '192.0.2.15::192.0.2.1:24::eth0:off';
   // hostname/resolvers write /etc and DHCP needs a server: tested apart (hostname-resolvers, dhcp).
   const skip = new Set(['hostname-spec', 'resolver-spec', 'dhcp-spec']);
-  const h = await controllerHarness(t, networkPlugin.controllers().filter((c) => !skip.has(c.name)), {
+  const h = await controllerHarness(t, everyController(networkPlugin).filter((c) => !skip.has(c.name)), {
     codecs: builtinCodecs(builtinTypes()),
     seed: [newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, {
       raw: `ip=${ip}`, params: { ip },

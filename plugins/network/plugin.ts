@@ -55,14 +55,16 @@ export const networkPlugin: Plugin = {
     // On a host, no modules loaded, no DHCP on its network and no resolvers from its router advertisements.
     ...(inHostMode() ? [] : [dhcpConfigController(), linkModulesController(), routerDnsController(rtnl)]),
     cmdlineConfigController(),
-    linkMergeController(), addressMergeController(), routeMergeController(), ruleMergeController(),
-    dhcpMergeController(),
-    hostnameMergeController(), resolverMergeController(),
     linkSpecController(rtnl), addressSpecController(rtnl), routeSpecController(rtnl), ruleSpecController(rtnl),
     dhcpSpecController(native), dhcp6SpecController(), routeStatusController(rtnl),
     hostnameSpecController(
       nativeHostnameKernel(native, '/etc', () => readFileSync('/proc/sys/kernel/domainname', 'utf8').trim()),
     ),
     resolverSpecController(),
+  ],
+  // Layers in, one spec per id out: on the engine, which has the layers at hand (no watches of them here).
+  engineControllers: () => [
+    linkMergeController(), addressMergeController(), routeMergeController(), ruleMergeController(),
+    dhcpMergeController(), hostnameMergeController(), resolverMergeController(),
   ],
 };

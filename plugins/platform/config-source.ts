@@ -121,7 +121,7 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
           for (const s of sources) {
             tried.set(s.name, { state: 'pending', attempts: 0, nextAt: 0, message: 'not asked yet' });
           }
-          // Written together (one round trip to the engine, not one each): the config waits for them.
+          // Written together (in flight at once, not one after another): the config waits for them.
           await Promise.all([putMetadata(ctx, { platform: detected.platform, detectedBy: detected.by }),
             ...sources.map((s) => report(s, env, tried.get(s.name)!))]);
         }
@@ -151,9 +151,10 @@ export function configSourceController(o: ConfigSourceOptions): Controller {
             const skipped = sources.filter((other) => other !== s && tried.get(other.name)!.state !== 'absent');
             const why = `not needed: ${s.name} gave the config`;
             for (const other of skipped) Object.assign(tried.get(other.name)!, { state: 'skipped', message: why });
-            // The sources' states beside the config, not before it: each write is a round trip to a busy engine.
-            await Promise.all([publish(ctx, s.name, detected, outcome),
-              ...[s, ...skipped].map((x) => report(x, env, tried.get(x.name)!))]);
+            // The sources' states before the config (whoever sees it applied sees which source gave it), written
+            // together: in flight at once, not one after another through an engine busy with starting plugins.
+            await Promise.all([s, ...skipped].map((x) => report(x, env, tried.get(x.name)!)));
+            await publish(ctx, s.name, detected, outcome);
             ctx.log.info(`config source ${s.name}: ${outcome.message}`);
             done = true;
             break;

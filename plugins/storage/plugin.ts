@@ -19,8 +19,10 @@ export const storagePlugin: Plugin = {
   syscalls: ['mount', 'umount2'],
   hostMounts: true, // what it mounts is the machine's
   controllers: () => [
-    blockDeviceStatusController(native), mountMergeController(), mountSpecController(nativeMountKernel(native)),
+    blockDeviceStatusController(native), mountSpecController(nativeMountKernel(native)),
     // A host's disks are its own: `serve` never grows or mounts them.
     ...(inHostMode() ? [] : [ephemeralController(nativeEphemeralKernel(native))]),
   ],
+  // Layers in, one spec per target out: on the engine (Plugin.engineControllers).
+  engineControllers: () => [mountMergeController()],
 };

@@ -30,12 +30,14 @@ export const systemPlugin: Plugin = {
   syscalls: ['finit_module', 'delete_module'],
   controllers: () => [
     kernelParamConfigController({ ...(inHostMode() ? {} : { has: (key) => existsSync(sysctlPath(key)) }) }),
-    kernelParamMergeController(), kernelParamSpecController(),
-    kernelModuleMergeController(), kernelModuleSpecController(nativeLoader(native), defaultModuleSources()),
+    kernelParamSpecController(),
+    kernelModuleSpecController(nativeLoader(native), defaultModuleSources()),
     kernelModuleStatusController(defaultModuleSources(), native),
     deviceStatusController({
       sources: defaultModuleSources(), native, ...(inHostMode() ? {} : { loader: nativeLoader(native) }),
     }),
-    fileMergeController(), fileSpecController(),
+    fileSpecController(),
   ],
+  // Layers in, one spec per id out: on the engine (Plugin.engineControllers).
+  engineControllers: () => [kernelParamMergeController(), kernelModuleMergeController(), fileMergeController()],
 };

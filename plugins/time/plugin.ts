@@ -19,8 +19,9 @@ export const timePlugin: Plugin = {
   syscalls: ['clock_settime', 'clock_adjtime', 'adjtimex', 'settimeofday'],
   // On a host (`serve`) it measures only: the host's clock is not ours to set.
   // On a host, no floor either: its clock is not ours, and nothing moved it.
+  // Layers in, one spec out: on the engine (Plugin.engineControllers).
+  engineControllers: () => [timeServerMergeController()],
   controllers: () => [
-    timeServerMergeController(),
     inHostMode() ? timeSpecController(hostModeClock(), { floorMs: 0 }) : timeSpecController(nativeClock(native)),
   ],
 };

@@ -88,8 +88,11 @@ export interface MachineConfigOptions {
    * and how they are registered before the config's resources of those types are created.
    */
   extensions?: { book: ExtensionTypeBook; register(name: string, types: readonly DefinitionInput[]): Promise<void> };
-  /** Told the config's resources whenever its status says it is applied or tried (it names what acts on them). */
-  onApplied?: (resources: readonly Resource[]) => void;
+  /**
+   * Told the types of the config's resources before its status says it is applied or tried (the engine starts the
+   * plugins that act on them, and the config milestone waits for those).
+   */
+  onApplied?: (types: readonly string[]) => void;
 }
 
 /** How long a config from the platform (not a user) waits for its extensions' images to be reachable. */
@@ -426,15 +429,22 @@ export class MachineConfig {
     next.resources = this.count();
     this.status = next;
     const p = { namespace: RUNTIME_NS, type: CONFIG_STATUS_TYPE, id: CONFIG_STATUS_ID };
+    if (this.o.onApplied && (next.state === 'applied' || next.state === 'trying')) {
+      try {
+        this.o.onApplied(this.o.state.unownedTypes(this.keptType()));
+      } catch (e) {
+        // What listens is not the config's business: the config stays applied.
+        this.o.log.error(`after the config was applied: ${(e as Error).message}`);
+      }
+    }
     const cur = this.o.state.findSync(p);
     if (!cur) {
       await this.o.state.create(newResource(p, next), { owner: this.o.owner });
-    } else {
-      const upd = copyResource(cur);
-      upd.spec = next;
-      await this.o.state.update(upd, { owner: this.o.owner });
+      return;
     }
-    if (this.o.onApplied && (next.state === 'applied' || next.state === 'trying')) this.o.onApplied(this.resources());
+    const upd = copyResource(cur);
+    upd.spec = next;
+    await this.o.state.update(upd, { owner: this.o.owner });
   }
 
   /**
