@@ -14,7 +14,7 @@ import { upsert } from '../../cosi/state/upsert.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
 import {
-  everyController, HOST_MODE_ENV, pluginOutputs, servedTypes, type Plugin,
+  controllerStats, everyController, HOST_MODE_ENV, pluginOutputs, pluginWriters, servedTypes, type Plugin,
 } from '../../machinery/model/plugin.ts';
 import { StateError } from '../../cosi/state/errors.ts';
 import {
@@ -234,11 +234,12 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
       { state: 'running', pid: process.pid, restarts: 0, outputs: pluginOutputs(p) } satisfies PluginStatusSpec,
       ENGINE_OWNER);
-    return startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.controllers());
+    return { plugin: p.name, runtime: await startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`),
+      everyController(p)) };
   }));
   const merging = o.startPlugins === false ? [] : o.plugins.filter((p) => !p.inEngine && p.engineControllers);
-  inEngineRuntimes.push(...await Promise.all(merging.map((p) =>
-    startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.engineControllers!()))));
+  inEngineRuntimes.push(...await Promise.all(merging.map(async (p) => ({ plugin: p.name,
+    runtime: await startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.engineControllers!()) }))));
   const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
   const announce = o.announce ?? ((l: string) => o.log.info(l));
   const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });
@@ -268,7 +269,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     },
     userData: { config, persisted, log: o.log.child('config') },
     // Read at scrape time only, once the API below serves.
-    metrics: { api: () => api.stats(), logs, controllers: () => supervisor.controllerStats(),
+    metrics: { api: () => api.stats(), logs, controllers: () => [...supervisor.controllerStats(),
+      ...inEngineRuntimes.map((r) => ({ plugin: r.plugin, controllers: controllerStats(r.runtime.statuses()) }))],
       tls: () => certificate.tls },
     ...(o.onPowerRequest ? { onPowerRequest: o.onPowerRequest } : {}),
     installer: {
@@ -345,7 +347,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   }
   // Once the plugin socket listens: an extension's process connects to it as it starts.
   controllers.register(extensionSpec({
-    state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket, builtins,
+    state, log: o.log.child('extensions'), supervisor, admission, pluginSocket: o.pluginSocket,
+    builtins: pluginWriters(o.plugins),
     machine: extensionMachine, types: extensionTypes,
   }));
   await controllers.watching();
@@ -370,7 +373,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       // The config first: a change it is making may wait for a controller's finalizer (an extension stopping).
       await config.stop();
       await controllers.stop();
-      for (const r of inEngineRuntimes) await r.stop();
+      for (const r of inEngineRuntimes) await r.runtime.stop();
       upgrader.close();
       trial?.close();
       await supervisor.stop();

@@ -39,20 +39,23 @@ t.test('starting until the ready line, then running; dying before it: backoff, n
     state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
     spawn: (args: string[]) => {
       if (args[1] === 'unforkable') throw new Error('spawn ENOMEM');
+      if (args[1] === 'missing') return spawn('/nonexistent/plugin', [], { stdio: ['ignore', 'pipe', 'pipe'] });
       return spawn(process.execPath, ['-e', SCRIPTS[args[1]!]!], { stdio: ['ignore', 'pipe', 'pipe'] });
     },
     onStartEnded: (name, ok) => ended.push(`${name} ${ok ? 'runs' : 'failed'}`),
   });
   t.teardown(() => sup.stop(1000));
-  sup.start([plugin('ready'), plugin('silent'), plugin('unforkable')]);
+  sup.start([plugin('ready'), plugin('silent'), plugin('unforkable'), plugin('missing')]);
   const deadline = Date.now() + 15_000;
-  const settled = () => seen.get('ready')?.at(-1) === 'running' && seen.get('silent')?.at(-1) === 'backoff';
+  const settled = () => seen.get('ready')?.at(-1) === 'running' && seen.get('silent')?.at(-1) === 'backoff'
+    && seen.get('missing')?.at(-1) === 'stopped';
   while (Date.now() < deadline && !settled()) {
     await new Promise((r) => setTimeout(r, 50));
   }
   t.same(seen.get('ready')?.slice(-2), ['starting', 'running'], 'running once it said so');
   t.same(seen.get('silent')?.filter((s) => s !== 'starting'), ['backoff'], 'never running before it died');
-  t.same(ended.sort(), ['ready runs', 'silent failed', 'unforkable failed'],
+  t.equal(seen.get('missing')?.at(-1), 'stopped', 'an executable not found: stopped, not starting for ever');
+  t.same(ended.sort(), ['missing failed', 'ready runs', 'silent failed', 'unforkable failed'],
     'each start\'s end is told (the plugin waves wait for them)');
   t.ok(lines.some((l) => l === 'just a log line'), 'other output is logged');
   t.notOk(lines.includes(PLUGIN_READY_LINE), 'the ready line is not');

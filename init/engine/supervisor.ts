@@ -311,7 +311,14 @@ export class PluginSupervisor {
     const ready = r.plugin.ready ?? { kind: 'plugin' };
     if (ready.kind === 'started') child.once('spawn', () => this.becameReady(r, child, log));
     if (ready.kind === 'tcp' || ready.kind === 'http') void this.probeUntilReady(r, child, ready, log);
-    child.on('error', (e) => log.error(`cannot start: ${e.message}`));
+    child.on('error', (e) => {
+      log.error(`cannot start: ${e.message}`);
+      // No process came of it (an executable not found): no exit follows, its start ended here.
+      if (child.pid !== undefined || r.child !== child || this.stopping) return;
+      r.status = { ...r.status, state: 'stopped', pid: 0, lastError: `cannot start: ${e.message}` };
+      void this.publish(r).catch((pe: Error) => log.error(`publishing status: ${pe.message}`));
+      this.o.onStartEnded?.(r.plugin.name, false);
+    });
     child.on('exit', (code, signal) => void (async () => {
       // Its pipes may outlive it (a child of its own holds them): waited for a moment, not for ever.
       await Promise.race([Promise.all(drained), new Promise((res) => setTimeout(res, 500).unref())]);

@@ -4,6 +4,8 @@ import t from 'tap';
 import { fillDefinitions, resolveDefinition } from '../../cosi/meta/definition.ts';
 import { builtinTypes, PLUGINS } from '../../plugins/index.ts';
 import { definitionsServedBy, serversOf } from './definitions.ts';
+import { pluginOutputs, pluginWriters } from './plugin.ts';
+import * as TYPES from '../../proto/gen/resource-types.ts';
 import {
   ADDRESS_SPEC_TYPE, HOSTNAME_SPEC_TYPE, KERNEL_PARAM_SPEC_TYPE, MOTD_TYPE, PLUGIN_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
@@ -39,3 +41,17 @@ t.test('the servers of types: each once, in order met; a type nobody built in se
   t.same(serversOf([MOTD_TYPE, PLUGIN_STATUS_TYPE]), ['issue', 'engine']);
   t.same(serversOf([]), []);
 });
+
+t.test('each merged type has its plugin as writer, though the merges run on the engine: no extension may claim it',
+  async (t) => {
+    const merged = Object.entries(TYPES).filter(([k, v]) => k.startsWith('MERGED_') && typeof v === 'string')
+      .map(([, v]) => v as string);
+    t.ok(merged.length >= 10, `${merged.length} merged types`);
+    const writers = pluginWriters(PLUGINS);
+    for (const type of merged) {
+      t.ok(writers.some((w) => w.outputs.includes(type)), `${type} has a built-in writer`);
+    }
+    const network = PLUGINS.find((p) => p.name === 'network')!;
+    t.notOk(pluginOutputs(network).includes(TYPES.MERGED_ADDRESS_SPEC_TYPE),
+      'the network process\'s connection may not write what the engine merges');
+  });

@@ -3,6 +3,7 @@
 // engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
 import type { LogLevel } from '../../proto/gen/spec-types.ts';
 import type { Controller } from '../../cosi/controller/contract.ts';
+import type { ControllerStatus } from '../../cosi/controller/runtime.ts';
 import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { ENGINE_TYPES } from './runtime-types.ts';
 import type { CapabilityName } from '../../native/index.ts';
@@ -66,6 +67,11 @@ export const PLUGIN_STATS_PREFIX = 'COSI-PLUGIN-STATS ';
 export interface ControllerStats {
   name: string; reconciles: number; seconds: number; errors: number; buckets: [le: number, count: number][];
 }
+/** A controller runtime's figures as a plugin reports them (its stats line, the engine's metrics). */
+export const controllerStats = (statuses: readonly ControllerStatus[]): ControllerStats[] => statuses.map((s) => ({
+  name: s.name, reconciles: s.reconciles.count, seconds: s.reconciles.sum, errors: s.restarts,
+  buckets: s.reconciles.bounds.map((b, i): [number, number] => [b, s.reconciles.counts[i]!]),
+}));
 export const pluginStatsLine = (controllers: ControllerStats[]) =>
   `${PLUGIN_STATS_PREFIX}${JSON.stringify({ controllers })}`;
 
@@ -110,6 +116,14 @@ export const inHostMode = () => process.env[HOST_MODE_ENV] === '1';
 
 /** Every controller of a plugin: its process's and those it runs on the engine. */
 export const everyController = (p: Plugin): Controller[] => [...p.controllers(), ...p.engineControllers?.() ?? []];
+
+/**
+ * Each plugin with the types any controller of its writes (its process's and its engine's): what no extension may
+ * declare as an output of its own.
+ */
+export const pluginWriters = (plugins: readonly Plugin[]) => plugins.map((p) => ({
+  name: p.name, outputs: [...new Set(everyController(p).flatMap((c) => c.outputs().map((o) => o.type)))].sort(),
+}));
 
 /** The types a plugin's connection may write (its process's controllers' outputs). */
 export function pluginOutputs(p: Plugin): string[] {

@@ -1,7 +1,7 @@
 // route-merge: RouteSpecs of every layer -> one MergedRouteSpec per table, destination (and so
 // family) and metric, the kernel's own key of a route: a default route declared by config
 // replaces DHCP's at the same metric, and an IPv4 and an IPv6 default route stay two.
-import { isIP } from 'node:net';
+import { ipFamily } from '../../machinery/sys/ip-literal.ts';
 import { mergeController } from '../sdk/merge-controller.ts';
 import { type RouteSpecSpec } from './types.ts';
 import { MERGED_ROUTE_SPEC_TYPE, NETWORK_NS, ROUTE_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
@@ -11,7 +11,7 @@ export const MAIN_TABLE = 254;
 
 /** A route's destination; unset is the default route of its gateway's (or source's) family. */
 export function routeDestination(s: RouteSpecSpec): string {
-  const v6 = (s.gateway && isIP(s.gateway) === 6) || (s.source && isIP(s.source) === 6);
+  const v6 = (s.gateway && ipFamily(s.gateway) === 6) || (s.source && ipFamily(s.source) === 6);
   return s.destination ?? (v6 ? '::/0' : '0.0.0.0/0');
 }
 

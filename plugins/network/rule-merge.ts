@@ -1,6 +1,6 @@
 // rule-merge: RuleSpecs of every layer -> one MergedRuleSpec per family, priority and match
 // (from, to, mark, tos): the highest layer's table wins.
-import { isIP } from 'node:net';
+import { ipFamily } from '../../machinery/sys/ip-literal.ts';
 import { mergeController } from '../sdk/merge-controller.ts';
 import { type RuleSpecSpec } from './types.ts';
 import { MERGED_RULE_SPEC_TYPE, NETWORK_NS, RULE_SPEC_TYPE } from '../../proto/gen/resource-types.ts';
@@ -8,7 +8,7 @@ import { MERGED_RULE_SPEC_TYPE, NETWORK_NS, RULE_SPEC_TYPE } from '../../proto/g
 /** The rule's family: that of its from or to, else the one it names (4 when none). */
 export function ruleFamily(s: RuleSpecSpec): 4 | 6 {
   const ip = (s.from ?? s.to)?.split('/')[0];
-  if (ip) return isIP(ip) === 6 ? 6 : 4;
+  if (ip) return ipFamily(ip) === 6 ? 6 : 4;
   return s.family === 6 ? 6 : 4;
 }
 

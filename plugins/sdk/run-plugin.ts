@@ -5,7 +5,7 @@ import { ControllerRuntime } from '../../cosi/controller/runtime.ts';
 import { RemoteState } from '../../cosi/remote/client.ts';
 import { confine } from './confine.ts';
 import {
-  PLUGIN_READY_LINE, pluginLine, pluginStatsLine, type LineLevel, type Plugin,
+  controllerStats, PLUGIN_READY_LINE, pluginLine, pluginStatsLine, type LineLevel, type Plugin,
 } from '../../machinery/model/plugin.ts';
 import type { SpecCodecs } from '../../cosi/spec/spec-codec.ts';
 import { StartSteps } from './start-steps.ts';
@@ -69,10 +69,7 @@ export async function runPlugin(p: Plugin, codecs: SpecCodecs, steps = new Start
   // The controllers' figures for the engine's metrics, when they changed.
   let said = '';
   const stats = setInterval(() => {
-    const line = pluginStatsLine(runtime.statuses().map((s) => ({
-      name: s.name, reconciles: s.reconciles.count, seconds: s.reconciles.sum, errors: s.restarts,
-      buckets: s.reconciles.bounds.map((b, i): [number, number] => [b, s.reconciles.counts[i]!]),
-    })));
+    const line = pluginStatsLine(controllerStats(runtime.statuses()));
     if (line !== said) process.stdout.write(`${line}\n`);
     said = line;
   }, STATS_EVERY_MS);

@@ -229,7 +229,7 @@ export interface PluginStatusSpec {
   pid: number;
   /** How many times it was restarted. */
   restarts: number;
-  /** The types this plugin may write. */
+  /** The types this plugin's connection may write (its merges run on the engine and are not among them). */
   outputs?: string[];
   /** How it last ended. */
   lastExit?: PluginExit;
