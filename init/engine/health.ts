@@ -158,7 +158,7 @@ const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
  * twice at most (its first change at once, the rest together). The first change after a quiet time is read at once:
  * a milestone is seen when it is reached, and the second wave of plugins is not held back by a wait.
  */
-const SETTLE_MS = 100;
+const SETTLE_MS = 25;
 
 export interface HealthOptions {
   owner: string;

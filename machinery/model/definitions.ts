@@ -2,6 +2,7 @@
 // from each spec message's (appliance.v1alpha1.resource) option): the engine's and each plugin's, by name.
 import type { DefinitionInput } from '../../cosi/meta/definition.ts';
 import { DEFINITIONS_BY_SERVER } from '../../proto/gen/resource-types.ts';
+import { copyPlain } from '../../cosi/state/freeze.ts';
 
 /** The types `server` ("engine" or a built-in plugin's name) serves, fresh copies; none is an error. */
 export function definitionsServedBy(server: string): DefinitionInput[] {
@@ -10,12 +11,12 @@ export function definitionsServedBy(server: string): DefinitionInput[] {
     throw new Error(`no resource type is served by "${server}" (the served_by of the (appliance.v1alpha1.resource) `
       + `options in proto/appliance name ${Object.keys(DEFINITIONS_BY_SERVER).join(', ')})`);
   }
-  return found.map((d) => structuredClone(d));
+  return found.map((d) => copyPlain(d));
 }
 
 /** Every built-in type's definition (the engine's and every built-in plugin's), without loading any plugin. */
 export function allBuiltinDefinitions(): DefinitionInput[] {
-  return Object.values(DEFINITIONS_BY_SERVER).flat().map((d) => structuredClone(d));
+  return Object.values(DEFINITIONS_BY_SERVER).flat().map((d) => copyPlain(d));
 }
 
 let serverByType: Map<string, string> | undefined;
