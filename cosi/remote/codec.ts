@@ -2,7 +2,6 @@
 // wire.ts encodes). The rules of shared/cosi-wire.md that clients depend on live
 // here: versions as decimal strings ("undefined" in tombstones), a spec on every
 // resource, no empty proto_spec, presence of optional fields.
-import YAML from 'yaml';
 import { OpaqueSpec, type Metadata, type Resource } from '../resource/resource.ts';
 import { StateError } from '../state/errors.ts';
 import { deepFreeze } from '../state/freeze.ts';

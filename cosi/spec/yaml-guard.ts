@@ -3,7 +3,7 @@
 // after most of a second), costs about 0.7 ms per KiB, and its duplicate-key check is
 // quadratic (20,000 keys: 1.5 s), so nesting is bounded by a linear scan (scanNesting),
 // size by a limit, and duplicate keys are found in one pass (parseUntrustedYaml).
-import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { yamlLibrary } from './yaml-library.cjs';
 
 /** Deepest flow nesting ([ and {) accepted by default. */
 export const MAX_FLOW_DEPTH = 64;
@@ -153,6 +153,7 @@ export function codeFrame(text: string, at: { line: number; col: number }, first
 /** Every key a mapping of `doc` has again (each later occurrence), found in one pass (the parser's own check is
  * quadratic); `line` gives a key node's line. */
 function duplicateKeys(node: unknown, line: (n: unknown) => number | undefined): { key: string; line?: number }[] {
+  const { isMap, isScalar, isSeq } = yamlLibrary();
   const found: { key: string; line?: number }[] = [];
   const stack: unknown[] = [node];
   while (stack.length) {
@@ -196,6 +197,7 @@ export function parseUntrustedYaml(
   const deep = scanNesting(text, o.maxDepth);
   if (deep) return { ok: false, message: deep };
   const pyyaml = o.dialect === 'pyyaml';
+  const { LineCounter, parseDocument } = yamlLibrary();
   const lines = new LineCounter();
   const d = parseDocument(text, { uniqueKeys: false, lineCounter: lines, ...(pyyaml ? { version: '1.1' } : {}) });
   if (d.errors.length) {

@@ -9,7 +9,7 @@
 //   scripts, #include   ignored, with why
 // gzip is undone first; size, UTF-8 and nesting are checked as for any config. cloud-config
 // YAML is read as cloud-init reads it (PyYAML: YAML 1.1, duplicated keys warned about).
-import YAML from 'yaml';
+import { yamlLibrary } from '../../../cosi/spec/yaml-library.cjs';
 import { decodeConfigInput } from '../config-input.ts';
 import { isMap, parsePyYaml } from '../safe-yaml.ts';
 import { translateCloudConfig } from './cloud-config.ts';
@@ -34,7 +34,7 @@ const directives: [RegExp, string][] = [
 ];
 
 export function documentsToYaml(docs: readonly ConfigDocument[]): string {
-  return docs.map((d) => YAML.stringify({ metadata: { type: d.type, id: d.id }, spec: d.spec })).join('---\n');
+  return docs.map((d) => yamlLibrary().stringify({ metadata: { type: d.type, id: d.id }, spec: d.spec })).join('---\n');
 }
 
 type CloudConfig = { ok: true; cfg: Record<string, unknown>; warnings: string[] } | { ok: false; message: string };
