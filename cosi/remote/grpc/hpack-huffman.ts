@@ -47,7 +47,11 @@ function canonical(lengths: readonly number[]): Canonical {
   const max = Math.max(...lengths);
   const count = new Array<number>(max + 1).fill(0);
   for (const l of lengths) count[l]!++;
-  const symbols = lengths.map((_, s) => s).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
+  // By length, then by symbol: one bucket per length, filled in symbol order (a sort with a comparator cost each
+  // process a few milliseconds of its start, run once in the interpreter).
+  const buckets = Array.from({ length: max + 1 }, (): number[] => []);
+  lengths.forEach((l, s) => buckets[l]!.push(s));
+  const symbols = buckets.flat();
   const first = new Array<number>(max + 1).fill(0);
   const start = new Array<number>(max + 1).fill(0);
   let code = 0;

@@ -2,7 +2,8 @@
 // has an address to send from before it has a lease (the link's fe80:: address), so an ordinary
 // socket does: messages go to ff02::1:2 scoped to the link (`%link`), answers come back unicast
 // and are told apart by transaction id. Opened by the first client, closed with the last.
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
+import { lazyDgram } from '../../../machinery/sys/lazy-builtins.ts';
 import { ALL_SERVERS, CLIENT_PORT, SERVER_PORT } from './message.ts';
 
 export interface Dhcp6Transport {
@@ -23,7 +24,7 @@ export function udp6Transport(log: { warn(m: string): void }): Dhcp6Transport {
     socket = undefined;
   };
   const open = (): Socket => {
-    const s = createSocket({ type: 'udp6', reuseAddr: true });
+    const s = lazyDgram().createSocket({ type: 'udp6', reuseAddr: true });
     s.on('message', (packet) => {
       for (const l of listeners) l(packet);
     });

@@ -1,9 +1,8 @@
 // client: one SNTP exchange over UDP. t1 is read from the clock just before sending;
 // t4 is t1 plus the monotonic time that passed, so a clock step in between cannot
 // corrupt the sample.
-import { createSocket } from 'node:dgram';
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { lazyDgram, lazyDnsPromises } from '../../../machinery/sys/lazy-builtins.ts';
 import { encodeRequest, sampleFromReply, type Sample } from './packet.ts';
 
 export const NTP_PORT = 123;
@@ -35,12 +34,12 @@ export async function querySntp(server: string, now: () => number, timeoutMs = 2
   let address = host;
   if (!isIP(host)) {
     try {
-      address = (await lookup(host)).address;
+      address = (await lazyDnsPromises().lookup(host)).address;
     } catch (e) {
       throw new SntpError(`cannot resolve: ${(e as Error).message}`, server, { cause: e });
     }
   }
-  const sock = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
+  const sock = lazyDgram().createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
   try {
     return await new Promise<QueryResult>((resolve, reject) => {
       const timer = setTimeout(() => reject(new SntpError(`no answer within ${timeoutMs} ms`, server)), timeoutMs);
