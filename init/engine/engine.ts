@@ -228,18 +228,19 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap(everyController).map((c) => c.name)]);
   // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
   // log ring; the others are processes the supervisor starts, and their merges (Plugin.engineControllers) run here.
-  const inEngine = o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine);
-  const runsInEngine = new Set(inEngine.map((p) => p.name));
-  const inEngineRuntimes = await Promise.all(inEngine.map(async (p) => {
-    await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
-      { state: 'running', pid: process.pid, restarts: 0, outputs: pluginOutputs(p) } satisfies PluginStatusSpec,
-      ENGINE_OWNER);
+  const runsInEngine = new Set(o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine).map((p) => p.name));
+  const onEngine = o.startPlugins === false ? [] : o.plugins
+    .map((p) => ({ p, controllers: p.inEngine ? everyController(p) : p.engineControllers?.() ?? [] }))
+    .filter((e) => e.p.inEngine || e.controllers.length);
+  const inEngineRuntimes = await Promise.all(onEngine.map(async ({ p, controllers }) => {
+    if (p.inEngine) {
+      await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
+        { state: 'running', pid: process.pid, restarts: 0, outputs: pluginOutputs(p) } satisfies PluginStatusSpec,
+        ENGINE_OWNER);
+    }
     return { plugin: p.name, runtime: await startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`),
-      everyController(p)) };
+      controllers) };
   }));
-  const merging = o.startPlugins === false ? [] : o.plugins.filter((p) => !p.inEngine && p.engineControllers);
-  inEngineRuntimes.push(...await Promise.all(merging.map(async (p) => ({ plugin: p.name,
-    runtime: await startEngineControllers(state, codecs, o.log.child(`plugin/${p.name}`), p.engineControllers!()) }))));
   const accessOf = createApiAccess(definitionOf, (owner) => owners.has(owner));
   const announce = o.announce ?? ((l: string) => o.log.info(l));
   const certificate = await apiCertificate({ state, log: o.log.child('api'), owner: ENGINE_OWNER, announce });

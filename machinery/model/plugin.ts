@@ -122,12 +122,17 @@ export const everyController = (p: Plugin): Controller[] => [...p.controllers(),
  * declare as an output of its own.
  */
 export const pluginWriters = (plugins: readonly Plugin[]) => plugins.map((p) => ({
-  name: p.name, outputs: [...new Set(everyController(p).flatMap((c) => c.outputs().map((o) => o.type)))].sort(),
+  name: p.name, outputs: outputTypes(everyController(p)),
 }));
 
 /** The types a plugin's connection may write (its process's controllers' outputs). */
 export function pluginOutputs(p: Plugin): string[] {
-  return [...new Set(p.controllers().flatMap((c) => c.outputs().map((o) => o.type)))].sort();
+  return outputTypes(p.controllers());
+}
+
+/** The types some of `controllers` write, each once, sorted. */
+function outputTypes(controllers: readonly Controller[]): string[] {
+  return [...new Set(controllers.flatMap((c) => c.outputs().map((o) => o.type)))].sort();
 }
 
 /**
