@@ -155,8 +155,8 @@ const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 
 /**
  * The shortest time between two evaluations: a plugin's start writes many statuses at once, and such a burst is read
- * twice at most (its first change at once, the rest together). The first change after a quiet time is read at once:
- * a milestone is seen when it is reached, and the second wave of plugins is not held back by a wait.
+ * once per SETTLE_MS at most, its changes together. The first change after a quiet time is read at once: a milestone
+ * is seen when it is reached, and the second wave of plugins is not held back by a wait.
  */
 const SETTLE_MS = 25;
 
