@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundlePlugin, eagerModules } from './bundle.ts';
+import { bundlePlugin, eagerModules, touchesPerformance } from './bundle.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { LOADED_AT_FIRST_USE } from '../machinery/sys/lazy-builtins.ts';
 
@@ -23,7 +23,15 @@ t.test('the time plugin\'s bundle: its code, no other plugin\'s, nothing loaded 
       else t.notOk(bundled.includes(p.description), `${p.name} is not`);
     }
     t.same(eagerModules(bundled, LOADED_AT_FIRST_USE), []);
+    t.notOk(touchesPerformance(bundled), 'nor the performance global');
   });
+
+t.test('touchesPerformance finds the global, not a property of that name', async (t) => {
+  t.ok(touchesPerformance('const t0=performance.now();'));
+  t.ok(touchesPerformance('x=(performance.timeOrigin)'));
+  t.notOk(touchesPerformance('o.performance.now();a.performance=1;'));
+  t.notOk(touchesPerformance('const t0=process.uptime()*1e3;'));
+});
 
 t.test('eagerModules finds a top-level require by either name', async (t) => {
   const bundled = 'var a=require("node:crypto"),b=require("zlib"),c=require("node:net");';

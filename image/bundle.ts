@@ -41,11 +41,21 @@ export async function bundlePlugin(o: Omit<BundleOptions, 'entry' | 'esm'> & { p
   await build({
     ...common(o), stdin: { contents, resolveDir: o.root, sourcefile: `plugin-${o.plugin}.ts`, loader: 'ts' },
   });
-  const eager = eagerModules(readFileSync(o.outfile, 'utf8'), LOADED_AT_FIRST_USE);
+  const bundled = readFileSync(o.outfile, 'utf8');
+  const eager = eagerModules(bundled, LOADED_AT_FIRST_USE);
   if (eager.length) {
     throw new Error(`${o.outfile}: the ${o.plugin} plugin's bundle loads ${eager.join(', ')} at its start: `
       + 'a module of it imports them statically (load them at first use: machinery/sys/lazy-builtins.ts)');
   }
+  if (touchesPerformance(bundled)) {
+    throw new Error(`${o.outfile}: the ${o.plugin} plugin's bundle reads the \`performance\` global, whose first touch `
+      + 'loads node:perf_hooks at its start: read the clock with cosi/monotonic.ts msSinceStart');
+  }
+}
+
+/** Whether a bundle reads the `performance` global (a property of that name on something else does not count). */
+export function touchesPerformance(bundled: string): boolean {
+  return /(?<![\w$.])performance\./.test(bundled);
 }
 
 /** Which of `modules` a CommonJS bundle requires at its top level (esbuild writes each as `require("node:x")`). */

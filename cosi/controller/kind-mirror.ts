@@ -6,6 +6,7 @@ import type { Resource } from '../resource/resource.ts';
 import { byId } from '../state/bucket.ts';
 import { deepFreeze } from '../state/freeze.ts';
 import type { WatchEvent } from '../state/state.ts';
+import { msSinceStart } from '../monotonic.ts';
 
 export class KindMirror {
   private current = new Map<string, Resource>();
@@ -14,8 +15,8 @@ export class KindMirror {
   /** The bootstrap under way: what it has delivered so far (undefined once it is done). */
   private building: Map<string, Resource> | undefined = new Map();
   private waiters: (() => void)[] = [];
-  /** When the watch whose bootstrap is under way was asked for (performance.now). */
-  private askedAt = performance.now();
+  /** When the watch whose bootstrap is under way was asked for (msSinceStart). */
+  private askedAt = msSinceStart();
   /**
    * When the watch whose bootstrap the mirror holds was asked for: a write answered before then is in its snapshot
    * (the engine takes it as it sets the watch up, after the request).
@@ -37,7 +38,7 @@ export class KindMirror {
   }
 
   /** A watch (of which a bootstrap comes) is asked for now. */
-  requested(at = performance.now()): void {
+  requested(at = msSinceStart()): void {
     this.askedAt = at;
   }
 

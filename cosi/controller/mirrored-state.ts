@@ -19,6 +19,7 @@ import {
 } from '../state/state.ts';
 import type { KindMirror } from './kind-mirror.ts';
 import type { SharedWatches } from './shared-watches.ts';
+import { msSinceStart } from '../monotonic.ts';
 
 /** The longest a read waits for a mirror to catch up with this State's writes (then it asks the state). */
 export const WAIT_MS = 1_000;
@@ -42,7 +43,7 @@ interface Expectation extends Wanted {
   id: string;
   /** Events of `id` applied while the write was under way (its own may come before its answer). */
   early: WatchEvent[];
-  /** When the write began, and when it was answered (what it waits for is known then): performance.now. */
+  /** When the write began, and when it was answered (what it waits for is known then): msSinceStart. */
   startedAt: number;
   answeredAt?: number;
   met: boolean;
@@ -66,7 +67,7 @@ export class MirroredState implements State {
   readonly reads = { mirror: 0, state: 0 };
 
   constructor(private readonly state: State, private readonly watches: SharedWatches,
-    private readonly now = () => performance.now()) {
+    private readonly now = () => msSinceStart()) {
     watches.onApplied((kind, events, mirror) => this.applied(kind, events, mirror));
   }
 

@@ -13,6 +13,7 @@ import { SharedWatches } from './shared-watches.ts';
 import { MirroredState } from './mirrored-state.ts';
 import type { Controller, ControllerLog, Input } from './contract.ts';
 import { guardedState, type SpecNormalizer } from './guarded-state.ts';
+import { msSinceStart } from '../monotonic.ts';
 
 export interface RuntimeOptions {
   log: (controller: string) => ControllerLog;
@@ -129,14 +130,14 @@ export class ControllerRuntime {
       signal: abort.signal,
       requestReconcile: request,
       async next(): Promise<boolean> {
-        if (reconciling !== undefined) status.reconciles.observe((performance.now() - reconciling) / 1000);
+        if (reconciling !== undefined) status.reconciles.observe((msSinceStart() - reconciling) / 1000);
         reconciling = undefined;
         while (!requested && !abort.signal.aborted) await new Promise<void>((r) => {
           wake = r;
         });
         if (abort.signal.aborted) return false;
         requested = false;
-        reconciling = performance.now();
+        reconciling = msSinceStart();
         return true;
       },
     };

@@ -13,6 +13,7 @@
 // instead of asking the state.
 import { kindKey, type State, type Watch, type WatchEvent } from '../state/state.ts';
 import { KindMirror } from './kind-mirror.ts';
+import { msSinceStart } from '../monotonic.ts';
 
 export interface WatchTarget { namespace: string; type: string; id?: string }
 /** `resync`: the watch was opened again after it ended; events may have been missed. */
@@ -97,7 +98,7 @@ export class SharedWatches {
     mirror ??= this.o.mirror && target.id === undefined ? new KindMirror() : undefined;
     mirror?.requested();
     const kind = kindKey(target.namespace, target.type);
-    const openedAt = performance.now();
+    const openedAt = msSinceStart();
     const watch = this.state.watch(
       { namespace: target.namespace, type: target.type, ...(target.id !== undefined ? { id: target.id } : {}) },
       mirror ? { bootstrapContents: true, aggregated: true } : {},
@@ -125,7 +126,7 @@ export class SharedWatches {
       mirror?.rebuild(); // what comes meanwhile is missed: not read from until a new bootstrap is in
       if (shared.closed || this.open.get(key) !== shared || !listeners.size) return;
       // Ended under its subscribers: open it again (at once again if it had lived long).
-      reopen(performance.now() - openedAt > REOPEN_MS.max ? REOPEN_MS.first : delayMs);
+      reopen(msSinceStart() - openedAt > REOPEN_MS.max ? REOPEN_MS.first : delayMs);
     }), () => {
       // Not open: a first open fails its subscribers (the next one tries anew); one opened again is tried again
       // while it has subscribers (given up, they would wait for events that never come).

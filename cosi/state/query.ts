@@ -2,7 +2,6 @@
 // all. Semantics follow the reference runtime: a missing label makes a term false
 // (so an inverted term true); an unparsable number makes a numeric term never match,
 // inverted or not.
-import { setFlagsFromString } from 'node:v8';
 import { StateError } from './errors.ts';
 
 export type LabelOp = 'exists' | 'equal' | 'in' | 'lt' | 'lte' | 'lt-numeric' | 'lte-numeric';
@@ -86,7 +85,8 @@ export function compileIdQuery(regexp: string | undefined): RegExp | undefined {
     throw new StateError('invalid-argument', `id query regexp of ${regexp.length} characters: at most 1024`);
   }
   if (!linearEngine) {
-    setFlagsFromString('--enable-experimental-regexp_engine');
+    // node:v8 at this first use only (machinery/sys/lazy-builtins.ts says why; this layer is below it).
+    process.getBuiltinModule('node:v8').setFlagsFromString('--enable-experimental-regexp_engine');
     linearEngine = true;
   }
   try {

@@ -12,6 +12,7 @@ import {
 } from '../../machinery/kernel/device-drivers.ts';
 import { listDir } from '../../machinery/sys/optional-fs.ts';
 import { readLoaded, type ModuleLoader } from '../../machinery/kernel/module-index.ts';
+import { msSinceStart } from '../../cosi/monotonic.ts';
 
 export interface ColdplugOptions {
   modulesDir?: string;
@@ -39,17 +40,17 @@ function snapshot(sysBus: string, sysBlock: string, buses: ReadonlySet<string>) 
 async function settle(
   sysBus: string, sysBlock: string, buses: ReadonlySet<string>, quietMs: number, maxWaitMs: number,
 ): Promise<{ ms: number; devices: HardwareDevice[] }> {
-  const t0 = performance.now();
+  const t0 = msSinceStart();
   let last = snapshot(sysBus, sysBlock, buses);
   let since = t0;
-  while (performance.now() - t0 < maxWaitMs) {
+  while (msSinceStart() - t0 < maxWaitMs) {
     await sleep(50);
     const now = snapshot(sysBus, sysBlock, buses);
-    if (now.key !== last.key) since = performance.now();
-    else if (performance.now() - since >= quietMs) break;
+    if (now.key !== last.key) since = msSinceStart();
+    else if (msSinceStart() - since >= quietMs) break;
     last = now;
   }
-  return { ms: performance.now() - t0, devices: last.devices };
+  return { ms: msSinceStart() - t0, devices: last.devices };
 }
 
 export interface ColdplugResult extends DriverLoadResult { rounds: number; settledMs: number; aliases: number }

@@ -4,6 +4,7 @@
 // is kept for a long stall that came with paging: under a loaded emulator a healthy boot stalls seconds too.
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import type { Logger } from '../../machinery/log.ts';
+import { msSinceStart } from '../../cosi/monotonic.ts';
 
 export interface LoopStallOptions {
   /** How often the loop is checked. */
@@ -57,11 +58,11 @@ export function watchLoopStalls(log: Logger, o: LoopStallOptions = {}): () => vo
   const stallMs = o.stallMs ?? 1000;
   const gcMs = o.gcMs ?? 250;
   const { warnMs, pagingFaults } = o;
-  let due = performance.now() + periodMs;
+  let due = msSinceStart() + periodMs;
   // Major faults (pages read back from the system image) tell paging from a busy CPU.
   let faults = process.resourceUsage().majorPageFault;
   const timer = setInterval(() => {
-    const now = performance.now();
+    const now = msSinceStart();
     const late = lateBy(due, now, stallMs);
     const nowFaults = process.resourceUsage().majorPageFault;
     if (late !== undefined) {

@@ -40,6 +40,7 @@ import { prepareGroup, removeGroup } from '../../machinery/sys/cgroup.ts';
 import { withExistingInterfaces, writeSysctls } from '../../machinery/sys/sysctl.ts';
 import { HARDENING_PARAMS } from '../../machinery/kernel/hardening.ts';
 import type { Engine } from '../engine/engine.ts';
+import { msSinceStart } from '../../cosi/monotonic.ts';
 
 /** Where PID 1 serves the COSI API (override: appliance.api=HOST:PORT) and plugins connect. */
 export const DEFAULT_API_LISTEN = '0.0.0.0:50000';
@@ -65,9 +66,9 @@ export const SIGNAL_ACTIONS: Readonly<Record<string, PowerAction>> = {
 };
 
 async function phase<T>(log: Logger, name: string, fn: () => T | Promise<T>): Promise<T> {
-  const t0 = performance.now();
+  const t0 = msSinceStart();
   const r = await fn();
-  log.info(`phase ${name} done in ${(performance.now() - t0).toFixed(1)}ms`);
+  log.info(`phase ${name} done in ${(msSinceStart() - t0).toFixed(1)}ms`);
   return r;
 }
 

@@ -7,6 +7,7 @@ import type { Logger } from '../../machinery/log.ts';
 import { unmountAll } from './mounts.ts';
 import { listProcesses } from '../../machinery/sys/proc-table.ts';
 import type { Reaper } from './reaper.ts';
+import { msSinceStart } from '../../cosi/monotonic.ts';
 
 export type PowerAction = 'poweroff' | 'reboot' | 'halt';
 
@@ -79,7 +80,7 @@ export function createShutdown(o: ShutdownOptions): Shutdown {
       return;
     }
     running = action;
-    const t0 = performance.now();
+    const t0 = msSinceStart();
     log.info(`${action} requested: ${reason}`);
     try {
       await o.beforeStop?.(action, reason, hold);
@@ -97,7 +98,7 @@ export function createShutdown(o: ShutdownOptions): Shutdown {
       const failures = failed.length ? `, ${failed.length} failed: ${failed.join(', ')}` : '';
       log.info(`unmounted ${unmounted} filesystem(s)${failures}`);
     }
-    log.info(`${action} now (shutdown took ${Math.round(performance.now() - t0)}ms)`);
+    log.info(`${action} now (shutdown took ${Math.round(msSinceStart() - t0)}ms)`);
     o.beforeReboot?.(action);
     if (!o.system) return;
     try {

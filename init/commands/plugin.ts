@@ -2,7 +2,7 @@
 // (plugins/load.ts): not plugins/index.ts, which loads them all. In the image a plugin process runs its own bundle
 // instead (image/bundle.ts bundlePlugin: this module's runBuiltinPlugin and the plugin's module, nothing else).
 import { builtinCodecs } from '../../machinery/model/spec-codecs.ts';
-import { allBuiltinDefinitions } from '../../machinery/model/definitions.ts';
+import { builtinSpecMessages } from '../../machinery/model/definitions.ts';
 import type { Plugin } from '../../machinery/model/plugin.ts';
 import { loadPlugin, PLUGIN_LOADERS } from '../../plugins/load.ts';
 import { runPlugin } from '../../plugins/sdk/run-plugin.ts';
@@ -32,7 +32,7 @@ export async function runBuiltinPlugin(p: Plugin, steps: StartSteps): Promise<nu
     return 1;
   }
   // A plugin meets only built-in types: their specs travel as protobuf both ways.
-  const codecs = builtinCodecs(allBuiltinDefinitions());
+  const codecs = builtinCodecs(builtinSpecMessages());
   steps.mark('codecs');
   return runPlugin(p, codecs, steps);
 }

@@ -22,6 +22,7 @@ import {
   PLUGIN_STATUS_TYPE, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS, STORAGE_NS, TIME_NS, TIME_STATUS_TYPE,
 } from '../../proto/gen/resource-types.ts';
 import { CONFIG_STATUS_ID, HEALTH_ID, TIME_STATUS_ID } from '../../machinery/model/singleton-ids.ts';
+import { msSinceStart } from '../../cosi/monotonic.ts';
 
 export interface HealthFacts {
   apiServing: boolean;
@@ -183,9 +184,9 @@ export function healthController(o: HealthOptions): Controller {
     async run(ctx) {
       let lastRead = -Infinity;
       while (await ctx.next()) {
-        const wait = lastRead + SETTLE_MS - performance.now();
+        const wait = lastRead + SETTLE_MS - msSinceStart();
         if (wait > 0) await sleep(wait);
-        lastRead = performance.now();
+        lastRead = msSinceStart();
         const [plugins, configs, links, addresses, dhcp, leases, routes, declared, clocks, mountSpecs, mountStatuses,
           extensions] = await Promise.all(WATCHED.map((k) => ctx.state.list(k)));
         const facts = factsOf(o, {

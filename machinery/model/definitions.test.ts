@@ -3,7 +3,7 @@
 import t from 'tap';
 import { fillDefinitions, resolveDefinition } from '../../cosi/meta/definition.ts';
 import { builtinTypes, PLUGINS } from '../../plugins/index.ts';
-import { definitionsServedBy, serversOf } from './definitions.ts';
+import { allBuiltinDefinitions, builtinSpecMessages, definitionsServedBy, serversOf } from './definitions.ts';
 import { pluginOutputs, pluginWriters } from './plugin.ts';
 import * as TYPES from '../../proto/gen/resource-types.ts';
 import {
@@ -55,3 +55,11 @@ t.test('each merged type has its plugin as writer, though the merges run on the 
     t.notOk(pluginOutputs(network).includes(TYPES.MERGED_ADDRESS_SPEC_TYPE),
       'the network process\'s connection may not write what the engine merges');
   });
+
+t.test('builtinSpecMessages: every built-in type with its spec message, as the definitions have them', async (t) => {
+  const pairs = (ds: readonly { type: string; protoMessage?: string }[]) =>
+    ds.map((d) => `${d.type}=${d.protoMessage}`);
+  const all = allBuiltinDefinitions();
+  t.ok(all.length > 40, `${all.length} built-in types`);
+  t.strictSame(pairs(builtinSpecMessages()), pairs(all));
+});

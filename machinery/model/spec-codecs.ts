@@ -24,7 +24,7 @@ export function withSchemas(defs: readonly DefinitionInput[]): DefinitionInput[]
 }
 
 /** Codecs of a fixed set of built-in types (a plugin process knows every type it can meet), each built on first use. */
-export function builtinCodecs(defs: readonly DefinitionInput[]): SpecCodecs {
+export function builtinCodecs(defs: readonly Pick<DefinitionInput, 'type' | 'protoMessage'>[]): SpecCodecs {
   const messages = new Map(defs.flatMap((d) => (d.protoMessage ? [[d.type, d.protoMessage] as const] : [])));
   const built = new Map<string, SpecCodec>();
   return {

@@ -5,7 +5,7 @@
 // programs' pages and stopped answering for seconds. A young collection is milliseconds: the buffers just used
 // are young. V8's gc function is exposed once, through a new context's global: the main context never gets a
 // global gc, though contexts and workers made later do (the flag is the process's).
-import { setFlagsFromString } from 'node:v8';
+import { lazyV8 } from './lazy-builtins.ts';
 import { runInNewContext } from 'node:vm';
 
 type Gc = (o: { type: 'minor' | 'major' }) => void;
@@ -13,7 +13,7 @@ let gc: Gc | undefined;
 
 export function collectYoungGarbage(): void {
   if (!gc) {
-    setFlagsFromString('--expose-gc');
+    lazyV8().setFlagsFromString('--expose-gc');
     gc = runInNewContext('gc') as Gc;
   }
   gc({ type: 'minor' });

@@ -1,12 +1,14 @@
-// start-steps: how long each step of a plugin process's start took, from the process's own start (Node's
-// performance clock counts from it): said once with the plugin's ready line, so a slow start names its step.
+// start-steps: how long each step of a plugin process's start took, from the process's own start (msSinceStart
+// counts from it): said once with the plugin's ready line, so a slow start names its step.
+import { msSinceStart } from '../../cosi/monotonic.ts';
+
 export class StartSteps {
   private readonly steps: [string, number][] = [];
   private last = 0;
 
   /** The step `name` ends now: it took the time since the step before (the first, since the process started). */
   mark(name: string): void {
-    const now = performance.now();
+    const now = msSinceStart();
     this.steps.push([name, now - this.last]);
     this.last = now;
   }

@@ -5,6 +5,7 @@
 import { createServer, type Http2Server, type Http2SecureServer, type Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { handleGrpcStream, type GrpcServerOptions } from './server.ts';
+import { msSinceStart } from '../../monotonic.ts';
 
 export interface GrpcHttp2Server {
   readonly server: Http2Server;
@@ -32,14 +33,14 @@ interface Entry { open: number; calls: number; idleSince: number; timer?: NodeJS
 export function trackSessions(server: Http2Server | Http2SecureServer, idleMs: () => number): Sessions {
   const sessions = new Map<Http2Session, Entry>();
   const idle = (s: Http2Session, e: Entry) => {
-    e.idleSince = performance.now();
+    e.idleSince = msSinceStart();
     const ms = idleMs();
     if (ms > 0) e.timer = setTimeout(() => {
       if (e.open === 0) s.close();
     }, ms);
   };
   server.on('session', (s: Http2Session) => {
-    const e: Entry = { open: 0, calls: 0, idleSince: performance.now() };
+    const e: Entry = { open: 0, calls: 0, idleSince: msSinceStart() };
     sessions.set(s, e);
     idle(s, e);
     s.once('close', () => {

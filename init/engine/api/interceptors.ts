@@ -19,6 +19,7 @@ import {
 import type { ApiLimits } from '../../../machinery/model/security-types.ts';
 import { CONFIG_RPC } from '../../../machinery/model/service-wire.ts';
 import { callerOf, describeCaller, REFUSE_ALL } from './caller.ts';
+import { msSinceStart } from '../../../cosi/monotonic.ts';
 
 /** One call as the links see it. */
 interface Call {
@@ -123,11 +124,11 @@ function gate(rule: RpcRule, audit: Audit): Interceptor {
 /** How long a unary call took, for the metrics endpoint (a call the gate refused is not counted). */
 function timed(latency: HistogramSet): Interceptor {
   return async (call, next) => {
-    const t0 = performance.now();
+    const t0 = msSinceStart();
     try {
       return await next();
     } finally {
-      latency.observe(call.rpc, (performance.now() - t0) / 1000);
+      latency.observe(call.rpc, (msSinceStart() - t0) / 1000);
     }
   };
 }

@@ -13,6 +13,7 @@ import {
 } from './message.ts';
 import type { Dhcp6Transport } from './udp6.ts';
 import type { Dhcp6State } from '../types.ts';
+import { msSinceStart } from '../../../cosi/monotonic.ts';
 
 export type Dhcp6Mode = 'stateful' | 'stateless';
 
@@ -83,7 +84,7 @@ export class Dhcp6Client {
   stop(release: boolean): void {
     if (release && this.lease?.addresses.length && this.state !== 'stopped') {
       this.xid = lazyCrypto().randomInt(2 ** 24);
-      this.started = performance.now();
+      this.started = msSinceStart();
       // One Release, not retransmitted: the machine is going or the link is given up; the server's lease times out.
       this.send(MSG.RELEASE, [[OPTION.SERVERID, this.lease.serverId], this.ia(this.lease.addresses)]);
     }
@@ -106,7 +107,7 @@ export class Dhcp6Client {
   }
 
   private send(type: number, options: Option[]): void {
-    const elapsed = Math.min(Math.round((performance.now() - this.started) / 10), 0xffff);
+    const elapsed = Math.min(Math.round((msSinceStart() - this.started) / 10), 0xffff);
     const packet = encodeDhcp6({
       type, xid: this.xid,
       options: [[OPTION.CLIENTID, this.duid], opt.u16(OPTION.ELAPSED_TIME, elapsed), ...options],
@@ -121,7 +122,7 @@ export class Dhcp6Client {
   ): void {
     clearTimeout(this.retry);
     this.xid = lazyCrypto().randomInt(2 ** 24);
-    this.started = performance.now();
+    this.started = msSinceStart();
     this.onAnswer = onAnswer;
     const scale = this.o.timeScale ?? 1;
     const jitter = (rt: number) => rt * (lazyCrypto().randomInt(-100, 101) / 1000);
@@ -131,13 +132,13 @@ export class Dhcp6Client {
     let tries = 0;
     const go = () => {
       if (this.state === 'stopped') return;
-      if ((times.mrc && tries >= times.mrc) || performance.now() - this.started >= maxMs) {
+      if ((times.mrc && tries >= times.mrc) || msSinceStart() - this.started >= maxMs) {
         onGiveUp?.();
         return;
       }
       this.send(type, options());
       tries++;
-      this.retry = setTimeout(go, Math.min(rt, maxMs - (performance.now() - this.started)));
+      this.retry = setTimeout(go, Math.min(rt, maxMs - (msSinceStart() - this.started)));
       const next = 2 * rt + jitter(rt);
       rt = Math.min(next, times.mrt * 1000 * scale + jitter(times.mrt * 1000 * scale));
     };
