@@ -43,7 +43,7 @@ export interface ApiVm {
   pollInsecure(args: string[], re: RegExp, ms?: number): Promise<CliResult>;
   /**
    * Waits until these plugins run (default three minutes), else throws with the states they are in: the
-   * second wave starts once the network is configured, and on a loaded TCG host a few Node processes
+   * second wave starts once the first runs, and on a loaded TCG host a few Node processes
    * starting at once take half a minute or more.
    */
   awaitPlugins(names: readonly string[], ms?: number): Promise<void>;

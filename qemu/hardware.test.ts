@@ -28,7 +28,7 @@ t.test('PID 1 loads e1000e for the NIC before the plugins start, and eth0 gets a
     spec: { state: string; address: string };
   };
   t.match(lease.spec, { state: 'bound', address: '10.0.2.15/24' });
-  // Modules and devices are the system plugin's: it starts with the second wave (once the network is configured).
+  // Modules and devices are the system plugin's: it starts with the second wave (once the first runs).
   t.match((await poll(['get', 'lsmod', 'e1000e'], /e1000e/, 120_000)).out, /e1000e/, 'KernelModuleStatus lists it');
   await poll(['get', 'devices', '-o', 'json'], /(?=[\s\S]*"10d3")(?=[\s\S]*"virtio\/)/, 60_000);
   const nic = (await devices()).find((d) => d.spec.vendor === '8086' && d.spec.device === '10d3');

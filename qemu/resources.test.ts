@@ -58,7 +58,7 @@ async function guestRead(path: string): Promise<string> {
 
 /** What the machine looks like from outside, through the API and the test-reader plugin. */
 async function snapshot() {
-  // lsmod is the system plugin's, which starts once the network is configured (the second wave).
+  // lsmod is the system plugin's, which starts with the second wave (once the first runs).
   await awaitPlugins(['system']);
   const linkList = await run(['get', 'links', '-o', 'yaml']);
   const read = guestRead;

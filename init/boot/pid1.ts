@@ -147,7 +147,7 @@ export async function runPid1(): Promise<void> {
       log.info(`power button: ${watched}`);
     });
     // The kernel's hardening before any link comes up: the network plugin starts first (engine/plugin-waves.ts)
-    // and the system plugin, whose default layer these are, after the network is configured.
+    // and the system plugin, whose default layer these are, after it runs.
     await phase(log, 'hardening', () => {
       const w = writeSysctls(withExistingInterfaces(HARDENING_PARAMS));
       for (const f of w.failed) log.warn(`hardening: ${f.key}: ${f.why}`);

@@ -31,7 +31,7 @@ import { MachineConfig } from './config/machine-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
-import { startInWaves, type PluginWaves } from './plugin-waves.ts';
+import { configWaits, startInWaves, type PluginWaves } from './plugin-waves.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import type { InstallerMachine } from '../install/installer.ts';
 import { engineControllers, startEngineControllers } from './engine-controllers.ts';
@@ -262,7 +262,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     health: {
       owner: ENGINE_OWNER, apiServing: () => true,
       expectedPlugins: [...pluginNames], configPlugins: () => configPlugins,
-      // The milestone's own figures first: the second wave's processes are forked after them.
+      // The milestone's own figures first: the second wave's processes may be forked after them.
       onMilestone: (m) => {
         o.onMilestone?.(m);
         if (m === 'network') waves?.networkConfigured();
@@ -327,14 +327,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   // Each plugin's outputs come from its controllers, made once here.
   const builtins = o.plugins.map(builtinPlugin);
   if (o.startPlugins !== false) {
-    // On a host nothing configures the network by itself: all at once there.
+    // On a host nothing configures the network by itself: all at once there (and nothing of the host is probed).
+    const params = Object.fromEntries(o.cmdline.params);
+    const configFinders = o.hostMode ? [] : o.plugins.filter((p) => configWaits(p, params, o.log)).map((p) => p.name);
     const first = new Set([
-      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configPlugins,
+      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFinders, ...configPlugins,
     ]);
     const processes = builtins.filter((b) => !runsInEngine.has(b.name));
     waves = startInWaves({
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
+      configOnItsWay: configFinders.length > 0,
     });
   }
   // Builds pushed with --persist at an earlier boot run again, before the controller starts their extensions.

@@ -157,7 +157,7 @@ const DEFAULT_ROUTES = ['0.0.0.0/0', '::/0'];
 /**
  * The shortest time between two evaluations: a plugin's start writes many statuses at once, and such a burst is read
  * once per SETTLE_MS at most, its changes together. The first change after a quiet time is read at once: a milestone
- * is seen when it is reached, and the second wave of plugins is not held back by a wait.
+ * is seen when it is reached.
  */
 const SETTLE_MS = 25;
 

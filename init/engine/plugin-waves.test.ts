@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { Logger } from '../../machinery/log.ts';
-import { startInWaves } from './plugin-waves.ts';
+import { configWaits, startInWaves } from './plugin-waves.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 
 const plugin = (name: string): SupervisedPlugin => ({ name, outputs: [], args: ['plugin', name], ownMounts: true });
@@ -23,7 +23,7 @@ function recorder() {
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-t.test('the first wave at once; the rest when the network is configured, once', async (t) => {
+t.test('the first wave at once; the rest once it runs, once', async (t) => {
   const r = recorder();
   const w = startInWaves({
     first: [network, platform], rest: [storage, time], start: r.start, wait: r.wait, log: r.log, capMs: 500,
@@ -31,64 +31,59 @@ t.test('the first wave at once; the rest when the network is configured, once', 
   t.same(r.waiting, [['storage', 'time']], 'the second wave is told it waits, before anything starts');
   t.same(r.started, [['network', 'platform']]);
   w.startEnded('network');
+  t.same(r.started, [['network', 'platform']], 'platform is not running yet');
   w.startEnded('platform');
-  w.networkConfigured();
-  w.networkConfigured();
+  t.same(r.started, [['network', 'platform'], ['storage', 'time']], 'both run: the second wave starts');
+  w.startEnded('platform');
+  w.startEnded('storage');
   await sleep(600); // past the cap: nothing more
   t.same(r.started, [['network', 'platform'], ['storage', 'time']]);
   t.same(r.lines, [
-    'plugins: network, platform first; storage, time once the network is configured and those run (0.5 s at most)',
-    'plugins: starting storage, time: the network is configured',
+    'plugins: network, platform first; storage, time once those run (0.5 s at most)',
+    'plugins: starting storage, time: network, platform run (or could not start)',
   ]);
 });
 
-t.test('without the network configured, the rest start at the cap, and say why', async (t) => {
+t.test('a first wave that never runs holds the rest until the cap, which says who is still starting', async (t) => {
   const r = recorder();
-  const w = startInWaves({ first: [network], rest: [storage], start: r.start, log: r.log, capMs: 100 });
-  await sleep(50);
-  t.same(r.started, [['network']], 'not before the cap');
-  await sleep(150);
-  t.same(r.started, [['network'], ['storage']]);
-  t.match(r.lines[1], /starting storage: the network is not configured after 0\.1 s/);
-  w.networkConfigured();
-  t.equal(r.started.length, 2, 'a late milestone starts nothing again');
-});
-
-t.test('a config that needs plugins of the second wave starts them at once; the milestone the others', async (t) => {
-  const r = recorder();
-  const w = startInWaves({ first: [network], rest: [storage, time], start: r.start, log: r.log, capMs: 5000 });
+  const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 100 });
   w.startEnded('network');
-  w.promote(['network', 'time'], 'the machine config needs them');
-  t.same(r.started, [['network'], ['time']], 'only the waiting one named starts; the first wave is not started again');
-  w.promote(['time'], 'again');
-  t.equal(r.started.length, 2, 'once each');
-  w.networkConfigured();
-  t.equal(r.started.length, 2, 'the rest wait for the promoted one to run');
-  w.startEnded('time');
-  t.same(r.started, [['network'], ['time'], ['storage']], 'the milestone starts the ones left, not the promoted again');
-  t.same(r.lines.slice(1), ['plugins: starting time: the machine config needs them',
-    'plugins: starting storage: the network is configured']);
-  w.promote(['storage'], 'late');
-  t.equal(r.started.length, 3, 'after the second wave nothing is left to promote');
-});
-
-t.test('the second wave waits for the first to run (or fail to), but not past the cap', async (t) => {
-  const r = recorder();
-  const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 150 });
+  await sleep(50);
+  t.same(r.started, [['network', 'platform']], 'not before the cap');
+  await sleep(100);
+  t.same(r.started, [['network', 'platform'], ['storage']]);
+  t.match(r.lines[1], /starting storage: waited 0\.1 s for platform to run$/);
   w.startEnded('platform');
-  w.networkConfigured();
-  await sleep(50);
-  t.same(r.started, [['network', 'platform']], 'network is not running yet');
+  t.equal(r.started.length, 2, 'a late start starts nothing again');
+});
+
+t.test('a config that needs plugins of the second wave starts them at once; the rest wait for them too',
+  async (t) => {
+    const r = recorder();
+    const w = startInWaves({ first: [network], rest: [storage, time], start: r.start, log: r.log, capMs: 5000 });
+    w.promote(['network', 'time'], 'the machine config needs them');
+    t.same(r.started, [['network'], ['time']], 'only the waiting one named starts; the first wave is not again');
+    w.promote(['time'], 'again');
+    t.equal(r.started.length, 2, 'once each');
+    w.startEnded('network');
+    t.equal(r.started.length, 2, 'the rest wait for the promoted one to run');
+    w.startEnded('time');
+    t.same(r.started, [['network'], ['time'], ['storage']], 'then the ones left start, not the promoted again');
+    t.same(r.lines.slice(1), ['plugins: starting time: the machine config needs them',
+      'plugins: starting storage: network, time run (or could not start)']);
+    w.promote(['storage'], 'late');
+    t.equal(r.started.length, 3, 'after the second wave nothing is left to promote');
+  });
+
+t.test('a start ended of a plugin that was not starting changes nothing', async (t) => {
+  const r = recorder();
+  const w = startInWaves({ first: [network], rest: [storage], start: r.start, log: r.log, capMs: 5000 });
+  w.startEnded('storage');
+  w.startEnded('nosuch');
+  t.same(r.started, [['network']], 'network still starts');
   w.startEnded('network');
-  t.same(r.started, [['network', 'platform'], ['storage']], 'it runs: the second wave starts');
-  t.match(r.lines[1], /starting storage: the network is configured$/);
-  const r2 = recorder();
-  const w2 = startInWaves({ first: [network, platform], rest: [storage], start: r2.start, log: r2.log, capMs: 100 });
-  w2.startEnded('network');
-  w2.networkConfigured();
-  await sleep(150);
-  t.same(r2.started, [['network', 'platform'], ['storage']], 'a plugin that never runs holds the rest until the cap');
-  t.match(r2.lines[1], /starting storage: the network is configured; platform still starting after 0\.1 s/);
+  t.same(r.started, [['network'], ['storage']]);
+  t.match(r.lines[1], /starting storage: network runs \(or could not start\)$/);
 });
 
 t.test('promoting every waiting plugin ends the wait: the cap starts nothing more', async (t) => {
@@ -102,7 +97,7 @@ t.test('cancelled (the machine stops): the rest never start', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network], rest: [storage], start: r.start, log: r.log, capMs: 50 });
   w.cancel();
-  w.networkConfigured();
+  w.startEnded('network');
   await sleep(100);
   t.same(r.started, [['network']]);
 });
@@ -116,3 +111,64 @@ t.test('one wave when nothing goes first (a host) or nothing is left: all at onc
     t.same(r.lines, []);
   }
 });
+
+t.test('configWaits: asked with the kernel parameters; no question is no; one that throws counts as yes',
+  async (t) => {
+    const r = recorder();
+    const params = { 'appliance.config.inline': 'e30=' };
+    t.notOk(configWaits({ name: 'network' }, params, r.log));
+    const asked: unknown[] = [];
+    t.ok(configWaits({ name: 'platform', configWaiting: (m) => {
+      asked.push(m.params);
+      return 'appliance.config.inline' in m.params;
+    } }, params, r.log));
+    t.same(asked, [params], 'asked once, with the parameters');
+    t.notOk(configWaits({ name: 'platform', configWaiting: () => false }, params, r.log));
+    t.ok(configWaits({ name: 'platform', configWaiting: () => {
+      throw new Error('/sys/firmware: EIO');
+    } }, params, r.log));
+    t.same(r.lines, ['WARN plugins: whether a config waits for platform: /sys/firmware: EIO; it starts first']);
+  });
+
+t.test('a config on its way: the rest wait for it to be applied, and for its plugins to run', async (t) => {
+  const r = recorder();
+  const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log,
+    capMs: 5000, configOnItsWay: true });
+  t.equal(r.lines[0], 'plugins: network, platform first; storage, time once those run and the machine config is '
+    + 'applied (or the network configured) (5 s at most)');
+  w.startEnded('network');
+  w.startEnded('platform');
+  t.same(r.started, [['network', 'platform']], 'both run, the config is not applied yet: the rest wait');
+  w.promote(['network', 'time'], 'the machine config needs them');
+  t.same(r.started, [['network', 'platform'], ['time']], 'the config\'s plugin first');
+  w.startEnded('time');
+  t.same(r.started, [['network', 'platform'], ['time'], ['storage']], 'then the rest');
+  t.equal(r.lines.at(-1), 'plugins: starting storage: network, platform, time run (or could not start)');
+});
+
+t.test('a config on its way that needs nothing waiting, or never comes: applied, or the network, starts the rest',
+  async (t) => {
+    const r = recorder();
+    const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 5000,
+      configOnItsWay: true });
+    w.startEnded('network');
+    w.startEnded('platform');
+    w.promote(['network'], 'the machine config needs them');
+    t.same(r.started, [['network', 'platform'], ['storage']], 'applied, nothing of it waiting: the rest start');
+    const r2 = recorder();
+    const w2 = startInWaves({ first: [network, platform], rest: [storage], start: r2.start, log: r2.log,
+      capMs: 5000, configOnItsWay: true });
+    w2.networkConfigured();
+    t.same(r2.started, [['network', 'platform']], 'the network is up, but the first wave still starts');
+    w2.startEnded('network');
+    w2.startEnded('platform');
+    t.same(r2.started, [['network', 'platform'], ['storage']], 'no config yet, the network up: the rest start');
+    const r3 = recorder();
+    const w3 = startInWaves({ first: [network, platform], rest: [storage], start: r3.start, log: r3.log,
+      capMs: 100, configOnItsWay: true });
+    w3.startEnded('network');
+    w3.startEnded('platform');
+    await sleep(150);
+    t.same(r3.started, [['network', 'platform'], ['storage']], 'neither: the cap');
+    t.equal(r3.lines.at(-1), 'plugins: starting storage: waited 0.1 s for the machine config to be applied');
+  });

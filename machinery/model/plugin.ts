@@ -39,10 +39,17 @@ export interface Plugin {
   /** Off unless the engine runs with test plugins enabled. */
   readonly testOnly?: boolean;
   /**
-   * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable and finds its
-   * config. The others start once the network is configured.
+   * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable. The others start
+   * once these run.
    */
   readonly startFirst?: boolean;
+  /**
+   * Whether a config for this machine waits where this plugin reads it without the network (the platform plugin: an
+   * inline config on the command line, a fw_cfg file, a seed volume). Asked once by PID 1 as it starts its plugins,
+   * with the kernel's parameters; a question that throws counts as yes. Yes: it starts first too, and the others
+   * wait for that config to be applied (its own plugins start first) or for the network milestone.
+   */
+  readonly configWaiting?: (machine: { params: Readonly<Record<string, string>> }) => boolean;
   /**
    * true: its controllers only transform state (no system call of their own, nothing of the kernel's), so they
    * run on the engine's controller runtime in PID 1 rather than in a process of their own: a Node process costs

@@ -42,6 +42,15 @@ export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
   return [cmdlineInline, cmdlineUrl, fwCfg, ...(PLATFORM_SOURCE[p] ? [PLATFORM_SOURCE[p]] : [])];
 }
 
+/**
+ * Whether a config may wait for this machine where it is read without the network (the kernel command line's inline
+ * config, a fw_cfg file, a seed volume): the platform plugin then starts with the first wave, otherwise once that
+ * runs (plugin-waves.ts), since a cloud's metadata service is reached through the network anyway.
+ */
+export function localConfigWaits(env: SourceEnv): boolean {
+  return sourcesFor(detectPlatform(env).platform).some((s) => s.present?.(env) === true);
+}
+
 const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);
 export const BACKOFF_MS = { first: 1000, max: 30_000 };
 const backoff = (attempts: number) => Math.min(BACKOFF_MS.max, BACKOFF_MS.first * 2 ** (attempts - 1));

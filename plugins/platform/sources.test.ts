@@ -16,11 +16,12 @@ import { ec2 } from './sources/ec2.ts';
 import { gce } from './sources/gce.ts';
 import { fromSeed, nocloud, parseDs } from './sources/nocloud.ts';
 import { openstack } from './sources/openstack.ts';
+import { FW_CFG_FILE } from './sources/fw-cfg.ts';
 import type { Outcome, SourceEnv, Volume } from './sources/source.ts';
 import {
   faulty, files, GCE_VALUES, gceMetadata, imds, notFound, startServer, type Handler,
 } from './testing/metadata-servers.ts';
-import { userDataOf } from './config-source.ts';
+import { localConfigWaits, userDataOf } from './config-source.ts';
 
 const server = await startServer();
 const { port } = server;
@@ -240,3 +241,22 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
   t.match(!expired.ok && expired.message,
     /: TLS: the server's certificate has expired \(CERT_HAS_EXPIRED\), by the machine's clock, which reads 20/);
 });
+
+t.test('localConfigWaits: a config read without the network may be there (the platform plugin then starts first)',
+  async (t) => {
+    const volume = (label: string): Volume => ({ devPath: '/dev/vdc', label, fstype: 'iso9660' });
+    const fwCfg = (path: string) => (path === FW_CFG_FILE ? Buffer.from('metadata: {}') : undefined);
+    t.notOk(localConfigWaits(env()), 'nothing anywhere: it waits for the first wave');
+    t.ok(localConfigWaits(env({ params: { 'appliance.config.inline': 'e30=' } })), 'an inline config');
+    t.notOk(localConfigWaits(env({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } })),
+      'a URL needs the network');
+    t.ok(localConfigWaits(env({ readFile: fwCfg })), 'a fw_cfg config file');
+    t.ok(localConfigWaits(env({ volumes: () => [volume('cidata')] })), 'a NoCloud seed volume');
+    t.ok(localConfigWaits(env({ volumes: () => [volume('config-2')] })), 'an OpenStack config drive');
+    t.notOk(localConfigWaits(env({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } })),
+      'a NoCloud seed over HTTP needs the network');
+    t.notOk(localConfigWaits(env({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
+      biosVendor: 'Amazon EC2' } })), 'EC2: its metadata service needs the network');
+    t.ok(localConfigWaits(env({ readFile: fwCfg, params: { 'appliance.platform': 'qemu' } })),
+      'the platform named on the command line, its fw_cfg file there');
+  });

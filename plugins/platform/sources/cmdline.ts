@@ -11,6 +11,7 @@ export const cmdlineInline: ConfigSourceDef = {
   name: 'cmdline-inline',
   network: () => false,
   location: () => INLINE_PARAM,
+  present: (env) => env.params[INLINE_PARAM] !== undefined,
   async fetch(env) {
     const v = env.params[INLINE_PARAM];
     if (v === undefined) return absent(`no ${INLINE_PARAM}= on the kernel command line`);

@@ -76,6 +76,7 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
 export const nocloud: ConfigSourceDef = {
   name: 'nocloud',
   network: (env) => !seedVolume(env) && (dsOf(env)?.ds.seedfrom ?? '').startsWith('http'),
+  present: (env) => seedVolume(env) !== undefined,
   location(env) {
     const v = seedVolume(env);
     if (v) return `${v.devPath} (${v.label})`;

@@ -33,6 +33,7 @@ function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string
 export const openstack: ConfigSourceDef = {
   name: 'openstack',
   network: (env) => !drive(env),
+  present: (env) => drive(env) !== undefined,
   location: (env) => {
     const d = drive(env);
     return d ? `${d.devPath} (${d.label})` : `${BASE}/`;

@@ -48,6 +48,11 @@ export interface ConfigSourceDef {
   network(env: SourceEnv): boolean;
   /** Where it looks, for the status. */
   location(env: SourceEnv): string;
+  /**
+   * Something for this machine is there to read without the network: a look, not a fetch (the platform plugin
+   * then starts with the first wave: config-source.ts localConfigWaits). Absent: never (it needs the network).
+   */
+  present?(env: SourceEnv): boolean;
   fetch(env: SourceEnv): Promise<Outcome>;
 }
 
