@@ -29,8 +29,14 @@ t.test('the time plugin\'s bundle: its code, no other plugin\'s, nothing loaded 
 t.test('touchesPerformance finds the global, not a property of that name', async (t) => {
   t.ok(touchesPerformance('const t0=performance.now();'));
   t.ok(touchesPerformance('x=(performance.timeOrigin)'));
+  t.ok(touchesPerformance('globalThis.performance.now()'));
+  t.ok(touchesPerformance('performance?.now()'));
+  t.ok(touchesPerformance('performance["now"]()'));
+  t.ok(touchesPerformance('const{now:n}=performance;'));
+  t.ok(touchesPerformance('const p = globalThis.performance'));
   t.notOk(touchesPerformance('o.performance.now();a.performance=1;'));
   t.notOk(touchesPerformance('const t0=process.uptime()*1e3;'));
+  t.notOk(touchesPerformance('log("better performance.")'), 'the word in a string');
 });
 
 t.test('eagerModules finds a top-level require by either name', async (t) => {

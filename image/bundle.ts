@@ -53,9 +53,15 @@ export async function bundlePlugin(o: Omit<BundleOptions, 'entry' | 'esm'> & { p
   }
 }
 
-/** Whether a bundle reads the `performance` global (a property of that name on something else does not count). */
+/**
+ * Whether a bundle reads the `performance` global: a member of it (`performance.now()`, `performance?.now`,
+ * `performance['now']`, through globalThis too) or the whole of it (`= performance`, `{ now } = performance`). A
+ * property of that name on something else, or the word in a string, does not count.
+ */
 export function touchesPerformance(bundled: string): boolean {
-  return /(?<![\w$.])performance\./.test(bundled);
+  const member = /(?<![\w$.])(?:globalThis\.)?performance\s*(?:\?\.\s*[\w$[(]|\.\s*[A-Za-z_$]|\[)/;
+  const whole = /=\s*(?:globalThis\.)?performance\b(?!\s*[.\w$])/;
+  return member.test(bundled) || whole.test(bundled);
 }
 
 /** Which of `modules` a CommonJS bundle requires at its top level (esbuild writes each as `require("node:x")`). */

@@ -67,8 +67,9 @@ t.test('the next boot applies the persisted config with no other source', async 
   t.ok(off.clean, 'powered off cleanly (STATE unmounted)');
   vm = await boot();
   t.match(vm.vm.console(), /persisted config from \/system\/state\/machine-config\.yaml applied: 4 created/);
-  t.match(vm.vm.console(), /plugins: network, platform, system first; storage, time once/,
-    'the config\'s sysctl is the system plugin\'s: it starts with the first wave');
+  t.match(vm.vm.console(), /plugins: network, system first; platform, storage, time once those run/,
+    'the config\'s sysctl is the system plugin\'s: it starts with the first wave; no source may hold another config, '
+    + 'so the platform plugin waits');
   await vm.vm.waitFor(milestoneLine('config'), 60_000);
   t.match((await vm.poll(['get', 'kernelparamspecstatus', 'net.ipv4.tcp_fin_timeout', '-o', 'yaml'],
     /state: applied/)).out,

@@ -127,8 +127,8 @@ for (let i = 0; i < runs; i++) {
   const wall = (performance.now() - t0) / 1000;
   const f = parseReady(line[0]);
   if (!f) throw new Error(`unparsable ready line: ${line[0]}`);
-  // The second wave of plugins starts at the network milestone (init/engine/plugin-waves.ts): memory and each
-  // process's cost are read once both are reached, at the later of the two lines (PID 1 prints the costs there).
+  // The second wave of plugins starts once the first runs (init/engine/plugin-waves.ts): memory and each process's
+  // cost are read once both milestones are reached, at the later of the two lines (PID 1 prints the costs there).
   await vm.waitFor(milestoneLine('network'), 180_000);
   await vm.waitFor(milestoneLine('plugins'), 180_000);
   const milestones = new Map(parseMilestones(vm.console()).map((m) => [m.name, m]));

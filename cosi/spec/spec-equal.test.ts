@@ -61,7 +61,7 @@ t.test('sameSpec agrees with specDifferences on 20000 pairs, both ways', async (
       const expected = specDifferences(x, y).length === 0;
       if (sameSpec(x, y) !== expected) {
         wrong++;
-        if (wrong < 5) t.fail(`sameSpec is not ${expected}: ${specDifferences(x, y).join("; ")}`);
+        if (wrong < 5) t.fail(`sameSpec is not ${expected}: ${specDifferences(x, y).join('; ')}`);
       }
       if (expected) same++;
     }
@@ -84,4 +84,24 @@ t.test('sameSpec on the cases people write by hand', async (t) => {
   t.notOk(sameSpec([1, 2], [1, 2, 3]), 'lengths');
   t.notOk(sameSpec(1, '1'), 'types');
   t.strictSame(specDifferences({ a: 1n }, { a: 2n }), ['spec.a: "1n" vs "2n"'], 'a bigint is shown, not thrown at');
+});
+
+t.test('sameSpec and specDifferences agree where plain objects are not plain', async (t) => {
+  const hidden = Object.defineProperty({}, 'k', { value: 1, enumerable: false });
+  const sparse: unknown[] = [];
+  sparse[1] = 1;
+  const cases: [unknown, unknown, boolean, string][] = [
+    [{}, JSON.parse('{"__proto__":{}}'), false, 'an own __proto__ key (YAML and JSON make one) is data'],
+    [{}, { constructor: Object }, false, 'an own constructor key is data'],
+    [{ a: 1 }, { a: 1, constructor: undefined }, true, 'an own key set to undefined is none, whatever its name'],
+    [sparse, [undefined, 1], true, 'a hole is an undefined item'],
+    [sparse, [5, 1], false, 'a hole is not a value'],
+    [hidden, { k: 2 }, false, 'a key Object.keys does not list is no field'],
+    [hidden, {}, true, 'and the same as none'],
+  ];
+  for (const [a, b, same, why] of cases) {
+    t.equal(sameSpec(a, b), same, `sameSpec: ${why}`);
+    t.equal(sameSpec(b, a), same, `sameSpec, the other way: ${why}`);
+    t.equal(specDifferences(a, b).length === 0, same, `specDifferences: ${why}`);
+  }
 });

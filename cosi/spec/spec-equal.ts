@@ -3,6 +3,10 @@
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
+/** A key is data when it is the map's own and enumerable (what Object.keys lists): `__proto__` parsed from YAML is. */
+const isField = (m: Record<string, unknown>, k: string) => Object.prototype.propertyIsEnumerable.call(m, k);
+/** A map's field, undefined when it has none (nothing inherited: `constructor` is no field). */
+const field = (m: Record<string, unknown>, k: string) => (isField(m, k) ? m[k] : undefined);
 
 /** Where a and b differ, as paths ("spec.mtu: 1400 vs 1500"); empty when equal. At most `limit` entries. */
 export function specDifferences(a: unknown, b: unknown, path = 'spec', limit = 8): string[] {
@@ -13,7 +17,7 @@ export function specDifferences(a: unknown, b: unknown, path = 'spec', limit = 8
   const walk = (x: unknown, y: unknown, p: string) => {
     if (out.length >= limit || x === y) return;
     if (isMap(x) && isMap(y)) {
-      for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) walk(x[k], y[k], `${p}.${k}`);
+      for (const k of new Set([...Object.keys(x), ...Object.keys(y)])) walk(field(x, k), field(y, k), `${p}.${k}`);
       return;
     }
     if (Array.isArray(x) && Array.isArray(y)) {
@@ -21,7 +25,7 @@ export function specDifferences(a: unknown, b: unknown, path = 'spec', limit = 8
         out.push(`${p}: ${x.length} items vs ${y.length}`);
         return;
       }
-      x.forEach((v, i) => walk(v, y[i], `${p}[${i}]`));
+      for (let i = 0; i < x.length; i++) walk(x[i], y[i], `${p}[${i}]`);
       return;
     }
     if (x instanceof Uint8Array && y instanceof Uint8Array && Buffer.compare(x, y) === 0) return;
@@ -41,11 +45,11 @@ export function sameSpec(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (isMap(a) && isMap(b)) {
     for (const k of Object.keys(a)) {
-      if (!sameSpec(a[k], b[k])) return false;
+      if (!sameSpec(a[k], field(b, k))) return false;
     }
     // A key b has and a lacks is the same only as an undefined one.
     for (const k of Object.keys(b)) {
-      if (b[k] !== undefined && !Object.hasOwn(a, k)) return false;
+      if (b[k] !== undefined && !isField(a, k)) return false;
     }
     return true;
   }

@@ -171,8 +171,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const spawnPlugin = o.hostMode
     ? ((args, env, so) => o.spawn(args, { ...env, [HOST_MODE_ENV]: '1' }, so)) satisfies SpawnPlugin
     : o.spawn;
-  // Started once the API serves (below); the health controller's network milestone starts them, or a config
-  // that needs them.
+  // Started once the API serves (below), in waves (plugin-waves.ts): the health controller's network milestone and
+  // the platform's config settle the second; a config that needs some starts them at once.
   let waves: PluginWaves | undefined;
   const supervisor = new PluginSupervisor({
     state, log: o.log, spawn: spawnPlugin, socketPath: o.pluginSocket, ...(o.backoff ? { backoff: o.backoff } : {}),
@@ -268,7 +268,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
         if (m === 'network') waves?.networkConfigured();
       },
     },
-    userData: { config, persisted, log: o.log.child('config') },
+    userData: { config, persisted, log: o.log.child('config'), onSettled: () => waves?.configSettled() },
     // Read at scrape time only, once the API below serves.
     metrics: { api: () => api.stats(), logs, controllers: () => [...supervisor.controllerStats(),
       ...inEngineRuntimes.map((r) => ({ plugin: r.plugin, controllers: controllerStats(r.runtime.statuses()) }))],

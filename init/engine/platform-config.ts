@@ -20,6 +20,8 @@ export interface PlatformConfigOptions {
   config: MachineConfig;
   /** The config persisted on STATE and applied at boot, if any. */
   persisted: SavedConfig | undefined;
+  /** The user data was taken, whatever came of it (applied, kept, refused): plugin-waves.ts waits for that. */
+  onSettled?: () => void;
   log: Logger;
 }
 
@@ -86,6 +88,7 @@ export function platformConfig(o: PlatformConfigOptions & { owner: string }): Co
         if (key === seen) continue;
         seen = key;
         await take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
+        o.onSettled?.();
       }
     },
   };

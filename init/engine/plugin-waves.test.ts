@@ -75,6 +75,33 @@ t.test('a config that needs plugins of the second wave starts them at once; the 
     t.equal(r.started.length, 3, 'after the second wave nothing is left to promote');
   });
 
+t.test('a config on its way kept, or refused (settled, nothing applied), starts the rest once the first runs',
+  async (t) => {
+    const r = recorder();
+    const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 5000,
+      configOnItsWay: true });
+    w.configSettled();
+    t.same(r.started, [['network', 'platform']], 'settled, but the first wave still starts');
+    w.startEnded('platform');
+    w.startEnded('network');
+    t.same(r.started, [['network', 'platform'], ['storage']]);
+    t.equal(r.lines.at(-1), 'plugins: starting storage: network, platform run (or could not start); '
+      + 'the machine config is settled');
+  });
+
+t.test('a config applied before the first wave runs: its plugins at once, the rest after all of them', async (t) => {
+  const r = recorder();
+  const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log,
+    capMs: 5000, configOnItsWay: true });
+  w.promote(['time'], 'the machine config needs them');
+  t.same(r.started, [['network', 'platform'], ['time']]);
+  w.startEnded('time');
+  w.startEnded('network');
+  t.same(r.started.length, 2, 'platform still starts');
+  w.startEnded('platform');
+  t.same(r.started, [['network', 'platform'], ['time'], ['storage']]);
+});
+
 t.test('a start ended of a plugin that was not starting changes nothing', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network], rest: [storage], start: r.start, log: r.log, capMs: 5000 });
@@ -127,7 +154,7 @@ t.test('configWaits: asked with the kernel parameters; no question is no; one th
     t.ok(configWaits({ name: 'platform', configWaiting: () => {
       throw new Error('/sys/firmware: EIO');
     } }, params, r.log));
-    t.same(r.lines, ['WARN plugins: whether a config waits for platform: /sys/firmware: EIO; it starts first']);
+    t.same(r.lines, ['WARN plugins: whether a config may come from platform: /sys/firmware: EIO; it starts first']);
   });
 
 t.test('a config on its way: the rest wait for it to be applied, and for its plugins to run', async (t) => {
@@ -135,7 +162,7 @@ t.test('a config on its way: the rest wait for it to be applied, and for its plu
   const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log,
     capMs: 5000, configOnItsWay: true });
   t.equal(r.lines[0], 'plugins: network, platform first; storage, time once those run and the machine config is '
-    + 'applied (or the network configured) (5 s at most)');
+    + 'settled (or the network configured) (5 s at most)');
   w.startEnded('network');
   w.startEnded('platform');
   t.same(r.started, [['network', 'platform']], 'both run, the config is not applied yet: the rest wait');
@@ -143,7 +170,8 @@ t.test('a config on its way: the rest wait for it to be applied, and for its plu
   t.same(r.started, [['network', 'platform'], ['time']], 'the config\'s plugin first');
   w.startEnded('time');
   t.same(r.started, [['network', 'platform'], ['time'], ['storage']], 'then the rest');
-  t.equal(r.lines.at(-1), 'plugins: starting storage: network, platform, time run (or could not start)');
+  t.equal(r.lines.at(-1), 'plugins: starting storage: network, platform, time run (or could not start); '
+    + 'the machine config is applied');
 });
 
 t.test('a config on its way that needs nothing waiting, or never comes: applied, or the network, starts the rest',
@@ -170,5 +198,5 @@ t.test('a config on its way that needs nothing waiting, or never comes: applied,
     w3.startEnded('platform');
     await sleep(150);
     t.same(r3.started, [['network', 'platform'], ['storage']], 'neither: the cap');
-    t.equal(r3.lines.at(-1), 'plugins: starting storage: waited 0.1 s for the machine config to be applied');
+    t.equal(r3.lines.at(-1), 'plugins: starting storage: waited 0.1 s for the machine config to be settled');
   });

@@ -1,16 +1,17 @@
 // plugin-waves: in which order a machine starts its built-in plugins. On one vCPU, seven Node
 // processes starting at once took turns for about ten seconds before the network plugin's DHCP
 // client sent its first DISCOVER (bench:boot, 256 MiB, TCG: network configured at 25-28 s). So
-// the plugins that make the machine reachable and find its config (Plugin.startFirst) start at
-// once, with those that act on the machine config already in place (a config saved on STATE names its
-// types: a machine configured to do something does it first); the others once every plugin started before
-// them runs (or failed to), or `capMs` after the first, whichever comes first. They no longer wait for the
-// network milestone as well: the network plugin's DHCP client runs by then, and the CPU the milestone's
-// last steps leave idle is theirs (bench:boot, icount, 2026-12-07: network configured 2.28 -> 2.14 s and every
-// plugin 2.98 -> 2.89 s, one run against three). A config applied while they wait (from fw_cfg, a cloud's
-// user data, the API) starts the ones it needs at once (`promote`), and the others wait for those too (one vCPU:
-// three plugins starting with the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait
-// with them: PID 1 writes it before any plugin starts.
+// the plugins that make the machine reachable (Plugin.startFirst) start at once, with the one a config may come
+// from (Plugin.configWaiting: the platform plugin, when a source may hold one) and those that act on the machine
+// config already in place (a config saved on STATE names its types: a machine configured to do something does it
+// first); the others once every plugin started before them runs (or failed to) and a config that may come is
+// settled (applied, kept, refused) or the network configured, or `capMs` after the first, whichever comes first.
+// They no longer wait for the network milestone otherwise: the network plugin's DHCP client runs by then, and the
+// CPU the milestone's last steps leave idle is theirs (bench:boot, icount, three runs each: network configured
+// 2.276 -> 2.164 s, every plugin 2.978 -> 2.898 s). A config applied while they wait (from fw_cfg, a cloud's user
+// data, the API) starts the ones it needs at once (`promote`), and the others wait for those too (one vCPU: three
+// plugins starting with the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait with them:
+// PID 1 writes it before any plugin starts.
 import type { Logger } from '../../machinery/log.ts';
 import type { Plugin } from '../../machinery/model/plugin.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
@@ -19,8 +20,8 @@ import type { SupervisedPlugin } from './supervisor.ts';
 export const SECOND_WAVE_CAP_MS = 15_000;
 
 /**
- * Whether a config waits for this machine where `p` reads it without the network (Plugin.configWaiting, asked once).
- * A question that throws is answered yes (the plugin goes first, as it did before it asked) and the why is logged.
+ * Whether a config for this machine may come from `p` (Plugin.configWaiting, asked once). A question that throws is
+ * answered yes (the plugin goes first, as it did before it asked) and the why is logged.
  */
 export function configWaits(
   p: Pick<Plugin, 'name' | 'configWaiting'>, params: Readonly<Record<string, string>>, log: Logger,
@@ -29,7 +30,7 @@ export function configWaits(
   try {
     return p.configWaiting({ params });
   } catch (e) {
-    log.warn(`plugins: whether a config waits for ${p.name}: ${(e as Error).message}; it starts first`);
+    log.warn(`plugins: whether a config may come from ${p.name}: ${(e as Error).message}; it starts first`);
     return true;
   }
 }
@@ -40,6 +41,8 @@ export interface PluginWaves {
    * once). A config on its way is here.
    */
   promote(names: readonly string[], why: string): void;
+  /** The config on its way is settled (applied, kept, refused, none): the second wave waits for it no longer. */
+  configSettled(): void;
   /** The network milestone is reached: a config on its way is waited for no longer. */
   networkConfigured(): void;
   /**
@@ -57,15 +60,16 @@ export function startInWaves(o: {
   /** Told at once which plugins wait for the second wave (their status says so meanwhile). */
   wait?(plugins: readonly SupervisedPlugin[]): void;
   /**
-   * A config waits where the first wave reads it without the network (configWaits): the second wave also waits
-   * for it to be applied (`promote`) or for the network milestone, so that its plugins start before the rest.
+   * A config may come from a plugin of the first wave (configWaits): the second wave also waits for it to be settled
+   * (`promote`, `configSettled`) or for the network milestone, so that its plugins start before the rest.
    */
   configOnItsWay?: boolean;
   log: Logger; capMs?: number;
 }): PluginWaves {
   if (!o.first.length || !o.rest.length) {
     o.start([...o.first, ...o.rest]);
-    return { promote: () => {}, networkConfigured: () => {}, startEnded: () => {}, cancel: () => {} };
+    return { promote: () => {}, configSettled: () => {}, networkConfigured: () => {}, startEnded: () => {},
+      cancel: () => {} };
   }
   const names = (ps: readonly SupervisedPlugin[]) => ps.map((p) => p.name).join(', ');
   const capMs = o.capMs ?? SECOND_WAVE_CAP_MS;
@@ -74,8 +78,10 @@ export function startInWaves(o: {
   const starting = new Set(o.first.map((p) => p.name));
   /** Started before the second wave, in order: what its log line names. */
   const before = o.first.map((p) => p.name);
-  /** What the second wave waits for besides those starts: a config on its way (applied, or the network is up). */
+  /** What the second wave waits for besides those starts: a config on its way (settled, or the network is up). */
   let awaited: string | undefined = o.configOnItsWay ? 'the machine config' : undefined;
+  /** What last let the second wave go, for its log line. */
+  let released = '';
   const second = (why: string) => {
     clearTimeout(timer);
     if (!waiting.length) return;
@@ -85,23 +91,28 @@ export function startInWaves(o: {
   };
   const secondIfDue = () => {
     if (starting.size || awaited) return;
-    second(`${before.join(', ')} ${before.length === 1 ? 'runs' : 'run'} (or could not start)`);
+    second(`${before.join(', ')} ${before.length === 1 ? 'runs' : 'run'} (or could not start)${released}`);
+  };
+  const settle = (why: string) => {
+    if (!awaited) return;
+    awaited = undefined;
+    released = `; ${why}`;
+    secondIfDue();
   };
   o.log.info(`plugins: ${names(o.first)} first; ${names(o.rest)} once those run`
-    + `${awaited ? ` and ${awaited} is applied (or the network configured)` : ''} (${capMs / 1000} s at most)`);
+    + `${awaited ? ` and ${awaited} is settled (or the network configured)` : ''} (${capMs / 1000} s at most)`);
   o.wait?.(o.rest);
   o.start(o.first);
   const timer = setTimeout(() => {
     const still = [...starting].map((n) => `${n} to run`);
-    if (awaited) still.push(`${awaited} to be applied`);
+    if (awaited) still.push(`${awaited} to be settled`);
     second(`waited ${capMs / 1000} s for ${still.join(', ')}`);
   }, capMs);
   return {
     promote: (wanted, why) => {
-      awaited = undefined;
       const now = waiting.filter((p) => wanted.includes(p.name));
       if (!now.length) {
-        secondIfDue();
+        settle('the machine config is applied');
         return;
       }
       waiting = waiting.filter((p) => !now.includes(p));
@@ -112,11 +123,10 @@ export function startInWaves(o: {
       o.log.info(`plugins: starting ${names(now)}: ${why}`);
       o.start(now);
       if (!waiting.length) clearTimeout(timer);
+      settle('the machine config is applied');
     },
-    networkConfigured: () => {
-      awaited = undefined;
-      secondIfDue();
-    },
+    configSettled: () => settle('the machine config is settled'),
+    networkConfigured: () => settle('the network is configured'),
     startEnded: (name) => {
       if (starting.delete(name)) secondIfDue();
     },

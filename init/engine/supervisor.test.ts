@@ -110,8 +110,8 @@ t.test('waiting (the second wave): a status that says so, no process, no restart
   t.same(status('ready'), { state: 'waiting', pid: 0, restarts: 0, outputs: [] });
   t.same(spawned, [], 'no process while it waits');
   await t.rejects(sup.restart('ready'), { code: 'failed-precondition',
-    message: 'ready has not started yet: it starts with the second wave (once the plugins started before it run, or '
-      + 'when the machine config needs it)' });
+    message: 'ready has not started yet: it starts with the second wave (once the plugins started before it run and a '
+      + 'config that may come is settled, or when the machine config needs it)' });
   t.equal(await sup.restart('nothing'), undefined, 'a name nobody knows is still unknown');
   sup.start([plugin('ready')]);
   t.same(spawned, ['ready']);

@@ -191,7 +191,8 @@ export class PluginSupervisor {
     }
     if (!r && this.waiting.has(name)) {
       throw new StateError('failed-precondition', `${name} has not started yet: it starts with the second wave `
-        + '(once the plugins started before it run, or when the machine config needs it)', name);
+        + '(once the plugins started before it run and a config that may come is settled, or when the machine config '
+        + 'needs it)', name);
     }
     if (!r) return undefined;
     clearTimeout(r.timer);

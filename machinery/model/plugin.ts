@@ -40,14 +40,14 @@ export interface Plugin {
   readonly testOnly?: boolean;
   /**
    * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable. The others start
-   * once these run.
+   * once these run (and a config that may come is settled: `configWaiting`).
    */
   readonly startFirst?: boolean;
   /**
-   * Whether a config for this machine waits where this plugin reads it without the network (the platform plugin: an
-   * inline config on the command line, a fw_cfg file, a seed volume). Asked once by PID 1 as it starts its plugins,
-   * with the kernel's parameters; a question that throws counts as yes. Yes: it starts first too, and the others
-   * wait for that config to be applied (its own plugins start first) or for the network milestone.
+   * Whether a config for this machine may come from this plugin (the platform plugin: the command line names one, a
+   * fw_cfg file, a seed volume, a cloud's metadata service). Asked once by PID 1 as it starts its plugins, with the
+   * kernel's parameters; a question that throws counts as yes. Yes: it starts first too, and the others wait for that
+   * config to be settled (applied, kept, refused: its own plugins start first) or for the network milestone.
    */
   readonly configWaiting?: (machine: { params: Readonly<Record<string, string>> }) => boolean;
   /**

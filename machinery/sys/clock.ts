@@ -7,5 +7,5 @@ export function monotonicSeconds(): number {
 
 /** Monotonic time at which this process started (Node's time origin). */
 export function processStartSeconds(): number {
-  return monotonicSeconds() - process.uptime();
+  return monotonicSeconds() - performance.now() / 1000;
 }

@@ -10,7 +10,7 @@
 /** What a plugin's bundle must not load at its start (image/bundle.ts checks): these and what they load. */
 export const LOADED_AT_FIRST_USE = [
   'node:crypto', 'node:zlib', 'node:http', 'node:https', 'node:tls', 'node:http2', 'node:dgram', 'node:dns/promises',
-  'node:v8',
+  'node:v8', 'node:perf_hooks',
 ];
 
 /** node:crypto, loaded at the first call. */

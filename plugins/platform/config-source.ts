@@ -43,12 +43,13 @@ export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
 }
 
 /**
- * Whether a config may wait for this machine where it is read without the network (the kernel command line's inline
- * config, a fw_cfg file, a seed volume): the platform plugin then starts with the first wave, otherwise once that
- * runs (plugin-waves.ts), since a cloud's metadata service is reached through the network anyway.
+ * Whether a source may hold a config for this machine (the command line names one, a fw_cfg file is there, the
+ * platform detected has a seed or a metadata service): the platform plugin then starts with the first wave, and the
+ * others wait for that config (plugin-waves.ts). Otherwise (bare metal, QEMU without fw_cfg, nothing on the command
+ * line) it starts with the others, once the first wave runs: it has nothing to find before the API is used.
  */
-export function localConfigWaits(env: SourceEnv): boolean {
-  return sourcesFor(detectPlatform(env).platform).some((s) => s.present?.(env) === true);
+export function configMayWait(env: SourceEnv): boolean {
+  return sourcesFor(detectPlatform(env).platform).some((s) => s.present(env));
 }
 
 const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);

@@ -36,6 +36,6 @@ export function detectPlatform(env: SourceEnv): Detected {
   if (/OpenStack/i.test(productName) || /OpenStack/i.test(sysVendor)) {
     return found('openstack', `SMBIOS product "${productName}"`);
   }
-  if (env.readFile(FW_CFG_FILE) !== undefined) return found('qemu', 'a QEMU fw_cfg config file');
+  if (env.exists(FW_CFG_FILE)) return found('qemu', 'a QEMU fw_cfg config file');
   return found('metal', 'nothing else matched');
 }

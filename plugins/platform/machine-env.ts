@@ -1,7 +1,7 @@
 // machine-env: the SourceEnv of a real machine: SMBIOS strings from /sys/class/dmi/id,
 // filesystems by label from sysfs (superblocks read, nothing mounted), seed volumes
 // mounted read-only (nosuid, nodev, noexec) only while their files are read.
-import { mkdtempSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isErrno } from '../../native/errno.ts';
@@ -65,6 +65,7 @@ export function machineEnv(n: () => Native, params: Record<string, string>, mac:
     volumes: () => (volumes ??= machineVolumes()),
     readVolume: (v, files) => readVolumeFiles(n(), v, files),
     readFile: (p) => readOptional(p),
+    exists: (p) => existsSync(p),
     http: httpRequest,
   };
 }

@@ -21,7 +21,7 @@ import type { Outcome, SourceEnv, Volume } from './sources/source.ts';
 import {
   faulty, files, GCE_VALUES, gceMetadata, imds, notFound, startServer, type Handler,
 } from './testing/metadata-servers.ts';
-import { localConfigWaits, userDataOf } from './config-source.ts';
+import { configMayWait, userDataOf } from './config-source.ts';
 
 const server = await startServer();
 const { port } = server;
@@ -31,7 +31,7 @@ function env(over: Partial<SourceEnv> = {}): SourceEnv {
   return {
     params: {}, mac: '52:54:00:12:34:56', hostname: 'localhost',
     dmi: { uuid: '0b8c-uuid', serial: '', sysVendor: 'QEMU', productName: 'Standard PC', biosVendor: 'SeaBIOS' },
-    volumes: () => [], readVolume: async () => new Map(), readFile: () => undefined,
+    volumes: () => [], readVolume: async () => new Map(), readFile: () => undefined, exists: () => false,
     http: (r) => httpRequest({ ...r, timeoutMs: 500, url: r.url.replace('169.254.169.254', `127.0.0.1:${port}`) }),
     ...over,
   };
@@ -242,21 +242,27 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
     /: TLS: the server's certificate has expired \(CERT_HAS_EXPIRED\), by the machine's clock, which reads 20/);
 });
 
-t.test('localConfigWaits: a config read without the network may be there (the platform plugin then starts first)',
+t.test('configMayWait: a source may hold a config (the platform plugin then starts first), only a look at each',
   async (t) => {
     const volume = (label: string): Volume => ({ devPath: '/dev/vdc', label, fstype: 'iso9660' });
-    const fwCfg = (path: string) => (path === FW_CFG_FILE ? Buffer.from('metadata: {}') : undefined);
-    t.notOk(localConfigWaits(env()), 'nothing anywhere: it waits for the first wave');
-    t.ok(localConfigWaits(env({ params: { 'appliance.config.inline': 'e30=' } })), 'an inline config');
-    t.notOk(localConfigWaits(env({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } })),
-      'a URL needs the network');
-    t.ok(localConfigWaits(env({ readFile: fwCfg })), 'a fw_cfg config file');
-    t.ok(localConfigWaits(env({ volumes: () => [volume('cidata')] })), 'a NoCloud seed volume');
-    t.ok(localConfigWaits(env({ volumes: () => [volume('config-2')] })), 'an OpenStack config drive');
-    t.notOk(localConfigWaits(env({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } })),
-      'a NoCloud seed over HTTP needs the network');
-    t.notOk(localConfigWaits(env({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
-      biosVendor: 'Amazon EC2' } })), 'EC2: its metadata service needs the network');
-    t.ok(localConfigWaits(env({ readFile: fwCfg, params: { 'appliance.platform': 'qemu' } })),
-      'the platform named on the command line, its fw_cfg file there');
+    const fwCfg = (path: string) => path === FW_CFG_FILE;
+    const read = () => {
+      throw new Error('a look reads nothing');
+    };
+    const look = (over: Partial<SourceEnv>) => configMayWait(env({ readFile: read, ...over }));
+    t.notOk(look({}), 'nothing anywhere (bare metal, QEMU without fw_cfg): it starts with the second wave');
+    t.ok(look({ params: { 'appliance.config.inline': 'e30=' } }), 'an inline config');
+    t.ok(look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'a URL on the command line');
+    t.ok(look({ exists: fwCfg }), 'a fw_cfg config file, looked at, not read');
+    t.ok(look({ volumes: () => [volume('cidata')] }), 'a NoCloud seed volume');
+    t.ok(look({ volumes: () => [volume('config-2')] }), 'an OpenStack config drive');
+    t.ok(look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), 'a NoCloud seed over HTTP');
+    t.ok(look({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
+      biosVendor: 'Amazon EC2' } }), 'EC2: its metadata service');
+    t.ok(look({ dmi: { uuid: '', serial: '', sysVendor: 'OpenStack Foundation', productName: 'OpenStack Nova',
+      biosVendor: 'SeaBIOS' } }), 'OpenStack without a drive: its metadata service');
+    t.ok(look({ params: { 'appliance.platform': 'aws' }, volumes: () => [volume('cidata')] }),
+      'a platform named on the command line: its own source');
+    t.notOk(look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }),
+      'metal named: a seed volume is not its source');
   });

@@ -1,5 +1,6 @@
-// start-steps: how long each step of a plugin process's start took, from the process's own start (msSinceStart
-// counts from it): said once with the plugin's ready line, so a slow start names its step.
+// start-steps: how long each step of a plugin process's start took, from Node's start of its per-process setup
+// (msSinceStart; the executable's loading before it is not counted): said once with the plugin's ready line, so a
+// slow start names its step.
 import { msSinceStart } from '../../cosi/monotonic.ts';
 
 export class StartSteps {

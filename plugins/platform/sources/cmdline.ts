@@ -32,6 +32,7 @@ export function substitute(url: string, env: SourceEnv): string {
 export const cmdlineUrl: ConfigSourceDef = {
   name: 'cmdline-url',
   network: (env) => env.params[URL_PARAM] !== undefined,
+  present: (env) => env.params[URL_PARAM] !== undefined,
   location: (env) => (env.params[URL_PARAM] ? substitute(env.params[URL_PARAM], env) : URL_PARAM),
   async fetch(env) {
     const raw = env.params[URL_PARAM];

@@ -50,6 +50,8 @@ class Imds {
 export const ec2: ConfigSourceDef = {
   name: 'ec2',
   network: () => true,
+  // Asked only on a machine detected as EC2: its metadata service may hold user data.
+  present: () => true,
   location: () => `${IMDS}/latest/ (IMDSv2)`,
   async fetch(env): Promise<Outcome> {
     const imds = new Imds(env);

@@ -9,7 +9,7 @@ export const fwCfg: ConfigSourceDef = {
   name: 'fw-cfg',
   network: () => false,
   location: () => FW_CFG_NAME,
-  present: (env) => env.readFile(FW_CFG_FILE) !== undefined,
+  present: (env) => env.exists(FW_CFG_FILE),
   async fetch(env) {
     const b = env.readFile(FW_CFG_FILE);
     if (!b) return absent(`no fw_cfg file ${FW_CFG_NAME}`);

@@ -10,6 +10,8 @@ const BASE = `http://${GCE_ADDRESS}/computeMetadata/v1/instance`;
 export const gce: ConfigSourceDef = {
   name: 'gce',
   network: () => true,
+  // Asked only on a machine detected as GCE: its metadata service may hold user data.
+  present: () => true,
   location: () => `http://${GCE_HOST}/computeMetadata/v1/`,
   async fetch(env): Promise<Outcome> {
     const get = async (path: string) => {

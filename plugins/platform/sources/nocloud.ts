@@ -76,7 +76,8 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
 export const nocloud: ConfigSourceDef = {
   name: 'nocloud',
   network: (env) => !seedVolume(env) && (dsOf(env)?.ds.seedfrom ?? '').startsWith('http'),
-  present: (env) => seedVolume(env) !== undefined,
+  // Asked only on a machine detected as NoCloud (a seed volume, a ds= naming it): it may hold one.
+  present: () => true,
   location(env) {
     const v = seedVolume(env);
     if (v) return `${v.devPath} (${v.label})`;

@@ -33,7 +33,8 @@ function fromFiles(files: ReadonlyMap<string, Buffer | undefined>, where: string
 export const openstack: ConfigSourceDef = {
   name: 'openstack',
   network: (env) => !drive(env),
-  present: (env) => drive(env) !== undefined,
+  // Asked only on OpenStack (a config drive, or SMBIOS naming it: its metadata service): it may hold one.
+  present: () => true,
   location: (env) => {
     const d = drive(env);
     return d ? `${d.devPath} (${d.label})` : `${BASE}/`;

@@ -23,6 +23,8 @@ export interface SourceEnv {
   readVolume(v: Volume, files: readonly string[]): Promise<Map<string, Buffer | undefined>>;
   /** Reads a file; undefined when it does not exist. */
   readFile(path: string): Buffer | undefined;
+  /** Whether a file exists (nothing read). */
+  exists(path: string): boolean;
   http(r: HttpRequest): Promise<HttpResult>;
 }
 
@@ -49,10 +51,10 @@ export interface ConfigSourceDef {
   /** Where it looks, for the status. */
   location(env: SourceEnv): string;
   /**
-   * Something for this machine is there to read without the network: a look, not a fetch (the platform plugin
-   * then starts with the first wave: config-source.ts localConfigWaits). Absent: never (it needs the network).
+   * It may hold a config for this machine: a look at what names it, nothing read or fetched (the platform plugin
+   * starts with the first wave when one may: config-source.ts configMayWait).
    */
-  present?(env: SourceEnv): boolean;
+  present(env: SourceEnv): boolean;
   fetch(env: SourceEnv): Promise<Outcome>;
 }
 
