@@ -37,6 +37,7 @@ t.test('touchesPerformance finds the global, not a property of that name', async
   t.notOk(touchesPerformance('o.performance.now();a.performance=1;'));
   t.notOk(touchesPerformance('const t0=process.uptime()*1e3;'));
   t.notOk(touchesPerformance('log("better performance.")'), 'the word in a string');
+  t.notOk(touchesPerformance('log("for performance. See x")'), 'the word ending a sentence');
 });
 
 t.test('eagerModules finds a top-level require by either name', async (t) => {

@@ -54,12 +54,13 @@ export async function bundlePlugin(o: Omit<BundleOptions, 'entry' | 'esm'> & { p
 }
 
 /**
- * Whether a bundle reads the `performance` global: a member of it (`performance.now()`, `performance?.now`,
- * `performance['now']`, through globalThis too) or the whole of it (`= performance`, `{ now } = performance`). A
- * property of that name on something else, or the word in a string, does not count.
+ * Whether a bundle reads the `performance` global in the ways code does: a member of it (`performance.now()`,
+ * `performance?.now`, `performance['now']`, through globalThis too) or the whole of it (`= performance`,
+ * `{ now } = performance`). A property of that name on something else does not count. A look at the text, not a
+ * parse: the word in a string followed by a member name counts too (none is in a plugin's bundle).
  */
 export function touchesPerformance(bundled: string): boolean {
-  const member = /(?<![\w$.])(?:globalThis\.)?performance\s*(?:\?\.\s*[\w$[(]|\.\s*[A-Za-z_$]|\[)/;
+  const member = /(?<![\w$.])(?:globalThis\.)?performance(?:\?\.[\w$[(]|\.[A-Za-z_$]|\[)/;
   const whole = /=\s*(?:globalThis\.)?performance\b(?!\s*[.\w$])/;
   return member.test(bundled) || whole.test(bundled);
 }

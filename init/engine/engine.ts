@@ -329,15 +329,20 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there (and nothing of the host is probed).
     const params = Object.fromEntries(o.cmdline.params);
-    const configFinders = o.hostMode ? [] : o.plugins.filter((p) => configWaits(p, params, o.log)).map((p) => p.name);
+    const configFrom = new Map(o.hostMode ? [] : o.plugins.flatMap((p) => {
+      const comes = configWaits(p, params, o.log);
+      return comes ? [[p.name, comes] as const] : [];
+    }));
     const first = new Set([
-      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFinders, ...configPlugins,
+      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFrom.keys(), ...configPlugins,
     ]);
+    // One read here settles sooner than the network: waited for alone when any is (plugin-waves.ts).
+    const comes = [...configFrom.values()];
     const processes = builtins.filter((b) => !runsInEngine.has(b.name));
     waves = startInWaves({
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
       start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
-      configOnItsWay: configFinders.length > 0,
+      ...(comes.length ? { configOnItsWay: comes.includes('here') ? 'here' as const : 'network' as const } : {}),
     });
   }
   // Builds pushed with --persist at an earlier boot run again, before the controller starts their extensions.

@@ -41,6 +41,9 @@ export function decide(u: UserDataSpec, persisted: SavedConfig | undefined):
     + `${saved || 'none'}): the user data from ${u.source} replaces the persisted config` };
 }
 
+/** What tells one user data from another (a rewrite of the same is no news). */
+const keyOf = (u: UserDataSpec) => `${u.source}/${u.instanceId}/${u.digest}/${u.problem}`;
+
 /** The instance data the platform plugin gave with the user data (for a Jinja template). */
 const instanceData = (u: UserDataSpec) => (u.instanceData ? JSON.parse(u.instanceData) as InstanceData : undefined);
 
@@ -84,11 +87,13 @@ export function platformConfig(o: PlatformConfigOptions & { owner: string }): Co
         const u = (await ctx.state.find(userData))?.spec as UserDataSpec | undefined;
         if (!u) continue;
         // The same user data again (the plugin rewrote it unchanged) is no news.
-        const key = `${u.source}/${u.instanceId}/${u.digest}/${u.problem}`;
+        const key = keyOf(u);
         if (key === seen) continue;
         seen = key;
         await take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
-        o.onSettled?.();
+        // Settled when what was taken is still the platform's word: newer user data is taken next, and settles then.
+        const now = (await ctx.state.find(userData))?.spec as UserDataSpec | undefined;
+        if (now && keyOf(now) === key) o.onSettled?.();
       }
     },
   };

@@ -79,7 +79,7 @@ t.test('a config on its way kept, or refused (settled, nothing applied), starts 
   async (t) => {
     const r = recorder();
     const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 5000,
-      configOnItsWay: true });
+      configOnItsWay: 'here' });
     w.configSettled();
     t.same(r.started, [['network', 'platform']], 'settled, but the first wave still starts');
     w.startEnded('platform');
@@ -92,7 +92,7 @@ t.test('a config on its way kept, or refused (settled, nothing applied), starts 
 t.test('a config applied before the first wave runs: its plugins at once, the rest after all of them', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log,
-    capMs: 5000, configOnItsWay: true });
+    capMs: 5000, configOnItsWay: 'here' });
   w.promote(['time'], 'the machine config needs them');
   t.same(r.started, [['network', 'platform'], ['time']]);
   w.startEnded('time');
@@ -139,53 +139,58 @@ t.test('one wave when nothing goes first (a host) or nothing is left: all at onc
   }
 });
 
-t.test('configWaits: asked with the kernel parameters; no question is no; one that throws counts as yes',
+t.test('configWaits: asked with the kernel parameters; no question is none; one that throws counts as here',
   async (t) => {
     const r = recorder();
     const params = { 'appliance.config.inline': 'e30=' };
-    t.notOk(configWaits({ name: 'network' }, params, r.log));
+    t.equal(configWaits({ name: 'network' }, params, r.log), undefined);
     const asked: unknown[] = [];
-    t.ok(configWaits({ name: 'platform', configWaiting: (m) => {
+    t.equal(configWaits({ name: 'platform', configWaiting: (m) => {
       asked.push(m.params);
-      return 'appliance.config.inline' in m.params;
-    } }, params, r.log));
+      return 'appliance.config.inline' in m.params ? 'here' : undefined;
+    } }, params, r.log), 'here');
     t.same(asked, [params], 'asked once, with the parameters');
-    t.notOk(configWaits({ name: 'platform', configWaiting: () => false }, params, r.log));
-    t.ok(configWaits({ name: 'platform', configWaiting: () => {
+    t.equal(configWaits({ name: 'platform', configWaiting: () => 'network' }, params, r.log), 'network');
+    t.equal(configWaits({ name: 'platform', configWaiting: () => undefined }, params, r.log), undefined);
+    t.equal(configWaits({ name: 'platform', configWaiting: () => {
       throw new Error('/sys/firmware: EIO');
-    } }, params, r.log));
+    } }, params, r.log), 'here');
     t.same(r.lines, ['WARN plugins: whether a config may come from platform: /sys/firmware: EIO; it starts first']);
   });
 
 t.test('a config on its way: the rest wait for it to be applied, and for its plugins to run', async (t) => {
   const r = recorder();
   const w = startInWaves({ first: [network, platform], rest: [storage, time], start: r.start, log: r.log,
-    capMs: 5000, configOnItsWay: true });
+    capMs: 5000, configOnItsWay: 'here' });
   t.equal(r.lines[0], 'plugins: network, platform first; storage, time once those run and the machine config is '
-    + 'settled (or the network configured) (5 s at most)');
+    + 'settled (5 s at most)');
+  w.networkConfigured();
   w.startEnded('network');
   w.startEnded('platform');
-  t.same(r.started, [['network', 'platform']], 'both run, the config is not applied yet: the rest wait');
+  t.same(r.started, [['network', 'platform']], 'both run, the network is up, the config read here is not applied '
+    + 'yet: the rest wait');
   w.promote(['network', 'time'], 'the machine config needs them');
   t.same(r.started, [['network', 'platform'], ['time']], 'the config\'s plugin first');
   w.startEnded('time');
   t.same(r.started, [['network', 'platform'], ['time'], ['storage']], 'then the rest');
   t.equal(r.lines.at(-1), 'plugins: starting storage: network, platform, time run (or could not start); '
-    + 'the machine config is applied');
+    + 'a machine config is in place');
 });
 
-t.test('a config on its way that needs nothing waiting, or never comes: applied, or the network, starts the rest',
-  async (t) => {
+t.test('a config on its way that needs nothing waiting, or one over the network that never comes: applied, or the '
+  + 'network, starts the rest', async (t) => {
     const r = recorder();
     const w = startInWaves({ first: [network, platform], rest: [storage], start: r.start, log: r.log, capMs: 5000,
-      configOnItsWay: true });
+      configOnItsWay: 'here' });
     w.startEnded('network');
     w.startEnded('platform');
     w.promote(['network'], 'the machine config needs them');
     t.same(r.started, [['network', 'platform'], ['storage']], 'applied, nothing of it waiting: the rest start');
     const r2 = recorder();
     const w2 = startInWaves({ first: [network, platform], rest: [storage], start: r2.start, log: r2.log,
-      capMs: 5000, configOnItsWay: true });
+      capMs: 5000, configOnItsWay: 'network' });
+    t.equal(r2.lines[0], 'plugins: network, platform first; storage once those run and the machine config is settled '
+      + '(or the network configured) (5 s at most)');
     w2.networkConfigured();
     t.same(r2.started, [['network', 'platform']], 'the network is up, but the first wave still starts');
     w2.startEnded('network');
@@ -193,7 +198,7 @@ t.test('a config on its way that needs nothing waiting, or never comes: applied,
     t.same(r2.started, [['network', 'platform'], ['storage']], 'no config yet, the network up: the rest start');
     const r3 = recorder();
     const w3 = startInWaves({ first: [network, platform], rest: [storage], start: r3.start, log: r3.log,
-      capMs: 100, configOnItsWay: true });
+      capMs: 100, configOnItsWay: 'here' });
     w3.startEnded('network');
     w3.startEnded('platform');
     await sleep(150);

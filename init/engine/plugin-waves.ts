@@ -5,7 +5,8 @@
 // from (Plugin.configWaiting: the platform plugin, when a source may hold one) and those that act on the machine
 // config already in place (a config saved on STATE names its types: a machine configured to do something does it
 // first); the others once every plugin started before them runs (or failed to) and a config that may come is
-// settled (applied, kept, refused) or the network configured, or `capMs` after the first, whichever comes first.
+// settled (applied, kept, refused; one fetched over the network, or the network configured), or `capMs` after the
+// first, whichever comes first.
 // They no longer wait for the network milestone otherwise: the network plugin's DHCP client runs by then, and the
 // CPU the milestone's last steps leave idle is theirs (bench:boot, icount, three runs each: network configured
 // 2.276 -> 2.164 s, every plugin 2.978 -> 2.898 s). A config applied while they wait (from fw_cfg, a cloud's user
@@ -13,25 +14,25 @@
 // plugins starting with the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait with them:
 // PID 1 writes it before any plugin starts.
 import type { Logger } from '../../machinery/log.ts';
-import type { Plugin } from '../../machinery/model/plugin.ts';
+import type { ConfigComes, Plugin } from '../../machinery/model/plugin.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 
 /** The longest the second wave waits for the first to run (on a fast machine that takes well under 1 s). */
 export const SECOND_WAVE_CAP_MS = 15_000;
 
 /**
- * Whether a config for this machine may come from `p` (Plugin.configWaiting, asked once). A question that throws is
- * answered yes (the plugin goes first, as it did before it asked) and the why is logged.
+ * Whether a config for this machine may come from `p`, and from where (Plugin.configWaiting, asked once). A question
+ * that throws is answered `here` (the plugin goes first, as it did before it asked) and the why is logged.
  */
 export function configWaits(
   p: Pick<Plugin, 'name' | 'configWaiting'>, params: Readonly<Record<string, string>>, log: Logger,
-): boolean {
-  if (!p.configWaiting) return false;
+): ConfigComes | undefined {
+  if (!p.configWaiting) return undefined;
   try {
     return p.configWaiting({ params });
   } catch (e) {
     log.warn(`plugins: whether a config may come from ${p.name}: ${(e as Error).message}; it starts first`);
-    return true;
+    return 'here';
   }
 }
 
@@ -43,7 +44,7 @@ export interface PluginWaves {
   promote(names: readonly string[], why: string): void;
   /** The config on its way is settled (applied, kept, refused, none): the second wave waits for it no longer. */
   configSettled(): void;
-  /** The network milestone is reached: a config on its way is waited for no longer. */
+  /** The network milestone is reached: a config on its way over the network is waited for no longer. */
   networkConfigured(): void;
   /**
    * A plugin's start ended (it runs, or it could not start): the second wave starts once the start of every
@@ -60,10 +61,12 @@ export function startInWaves(o: {
   /** Told at once which plugins wait for the second wave (their status says so meanwhile). */
   wait?(plugins: readonly SupervisedPlugin[]): void;
   /**
-   * A config may come from a plugin of the first wave (configWaits): the second wave also waits for it to be settled
-   * (`promote`, `configSettled`) or for the network milestone, so that its plugins start before the rest.
+   * A config may come from a plugin of the first wave, and from where (configWaits): the second wave also waits for
+   * it to be settled (`promote`, `configSettled`), one from the network or for the network milestone, so that its
+   * plugins start before the rest. One read without the network comes sooner than the milestone (a fw_cfg file:
+   * ~0.1 s after the platform plugin runs, the milestone ~0.3 s): the milestone does not let the rest go first.
    */
-  configOnItsWay?: boolean;
+  configOnItsWay?: ConfigComes;
   log: Logger; capMs?: number;
 }): PluginWaves {
   if (!o.first.length || !o.rest.length) {
@@ -99,8 +102,9 @@ export function startInWaves(o: {
     released = `; ${why}`;
     secondIfDue();
   };
+  const orNetwork = o.configOnItsWay === 'network' ? ' (or the network configured)' : '';
   o.log.info(`plugins: ${names(o.first)} first; ${names(o.rest)} once those run`
-    + `${awaited ? ` and ${awaited} is settled (or the network configured)` : ''} (${capMs / 1000} s at most)`);
+    + `${awaited ? ` and ${awaited} is settled${orNetwork}` : ''} (${capMs / 1000} s at most)`);
   o.wait?.(o.rest);
   o.start(o.first);
   const timer = setTimeout(() => {
@@ -112,7 +116,7 @@ export function startInWaves(o: {
     promote: (wanted, why) => {
       const now = waiting.filter((p) => wanted.includes(p.name));
       if (!now.length) {
-        settle('the machine config is applied');
+        settle('a machine config is in place');
         return;
       }
       waiting = waiting.filter((p) => !now.includes(p));
@@ -123,10 +127,12 @@ export function startInWaves(o: {
       o.log.info(`plugins: starting ${names(now)}: ${why}`);
       o.start(now);
       if (!waiting.length) clearTimeout(timer);
-      settle('the machine config is applied');
+      settle('a machine config is in place');
     },
     configSettled: () => settle('the machine config is settled'),
-    networkConfigured: () => settle('the network is configured'),
+    networkConfigured: () => {
+      if (o.configOnItsWay === 'network') settle('the network is configured');
+    },
     startEnded: (name) => {
       if (starting.delete(name)) secondIfDue();
     },

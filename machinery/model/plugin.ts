@@ -9,6 +9,9 @@ import { ENGINE_TYPES } from './runtime-types.ts';
 import type { CapabilityName } from '../../native/index.ts';
 import type { SyscallName } from '../sys/seccomp.ts';
 
+/** Where a config that may come for a machine comes from (Plugin.configWaiting). */
+export type ConfigComes = 'here' | 'network';
+
 export interface Plugin {
   readonly name: string;
   readonly description: string;
@@ -45,11 +48,13 @@ export interface Plugin {
   readonly startFirst?: boolean;
   /**
    * Whether a config for this machine may come from this plugin (the platform plugin: the command line names one, a
-   * fw_cfg file, a seed volume, a cloud's metadata service). Asked once by PID 1 as it starts its plugins, with the
-   * kernel's parameters; a question that throws counts as yes. Yes: it starts first too, and the others wait for that
-   * config to be settled (applied, kept, refused: its own plugins start first) or for the network milestone.
+   * fw_cfg file, a seed volume, a cloud's metadata service), and from where: `here` (read without the network) or
+   * `network` (fetched once it is up); undefined: none. Asked once by PID 1 as it starts its plugins, with the
+   * kernel's parameters; a question that throws counts as `here`. Either way it starts first too, and the others
+   * wait for that config to be settled (applied, kept, refused: its own plugins start first), or, for one from the
+   * network, for the network milestone.
    */
-  readonly configWaiting?: (machine: { params: Readonly<Record<string, string>> }) => boolean;
+  readonly configWaiting?: (machine: { params: Readonly<Record<string, string>> }) => ConfigComes | undefined;
   /**
    * true: its controllers only transform state (no system call of their own, nothing of the kernel's), so they
    * run on the engine's controller runtime in PID 1 rather than in a process of their own: a Node process costs

@@ -17,6 +17,7 @@ import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
 import type { InstanceData } from '../../machinery/config/cloud-init/jinja.ts';
 import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
+import type { ConfigComes } from '../../machinery/model/plugin.ts';
 import { type LinkStatusSpec, type RouteSpecStatusSpec } from '../network/types.ts';
 import { detectPlatform, type Detected, type PlatformName } from './detect.ts';
 import { cmdlineInline, cmdlineUrl } from './sources/cmdline.ts';
@@ -44,12 +45,15 @@ export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
 
 /**
  * Whether a source may hold a config for this machine (the command line names one, a fw_cfg file is there, the
- * platform detected has a seed or a metadata service): the platform plugin then starts with the first wave, and the
- * others wait for that config (plugin-waves.ts). Otherwise (bare metal, QEMU without fw_cfg, nothing on the command
- * line) it starts with the others, once the first wave runs: it has nothing to find before the API is used.
+ * platform detected has a seed or a metadata service), and from where: `here` when one of them is read without the
+ * network, else `network`. The platform plugin then starts with the first wave, and the others wait for that config
+ * (plugin-waves.ts). Otherwise (bare metal, QEMU without fw_cfg, nothing on the command line) it starts with the
+ * others, once the first wave runs: it has nothing to find before the API is used.
  */
-export function configMayWait(env: SourceEnv): boolean {
-  return sourcesFor(detectPlatform(env).platform).some((s) => s.present(env));
+export function configMayWait(env: SourceEnv): ConfigComes | undefined {
+  const may = sourcesFor(detectPlatform(env).platform).filter((s) => s.present(env));
+  if (!may.length) return undefined;
+  return may.some((s) => !s.network(env)) ? 'here' : 'network';
 }
 
 const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);

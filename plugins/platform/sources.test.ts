@@ -250,19 +250,22 @@ t.test('configMayWait: a source may hold a config (the platform plugin then star
       throw new Error('a look reads nothing');
     };
     const look = (over: Partial<SourceEnv>) => configMayWait(env({ readFile: read, ...over }));
-    t.notOk(look({}), 'nothing anywhere (bare metal, QEMU without fw_cfg): it starts with the second wave');
-    t.ok(look({ params: { 'appliance.config.inline': 'e30=' } }), 'an inline config');
-    t.ok(look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'a URL on the command line');
-    t.ok(look({ exists: fwCfg }), 'a fw_cfg config file, looked at, not read');
-    t.ok(look({ volumes: () => [volume('cidata')] }), 'a NoCloud seed volume');
-    t.ok(look({ volumes: () => [volume('config-2')] }), 'an OpenStack config drive');
-    t.ok(look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), 'a NoCloud seed over HTTP');
-    t.ok(look({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
-      biosVendor: 'Amazon EC2' } }), 'EC2: its metadata service');
-    t.ok(look({ dmi: { uuid: '', serial: '', sysVendor: 'OpenStack Foundation', productName: 'OpenStack Nova',
-      biosVendor: 'SeaBIOS' } }), 'OpenStack without a drive: its metadata service');
-    t.ok(look({ params: { 'appliance.platform': 'aws' }, volumes: () => [volume('cidata')] }),
+    t.equal(look({}), undefined, 'nothing anywhere (bare metal, QEMU without fw_cfg): it starts with the second wave');
+    t.equal(look({ params: { 'appliance.config.inline': 'e30=' } }), 'here', 'an inline config');
+    t.equal(look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'network', 'a URL on the command line');
+    t.equal(look({ exists: fwCfg }), 'here', 'a fw_cfg config file, looked at, not read');
+    t.equal(look({ exists: fwCfg, params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'here',
+      'one read here and one over the network: here');
+    t.equal(look({ volumes: () => [volume('cidata')] }), 'here', 'a NoCloud seed volume');
+    t.equal(look({ volumes: () => [volume('config-2')] }), 'here', 'an OpenStack config drive');
+    t.equal(look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), 'network', 'a NoCloud seed over HTTP');
+    t.equal(look({ params: { ds: 'nocloud;i=iid-1' } }), undefined, 'NoCloud named with no seed: nothing to read');
+    t.equal(look({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
+      biosVendor: 'Amazon EC2' } }), 'network', 'EC2: its metadata service');
+    t.equal(look({ dmi: { uuid: '', serial: '', sysVendor: 'OpenStack Foundation', productName: 'OpenStack Nova',
+      biosVendor: 'SeaBIOS' } }), 'network', 'OpenStack without a drive: its metadata service');
+    t.equal(look({ params: { 'appliance.platform': 'aws' }, volumes: () => [volume('cidata')] }), 'network',
       'a platform named on the command line: its own source');
-    t.notOk(look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }),
+    t.equal(look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }), undefined,
       'metal named: a seed volume is not its source');
   });

@@ -76,8 +76,8 @@ export function fromSeed(files: ReadonlyMap<string, Buffer | undefined>, where: 
 export const nocloud: ConfigSourceDef = {
   name: 'nocloud',
   network: (env) => !seedVolume(env) && (dsOf(env)?.ds.seedfrom ?? '').startsWith('http'),
-  // Asked only on a machine detected as NoCloud (a seed volume, a ds= naming it): it may hold one.
-  present: () => true,
+  // A seed volume or a seed URL (a ds= naming NoCloud without either has nothing to read: absent at once).
+  present: (env) => seedVolume(env) !== undefined || Boolean(dsOf(env)?.ds.seedfrom),
   location(env) {
     const v = seedVolume(env);
     if (v) return `${v.devPath} (${v.label})`;
