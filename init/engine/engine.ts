@@ -228,10 +228,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap(everyController).map((c) => c.name)]);
   // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
   // log ring; the others are processes the supervisor starts, and their merges (Plugin.engineControllers) run here.
-  const runsInEngine = new Set(o.startPlugins === false ? [] : o.plugins.filter((p) => p.inEngine).map((p) => p.name));
   const onEngine = o.startPlugins === false ? [] : o.plugins
     .map((p) => ({ p, controllers: p.inEngine ? everyController(p) : p.engineControllers?.() ?? [] }))
     .filter((e) => e.p.inEngine || e.controllers.length);
+  const runsInEngine = new Set(onEngine.filter((e) => e.p.inEngine).map((e) => e.p.name));
   const inEngineRuntimes = await Promise.all(onEngine.map(async ({ p, controllers }) => {
     if (p.inEngine) {
       await upsert(state, { namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id: p.name },
@@ -330,8 +330,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     // On a host nothing configures the network by itself: all at once there (and nothing of the host is probed).
     const params = Object.fromEntries(o.cmdline.params);
     const configFrom = new Map(o.hostMode ? [] : o.plugins.flatMap((p) => {
-      const comes = configWaits(p, params, o.log);
-      return comes ? [[p.name, comes] as const] : [];
+      const from = configWaits(p, params, o.log);
+      return from ? [[p.name, from] as const] : [];
     }));
     const first = new Set([
       ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFrom.keys(), ...configPlugins,
