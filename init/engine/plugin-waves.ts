@@ -39,7 +39,7 @@ export function configWaits(
 export interface PluginWaves {
   /**
    * A machine config was applied and needs these plugins: those of the second wave still waiting start now (each
-   * once). A config on its way is here.
+   * once). It settles a config on its way.
    */
   promote(names: readonly string[], why: string): void;
   /** The config on its way is settled (applied, kept, refused, none): the second wave waits for it no longer. */
@@ -62,8 +62,8 @@ export function startInWaves(o: {
   wait?(plugins: readonly SupervisedPlugin[]): void;
   /**
    * A config may come from a plugin of the first wave, and from where (configWaits): the second wave also waits for
-   * it to be settled (`promote`, `configSettled`), one from the network or for the network milestone, so that its
-   * plugins start before the rest. One read without the network comes sooner than the milestone (a fw_cfg file:
+   * it to be settled (`promote`, `configSettled`), or, for one from the network, for the network milestone, so that
+   * its plugins start before the rest. One read without the network comes sooner than the milestone (a fw_cfg file:
    * ~0.1 s after the platform plugin runs, the milestone ~0.3 s): the milestone does not let the rest go first.
    */
   configOnItsWay?: ConfigComes;
