@@ -26,6 +26,10 @@ export interface MergeDef<S extends { layer?: Layer }> {
 }
 
 interface Source<S> { id: string; spec: S }
+interface Declared<S> extends Source<S> { incarnation: string }
+
+/** One state of a resource: its version within its incarnation (a re-created id is created later). */
+const incarnation = (r: Resource) => `${r.metadata.id}@${r.metadata.created}.${r.metadata.version}`;
 
 /** The merged spec of one key's sources: the combined fields, layer = the highest contributing layer. */
 export function combineSpecs<S extends { layer?: Layer }>(
@@ -55,9 +59,15 @@ export function mergeController<S extends { layer?: Layer }>(d: MergeDef<S>): Co
     async run(ctx) {
       const input = (id: string) => ({ namespace: d.namespace, type: d.inputType, id });
       const output = (id: string) => ({ namespace: d.namespace, type: d.outputType, id });
+      // Each key's sources and merged spec as last written: a wake rewrites only the keys whose sources or merged
+      // spec changed since (one declared spec's write used to recompute and compare every key: 426 compares in
+      // PID 1 for the system plugin's 14 kernel parameters at boot).
+      const written = new Map<string, string>();
       while (await ctx.next()) {
+        const merged = new Map((await ctx.state.list({ namespace: d.namespace, type: d.outputType }))
+          .map((r) => [r.metadata.id, incarnation(r)]));
         const declared = await ctx.state.list({ namespace: d.namespace, type: d.inputType }) as Resource<S>[];
-        const groups = new Map<string, Source<S>[]>();
+        const groups = new Map<string, Declared<S>[]>();
         const leaving: Resource<S>[] = [];
         for (const r of declared) {
           if (r.metadata.phase === 'tearingDown') {
@@ -66,18 +76,23 @@ export function mergeController<S extends { layer?: Layer }>(d: MergeDef<S>): Co
           }
           if (!r.metadata.finalizers.includes(d.name)) await ctx.state.addFinalizer(input(r.metadata.id));
           const k = d.key(r.spec, r.metadata.id);
-          groups.set(k, [...(groups.get(k) ?? []), { id: r.metadata.id, spec: r.spec }]);
+          const source = { id: r.metadata.id, spec: r.spec, incarnation: incarnation(r) };
+          groups.set(k, [...(groups.get(k) ?? []), source]);
         }
         for (const [k, sources] of groups) {
+          const from = sources.map((s) => s.incarnation).join(' ');
+          if (written.get(k) === `${from} -> ${merged.get(k)}`) continue;
           const { spec, order } = combineSpecs(d.combine, sources);
-          await ctx.state.modify(output(k), spec, (r) => {
+          const out = await ctx.state.modify(output(k), spec, (r) => {
             r.spec = spec;
             r.metadata.annotations = {
               ...r.metadata.annotations,
               [SOURCES_ANNOTATION]: formatSources(order.map((s) => ({ layer: layerOf(s.spec), id: s.id }))),
             };
           });
+          written.set(k, `${from} -> ${incarnation(out)}`);
         }
+        for (const k of written.keys()) if (!groups.has(k)) written.delete(k);
         const remaining = new Set(
           await ctx.state.cleanup({ namespace: d.namespace, type: d.outputType }, new Set(groups.keys())),
         );
