@@ -7,7 +7,7 @@ import {
   constants, copyFileSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ERRNO_BY_NAME, ERRNO_BY_NUMBER } from './gen/errno-table.ts';
 import { errnoName, errnoNumber, errnoOf, isErrno } from './errno.ts';
@@ -47,13 +47,15 @@ t.test('the forms errors come in', async (t) => {
   t.equal(errnoOf({ code: 'Z_DATA_ERROR', errno: -3 }), undefined, 'zlib\'s codes are not errnos');
   t.equal(errnoOf({ code: 'EOF', errno: -4095 }), undefined, 'nor libuv\'s EOF');
   t.equal(errnoOf({ code: 'ERR_INVALID_ARG_TYPE' }), undefined);
+  t.equal(errnoOf({ code: 'ERR_SYSTEM_ERROR', errno: -3, info: { code: 'ESRCH', errno: -3 } }), 'ESRCH',
+    'Node\'s SystemError (os calls): the name in info');
   t.equal(errnoOf(undefined), undefined);
   t.equal(errnoOf('ENOENT'), undefined, 'a string is not an error');
   t.ok(isErrno({ code: 'EWOULDBLOCK' }, 'EAGAIN'), 'aliases match');
   t.notOk(isErrno({ code: 'ENOENT' }, 'EEXIST', 'EPERM'));
 });
 
-t.test('real errors from Node\'s fs', async (t) => {
+t.test('real errors from Node\'s fs and os', async (t) => {
   const fifo = join(scratch, 'fifo');
   execFileSync('mkfifo', [fifo]);
   t.equal(errnoOf(caught(() => openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))), 'ENXIO',
@@ -62,6 +64,8 @@ t.test('real errors from Node\'s fs', async (t) => {
   symlinkSync(loop, loop);
   t.equal(errnoOf(caught(() => readFileSync(loop))), 'ELOOP', 'a symlink to itself');
   t.equal(errnoOf(caught(() => openSync(join(scratch, 'absent'), 'r'))), 'ENOENT');
+  // A pid above pid_max is never a process.
+  t.equal(errnoOf(caught(() => setPriority(1 << 23, 0))), 'ESRCH', 'os.setPriority of no process (a SystemError)');
 });
 
 if (process.getuid?.() !== 0) {

@@ -1,7 +1,8 @@
 // errno: the one way to ask which errno an error carries, by the kernel's own names (native/gen/errno-table.ts).
-// Errors name it three ways: the addon's and Node's by name in `code` (ENOENT), Node's for an errno libuv has
-// no name for as `code` "Unknown system error -123" (ENOMEDIUM from an empty CD-ROM), and netlink's and others
-// by number alone. Aliases resolve to one name: libuv's ENOTSUP is the kernel's EOPNOTSUPP.
+// Errors name it four ways: the addon's and Node's by name in `code` (ENOENT), Node's for an errno libuv has
+// no name for as `code` "Unknown system error -123" (ENOMEDIUM from an empty CD-ROM), Node's SystemError (`os`
+// calls) as `code` ERR_SYSTEM_ERROR with the name in `info.code`, and netlink's and others by number alone.
+// Aliases resolve to one name: libuv's ENOTSUP is the kernel's EOPNOTSUPP.
 import { ERRNO_BY_NAME, ERRNO_BY_NUMBER } from './gen/errno-table.ts';
 
 /** The kernel's name of errno `n` (sign ignored), or `E<n>` for a number it has none for. */
@@ -21,7 +22,8 @@ const UNKNOWN_SYSTEM_ERROR = /^Unknown system error (-?\d+)$/;
 /** The errno number an error carries, or undefined when it carries none. */
 export function errnoNumberOf(e: unknown): number | undefined {
   if (e === null || typeof e !== 'object') return undefined;
-  const { code, errno } = e as { code?: unknown; errno?: unknown };
+  const { code, errno, info } = e as { code?: unknown; errno?: unknown; info?: { code?: unknown } };
+  if (code === 'ERR_SYSTEM_ERROR' && typeof info?.code === 'string') return errnoNumberOf({ code: info.code });
   if (typeof code === 'string') {
     const named = ERRNO_BY_NAME.get(code);
     if (named !== undefined) return named;
