@@ -12,6 +12,7 @@ import { installGuard } from './guard.ts';
 import { memoryParts, usedMemoryKiB } from '../../machinery/sys/meminfo.ts';
 import { mountEarly } from './mounts.ts';
 import { OWN_MOUNTS_ENV, spawnInOwnMountNamespace } from '../../machinery/sys/mount-namespace.ts';
+import { spawnAtNice } from '../../machinery/sys/nice.ts';
 import { watchPower } from './power-button.ts';
 import { formatMeminfo, formatMilestone, formatProcess, formatReady } from './ready-line.ts';
 import { machineProcesses } from './process-cost.ts';
@@ -194,10 +195,12 @@ export async function runPid1(): Promise<void> {
       listen: cmdline.get('appliance.api') || DEFAULT_API_LISTEN,
       pluginSocket: PLUGIN_SOCKET,
       cmdline: { raw: rawCmdline, params: cmdline },
-      spawn: (args, env, { ownMounts }) => {
+      spawn: (args, env, { ownMounts, nice }) => {
         const stdio: ['ignore', 'pipe', 'pipe'] = ['ignore', 'pipe', 'pipe'];
         const start = (e: NodeJS.ProcessEnv) => r.spawn(process.execPath, args, { env: e, stdio });
-        return ownMounts ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env);
+        const spawn = () => (ownMounts
+          ? spawnInOwnMountNamespace(n, () => start({ ...env, [OWN_MOUNTS_ENV]: '1' })) : start(env));
+        return nice === undefined ? spawn() : spawnAtNice(nice, spawn);
       },
       onPowerRequest: (action, id, hold) => void shutdown?.(action, `API power request "${id}"`, hold),
       onMilestone: (name) => {

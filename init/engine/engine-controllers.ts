@@ -30,7 +30,7 @@ import type { ApiTls } from './api/front-door.ts';
 import { consoleSummary } from './console-summary.ts';
 import type { LogBook } from './log/book.ts';
 import { logSinks } from './log/sink.ts';
-import { platformConfig, type PlatformConfigOptions } from './platform-config.ts';
+import { platformConfig, type UserDataWiring } from './platform-config.ts';
 import { healthController, type HealthOptions } from './health.ts';
 import type { MemoryState } from '../../cosi/state/memory-state.ts';
 
@@ -48,7 +48,7 @@ export interface EngineControllerParts {
   announce: (line: string) => void;
   /** The log rings the sinks send from. */
   logs: LogBook;
-  userData: Omit<PlatformConfigOptions, 'state'>;
+  userData: UserDataWiring;
   health: HealthOptions;
   /** Made with the certificate the API starts with (api/certificate.ts). */
   apiCertificate: Controller;
@@ -68,7 +68,7 @@ export function engineControllers(p: EngineControllerParts): Controller[] {
     metricsEndpoint({ ...p.metrics, state: p.state, log: p.log, owner: p.owner }),
     consoleSummary(p.state, p.announce, p.owner),
     logSinks({ state: p.state, book: p.logs, owner: p.owner, log: p.log.child('logs') }),
-    platformConfig({ ...p.userData, state: p.state, owner: p.owner }),
+    platformConfig({ ...p.userData, owner: p.owner }),
     healthController(p.health),
     p.apiCertificate,
     ...(p.trial ? [p.trial] : []),

@@ -31,7 +31,8 @@ import { MachineConfig } from './config/machine-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
-import { configWaits, startInWaves, type PluginWaves } from './plugin-waves.ts';
+import { BACKGROUND_NICE, lookForConfig, startInWaves, type PluginWaves } from './plugin-waves.ts';
+import { userDataTaker } from './platform-config.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import type { InstallerMachine } from '../install/installer.ts';
 import { engineControllers, startEngineControllers } from './engine-controllers.ts';
@@ -225,6 +226,21 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.config) {
     await config.apply({ bytes: o.config.bytes, mode: 'replace', source: 'file', sourceName: o.config.name });
   }
+  const userData = userDataTaker({ config, persisted, log: o.log.child('config') });
+  // What a plugin finds of a config without the network (Plugin.lookForConfig: fw_cfg, the command line, a seed
+  // volume) is read now, as the config on STATE was, so the plugins acting on it start with the first wave; where one
+  // may still come from decides which start first below. Not waited for: a config's extensions may wait for the
+  // network (machine-config.ts), which the plugins bring. On a host nothing is probed.
+  const params = Object.fromEntries(o.cmdline.params);
+  const looks = o.startPlugins === false || o.hostMode ? [] : await Promise.all(o.plugins.map(async (p) =>
+    ({ name: p.name, look: await lookForConfig(p, params, o.log) })));
+  const readHere = looks.flatMap((l) => (l.look.userData ? [l.look.userData] : []));
+  for (const u of readHere) o.log.info(`config: ${u.source} read before the plugins start`);
+  let readHereSettled = !readHere.length;
+  void Promise.all(readHere.map((u) => userData.take(u))).then(() => {
+    readHereSettled = true;
+    waves?.configSettled();
+  });
   const owners = new Set([ENGINE_OWNER, META_OWNER, ...o.plugins.flatMap(everyController).map((c) => c.name)]);
   // Plugins that only transform state run here (Plugin.inEngine), each on a runtime of its own whose lines go to its
   // log ring; the others are processes the supervisor starts, and their merges (Plugin.engineControllers) run here.
@@ -266,9 +282,11 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       onMilestone: (m) => {
         o.onMilestone?.(m);
         if (m === 'network') waves?.networkConfigured();
+        // The network configured, or every plugin running without it: nothing is ahead of the rest any more.
+        if (m === 'network' || m === 'plugins') supervisor.foreground();
       },
     },
-    userData: { config, persisted, log: o.log.child('config'), onSettled: () => waves?.configSettled() },
+    userData: { taker: userData, onSettled: () => waves?.configSettled() },
     // Read at scrape time only, once the API below serves.
     metrics: { api: () => api.stats(), logs, controllers: () => [...supervisor.controllerStats(),
       ...inEngineRuntimes.map((r) => ({ plugin: r.plugin, controllers: controllerStats(r.runtime.statuses()) }))],
@@ -328,20 +346,23 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const builtins = o.plugins.map(builtinPlugin);
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there (and nothing of the host is probed).
-    const params = Object.fromEntries(o.cmdline.params);
-    const configFrom = new Map(o.hostMode ? [] : o.plugins.flatMap((p) => {
-      const from = configWaits(p, params, o.log);
-      return from ? [[p.name, from] as const] : [];
-    }));
+    const configFrom = new Map(looks.flatMap((l) => (l.look.comes ? [[l.name, l.look.comes] as const] : [])));
+    const foremost = new Set(o.plugins.filter((p) => p.startFirst).map((p) => p.name));
     const first = new Set([
       ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFrom.keys(), ...configPlugins,
     ]);
-    // One read here settles sooner than the network: waited for alone when any is (plugin-waves.ts).
-    const comes = [...configFrom.values()];
+    // One read here settles sooner than the network: waited for alone when any is (plugin-waves.ts). A config read
+    // above and not applied yet is one on its way here.
+    const comes = [...configFrom.values(), ...(readHereSettled ? [] : ['here' as const])];
     const processes = builtins.filter((b) => !runsInEngine.has(b.name));
     waves = startInWaves({
       first: processes.filter((b) => first.has(b.name)), rest: processes.filter((b) => !first.has(b.name)),
-      start: (ps) => supervisor.start(ps), wait: (ps) => supervisor.wait(ps), log: o.log,
+      // What makes the machine reachable first, the others in the background until it is (below).
+      start: (ps) => {
+        supervisor.start(ps.filter((p) => foremost.has(p.name)));
+        supervisor.start(ps.filter((p) => !foremost.has(p.name)), o.hostMode ? {} : { nice: BACKGROUND_NICE });
+      },
+      wait: (ps) => supervisor.wait(ps), log: o.log,
       ...(comes.length ? { configOnItsWay: comes.includes('here') ? 'here' as const : 'network' as const } : {}),
     });
   }

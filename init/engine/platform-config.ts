@@ -1,5 +1,5 @@
-// platform-config: the user data the platform plugin found (UserData "machine") -> the
-// machine config. cloud-init input is translated here (machinery/config/cloud-init) and
+// platform-config: the user data the platform plugin found (UserData "machine"), or PID 1 read first on its behalf
+// (Plugin.lookForConfig), -> the machine config. cloud-init input is translated here (machinery/config/cloud-init) and
 // applied as the whole config, with what was ignored listed in ConfigStatus. A
 // persisted config wins while the platform's instance id is the one it was saved with
 // (or neither has one); on a new instance the platform's user data replaces it.
@@ -7,7 +7,6 @@ import { ConfigRefused } from '../../machinery/config/validate-config.ts';
 import { translateUserData } from '../../machinery/config/cloud-init/user-data.ts';
 import type { InstanceData } from '../../machinery/config/cloud-init/jinja.ts';
 import type { Logger } from '../../machinery/log.ts';
-import type { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
 import type { MachineConfig } from './config/machine-config.ts';
@@ -16,12 +15,9 @@ import { PLATFORM_NS, USER_DATA_TYPE } from '../../proto/gen/resource-types.ts';
 import { USER_DATA_ID } from '../../machinery/model/singleton-ids.ts';
 
 export interface PlatformConfigOptions {
-  state: MemoryState;
   config: MachineConfig;
   /** The config persisted on STATE and applied at boot, if any. */
   persisted: SavedConfig | undefined;
-  /** The user data was taken, whatever came of it (applied, kept, refused): plugin-waves.ts waits for that. */
-  onSettled?: () => void;
   log: Logger;
 }
 
@@ -47,9 +43,18 @@ const keyOf = (u: UserDataSpec) => `${u.source}/${u.instanceId}/${u.digest}/${u.
 /** The instance data the platform plugin gave with the user data (for a Jinja template). */
 const instanceData = (u: UserDataSpec) => (u.instanceData ? JSON.parse(u.instanceData) as InstanceData : undefined);
 
-/** Applies the platform's user data as it comes and changes: a controller of the engine's (engine-controllers.ts). */
-export function platformConfig(o: PlatformConfigOptions & { owner: string }): Controller {
-  let seen = '';
+/** The platform's user data, taken once each: what PID 1 read before the plugins started, then the UserData. */
+export interface UserDataTaker {
+  /**
+   * Takes `u` unless it is what was taken last (the platform plugin rewriting what PID 1 read first, or the same
+   * again, is no news: false). Resolves true once what came of it (applied, kept, refused) is in ConfigStatus and
+   * the log; it never rejects (what went wrong is logged).
+   */
+  take(u: UserDataSpec): Promise<boolean>;
+}
+
+export function userDataTaker(o: PlatformConfigOptions): UserDataTaker {
+  let last = '';
   const take = async (u: UserDataSpec) => {
     const d = decide(u, o.persisted);
     if (!d.apply) {
@@ -77,6 +82,25 @@ export function platformConfig(o: PlatformConfigOptions & { owner: string }): Co
       if (!(e instanceof ConfigRefused)) o.log.error(`the user data from ${u.source}: ${(e as Error).message}`);
     }
   };
+  return {
+    async take(u) {
+      const key = keyOf(u);
+      if (key === last) return false;
+      last = key;
+      await take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
+      return true;
+    },
+  };
+}
+
+export interface UserDataWiring {
+  taker: UserDataTaker;
+  /** The user data was taken, whatever came of it (applied, kept, refused): plugin-waves.ts waits for that. */
+  onSettled?: () => void;
+}
+
+/** Applies the platform's user data as it comes and changes: a controller of the engine's (engine-controllers.ts). */
+export function platformConfig(o: UserDataWiring & { owner: string }): Controller {
   const userData = { namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID };
   return {
     name: 'platform-config', owner: o.owner,
@@ -85,15 +109,10 @@ export function platformConfig(o: PlatformConfigOptions & { owner: string }): Co
     async run(ctx) {
       while (await ctx.next()) {
         const u = (await ctx.state.find(userData))?.spec as UserDataSpec | undefined;
-        if (!u) continue;
-        // The same user data again (the plugin rewrote it unchanged) is no news.
-        const key = keyOf(u);
-        if (key === seen) continue;
-        seen = key;
-        await take(u).catch((err: Error) => o.log.error(`platform config: ${err.message}`));
+        if (!u || !(await o.taker.take(u))) continue;
         // Settled when what was taken is still the platform's word: newer user data is taken next, and settles then.
         const now = (await ctx.state.find(userData))?.spec as UserDataSpec | undefined;
-        if (now && keyOf(now) === key) o.onSettled?.();
+        if (now && keyOf(now) === keyOf(u)) o.onSettled?.();
       }
     },
   };

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Logger } from '../../machinery/log.ts';
-import { configWaits, startInWaves } from './plugin-waves.ts';
+import { lookForConfig, startInWaves } from './plugin-waves.ts';
+import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
 
 const plugin = (name: string): SupervisedPlugin => ({ name, outputs: [], args: ['plugin', name], ownMounts: true });
@@ -139,23 +140,24 @@ t.test('one wave when nothing goes first (a host) or nothing is left: all at onc
   }
 });
 
-t.test('configWaits: asked with the kernel parameters; no question is none; one that throws counts as here',
+t.test('lookForConfig: asked with the kernel parameters; no look is nothing; one that fails counts as here',
   async (t) => {
     const r = recorder();
     const params = { 'appliance.config.inline': 'e30=' };
-    t.equal(configWaits({ name: 'network' }, params, r.log), undefined);
+    t.same(await lookForConfig({ name: 'network' }, params, r.log), {});
     const asked: unknown[] = [];
-    t.equal(configWaits({ name: 'platform', configWaiting: (m) => {
+    const read = { source: 'cmdline-inline', content: '{}' } as UserDataSpec;
+    t.same(await lookForConfig({ name: 'platform', lookForConfig: async (m) => {
       asked.push(m.params);
-      return 'appliance.config.inline' in m.params ? 'here' : undefined;
-    } }, params, r.log), 'here');
+      return 'appliance.config.inline' in m.params ? { userData: read } : {};
+    } }, params, r.log), { userData: read });
     t.same(asked, [params], 'asked once, with the parameters');
-    t.equal(configWaits({ name: 'platform', configWaiting: () => 'network' }, params, r.log), 'network');
-    t.equal(configWaits({ name: 'platform', configWaiting: () => undefined }, params, r.log), undefined);
-    t.equal(configWaits({ name: 'platform', configWaiting: () => {
+    t.same(await lookForConfig({ name: 'platform', lookForConfig: async () => ({ comes: 'network' }) }, params, r.log),
+      { comes: 'network' });
+    t.same(await lookForConfig({ name: 'platform', lookForConfig: async () => {
       throw new Error('/sys/firmware: EIO');
-    } }, params, r.log), 'here');
-    t.same(r.lines, ['WARN plugins: whether a config may come from platform: /sys/firmware: EIO; it starts first']);
+    } }, params, r.log), { comes: 'here' });
+    t.same(r.lines, ['WARN plugins: looking for a config of platform\'s: /sys/firmware: EIO; it starts first']);
   });
 
 t.test('a config on its way: the rest wait for it to be applied, and for its plugins to run', async (t) => {

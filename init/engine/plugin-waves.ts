@@ -2,11 +2,11 @@
 // processes starting at once took turns for about ten seconds before the network plugin's DHCP
 // client sent its first DISCOVER (bench:boot, 256 MiB, TCG: network configured at 25-28 s). So
 // the plugins that make the machine reachable (Plugin.startFirst) start at once, with the one a config may come
-// from (Plugin.configWaiting: the platform plugin, when a source may hold one) and those that act on the machine
-// config already in place (a config saved on STATE names its types: a machine configured to do something does it
-// first); the others once every plugin started before them runs (or failed to) and a config that may come is
-// settled (applied, kept, refused; one fetched over the network, or the network configured), or `capMs` after the
-// first, whichever comes first.
+// from (Plugin.lookForConfig: the platform plugin, when a source may hold one it did not read yet) and those that act
+// on the machine config already in place (a config saved on STATE, or one PID 1 read from a source here before the
+// plugins start, names its types: a machine configured to do something does it first); the others once every plugin
+// started before them runs (or failed to) and a config that may come is settled (applied, kept, refused; one fetched
+// over the network, or the network configured), or `capMs` after the first, whichever comes first.
 // They no longer wait for the network milestone otherwise: the network plugin's DHCP client runs by then, and the
 // CPU the milestone's last steps leave idle is theirs (bench:boot, icount, three runs each: network configured
 // 2.276 -> 2.164 s, every plugin 2.978 -> 2.898 s). A config applied while they wait (from fw_cfg, a cloud's user
@@ -14,25 +14,34 @@
 // plugins starting with the config's took it from 0.5 to 0.75 s). The kernel's hardening does not wait with them:
 // PID 1 writes it before any plugin starts.
 import type { Logger } from '../../machinery/log.ts';
-import type { ConfigComes, Plugin } from '../../machinery/model/plugin.ts';
+import type { ConfigComes, ConfigLook, Plugin } from '../../machinery/model/plugin.ts';
 import type { SupervisedPlugin } from './supervisor.ts';
+
+/**
+ * The CPU priority (nice) of the plugins that do not make the machine reachable (all but Plugin.startFirst) until the
+ * network is configured or every plugin runs: on one vCPU their Node starts beside the network plugin's DHCP took
+ * the network milestone from ~2.00 to ~2.16 s (bench:boot, icount); at nice 5 the network plugin and PID 1 come first
+ * and the others still start at once, the CPU they leave idle being theirs (measured in ARCHITECTURE.md).
+ */
+export const BACKGROUND_NICE = 5;
 
 /** The longest the second wave waits for the first to run (on a fast machine that takes well under 1 s). */
 export const SECOND_WAVE_CAP_MS = 15_000;
 
 /**
- * Whether a config for this machine may come from `p`, and from where (Plugin.configWaiting, asked once). A question
- * that throws is answered `here` (the plugin goes first, as it did before it asked) and the why is logged.
+ * What `p` finds of a config for this machine without the network (Plugin.lookForConfig, asked once): one read, or
+ * where one may still come from. A look that fails is answered `here` (the plugin goes first, as it did before it
+ * looked) and the why is logged.
  */
-export function configWaits(
-  p: Pick<Plugin, 'name' | 'configWaiting'>, params: Readonly<Record<string, string>>, log: Logger,
-): ConfigComes | undefined {
-  if (!p.configWaiting) return undefined;
+export async function lookForConfig(
+  p: Pick<Plugin, 'name' | 'lookForConfig'>, params: Readonly<Record<string, string>>, log: Logger,
+): Promise<ConfigLook> {
+  if (!p.lookForConfig) return {};
   try {
-    return p.configWaiting({ params });
+    return await p.lookForConfig({ params });
   } catch (e) {
-    log.warn(`plugins: whether a config may come from ${p.name}: ${(e as Error).message}; it starts first`);
-    return 'here';
+    log.warn(`plugins: looking for a config of ${p.name}'s: ${(e as Error).message}; it starts first`);
+    return { comes: 'here' };
   }
 }
 
@@ -61,10 +70,11 @@ export function startInWaves(o: {
   /** Told at once which plugins wait for the second wave (their status says so meanwhile). */
   wait?(plugins: readonly SupervisedPlugin[]): void;
   /**
-   * A config may come from a plugin of the first wave, and from where (configWaits): the second wave also waits for
-   * it to be settled (`promote`, `configSettled`), or, for one from the network, for the network milestone, so that
-   * its plugins start before the rest. One read without the network comes sooner than the milestone (a fw_cfg file:
-   * ~0.1 s after the platform plugin runs, the milestone ~0.3 s): the milestone does not let the rest go first.
+   * A config may come from a plugin of the first wave, and from where (lookForConfig), or PID 1 is applying one it
+   * read (`here`): the second wave also waits for it to be settled (`promote`, `configSettled`), or, for one from the
+   * network, for the network milestone, so that its plugins start before the rest. One read without the network
+   * comes sooner than the milestone (a fw_cfg file: ~0.1 s after the platform plugin runs, the milestone ~0.3 s): the
+   * milestone does not let the rest go first.
    */
   configOnItsWay?: ConfigComes;
   log: Logger; capMs?: number;

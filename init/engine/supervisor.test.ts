@@ -3,6 +3,8 @@
 // processes (node -e), real pipes.
 import t from 'tap';
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { spawnAtNice } from '../../machinery/sys/nice.ts';
 import { MemoryState } from '../../cosi/state/memory-state.ts';
 import type { Logger } from '../../machinery/log.ts';
 import { PLUGIN_READY_LINE } from '../../machinery/model/plugin.ts';
@@ -203,4 +205,39 @@ t.test('a program that is not a plugin: running once started, or once its TCP or
   t.ok(lines.some((l) => sickAnswered.test(l)), 'the reason it is not ready is logged');
   t.ok(lines.some((l) => l === `not ready yet (tcp:${tcpPort}: ECONNREFUSED); trying every 100ms`),
     'a refused connection names the errno');
+});
+
+t.test('started in the background: born at the nice value given, all threads; foreground: every thread back, and '
+  + 'what starts after it starts in the foreground', { skip: process.getuid?.() !== 0 && 'renicing back needs root' },
+async (t) => {
+  const state = new MemoryState();
+  const log: Logger = { info: () => {}, warn: () => {}, error: () => {}, child: () => log };
+  const asked: (number | undefined)[] = [];
+  const sup = new PluginSupervisor({
+    state, log, socketPath: '/nonexistent', backoff: { initialMs: 60_000, factor: 1, maxMs: 60_000 },
+    spawn: (args, _env, o) => {
+      asked.push(o.nice);
+      const start = () => spawn(process.execPath, ['-e', SCRIPTS.ready!], { stdio: ['ignore', 'pipe', 'pipe'] });
+      return o.nice === undefined ? start() : spawnAtNice(o.nice, start);
+    },
+  });
+  t.teardown(() => sup.stop(1000));
+  sup.start([plugin('front')]);
+  sup.start([plugin('back')], { nice: 6 });
+  const pid = (id: string) => (state.findSync({ namespace: RUNTIME_NS, type: PLUGIN_STATUS_TYPE, id })
+    ?.spec as PluginStatusSpec | undefined)?.pid ?? 0;
+  const niceOf = (p: number) => new Set(readdirSync(`/proc/${p}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  }));
+  for (let i = 0; i < 100 && !(pid('back') && pid('front')); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && readdirSync(`/proc/${pid('back')}/task`).length < 3; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.same([...niceOf(pid('back'))], [6], 'back: every thread at 6');
+  t.same([...niceOf(pid('front'))], [0], 'front: as normal');
+  sup.foreground();
+  t.same([...niceOf(pid('back'))], [0], 'back: every thread back at 0');
+  sup.start([plugin('late')], { nice: 6 });
+  t.same(asked, [undefined, 6, undefined], 'late: started in the foreground');
 });

@@ -18,6 +18,7 @@ import { OneAtATime } from '../../machinery/one-at-a-time.ts';
 import { readyWords, type ReadyCheck } from '../../machinery/model/extension-manifest.ts';
 import { probeOnce } from './ready-probe.ts';
 import { killReason, oomKills } from '../../machinery/sys/oom-kills.ts';
+import { reniceProcess } from '../../machinery/sys/nice.ts';
 import { PLUGIN_STATUS_TYPE, RUNTIME_NS } from '../../proto/gen/resource-types.ts';
 
 export const ENGINE_OWNER = 'engine';
@@ -67,9 +68,11 @@ export const builtinPlugin = (p: Plugin): SupervisedPlugin =>
 
 /**
  * Starts `<exe> ARGS` with the given environment; `ownMounts`: the plugin needs none of
- * the machine's mount operations, so it may be born in a mount namespace of its own.
+ * the machine's mount operations, so it may be born in a mount namespace of its own; `nice`: born at that CPU
+ * priority (machinery/sys/nice.ts), where the spawner can set it back.
  */
-export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMounts: boolean }) => ChildProcess;
+export type SpawnPlugin = (args: string[], env: NodeJS.ProcessEnv, o: { ownMounts: boolean; nice?: number }) =>
+  ChildProcess;
 
 /** `serve --fast-backoff`: restarts quick enough for a test to see several, capped low. */
 export const FAST_BACKOFF = { initialMs: 100, factor: 1.5, maxMs: 5000 };
@@ -101,6 +104,8 @@ interface Running {
   restarting?: boolean;
   /** Its controllers' figures, as it last printed them. */
   stats?: ControllerStats[];
+  /** Started in the background (`start`'s nice) until `foreground`. */
+  nice?: number;
 }
 
 export class PluginSupervisor {
@@ -113,6 +118,8 @@ export class PluginSupervisor {
   /** Named by `wait`, not started yet. */
   private readonly waiting = new Set<string>();
   private stopping = false;
+  /** `foreground` was called: every plugin runs at the normal priority. */
+  private foregrounded = false;
 
   constructor(private readonly o: SupervisorOptions) {}
 
@@ -129,11 +136,14 @@ export class PluginSupervisor {
     return [...this.plugins.values()].map((r) => ({ plugin: r.plugin.name, controllers: r.stats ?? [] }));
   }
 
-  /** Starts each; one that cannot be started (a fork refused for memory) is logged and the others still start. */
-  start(plugins: readonly SupervisedPlugin[]): void {
+  /**
+   * Starts each; one that cannot be started (a fork refused for memory) is logged and the others still start.
+   * `nice`: each runs at that CPU priority (and starts again at it) until `foreground` (none after it).
+   */
+  start(plugins: readonly SupervisedPlugin[], o: { nice?: number } = {}): void {
     for (const p of plugins) {
       try {
-        this.add(p);
+        this.add(p, this.foregrounded ? undefined : o.nice);
       } catch (e) {
         this.o.log.child(`${PLUGIN_LOG_PREFIX}${p.name}`).error(`cannot start: ${(e as Error).message}`);
       }
@@ -152,14 +162,31 @@ export class PluginSupervisor {
     }
   }
 
+  /** Those started with a nice value run at the normal priority from now on (each thread of each process). */
+  foreground(): void {
+    this.foregrounded = true;
+    for (const r of this.plugins.values()) {
+      if (r.nice === undefined) continue;
+      r.nice = undefined;
+      const pid = r.child?.pid;
+      if (pid === undefined || !running(r.child!)) continue;
+      try {
+        reniceProcess(pid, 0);
+      } catch (e) {
+        const log = this.o.log.child(`${PLUGIN_LOG_PREFIX}${r.plugin.name}`);
+        log.warn(`cannot set its priority back: ${(e as Error).message}`);
+      }
+    }
+  }
+
   /** Starts one more (an extension). Throws when one of that name runs already. */
-  add(p: SupervisedPlugin): void {
+  add(p: SupervisedPlugin, nice?: number): void {
     if (this.plugins.has(p.name)) throw new Error(`a plugin named ${p.name} runs already`);
     this.waiting.delete(p.name);
     if (this.stopping) throw new Error('the machine is stopping: no plugin starts');
     const r: Running = {
       plugin: p, status: { state: 'starting', pid: 0, restarts: 0, outputs: [...p.outputs] },
-      delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs,
+      delay: (this.o.backoff ?? DEFAULT_BACKOFF).initialMs, ...(nice === undefined ? {} : { nice }),
     };
     this.plugins.set(p.name, r);
     this.launch(r);
@@ -270,7 +297,7 @@ export class PluginSupervisor {
     try {
       child = this.o.spawn(
         [...r.plugin.args], { ...process.env, ...r.plugin.env, COSI_PLUGIN_SOCKET: this.o.socketPath },
-        { ownMounts: r.plugin.ownMounts },
+        { ownMounts: r.plugin.ownMounts, ...(r.nice === undefined ? {} : { nice: r.nice }) },
       );
     } catch (e) {
       // No process (a fork refused for memory): the status says so rather than what it was before.

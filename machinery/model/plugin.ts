@@ -1,7 +1,7 @@
 // plugin: what a plugin is. A name, the types it defines, and its controllers. The
 // engine derives the types a plugin may write from its controllers' outputs. The
 // engine is handed its plugins (init/boot, init/commands); it never imports plugins/.
-import type { LogLevel } from '../../proto/gen/spec-types.ts';
+import type { LogLevel, UserDataSpec } from '../../proto/gen/spec-types.ts';
 import type { Controller } from '../../cosi/controller/contract.ts';
 import type { ControllerStatus } from '../../cosi/controller/runtime.ts';
 import type { DefinitionInput } from '../../cosi/meta/definition.ts';
@@ -9,8 +9,20 @@ import { ENGINE_TYPES } from './runtime-types.ts';
 import type { CapabilityName } from '../../native/index.ts';
 import type { SyscallName } from '../sys/seccomp.ts';
 
-/** Where a config that may come for a machine comes from (Plugin.configWaiting). */
+/** Where a config that may come for a machine comes from (ConfigLook). */
 export type ConfigComes = 'here' | 'network';
+
+/** What a plugin's first look finds of a machine config (Plugin.lookForConfig). */
+export interface ConfigLook {
+  /**
+   * The user data its first pass would publish, read without the network (a fw_cfg file, the command line, a seed
+   * volume): PID 1 takes it at once, as it takes a config saved on STATE, and the plugin's own pass later finds the
+   * same (no news).
+   */
+  userData?: UserDataSpec;
+  /** None read here, but one may still come: from a source here that did not answer yet, or over the network. */
+  comes?: ConfigComes;
+}
 
 export interface Plugin {
   readonly name: string;
@@ -43,18 +55,19 @@ export interface Plugin {
   readonly testOnly?: boolean;
   /**
    * Started before the others on a machine (init/engine/plugin-waves.ts): what makes it reachable. The others start
-   * once these run (and a config that may come is settled: `configWaiting`).
+   * once these run (and a config that may come is settled: `lookForConfig`).
    */
   readonly startFirst?: boolean;
   /**
-   * Whether a config for this machine may come from this plugin (the platform plugin: the command line names one, a
-   * fw_cfg file, a seed volume, a cloud's metadata service), and from where: `here` (read without the network) or
-   * `network` (fetched once it is up); undefined: none. Asked once by PID 1 as it starts its plugins, with the
-   * kernel's parameters; a question that throws counts as `here`. Either way it starts first too, and the others
-   * wait for that config to be settled (applied, kept, refused: its own plugins start first), or, for one from the
-   * network, for the network milestone.
+   * A config for this machine from this plugin (the platform plugin: the command line, a fw_cfg file, a seed volume,
+   * a cloud's metadata service), as far as a look without the network finds: one read (PID 1 applies it before any
+   * plugin starts, so those acting on it start with the first wave), or where one may still come from: `here` (a
+   * source here that did not answer) or `network` (fetched once it is up); neither: none. Asked once by PID 1 with
+   * the kernel's parameters; a look that fails counts as `here`. When one may come the plugin starts first too, and
+   * the others wait for that config to be settled (applied, kept, refused: its own plugins start first), or, for one
+   * from the network, for the network milestone.
    */
-  readonly configWaiting?: (machine: { params: Readonly<Record<string, string>> }) => ConfigComes | undefined;
+  readonly lookForConfig?: (machine: { params: Readonly<Record<string, string>> }) => Promise<ConfigLook>;
   /**
    * true: its controllers only transform state (no system call of their own, nothing of the kernel's), so they
    * run on the engine's controller runtime in PID 1 rather than in a process of their own: a Node process costs

@@ -17,7 +17,7 @@ import { userDataFormat } from '../../machinery/config/cloud-init/user-data.ts';
 import type { InstanceData } from '../../machinery/config/cloud-init/jinja.ts';
 import { type KernelCmdlineSpec } from '../../machinery/model/runtime-types.ts';
 import { isPhysical } from '../network/link-config.ts';
-import type { ConfigComes } from '../../machinery/model/plugin.ts';
+import type { ConfigLook } from '../../machinery/model/plugin.ts';
 import { type LinkStatusSpec, type RouteSpecStatusSpec } from '../network/types.ts';
 import { detectPlatform, type Detected, type PlatformName } from './detect.ts';
 import { cmdlineInline, cmdlineUrl } from './sources/cmdline.ts';
@@ -44,16 +44,26 @@ export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
 }
 
 /**
- * Whether a source may hold a config for this machine (the command line names one, a fw_cfg file is there, the
- * platform detected has a seed or a metadata service), and from where: `here` when one of them is read without the
- * network, else `network`. The platform plugin then starts with the first wave, and the others wait for that config
- * (plugin-waves.ts). Otherwise (bare metal, QEMU without fw_cfg, nothing on the command line) it starts with the
- * others, once the first wave runs: it has nothing to find before the API is used.
+ * The config source controller's first pass with the network down, for PID 1 before it starts the plugins: the
+ * sources read without the network are asked in order and the first to find a config gives it (the user data the
+ * pass would publish: PID 1 applies it at once, so the plugins acting on it start with the first wave, and the
+ * platform plugin waits with the others). Otherwise whether a source may still hold one (the command line names a
+ * URL, a source here failed, the platform detected has a metadata service) and from where: `here` when one of them
+ * is read without the network, else `network`; the platform plugin then starts with the first wave and the others
+ * wait for that config (plugin-waves.ts). Nothing (bare metal, QEMU without fw_cfg, nothing on the command line): it
+ * starts with the others, once the first wave runs.
  */
-export function configMayWait(env: SourceEnv): ConfigComes | undefined {
-  const may = sourcesFor(detectPlatform(env).platform).filter((s) => s.present(env));
-  if (!may.length) return undefined;
-  return may.some((s) => !s.network(env)) ? 'here' : 'network';
+export async function lookForConfig(env: SourceEnv): Promise<ConfigLook> {
+  const detected = detectPlatform(env);
+  const sources = sourcesFor(detected.platform);
+  for (const s of sources.filter((x) => !x.network(env) && x.present(env))) {
+    const outcome = await s.fetch(env).catch((e: Error) => failed(e.message));
+    if (outcome.kind === 'found') {
+      return { userData: userDataOf(outcome, s.name, outcome.meta.instanceId ?? '', detected.platform) };
+    }
+    if (outcome.kind === 'failed') return { comes: 'here' };
+  }
+  return sources.some((s) => s.network(env) && s.present(env)) ? { comes: 'network' } : {};
 }
 
 const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);

@@ -3,7 +3,7 @@
 // network. The engine applies the user data found (init/engine/platform-config.ts).
 import { native } from '../../native/index.ts';
 import { inHostMode, type Plugin } from '../../machinery/model/plugin.ts';
-import { configMayWait, configSourceController } from './config-source.ts';
+import { configSourceController, lookForConfig } from './config-source.ts';
 import { machineEnv } from './machine-env.ts';
 import { platformNetworkController } from './platform-network.ts';
 import { definitionsServedBy } from '../../machinery/model/definitions.ts';
@@ -11,8 +11,8 @@ import { PLATFORM_NS } from '../../proto/gen/resource-types.ts';
 
 export const platformPlugin: Plugin = {
   name: 'platform',
-  // First when one of its sources may hold a config; otherwise with the second wave.
-  configWaiting: ({ params }) => configMayWait(machineEnv(native, { ...params }, '')),
+  // What its sources here hold, read by PID 1 first; it starts first when one may still come, else with the rest.
+  lookForConfig: ({ params }) => lookForConfig(machineEnv(native, { ...params }, '')),
   description: 'Finds the machine config (kernel command line, fw_cfg, NoCloud, OpenStack, EC2, GCE), the '
     + 'platform metadata, and the network the platform describes (platform layer).',
   namespaces: () => ({ [PLATFORM_NS]: 'Where the machine config comes from, and what the platform says.' }),

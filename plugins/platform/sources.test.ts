@@ -16,12 +16,12 @@ import { ec2 } from './sources/ec2.ts';
 import { gce } from './sources/gce.ts';
 import { fromSeed, nocloud, parseDs } from './sources/nocloud.ts';
 import { openstack } from './sources/openstack.ts';
-import { FW_CFG_FILE } from './sources/fw-cfg.ts';
+import { FW_CFG_FILE, fwCfg as fwCfgSource } from './sources/fw-cfg.ts';
 import type { Outcome, SourceEnv, Volume } from './sources/source.ts';
 import {
   faulty, files, GCE_VALUES, gceMetadata, imds, notFound, startServer, type Handler,
 } from './testing/metadata-servers.ts';
-import { configMayWait, userDataOf } from './config-source.ts';
+import { lookForConfig, userDataOf } from './config-source.ts';
 
 const server = await startServer();
 const { port } = server;
@@ -242,30 +242,48 @@ t.test('https config URLs are verified: a trusted CA is fetched; unknown CA, wro
     /: TLS: the server's certificate has expired \(CERT_HAS_EXPIRED\), by the machine's clock, which reads 20/);
 });
 
-t.test('configMayWait: a source may hold a config (the platform plugin then starts first), only a look at each',
-  async (t) => {
-    const volume = (label: string): Volume => ({ devPath: '/dev/vdc', label, fstype: 'iso9660' });
-    const fwCfg = (path: string) => path === FW_CFG_FILE;
-    const read = () => {
-      throw new Error('a look reads nothing');
-    };
-    const look = (over: Partial<SourceEnv>) => configMayWait(env({ readFile: read, ...over }));
-    t.equal(look({}), undefined, 'nothing anywhere (bare metal, QEMU without fw_cfg): it starts with the second wave');
-    t.equal(look({ params: { 'appliance.config.inline': 'e30=' } }), 'here', 'an inline config');
-    t.equal(look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'network', 'a URL on the command line');
-    t.equal(look({ exists: fwCfg }), 'here', 'a fw_cfg config file, looked at, not read');
-    t.equal(look({ exists: fwCfg, params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), 'here',
-      'one read here and one over the network: here');
-    t.equal(look({ volumes: () => [volume('cidata')] }), 'here', 'a NoCloud seed volume');
-    t.equal(look({ volumes: () => [volume('config-2')] }), 'here', 'an OpenStack config drive');
-    t.equal(look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), 'network', 'a NoCloud seed over HTTP');
-    t.equal(look({ params: { ds: 'nocloud;i=iid-1' } }), undefined, 'NoCloud named with no seed: nothing to read');
-    t.equal(look({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
-      biosVendor: 'Amazon EC2' } }), 'network', 'EC2: its metadata service');
-    t.equal(look({ dmi: { uuid: '', serial: '', sysVendor: 'OpenStack Foundation', productName: 'OpenStack Nova',
-      biosVendor: 'SeaBIOS' } }), 'network', 'OpenStack without a drive: its metadata service');
-    t.equal(look({ params: { 'appliance.platform': 'aws' }, volumes: () => [volume('cidata')] }), 'network',
-      'a platform named on the command line: its own source');
-    t.equal(look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }), undefined,
-      'metal named: a seed volume is not its source');
-  });
+t.test('lookForConfig: the sources read here, in order, as the controller\'s first pass with the network down; '
+  + 'else where one may come from', async (t) => {
+  const volume = (label: string): Volume => ({ devPath: '/dev/vdc', label, fstype: 'iso9660' });
+  const config = Buffer.from('metadata: {type: hostnamespec, id: h}\nspec: {hostname: from-fwcfg}\n');
+  const fwCfg = { exists: (path: string) => path === FW_CFG_FILE,
+    readFile: (path: string) => (path === FW_CFG_FILE ? config : undefined) };
+  const look = (over: Partial<SourceEnv>) => lookForConfig(env({
+    readFile: () => {
+      throw new Error('nothing here is read');
+    },
+    readVolume: () => {
+      throw new Error('nothing here is mounted');
+    },
+    ...over,
+  }));
+  t.same(await look({}), {}, 'nothing anywhere (bare metal, QEMU without fw_cfg): the platform plugin starts later');
+  const fromFwCfg = await look(fwCfg);
+  t.same(fromFwCfg, { userData: userDataOf(found(await fwCfgSource.fetch(env(fwCfg))), 'fw-cfg', '', 'qemu') },
+    'a fw_cfg file: read, the user data its pass would publish');
+  t.match(fromFwCfg.userData, { source: 'fw-cfg', format: 'config', problem: '', content: /from-fwcfg/ });
+  t.match(await look({ params: { 'appliance.config.inline': Buffer.from('#cloud-config\nhostname: x\n')
+    .toString('base64') } }), { userData: { source: 'cmdline-inline', format: 'cloud-config' } }, 'an inline config');
+  t.same(await look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), { comes: 'network' },
+    'a URL on the command line: fetched once the network is up, by the plugin');
+  t.match(await look({ ...fwCfg, params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }),
+    { userData: { source: 'fw-cfg' } }, 'a URL and a fw_cfg file: the file answers first, as in the plugin\'s pass');
+  t.same(await look({ exists: fwCfg.exists }), { comes: 'here' },
+    'a fw_cfg file that cannot be read: the plugin asks again, and starts first');
+  t.match(await look({ volumes: () => [volume('cidata')], readVolume: async () => new Map([
+    ['meta-data', Buffer.from('instance-id: iid-seed\n')], ['user-data', Buffer.from('#cloud-config\nhostname: s\n')],
+  ]) }), { userData: { source: 'nocloud', instanceId: 'iid-seed', format: 'cloud-config' } }, 'a NoCloud seed volume');
+  t.same(await look({ volumes: () => [volume('config-2')] }), { comes: 'here' },
+    'an OpenStack config drive that cannot be read');
+  t.same(await look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), { comes: 'network' },
+    'a NoCloud seed over HTTP');
+  t.same(await look({ params: { ds: 'nocloud;i=iid-1' } }), {}, 'NoCloud named with no seed: nothing to read');
+  t.same(await look({ dmi: { uuid: '', serial: '', sysVendor: 'Amazon EC2', productName: 'm5.large',
+    biosVendor: 'Amazon EC2' } }), { comes: 'network' }, 'EC2: its metadata service');
+  t.same(await look({ dmi: { uuid: '', serial: '', sysVendor: 'OpenStack Foundation', productName: 'OpenStack Nova',
+    biosVendor: 'SeaBIOS' } }), { comes: 'network' }, 'OpenStack without a drive: its metadata service');
+  t.same(await look({ params: { 'appliance.platform': 'aws' }, volumes: () => [volume('cidata')] }),
+    { comes: 'network' }, 'a platform named on the command line: its own source');
+  t.same(await look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }), {},
+    'metal named: a seed volume is not its source');
+});
