@@ -95,6 +95,8 @@ t.test('QEMU fw_cfg: #cloud-config alone is applied, the keys this system does n
   t.match(applied, /write_files\[1\] \/etc\/motd: only files under \/run,/);
   t.match(await yaml(vm, 'platform'), /platform: qemu\n\s+detectedBy: a QEMU fw_cfg config file/);
   t.match(vm.vm.console(), /config from fw-cfg \(cloud-config\) applied/);
+  t.match(vm.vm.console(), /engine: config: fw-cfg read before the plugins start/,
+    'PID 1 read it on the platform plugin\'s behalf: its plugins start with the first wave');
 });
 
 t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #cloud-config hostname', async (t) => {
@@ -112,7 +114,10 @@ t.test('NoCloud ISO on a CD-ROM: meta-data, network-config v2 static address, #c
   t.teardown(() => vm.vm.kill());
   t.match(status, /source: nocloud/);
   t.match(status, /instanceId: iid-nocloud-iso/);
-  t.match(await yaml(vm, 'platform'),
+  t.match(vm.vm.console(), /engine: config: nocloud read before the plugins start/, 'the seed mounted by PID 1');
+  // PID 1 read the seed and applied its config before the platform plugin started (Plugin.lookForConfig): the
+  // plugin, of the second wave, publishes the metadata when its own pass finds the same seed.
+  t.match((await vm.poll(['get', 'platform', '-o', 'yaml'], /instanceId: iid-nocloud-iso/)).out,
     /platform: nocloud[\s\S]*detectedBy: a volume labelled cidata[\s\S]*instanceId: iid-nocloud-iso/);
   // The config is applied before the network plugin has merged the platform layer over a DHCP lease that
   // may have come first (the same address): the address changes layer, and DHCP stops, a moment later.
