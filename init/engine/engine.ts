@@ -31,7 +31,9 @@ import { MachineConfig } from './config/machine-config.ts';
 import { callerOf, startApiServer, type ApiServer } from './api/server.ts';
 import { createApiAccess } from './api/access.ts';
 import { apiCertificate } from './api/certificate.ts';
-import { BACKGROUND_NICE, lookForConfig, startInWaves, type PluginWaves } from './plugin-waves.ts';
+import {
+  BACKGROUND_NICE, lookForConfig, SECOND_WAVE_CAP_MS, startInWaves, type PluginWaves,
+} from './plugin-waves.ts';
 import { userDataTaker } from './platform-config.ts';
 import { builtinPlugin, ENGINE_OWNER, PluginSupervisor, pluginOfLogPrefix, type SpawnPlugin } from './supervisor.ts';
 import type { InstallerMachine } from '../install/installer.ts';
@@ -347,10 +349,10 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   if (o.startPlugins !== false) {
     // On a host nothing configures the network by itself: all at once there (and nothing of the host is probed).
     const configFrom = new Map(looks.flatMap((l) => (l.look.comes ? [[l.name, l.look.comes] as const] : [])));
-    const foremost = new Set(o.plugins.filter((p) => p.startFirst).map((p) => p.name));
-    const first = new Set([
-      ...o.plugins.filter((p) => p.startFirst || o.hostMode).map((p) => p.name), ...configFrom.keys(), ...configPlugins,
-    ]);
+    // What makes the machine reachable, and a plugin whose look says it has more to publish or a config to find.
+    const foremost = new Set([...o.plugins.filter((p) => p.startFirst).map((p) => p.name),
+      ...looks.filter((l) => l.look.startFirst).map((l) => l.name), ...configFrom.keys()]);
+    const first = new Set([...foremost, ...(o.hostMode ? o.plugins.map((p) => p.name) : []), ...configPlugins]);
     // One read here settles sooner than the network: waited for alone when any is (plugin-waves.ts). A config read
     // above and not applied yet is one on its way here.
     const comes = [...configFrom.values(), ...(readHereSettled ? [] : ['here' as const])];
@@ -365,6 +367,8 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
       wait: (ps) => supervisor.wait(ps), log: o.log,
       ...(comes.length ? { configOnItsWay: comes.includes('here') ? 'here' as const : 'network' as const } : {}),
     });
+    // Without either milestone (a plugin that cannot start, no lease) the background ends all the same.
+    setTimeout(() => supervisor.foreground(), SECOND_WAVE_CAP_MS).unref();
   }
   // Builds pushed with --persist at an earlier boot run again, before the controller starts their extensions.
   if (!('refuse' in extensionMachine)) {

@@ -158,6 +158,13 @@ t.test('lookForConfig: asked with the kernel parameters; no look is nothing; one
       throw new Error('/sys/firmware: EIO');
     } }, params, r.log), { comes: 'here' });
     t.same(r.lines, ['WARN plugins: looking for a config of platform\'s: /sys/firmware: EIO; it starts first']);
+    r.lines.length = 0;
+    t.same(await lookForConfig({ name: 'platform', lookForConfig: () => new Promise(() => {}) }, params, r.log, 50),
+      { comes: 'here', why: 'no answer in 0.05 s' }, 'a look that hangs (a slow CD-ROM) is not waited for');
+    t.same(await lookForConfig({ name: 'platform', lookForConfig: async () => ({ comes: 'here', why: 'fw-cfg: EIO' }) },
+      params, r.log), { comes: 'here', why: 'fw-cfg: EIO' });
+    t.same(r.lines, ['plugins: looking for a config of platform\'s: no answer in 0.05 s; it starts first',
+      'plugins: looking for a config of platform\'s: fw-cfg: EIO; it starts first']);
   });
 
 t.test('a config on its way: the rest wait for it to be applied, and for its plugins to run', async (t) => {

@@ -18,30 +18,43 @@ import type { ConfigComes, ConfigLook, Plugin } from '../../machinery/model/plug
 import type { SupervisedPlugin } from './supervisor.ts';
 
 /**
- * The CPU priority (nice) of the plugins that do not make the machine reachable (all but Plugin.startFirst) until the
- * network is configured or every plugin runs: on one vCPU their Node starts beside the network plugin's DHCP took
- * the network milestone from ~2.00 to ~2.16 s (bench:boot, icount); at nice 5 the network plugin and PID 1 come first
- * and the others still start at once, the CPU they leave idle being theirs (measured in ARCHITECTURE.md).
+ * The CPU priority (nice) of the plugins started with no reason to come first (not Plugin.startFirst, no config to
+ * find, nothing more to publish: engine.ts) until the network is configured, every plugin runs or SECOND_WAVE_CAP_MS
+ * has passed. On one vCPU their Node starts beside the network plugin's DHCP took the network milestone from ~2.00
+ * to ~2.16 s (bench:boot, icount); at nice 5 the network plugin and PID 1 come first and the others still start at
+ * once, the CPU they leave idle being theirs (measured in ARCHITECTURE.md).
  */
 export const BACKGROUND_NICE = 5;
 
 /** The longest the second wave waits for the first to run (on a fast machine that takes well under 1 s). */
 export const SECOND_WAVE_CAP_MS = 15_000;
 
+/** How long PID 1 waits for a plugin's look for a config (a seed on a slow CD-ROM): then it starts first instead. */
+export const CONFIG_LOOK_MS = 2000;
+
 /**
  * What `p` finds of a config for this machine without the network (Plugin.lookForConfig, asked once): one read, or
- * where one may still come from. A look that fails is answered `here` (the plugin goes first, as it did before it
- * looked) and the why is logged.
+ * where one may still come from. A look that fails or takes longer than `timeoutMs` is answered `here` (the plugin
+ * goes first, as it did before PID 1 looked and decides itself) and the why is logged.
  */
 export async function lookForConfig(
   p: Pick<Plugin, 'name' | 'lookForConfig'>, params: Readonly<Record<string, string>>, log: Logger,
+  timeoutMs = CONFIG_LOOK_MS,
 ): Promise<ConfigLook> {
   if (!p.lookForConfig) return {};
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<ConfigLook>((resolve) => {
+    timer = setTimeout(() => resolve({ comes: 'here', why: `no answer in ${timeoutMs / 1000} s` }), timeoutMs);
+  });
   try {
-    return await p.lookForConfig({ params });
+    const look = await Promise.race([p.lookForConfig({ params }), late]);
+    if (look.why) log.info(`plugins: looking for a config of ${p.name}'s: ${look.why}; it starts first`);
+    return look;
   } catch (e) {
     log.warn(`plugins: looking for a config of ${p.name}'s: ${(e as Error).message}; it starts first`);
     return { comes: 'here' };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -16,12 +16,19 @@ export type ConfigComes = 'here' | 'network';
 export interface ConfigLook {
   /**
    * The user data its first pass would publish, read without the network (a fw_cfg file, the command line, a seed
-   * volume): PID 1 takes it at once, as it takes a config saved on STATE, and the plugin's own pass later finds the
-   * same (no news).
+   * volume) and with no source that needs the network ahead of it: PID 1 takes it at once, as it takes a config
+   * saved on STATE, and the plugin's own pass later finds the same (no news).
    */
   userData?: UserDataSpec;
+  /**
+   * The source gave more than the user data, which the plugin publishes itself when it runs (a seed's network
+   * config, the machine's name): the plugin starts with the first wave, in the foreground, all the same.
+   */
+  startFirst?: boolean;
   /** None read here, but one may still come: from a source here that did not answer yet, or over the network. */
   comes?: ConfigComes;
+  /** Why none was read when one here did not answer (for PID 1's log). */
+  why?: string;
 }
 
 export interface Plugin {
@@ -62,10 +69,10 @@ export interface Plugin {
    * A config for this machine from this plugin (the platform plugin: the command line, a fw_cfg file, a seed volume,
    * a cloud's metadata service), as far as a look without the network finds: one read (PID 1 applies it before any
    * plugin starts, so those acting on it start with the first wave), or where one may still come from: `here` (a
-   * source here that did not answer) or `network` (fetched once it is up); neither: none. Asked once by PID 1 with
-   * the kernel's parameters; a look that fails counts as `here`. When one may come the plugin starts first too, and
-   * the others wait for that config to be settled (applied, kept, refused: its own plugins start first), or, for one
-   * from the network, for the network milestone.
+   * source here that did not answer, or one over the network ahead of those here) or `network` (fetched once it is
+   * up); neither: none. Asked once by PID 1 with the kernel's parameters; a look that fails or takes over 2 s counts
+   * as `here`. When one may come the plugin starts first too, and the others wait for that config to be settled
+   * (applied, kept, refused: its own plugins start first), or, for one from the network, for the network milestone.
    */
   readonly lookForConfig?: (machine: { params: Readonly<Record<string, string>> }) => Promise<ConfigLook>;
   /**

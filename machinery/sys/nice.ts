@@ -12,6 +12,9 @@ import { isErrno } from '../../native/errno.ts';
 export function spawnAtNice<T>(nice: number, spawn: () => T): T {
   const own = getPriority(0);
   setPriority(0, nice);
+  // Coming back is tried before anything is spawned: without CAP_SYS_NICE it throws (EACCES) with no child behind.
+  setPriority(0, own);
+  setPriority(0, nice);
   try {
     return spawn();
   } finally {

@@ -44,26 +44,34 @@ export function sourcesFor(p: PlatformName): ConfigSourceDef[] {
 }
 
 /**
- * The config source controller's first pass with the network down, for PID 1 before it starts the plugins: the
- * sources read without the network are asked in order and the first to find a config gives it (the user data the
- * pass would publish: PID 1 applies it at once, so the plugins acting on it start with the first wave, and the
- * platform plugin waits with the others). Otherwise whether a source may still hold one (the command line names a
- * URL, a source here failed, the platform detected has a metadata service) and from where: `here` when one of them
- * is read without the network, else `network`; the platform plugin then starts with the first wave and the others
- * wait for that config (plugin-waves.ts). Nothing (bare metal, QEMU without fw_cfg, nothing on the command line): it
- * starts with the others, once the first wave runs.
+ * The config source controller's first pass, for PID 1 before it starts the plugins, as far as it goes without the
+ * network: the sources that may hold a config are asked in order and the first to find one gives it (the user data
+ * the pass would publish: PID 1 applies it at once, so the plugins acting on it start with the first wave). A source
+ * that needs the network ahead of it (a URL on the command line before fw_cfg) stops the look: once the network is
+ * up the plugin's own pass asks that one first, so the plugin starts first and decides, as before PID 1 looked. A
+ * source that found more than user data (a seed's network config, the machine's name or instance) leaves that to the
+ * plugin, which then starts first too (`startFirst`). Otherwise whether a source may still hold one and from where:
+ * `here` when one of them is read without the network (one that failed: `why`), else `network`; nothing (bare
+ * metal, QEMU without fw_cfg, nothing on the command line): the platform plugin starts with the others.
  */
 export async function lookForConfig(env: SourceEnv): Promise<ConfigLook> {
   const detected = detectPlatform(env);
-  const sources = sourcesFor(detected.platform);
-  for (const s of sources.filter((x) => !x.network(env) && x.present(env))) {
+  const present = sourcesFor(detected.platform).filter((s) => s.present(env));
+  const comes = present.some((s) => !s.network(env)) ? 'here' as const : 'network' as const;
+  for (const s of present) {
+    if (s.network(env)) return { comes };
     const outcome = await s.fetch(env).catch((e: Error) => failed(e.message));
     if (outcome.kind === 'found') {
-      return { userData: userDataOf(outcome, s.name, outcome.meta.instanceId ?? '', detected.platform) };
+      const { platform: _platform, ...meta } = outcome.meta;
+      const more = !!outcome.network || Object.values(meta).some((v) => v !== undefined && v !== '');
+      return {
+        userData: userDataOf(outcome, s.name, outcome.meta.instanceId ?? '', detected.platform),
+        ...(more ? { startFirst: true } : {}),
+      };
     }
-    if (outcome.kind === 'failed') return { comes: 'here' };
+    if (outcome.kind === 'failed') return { comes: 'here', why: `${s.name}: ${outcome.message}` };
   }
-  return sources.some((s) => s.network(env) && s.present(env)) ? { comes: 'network' } : {};
+  return {};
 }
 
 const DEFAULT_ROUTES = new Set(['0.0.0.0/0', '::/0']);

@@ -48,11 +48,15 @@ export async function readVolumeFiles(
   n: Native, v: Volume, files: readonly string[],
 ): Promise<Map<string, Buffer | undefined>> {
   const dir = mkdtempSync('/run/platform-seed-');
-  n.mount(v.devPath, dir, v.fstype, MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC);
   try {
-    return new Map(files.map((f) => [f, readOptional(join(dir, f))]));
+    // Off the event loop: PID 1 reads a seed too (Plugin.lookForConfig), and a CD-ROM may take seconds.
+    await n.mountAsync(v.devPath, dir, v.fstype, MS.RDONLY | MS.NOSUID | MS.NODEV | MS.NOEXEC);
+    try {
+      return new Map(files.map((f) => [f, readOptional(join(dir, f))]));
+    } finally {
+      await n.umount2Async(dir);
+    }
   } finally {
-    n.umount2(dir);
     rmdirSync(dir);
   }
 }

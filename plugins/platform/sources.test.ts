@@ -2,7 +2,7 @@
 // tokens that expire, GCE's Metadata-Flavor both ways) and misbehave on purpose (slow,
 // 500, truncated bodies, 404 user data). The sources' fixed addresses
 // (169.254.169.254) are redirected to the test server; everything else is the real code.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createPublicKey } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,14 @@ import type { Outcome, SourceEnv, Volume } from './sources/source.ts';
 import {
   faulty, files, GCE_VALUES, gceMetadata, imds, notFound, startServer, type Handler,
 } from './testing/metadata-servers.ts';
-import { lookForConfig, userDataOf } from './config-source.ts';
+import { configSourceController, lookForConfig, userDataOf } from './config-source.ts';
+import { controllerHarness } from '../../cosi/conformance/controller-harness.ts';
+import { newResource } from '../../cosi/resource/resource.ts';
+import type { UserDataSpec } from '../../proto/gen/spec-types.ts';
+import {
+  KERNEL_CMDLINE_TYPE, NETWORK_NS, PLATFORM_NS, ROUTE_SPEC_STATUS_TYPE, RUNTIME_NS, USER_DATA_TYPE,
+} from '../../proto/gen/resource-types.ts';
+import { USER_DATA_ID } from '../../machinery/model/singleton-ids.ts';
 
 const server = await startServer();
 const { port } = server;
@@ -261,19 +268,20 @@ t.test('lookForConfig: the sources read here, in order, as the controller\'s fir
   const fromFwCfg = await look(fwCfg);
   t.same(fromFwCfg, { userData: userDataOf(found(await fwCfgSource.fetch(env(fwCfg))), 'fw-cfg', '', 'qemu') },
     'a fw_cfg file: read, the user data its pass would publish');
-  t.match(fromFwCfg.userData, { source: 'fw-cfg', format: 'config', problem: '', content: /from-fwcfg/ });
+  t.match(fromFwCfg.userData, { source: 'fw-cfg', format: 'machine-config', problem: '', content: /from-fwcfg/ });
   t.match(await look({ params: { 'appliance.config.inline': Buffer.from('#cloud-config\nhostname: x\n')
     .toString('base64') } }), { userData: { source: 'cmdline-inline', format: 'cloud-config' } }, 'an inline config');
   t.same(await look({ params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), { comes: 'network' },
     'a URL on the command line: fetched once the network is up, by the plugin');
-  t.match(await look({ ...fwCfg, params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }),
-    { userData: { source: 'fw-cfg' } }, 'a URL and a fw_cfg file: the file answers first, as in the plugin\'s pass');
-  t.same(await look({ exists: fwCfg.exists }), { comes: 'here' },
+  t.same(await look({ ...fwCfg, params: { 'appliance.config': 'http://10.0.2.2/c.yaml' } }), { comes: 'here' },
+    'a URL ahead of a fw_cfg file: the plugin asks the URL first once the network is up, so it decides');
+  t.same(await look({ exists: fwCfg.exists }), { comes: 'here', why: 'fw-cfg: nothing here is read' },
     'a fw_cfg file that cannot be read: the plugin asks again, and starts first');
   t.match(await look({ volumes: () => [volume('cidata')], readVolume: async () => new Map([
     ['meta-data', Buffer.from('instance-id: iid-seed\n')], ['user-data', Buffer.from('#cloud-config\nhostname: s\n')],
-  ]) }), { userData: { source: 'nocloud', instanceId: 'iid-seed', format: 'cloud-config' } }, 'a NoCloud seed volume');
-  t.same(await look({ volumes: () => [volume('config-2')] }), { comes: 'here' },
+  ]) }), { userData: { source: 'nocloud', instanceId: 'iid-seed', format: 'cloud-config' }, startFirst: true },
+    'a NoCloud seed volume: its metadata is the plugin\'s to publish, so it starts first too');
+  t.match(await look({ volumes: () => [volume('config-2')] }), { comes: 'here', why: /^openstack: / },
     'an OpenStack config drive that cannot be read');
   t.same(await look({ params: { ds: 'nocloud;s=http://10.0.2.2/seed/' } }), { comes: 'network' },
     'a NoCloud seed over HTTP');
@@ -286,4 +294,46 @@ t.test('lookForConfig: the sources read here, in order, as the controller\'s fir
     { comes: 'network' }, 'a platform named on the command line: its own source');
   t.same(await look({ params: { 'appliance.platform': 'metal' }, volumes: () => [volume('cidata')] }), {},
     'metal named: a seed volume is not its source');
+});
+
+t.test('lookForConfig finds what the config source controller publishes, with the network down and up', async (t) => {
+  serve(files({ '/c.yaml': 'metadata: {type: motd, id: u}\nspec: {text: url}\n' }));
+  const url = { 'appliance.config': `http://127.0.0.1:${port}/c.yaml` };
+  const config = Buffer.from('metadata: {type: motd, id: f}\nspec: {text: fwcfg}\n');
+  const fwCfg = {
+    exists: (p: string) => p === FW_CFG_FILE, readFile: (p: string) => (p === FW_CFG_FILE ? config : undefined),
+  };
+  const seed = { volumes: () => [{ devPath: '/dev/vdc', label: 'cidata', fstype: 'iso9660' }],
+    readVolume: async () => new Map([['meta-data', Buffer.from('instance-id: iid-seed\nlocal-hostname: s1\n')],
+      ['user-data', Buffer.from('#cloud-config\nhostname: s\n')]]) };
+  const inline = { 'appliance.config.inline': Buffer.from('#cloud-config\nhostname: i\n').toString('base64') };
+  /** The UserData the real controller publishes on a harness, the network up (a default route) or not. */
+  const published = async (t: Test, e: SourceEnv, networkUp: boolean) => {
+    const h = await controllerHarness(t, [configSourceController({ env: () => e })], {
+      seed: [
+        newResource({ namespace: RUNTIME_NS, type: KERNEL_CMDLINE_TYPE, id: 'current' }, { raw: '', params: e.params }),
+        ...(networkUp ? [newResource({ namespace: NETWORK_NS, type: ROUTE_SPEC_STATUS_TYPE, id: 'default' },
+          { state: 'applied', destination: '0.0.0.0/0' })] : [])],
+    });
+    const p = { namespace: PLATFORM_NS, type: USER_DATA_TYPE, id: USER_DATA_ID };
+    for (let i = 0; i < 200 && !(await h.spec(p)); i++) await new Promise((r) => setTimeout(r, 10));
+    return h.spec<UserDataSpec>(p);
+  };
+  for (const [what, over] of [['fw_cfg', fwCfg], ['an inline config', { params: inline }],
+    ['a NoCloud seed volume', seed], ['fw_cfg and an inline config', { ...fwCfg, params: inline }],
+    ['a URL ahead of fw_cfg', { ...fwCfg, params: url }]] as const) {
+    await t.test(what, async (t) => {
+      const e = env(over);
+      const look = await lookForConfig(e);
+      const down = await published(t, e, false);
+      const up = await published(t, e, true);
+      if (look.userData) {
+        t.same(look.userData, down, 'the same as the controller\'s pass with the network down');
+        t.same(look.userData, up, 'and with it up');
+      } else {
+        t.notSame(down, up, 'the controller\'s pass depends on the network: PID 1 leaves it to the plugin');
+        t.same(look, { comes: 'here' });
+      }
+    });
+  }
 });

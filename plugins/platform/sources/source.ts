@@ -51,8 +51,8 @@ export interface ConfigSourceDef {
   /** Where it looks, for the status. */
   location(env: SourceEnv): string;
   /**
-   * It may hold a config for this machine: a look at what names it, nothing read or fetched (the platform plugin
-   * starts with the first wave when one may: config-source.ts configMayWait).
+   * It may hold a config for this machine: a look at what names it, nothing read or fetched (PID 1 asks those that
+   * may, before the plugins start: config-source.ts lookForConfig).
    */
   present(env: SourceEnv): boolean;
   fetch(env: SourceEnv): Promise<Outcome>;
